@@ -1,0 +1,19 @@
+"""arrowmm: the Arrow IPC file and stream formats, read zero-copy from memory maps.
+
+Public API (see CONTRACT in the docs): ``open_file``, ``open_stream``, ``open``
+for reading; the types, ``Field`` and ``Schema``; ``RecordBatch`` and the
+array classes; the error classes.
+"""
+from .errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
+from .types import *  # noqa: F401,F403  (the type factories: int64(), list_(...), ...)
+from .types import DataType, Field, Schema
+from .array import (Array, NullArray, BooleanArray, PrimitiveArray, FixedSizeBinaryArray,
+                    BinaryArray, BinaryViewArray, ListArray, ListViewArray, MapArray,
+                    FixedSizeListArray, StructArray, UnionArray, DictionaryArray,
+                    RunEndEncodedArray)
+from .batch import RecordBatch
+from .reader import FileReader, StreamReader, open_file, open_stream, open  # noqa: A004
+from .scalars import DayTimeInterval, MonthDayNano
+from ._region import BufferView, Region
+
+__version__ = "0.1.0"

@@ -1,0 +1,19 @@
+"""The exception classes arrowmm raises on purpose.
+
+Each class is also a built-in exception (pyarrow's habit), so callers that
+catch ``ValueError`` or ``NotImplementedError`` keep working.
+"""
+
+__all__ = ["ArrowError", "ArrowInvalid", "ArrowNotImplementedError"]
+
+
+class ArrowError(Exception):
+    """Base of every error arrowmm raises on purpose."""
+
+
+class ArrowInvalid(ArrowError, ValueError):
+    """Malformed, truncated or inconsistent input, or arguments that don't fit."""
+
+
+class ArrowNotImplementedError(ArrowError, NotImplementedError):
+    """Valid input that uses something arrowmm does not support."""

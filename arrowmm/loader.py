@@ -1,0 +1,285 @@
+"""Record batch bodies -> arrays: one depth-first walk with node and buffer cursors.
+
+A ``SchemaPlan`` records, for each top-level column, where its nodes and
+buffers start in a record batch, so ``BatchLoader.column(k)`` jumps straight
+to column ``k`` and decodes nothing else.  Every buffer goes through
+``BatchLoader._buffer``, the one place that turns a (offset, length) pair from
+the file into a ``BufferView`` (checked against the body, decompressed,
+re-aligned when it must be), and every array is structurally checked as it is
+built.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from . import types as t
+from ._region import BufferView, as_view
+from .array import Array, make_array
+from .compression import decompress_buffer
+from .errors import ArrowInvalid, ArrowNotImplementedError
+from .metadata import MetadataVersion, RecordBatchHeader
+
+__all__ = ["SchemaPlan", "LoadStats", "BatchLoader"]
+
+
+@dataclass
+class LoadStats:
+    """What loading cost beyond borrowing memory: copies are counted, never silent."""
+
+    columns_loaded: int = 0
+    buffers_copied: int = 0  # misaligned buffers copied to aligned memory
+    bytes_copied: int = 0
+    buffers_decompressed: int = 0
+    bytes_decompressed: int = 0
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _counts(f: t.Field, v4: bool):
+    """(nodes, fixed buffers, view-typed nodes) one field occupies in a record batch."""
+    dtype = f.type
+    if isinstance(dtype, t.DictionaryType):
+        return 1, 2, 0
+    nodes, buffers = 1, dtype.buffer_count
+    views = 1 if isinstance(dtype, t.BinaryType) and dtype.view else 0
+    if v4 and isinstance(dtype, t.UnionType):
+        buffers += 1
+    for child in dtype.children:
+        n, b, v = _counts(child, v4)
+        nodes, buffers, views = nodes + n, buffers + b, views + v
+    return nodes, buffers, views
+
+
+@dataclass(frozen=True)
+class SchemaPlan:
+    """Where each top-level column starts among a record batch's nodes and buffers."""
+
+    schema: t.Schema
+    version: int
+    node_starts: tuple
+    buffer_starts: tuple  # before variadic buffers of earlier view columns
+    view_starts: tuple
+    total_nodes: int
+    total_buffers: int
+    total_views: int
+
+    @classmethod
+    def build(cls, schema: t.Schema, version: int = MetadataVersion.V5) -> "SchemaPlan":
+        v4 = version < MetadataVersion.V5
+        ns, bs, vs = [], [], []
+        n = b = v = 0
+        for f in schema.fields:
+            ns.append(n), bs.append(b), vs.append(v)
+            dn, db, dv = _counts(f, v4)
+            n, b, v = n + dn, b + db, v + dv
+        return cls(schema, version, tuple(ns), tuple(bs), tuple(vs), n, b, v)
+
+
+class BatchLoader:
+    """Decodes the columns of one record batch (or dictionary batch) on demand.
+
+    ``dictionaries`` maps a dictionary id to its current values array.
+    """
+
+    __slots__ = ("plan", "header", "body", "dictionaries", "where", "stats",
+                 "_nodes", "_buffers", "_variadic", "_ni", "_bi", "_vi", "_path")
+
+    def __init__(self, plan: SchemaPlan, header: RecordBatchHeader, body: BufferView,
+                 dictionaries: Callable[[int], Array], where: str, stats: Optional[LoadStats] = None):
+        self.plan = plan
+        self.header = header
+        self.body = body
+        self.dictionaries = dictionaries
+        self.where = where
+        self.stats = stats if stats is not None else LoadStats()
+        nodes, buffers, variadic = header.nodes, header.buffers, header.variadic_counts
+        if len(nodes) != plan.total_nodes:
+            raise ArrowInvalid(f"{where}: {len(nodes)} field nodes, the schema needs {plan.total_nodes}")
+        if len(variadic) != plan.total_views:
+            raise ArrowInvalid(f"{where}: {len(variadic)} variadicBufferCounts, the schema has "
+                               f"{plan.total_views} binary/string view field(s)")
+        extra = 0
+        if len(variadic):
+            if int(variadic.min()) < 0:
+                raise ArrowInvalid(f"{where}: negative variadicBufferCount {int(variadic.min())}")
+            if int(variadic.max()) > len(buffers):
+                raise ArrowInvalid(f"{where}: variadicBufferCount {int(variadic.max())} exceeds the "
+                                   f"{len(buffers)} buffers of the message")
+            extra = int(variadic.sum())
+        if len(buffers) != plan.total_buffers + extra:
+            raise ArrowInvalid(f"{where}: {len(buffers)} buffers, the schema needs "
+                               f"{plan.total_buffers + extra}")
+        self._nodes = nodes.view("<i8") if len(nodes) else np.empty(0, "<i8")
+        self._buffers = buffers.view("<i8") if len(buffers) else np.empty(0, "<i8")
+        self._variadic = variadic
+
+    @property
+    def num_rows(self) -> int:
+        return self.header.length
+
+    def column(self, k: int) -> Array:
+        """Decode top-level column ``k`` (and only it)."""
+        plan = self.plan
+        self._ni = plan.node_starts[k]
+        self._vi = plan.view_starts[k]
+        self._bi = plan.buffer_starts[k] + (int(self._variadic[:self._vi].sum()) if self._vi else 0)
+        f = plan.schema.fields[k]
+        self._path = f"{self.where}, column {k} ({f.name!r})"
+        array = self._load(f, self._path)
+        if array.length != self.header.length:
+            raise ArrowInvalid(f"{self._path}: column length {array.length} differs from the "
+                               f"batch length {self.header.length}")
+        self.stats.columns_loaded += 1
+        return array
+
+    # -- cursors ---------------------------------------------------------------------------
+    def _node(self, path):
+        i = self._ni
+        self._ni = i + 1
+        length, null_count = int(self._nodes[2 * i]), int(self._nodes[2 * i + 1])
+        if length < 0 or null_count < 0 or null_count > length:
+            raise ArrowInvalid(f"{path}: field node {i} has length {length}, null count {null_count}")
+        return length, null_count
+
+    def _buffer(self, path, what, align: int = 8) -> BufferView:
+        i = self._bi
+        self._bi = i + 1
+        offset, size = int(self._buffers[2 * i]), int(self._buffers[2 * i + 1])
+        label = f"{path}: {what} (buffer {i})"
+        view = self.body.slice(offset, size, label)
+        codec = self.header.compression
+        if codec is not None:
+            view = decompress_buffer(view, codec, label)
+            self.stats.buffers_decompressed += 1
+            self.stats.bytes_decompressed += view.size
+        if align > 1 and view.size and not view.is_aligned(align):
+            view = as_view(view, copy=True)
+            self.stats.buffers_copied += 1
+            self.stats.bytes_copied += view.size
+        return view
+
+    def _validity(self, path, null_count):
+        buf = self._buffer(path, "validity bitmap", 1)
+        return buf if null_count else None
+
+    # -- per type ---------------------------------------------------------------------------
+    def _load(self, f: t.Field, path: str) -> Array:
+        dtype = f.type
+        loader = _LOADERS.get(type(dtype))
+        if loader is None:
+            raise ArrowNotImplementedError(f"{path}: cannot load type {dtype}")
+        array = loader(self, f, dtype, path)
+        array._check_structure(path)
+        return array
+
+    def _load_null(self, f, dtype, path):
+        length, _ = self._node(path)
+        return make_array(dtype, length, [], null_count=length)
+
+    def _load_fixed(self, f, dtype, path):
+        length, nulls = self._node(path)
+        validity = self._validity(path, nulls)
+        align = 1 if isinstance(dtype, t.FixedSizeBinaryType) else min(dtype.byte_width, 8)
+        data = self._buffer(path, "values", align)
+        return make_array(dtype, length, [validity, data], null_count=nulls)
+
+    def _load_bool(self, f, dtype, path):
+        length, nulls = self._node(path)
+        validity = self._validity(path, nulls)
+        return make_array(dtype, length, [validity, self._buffer(path, "values", 1)], null_count=nulls)
+
+    def _load_binary(self, f, dtype, path):
+        length, nulls = self._node(path)
+        validity = self._validity(path, nulls)
+        if dtype.view:
+            views = self._buffer(path, "views", 8)
+            vi = self._vi
+            self._vi = vi + 1
+            count = int(self._variadic[vi])
+            data = [self._buffer(path, f"variadic data {j}", 1) for j in range(count)]
+            return make_array(dtype, length, [validity, views] + data, null_count=nulls)
+        offsets = self._buffer(path, "offsets", dtype.offset_dtype.itemsize)
+        data = self._buffer(path, "data", 1)
+        return make_array(dtype, length, [validity, offsets, data], null_count=nulls)
+
+    def _load_list(self, f, dtype, path):
+        length, nulls = self._node(path)
+        validity = self._validity(path, nulls)
+        width = dtype.offset_dtype.itemsize
+        buffers = [validity, self._buffer(path, "offsets", width)]
+        if getattr(dtype, "view", False):
+            buffers.append(self._buffer(path, "sizes", width))
+        child = self._load(dtype.value_field, f"{path}.{dtype.value_field.name}")
+        return make_array(dtype, length, buffers, [child], null_count=nulls)
+
+    def _load_fixed_size_list(self, f, dtype, path):
+        length, nulls = self._node(path)
+        validity = self._validity(path, nulls)
+        child = self._load(dtype.value_field, f"{path}.{dtype.value_field.name}")
+        return make_array(dtype, length, [validity], [child], null_count=nulls)
+
+    def _load_struct(self, f, dtype, path):
+        length, nulls = self._node(path)
+        validity = self._validity(path, nulls)
+        children = [self._load(c, f"{path}.{c.name}") for c in dtype.fields]
+        return make_array(dtype, length, [validity], children, null_count=nulls)
+
+    def _load_union(self, f, dtype, path):
+        length, nulls = self._node(path)
+        if self.plan.version < MetadataVersion.V5:
+            legacy_validity = self._buffer(path, "pre-1.0 union validity", 1)
+            if nulls and legacy_validity.size:
+                raise ArrowNotImplementedError(
+                    f"{path}: pre-1.0 (V4) union with a top-level validity bitmap and {nulls} null(s)")
+        buffers = [self._buffer(path, "type ids", 1)]
+        if dtype.mode == "dense":
+            buffers.append(self._buffer(path, "offsets", 4))
+        children = [self._load(c, f"{path}.{c.name}") for c in dtype.fields]
+        return make_array(dtype, length, buffers, children, null_count=0)
+
+    def _load_dictionary(self, f, dtype, path):
+        length, nulls = self._node(path)
+        validity = self._validity(path, nulls)
+        indices = self._buffer(path, "indices", dtype.index_type.byte_width)
+        if f.dictionary_id is None:
+            raise ArrowInvalid(f"{path}: dictionary-encoded field without a dictionary id")
+        dictionary = self.dictionaries(f.dictionary_id)
+        if dictionary.type != dtype.value_type:
+            raise ArrowInvalid(f"{path}: dictionary {f.dictionary_id} holds {dictionary.type}, "
+                               f"the field needs {dtype.value_type}")
+        return make_array(dtype, length, [validity, indices], null_count=nulls, dictionary=dictionary)
+
+    def _load_run_end_encoded(self, f, dtype, path):
+        length, nulls = self._node(path)
+        if nulls:
+            raise ArrowInvalid(f"{path}: run_end_encoded node declares {nulls} nulls (must be 0)")
+        ends = self._load(dtype.run_end_field, f"{path}.run_ends")
+        values = self._load(dtype.value_field, f"{path}.values")
+        return make_array(dtype, length, [], [ends, values], null_count=0)
+
+
+_LOADERS = {
+    t.NullType: BatchLoader._load_null,
+    t.BoolType: BatchLoader._load_bool,
+    t.IntType: BatchLoader._load_fixed,
+    t.FloatType: BatchLoader._load_fixed,
+    t.DecimalType: BatchLoader._load_fixed,
+    t.DateType: BatchLoader._load_fixed,
+    t.TimeType: BatchLoader._load_fixed,
+    t.TimestampType: BatchLoader._load_fixed,
+    t.DurationType: BatchLoader._load_fixed,
+    t.IntervalType: BatchLoader._load_fixed,
+    t.FixedSizeBinaryType: BatchLoader._load_fixed,
+    t.BinaryType: BatchLoader._load_binary,
+    t.ListType: BatchLoader._load_list,
+    t.MapType: BatchLoader._load_list,
+    t.FixedSizeListType: BatchLoader._load_fixed_size_list,
+    t.StructType: BatchLoader._load_struct,
+    t.UnionType: BatchLoader._load_union,
+    t.DictionaryType: BatchLoader._load_dictionary,
+    t.RunEndEncodedType: BatchLoader._load_run_end_encoded,
+}

@@ -1,0 +1,214 @@
+"""Encapsulated IPC messages: framing, without I/O.
+
+A message is ``[0xFFFFFFFF][int32 metadata_size][flatbuffer + padding][body]``;
+files written before Arrow 0.15 omit the continuation marker
+(``[int32 metadata_size][flatbuffer][body]``).  A zero ``metadata_size`` is
+end-of-stream, with or without the marker.
+
+Two ways in:
+
+* ``read_message_at(region, offset)`` reads a message straight out of a mapped
+  region; the body is a ``BufferView`` of the region (zero-copy).
+* ``MessageDecoder`` is fed bytes in chunks of any size and emits messages as
+  they complete; it never reads, so readers of pipes and sockets wrap it and
+  ask ``next_required_size`` how much to read next.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import List, Optional
+
+from ._region import BufferView, Region, as_view, empty_view
+from .errors import ArrowInvalid
+from .metadata import MessageRecord, parse_message
+
+__all__ = ["CONTINUATION", "Message", "read_message_at", "MessageDecoder", "EOS_BYTES"]
+
+CONTINUATION = 0xFFFFFFFF
+EOS_BYTES = b"\xff\xff\xff\xff\x00\x00\x00\x00"
+_I32 = struct.Struct("<i")
+_U32 = struct.Struct("<I")
+
+
+@dataclass(frozen=True)
+class Message:
+    """A decoded message: its parsed metadata, its body, and where it came from."""
+
+    record: MessageRecord
+    body: BufferView
+    index: int  # position of the message in its stream (0 = schema)
+    offset: int  # byte offset of the message's first byte, -1 when unknown
+    legacy_prefix: bool  # True when written without the continuation marker
+
+    @property
+    def kind(self) -> str:
+        return self.record.kind
+
+    @property
+    def header(self):
+        return self.record.header
+
+
+def _metadata(buf, start: int, size: int, index: int, offset: int) -> MessageRecord:
+    what = f"message {index} at byte {offset}"
+    if size < 4:
+        raise ArrowInvalid(f"{what}: metadata of {size} bytes is too short for a flatbuffer")
+    return parse_message(buf, start, what)
+
+
+def read_message_at(region: Region, offset: int, index: int,
+                    expected_body_length: Optional[int] = None) -> Optional[Message]:
+    """Read the message starting at ``offset`` of ``region``; None at end-of-stream.
+
+    End of the region where a message should start counts as end-of-stream
+    (a stream writer may close without writing EOS).
+    """
+    size = region.size
+    where = f"message {index} at byte {offset}"
+    if offset == size:
+        return None
+    if offset < 0 or offset > size or 4 > size - offset:
+        raise ArrowInvalid(f"{where}: truncated: {size - offset} byte(s) left, a length prefix needs 4")
+    head = region.view(offset, min(8, size - offset), where)
+    first = _U32.unpack_from(head, 0)[0]
+    legacy = first != CONTINUATION
+    if legacy:
+        meta_size = _I32.unpack_from(head, 0)[0]
+        meta_start = offset + 4
+    else:
+        if len(head) < 8:
+            raise ArrowInvalid(f"{where}: truncated after the continuation marker")
+        meta_size = _I32.unpack_from(head, 4)[0]
+        meta_start = offset + 8
+    if meta_size == 0:
+        return None
+    if meta_size < 0:
+        raise ArrowInvalid(f"{where}: negative metadata length {meta_size}")
+    meta = region.view(meta_start, meta_size, f"{where}: metadata of {meta_size} bytes")
+    record = _metadata(memoryview(meta), 0, meta_size, index, offset)
+    body_length = record.body_length
+    if expected_body_length is not None and expected_body_length != body_length:
+        raise ArrowInvalid(f"{where}: message bodyLength {body_length} differs from the "
+                           f"file footer's block bodyLength {expected_body_length}")
+    body_start = meta_start + meta_size
+    body = region.view(body_start, body_length, f"{where}: body of {body_length} bytes")
+    return Message(record, body, index, offset, legacy)
+
+
+def message_end(message: Message) -> int:
+    """Byte offset just past ``message`` in its region."""
+    return message.body.offset + message.body.size
+
+
+class MessageDecoder:
+    """Turns bytes fed in chunks of any size into ``Message`` objects.
+
+    ``feed(data)`` returns the messages completed by ``data``; ``eos`` becomes
+    True after an end-of-stream marker (bytes fed after it are refused).
+    ``next_required_size`` is how many more bytes complete the current step;
+    a reader reads that many (in chunks, so a hostile length never sizes an
+    allocation before the bytes really arrive).
+    """
+
+    _PREFIX, _LENGTH, _METADATA, _BODY, _EOS = range(5)
+
+    def __init__(self):
+        self._state = self._PREFIX
+        self._need = 4
+        self._chunks: List[bytes] = []
+        self._have = 0
+        self._index = 0
+        self._consumed = 0  # bytes of finished messages and steps, for error offsets
+        self._msg_offset = 0
+        self._legacy = False
+        self._record: Optional[MessageRecord] = None
+        self.eos = False
+
+    @property
+    def next_required_size(self) -> int:
+        return 0 if self.eos else self._need - self._have
+
+    @property
+    def bytes_consumed(self) -> int:
+        return self._consumed
+
+    def feed(self, data) -> List[Message]:
+        out: List[Message] = []
+        view = memoryview(data).cast("B")
+        pos = 0
+        while pos < len(view):
+            if self.eos:
+                raise ArrowInvalid(f"{len(view) - pos} byte(s) after the end-of-stream marker "
+                                   f"at byte {self._consumed}")
+            take = min(self._need - self._have, len(view) - pos)
+            self._chunks.append(view[pos:pos + take])
+            self._have += take
+            pos += take
+            if self._have == self._need:
+                msg = self._step()
+                if msg is not None:
+                    out.append(msg)
+        return out
+
+    def finish(self) -> None:
+        """Called at end of input: raises if a message was cut short."""
+        if self.eos or (self._state == self._PREFIX and self._have == 0):
+            return
+        raise ArrowInvalid(
+            f"stream truncated inside message {self._index} (started at byte {self._msg_offset}): "
+            f"needed {self._need} byte(s) for its {self._state_name()}, got {self._have}")
+
+    def _state_name(self):
+        return ("length prefix", "metadata length", "metadata", "body", "end")[self._state]
+
+    def _take(self):
+        chunks = self._chunks
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        self._chunks = []
+        self._consumed += self._have
+        self._have = 0
+        return data
+
+    def _step(self) -> Optional[Message]:
+        data = self._take()
+        state = self._state
+        if state == self._PREFIX:
+            self._msg_offset = self._consumed - 4
+            if _U32.unpack_from(data, 0)[0] == CONTINUATION:
+                self._legacy = False
+                self._state, self._need = self._LENGTH, 4
+                return None
+            self._legacy = True
+            return self._got_length(_I32.unpack_from(data, 0)[0])
+        if state == self._LENGTH:
+            return self._got_length(_I32.unpack_from(data, 0)[0])
+        if state == self._METADATA:
+            buf = bytes(data)
+            self._record = _metadata(buf, 0, len(buf), self._index, self._msg_offset)
+            self._state, self._need = self._BODY, self._record.body_length
+            if self._need == 0:
+                return self._emit(empty_view())
+            return None
+        if state == self._BODY:
+            return self._emit(as_view(data if isinstance(data, bytes) else bytes(data),
+                                      description=f"body of message {self._index}"))
+        raise AssertionError("unreachable")
+
+    def _got_length(self, size: int) -> Optional[Message]:
+        if size == 0:
+            self.eos = True
+            self._state, self._need = self._EOS, 0
+            return None
+        if size < 0:
+            raise ArrowInvalid(f"message {self._index} at byte {self._msg_offset}: "
+                               f"negative metadata length {size}")
+        self._state, self._need = self._METADATA, size
+        return None
+
+    def _emit(self, body: BufferView) -> Message:
+        msg = Message(self._record, body, self._index, self._msg_offset, self._legacy)
+        self._index += 1
+        self._record = None
+        self._state, self._need = self._PREFIX, 4
+        return msg

@@ -1,0 +1,411 @@
+"""FlatBuffers metadata -> frozen records: schemas, messages, record batch headers, footers.
+
+The only module that imports the generated code in ``arrowmm._fbs``.  Struct
+vectors (FieldNode, Buffer, Block) become numpy structured views over the
+message bytes instead of one Python object per element, so a footer with
+200,000 blocks costs what a footer with ten does.
+
+Everything here reads untrusted bytes.  The FlatBuffers runtime is memory-safe
+but can raise anything on garbage, so every entry point turns failures into
+``ArrowInvalid`` naming what was being parsed; vector lengths are checked
+against the bytes really present before anything iterates over them.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Optional
+
+import flatbuffers
+import numpy as np
+
+from . import types as t
+from ._fbs.BodyCompression import BodyCompression as FbBodyCompression
+from ._fbs.Date import Date as FbDate
+from ._fbs.Decimal import Decimal as FbDecimal
+from ._fbs.DictionaryBatch import DictionaryBatch as FbDictionaryBatch
+from ._fbs.Duration import Duration as FbDuration
+from ._fbs.Field import Field as FbField
+from ._fbs.FixedSizeBinary import FixedSizeBinary as FbFixedSizeBinary
+from ._fbs.FixedSizeList import FixedSizeList as FbFixedSizeList
+from ._fbs.FloatingPoint import FloatingPoint as FbFloatingPoint
+from ._fbs.Footer import Footer as FbFooter
+from ._fbs.Int import Int as FbInt
+from ._fbs.Interval import Interval as FbInterval
+from ._fbs.Map import Map as FbMap
+from ._fbs.Message import Message as FbMessage
+from ._fbs.RecordBatch import RecordBatch as FbRecordBatch
+from ._fbs.Schema import Schema as FbSchema
+from ._fbs.Time import Time as FbTime
+from ._fbs.Timestamp import Timestamp as FbTimestamp
+from ._fbs.Union import Union as FbUnion
+from .errors import ArrowInvalid, ArrowNotImplementedError
+
+__all__ = [
+    "FIELD_NODE", "BUFFER", "BLOCK", "MessageHeader", "MetadataVersion",
+    "RecordBatchHeader", "DictionaryBatchHeader", "MessageRecord", "FooterRecord",
+    "parse_message", "parse_footer", "schema_from_fb",
+]
+
+#: FieldNode { length: long; null_count: long }
+FIELD_NODE = np.dtype([("length", "<i8"), ("null_count", "<i8")])
+#: Buffer { offset: long; length: long }
+BUFFER = np.dtype([("offset", "<i8"), ("length", "<i8")])
+#: Block { offset: long; metaDataLength: int; (pad 4) bodyLength: long }
+BLOCK = np.dtype({"names": ["offset", "metadata_length", "body_length"],
+                  "formats": ["<i8", "<i4", "<i8"], "offsets": [0, 8, 16], "itemsize": 24})
+
+MAX_NESTING = 64  # deeper schemas are refused rather than recursed into
+
+
+class MessageHeader:
+    NONE, Schema, DictionaryBatch, RecordBatch, Tensor, SparseTensor = range(6)
+    NAMES = ("NONE", "Schema", "DictionaryBatch", "RecordBatch", "Tensor", "SparseTensor")
+
+
+class MetadataVersion:
+    V1, V2, V3, V4, V5 = range(5)
+
+
+_COMPRESSION = {0: "lz4", 1: "zstd"}
+_TIME_UNIT = {0: "s", 1: "ms", 2: "us", 3: "ns"}
+_INTERVAL_UNIT = {0: "YEAR_MONTH", 1: "DAY_TIME", 2: "MONTH_DAY_NANO"}
+_FLOAT_BITS = {0: 16, 1: 32, 2: 64}
+
+
+@dataclass(frozen=True)
+class RecordBatchHeader:
+    """One RecordBatch message header: row count and the struct vectors as numpy views."""
+
+    length: int
+    nodes: np.ndarray  # FIELD_NODE records, one per array node in depth-first order
+    buffers: np.ndarray  # BUFFER records, offsets relative to the message body
+    compression: Optional[str]  # None, "lz4" or "zstd"
+    variadic_counts: np.ndarray  # int64, one per view-typed node in depth-first order
+
+
+@dataclass(frozen=True)
+class DictionaryBatchHeader:
+    id: int
+    data: RecordBatchHeader
+    is_delta: bool
+
+
+@dataclass(frozen=True)
+class MessageRecord:
+    """A parsed message: what it is, how long its body is, and its custom metadata."""
+
+    version: int
+    header_type: int
+    header: object  # Schema | RecordBatchHeader | DictionaryBatchHeader | raw table (tensors)
+    body_length: int
+    metadata: Optional[dict]
+
+    @property
+    def kind(self) -> str:
+        return MessageHeader.NAMES[self.header_type]
+
+
+@dataclass(frozen=True)
+class FooterRecord:
+    version: int
+    schema: t.Schema
+    dictionaries: np.ndarray  # BLOCK records
+    record_batches: np.ndarray  # BLOCK records
+    metadata: Optional[dict]
+
+
+# -- low-level helpers ---------------------------------------------------------------------
+
+def _struct_vector(tab: flatbuffers.table.Table, slot: int, dtype: np.dtype, what: str) -> np.ndarray:
+    """A numpy view of the struct vector in vtable ``slot`` (0-based field index)."""
+    o = tab.Offset(4 + 2 * slot)
+    if not o:
+        return np.empty(0, dtype=dtype)
+    start = tab.Vector(o)
+    n = tab.VectorLen(o)
+    buf = tab.Bytes
+    if n < 0 or start < 0 or start > len(buf) or n > (len(buf) - start) // dtype.itemsize:
+        raise ArrowInvalid(f"{what}: vector of {n} {dtype.itemsize}-byte records at byte {start} "
+                           f"overruns the {len(buf)}-byte metadata")
+    return np.frombuffer(buf, dtype=dtype, count=n, offset=start)
+
+
+def _check_vector(n: int, tab, o: int, elem_size: int, what: str) -> int:
+    buf = tab.Bytes
+    start = tab.Vector(o)
+    if n < 0 or start < 0 or start > len(buf) or n > (len(buf) - start) // elem_size:
+        raise ArrowInvalid(f"{what}: vector of {n} elements at byte {start} overruns the "
+                           f"{len(buf)}-byte metadata")
+    return n
+
+
+def _table_vector_len(obj, slot: int, what: str) -> int:
+    tab = obj._tab
+    o = tab.Offset(4 + 2 * slot)
+    if not o:
+        return 0
+    return _check_vector(tab.VectorLen(o), tab, o, 4, what)
+
+
+def _key_values(obj, what: str) -> Optional[dict]:
+    n = _table_vector_len(obj, _KV_SLOT[type(obj)], what)
+    if not n:
+        return None
+    out = {}
+    for j in range(n):
+        kv = obj.CustomMetadata(j)
+        key = kv.Key()
+        value = kv.Value()
+        out[_decode(key, what)] = _decode(value, what) if value is not None else ""
+    return out
+
+
+def _decode(raw: Optional[bytes], what: str) -> str:
+    if raw is None:
+        return ""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ArrowInvalid(f"{what}: string is not valid UTF-8 ({exc})") from None
+
+
+_KV_SLOT = {FbSchema: 2, FbField: 6, FbMessage: 4, FbFooter: 4}
+
+
+def _guard(what: str):
+    """Decorator turning any parse failure into ArrowInvalid naming ``what``."""
+    def wrap(fn):
+        def inner(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except (ArrowInvalid, ArrowNotImplementedError):
+                raise
+            except (IndexError, struct.error, RecursionError, UnicodeDecodeError, TypeError,
+                    ValueError, OverflowError, AttributeError, MemoryError) as exc:
+                raise ArrowInvalid(f"malformed {what} metadata: {type(exc).__name__}: {exc}") from None
+        inner.__name__ = fn.__name__
+        inner.__doc__ = fn.__doc__
+        return inner
+    return wrap
+
+
+# -- schema ------------------------------------------------------------------------------
+
+def schema_from_fb(fb: FbSchema) -> t.Schema:
+    """Turn a FlatBuffers Schema table into a ``types.Schema``."""
+    endianness = "big" if fb.Endianness() == 1 else "little"
+    n = _table_vector_len(fb, 1, "schema fields")
+    fields = [_field_from_fb(fb.Fields(i), f"schema field {i}", 0) for i in range(n)]
+    return t.Schema(fields, _key_values(fb, "schema metadata"), endianness)
+
+
+def _field_from_fb(fb: FbField, path: str, depth: int) -> t.Field:
+    if fb is None:
+        raise ArrowInvalid(f"{path}: missing field table")
+    if depth > MAX_NESTING:
+        raise ArrowInvalid(f"{path}: type nesting deeper than {MAX_NESTING} levels")
+    name = _decode(fb.Name(), path)
+    path = f"{path} ({name!r})" if depth == 0 else f"{path}.{name}"
+    n_children = _table_vector_len(fb, 5, f"{path} children")
+    children = [_field_from_fb(fb.Children(i), path, depth + 1) for i in range(n_children)]
+    dtype = _type_from_fb(fb, children, path)
+    metadata = _key_values(fb, f"{path} metadata")
+    dictionary_id = None
+    enc = fb.Dictionary()
+    if enc is not None:
+        dictionary_id = enc.Id()
+        index = enc.IndexType()
+        if index is None:
+            index_type = t.IntType(32, True)
+        else:
+            index_type = _int_type(index.BitWidth(), index.IsSigned(), f"{path} dictionary index")
+        if enc.DictionaryKind() != 0:
+            raise ArrowNotImplementedError(f"{path}: dictionary kind {enc.DictionaryKind()}")
+        dtype = t.DictionaryType(index_type, dtype, enc.IsOrdered())
+    return t.Field(name, dtype, fb.Nullable(), metadata, dictionary_id)
+
+
+def _int_type(bit_width, signed, path):
+    if bit_width not in (8, 16, 32, 64):
+        raise ArrowInvalid(f"{path}: integer bitWidth must be 8, 16, 32 or 64, got {bit_width}")
+    return t.IntType(bit_width, signed)
+
+
+def _init(cls, table):
+    obj = cls()
+    obj.Init(table.Bytes, table.Pos)
+    return obj
+
+
+def _need_children(path, name, children, count):
+    if len(children) != count:
+        raise ArrowInvalid(f"{path}: {name} needs {count} child field(s), found {len(children)}")
+
+
+def _unit(mapping, value, path, what):
+    try:
+        return mapping[value]
+    except KeyError:
+        raise ArrowInvalid(f"{path}: unknown {what} {value}") from None
+
+
+def _type_from_fb(fb: FbField, children, path) -> t.DataType:
+    type_id = fb.TypeType()
+    table = fb.Type()
+    if table is None and type_id not in (1, 4, 5, 6, 13, 19, 20, 21, 23, 24, 25, 26, 12):
+        raise ArrowInvalid(f"{path}: type {type_id} has no type table")
+    if type_id == 1:
+        return t.NullType()
+    if type_id == 2:
+        obj = _init(FbInt, table)
+        return _int_type(obj.BitWidth(), obj.IsSigned(), path)
+    if type_id == 3:
+        return t.FloatType(_unit(_FLOAT_BITS, _init(FbFloatingPoint, table).Precision(), path, "float precision"))
+    if type_id in (4, 5, 19, 20, 23, 24):
+        return t.BinaryType(utf8=type_id in (5, 20, 24), large=type_id in (19, 20), view=type_id in (23, 24))
+    if type_id == 6:
+        return t.BoolType()
+    if type_id == 7:
+        obj = _init(FbDecimal, table)
+        try:
+            return t.DecimalType(obj.Precision(), obj.Scale(), obj.BitWidth())
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"{path}: {exc}") from None
+    if type_id == 8:
+        return t.DateType("day" if _init(FbDate, table).Unit() == 0 else "ms")
+    if type_id == 9:
+        obj = _init(FbTime, table)
+        try:
+            return t.TimeType(_unit(_TIME_UNIT, obj.Unit(), path, "time unit"), obj.BitWidth())
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"{path}: {exc}") from None
+    if type_id == 10:
+        obj = _init(FbTimestamp, table)
+        tz = obj.Timezone()
+        return t.TimestampType(_unit(_TIME_UNIT, obj.Unit(), path, "time unit"),
+                               _decode(tz, path) if tz else None)
+    if type_id == 11:
+        return t.IntervalType(_unit(_INTERVAL_UNIT, _init(FbInterval, table).Unit(), path, "interval unit"))
+    if type_id in (12, 21, 25, 26):
+        _need_children(path, "a list", children, 1)
+        kind = {12: "list", 21: "large_list", 25: "list_view", 26: "large_list_view"}[type_id]
+        return t.ListType(children[0], kind)
+    if type_id == 13:
+        return t.StructType(children)
+    if type_id == 14:
+        obj = _init(FbUnion, table)
+        n = _table_vector_len(obj, 1, f"{path} union typeIds")
+        codes = [obj.TypeIds(i) for i in range(n)] if n else None
+        try:
+            return t.UnionType("dense" if obj.Mode() == 1 else "sparse", children, codes)
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"{path}: {exc}") from None
+    if type_id == 15:
+        width = _init(FbFixedSizeBinary, table).ByteWidth()
+        if width < 0:
+            raise ArrowInvalid(f"{path}: fixed_size_binary byteWidth {width} < 0")
+        return t.FixedSizeBinaryType(width)
+    if type_id == 16:
+        _need_children(path, "a fixed_size_list", children, 1)
+        size = _init(FbFixedSizeList, table).ListSize()
+        if size < 0:
+            raise ArrowInvalid(f"{path}: fixed_size_list listSize {size} < 0")
+        return t.FixedSizeListType(children[0], size)
+    if type_id == 17:
+        _need_children(path, "a map", children, 1)
+        try:
+            return t.MapType(None, None, _init(FbMap, table).KeysSorted(), entries=children[0])
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"{path}: {exc}") from None
+    if type_id == 18:
+        return t.DurationType(_unit(_TIME_UNIT, _init(FbDuration, table).Unit(), path, "time unit"))
+    if type_id == 22:
+        _need_children(path, "a run_end_encoded", children, 2)
+        try:
+            return t.RunEndEncodedType(children[0], children[1])
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"{path}: {exc}") from None
+    raise ArrowNotImplementedError(f"{path}: unknown type id {type_id}")
+
+
+# -- messages ------------------------------------------------------------------------------
+
+def _record_batch_from_fb(rb: FbRecordBatch, what: str) -> RecordBatchHeader:
+    tab = rb._tab
+    length = rb.Length()
+    if length < 0:
+        raise ArrowInvalid(f"{what}: negative record batch length {length}")
+    nodes = _struct_vector(tab, 1, FIELD_NODE, f"{what} nodes")
+    buffers = _struct_vector(tab, 2, BUFFER, f"{what} buffers")
+    compression = None
+    comp = rb.Compression()
+    if comp is not None:
+        codec = comp.Codec()
+        if codec not in _COMPRESSION:
+            raise ArrowNotImplementedError(f"{what}: unknown compression codec {codec}")
+        if comp.Method() != 0:
+            raise ArrowNotImplementedError(f"{what}: body compression method {comp.Method()}")
+        compression = _COMPRESSION[codec]
+    o = tab.Offset(12)
+    if o:
+        n = _check_vector(tab.VectorLen(o), tab, o, 8, f"{what} variadicBufferCounts")
+        variadic = np.frombuffer(tab.Bytes, dtype="<i8", count=n, offset=tab.Vector(o))
+    else:
+        variadic = _NO_COUNTS
+    return RecordBatchHeader(length, nodes, buffers, compression, variadic)
+
+
+_NO_COUNTS = np.empty(0, dtype="<i8")
+
+
+@_guard("message")
+def parse_message(buf, offset: int = 0, what: str = "message") -> MessageRecord:
+    """Parse the Message flatbuffer whose root offset sits at ``buf[offset]``."""
+    msg = FbMessage.GetRootAs(buf, offset)
+    version = msg.Version()
+    if not 0 <= version <= MetadataVersion.V5:
+        raise ArrowNotImplementedError(f"{what}: unknown metadata version {version}")
+    if version < MetadataVersion.V4:
+        raise ArrowNotImplementedError(
+            f"{what}: metadata version V{version + 1} is older than V4 (Arrow < 0.8), not supported")
+    header_type = msg.HeaderType()
+    table = msg.Header()
+    body_length = msg.BodyLength()
+    if body_length < 0:
+        raise ArrowInvalid(f"{what}: negative bodyLength {body_length}")
+    if table is None and header_type != MessageHeader.NONE:
+        raise ArrowInvalid(f"{what}: header of type {header_type} is missing")
+    if header_type == MessageHeader.RecordBatch:
+        header = _record_batch_from_fb(_init(FbRecordBatch, table), what)
+    elif header_type == MessageHeader.DictionaryBatch:
+        db = _init(FbDictionaryBatch, table)
+        data = db.Data()
+        if data is None:
+            raise ArrowInvalid(f"{what}: dictionary batch without data")
+        header = DictionaryBatchHeader(db.Id(), _record_batch_from_fb(data, what), db.IsDelta())
+    elif header_type == MessageHeader.Schema:
+        header = schema_from_fb(_init(FbSchema, table))
+    elif header_type in (MessageHeader.Tensor, MessageHeader.SparseTensor):
+        header = table
+    else:
+        raise ArrowInvalid(f"{what}: unknown message header type {header_type}")
+    return MessageRecord(version, header_type, header, body_length, _key_values(msg, f"{what} metadata"))
+
+
+@_guard("file footer")
+def parse_footer(buf) -> FooterRecord:
+    """Parse a File footer flatbuffer (the bytes between the last block and the trailer)."""
+    footer = FbFooter.GetRootAs(buf, 0)
+    version = footer.Version()
+    fb_schema = footer.Schema()
+    if fb_schema is None:
+        raise ArrowInvalid("file footer has no schema")
+    tab = footer._tab
+    return FooterRecord(
+        version,
+        schema_from_fb(fb_schema),
+        _struct_vector(tab, 2, BLOCK, "footer dictionary blocks"),
+        _struct_vector(tab, 3, BLOCK, "footer record batch blocks"),
+        _key_values(footer, "footer metadata"),
+    )

@@ -1,0 +1,337 @@
+"""IPC file and stream readers over memory-mapped files, buffers and file-like objects.
+
+``FileReader`` opens by reading the trailing magic, the footer and the schema
+only; ``get_batch(i)`` parses one message header, and columns decode on first
+access.  ``StreamReader`` reads messages in order from a region (zero-copy)
+or from a file-like object through ``MessageDecoder``.
+"""
+from __future__ import annotations
+
+import os
+import struct
+from typing import Iterator, Optional
+
+from ._region import Region
+from .batch import RecordBatch
+from .dictionary import DictionaryMemo
+from .errors import ArrowInvalid, ArrowNotImplementedError
+from .loader import BatchLoader, LoadStats, SchemaPlan
+from .message import Message, MessageDecoder, message_end, read_message_at
+from .metadata import MessageHeader, parse_footer
+
+__all__ = ["MAGIC", "FileReader", "StreamReader", "open_file", "open_stream", "open"]
+
+MAGIC = b"ARROW1"
+_I32 = struct.Struct("<i")
+_READ_CHUNK = 1 << 22  # largest single read from a file-like object (bounds allocation)
+
+
+def _region_of(source) -> Region:
+    if isinstance(source, Region):
+        return source
+    if isinstance(source, (str, os.PathLike)):
+        try:
+            return Region.from_path(source)
+        except OSError as exc:
+            raise ArrowInvalid(f"cannot map {os.fspath(source)!r}: {exc}") from exc
+    return Region(source, description="buffer")
+
+
+class _ReaderBase:
+    """What file and stream readers share: schema, stats, closing, the stream capsule."""
+
+    schema = None
+    _region: Optional[Region] = None
+
+    def __init__(self):
+        self.stats = LoadStats()
+        self._closed = False
+        self._plans = {}
+
+    def _plan(self, version: int) -> SchemaPlan:
+        plan = self._plans.get(version)
+        if plan is None:
+            plan = self._plans[version] = SchemaPlan.build(self.schema, version)
+        return plan
+
+    def _check_open(self):
+        if self._closed:
+            raise ArrowInvalid("the reader is closed")
+
+    def _dictionary_batch(self, msg: Message, memo: DictionaryMemo, where: str) -> None:
+        header = msg.header
+        value_field = memo.field(header.id, where)
+        plan = self._dict_plans.get(header.id)
+        if plan is None or plan.version != msg.record.version:
+            from . import types as t
+            plan = SchemaPlan.build(t.Schema([value_field]), msg.record.version)
+            self._dict_plans[header.id] = plan
+        loader = BatchLoader(plan, header.data, msg.body, memo.get, where, self.stats)
+        memo.apply(header.id, loader.column(0), header.is_delta, where)
+
+    def _record_batch(self, msg: Message, lookup, where: str) -> RecordBatch:
+        loader = BatchLoader(self._plan(msg.record.version), msg.header, msg.body, lookup, where, self.stats)
+        return RecordBatch(self.schema, loader.num_rows, loader=loader, metadata=msg.record.metadata)
+
+    def close(self) -> None:
+        """Release the reader.  Arrays and numpy views taken from it stay valid."""
+        self._closed = True
+        self._region = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __arrow_c_schema__(self):
+        from ._cdata import export_schema
+        return export_schema(self.schema)
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        from ._cdata import export_stream
+        return export_stream(self.schema, iter(self), requested_schema)
+
+
+class FileReader(_ReaderBase):
+    """Random access to the record batches of an IPC file.
+
+    Examples
+    --------
+    >>> import arrowmm, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.arrow")
+    >>> with arrowmm.new_file(path, arrowmm.schema([("x", arrowmm.int64())])) as w:
+    ...     w.write({"x": [1, 2, 3]})
+    >>> with arrowmm.open_file(path) as r:
+    ...     r.get_batch(0).column("x").to_pylist()
+    [1, 2, 3]
+    """
+
+    def __init__(self, source):
+        super().__init__()
+        region = self._region = _region_of(source)
+        size = region.size
+        name = region.description
+        if size < 2 * len(MAGIC) + 4:
+            raise ArrowInvalid(f"{name}: {size} bytes is too small for an Arrow IPC file")
+        if region.view(0, 6).to_bytes() != MAGIC:
+            raise ArrowInvalid(f"{name}: does not start with the Arrow file magic 'ARROW1'")
+        if region.view(size - 6, 6).to_bytes() != MAGIC:
+            raise ArrowInvalid(f"{name}: does not end with the Arrow file magic 'ARROW1' "
+                               f"(truncated or still being written?)")
+        footer_len = _I32.unpack_from(region.view(size - 10, 4), 0)[0]
+        if footer_len <= 0 or footer_len > size - 10 - 8:
+            raise ArrowInvalid(f"{name}: footer length {footer_len} does not fit in a {size}-byte file")
+        footer_view = region.view(size - 10 - footer_len, footer_len, "footer")
+        self._footer_offset = size - 10 - footer_len
+        footer = parse_footer(memoryview(footer_view))
+        self.footer = footer
+        self.schema = footer.schema
+        self._blocks = footer.record_batches
+        self._dict_blocks = footer.dictionaries
+        self._memo: Optional[DictionaryMemo] = None
+        self._dict_plans = {}
+
+    @property
+    def num_record_batches(self) -> int:
+        return len(self._blocks)
+
+    def __len__(self):
+        return len(self._blocks)
+
+    @property
+    def metadata(self) -> Optional[dict]:
+        """Custom metadata of the footer, else of the schema."""
+        return self.footer.metadata if self.footer.metadata else self.schema.metadata
+
+    @property
+    def version(self) -> int:
+        return self.footer.version
+
+    def _read_block(self, blocks, i: int, kind: int, what: str) -> Message:
+        self._check_open()
+        offset = int(blocks["offset"][i])
+        meta_len = int(blocks["metadata_length"][i])
+        body_len = int(blocks["body_length"][i])
+        where = f"{what} {i} (block at byte {offset})"
+        if offset < 8 or offset >= self._footer_offset or meta_len <= 0 or body_len < 0:
+            raise ArrowInvalid(f"{where}: block (offset={offset}, metaDataLength={meta_len}, "
+                               f"bodyLength={body_len}) lies outside the file's data section")
+        msg = read_message_at(self._region, offset, i, expected_body_length=body_len)
+        if msg is None:
+            raise ArrowInvalid(f"{where}: block points at an end-of-stream marker")
+        if msg.body.offset != offset + meta_len:
+            raise ArrowInvalid(f"{where}: block metaDataLength {meta_len} disagrees with the "
+                               f"message's own length prefix (body at byte {msg.body.offset})")
+        if message_end(msg) > self._footer_offset:
+            raise ArrowInvalid(f"{where}: message body runs into the footer")
+        if msg.record.header_type != kind:
+            raise ArrowInvalid(f"{where}: expected a {MessageHeader.NAMES[kind]} message, "
+                               f"found {msg.kind}")
+        return msg
+
+    def _dictionaries(self) -> DictionaryMemo:
+        if self._memo is None:
+            memo = DictionaryMemo(self.schema, file_mode=True)
+            for i in range(len(self._dict_blocks)):
+                msg = self._read_block(self._dict_blocks, i, MessageHeader.DictionaryBatch,
+                                       "dictionary batch")
+                self._dictionary_batch(msg, memo, f"dictionary batch {i} (byte {msg.offset})")
+            self._memo = memo
+        return self._memo
+
+    def get_batch(self, i: int) -> RecordBatch:
+        """Record batch ``i`` (negative counts from the end); columns decode when touched."""
+        n = len(self._blocks)
+        k = int(i)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError(f"record batch index {i} out of range for {n} batches")
+        msg = self._read_block(self._blocks, k, MessageHeader.RecordBatch, "record batch")
+        return self._record_batch(msg, self._dictionaries().get, f"record batch {k} (message at byte {msg.offset})")
+
+    get_record_batch = get_batch
+
+    def __iter__(self) -> Iterator[RecordBatch]:
+        for i in range(len(self._blocks)):
+            yield self.get_batch(i)
+
+    def read_all(self) -> list:
+        """Every record batch, in order (a list: arrowmm has no Table)."""
+        return list(self)
+
+    def __repr__(self):
+        return f"<arrowmm.FileReader {self.num_record_batches} batches>\n{self.schema}"
+
+
+class StreamReader(_ReaderBase):
+    """Sequential reader of an IPC stream: a path, a buffer or a binary file-like object."""
+
+    def __init__(self, source):
+        super().__init__()
+        self._file = None
+        self._decoder = None
+        self._pending = []
+        self._pos = 0
+        self._index = 0
+        if hasattr(source, "read") and not isinstance(source, (str, os.PathLike)):
+            self._file = source
+            self._decoder = MessageDecoder()
+            self._description = getattr(source, "name", type(source).__name__)
+        else:
+            self._region = _region_of(source)
+            self._description = self._region.description
+        self._dict_plans = {}
+        first = self._next_message()
+        if first is None:
+            raise ArrowInvalid(f"{self._description}: empty stream, expected a schema message")
+        if first.record.header_type != MessageHeader.Schema:
+            raise ArrowInvalid(f"{self._description}: stream starts with a {first.kind} message, "
+                               f"expected Schema")
+        self.schema = first.header
+        self.version = first.record.version
+        self._memo = DictionaryMemo(self.schema, file_mode=False)
+        self._done = False
+
+    def _next_message(self) -> Optional[Message]:
+        if self._file is None:
+            if self._region is None:
+                return None
+            msg = read_message_at(self._region, self._pos, self._index)
+            if msg is not None:
+                self._pos = message_end(msg)
+                self._index += 1
+            return msg
+        while not self._pending:
+            dec = self._decoder
+            if dec.eos:
+                return None
+            need = dec.next_required_size
+            try:
+                data = self._file.read(min(need, _READ_CHUNK))
+            except (OSError, ValueError) as exc:
+                raise ArrowInvalid(f"{self._description}: read failed: {exc}") from exc
+            if not data:
+                dec.finish()
+                return None
+            self._pending.extend(dec.feed(data))
+        return self._pending.pop(0)
+
+    def read_next_batch(self) -> RecordBatch:
+        """The next record batch; raises ``StopIteration`` at the end of the stream."""
+        self._check_open()
+        while not self._done:
+            msg = self._next_message()
+            if msg is None:
+                self._done = True
+                break
+            where = f"message {msg.index}" + (f" (byte {msg.offset})" if msg.offset >= 0 else "")
+            header_type = msg.record.header_type
+            if header_type == MessageHeader.RecordBatch:
+                return self._record_batch(msg, self._memo.snapshot(), where)
+            if header_type == MessageHeader.DictionaryBatch:
+                self._dictionary_batch(msg, self._memo, where)
+            elif header_type == MessageHeader.Schema:
+                raise ArrowInvalid(f"{where}: a second schema message in the stream")
+            else:
+                raise ArrowNotImplementedError(f"{where}: {msg.kind} message inside a record batch stream")
+        raise StopIteration
+
+    def __iter__(self) -> Iterator[RecordBatch]:
+        while True:
+            try:
+                yield self.read_next_batch()
+            except StopIteration:
+                return
+
+    def read_all(self) -> list:
+        return list(self)
+
+    def close(self):
+        super().close()
+        self._file = None
+
+    def __repr__(self):
+        return f"<arrowmm.StreamReader>\n{self.schema}"
+
+
+def open_file(source) -> FileReader:
+    """Open an IPC file: a path (memory-mapped) or a buffer-protocol object (no copy)."""
+    return FileReader(source)
+
+
+def open_stream(source) -> StreamReader:
+    """Open an IPC stream: a path, a buffer-protocol object or a binary file-like object."""
+    return StreamReader(source)
+
+
+def open(source):  # noqa: A001  (mirrors the CONTRACT's arrowmm.open)
+    """Open ``source`` as whichever IPC format its first bytes say it is."""
+    if hasattr(source, "read") and not isinstance(source, (str, os.PathLike)):
+        head = source.read(6)
+        if head == MAGIC:
+            return FileReader(head + source.read())
+        return StreamReader(_Prepend(head, source))
+    region = _region_of(source)
+    if region.size >= 6 and region.view(0, 6).to_bytes() == MAGIC:
+        return FileReader(region)
+    return StreamReader(region)
+
+
+class _Prepend:
+    """A file-like object that yields ``head`` before reading on from ``rest``."""
+
+    def __init__(self, head: bytes, rest):
+        self._head = head
+        self._rest = rest
+        self.name = getattr(rest, "name", type(rest).__name__)
+
+    def read(self, n=-1):
+        if self._head:
+            if n is None or n < 0:
+                out, self._head = self._head + self._rest.read(), b""
+                return out
+            out, self._head = self._head[:n], self._head[n:]
+            return out
+        return self._rest.read(n)
