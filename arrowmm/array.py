@@ -248,6 +248,9 @@ _NUMPY_TEMPORAL = {t.DateType: lambda d: "datetime64[D]" if d.unit == "day" else
                    t.DurationType: lambda d: f"timedelta64[{d.unit}]"}
 
 
+_PLAIN_NUMERIC = (t.IntType, t.FloatType)
+
+
 class PrimitiveArray(Array):
     """Integers, floats, decimals, dates, times, timestamps, durations, intervals."""
 
@@ -264,6 +267,9 @@ class PrimitiveArray(Array):
 
     def to_numpy(self, zero_copy_only=True, writable=False):
         dtype = self.type
+        if self._null_count == 0 and not writable and type(dtype) in _PLAIN_NUMERIC:
+            return np.frombuffer(self._buffers[1], dtype=dtype.numpy_dtype, count=self.length,
+                                 offset=self.offset * dtype.byte_width)  # the hot path: a view
         values = self.values()
         conv = _NUMPY_TEMPORAL.get(type(dtype))
         if conv is not None:

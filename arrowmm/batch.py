@@ -74,8 +74,12 @@ class RecordBatch:
 
     def column(self, i) -> Array:
         """Column ``i`` (index or name), decoded now if it was not yet."""
-        k = self._index(i)
-        col = self._columns[k]
+        cols = self._columns
+        if type(i) is int and 0 <= i < len(cols):
+            k = i
+        else:
+            k = self._index(i)
+        col = cols[k]
         if col is None:
             col = self._loader.column(k)
             if self._offset or col.length != self.num_rows:

@@ -13,8 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-import numpy as np
-
 from . import types as t
 from ._region import BufferView, as_view
 from .array import Array, make_array
@@ -79,6 +77,22 @@ class SchemaPlan:
         return cls(schema, version, tuple(ns), tuple(bs), tuple(vs), n, b, v)
 
 
+class _Path:
+    """Where an array sits (message, column, field path), formatted only when an error needs it."""
+
+    __slots__ = ("parent", "column", "name")
+
+    def __init__(self, parent, column, name):
+        self.parent = parent
+        self.column = column
+        self.name = name
+
+    def __str__(self):
+        if self.column is not None:
+            return f"{self.parent}, column {self.column} ({self.name!r})"
+        return f"{self.parent}.{self.name}"
+
+
 class BatchLoader:
     """Decodes the columns of one record batch (or dictionary batch) on demand.
 
@@ -97,8 +111,9 @@ class BatchLoader:
         self.where = where
         self.stats = stats if stats is not None else LoadStats()
         nodes, buffers, variadic = header.nodes, header.buffers, header.variadic_counts
-        if len(nodes) != plan.total_nodes:
-            raise ArrowInvalid(f"{where}: {len(nodes)} field nodes, the schema needs {plan.total_nodes}")
+        n_nodes, n_buffers = len(nodes), len(buffers)
+        if n_nodes != plan.total_nodes:
+            raise ArrowInvalid(f"{where}: {n_nodes} field nodes, the schema needs {plan.total_nodes}")
         if len(variadic) != plan.total_views:
             raise ArrowInvalid(f"{where}: {len(variadic)} variadicBufferCounts, the schema has "
                                f"{plan.total_views} binary/string view field(s)")
@@ -106,15 +121,15 @@ class BatchLoader:
         if len(variadic):
             if int(variadic.min()) < 0:
                 raise ArrowInvalid(f"{where}: negative variadicBufferCount {int(variadic.min())}")
-            if int(variadic.max()) > len(buffers):
+            if int(variadic.max()) > n_buffers:
                 raise ArrowInvalid(f"{where}: variadicBufferCount {int(variadic.max())} exceeds the "
-                                   f"{len(buffers)} buffers of the message")
+                                   f"{n_buffers} buffers of the message")
             extra = int(variadic.sum())
-        if len(buffers) != plan.total_buffers + extra:
-            raise ArrowInvalid(f"{where}: {len(buffers)} buffers, the schema needs "
+        if n_buffers != plan.total_buffers + extra:
+            raise ArrowInvalid(f"{where}: {n_buffers} buffers, the schema needs "
                                f"{plan.total_buffers + extra}")
-        self._nodes = nodes.view("<i8") if len(nodes) else np.empty(0, "<i8")
-        self._buffers = buffers.view("<i8") if len(buffers) else np.empty(0, "<i8")
+        self._nodes = nodes
+        self._buffers = buffers
         self._variadic = variadic
 
     @property
@@ -125,13 +140,13 @@ class BatchLoader:
         """Decode top-level column ``k`` (and only it)."""
         plan = self.plan
         self._ni = plan.node_starts[k]
-        self._vi = plan.view_starts[k]
-        self._bi = plan.buffer_starts[k] + (int(self._variadic[:self._vi].sum()) if self._vi else 0)
+        vi = self._vi = plan.view_starts[k]
+        self._bi = plan.buffer_starts[k] + (int(self._variadic[:vi].sum()) if vi else 0)
         f = plan.schema.fields[k]
-        self._path = f"{self.where}, column {k} ({f.name!r})"
-        array = self._load(f, self._path)
+        path = _Path(self.where, k, f.name)
+        array = self._load(f, path)
         if array.length != self.header.length:
-            raise ArrowInvalid(f"{self._path}: column length {array.length} differs from the "
+            raise ArrowInvalid(f"{path}: column length {array.length} differs from the "
                                f"batch length {self.header.length}")
         self.stats.columns_loaded += 1
         return array
@@ -140,7 +155,7 @@ class BatchLoader:
     def _node(self, path):
         i = self._ni
         self._ni = i + 1
-        length, null_count = int(self._nodes[2 * i]), int(self._nodes[2 * i + 1])
+        length, null_count = self._nodes.get(i)
         if length < 0 or null_count < 0 or null_count > length:
             raise ArrowInvalid(f"{path}: field node {i} has length {length}, null count {null_count}")
         return length, null_count
@@ -148,14 +163,16 @@ class BatchLoader:
     def _buffer(self, path, what, align: int = 8) -> BufferView:
         i = self._bi
         self._bi = i + 1
-        offset, size = int(self._buffers[2 * i]), int(self._buffers[2 * i + 1])
-        label = f"{path}: {what} (buffer {i})"
-        view = self.body.slice(offset, size, label)
-        codec = self.header.compression
-        if codec is not None:
-            view = decompress_buffer(view, codec, label)
-            self.stats.buffers_decompressed += 1
-            self.stats.bytes_decompressed += view.size
+        offset, size = self._buffers.get(i)
+        try:
+            view = self.body.slice(offset, size)
+            codec = self.header.compression
+            if codec is not None:
+                view = decompress_buffer(view, codec, "buffer")
+                self.stats.buffers_decompressed += 1
+                self.stats.bytes_decompressed += view.size
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"{path}: {what} (buffer {i}): {exc}") from None
         if align > 1 and view.size and not view.is_aligned(align):
             view = as_view(view, copy=True)
             self.stats.buffers_copied += 1
@@ -213,19 +230,19 @@ class BatchLoader:
         buffers = [validity, self._buffer(path, "offsets", width)]
         if getattr(dtype, "view", False):
             buffers.append(self._buffer(path, "sizes", width))
-        child = self._load(dtype.value_field, f"{path}.{dtype.value_field.name}")
+        child = self._load(dtype.value_field, _Path(path, None, dtype.value_field.name))
         return make_array(dtype, length, buffers, [child], null_count=nulls)
 
     def _load_fixed_size_list(self, f, dtype, path):
         length, nulls = self._node(path)
         validity = self._validity(path, nulls)
-        child = self._load(dtype.value_field, f"{path}.{dtype.value_field.name}")
+        child = self._load(dtype.value_field, _Path(path, None, dtype.value_field.name))
         return make_array(dtype, length, [validity], [child], null_count=nulls)
 
     def _load_struct(self, f, dtype, path):
         length, nulls = self._node(path)
         validity = self._validity(path, nulls)
-        children = [self._load(c, f"{path}.{c.name}") for c in dtype.fields]
+        children = [self._load(c, _Path(path, None, c.name)) for c in dtype.fields]
         return make_array(dtype, length, [validity], children, null_count=nulls)
 
     def _load_union(self, f, dtype, path):
@@ -238,7 +255,7 @@ class BatchLoader:
         buffers = [self._buffer(path, "type ids", 1)]
         if dtype.mode == "dense":
             buffers.append(self._buffer(path, "offsets", 4))
-        children = [self._load(c, f"{path}.{c.name}") for c in dtype.fields]
+        children = [self._load(c, _Path(path, None, c.name)) for c in dtype.fields]
         return make_array(dtype, length, buffers, children, null_count=0)
 
     def _load_dictionary(self, f, dtype, path):
@@ -257,8 +274,8 @@ class BatchLoader:
         length, nulls = self._node(path)
         if nulls:
             raise ArrowInvalid(f"{path}: run_end_encoded node declares {nulls} nulls (must be 0)")
-        ends = self._load(dtype.run_end_field, f"{path}.run_ends")
-        values = self._load(dtype.value_field, f"{path}.values")
+        ends = self._load(dtype.run_end_field, _Path(path, None, "run_ends"))
+        values = self._load(dtype.value_field, _Path(path, None, "values"))
         return make_array(dtype, length, [], [ends, values], null_count=0)
 
 

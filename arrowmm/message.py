@@ -16,9 +16,9 @@ Two ways in:
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from typing import List, Optional
 
+from ._flatbuf import frame_at
 from ._region import BufferView, Region, as_view, empty_view
 from .errors import ArrowInvalid
 from .metadata import MessageRecord, parse_message
@@ -31,15 +31,18 @@ _I32 = struct.Struct("<i")
 _U32 = struct.Struct("<I")
 
 
-@dataclass(frozen=True)
 class Message:
     """A decoded message: its parsed metadata, its body, and where it came from."""
 
-    record: MessageRecord
-    body: BufferView
-    index: int  # position of the message in its stream (0 = schema)
-    offset: int  # byte offset of the message's first byte, -1 when unknown
-    legacy_prefix: bool  # True when written without the continuation marker
+    __slots__ = ("record", "body", "index", "offset", "legacy_prefix")
+
+    def __init__(self, record: MessageRecord, body: BufferView, index: int, offset: int,
+                 legacy_prefix: bool):
+        self.record = record
+        self.body = body
+        self.index = index  # position of the message in its stream (0 = schema)
+        self.offset = offset  # byte offset of the message's first byte, -1 when unknown
+        self.legacy_prefix = legacy_prefix  # written without the continuation marker
 
     @property
     def kind(self) -> str:
@@ -49,9 +52,13 @@ class Message:
     def header(self):
         return self.record.header
 
+    @property
+    def where(self) -> str:
+        return f"message {self.index}" + (f" at byte {self.offset}" if self.offset >= 0 else "")
+
 
 def _metadata(buf, start: int, size: int, index: int, offset: int) -> MessageRecord:
-    what = f"message {index} at byte {offset}"
+    what = f"message {index} at byte {offset}" if offset >= 0 else f"message {index}"
     if size < 4:
         raise ArrowInvalid(f"{what}: metadata of {size} bytes is too short for a flatbuffer")
     return parse_message(buf, start, what)
@@ -64,35 +71,19 @@ def read_message_at(region: Region, offset: int, index: int,
     End of the region where a message should start counts as end-of-stream
     (a stream writer may close without writing EOS).
     """
-    size = region.size
-    where = f"message {index} at byte {offset}"
-    if offset == size:
+    frame = frame_at(region, offset, index)
+    if frame is None:
         return None
-    if offset < 0 or offset > size or 4 > size - offset:
-        raise ArrowInvalid(f"{where}: truncated: {size - offset} byte(s) left, a length prefix needs 4")
-    head = region.view(offset, min(8, size - offset), where)
-    first = _U32.unpack_from(head, 0)[0]
-    legacy = first != CONTINUATION
-    if legacy:
-        meta_size = _I32.unpack_from(head, 0)[0]
-        meta_start = offset + 4
-    else:
-        if len(head) < 8:
-            raise ArrowInvalid(f"{where}: truncated after the continuation marker")
-        meta_size = _I32.unpack_from(head, 4)[0]
-        meta_start = offset + 8
-    if meta_size == 0:
-        return None
-    if meta_size < 0:
-        raise ArrowInvalid(f"{where}: negative metadata length {meta_size}")
-    meta = region.view(meta_start, meta_size, f"{where}: metadata of {meta_size} bytes")
-    record = _metadata(memoryview(meta), 0, meta_size, index, offset)
+    meta_start, meta_size, legacy = frame
+    record = _metadata(memoryview(region.view(meta_start, meta_size)), 0, meta_size, index, offset)
     body_length = record.body_length
     if expected_body_length is not None and expected_body_length != body_length:
-        raise ArrowInvalid(f"{where}: message bodyLength {body_length} differs from the "
-                           f"file footer's block bodyLength {expected_body_length}")
-    body_start = meta_start + meta_size
-    body = region.view(body_start, body_length, f"{where}: body of {body_length} bytes")
+        raise ArrowInvalid(f"message {index} at byte {offset}: message bodyLength {body_length} "
+                           f"differs from the file footer's block bodyLength {expected_body_length}")
+    try:
+        body = region.view(meta_start + meta_size, body_length)
+    except ArrowInvalid as exc:
+        raise ArrowInvalid(f"message {index} at byte {offset}: body of {body_length} bytes: {exc}") from None
     return Message(record, body, index, offset, legacy)
 
 

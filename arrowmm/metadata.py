@@ -39,6 +39,7 @@ from ._fbs.Schema import Schema as FbSchema
 from ._fbs.Time import Time as FbTime
 from ._fbs.Timestamp import Timestamp as FbTimestamp
 from ._fbs.Union import Union as FbUnion
+from ._flatbuf import peek_batch_message, struct_pairs
 from .errors import ArrowInvalid, ArrowNotImplementedError
 
 __all__ = [
@@ -73,33 +74,52 @@ _INTERVAL_UNIT = {0: "YEAR_MONTH", 1: "DAY_TIME", 2: "MONTH_DAY_NANO"}
 _FLOAT_BITS = {0: 16, 1: 32, 2: 64}
 
 
-@dataclass(frozen=True)
 class RecordBatchHeader:
-    """One RecordBatch message header: row count and the struct vectors as numpy views."""
+    """One RecordBatch message header: row count and the struct vectors as numpy views.
 
-    length: int
-    nodes: np.ndarray  # FIELD_NODE records, one per array node in depth-first order
-    buffers: np.ndarray  # BUFFER records, offsets relative to the message body
-    compression: Optional[str]  # None, "lz4" or "zstd"
-    variadic_counts: np.ndarray  # int64, one per view-typed node in depth-first order
+    ``nodes`` and ``buffers`` are ``StructPairs`` read in place from the message
+    (``get(i)`` -> (length, null_count) / (offset, length));
+    ``node_records`` / ``buffer_records`` give them as structured numpy views.
+    """
+
+    __slots__ = ("length", "nodes", "buffers", "compression", "variadic_counts")
+
+    def __init__(self, length, nodes, buffers, compression, variadic_counts):
+        self.length = length
+        self.nodes = nodes
+        self.buffers = buffers
+        self.compression = compression  # None, "lz4" or "zstd"
+        self.variadic_counts = variadic_counts  # int64, one per view-typed node, depth-first
+
+    @property
+    def node_records(self) -> np.ndarray:
+        return self.nodes.to_numpy(FIELD_NODE)
+
+    @property
+    def buffer_records(self) -> np.ndarray:
+        return self.buffers.to_numpy(BUFFER)
 
 
-@dataclass(frozen=True)
 class DictionaryBatchHeader:
-    id: int
-    data: RecordBatchHeader
-    is_delta: bool
+    __slots__ = ("id", "data", "is_delta")
+
+    def __init__(self, id, data, is_delta):
+        self.id = id
+        self.data = data
+        self.is_delta = is_delta
 
 
-@dataclass(frozen=True)
 class MessageRecord:
     """A parsed message: what it is, how long its body is, and its custom metadata."""
 
-    version: int
-    header_type: int
-    header: object  # Schema | RecordBatchHeader | DictionaryBatchHeader | raw table (tensors)
-    body_length: int
-    metadata: Optional[dict]
+    __slots__ = ("version", "header_type", "header", "body_length", "metadata")
+
+    def __init__(self, version, header_type, header, body_length, metadata):
+        self.version = version
+        self.header_type = header_type
+        self.header = header  # Schema | RecordBatchHeader | DictionaryBatchHeader | raw table
+        self.body_length = body_length
+        self.metadata = metadata
 
     @property
     def kind(self) -> str:
@@ -129,6 +149,17 @@ def _struct_vector(tab: flatbuffers.table.Table, slot: int, dtype: np.dtype, wha
         raise ArrowInvalid(f"{what}: vector of {n} {dtype.itemsize}-byte records at byte {start} "
                            f"overruns the {len(buf)}-byte metadata")
     return np.frombuffer(buf, dtype=dtype, count=n, offset=start)
+
+
+def _pairs_vector(tab: flatbuffers.table.Table, slot: int, what: str):
+    """The FieldNode / Buffer vector in ``slot`` as a ``StructPairs`` (same as the fast path)."""
+    o = tab.Offset(4 + 2 * slot)
+    if not o:
+        return struct_pairs(tab.Bytes, 0, 0)
+    try:
+        return struct_pairs(tab.Bytes, tab.Vector(o), tab.VectorLen(o))
+    except ArrowInvalid as exc:
+        raise ArrowInvalid(f"{what}: {exc}") from None
 
 
 def _check_vector(n: int, tab, o: int, elem_size: int, what: str) -> int:
@@ -336,8 +367,8 @@ def _record_batch_from_fb(rb: FbRecordBatch, what: str) -> RecordBatchHeader:
     length = rb.Length()
     if length < 0:
         raise ArrowInvalid(f"{what}: negative record batch length {length}")
-    nodes = _struct_vector(tab, 1, FIELD_NODE, f"{what} nodes")
-    buffers = _struct_vector(tab, 2, BUFFER, f"{what} buffers")
+    nodes = _pairs_vector(tab, 1, f"{what} nodes")
+    buffers = _pairs_vector(tab, 2, f"{what} buffers")
     compression = None
     comp = rb.Compression()
     if comp is not None:
@@ -359,16 +390,58 @@ def _record_batch_from_fb(rb: FbRecordBatch, what: str) -> RecordBatchHeader:
 _NO_COUNTS = np.empty(0, dtype="<i8")
 
 
-@_guard("message")
-def parse_message(buf, offset: int = 0, what: str = "message") -> MessageRecord:
-    """Parse the Message flatbuffer whose root offset sits at ``buf[offset]``."""
-    msg = FbMessage.GetRootAs(buf, offset)
-    version = msg.Version()
+def _check_version(version: int, what: str) -> None:
     if not 0 <= version <= MetadataVersion.V5:
         raise ArrowNotImplementedError(f"{what}: unknown metadata version {version}")
     if version < MetadataVersion.V4:
         raise ArrowNotImplementedError(
             f"{what}: metadata version V{version + 1} is older than V4 (Arrow < 0.8), not supported")
+
+
+def parse_message(buf, offset: int = 0, what: str = "message") -> MessageRecord:
+    """Parse the Message flatbuffer whose root offset sits at ``buf[offset]``.
+
+    Record batch and dictionary batch headers (the hot path of ``get_batch``)
+    are read by the Cython reader in ``_flatbuf``; everything else, and any
+    message with custom metadata, by the generated code.
+    """
+    if offset == 0:
+        fast = peek_batch_message(buf)
+        if isinstance(fast, str):
+            raise ArrowInvalid(f"{what}: malformed message metadata: {fast}")
+        if fast is not None:
+            version, header_type, body_length, has_metadata, dict_id, is_delta, rb = fast
+            _check_version(version, what)
+            if body_length < 0:
+                raise ArrowInvalid(f"{what}: negative bodyLength {body_length}")
+            length, nodes, buffers, codec, method, variadic = rb
+            if length < 0:
+                raise ArrowInvalid(f"{what}: negative record batch length {length}")
+            compression = None
+            if codec >= 0:
+                if codec not in _COMPRESSION:
+                    raise ArrowNotImplementedError(f"{what}: unknown compression codec {codec}")
+                if method != 0:
+                    raise ArrowNotImplementedError(f"{what}: body compression method {method}")
+                compression = _COMPRESSION[codec]
+            header = RecordBatchHeader(length, nodes, buffers, compression, variadic)
+            if header_type == MessageHeader.DictionaryBatch:
+                header = DictionaryBatchHeader(dict_id, header, is_delta)
+            metadata = _message_metadata(buf, what) if has_metadata else None
+            return MessageRecord(version, header_type, header, body_length, metadata)
+    return _parse_message_slow(buf, offset, what)
+
+
+@_guard("message")
+def _message_metadata(buf, what: str) -> Optional[dict]:
+    return _key_values(FbMessage.GetRootAs(buf, 0), f"{what} metadata")
+
+
+@_guard("message")
+def _parse_message_slow(buf, offset: int, what: str) -> MessageRecord:
+    msg = FbMessage.GetRootAs(buf, offset)
+    version = msg.Version()
+    _check_version(version, what)
     header_type = msg.HeaderType()
     table = msg.Header()
     body_length = msg.BodyLength()

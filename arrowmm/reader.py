@@ -26,6 +26,24 @@ _I32 = struct.Struct("<i")
 _READ_CHUNK = 1 << 22  # largest single read from a file-like object (bounds allocation)
 
 
+class _BatchWhere:
+    """'record batch k (message at byte n)', formatted only when an error message needs it."""
+
+    __slots__ = ("index", "offset")
+
+    def __init__(self, index, offset):
+        self.index = index
+        self.offset = offset
+
+    def __str__(self):
+        return f"record batch {self.index} (message at byte {self.offset})"
+
+
+def _flat_blocks(blocks):
+    """Footer Blocks as an (n, 3) int64 view: offset, metaDataLength (+ padding), bodyLength."""
+    return blocks.view("<i8").reshape(-1, 3) if len(blocks) else blocks.view("<i8").reshape(0, 3)
+
+
 def _region_of(source) -> Region:
     if isinstance(source, Region):
         return source
@@ -127,8 +145,8 @@ class FileReader(_ReaderBase):
         footer = parse_footer(memoryview(footer_view))
         self.footer = footer
         self.schema = footer.schema
-        self._blocks = footer.record_batches
-        self._dict_blocks = footer.dictionaries
+        self._blocks = _flat_blocks(footer.record_batches)
+        self._dict_blocks = _flat_blocks(footer.dictionaries)
         self._memo: Optional[DictionaryMemo] = None
         self._dict_plans = {}
 
@@ -150,22 +168,23 @@ class FileReader(_ReaderBase):
 
     def _read_block(self, blocks, i: int, kind: int, what: str) -> Message:
         self._check_open()
-        offset = int(blocks["offset"][i])
-        meta_len = int(blocks["metadata_length"][i])
-        body_len = int(blocks["body_length"][i])
-        where = f"{what} {i} (block at byte {offset})"
+        offset, meta_len, body_len = blocks[i].tolist()
+        meta_len = (meta_len & 0xFFFFFFFF) - ((meta_len & 0x80000000) << 1)  # int32 + 4 pad bytes
         if offset < 8 or offset >= self._footer_offset or meta_len <= 0 or body_len < 0:
-            raise ArrowInvalid(f"{where}: block (offset={offset}, metaDataLength={meta_len}, "
-                               f"bodyLength={body_len}) lies outside the file's data section")
+            raise ArrowInvalid(f"{what} {i} (block at byte {offset}): block (offset={offset}, "
+                               f"metaDataLength={meta_len}, bodyLength={body_len}) lies outside "
+                               f"the file's data section")
         msg = read_message_at(self._region, offset, i, expected_body_length=body_len)
-        if msg is None:
-            raise ArrowInvalid(f"{where}: block points at an end-of-stream marker")
-        if msg.body.offset != offset + meta_len:
-            raise ArrowInvalid(f"{where}: block metaDataLength {meta_len} disagrees with the "
-                               f"message's own length prefix (body at byte {msg.body.offset})")
-        if message_end(msg) > self._footer_offset:
-            raise ArrowInvalid(f"{where}: message body runs into the footer")
-        if msg.record.header_type != kind:
+        if msg is None or msg.body.offset != offset + meta_len or \
+                message_end(msg) > self._footer_offset or msg.record.header_type != kind:
+            where = f"{what} {i} (block at byte {offset})"
+            if msg is None:
+                raise ArrowInvalid(f"{where}: block points at an end-of-stream marker")
+            if msg.body.offset != offset + meta_len:
+                raise ArrowInvalid(f"{where}: block metaDataLength {meta_len} disagrees with the "
+                                   f"message's own length prefix (body at byte {msg.body.offset})")
+            if message_end(msg) > self._footer_offset:
+                raise ArrowInvalid(f"{where}: message body runs into the footer")
             raise ArrowInvalid(f"{where}: expected a {MessageHeader.NAMES[kind]} message, "
                                f"found {msg.kind}")
         return msg
@@ -189,7 +208,7 @@ class FileReader(_ReaderBase):
         if not 0 <= k < n:
             raise IndexError(f"record batch index {i} out of range for {n} batches")
         msg = self._read_block(self._blocks, k, MessageHeader.RecordBatch, "record batch")
-        return self._record_batch(msg, self._dictionaries().get, f"record batch {k} (message at byte {msg.offset})")
+        return self._record_batch(msg, self._dictionaries().get, _BatchWhere(k, msg.offset))
 
     get_record_batch = get_batch
 

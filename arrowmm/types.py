@@ -5,6 +5,7 @@ which is the plan the loader follows when it walks a record batch.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Iterator, Mapping, Optional
 
 import numpy as np
@@ -82,6 +83,7 @@ def _rebuild_type(_text, cls, args):
     return cls(*args)
 
 
+@lru_cache(maxsize=None)
 def _native(dtype: str) -> np.dtype:
     return np.dtype(dtype).newbyteorder("<")
 
