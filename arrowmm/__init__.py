@@ -13,6 +13,7 @@ from .array import (Array, NullArray, BooleanArray, PrimitiveArray, FixedSizeBin
                     RunEndEncodedArray)
 from .batch import RecordBatch
 from .reader import FileReader, StreamReader, open_file, open_stream, open  # noqa: A004
+from .writer import FileWriter, StreamWriter, new_file, new_stream
 from .scalars import DayTimeInterval, MonthDayNano
 from ._region import BufferView, Region
 

@@ -13,7 +13,7 @@ from typing import Iterator, Optional
 
 from ._region import Region
 from .batch import RecordBatch
-from .dictionary import DictionaryMemo
+from .dictionaries import DictionaryMemo
 from .errors import ArrowInvalid, ArrowNotImplementedError
 from .loader import BatchLoader, LoadStats, SchemaPlan
 from .message import Message, MessageDecoder, message_end, read_message_at
@@ -225,10 +225,18 @@ class FileReader(_ReaderBase):
 
 
 class StreamReader(_ReaderBase):
-    """Sequential reader of an IPC stream: a path, a buffer or a binary file-like object."""
+    """Sequential reader of an IPC stream: a path, a buffer or a binary file-like object.
 
-    def __init__(self, source):
+    A file in the IPC file format reads as the stream it contains.  With
+    ``recover=True`` a damaged or truncated tail ends the stream instead of
+    raising (``recovery_error`` then says what stopped it): this salvages the
+    complete batches of a file whose writer was killed.
+    """
+
+    def __init__(self, source, *, recover: bool = False):
         super().__init__()
+        self._recover = recover
+        self.recovery_error: Optional[str] = None
         self._file = None
         self._decoder = None
         self._pending = []
@@ -241,6 +249,8 @@ class StreamReader(_ReaderBase):
         else:
             self._region = _region_of(source)
             self._description = self._region.description
+            if self._region.size >= 8 and self._region.view(0, 6).to_bytes() == MAGIC:
+                self._pos = 8  # the stream inside an IPC file (or a file cut short)
         self._dict_plans = {}
         first = self._next_message()
         if first is None:
@@ -254,6 +264,15 @@ class StreamReader(_ReaderBase):
         self._done = False
 
     def _next_message(self) -> Optional[Message]:
+        if not self._recover:
+            return self._read_message()
+        try:
+            return self._read_message()
+        except ArrowInvalid as exc:
+            self.recovery_error = str(exc)
+            return None
+
+    def _read_message(self) -> Optional[Message]:
         if self._file is None:
             if self._region is None:
                 return None
@@ -320,9 +339,12 @@ def open_file(source) -> FileReader:
     return FileReader(source)
 
 
-def open_stream(source) -> StreamReader:
-    """Open an IPC stream: a path, a buffer-protocol object or a binary file-like object."""
-    return StreamReader(source)
+def open_stream(source, *, recover: bool = False) -> StreamReader:
+    """Open an IPC stream: a path, a buffer-protocol object or a binary file-like object.
+
+    ``recover=True`` stops quietly at a damaged or truncated tail (see ``StreamReader``).
+    """
+    return StreamReader(source, recover=recover)
 
 
 def open(source):  # noqa: A001  (mirrors the CONTRACT's arrowmm.open)
