@@ -16,6 +16,7 @@ from typing import Callable, Optional
 from . import types as t
 from ._region import BufferView, as_view
 from .array import Array, make_array
+from .byteorder import NATIVE, byteswap, swap_kind
 from .compression import decompress_buffer
 from .errors import ArrowInvalid, ArrowNotImplementedError
 from .metadata import MetadataVersion, RecordBatchHeader
@@ -30,6 +31,7 @@ class LoadStats:
     columns_loaded: int = 0
     buffers_copied: int = 0  # misaligned buffers copied to aligned memory
     bytes_copied: int = 0
+    buffers_swapped: int = 0  # big-endian buffers converted to native order
     buffers_decompressed: int = 0
     bytes_decompressed: int = 0
 
@@ -99,7 +101,7 @@ class BatchLoader:
     ``dictionaries`` maps a dictionary id to its current values array.
     """
 
-    __slots__ = ("plan", "header", "body", "dictionaries", "where", "stats",
+    __slots__ = ("plan", "header", "body", "dictionaries", "where", "stats", "swap",
                  "_nodes", "_buffers", "_variadic", "_ni", "_bi", "_vi", "_path")
 
     def __init__(self, plan: SchemaPlan, header: RecordBatchHeader, body: BufferView,
@@ -110,6 +112,7 @@ class BatchLoader:
         self.dictionaries = dictionaries
         self.where = where
         self.stats = stats if stats is not None else LoadStats()
+        self.swap = plan.schema.endianness != NATIVE
         nodes, buffers, variadic = header.nodes, header.buffers, header.variadic_counts
         n_nodes, n_buffers = len(nodes), len(buffers)
         if n_nodes != plan.total_nodes:
@@ -179,6 +182,17 @@ class BatchLoader:
             self.stats.bytes_copied += view.size
         return view
 
+    def _typed_buffer(self, path, what, kind, align: int = 8) -> BufferView:
+        """A buffer of multi-byte values: swapped to native order when the file is not native."""
+        view = self._buffer(path, what, align)
+        if self.swap and kind is not None and view.size:
+            try:
+                view = byteswap(view, kind)
+            except ArrowInvalid as exc:
+                raise ArrowInvalid(f"{path}: {what}: {exc}") from None
+            self.stats.buffers_swapped += 1
+        return view
+
     def _validity(self, path, null_count):
         buf = self._buffer(path, "validity bitmap", 1)
         return buf if null_count else None
@@ -201,7 +215,7 @@ class BatchLoader:
         length, nulls = self._node(path)
         validity = self._validity(path, nulls)
         align = 1 if isinstance(dtype, t.FixedSizeBinaryType) else min(dtype.byte_width, 8)
-        data = self._buffer(path, "values", align)
+        data = self._typed_buffer(path, "values", swap_kind(dtype), align)
         return make_array(dtype, length, [validity, data], null_count=nulls)
 
     def _load_bool(self, f, dtype, path):
@@ -213,13 +227,14 @@ class BatchLoader:
         length, nulls = self._node(path)
         validity = self._validity(path, nulls)
         if dtype.view:
-            views = self._buffer(path, "views", 8)
+            views = self._typed_buffer(path, "views", "views")
             vi = self._vi
             self._vi = vi + 1
             count = int(self._variadic[vi])
             data = [self._buffer(path, f"variadic data {j}", 1) for j in range(count)]
             return make_array(dtype, length, [validity, views] + data, null_count=nulls)
-        offsets = self._buffer(path, "offsets", dtype.offset_dtype.itemsize)
+        width = dtype.offset_dtype.itemsize
+        offsets = self._typed_buffer(path, "offsets", width, width)
         data = self._buffer(path, "data", 1)
         return make_array(dtype, length, [validity, offsets, data], null_count=nulls)
 
@@ -227,9 +242,9 @@ class BatchLoader:
         length, nulls = self._node(path)
         validity = self._validity(path, nulls)
         width = dtype.offset_dtype.itemsize
-        buffers = [validity, self._buffer(path, "offsets", width)]
+        buffers = [validity, self._typed_buffer(path, "offsets", width, width)]
         if getattr(dtype, "view", False):
-            buffers.append(self._buffer(path, "sizes", width))
+            buffers.append(self._typed_buffer(path, "sizes", width, width))
         child = self._load(dtype.value_field, _Path(path, None, dtype.value_field.name))
         return make_array(dtype, length, buffers, [child], null_count=nulls)
 
@@ -254,14 +269,15 @@ class BatchLoader:
                     f"{path}: pre-1.0 (V4) union with a top-level validity bitmap and {nulls} null(s)")
         buffers = [self._buffer(path, "type ids", 1)]
         if dtype.mode == "dense":
-            buffers.append(self._buffer(path, "offsets", 4))
+            buffers.append(self._typed_buffer(path, "offsets", 4, 4))
         children = [self._load(c, _Path(path, None, c.name)) for c in dtype.fields]
         return make_array(dtype, length, buffers, children, null_count=0)
 
     def _load_dictionary(self, f, dtype, path):
         length, nulls = self._node(path)
         validity = self._validity(path, nulls)
-        indices = self._buffer(path, "indices", dtype.index_type.byte_width)
+        width = dtype.index_type.byte_width
+        indices = self._typed_buffer(path, "indices", width, width)
         if f.dictionary_id is None:
             raise ArrowInvalid(f"{path}: dictionary-encoded field without a dictionary id")
         dictionary = self.dictionaries(f.dictionary_id)
