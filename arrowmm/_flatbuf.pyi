@@ -1,0 +1,19 @@
+"""Bounds-checked FlatBuffers reader of the hot message headers (see _flatbuf.pyx)."""
+from typing import Any, Optional, Tuple, Union
+
+import numpy as np
+
+from ._region import Region
+
+class StructPairs:
+    """A vector of 16-byte (int64, int64) structs read in place."""
+    owner: Any
+    start: int
+    count: int
+    def __len__(self) -> int: ...
+    def get(self, i: int) -> Tuple[int, int]: ...
+    def to_numpy(self, dtype: Any) -> np.ndarray: ...
+
+def struct_pairs(owner: Any, start: int, count: int) -> StructPairs: ...
+def frame_at(region: Region, offset: int, index: int) -> Optional[Tuple[int, int, bool]]: ...
+def peek_batch_message(owner: Any) -> Union[None, str, tuple]: ...
