@@ -16,8 +16,8 @@ from libc.string cimport memcmp
 
 import numpy as np
 
-from arrowmm._utf8 import _utf8_invalid_at_capsule as _utf8_capsule
 from arrowmm._bitmap import _byte_buffer, _validity_buffer
+from arrowmm._utf8 import _utf8_invalid_at_capsule as _utf8_capsule
 from arrowmm.errors import ArrowInvalid
 
 # One UTF-8 validator for the package: _utf8 exports its C function in a capsule.
@@ -29,7 +29,7 @@ ctypedef fused offset_t:
     int32_t
     int64_t
 
-ctypedef fused run_t:  # also used for offsets (int32/int64)
+ctypedef fused sint_t:  # run ends (all three) and offsets (int32/int64)
     int16_t
     int32_t
     int64_t
@@ -112,7 +112,7 @@ cdef inline int32_t _le32(const uint8_t[::1] b, int64_t p) noexcept nogil:
                      | (<uint32_t>b[p + 2] << 16) | (<uint32_t>b[p + 3] << 24))
 
 
-cdef inline int64_t _first_drop(const run_t[::1] o, int64_t last, bint strict) noexcept nogil:
+cdef inline int64_t _first_drop(const sint_t[::1] o, int64_t last, bint strict) noexcept nogil:
     """Smallest i in [1, last] with o[i] < o[i-1] (<= if strict), else -1.
 
     Scans branch-free blocks so the compiler can vectorise the common all-good case.
@@ -136,7 +136,7 @@ cdef inline int64_t _first_drop(const run_t[::1] o, int64_t last, bint strict) n
     return -1
 
 
-cdef int64_t _drop_at(const run_t[::1] o, int64_t last, bint strict):
+cdef int64_t _drop_at(const sint_t[::1] o, int64_t last, bint strict):
     cdef int64_t r
     with nogil:
         r = _first_drop(o, last, strict)

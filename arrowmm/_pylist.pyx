@@ -54,7 +54,7 @@ cdef list _var_loop(const offset_t[::1] o, const uint8_t[::1] d, int64_t length,
                     const uint8_t[::1] bits, bint has_bits, int64_t bit_offset, bint utf8):
     cdef int64_t n = d.shape[0], i = 0, s, e
     cdef list out = [None] * length
-    empty = "" if utf8 else b""
+    cdef object empty = "" if utf8 else b""
     try:
         for i in range(length):
             if has_bits and not _valid(bits, bit_offset + i):
@@ -148,7 +148,7 @@ def views_to_list(views, int64_t length, validity, int64_t bit_offset, variadic_
     buffers = list(variadic_buffers)
     nbuf = len(buffers)
     cdef list out = [None] * length
-    empty = "" if utf8 else b""
+    cdef object empty = "" if utf8 else b""
     pins = <Py_buffer*>calloc(nbuf + 1, sizeof(Py_buffer))
     if pins == NULL:
         raise MemoryError()
