@@ -1,0 +1,51 @@
+"""Smoke tests of benchmarks/bench_read.py and bench_write.py: the quick runs complete and report every benchmark.
+
+No timing is asserted (machines are noisy); only that the script runs end to end,
+exits 0, and prints (and writes with ``--out``) one table row per benchmark.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyarrow")
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "benchmarks" / "bench_read.py"
+ROWS = ("| 1. open |", "| 2. random get_batch/column/to_numpy |",
+        "| 3. full scan (sum 1 float64 column) |", "| 4. validate(full=True) string + list<int64> |")
+
+
+def test_bench_read_quick(tmp_path):
+    out = tmp_path / "bench.md"
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    written = out.read_text()
+    for row in ROWS:
+        assert row in proc.stdout, f"no row {row!r} in:\n{proc.stdout}"
+        assert row in written, f"no row {row!r} in {out}:\n{written}"
+    assert "| benchmark | arrowmm | pyarrow | ratio | target | result |" in written
+
+
+WRITE_SCRIPT = ROOT / "benchmarks" / "bench_write.py"
+WRITE_ROWS = ("| 1. file write (uncompressed, from memory) |", "| 2. stream write (uncompressed, from memory) |",
+              "| 3a. write-from-map: peak anonymous memory growth |", "| 3b. write-from-map: tracemalloc peak |",
+              "| 3c. write-from-map: peak RSS growth |")
+
+
+def test_bench_write_quick(tmp_path):
+    out = tmp_path / "bench_write.md"
+    proc = subprocess.run([sys.executable, str(WRITE_SCRIPT), "--quick", "--out", str(out),
+                           "--data-dir", str(tmp_path / "data")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    written = out.read_text()
+    for row in WRITE_ROWS:
+        assert row in proc.stdout, f"no row {row!r} in:\n{proc.stdout}"
+        assert row in written, f"no row {row!r} in {out}:\n{written}"
+    assert "| benchmark | arrowmm | pyarrow | ratio | target | result |" in written
+    assert not any((tmp_path / "data").iterdir()), "the benchmark left files behind"
