@@ -18,3 +18,4 @@ from .scalars import DayTimeInterval, MonthDayNano
 from ._region import BufferView, Region
 
 __version__ = "0.1.0"
+from .build import array, record_batch
