@@ -42,10 +42,16 @@ def _fixed(buf: BufferView, offset: int, length: int, width: int):
     return buf.slice(offset * width, length * width)
 
 
-def _rebased(offsets: np.ndarray):
-    """Offsets starting at zero (a view when they already do) and the (first, last) range."""
+def _offsets(array: Array, buf: BufferView):
+    """The array's ``length + 1`` offsets starting at zero (a view of ``buf`` when they already
+    do) and the (first, last) range of the values they cover."""
+    offsets = array.value_offsets()
     first, last = int(offsets[0]), int(offsets[-1])
-    return (offsets if first == 0 else offsets - offsets.dtype.type(first)), first, last
+    if first:
+        return offsets - offsets.dtype.type(first), first, last
+    if array.length == 0:  # an empty array may come with an empty offsets buffer
+        return offsets, first, last
+    return _fixed(buf, array.offset, array.length + 1, offsets.itemsize), first, last
 
 
 class _Flat:
@@ -92,12 +98,12 @@ def flatten(array: Array, out: Optional[_Flat] = None) -> _Flat:
         out.variadic.append(len(bufs) - 2)
         out.buffers.extend(bufs[2:])
     elif kind is t.BinaryType:
-        offs, first, last = _rebased(array.value_offsets())
-        out.buffers.append(offs if first else _fixed(bufs[1], off, n + 1, offs.itemsize))
+        offs, first, last = _offsets(array, bufs[1])
+        out.buffers.append(offs)
         out.buffers.append(bufs[2].slice(first, last - first))
     elif kind in (t.ListType, t.MapType) and not getattr(dtype, "view", False):
-        offs, first, last = _rebased(array.value_offsets())
-        out.buffers.append(offs if first else _fixed(bufs[1], off, n + 1, offs.itemsize))
+        offs, first, last = _offsets(array, bufs[1])
+        out.buffers.append(offs)
         flatten(array.children[0].slice(first, last - first), out)
     elif kind is t.ListType:  # list views: offsets and sizes sliced, child whole
         width = dtype.offset_dtype.itemsize

@@ -8,19 +8,21 @@ A ``FileWriter`` given a path writes to a temporary name beside the target
 and renames it into place on ``close()``: a crash or an exception inside
 ``with`` never leaves a half-written file under the target name.  The
 temporary file is ``ARROW1\\0\\0`` followed by a plain IPC stream, so what was
-written before a crash can be recovered with ``arrowmm.recover_stream``.
+written before a crash can be recovered with ``arrowmm.open_stream(tmp, recover=True)``.
 """
 from __future__ import annotations
 
+import io
+import math
 import os
+import secrets
 import struct
-import tempfile
 from typing import Dict, Optional
 
 import numpy as np
 
 from . import types as t
-from .array import Array, DictionaryArray
+from .array import Array
 from .batch import RecordBatch
 from .encoder import EncodedMessage, Encoder, flatten
 from .errors import ArrowInvalid
@@ -58,8 +60,7 @@ def _assign_dictionary_ids(schema: t.Schema) -> t.Schema:
         kids = inner.children
         if kids:
             new_kids = [assign(c) for c in kids]
-            if new_kids != list(kids) or any(a.dictionary_id != b.dictionary_id
-                                             for a, b in zip(new_kids, kids)):
+            if any(a is not b for a, b in zip(new_kids, kids)):  # an id was set at some depth
                 inner = _with_children(inner, new_kids)
         if isinstance(dtype, t.DictionaryType):
             dtype = t.DictionaryType(dtype.index_type, inner, dtype.ordered)
@@ -100,6 +101,53 @@ def _dictionaries_in(array: Array, f: t.Field, out: list) -> None:
         _dictionaries_in(child, child_field, out)
 
 
+def _text(x, what: str) -> str:
+    if isinstance(x, (bytes, bytearray, memoryview)):
+        x = bytes(x).decode("utf-8", "surrogateescape")
+    x = str(x)
+    try:
+        x.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ArrowInvalid(f"{what}: {x!r} is not valid UTF-8 (IPC metadata strings must be)") from None
+    return x
+
+
+def _check_metadata(metadata, what: str) -> Optional[dict]:
+    """``metadata`` as a str -> str dict; ``ArrowInvalid`` (before anything is written) if not UTF-8."""
+    if metadata is None:
+        return None
+    return {_text(k, f"{what} key"): _text(v, f"{what} value") for k, v in dict(metadata).items()}
+
+
+def _check_schema_metadata(schema: t.Schema) -> None:
+    def walk(f: t.Field, path: str):
+        _check_metadata(f.metadata, f"metadata of field {path}")
+        for c in _value_type(f.type).children:
+            walk(c, f"{path}.{c.name}")
+
+    _check_metadata(schema.metadata, "schema metadata")
+    for f in schema.fields:
+        walk(f, f.name)
+
+
+def _canonical(v):
+    """A value of ``to_pylist`` comparable bit for bit (NaN equals NaN, -0.0 differs from 0.0)."""
+    if isinstance(v, float):
+        return ("nan",) if math.isnan(v) else ("float", struct.pack("<d", v))
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__, [_canonical(x) for x in v])
+    if isinstance(v, dict):
+        return ("dict", [(k, _canonical(x)) for k, x in v.items()])
+    return v
+
+
+def _same_values(a: Array, b: Array) -> bool:
+    """Whether two arrays of one type hold the same values (what a reader would decode)."""
+    if len(a) != len(b) or a.type != b.type:
+        return False
+    return _canonical(a.to_pylist(temporal="int")) == _canonical(b.to_pylist(temporal="int"))
+
+
 class _Sink:
     """Writes parts to a file descriptor (``os.writev``) or a file-like object (``write``)."""
 
@@ -127,9 +175,16 @@ class _Sink:
             return
         for p in parts:
             mv = memoryview(p).cast("B")
-            if mv.nbytes:
-                self.file.write(mv)
-                self.position += mv.nbytes
+            while mv.nbytes:
+                n = self.file.write(mv)  # raw files and sockets may take only part of it
+                n = mv.nbytes if n is None else n
+                self.position += n
+                mv = mv[n:]
+
+    def flush(self) -> None:
+        """Hand buffered bytes of a file-like sink to the OS (a stream reader sees each batch)."""
+        if self.fd is None and hasattr(self.file, "flush"):
+            self.file.flush()
 
 
 def _open_sink(sink):
@@ -140,7 +195,7 @@ def _open_sink(sink):
     if not hasattr(sink, "write"):
         raise ArrowInvalid(f"sink must be a path or a binary file-like object, got {type(sink).__name__}")
     fd = None
-    if isinstance(sink, __import__("io").FileIO):  # unbuffered real file: writev is safe
+    if isinstance(sink, io.FileIO):  # unbuffered real file: writev is safe
         fd = sink.fileno()
     return _Sink(sink, fd), None
 
@@ -154,8 +209,10 @@ class _WriterBase:
                  legacy_format=False, allow_dictionary_replacement=True, fsync=False):
         if not isinstance(schema, t.Schema):
             schema = _coerce_schema(schema)
+        metadata = _check_metadata(metadata, "metadata")
         if metadata:
             schema = schema.with_metadata({**(schema.metadata or {}), **metadata})
+        _check_schema_metadata(schema)
         self.schema = _assign_dictionary_ids(schema)
         self._encoder = Encoder(alignment, legacy_format, compression,
                                 MetadataVersion.V5)
@@ -169,9 +226,15 @@ class _WriterBase:
         self._open(sink)
 
     def _open(self, sink):
+        header = self._encoder.schema(self.schema, 0)  # fails before the sink is touched
         self._sink, self._owned = _open_sink(sink)
         self._target = None
-        self._emit(self._encoder.schema(self.schema, self._sink.position))
+        try:
+            self._emit(header)
+            self._sink.flush()
+        except BaseException:
+            self._discard()
+            raise
 
     def _emit(self, msg: EncodedMessage, blocks: Optional[list] = None) -> None:
         start = self._sink.position
@@ -183,7 +246,10 @@ class _WriterBase:
     def _coerce(self, batch) -> RecordBatch:
         if not isinstance(batch, RecordBatch):
             from . import record_batch
-            batch = record_batch(batch, schema=self.schema)
+            if hasattr(batch, "__arrow_c_array__") or hasattr(batch, "__arrow_c_stream__"):
+                batch = record_batch(batch)  # with its own schema, checked below
+            else:  # columns ({name: values}, [values]) take the writer's types
+                batch = record_batch(batch, schema=self.schema)
         if len(batch.schema) != len(self.schema) or not all(
                 a.name == b.name and a.type == b.type and a.nullable == b.nullable
                 for a, b in zip(batch.schema, self.schema)):
@@ -191,16 +257,23 @@ class _WriterBase:
                                f"batch:\n{batch.schema}\nwriter:\n{self.schema}")
         return batch
 
-    def write(self, batch, metadata: Optional[dict] = None) -> None:
+    def write(self, batch, metadata: Optional[dict] = None, *, custom_metadata=None) -> None:
         """Write one record batch (an arrowmm RecordBatch or anything ``record_batch`` takes).
 
-        ``metadata``: custom metadata of this record batch message.  A batch
+        ``metadata`` (or pyarrow's name, ``custom_metadata``): custom metadata
+        of this record batch message; by default the batch's own.  A batch
         whose schema differs from the writer's raises ``ArrowInvalid`` and
         writes nothing.
         """
         if self._closed:
             raise ArrowInvalid("the writer is closed")
+        if custom_metadata is not None:
+            if metadata is not None:
+                raise ArrowInvalid("give metadata or custom_metadata, not both")
+            metadata = custom_metadata
         batch = self._coerce(batch)
+        metadata = _check_metadata(metadata if metadata is not None else batch.metadata,
+                                   "record batch metadata")
         columns = batch.columns
         found = []
         for f, col in zip(self.schema.fields, columns):
@@ -213,8 +286,9 @@ class _WriterBase:
             for dict_id, values, is_delta in step:
                 self._write_dictionary(dict_id, values, is_delta)
         msg = self._encoder.batch(batch.num_rows, flat or flatten_empty(), self._sink.position,
-                                  metadata if metadata is not None else batch.metadata)
+                                  metadata)
         self._emit(msg, self._batch_blocks)
+        self._sink.flush()
         self.num_record_batches += 1
 
     write_batch = write
@@ -224,8 +298,22 @@ class _WriterBase:
         for b in batches:
             self.write(b)
 
+    def write_table(self, table) -> None:
+        """Write each batch of ``table`` as its own message, as pyarrow's ``write_table`` does:
+        an ``__arrow_c_stream__`` producer (a pyarrow Table or reader) or an iterable of batches."""
+        if hasattr(table, "__arrow_c_stream__") and not hasattr(table, "__iter__"):
+            from ._cdata import import_stream
+            table = import_stream(table.__arrow_c_stream__())
+        self.write_all(table)
+
     def _plan_dictionary(self, dict_id: int, values: Array):
-        """The dictionary batches ``values`` needs before use: [(id, array, is_delta)]."""
+        """The dictionary batches ``values`` needs before use: [(id, array, is_delta)].
+
+        A dictionary that only grew gets a delta; one that changed is re-sent
+        whole (a replacement), and so is one that holds a dictionary which was
+        replaced, or that holds dictionaries and grew (readers resolve nested
+        dictionaries when they load the outer one; pyarrow refuses deltas of it).
+        """
         steps = []
         nested = []
         _dictionaries_in(values, t.Field("dictionary", _find_value_type(self.schema, dict_id)), nested)
@@ -237,14 +325,18 @@ class _WriterBase:
         if old is values:
             return steps
         n_old = len(old)
-        if len(values) >= n_old and values.slice(0, n_old).equals(old):
+        replaced = any(not delta and i in self._written_dicts for i, _, delta in steps)
+        if not replaced and len(values) >= n_old and _same_values(values.slice(0, n_old), old):
             if len(values) == n_old:
                 return steps
-            return steps + [(dict_id, values, True)]
+            if not nested:
+                return steps + [(dict_id, values, True)]
         if not self._allow_replacement:
             raise ArrowInvalid(
-                f"dictionary {dict_id} changed and is not an extension of the written one: "
-                + ("the file format allows only deltas" if self._file_format
+                f"dictionary {dict_id} changed and is not an extension of the written one"
+                + (" (or holds a dictionary that changed)" if nested else "") + ": "
+                + ("the file format allows only deltas of dictionaries without nested ones"
+                   if self._file_format
                    else "replacement is disabled (allow_dictionary_replacement=False)"))
         return steps + [(dict_id, values, False)]
 
@@ -258,22 +350,28 @@ class _WriterBase:
 
     # -- closing -------------------------------------------------------------------------
     def close(self) -> None:
+        """Finish the output (end-of-stream; footer and rename for files).  On failure, abort."""
         if self._closed:
             return
-        self._closed = True
-        self._finish()
+        try:
+            self._finish()
+        except BaseException:
+            self._discard()
+            raise
+        finally:
+            self._closed = True
 
     def _finish(self):
         self._sink.write([self._encoder.eos()])
         self._close_file()
 
     def _close_file(self):
+        self._sink.flush()
         if self._owned is not None:
             if self._fsync:
                 os.fsync(self._owned.fileno())
             self._owned.close()
         elif self._fsync and hasattr(self._sink.file, "fileno"):
-            self._sink.file.flush()
             os.fsync(self._sink.file.fileno())
 
     def abort(self) -> None:
@@ -281,6 +379,9 @@ class _WriterBase:
         if self._closed:
             return
         self._closed = True
+        self._discard()
+
+    def _discard(self) -> None:
         if self._owned is not None:
             self._owned.close()
 
@@ -325,40 +426,81 @@ class FileWriter(_WriterBase):
     _file_format = True
 
     def _open(self, sink):
+        header = self._encoder.schema(self.schema, 8)  # fails before the sink is touched
         self._target = None
         if isinstance(sink, (str, os.PathLike)):
-            target = os.path.abspath(os.fspath(sink))
-            folder, name = os.path.split(target)
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".arrowmm-tmp", dir=folder)
+            self._target = os.path.abspath(os.fspath(sink))
+            self._tmp, fd = _create_temporary(self._target)
             f = os.fdopen(fd, "wb", buffering=0)
             self._sink, self._owned = _Sink(f, fd), f
-            self._target, self._tmp = target, tmp
         else:
             self._sink, self._owned = _open_sink(sink)
-        self._sink.write([MAGIC, b"\x00\x00"])
-        self._emit(self._encoder.schema(self.schema, self._sink.position))
+        try:
+            self._sink.write([MAGIC, b"\x00\x00"])
+            self._emit(header)
+            self._sink.flush()
+        except BaseException:
+            self._discard()
+            raise
 
     def _finish(self):
         self._sink.write([self._encoder.eos()])
-        footer = encode_footer(
-            self.schema,
-            np.array(self._dict_blocks, dtype=BLOCK) if self._dict_blocks else np.zeros(0, BLOCK),
-            np.array(self._batch_blocks, dtype=BLOCK) if self._batch_blocks else np.zeros(0, BLOCK),
-            None)
+        footer = encode_footer(self.schema, _blocks(self._dict_blocks), _blocks(self._batch_blocks), None)
         self._sink.write([footer, struct.pack("<i", len(footer)), MAGIC])
         self._close_file()
         if self._target is not None:
             os.replace(self._tmp, self._target)
+            if self._fsync:
+                _fsync_folder(os.path.dirname(self._target))
 
-    def abort(self):
-        if self._closed:
-            return
-        super().abort()
+    def _discard(self):
+        super()._discard()
         if self._target is not None:
             try:
                 os.unlink(self._tmp)
             except FileNotFoundError:
                 pass
+
+
+def _blocks(rows) -> np.ndarray:
+    """Footer Blocks from (offset, metadata length, body length) rows, padding bytes zeroed
+    (``np.array(rows, BLOCK)`` would leave them uninitialised: output not reproducible)."""
+    out = np.zeros(len(rows), BLOCK)
+    if rows:
+        offsets, meta, body = zip(*rows)
+        out["offset"], out["metadata_length"], out["body_length"] = offsets, meta, body
+    return out
+
+
+def _create_temporary(target: str):
+    """(path, fd) of a new file ``.<name>.<random>.arrowmm-tmp`` beside ``target``.
+
+    Created with mode 0o666 less the umask, as ``open(target, "wb")`` would,
+    so the renamed file gets the usual permissions (``mkstemp`` gives 0o600).
+    """
+    folder, name = os.path.split(target)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.arrowmm-tmp")
+        try:
+            return tmp, os.open(tmp, flags, 0o666)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"could not create a temporary file beside {target!r}")
+
+
+def _fsync_folder(folder: str) -> None:
+    """Make a rename in ``folder`` durable (where the OS lets a folder be opened)."""
+    try:
+        fd = os.open(folder or ".", os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def new_file(sink, schema, *, compression=None, metadata=None, **options) -> FileWriter:
