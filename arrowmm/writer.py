@@ -32,6 +32,24 @@ __all__ = ["FileWriter", "StreamWriter", "new_file", "new_stream"]
 
 MAGIC = b"ARROW1"
 _IOV_MAX = 1024
+# Bytes handed to one writev: a single call of hundreds of MB is markedly slower than
+# several of a few MB (measured in benchmarks/bench_write.py: 2.1 s vs 0.7 s per GiB).
+_WRITE_CHUNK = 4 << 20
+
+
+def _write_groups(views):
+    """Split ``views`` into writev calls of at most ``_WRITE_CHUNK`` bytes and ``_IOV_MAX`` parts."""
+    group, size = [], 0
+    for v in views:
+        for start in range(0, v.nbytes, _WRITE_CHUNK):
+            piece = v[start:start + _WRITE_CHUNK]
+            if group and (size + piece.nbytes > _WRITE_CHUNK or len(group) == _IOV_MAX):
+                yield group
+                group, size = [], 0
+            group.append(piece)
+            size += piece.nbytes
+    if group:
+        yield group
 
 
 def _assign_dictionary_ids(schema: t.Schema) -> t.Schema:
@@ -158,20 +176,16 @@ class _Sink:
 
     def write(self, parts) -> None:
         if self.fd is not None:
-            views = [memoryview(p).cast("B") for p in parts if len(memoryview(p))]
-            while views:
-                batch = views[:_IOV_MAX]
-                written = os.writev(self.fd, batch)
-                self.position += written
-                total = sum(v.nbytes for v in batch)
-                if written == total:
-                    views = views[_IOV_MAX:]
-                    continue
-                rest, k = written, 0  # partial write (pipes, sockets): resume mid-part
-                while rest >= batch[k].nbytes:
-                    rest -= batch[k].nbytes
-                    k += 1
-                views = [batch[k][rest:]] + batch[k + 1:] + views[_IOV_MAX:]
+            views = [memoryview(p).cast("B") for p in parts]
+            for group in _write_groups(views):
+                while group:
+                    written = os.writev(self.fd, group)
+                    self.position += written
+                    while group and written >= group[0].nbytes:  # partial writes: resume mid-part
+                        written -= group[0].nbytes
+                        group.pop(0)
+                    if group and written:
+                        group[0] = group[0][written:]
             return
         for p in parts:
             mv = memoryview(p).cast("B")
