@@ -28,18 +28,18 @@ def byteswap(view: BufferView, kind, from_big: bool = True) -> BufferView:
     offset; inline bytes and prefixes stay).  ``from_big`` says which order the
     input is in (it matters only for views, whose layout depends on the length).
     """
-    if view.size == 0:
-        return view
     raw = np.frombuffer(view, dtype=np.uint8)
+    if raw.size == 0:
+        return view
     if kind == "views":
         return as_view(_swap_views(raw, from_big))
     if kind == "mdn":
-        if view.size % 16:
-            raise ArrowInvalid(f"month_day_nano buffer of {view.size} bytes is not a multiple of 16")
+        if raw.size % 16:
+            raise ArrowInvalid(f"month_day_nano buffer of {raw.size} bytes is not a multiple of 16")
         return as_view(raw.view(_MDN.newbyteorder(">")).astype(_MDN).view(np.uint8))
     width = int(kind)
-    if view.size % width:
-        raise ArrowInvalid(f"buffer of {view.size} bytes is not a multiple of its {width}-byte elements")
+    if raw.size % width:
+        raise ArrowInvalid(f"buffer of {raw.size} bytes is not a multiple of its {width}-byte elements")
     if width == 1:
         return view
     return as_view(raw.reshape(-1, width)[:, ::-1].copy().reshape(-1))

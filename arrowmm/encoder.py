@@ -18,6 +18,7 @@ from . import types as t
 from ._bitmap import slice_bitmap
 from ._region import BufferView, as_view
 from .array import Array
+from .byteorder import byteswap, swap_kind
 from .compression import compress_buffer
 from .errors import ArrowInvalid
 from .metadata import MetadataVersion, encode_batch_message, encode_schema_message
@@ -55,17 +56,24 @@ def _offsets(array: Array, buf: BufferView):
 
 
 class _Flat:
-    __slots__ = ("nodes", "buffers", "variadic")
+    __slots__ = ("nodes", "buffers", "variadic", "swap")
 
     def __init__(self):
+        self.swap = False
         self.nodes: List[int] = []
         self.buffers: list = []
         self.variadic: List[int] = []
 
 
-def flatten(array: Array, out: Optional[_Flat] = None) -> _Flat:
-    """Nodes, buffers and variadic counts of ``array`` in IPC order (offset re-based to 0)."""
-    out = out or _Flat()
+def flatten(array: Array, out: Optional[_Flat] = None, swap: bool = False) -> _Flat:
+    """Nodes, buffers and variadic counts of ``array`` in IPC order (offset re-based to 0).
+
+    ``swap=True`` converts multi-byte values to big-endian (for a big-endian schema).
+    """
+    if out is None:
+        out = _Flat()
+        out.swap = swap
+    sw = _swapped if out.swap else _as_is
     dtype = array.type
     off, n = array.offset, array.length
     bufs = array._buffers
@@ -83,7 +91,7 @@ def flatten(array: Array, out: Optional[_Flat] = None) -> _Flat:
     if kind is t.UnionType:
         out.buffers.append(_fixed(bufs[0], off, n, 1))
         if dtype.mode == "dense":
-            out.buffers.append(_fixed(bufs[1], off, n, 4))
+            out.buffers.append(sw(_fixed(bufs[1], off, n, 4), 4))
             for child in array.children:
                 flatten(child, out)
         else:
@@ -94,21 +102,21 @@ def flatten(array: Array, out: Optional[_Flat] = None) -> _Flat:
     if kind is t.BoolType:
         out.buffers.append(_bits(bufs[1], off, n))
     elif kind is t.BinaryType and dtype.view:
-        out.buffers.append(_fixed(bufs[1], off, n, 16))
+        out.buffers.append(sw(_fixed(bufs[1], off, n, 16), "views"))
         out.variadic.append(len(bufs) - 2)
         out.buffers.extend(bufs[2:])
     elif kind is t.BinaryType:
         offs, first, last = _offsets(array, bufs[1])
-        out.buffers.append(offs)
+        out.buffers.append(sw(offs, dtype.offset_dtype.itemsize))
         out.buffers.append(bufs[2].slice(first, last - first))
     elif kind in (t.ListType, t.MapType) and not getattr(dtype, "view", False):
         offs, first, last = _offsets(array, bufs[1])
-        out.buffers.append(offs)
+        out.buffers.append(sw(offs, dtype.offset_dtype.itemsize))
         flatten(array.children[0].slice(first, last - first), out)
     elif kind is t.ListType:  # list views: offsets and sizes sliced, child whole
         width = dtype.offset_dtype.itemsize
-        out.buffers.append(_fixed(bufs[1], off, n, width))
-        out.buffers.append(_fixed(bufs[2], off, n, width))
+        out.buffers.append(sw(_fixed(bufs[1], off, n, width), width))
+        out.buffers.append(sw(_fixed(bufs[2], off, n, width), width))
         flatten(array.children[0], out)
     elif kind is t.FixedSizeListType:
         flatten(array.flatten(), out)
@@ -116,8 +124,16 @@ def flatten(array: Array, out: Optional[_Flat] = None) -> _Flat:
         for child in array.children:
             flatten(child.slice(off, n), out)
     else:  # fixed width, decimals, temporal, intervals, fixed_size_binary, dictionary indices
-        out.buffers.append(_fixed(bufs[1], off, n, dtype.byte_width))
+        out.buffers.append(sw(_fixed(bufs[1], off, n, dtype.byte_width), swap_kind(dtype)))
     return out
+
+
+def _as_is(buf, kind):
+    return buf
+
+
+def _swapped(buf, kind):
+    return buf if kind is None else byteswap(buf, kind, from_big=False)
 
 
 def _slice_run_ends(array: Array):

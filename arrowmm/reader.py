@@ -82,7 +82,8 @@ class _ReaderBase:
         plan = self._dict_plans.get(header.id)
         if plan is None or plan.version != msg.record.version:
             from . import types as t
-            plan = SchemaPlan.build(t.Schema([value_field]), msg.record.version)
+            plan = SchemaPlan.build(t.Schema([value_field], endianness=self.schema.endianness),
+                                   msg.record.version)
             self._dict_plans[header.id] = plan
         loader = BatchLoader(plan, header.data, msg.body, memo.get, where, self.stats)
         memo.apply(header.id, loader.column(0), header.is_delta, where)

@@ -24,6 +24,7 @@ import numpy as np
 from . import types as t
 from .array import Array
 from .batch import RecordBatch
+from .byteorder import NATIVE
 from .encoder import EncodedMessage, Encoder, flatten
 from .errors import ArrowInvalid
 from .metadata import BLOCK, MetadataVersion, encode_footer
@@ -220,14 +221,20 @@ class _WriterBase:
     _file_format = False
 
     def __init__(self, sink, schema: t.Schema, *, compression=None, metadata=None, alignment=64,
-                 legacy_format=False, allow_dictionary_replacement=True, fsync=False):
+                 legacy_format=False, allow_dictionary_replacement=True, fsync=False,
+                 endianness=None):
         if not isinstance(schema, t.Schema):
             schema = _coerce_schema(schema)
+        if endianness is not None:
+            if endianness not in ("little", "big"):
+                raise ArrowInvalid(f"endianness must be 'little' or 'big', got {endianness!r}")
+            schema = t.Schema(schema.fields, schema.metadata, endianness)
         metadata = _check_metadata(metadata, "metadata")
         if metadata:
             schema = schema.with_metadata({**(schema.metadata or {}), **metadata})
         _check_schema_metadata(schema)
         self.schema = _assign_dictionary_ids(schema)
+        self._swap = self.schema.endianness != NATIVE  # values are written in the schema's order
         self._encoder = Encoder(alignment, legacy_format, compression,
                                 MetadataVersion.V5)
         self._allow_replacement = allow_dictionary_replacement and not self._file_format
@@ -295,7 +302,7 @@ class _WriterBase:
         plan = [self._plan_dictionary(dict_id, values) for dict_id, values, _ in found]
         flat = None
         for col in columns:
-            flat = flatten(col, flat)
+            flat = flatten(col, flat, self._swap)
         for step in plan:
             for dict_id, values, is_delta in step:
                 self._write_dictionary(dict_id, values, is_delta)
@@ -357,7 +364,7 @@ class _WriterBase:
     def _write_dictionary(self, dict_id: int, values: Array, is_delta: bool) -> None:
         old = self._written_dicts.get(dict_id)
         part = values.slice(len(old)) if is_delta else values
-        msg = self._encoder.batch(len(part), flatten(part), self._sink.position,
+        msg = self._encoder.batch(len(part), flatten(part, swap=self._swap), self._sink.position,
                                   dictionary_id=dict_id, is_delta=is_delta)
         self._emit(msg, self._dict_blocks)
         self._written_dicts[dict_id] = values
@@ -521,7 +528,8 @@ def new_file(sink, schema, *, compression=None, metadata=None, **options) -> Fil
     """A ``FileWriter`` to a path (written crash-safely) or a binary file-like object.
 
     Options: ``alignment`` (64, or 8/16/32), ``legacy_format`` (pre-0.15
-    framing), ``fsync`` (fsync before the rename on close).
+    framing), ``fsync`` (fsync before the rename on close), ``endianness`` ("big" writes
+    a big-endian file).
     """
     return FileWriter(sink, schema, compression=compression, metadata=metadata, **options)
 
@@ -530,6 +538,6 @@ def new_stream(sink, schema, *, compression=None, metadata=None, **options) -> S
     """A ``StreamWriter`` to a path or a binary file-like object (pipes and sockets included).
 
     Options: ``alignment``, ``legacy_format``, ``allow_dictionary_replacement``
-    (True: a changed dictionary is re-sent; False: ``ArrowInvalid``), ``fsync``.
+    (True: a changed dictionary is re-sent; False: ``ArrowInvalid``), ``fsync``, ``endianness``.
     """
     return StreamWriter(sink, schema, compression=compression, metadata=metadata, **options)
