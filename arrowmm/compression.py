@@ -4,6 +4,10 @@ A compressed buffer is ``[int64 uncompressed length][compressed bytes]``; a
 length of -1 means the bytes that follow are stored uncompressed.  The
 declared length never sizes an allocation on trust: it is capped by the most
 the codec can expand the bytes really present, and the output must match it.
+Up to ``_ONE_SHOT_RATIO`` times the compressed size (ordinary data) is
+decoded in one call into an output of the declared size; beyond that, the
+output is read in ``_CHUNK``-sized steps, so memory follows what the codec
+really produces, not what the buffer (or a zstd frame header) claims.
 Both codecs release the GIL, so buffers can decompress in parallel threads.
 """
 from __future__ import annotations
@@ -18,6 +22,10 @@ __all__ = ["CODECS", "decompress_buffer", "compress_buffer"]
 CODECS = ("lz4", "zstd")
 # Largest expansion each codec can produce from n compressed bytes (plus slack for headers).
 _MAX_RATIO = {"lz4": 256, "zstd": 1 << 16}
+# Output allocated before any of it is produced: at most this many times the input (plus slack).
+_ONE_SHOT_RATIO = 16
+_ONE_SHOT_SLACK = 1 << 20
+_CHUNK = 1 << 20  # output per step when decoding in steps
 _I64 = struct.Struct("<q")
 
 
@@ -37,13 +45,12 @@ def decompress_buffer(view: BufferView, codec: str, what: str) -> BufferView:
     if declared > limit:
         raise ArrowInvalid(f"{what}: declared uncompressed length {declared} is more than {codec} "
                            f"can produce from {payload.size} bytes")
+    one_shot = declared <= _ONE_SHOT_RATIO * payload.size + _ONE_SHOT_SLACK
     try:
         if codec == "lz4":
-            import lz4.frame
-            out = lz4.frame.LZ4FrameDecompressor().decompress(payload, max_length=declared)
+            out = _lz4_decompress(payload, declared, one_shot, what)
         elif codec == "zstd":
-            import zstandard
-            out = zstandard.ZstdDecompressor().decompress(payload, max_output_size=declared)
+            out = _zstd_decompress(payload, declared, one_shot, what)
         else:
             raise ArrowNotImplementedError(f"{what}: unknown compression codec {codec!r}")
     except (ArrowInvalid, ArrowNotImplementedError):
@@ -53,6 +60,50 @@ def decompress_buffer(view: BufferView, codec: str, what: str) -> BufferView:
     if len(out) != declared:
         raise ArrowInvalid(f"{what}: {codec} produced {len(out)} bytes, the buffer declares {declared}")
     return as_view(out, description=f"decompressed {what}")
+
+
+def _lz4_decompress(payload, declared: int, one_shot: bool, what: str):
+    import lz4.frame
+    dec = lz4.frame.LZ4FrameDecompressor()
+    if one_shot:
+        out = dec.decompress(payload, max_length=declared)
+    else:
+        pending = [payload]
+
+        def step(n):
+            return dec.decompress(pending.pop() if pending else b"", max_length=n)
+        out = _read_steps(step, declared)
+    if len(out) == declared and not dec.eof:
+        # max_length stops the decoder at the declared size: more output, or a cut frame
+        raise ArrowInvalid(f"{what}: the lz4 frame does not end after the declared {declared} bytes "
+                           f"({'more output follows' if not dec.needs_input else 'frame cut short'})")
+    return out
+
+
+def _zstd_decompress(payload, declared: int, one_shot: bool, what: str):
+    import zstandard
+    # zstandard sizes its output by the frame header's content size when there is one.
+    size = zstandard.get_frame_parameters(payload).content_size
+    if size != zstandard.CONTENTSIZE_UNKNOWN and size != declared:
+        raise ArrowInvalid(f"{what}: the zstd frame header says {size} bytes, the buffer "
+                           f"declares {declared}")
+    if one_shot:
+        return zstandard.ZstdDecompressor().decompress(payload, max_output_size=declared)
+    return _read_steps(zstandard.ZstdDecompressor().stream_reader(memoryview(payload)).read, declared)
+
+
+def _read_steps(step, declared: int) -> bytes:
+    """Output of ``step(n)`` (at most ``n`` bytes a call, empty at the end) up to ``declared + 1``
+    bytes: one byte more than declared is enough to know the declaration is wrong."""
+    chunks = []
+    total = 0
+    while total <= declared:
+        chunk = step(min(_CHUNK, declared + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def compress_buffer(data, codec: str) -> bytes:

@@ -228,19 +228,28 @@ def schema_from_fb(fb: FbSchema) -> t.Schema:
     """Turn a FlatBuffers Schema table into a ``types.Schema``."""
     endianness = "big" if fb.Endianness() == 1 else "little"
     n = _table_vector_len(fb, 1, "schema fields")
-    fields = [_field_from_fb(fb.Fields(i), f"schema field {i}", 0) for i in range(n)]
+    # Each field of an honest schema owns a 4-byte slot of a fields/children vector, so the bytes
+    # bound the field count.  Tables shared between parents (legal flatbuffers) could otherwise
+    # describe 2**depth fields in a few hundred bytes.
+    budget = [len(fb._tab.Bytes) // 4]
+    fields = [_field_from_fb(fb.Fields(i), f"schema field {i}", 0, budget) for i in range(n)]
     return t.Schema(fields, _key_values(fb, "schema metadata"), endianness)
 
 
-def _field_from_fb(fb: FbField, path: str, depth: int) -> t.Field:
+def _field_from_fb(fb: FbField, path: str, depth: int, budget: list) -> t.Field:
     if fb is None:
         raise ArrowInvalid(f"{path}: missing field table")
     if depth > MAX_NESTING:
         raise ArrowInvalid(f"{path}: type nesting deeper than {MAX_NESTING} levels")
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise ArrowInvalid(f"{path}: the schema describes more fields than its "
+                           f"{len(fb._tab.Bytes)}-byte metadata can hold (field tables "
+                           f"shared between parents?)")
     name = _decode(fb.Name(), path)
     path = f"{path} ({name!r})" if depth == 0 else f"{path}.{name}"
     n_children = _table_vector_len(fb, 5, f"{path} children")
-    children = [_field_from_fb(fb.Children(i), path, depth + 1) for i in range(n_children)]
+    children = [_field_from_fb(fb.Children(i), path, depth + 1, budget) for i in range(n_children)]
     dtype = _type_from_fb(fb, children, path)
     metadata = _key_values(fb, f"{path} metadata")
     dictionary_id = None
