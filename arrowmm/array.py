@@ -51,7 +51,9 @@ def _typed(buf: BufferView, dtype, start: int, count: int) -> np.ndarray:
     """``count`` elements of ``dtype`` from element ``start`` of ``buf`` (a read-only view)."""
     dtype = np.dtype(dtype)
     if count == 0:
-        return np.empty(0, dtype=dtype)
+        out = np.empty(0, dtype=dtype)
+        out.flags.writeable = False  # read-only like every view of the mapping
+        return out
     return np.frombuffer(buf, dtype=dtype, count=count, offset=start * dtype.itemsize)
 
 
@@ -261,6 +263,33 @@ class PrimitiveArray(Array):
         width = self.type.byte_width
         _need(path, f"{self.type} values", self._buffers[1].size, (self.offset + self.length) * width)
 
+    def _check_full(self, path):
+        """Value ranges pyarrow's ``validate(full=True)`` checks: times within a day, date64 whole
+        days, decimals within their precision (null slots are not checked)."""
+        dtype = self.type
+        if not isinstance(dtype, (t.TimeType, t.DecimalType)) and \
+                not (isinstance(dtype, t.DateType) and dtype.unit == "ms"):
+            return
+        values = self.values()
+        valid = self._valid_mask()
+        if valid is not None:
+            values = values[valid]
+        if isinstance(dtype, t.TimeType):
+            limit = 86400 * {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[dtype.unit]
+            bad = np.flatnonzero((values < 0) | (values >= limit))
+            if bad.size:
+                raise ArrowInvalid(f"{path}: {dtype} value {int(values[bad[0]])} is outside "
+                                   f"[0, {limit}) {dtype.unit}")
+        elif isinstance(dtype, t.DateType):
+            bad = np.flatnonzero(values % 86_400_000)
+            if bad.size:
+                raise ArrowInvalid(f"{path}: date64[ms] value {int(values[bad[0]])} is not a whole "
+                                   f"number of days")
+        else:
+            bad = _decimal_beyond_precision(values, dtype)
+            if bad is not None:
+                raise ArrowInvalid(f"{path}: decimal value {bad} does not fit in the precision of {dtype}")
+
     def values(self) -> np.ndarray:
         """The stored values (nulls included as whatever the buffer holds), a read-only view."""
         return _typed(self._buffers[1], self.type.numpy_dtype, self.offset, self.length)
@@ -272,10 +301,18 @@ class PrimitiveArray(Array):
                                  offset=self.offset * dtype.byte_width)  # the hot path: a view
         values = self.values()
         conv = _NUMPY_TEMPORAL.get(type(dtype))
-        if conv is not None:
-            values = values.view(conv(dtype))
         zero_copy = not isinstance(dtype, (t.DecimalType, t.TimeType, t.IntervalType)) or (
             isinstance(dtype, t.IntervalType) and dtype.unit == "YEAR_MONTH")
+        if conv is not None:
+            target = np.dtype(conv(dtype))
+            if target.itemsize == values.dtype.itemsize:
+                values = values.view(target)
+            elif zero_copy_only:  # date32: numpy has no 4-byte datetime64
+                raise ArrowInvalid(f"a zero-copy numpy view of this {dtype} array is impossible: "
+                                   f"numpy's {target} is {target.itemsize} bytes a value, "
+                                   f"{dtype} {values.dtype.itemsize}")
+            else:
+                values = values.astype(target)
         if zero_copy and self.null_count == 0 and not writable:
             return values
         if zero_copy_only:
@@ -302,6 +339,28 @@ class PrimitiveArray(Array):
         if isinstance(dtype, (t.IntType, t.FloatType)):
             return values_to_list(self.values(), self.validity if self.null_count else None, self.offset)
         return fixed_width_to_list(self.values(), self._valid_mask(), dtype, temporal)
+
+
+def _decimal_beyond_precision(raw: np.ndarray, dtype: t.DecimalType) -> Optional[int]:
+    """The first unscaled value of ``raw`` with more than ``precision`` digits, else None."""
+    bound = 10 ** dtype.precision - 1
+    if dtype.bit_width <= 64:
+        bad = np.flatnonzero((raw > bound) | (raw < -bound))
+        return int(raw[bad[0]]) if bad.size else None
+    words = raw.view("<u8").reshape(len(raw), dtype.bit_width // 64)
+    low = words[:, 0].view("<i8")
+    # values that fit in an int64 (every upper word is the sign extension of the low one) are
+    # checked vectorised; the (rare) others one by one
+    fits = np.all(words[:, 1:] == (low >> 63).astype("<u8")[:, None], axis=1)
+    if bound < 2**63:
+        bad = np.flatnonzero(fits & ((low > bound) | (low < -bound)))
+        if bad.size:
+            return int(low[bad[0]])
+    for row in np.flatnonzero(~fits).tolist():
+        v = int.from_bytes(words[row].tobytes(), "little", signed=True)
+        if not -bound <= v <= bound:
+            return v
+    return None
 
 
 class FixedSizeBinaryArray(Array):
@@ -409,6 +468,43 @@ class BinaryViewArray(Array):
                              self.offset, list(self._buffers[2:]), self.type.utf8)
 
 
+def _pylist_where_used(part: Array, temporal: str, used) -> list:
+    """``part`` as Python values, converted in bulk, values no slot shows included (those under
+    null list / struct slots, union children's unselected ones).  If the bulk conversion raises
+    (a value Python cannot hold) and some values are unused, only the used runs are converted
+    (unused ones stay None): pyarrow never touches them, so they must not raise.
+    ``used()`` gives the bool mask of the used values."""
+    try:
+        return part._pylist(temporal)
+    except ArrowInvalid:
+        mask = used()
+        if mask.all():
+            raise
+        out = [None] * len(part)
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.view(np.int8), [0]))))
+        for start, stop in zip(edges[::2].tolist(), edges[1::2].tolist()):
+            out[start:stop] = part.slice(start, stop - start)._pylist(temporal)
+        return out
+
+
+def _covered(starts: np.ndarray, ends: np.ndarray, size: int) -> np.ndarray:
+    """Bool mask of ``size`` values: True inside any of the ``[start, end)`` ranges."""
+    marks = np.zeros(size + 1, dtype=np.int64)
+    np.add.at(marks, starts, 1)
+    np.add.at(marks, ends, -1)
+    return np.cumsum(marks[:size]) > 0
+
+
+def _rows_used(offs: np.ndarray, base: int, valid, size: int):
+    """``used`` for ``_pylist_where_used``: the child values the valid rows of a list cover."""
+    def used():
+        starts, ends = offs[:-1].astype(np.int64) - base, offs[1:].astype(np.int64) - base
+        if valid is not None:
+            starts, ends = starts[valid], ends[valid]
+        return _covered(starts, ends, size)
+    return used
+
+
 def _rows_from_offsets(values: list, offs: np.ndarray, base: int, valid) -> list:
     starts = (offs[:-1] - base).tolist()
     ends = (offs[1:] - base).tolist()
@@ -445,8 +541,10 @@ class ListArray(_OffsetsMixin, Array):
     def _pylist(self, temporal):
         offs = self.value_offsets()
         base = int(offs[0])
-        values = self.children[0].slice(base, int(offs[-1]) - base)._pylist(temporal)
-        return _rows_from_offsets(values, offs, base, self._valid_mask())
+        valid = self._valid_mask()
+        part = self.children[0].slice(base, int(offs[-1]) - base)
+        values = _pylist_where_used(part, temporal, _rows_used(offs, base, valid, len(part)))
+        return _rows_from_offsets(values, offs, base, valid)
 
 
 class MapArray(ListArray):
@@ -471,11 +569,13 @@ class MapArray(ListArray):
     def _pylist(self, temporal):
         offs = self.value_offsets()
         base = int(offs[0])
+        valid = self._valid_mask()
         entries = self.children[0].slice(base, int(offs[-1]) - base)
-        keys = entries.field(0)._pylist(temporal)
-        items = entries.field(1)._pylist(temporal)
+        used = _rows_used(offs, base, valid, len(entries))
+        keys = _pylist_where_used(entries.field(0), temporal, used)
+        items = _pylist_where_used(entries.field(1), temporal, used)
         pairs = list(zip(keys, items))
-        return _rows_from_offsets(pairs, offs, base, self._valid_mask())
+        return _rows_from_offsets(pairs, offs, base, valid)
 
 
 class ListViewArray(Array):
@@ -518,7 +618,8 @@ class ListViewArray(Array):
         hi = int(ends[nonempty].max()) if nonempty.any() else 0
         if lo < 0 or hi > len(child):
             raise ArrowInvalid(f"list-view values [{lo}, {hi}) lie outside the {len(child)}-element child")
-        values = child.slice(lo, hi - lo)._pylist(temporal)
+        values = _pylist_where_used(child.slice(lo, hi - lo), temporal,
+                                    lambda: _covered(starts[nonempty] - lo, ends[nonempty] - lo, hi - lo))
         rows = [values[s - lo:e - lo] if e > s else [] for s, e in zip(starts.tolist(), ends.tolist())]
         if valid is None:
             return rows
@@ -558,9 +659,10 @@ class FixedSizeListArray(Array):
 
     def _pylist(self, temporal):
         size = self.type.list_size
-        values = self.flatten()._pylist(temporal)
-        rows = [values[i * size:(i + 1) * size] for i in range(self.length)]
         valid = self._valid_mask()
+        values = _pylist_where_used(self.flatten(), temporal, lambda: np.repeat(
+            np.ones(self.length, dtype=bool) if valid is None else valid, size))
+        rows = [values[i * size:(i + 1) * size] for i in range(self.length)]
         return rows if valid is None else [r if ok else None for r, ok in zip(rows, valid.tolist())]
 
 
@@ -597,10 +699,11 @@ class StructArray(Array):
         if len(set(names)) != len(names):
             raise ArrowInvalid(f"cannot convert {self.type} to dicts: duplicate field names; "
                                f"use .field(i) for each child")
-        columns = [self.field(i)._pylist(temporal) for i in range(len(names))]
+        valid = self._valid_mask()
+        used = (lambda: np.ones(self.length, dtype=bool)) if valid is None else (lambda: valid)
+        columns = [_pylist_where_used(self.field(i), temporal, used) for i in range(len(names))]
         rows = [dict(zip(names, vals)) for vals in zip(*columns)] if columns else \
             [{} for _ in range(self.length)]
-        valid = self._valid_mask()
         return rows if valid is None else [r if ok else None for r, ok in zip(rows, valid.tolist())]
 
 
@@ -668,7 +771,8 @@ class UnionArray(Array):
                 picks = np.flatnonzero(codes == code)
                 if len(picks) == 0:
                     continue
-                vals = child.slice(self.offset, self.length)._pylist(temporal)
+                vals = _pylist_where_used(child.slice(self.offset, self.length), temporal,
+                                          lambda: codes == code)
                 for k in picks.tolist():
                     out[k] = vals[k]
             return out
@@ -682,7 +786,8 @@ class UnionArray(Array):
             if lo < 0 or hi >= len(child):
                 raise ArrowInvalid(f"dense union offset {lo if lo < 0 else hi} outside child of "
                                    f"length {len(child)}")
-            vals = child.slice(lo, hi - lo + 1)._pylist(temporal)
+            vals = _pylist_where_used(child.slice(lo, hi - lo + 1), temporal,
+                                      lambda: np.isin(np.arange(lo, hi + 1), sel))
             for k, o in zip(picks.tolist(), sel.tolist()):
                 out[k] = vals[o - lo]
         del code_list
@@ -728,7 +833,13 @@ class DictionaryArray(Array):
         if live.size and (int(live.min()) < 0 or int(live.max()) >= n):
             bad = int(live.min()) if int(live.min()) < 0 else int(live.max())
             raise ArrowInvalid(f"dictionary index {bad} out of range for a dictionary of {n} values")
-        values = self.dictionary._pylist(temporal)
+        try:
+            values = self.dictionary._pylist(temporal)
+        except ArrowInvalid:
+            # a dictionary value Python cannot hold (timestamp[ns] with nanoseconds, ...): like
+            # pyarrow, convert only the values the indices use, so unused ones don't raise
+            values = {i: self.dictionary.slice(i, 1)._pylist(temporal)[0]
+                      for i in np.unique(live).tolist()}
         if valid is None:
             return [values[i] for i in idx.tolist()]
         return [values[i] if ok else None for i, ok in zip(idx.tolist(), valid.tolist())]

@@ -26,10 +26,13 @@ DayTimeInterval = namedtuple("DayTimeInterval", ["days", "milliseconds"])
 _PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 _EPOCH = _dt.datetime(1970, 1, 1)
 _EPOCH_UTC = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-# datetime.datetime's range, in seconds from the epoch
-_MIN_S = int((_dt.datetime.min - _EPOCH).total_seconds())
-_MAX_S = int((_dt.datetime.max - _EPOCH).total_seconds())
-_MAX_TD_S = _dt.timedelta.max.days * 86400
+# datetime.datetime's and timedelta's ranges, in whole seconds from the epoch (integer
+# arithmetic: total_seconds() is a float and rounds datetime.max up to year 10000)
+_SECOND = _dt.timedelta(seconds=1)
+_MIN_S = (_dt.datetime.min - _EPOCH) // _SECOND
+_MAX_S = (_dt.datetime.max - _EPOCH) // _SECOND
+_MIN_TD_S = _dt.timedelta.min // _SECOND
+_MAX_TD_S = _dt.timedelta.max // _SECOND
 
 
 def _with_nulls(values: list, valid) -> list:
@@ -63,8 +66,7 @@ def _ns_exact(ints: np.ndarray) -> bool:
 
 @lru_cache(maxsize=64)
 def _tzinfo(tz: str):
-    if tz in ("UTC", "utc", "Z", "+00:00"):
-        return _dt.timezone.utc
+    """pyarrow's choice: ``+HH:MM`` -> ``datetime.timezone``, names -> ``zoneinfo.ZoneInfo``."""
     if tz[:1] in "+-" and len(tz) == 6 and tz[3] == ":":
         sign = -1 if tz[0] == "-" else 1
         return _dt.timezone(sign * _dt.timedelta(hours=int(tz[1:3]), minutes=int(tz[4:6])))
@@ -72,6 +74,8 @@ def _tzinfo(tz: str):
         import zoneinfo
         return zoneinfo.ZoneInfo(tz)
     except Exception as exc:  # unknown zone names, missing tz database
+        if tz in ("UTC", "utc", "Z"):
+            return _dt.timezone.utc
         raise ArrowInvalid(f"cannot resolve time zone {tz!r}: {exc}") from None
 
 
@@ -92,7 +96,11 @@ def _timestamps(ints: np.ndarray, valid, dtype: t.TimestampType) -> list:
     naive = as_us.tolist()
     if dtype.tz:
         tz = _tzinfo(dtype.tz)
-        naive = [d.replace(tzinfo=_dt.timezone.utc).astimezone(tz) for d in naive]
+        try:
+            naive = [d.replace(tzinfo=_dt.timezone.utc).astimezone(tz) for d in naive]
+        except OverflowError:  # within datetime's range in UTC, not in local time
+            raise ArrowInvalid(f"a {dtype} value is outside the range of Python's datetime in "
+                               f"time zone {dtype.tz}; use to_pylist(temporal='int')") from None
     return _with_nulls(naive, valid)
 
 
@@ -105,8 +113,15 @@ def _durations(ints: np.ndarray, valid, dtype: t.DurationType) -> list:
             raise ArrowInvalid("duration[ns] values with nanoseconds cannot be Python timedeltas "
                                "(install pandas for pandas.Timedelta, or use temporal='int')")
         return _with_nulls([pd.Timedelta(int(v), unit="ns") for v in ints.tolist()], valid)
-    _check_range(live, unit, -_MAX_TD_S, _MAX_TD_S, str(dtype))
+    _check_range(live, unit, _MIN_TD_S, _MAX_TD_S, str(dtype))
     safe = ints if valid is None else np.where(valid, ints, 0)
+    per_us = 10**6 // _PER_SECOND[unit] if unit != "ns" else 1
+    limit = (2**63 - 1) // per_us
+    if live.size and (int(live.min()) < -limit or int(live.max()) > limit):
+        # beyond int64 microseconds (numpy would wrap) or numpy's NaT (-2**63), not beyond
+        # timedelta: Python converts (ns values here are not whole microseconds: handled above)
+        key = {"s": "seconds", "ms": "milliseconds", "us": "microseconds"}[unit]
+        return _with_nulls([_dt.timedelta(**{key: v}) for v in safe.tolist()], valid)
     return _with_nulls(safe.astype(f"timedelta64[{unit}]").astype("timedelta64[us]").tolist(), valid)
 
 

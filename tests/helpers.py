@@ -4,12 +4,13 @@ and compare what arrowmm reads with what pyarrow (the behavioural oracle) reads.
 * ``write_ipc(path, data, fmt=...)`` / ``write_both(tmp_path, data)``: pyarrow writers, with
   per-batch custom metadata and ``IpcWriteOptions``.
 * ``read_all_paths(path)``: one ``Reading`` per read path.  File-format paths go through
-  ``open_file(path)``, ``open_file(bytes)``, ``arrowmm.open(path)``; stream-format paths through
-  ``open_stream(path)``, ``open_stream(bytes)``, ``open_stream(io.BytesIO)``, ``open_stream``
-  over an ``os.pipe()`` fed by a thread and over a file object giving short reads,
-  ``arrowmm.open(path)``, and ``arrowmm.message.MessageDecoder`` pushed random-sized chunks.
-  A file's data section is itself a stream (magic, padding, stream, footer), so file paths
-  also run the stream paths over it.
+  ``open_file(path)``, ``open_file(bytes)``, ``arrowmm.open(path)`` and ``arrowmm.open(BytesIO)``;
+  stream-format paths through ``open_stream(path)``, ``open_stream(bytes)``,
+  ``open_stream(io.BytesIO)``, ``open_stream`` over an ``os.pipe()`` fed by a thread and over a
+  file object giving short reads, ``arrowmm.open(path)``, ``arrowmm.open(BytesIO)``, and
+  ``arrowmm.message.MessageDecoder`` pushed random-sized chunks.  A file's data section is itself
+  a stream (magic, padding, stream, EOS, then the footer), so file paths also run the stream
+  paths over it.
 * ``pa_read(path)``: pyarrow's reading of the same file, the oracle.
 * ``assert_same_as_pyarrow(path)``: both of the above and every comparison below.
 * ``assert_array_matches(mm, pa_arr)``: type string, length, null count, ``to_pylist`` in both
@@ -17,7 +18,6 @@ and compare what arrowmm reads with what pyarrow (the behavioural oracle) reads.
 """
 from __future__ import annotations
 
-import datetime as dt
 import io
 import os
 import random
@@ -230,7 +230,7 @@ def read_all_paths(path, seed: int = 0) -> List[Reading]:
         return _stream_readings(data, path, seed)
     out = []
     for label, source in (("open_file(path)", path), ("open_file(bytes)", data),
-                          ("open(path)", path)):
+                          ("open(path)", path), ("open(BytesIO)", io.BytesIO(data))):
         reader = arrowmm.open_file(source) if label.startswith("open_file") else arrowmm.open(source)
         assert isinstance(reader, arrowmm.FileReader), label
         n = reader.num_record_batches
