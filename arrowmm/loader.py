@@ -46,8 +46,8 @@ def _counts(f: t.Field, v4: bool):
         return 1, 2, 0
     nodes, buffers = 1, dtype.buffer_count
     views = 1 if isinstance(dtype, t.BinaryType) and dtype.view else 0
-    if v4 and isinstance(dtype, t.UnionType):
-        buffers += 1
+    if v4 and isinstance(dtype, (t.UnionType, t.RunEndEncodedType)):
+        buffers += 1  # under V4 every non-null type has a validity slot (Arrow C++'s rule)
     for child in dtype.children:
         n, b, v = _counts(child, v4)
         nodes, buffers, views = nodes + n, buffers + b, views + v
@@ -290,6 +290,8 @@ class BatchLoader:
         length, nulls = self._node(path)
         if nulls:
             raise ArrowInvalid(f"{path}: run_end_encoded node declares {nulls} nulls (must be 0)")
+        if self.plan.version < MetadataVersion.V5:
+            self._buffer(path, "V4 validity slot", 1)  # present under V4, never used
         ends = self._load(dtype.run_end_field, _Path(path, None, "run_ends"))
         values = self._load(dtype.value_field, _Path(path, None, "values"))
         return make_array(dtype, length, [], [ends, values], null_count=0)

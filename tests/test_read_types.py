@@ -378,9 +378,6 @@ def test_legacy_v4_format(tmp_path):
     assert batch_msg.legacy_prefix and batch_msg.record.version == MetadataVersion.V4
 
 
-@pytest.mark.xfail(strict=True, reason="loader: under V4 metadata a run_end_encoded node has a "
-                   "validity buffer slot (pyarrow's writer gives one to every non-null type); the "
-                   "loader counts none: 'N buffers, the schema needs N-1'")
 def test_legacy_v4_run_end_encoded(tmp_path):
     ree = pa.RunEndEncodedArray.from_arrays(pa.array([2, 3], pa.int32()), pa.array([1, None], pa.int8()))
     batch = pa.record_batch([ree], names=["r"])
