@@ -1,0 +1,16 @@
+"""The Examples in arrowmm's docstrings run and give what they show."""
+import doctest
+
+import pytest
+
+import arrowmm._region
+import arrowmm.reader
+
+MODULES = [arrowmm.reader, arrowmm._region]
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_docstring_examples(module):
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0, f"{module.__name__} has no examples"
+    assert result.failed == 0
