@@ -260,8 +260,9 @@ class PrimitiveArray(Array):
 
     def _check_structure(self, path):
         super()._check_structure(path)
-        width = self.type.byte_width
-        _need(path, f"{self.type} values", self._buffers[1].size, (self.offset + self.length) * width)
+        need = (self.offset + self.length) * self.type.byte_width
+        if self._buffers[1].size < need:  # (the message is formatted only on failure: hot path)
+            _need(path, f"{self.type} values", self._buffers[1].size, need)
 
     def _check_full(self, path):
         """Value ranges pyarrow's ``validate(full=True)`` checks: times within a day, date64 whole
@@ -912,6 +913,9 @@ _ARRAY_CLASS = {
 
 
 def array_class(dtype: t.DataType) -> type:
+    cls = _ARRAY_CLASS.get(type(dtype))
+    if cls is not None:
+        return cls
     if isinstance(dtype, t.BinaryType):
         return BinaryViewArray if dtype.view else BinaryArray
     if isinstance(dtype, t.ListType):

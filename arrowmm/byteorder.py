@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 
+from . import types as t
 from ._region import BufferView, as_view
 from .errors import ArrowInvalid
 
@@ -60,7 +61,6 @@ def _swap_views(raw: np.ndarray, from_big: bool) -> np.ndarray:
 
 def swap_kind(dtype):
     """The ``byteswap`` kind of a fixed-width type's values buffer (None: bytes, no swap)."""
-    from . import types as t
     if isinstance(dtype, (t.FixedSizeBinaryType, t.BoolType)):
         return None
     if isinstance(dtype, t.IntervalType):

@@ -15,7 +15,7 @@ from typing import Callable, Optional
 
 from . import types as t
 from ._region import BufferView, as_view
-from .array import Array, make_array
+from .array import Array, array_class, make_array
 from .byteorder import NATIVE, byteswap, swap_kind
 from .compression import decompress_buffer
 from .errors import ArrowInvalid, ArrowNotImplementedError
@@ -215,8 +215,11 @@ class BatchLoader:
         length, nulls = self._node(path)
         validity = self._validity(path, nulls)
         align = 1 if isinstance(dtype, t.FixedSizeBinaryType) else min(dtype.byte_width, 8)
-        data = self._typed_buffer(path, "values", swap_kind(dtype), align)
-        return make_array(dtype, length, [validity, data], null_count=nulls)
+        if self.swap:
+            data = self._typed_buffer(path, "values", swap_kind(dtype), align)
+        else:
+            data = self._buffer(path, "values", align)
+        return array_class(dtype)(dtype, length, (validity, data), (), nulls)
 
     def _load_bool(self, f, dtype, path):
         length, nulls = self._node(path)

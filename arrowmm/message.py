@@ -57,8 +57,23 @@ class Message:
         return f"message {self.index}" + (f" at byte {self.offset}" if self.offset >= 0 else "")
 
 
+class _Where:
+    """'message i at byte n', formatted only when an error message needs it."""
+
+    __slots__ = ("index", "offset")
+
+    def __init__(self, index: int, offset: int):
+        self.index = index
+        self.offset = offset
+
+    def __str__(self):
+        return f"message {self.index}" + (f" at byte {self.offset}" if self.offset >= 0 else "")
+
+    __format__ = lambda self, spec: format(str(self), spec)  # noqa: E731
+
+
 def _metadata(buf, start: int, size: int, index: int, offset: int) -> MessageRecord:
-    what = f"message {index} at byte {offset}" if offset >= 0 else f"message {index}"
+    what = _Where(index, offset)
     if size < 4:
         raise ArrowInvalid(f"{what}: metadata of {size} bytes is too short for a flatbuffer")
     return parse_message(buf, start, what)

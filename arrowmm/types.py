@@ -126,7 +126,7 @@ class IntType(_FixedWidth):
     bit_width = property(lambda self: self._key[1])
     signed = property(lambda self: self._key[2])
     byte_width = property(lambda self: self._key[1] // 8)
-    numpy_dtype = property(lambda self: _native(f"{'i' if self._key[2] else 'u'}{self._key[1] // 8}"))
+    numpy_dtype = property(lambda self: _INT_DTYPES[self._key])
 
     def __str__(self):
         return f"{'' if self.signed else 'u'}int{self.bit_width}"
@@ -143,10 +143,16 @@ class FloatType(_FixedWidth):
 
     bit_width = property(lambda self: self._key[1])
     byte_width = property(lambda self: self._key[1] // 8)
-    numpy_dtype = property(lambda self: _native(f"f{self._key[1] // 8}"))
+    numpy_dtype = property(lambda self: _FLOAT_DTYPES[self._key])
 
     def __str__(self):
         return self._NAMES[self.bit_width]
+
+
+# the hot path (to_numpy) looks these up by key instead of building dtypes
+_INT_DTYPES = {("IntType", bits, signed): _native(f"{'i' if signed else 'u'}{bits // 8}")
+               for bits in (8, 16, 32, 64) for signed in (True, False)}
+_FLOAT_DTYPES = {("FloatType", bits): _native(f"f{bits // 8}") for bits in (16, 32, 64)}
 
 
 class DecimalType(_FixedWidth):
