@@ -1,8 +1,6 @@
 """arrowmm._bitmap against np.unpackbits / np.packbits (bitorder='little') references."""
 import contextlib
-import ctypes
 import mmap
-import sys
 import tempfile
 
 import numpy as np
@@ -12,6 +10,7 @@ from hypothesis import strategies as st
 
 from arrowmm import _bitmap
 from arrowmm.errors import ArrowInvalid
+from kernel_support import guarded
 
 # A bounds-check hit inside a noexcept kernel (ARROWMM_DEBUG=1 build) is only
 # reported as "unraisable"; make that fail the test.
@@ -39,32 +38,6 @@ def readonly_buffers(data):
         yield bufs
         if m is not None:
             m.close()  # BufferError here would mean a kernel leaked a buffer export
-
-
-PAGE = mmap.PAGESIZE
-
-
-@contextlib.contextmanager
-def guarded(data):
-    """Read-only ``data`` ending exactly where an inaccessible page begins, so a
-    kernel reading even one byte past the end crashes instead of passing."""
-    if not sys.platform.startswith("linux"):
-        pytest.skip("guard pages need mprotect")
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    size = (len(data) // PAGE + 2) * PAGE
-    m = mmap.mmap(-1, size)
-    start = size - PAGE - len(data)
-    m[start:start + len(data)] = data
-    anchor = ctypes.c_char.from_buffer(m)
-    assert libc.mprotect(ctypes.addressof(anchor) + size - PAGE, PAGE, 0) == 0
-    del anchor
-    view = memoryview(m)[start:start + len(data)].toreadonly()
-    try:
-        yield view
-    finally:
-        view.release()
-        m.close()
 
 
 @st.composite

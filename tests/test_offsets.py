@@ -1,9 +1,6 @@
 """arrowmm._offsets against straightforward Python reference checks."""
 import contextlib
-import ctypes
-import mmap
 import struct
-import sys
 
 import numpy as np
 import pytest
@@ -12,6 +9,7 @@ from hypothesis import strategies as st
 
 from arrowmm import _offsets
 from arrowmm.errors import ArrowInvalid
+from kernel_support import guarded
 
 pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
 SETTINGS = settings(deadline=None, max_examples=150)
@@ -23,32 +21,6 @@ def ro(arr):
     arr = np.array(arr, copy=True, order="C")
     arr.setflags(write=False)
     return arr
-
-
-PAGE = mmap.PAGESIZE
-
-
-@contextlib.contextmanager
-def guarded(data):
-    """Read-only ``data`` ending exactly where an inaccessible page begins, so a
-    kernel reading even one byte past the end crashes instead of passing."""
-    if not sys.platform.startswith("linux"):
-        pytest.skip("guard pages need mprotect")
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    size = (len(data) // PAGE + 2) * PAGE
-    m = mmap.mmap(-1, size)
-    start = size - PAGE - len(data)
-    m[start:start + len(data)] = data
-    anchor = ctypes.c_char.from_buffer(m)
-    assert libc.mprotect(ctypes.addressof(anchor) + size - PAGE, PAGE, 0) == 0
-    del anchor
-    view = memoryview(m)[start:start + len(data)].toreadonly()
-    try:
-        yield view
-    finally:
-        view.release()
-        m.close()
 
 
 def make_validity(valid, off, seed=0):

@@ -1,8 +1,5 @@
 """arrowmm._utf8 against Python's own strict UTF-8 decoder."""
-import contextlib
-import ctypes
 import mmap
-import sys
 import tempfile
 
 import numpy as np
@@ -12,6 +9,7 @@ from hypothesis import strategies as st
 
 from arrowmm import _utf8
 from arrowmm.errors import ArrowInvalid
+from kernel_support import guarded
 
 pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
 SETTINGS = settings(deadline=None, max_examples=200)
@@ -24,32 +22,6 @@ def first_error(b):
         return None
     except UnicodeDecodeError as exc:
         return exc.start
-
-
-PAGE = mmap.PAGESIZE
-
-
-@contextlib.contextmanager
-def guarded(data):
-    """Read-only ``data`` ending exactly where an inaccessible page begins, so a
-    kernel reading even one byte past the end crashes instead of passing."""
-    if not sys.platform.startswith("linux"):
-        pytest.skip("guard pages need mprotect")
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    size = (len(data) // PAGE + 2) * PAGE
-    m = mmap.mmap(-1, size)
-    start = size - PAGE - len(data)
-    m[start:start + len(data)] = data
-    anchor = ctypes.c_char.from_buffer(m)
-    assert libc.mprotect(ctypes.addressof(anchor) + size - PAGE, PAGE, 0) == 0
-    del anchor
-    view = memoryview(m)[start:start + len(data)].toreadonly()
-    try:
-        yield view
-    finally:
-        view.release()
-        m.close()
 
 
 def mutated(text_bytes, edits):
