@@ -20,7 +20,6 @@ import flatbuffers
 import numpy as np
 
 from . import types as t
-from ._fbs.BodyCompression import BodyCompression as FbBodyCompression
 from ._fbs.Date import Date as FbDate
 from ._fbs.Decimal import Decimal as FbDecimal
 from ._fbs.DictionaryBatch import DictionaryBatch as FbDictionaryBatch
