@@ -137,7 +137,8 @@ class FileReader(_ReaderBase):
             raise ArrowInvalid(f"{name}: does not start with the Arrow file magic 'ARROW1'")
         if region.view(size - 6, 6).to_bytes() != MAGIC:
             raise ArrowInvalid(f"{name}: does not end with the Arrow file magic 'ARROW1' "
-                               f"(truncated or still being written?)")
+                               f"(truncated or still being written? "
+                               f"open_stream(path, recover=True) reads its complete batches)")
         footer_len = _I32.unpack_from(region.view(size - 10, 4), 0)[0]
         if footer_len <= 0 or footer_len > size - 10 - 8:
             raise ArrowInvalid(f"{name}: footer length {footer_len} does not fit in a {size}-byte file")
@@ -353,12 +354,27 @@ def open(source):  # noqa: A001  (mirrors the CONTRACT's arrowmm.open)
     if hasattr(source, "read") and not isinstance(source, (str, os.PathLike)):
         head = source.read(6)
         if head == MAGIC:
-            return FileReader(head + source.read())
+            return FileReader(_map_or_read(source, head))
         return StreamReader(_Prepend(head, source))
     region = _region_of(source)
     if region.size >= 6 and region.view(0, 6).to_bytes() == MAGIC:
         return FileReader(region)
     return StreamReader(region)
+
+
+def _map_or_read(source, head: bytes):
+    """An IPC file behind a file object: mapped when it is a real file, else read into memory."""
+    try:
+        fd = source.fileno()
+        start = source.tell() - len(head)
+    except (AttributeError, OSError, ValueError):
+        return head + source.read()
+    size = os.fstat(fd).st_size
+    if start != 0 or size <= 0:
+        return head + source.read()
+    import mmap
+    return Region(mmap.mmap(fd, 0, access=mmap.ACCESS_READ),
+                  description=getattr(source, "name", "file object"))
 
 
 class _Prepend:

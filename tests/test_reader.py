@@ -240,3 +240,14 @@ def test_stream_decoder_in_random_chunks(tmp_path):
     decoder.finish()
     assert decoder.eos
     assert [m.kind for m in messages] == ["Schema"] + ["RecordBatch"] * 5
+
+
+def test_open_maps_a_real_file_object(wide_file):
+    """arrowmm.open(f) on a real file maps it rather than reading it into memory."""
+    path, table = wide_file
+    with open(path, "rb") as f:
+        reader = arrowmm.open(f)
+        values = reader.get_batch(1).column("c4").to_numpy()
+    assert isinstance(reader, arrowmm.FileReader)
+    assert reader._region.description == str(path)
+    np.testing.assert_array_equal(values, table.slice(100, 100).column("c4").to_numpy())
