@@ -268,28 +268,22 @@ class PrimitiveArray(Array):
         """Value ranges pyarrow's ``validate(full=True)`` checks: times within a day, date64 whole
         days, decimals within their precision (null slots are not checked)."""
         dtype = self.type
-        if not isinstance(dtype, (t.TimeType, t.DecimalType)) and \
-                not (isinstance(dtype, t.DateType) and dtype.unit == "ms"):
-            return
         values = self.values()
-        valid = self._valid_mask()
-        if valid is not None:
-            values = values[valid]
         if isinstance(dtype, t.TimeType):
             limit = 86400 * {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[dtype.unit]
-            bad = np.flatnonzero((values < 0) | (values >= limit))
-            if bad.size:
-                raise ArrowInvalid(f"{path}: {dtype} value {int(values[bad[0]])} is outside "
-                                   f"[0, {limit}) {dtype.unit}")
-        elif isinstance(dtype, t.DateType):
-            bad = np.flatnonzero(values % 86_400_000)
-            if bad.size:
-                raise ArrowInvalid(f"{path}: date64[ms] value {int(values[bad[0]])} is not a whole "
-                                   f"number of days")
+            bad, why = (values < 0) | (values >= limit), f"is outside [0, {limit}) {dtype.unit}"
+        elif isinstance(dtype, t.DateType) and dtype.unit == "ms":
+            bad, why = values % 86_400_000 != 0, "is not a whole number of days"
+        elif isinstance(dtype, t.DecimalType):
+            bad, why = _decimal_beyond_precision(values, dtype), "does not fit in its precision"
         else:
-            bad = _decimal_beyond_precision(values, dtype)
-            if bad is not None:
-                raise ArrowInvalid(f"{path}: decimal value {bad} does not fit in the precision of {dtype}")
+            return
+        valid = self._valid_mask()
+        slots = np.flatnonzero(bad if valid is None else bad & valid)
+        if slots.size:
+            i = int(slots[0])
+            value = _decimal_int(values[i]) if isinstance(dtype, t.DecimalType) else int(values[i])
+            raise ArrowInvalid(f"{path}: value[{i}] = {value}: {dtype} value {why}")
 
     def values(self) -> np.ndarray:
         """The stored values (nulls included as whatever the buffer holds), a read-only view."""
@@ -342,26 +336,26 @@ class PrimitiveArray(Array):
         return fixed_width_to_list(self.values(), self._valid_mask(), dtype, temporal)
 
 
-def _decimal_beyond_precision(raw: np.ndarray, dtype: t.DecimalType) -> Optional[int]:
-    """The first unscaled value of ``raw`` with more than ``precision`` digits, else None."""
+def _decimal_int(raw) -> int:
+    """One stored decimal as its unscaled Python int."""
+    return int(raw) if not isinstance(raw, np.void) else int.from_bytes(raw.tobytes(), "little", signed=True)
+
+
+def _decimal_beyond_precision(raw: np.ndarray, dtype: t.DecimalType) -> np.ndarray:
+    """Bool mask of the unscaled values of ``raw`` with more than ``precision`` digits."""
     bound = 10 ** dtype.precision - 1
     if dtype.bit_width <= 64:
-        bad = np.flatnonzero((raw > bound) | (raw < -bound))
-        return int(raw[bad[0]]) if bad.size else None
+        return (raw > bound) | (raw < -bound)
     words = raw.view("<u8").reshape(len(raw), dtype.bit_width // 64)
     low = words[:, 0].view("<i8")
     # values that fit in an int64 (every upper word is the sign extension of the low one) are
     # checked vectorised; the (rare) others one by one
     fits = np.all(words[:, 1:] == (low >> 63).astype("<u8")[:, None], axis=1)
-    if bound < 2**63:
-        bad = np.flatnonzero(fits & ((low > bound) | (low < -bound)))
-        if bad.size:
-            return int(low[bad[0]])
+    bad = fits & ((low > bound) | (low < -bound)) if bound < 2**63 else np.zeros(len(raw), dtype=bool)
     for row in np.flatnonzero(~fits).tolist():
         v = int.from_bytes(words[row].tobytes(), "little", signed=True)
-        if not -bound <= v <= bound:
-            return v
-    return None
+        bad[row] = not -bound <= v <= bound
+    return bad
 
 
 class FixedSizeBinaryArray(Array):
@@ -489,7 +483,13 @@ def _pylist_where_used(part: Array, temporal: str, used) -> list:
 
 
 def _covered(starts: np.ndarray, ends: np.ndarray, size: int) -> np.ndarray:
-    """Bool mask of ``size`` values: True inside any of the ``[start, end)`` ranges."""
+    """Bool mask of ``size`` values: True inside any of the ``[start, end)`` ranges (which must
+    lie inside: offsets only the full check validates are checked here before use)."""
+    bad = np.flatnonzero((starts < 0) | (ends > size) | (ends < starts))
+    if bad.size:
+        k = int(bad[0])
+        raise ArrowInvalid(f"offsets [{int(starts[k])}, {int(ends[k])}) (range {k}) lie outside the "
+                           f"{size} child values they index")
     marks = np.zeros(size + 1, dtype=np.int64)
     np.add.at(marks, starts, 1)
     np.add.at(marks, ends, -1)
@@ -697,10 +697,12 @@ class StructArray(Array):
 
     def _pylist(self, temporal):
         names = [f.name for f in self.type.fields]
+        valid = self._valid_mask()
         if len(set(names)) != len(names):
+            if valid is not None and not valid.any() or not self.length:
+                return [None] * self.length  # no row to convert (pyarrow raises per row too)
             raise ArrowInvalid(f"cannot convert {self.type} to dicts: duplicate field names; "
                                f"use .field(i) for each child")
-        valid = self._valid_mask()
         used = (lambda: np.ones(self.length, dtype=bool)) if valid is None else (lambda: valid)
         columns = [_pylist_where_used(self.field(i), temporal, used) for i in range(len(names))]
         rows = [dict(zip(names, vals)) for vals in zip(*columns)] if columns else \

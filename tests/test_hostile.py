@@ -38,7 +38,6 @@ import functools
 import io
 import os
 import random
-import re
 import resource
 import struct
 import subprocess
@@ -531,10 +530,7 @@ def check(data: bytes, label: str, workdir: Path, ways=None, fmt: Optional[str] 
 
 #: Known messages that do not say where, each kept honest by a strict xfail test below
 #: (when the message is fixed, that test passes, fails as XPASS, and the entry goes).
-KNOWN_UNLOCATED = (
-    # test_value_range_errors_name_the_slot
-    re.compile(r"^array: (decimal|time\S*|date64\S*) value -?\d+ "),
-)
+KNOWN_UNLOCATED = ()
 
 
 def names_a_location(exc: BaseException, extra_words=(), allow_known: bool = True) -> bool:
@@ -1625,11 +1621,6 @@ def test_rows_no_buffer_backs(kind, tmp_path):
 # Found on the way: message wording, the list conversion fallback, honest depth
 # =========================================================================================
 
-@pytest.mark.xfail(strict=True, reason=(
-    "array.py PrimitiveArray._check_full: 'array: decimal value 1000000000000 does not fit in the "
-    "precision of decimal128(10, 2)' names neither the slot nor (from Array.validate) the column; "
-    "the time / date64 range messages likewise (values are filtered by validity before the "
-    "first bad one is found, so its slot index is lost)"))
 def test_value_range_errors_name_the_slot(workdir):
     """validate(full=True) on a decimal beyond its precision says which value (CONTRACT: where)."""
     data = _poke("primitive", "stream", "dec", 1, 0, "<q", 10 ** 12)  # low word of value[0]
@@ -1640,11 +1631,6 @@ def test_value_range_errors_name_the_slot(workdir):
     assert names_a_location(exc, allow_known=False), str(exc)
 
 
-@pytest.mark.xfail(strict=True, raises=Escaped, reason=(
-    "array.py ListArray._pylist -> _pylist_where_used -> _rows_used/_covered: when the child's "
-    "conversion raises, the fallback marks the rows' [start, end) ranges with np.add.at on "
-    "offsets only the full check validates; an offset past the child raises IndexError (a "
-    "negative one wraps around silently)"))
 def test_list_offsets_inside_with_a_failing_child(workdir):
     """large_list<list<string>>: a middle outer offset far past the child, and a string that is
     not UTF-8 below it.  to_pylist() must answer ArrowInvalid."""

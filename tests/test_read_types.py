@@ -221,6 +221,24 @@ def test_batch_slice_matches_pyarrow(tmp_path):
 
 # -- map child names: a documented difference -----------------------------------------------------
 
+def test_duplicate_names(tmp_path):
+    """Columns may share a name (rows: the last wins, as in pyarrow); a struct with duplicate
+    field names has no dict form (pyarrow raises ValueError, arrowmm ArrowInvalid, a ValueError)."""
+    dup = pa.StructArray.from_arrays([pa.array([1, None]), pa.array(["a", "b"])], names=["x", "x"])
+    batch = pa.record_batch([pa.array([1, 2]), pa.array([3, None]), dup], names=["a", "a", "s"])
+    for readings in roundtrip(tmp_path, batch):
+        for reading in readings:
+            b = reading.batches[0]
+            assert b.column(2).field(0).to_pylist() == [1, None]
+            with pytest.raises(arrowmm.ArrowInvalid):
+                b.column(2).to_pylist()
+            assert b.column(2).slice(1, 0).to_pylist() == dup.slice(1, 0).to_pylist() == []
+    ok = batch.select([0, 1])
+    for readings in roundtrip(tmp_path, ok, name="ok"):
+        for reading in readings:
+            assert reading.batches[0].to_pylist() == ok.to_pylist() == [{"a": 3}, {"a": None}]
+
+
 def test_map_non_canonical_names(tmp_path):
     """pyarrow's IPC reader renames map children to "entries"/"key"/"value"; arrowmm keeps the
     names the file stores (shown as pyarrow shows them: ``map<int32 ('k'), string ('v')>``)."""

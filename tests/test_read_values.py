@@ -61,6 +61,38 @@ def test_temporal_int_mode_nested(tmp_path):
         col.to_pylist()
 
 
+def _hidden_cases():
+    ns = _temporal(pa.timestamp("ns"), [1000, 1001, 2000, 3001])  # 1001, 3001: nanoseconds
+    ints = pa.array([1, 2, 3, 4])
+    mask = pa.array([False, True, False, True])  # the rows over 1001 and 3001 are null
+    offs = pa.array([0, 1, 2, 3, 4], pa.int32())
+    return {
+        "list": pa.ListArray.from_arrays(offs, ns, mask=mask),
+        "large_list": pa.LargeListArray.from_arrays(offs.cast(pa.int64()), ns, mask=mask),
+        "list_view": pa.ListViewArray.from_arrays(offs.slice(0, 4), pa.array([1] * 4, pa.int32()), ns,
+                                                  mask=mask),
+        "fixed_size_list": pa.FixedSizeListArray.from_arrays(ns, 1, mask=mask),
+        "struct": pa.StructArray.from_arrays([ns, ints], ["t", "i"], mask=mask),
+        "map": pa.MapArray.from_arrays(offs, ints, ns, mask=mask),
+        "sparse_union": pa.UnionArray.from_sparse(pa.array([0, 1, 0, 1], pa.int8()), [ns, ints]),
+        "dense_union": pa.UnionArray.from_dense(pa.array([0, 1, 0, 1], pa.int8()),
+                                                pa.array([0, 1, 2, 3], pa.int32()), [ns, ints]),
+        "dictionary": pa.DictionaryArray.from_arrays(pa.array([0, 2, None, 0], pa.int8()), ns),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_hidden_cases()))
+def test_unconvertible_values_no_slot_shows(tmp_path, name):
+    """Values Python cannot hold under null list / struct / map slots, in unselected union slots
+    or unused dictionary entries: pyarrow never converts them, nor may arrowmm (which converts
+    children in bulk, then only the used ranges when that raises)."""
+    arr = _hidden_cases()[name]
+    expected = arr.to_pylist()
+    for readings in roundtrip(tmp_path, pa.record_batch([arr], names=["x"])):
+        for reading in readings:
+            assert reading.batches[0].column(0).to_pylist() == expected, reading.label
+
+
 # -- intervals pyarrow has no Python arrays for --------------------------------------------------
 
 def _type_from_format(fmt: str) -> pa.DataType:
