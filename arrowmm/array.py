@@ -57,6 +57,20 @@ def _typed(buf: BufferView, dtype, start: int, count: int) -> np.ndarray:
     return np.frombuffer(buf, dtype=dtype, count=count, offset=start * dtype.itemsize)
 
 
+#: The most rows converted to Python objects when no buffer backs them (null arrays, structs
+#: without children, batches without columns): past this, a length from the file alone would
+#: size the allocation, so ``to_pylist`` refuses instead.
+MAX_UNBACKED_ROWS = 2**31 - 1
+
+
+def unbacked_rows(n: int, what: str) -> int:
+    """``n`` if that many buffer-less rows may be built as Python objects, else ArrowInvalid."""
+    if n > MAX_UNBACKED_ROWS:
+        raise ArrowInvalid(f"{what}: {n} rows with no data behind them; converting more than "
+                           f"{MAX_UNBACKED_ROWS} such rows to Python objects is refused")
+    return n
+
+
 def _need(path, what, have, need):
     if have < need:
         raise ArrowInvalid(f"{path}: {what} has {have} bytes, {need} needed")
@@ -215,7 +229,7 @@ class NullArray(Array):
         return None
 
     def _pylist(self, temporal):
-        return [None] * self.length
+        return [None] * unbacked_rows(self.length, "null array")
 
 
 class BooleanArray(Array):
@@ -706,7 +720,7 @@ class StructArray(Array):
         used = (lambda: np.ones(self.length, dtype=bool)) if valid is None else (lambda: valid)
         columns = [_pylist_where_used(self.field(i), temporal, used) for i in range(len(names))]
         rows = [dict(zip(names, vals)) for vals in zip(*columns)] if columns else \
-            [{} for _ in range(self.length)]
+            [{} for _ in range(unbacked_rows(self.length, "struct without fields"))]
         return rows if valid is None else [r if ok else None for r, ok in zip(rows, valid.tolist())]
 
 

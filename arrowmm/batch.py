@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import List, Optional, Sequence
 
 from . import types as t
-from .array import Array
+from .array import Array, unbacked_rows
 from .errors import ArrowInvalid
 
 __all__ = ["RecordBatch"]
@@ -127,7 +127,8 @@ class RecordBatch:
     def to_pylist(self, *, temporal: str = "python") -> list:
         names = self.schema.names
         cols = [self.column(k).to_pylist(temporal=temporal) for k in range(self.num_columns)]
-        return [dict(zip(names, row)) for row in zip(*cols)] if cols else [{} for _ in range(self.num_rows)]
+        return [dict(zip(names, row)) for row in zip(*cols)] if cols else \
+            [{} for _ in range(unbacked_rows(self.num_rows, "batch without columns"))]
 
     def validate(self, full: bool = False) -> None:
         """Decode every column and check it (structure; every offset, byte and index if ``full``)."""

@@ -1586,18 +1586,7 @@ def _claim_rows(kind: str, rows: int) -> bytes:
 
 
 @pytest.mark.parametrize("kind", [
-    pytest.param("null", marks=pytest.mark.xfail(strict=True, reason=(
-        "array.py NullArray._pylist: [None] * self.length, the length taken from the FieldNode: a "
-        "2**40-row null column in a 300-byte stream makes to_pylist() raise MemoryError (under a "
-        "384 MiB cap; without one it tries to allocate 8 TiB)"))),
-    pytest.param("empty struct", marks=pytest.mark.xfail(strict=True, reason=(
-        "array.py StructArray._pylist: [{} for _ in range(self.length)] for a struct with no "
-        "children: 2**40 rows in a 300-byte stream build dicts until MemoryError (or until the "
-        "machine runs out of memory)"))),
-    pytest.param("no columns", marks=pytest.mark.xfail(strict=True, reason=(
-        "batch.py RecordBatch.to_pylist: [{} for _ in range(self.num_rows)] when the schema has no "
-        "columns: a 2**40-row batch in a 200-byte stream builds dicts until MemoryError (or until "
-        "the machine runs out of memory)"))),
+    "null", "empty struct", "no columns",
 ])
 def test_rows_no_buffer_backs(kind, tmp_path):
     """A batch claiming 2**40 rows of a type with no buffers (null, struct<>, no columns at all).

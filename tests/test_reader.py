@@ -251,3 +251,14 @@ def test_open_maps_a_real_file_object(wide_file):
     assert isinstance(reader, arrowmm.FileReader)
     assert reader._region.description == str(path)
     np.testing.assert_array_equal(values, table.slice(100, 100).column("c4").to_numpy())
+
+
+def test_unbacked_rows_convert_up_to_the_cap(monkeypatch):
+    """Rows no buffer backs convert normally, and past MAX_UNBACKED_ROWS raise ArrowInvalid."""
+    import arrowmm.array as arrays
+    batch = arrowmm.record_batch({"n": arrowmm.array([None] * 5)})
+    assert batch.column("n").to_pylist() == [None] * 5
+    monkeypatch.setattr(arrays, "MAX_UNBACKED_ROWS", 4)
+    with pytest.raises(arrowmm.ArrowInvalid, match="5 rows with no data behind them"):
+        batch.column("n").to_pylist()
+    assert batch.column("n").slice(1).to_pylist() == [None] * 4
