@@ -7,7 +7,7 @@ array classes; the error classes.
 from .errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 from .types import *  # noqa: F401,F403  (the type factories: int64(), list_(...), ...)
 from .types import DataType, Field, Schema
-from .array import (Array, NullArray, BooleanArray, PrimitiveArray, FixedSizeBinaryArray,
+from .arrays import (Array, NullArray, BooleanArray, PrimitiveArray, FixedSizeBinaryArray,
                     BinaryArray, BinaryViewArray, ListArray, ListViewArray, MapArray,
                     FixedSizeListArray, StructArray, UnionArray, DictionaryArray,
                     RunEndEncodedArray)

@@ -2,7 +2,7 @@
 from types import TracebackType
 from typing import Iterable, Iterator, Optional, Tuple, Type, Union
 
-from .array import Array
+from .arrays import Array
 from .batch import RecordBatch
 from .types import DataType, Field, Schema
 

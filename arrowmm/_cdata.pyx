@@ -34,7 +34,7 @@ import sys
 
 from arrowmm import types as t
 from arrowmm._region import empty_view
-from arrowmm.array import make_array
+from arrowmm.arrays import make_array
 from arrowmm.batch import RecordBatch
 from arrowmm.errors import ArrowInvalid, ArrowNotImplementedError
 

@@ -23,7 +23,7 @@ from . import types as t
 from ._bitmap import pack_bitmap
 from ._infer import is_null
 from ._region import as_view
-from .array import Array, make_array
+from .arrays import Array, make_array
 from .errors import ArrowError, ArrowInvalid
 
 __all__ = ["convert", "ConversionError", "validity_from_mask"]

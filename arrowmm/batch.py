@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import List, Optional, Sequence
 
 from . import types as t
-from .array import Array, unbacked_rows
+from .arrays import Array, unbacked_rows
 from .errors import ArrowInvalid
 
 __all__ = ["RecordBatch"]

@@ -22,7 +22,7 @@ from ._bitmap import pack_bitmap
 from ._from_python import convert, validity_from_mask
 from ._infer import infer_type, numpy_dtype_to_arrow
 from ._region import as_view
-from .array import Array, make_array
+from .arrays import Array, make_array
 from .batch import RecordBatch
 from .errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 

@@ -11,7 +11,7 @@ import numpy as np
 from . import types as t
 from ._bitmap import pack_bitmap
 from ._region import as_view
-from .array import (Array, BinaryArray, BinaryViewArray, BooleanArray, DictionaryArray,
+from .arrays import (Array, BinaryArray, BinaryViewArray, BooleanArray, DictionaryArray,
                     FixedSizeBinaryArray, FixedSizeListArray, ListArray, ListViewArray, NullArray,
                     PrimitiveArray, RunEndEncodedArray, StructArray, UnionArray, make_array)
 from .errors import ArrowInvalid, ArrowNotImplementedError

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Dict, List
 
 from . import types as t
-from .array import Array
+from .arrays import Array
 from .concat import concat_arrays
 from .errors import ArrowInvalid
 

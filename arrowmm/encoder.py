@@ -17,7 +17,7 @@ import numpy as np
 from . import types as t
 from ._bitmap import slice_bitmap
 from ._region import BufferView, as_view
-from .array import Array
+from .arrays import Array
 from .byteorder import byteswap, swap_kind
 from .compression import compress_buffer
 from .errors import ArrowInvalid
@@ -146,7 +146,7 @@ def _slice_run_ends(array: Array):
     first = int(np.searchsorted(ends, array.offset, side="right"))
     last = int(np.searchsorted(ends, array.offset + array.length - 1, side="right"))
     new_ends = np.minimum(ends[first:last + 1], array.offset + array.length) - array.offset
-    from .array import make_array
+    from .arrays import make_array
     rebased = make_array(ends_arr.type, len(new_ends), [None, as_view(new_ends.astype(ends.dtype))],
                          null_count=0)
     return rebased, values.slice(first, last - first + 1)

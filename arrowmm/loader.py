@@ -15,7 +15,7 @@ from typing import Callable, Optional
 
 from . import types as t
 from ._region import BufferView, as_view
-from .array import Array, array_class, make_array
+from .arrays import Array, array_class, make_array
 from .byteorder import NATIVE, byteswap, swap_kind
 from .compression import decompress_buffer
 from .errors import ArrowInvalid, ArrowNotImplementedError

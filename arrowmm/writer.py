@@ -22,7 +22,7 @@ from typing import Dict, Optional
 import numpy as np
 
 from . import types as t
-from .array import Array
+from .arrays import Array
 from .batch import RecordBatch
 from .byteorder import NATIVE
 from .encoder import EncodedMessage, Encoder, flatten

@@ -148,7 +148,7 @@ def amm_batch(cols):
     except ImportError:
         pass
     from arrowmm._region import as_view
-    from arrowmm.array import make_array
+    from arrowmm.arrays import make_array
     arrays = [make_array(arrowmm.float64() if a.dtype.kind == "f" else arrowmm.int64(), len(a),
                          [None, as_view(a)], null_count=0) for a in cols]
     return arrowmm.RecordBatch.from_arrays(arrays, names=list(cols_by_name)), "as_view + make_array"

@@ -255,7 +255,7 @@ def test_open_maps_a_real_file_object(wide_file):
 
 def test_unbacked_rows_convert_up_to_the_cap(monkeypatch):
     """Rows no buffer backs convert normally, and past MAX_UNBACKED_ROWS raise ArrowInvalid."""
-    arrays = sys.modules["arrowmm.array"]  # (arrowmm.array is the array() factory)
+    import arrowmm.arrays as arrays
     batch = arrowmm.record_batch({"n": arrowmm.array([None] * 5)})
     assert batch.column("n").to_pylist() == [None] * 5
     monkeypatch.setattr(arrays, "MAX_UNBACKED_ROWS", 4)

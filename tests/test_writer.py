@@ -159,7 +159,7 @@ def test_dictionary_ids_assigned_at_every_depth(fmt):
 def _empty_offsets_array(dtype):
     """A length-0 array of ``dtype`` whose offsets buffer is empty (the IPC format allows it)."""
     from arrowmm._region import empty_view
-    from arrowmm.array import make_array
+    from arrowmm.arrays import make_array
     if isinstance(dtype, arrowmm.BinaryType):
         return make_array(dtype, 0, [None, empty_view(), empty_view()])
     child = dtype.children[0].type

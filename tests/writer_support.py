@@ -288,7 +288,7 @@ def interval_array(unit: str, n: int, nulls: bool) -> arrowmm.Array:
     """An arrowmm month / day_time interval array (pyarrow cannot build these)."""
     from arrowmm._bitmap import pack_bitmap
     from arrowmm._region import as_view
-    from arrowmm.array import make_array
+    from arrowmm.arrays import make_array
     if unit == "month":
         dtype, values = arrowmm.month_interval(), np.arange(n, dtype="<i4") * 7 - 50
     else:
