@@ -96,7 +96,7 @@ def test_unconvertible_values_no_slot_shows(tmp_path, name):
 # -- intervals pyarrow has no Python arrays for --------------------------------------------------
 
 def _type_from_format(fmt: str) -> pa.DataType:
-    cffi = pytest.importorskip("pyarrow.cffi")
+    import pyarrow.cffi as cffi  # a test dependency (cffi): never skipped
     ffi = cffi.ffi
 
     @ffi.callback("void(struct ArrowSchema*)")
