@@ -29,8 +29,6 @@ ratios (machines are noisy) unless ``--strict`` is given.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import shutil
 import statistics
 import sys
@@ -42,6 +40,7 @@ import numpy as np
 import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
+from common import machine_lines  # noqa: E402  (benchmarks/common.py, beside this script)
 import arrowmm  # noqa: E402
 
 SEED = 20240501
@@ -248,14 +247,8 @@ def markdown(results) -> str:
 
 
 def environment(files, quick: bool) -> str:
-    cpus = os.cpu_count()
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else cpus
-    lines = [f"- mode: {'quick (smoke)' if quick else 'full'}",
-             f"- machine: {platform.platform()}, {platform.processor() or platform.machine()}, "
-             f"{cpus} CPUs ({usable} usable)",
-             f"- python {platform.python_version()}, numpy {np.__version__}, pyarrow {pa.__version__}, "
-             f"arrowmm {arrowmm.__version__}",
-             "- page cache: warm (each file is read once before timing; it cannot be dropped here)"]
+    lines = machine_lines(quick) + [
+        "- page cache: warm (each file is read once before timing; it cannot be dropped here)"]
     lines += [f"- {p.name}: {p.stat().st_size / 2**20:,.1f} MiB" for p in files]
     return "\n".join(lines)
 

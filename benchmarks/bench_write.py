@@ -44,7 +44,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import resource
 import shutil
 import statistics
@@ -60,6 +59,7 @@ from typing import Optional
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
+from common import machine_lines  # noqa: E402  (benchmarks/common.py, beside this script)
 
 SEED = 20240501
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -404,17 +404,9 @@ def markdown(results) -> str:
 
 
 def environment(quick: bool, d: Path, notes) -> str:
-    import arrowmm
-    import pyarrow as pa
-    cpus = os.cpu_count()
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else cpus
-    lines = [f"- mode: {'quick (smoke)' if quick else 'full'}",
-             f"- machine: {platform.platform()}, {platform.processor() or platform.machine()}, "
-             f"{cpus} CPUs ({usable} usable)",
-             f"- python {platform.python_version()}, numpy {np.__version__}, pyarrow {pa.__version__}, "
-             f"arrowmm {arrowmm.__version__}",
-             f"- output folder: {d} (written to the page cache; no fsync by either library)",
-             "- load average at start: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())]
+    lines = machine_lines(quick) + [
+        f"- output folder: {d} (written to the page cache; no fsync by either library)",
+        "- load average at start: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())]
     return "\n".join(lines + [f"- {n}" for n in notes])
 
 
