@@ -14,6 +14,7 @@ from .arrays import (Array, NullArray, BooleanArray, PrimitiveArray, FixedSizeBi
 from .batch import RecordBatch
 from .reader import FileReader, StreamReader, open_file, open_stream, open  # noqa: A004
 from .writer import FileWriter, StreamWriter, new_file, new_stream
+from .indexed import IndexedStreamReader, index_stream
 from .scalars import DayTimeInterval, MonthDayNano
 from ._region import BufferView, Region
 

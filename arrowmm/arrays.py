@@ -330,6 +330,10 @@ class PrimitiveArray(Array):
             raise ArrowInvalid(f"a zero-copy numpy view of this {dtype} array is impossible: {why}")
         mask = self._valid_mask()
         if not zero_copy:
+            if isinstance(dtype, t.TimeType) and dtype.unit == "ns" and self.length and \
+                    np.any(values[self.is_valid()] % 1000):
+                raise ArrowInvalid(f"{dtype} values with nanoseconds cannot be Python times; "
+                                   f"use to_pylist(temporal='int')")  # as pyarrow's to_numpy
             out = np.empty(self.length, dtype=object)
             out[:] = self.to_pylist()
             return out

@@ -161,8 +161,10 @@ class FileReader(_ReaderBase):
 
     @property
     def metadata(self) -> Optional[dict]:
-        """Custom metadata of the footer, else of the schema."""
-        return self.footer.metadata if self.footer.metadata else self.schema.metadata
+        """Custom metadata of the schema, updated with the footer's (None when neither has any)."""
+        if not self.footer.metadata:
+            return self.schema.metadata
+        return {**(self.schema.metadata or {}), **self.footer.metadata}
 
     @property
     def version(self) -> int:
@@ -213,6 +215,10 @@ class FileReader(_ReaderBase):
         return self._record_batch(msg, self._dictionaries().get, _BatchWhere(k, msg.offset))
 
     get_record_batch = get_batch
+
+    def batch_extents(self) -> list:
+        """``(byte offset, byte length)`` of each record batch message, from the footer alone."""
+        return [(o, (m & 0xFFFFFFFF) + b) for o, m, b in self._blocks.tolist()]
 
     def __iter__(self) -> Iterator[RecordBatch]:
         for i in range(len(self._blocks)):

@@ -82,13 +82,18 @@ def _tzinfo(tz: str):
 def _timestamps(ints: np.ndarray, valid, dtype: t.TimestampType) -> list:
     unit = dtype.unit
     live = ints if valid is None else ints[valid]
-    if unit == "ns" and not _ns_exact(live):
-        pd = _pandas()
+    if unit == "ns" and (not _ns_exact(live) or _pandas() is not None):
+        pd = _pandas()  # as pyarrow: pandas.Timestamp for every ns value when pandas is there
         if pd is None:
             raise ArrowInvalid("timestamp[ns] values with nanoseconds cannot be Python datetimes "
                                "(install pandas for pandas.Timestamp, or use temporal='int')")
-        ts = [pd.Timestamp(int(v), unit="ns", tz="UTC").tz_convert(dtype.tz) if dtype.tz
-              else pd.Timestamp(int(v), unit="ns") for v in ints.tolist()]
+        safe = ints if valid is None else np.where(valid, ints, 0)
+        try:
+            ts = [pd.Timestamp(v, unit="ns", tz="UTC").tz_convert(dtype.tz) if dtype.tz
+                  else pd.Timestamp(v, unit="ns") for v in safe.tolist()]
+        except (ValueError, OverflowError) as exc:  # past pandas' range in local time
+            raise ArrowInvalid(f"a {dtype} value cannot be a pandas.Timestamp ({exc}); "
+                               f"use to_pylist(temporal='int')") from None
         return _with_nulls(ts, valid)
     _check_range(live, unit, _MIN_S, _MAX_S, str(dtype))
     safe = ints if valid is None else np.where(valid, ints, 0)
@@ -107,8 +112,8 @@ def _timestamps(ints: np.ndarray, valid, dtype: t.TimestampType) -> list:
 def _durations(ints: np.ndarray, valid, dtype: t.DurationType) -> list:
     unit = dtype.unit
     live = ints if valid is None else ints[valid]
-    if unit == "ns" and not _ns_exact(live):
-        pd = _pandas()
+    if unit == "ns" and (not _ns_exact(live) or _pandas() is not None):
+        pd = _pandas()  # as pyarrow: pandas.Timedelta for every ns value when pandas is there
         if pd is None:
             raise ArrowInvalid("duration[ns] values with nanoseconds cannot be Python timedeltas "
                                "(install pandas for pandas.Timedelta, or use temporal='int')")
@@ -142,7 +147,8 @@ def _times(ints: np.ndarray, valid, dtype: t.TimeType) -> list:
     live = ints if valid is None else ints[valid]
     if live.size and (int(live.min()) < 0 or int(live.max()) >= 86400 * per):
         raise ArrowInvalid(f"{dtype} value outside [0, 24h) cannot be a Python time; use temporal='int'")
-    if dtype.unit == "ns" and not _ns_exact(live):
+    if dtype.unit == "ns" and not _ns_exact(live) and _pandas() is None:
+        # pyarrow raises here too; with pandas importable it truncates to microseconds (below)
         raise ArrowInvalid("time64[ns] values with nanoseconds cannot be Python times; use temporal='int'")
     safe = (ints if valid is None else np.where(valid, ints, 0)).astype(np.int64)
     micros = safe * (1_000_000 // per) if per <= 1_000_000 else safe // 1000

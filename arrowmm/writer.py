@@ -28,6 +28,7 @@ from .byteorder import NATIVE
 from .encoder import EncodedMessage, Encoder, flatten
 from .errors import ArrowInvalid
 from .metadata import BLOCK, MetadataVersion, encode_footer
+from .statistics import STATISTICS_KEY, batch_statistics, encode_batch_statistics, encode_file_statistics
 
 __all__ = ["FileWriter", "StreamWriter", "new_file", "new_stream"]
 
@@ -222,7 +223,7 @@ class _WriterBase:
 
     def __init__(self, sink, schema: t.Schema, *, compression=None, metadata=None, alignment=64,
                  legacy_format=False, allow_dictionary_replacement=True, fsync=False,
-                 endianness=None):
+                 endianness=None, statistics=False):
         if not isinstance(schema, t.Schema):
             schema = _coerce_schema(schema)
         if endianness is not None:
@@ -239,6 +240,7 @@ class _WriterBase:
                                 MetadataVersion.V5)
         self._allow_replacement = allow_dictionary_replacement and not self._file_format
         self._fsync = fsync
+        self._statistics = [] if statistics else None  # per batch, see arrowmm.statistics
         self._written_dicts: Dict[int, Array] = {}
         self._dict_blocks = []
         self._batch_blocks = []
@@ -295,6 +297,8 @@ class _WriterBase:
         batch = self._coerce(batch)
         metadata = _check_metadata(metadata if metadata is not None else batch.metadata,
                                    "record batch metadata")
+        if self._statistics is not None:
+            metadata = self._record_statistics(batch, metadata)
         columns = batch.columns
         found = []
         for f, col in zip(self.schema.fields, columns):
@@ -313,6 +317,13 @@ class _WriterBase:
         self.num_record_batches += 1
 
     write_batch = write
+
+    def _record_statistics(self, batch, metadata):
+        """Streams carry each batch's statistics in its message; files gather them for the footer."""
+        if self._file_format:
+            self._statistics.append({"rows": batch.num_rows, "columns": batch_statistics(batch)})
+            return metadata
+        return {**(metadata or {}), STATISTICS_KEY: encode_batch_statistics(batch)}
 
     def write_all(self, batches) -> None:
         """Write every batch of an iterable (a reader, a list, a generator)."""
@@ -466,7 +477,11 @@ class FileWriter(_WriterBase):
 
     def _finish(self):
         self._sink.write([self._encoder.eos()])
-        footer = encode_footer(self.schema, _blocks(self._dict_blocks), _blocks(self._batch_blocks), None)
+        footer_metadata = None
+        if self._statistics is not None:
+            footer_metadata = {STATISTICS_KEY: encode_file_statistics(self.schema.names, self._statistics)}
+        footer = encode_footer(self.schema, _blocks(self._dict_blocks), _blocks(self._batch_blocks),
+                               footer_metadata)
         self._sink.write([footer, struct.pack("<i", len(footer)), MAGIC])
         self._close_file()
         if self._target is not None:
@@ -529,7 +544,8 @@ def new_file(sink, schema, *, compression=None, metadata=None, **options) -> Fil
 
     Options: ``alignment`` (64, or 8/16/32), ``legacy_format`` (pre-0.15
     framing), ``fsync`` (fsync before the rename on close), ``endianness`` ("big" writes
-    a big-endian file).
+    a big-endian file), ``statistics`` (record per-batch min/max/null counts in the
+    footer, see ``arrowmm.statistics``).
     """
     return FileWriter(sink, schema, compression=compression, metadata=metadata, **options)
 
@@ -538,6 +554,7 @@ def new_stream(sink, schema, *, compression=None, metadata=None, **options) -> S
     """A ``StreamWriter`` to a path or a binary file-like object (pipes and sockets included).
 
     Options: ``alignment``, ``legacy_format``, ``allow_dictionary_replacement``
-    (True: a changed dictionary is re-sent; False: ``ArrowInvalid``), ``fsync``, ``endianness``.
+    (True: a changed dictionary is re-sent; False: ``ArrowInvalid``), ``fsync``, ``endianness``,
+    ``statistics`` (per-batch min/max/null counts in each batch's message metadata).
     """
     return StreamWriter(sink, schema, compression=compression, metadata=metadata, **options)
