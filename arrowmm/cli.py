@@ -1,4 +1,5 @@
-"""The ``arrowmm`` command: ``demo``, ``info PATH``, ``validate PATH``."""
+"""The ``arrowmm`` command: ``demo`` (the Spark pipeline; ``--local`` without Spark),
+``info PATH``, ``validate PATH``."""
 from __future__ import annotations
 
 import argparse
@@ -137,15 +138,28 @@ def validate(path: str) -> int:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="arrowmm", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    p_demo = sub.add_parser("demo", help="write a sample file, then read it lazily and zero-copy")
-    p_demo.add_argument("--batches", type=int, default=200)
-    p_demo.add_argument("--rows", type=int, default=50_000)
+    p_demo = sub.add_parser("demo", help="the main job: a local Spark pipeline writing and reading "
+                                         ".arrow through arrowmm (--local: arrowmm alone)")
+    p_demo.add_argument("--local", action="store_true",
+                        help="without Spark: write a sample file, then read it lazily and zero-copy")
+    p_demo.add_argument("--batches", type=int, default=200, help="--local: record batches")
+    p_demo.add_argument("--rows", type=int, default=None,
+                        help="rows (Spark: in all, default 4,000,000; --local: per batch, 50,000)")
     p_demo.add_argument("--folder", default=None)
     sub.add_parser("info", help="schema and size of an IPC file or stream").add_argument("path")
     sub.add_parser("validate", help="full validation of every batch").add_argument("path")
     args = parser.parse_args(argv)
     if args.command == "demo":
-        return demo(args.batches, args.rows, args.folder)
+        if not args.local:
+            try:
+                from .spark import demo as spark_demo
+                import pyspark  # noqa: F401
+            except ImportError:
+                print("arrowmm demo runs a Spark pipeline and needs pyspark: "
+                      "pip install 'arrowmm[spark]' (or run 'arrowmm demo --local')", file=sys.stderr)
+                return 2
+            return spark_demo.run(args.rows or 4_000_000, folder=args.folder)
+        return demo(args.batches, args.rows or 50_000, args.folder)
     if args.command == "info":
         return info(args.path)
     return validate(args.path)

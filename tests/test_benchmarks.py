@@ -49,3 +49,20 @@ def test_bench_write_quick(tmp_path):
         assert row in written, f"no row {row!r} in {out}:\n{written}"
     assert "| benchmark | arrowmm | pyarrow | ratio | target | result |" in written
     assert not any((tmp_path / "data").iterdir()), "the benchmark left files behind"
+
+
+SPARK_SCRIPT = ROOT / "benchmarks" / "bench_spark.py"
+SPARK_ROWS = ("| 1. full scan vs Parquet |", "| 1. full scan vs pyarrow DS |",
+              "| 2. selective vs Parquet (statistics prune) |")
+
+
+def test_bench_spark_quick(tmp_path):
+    pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
+    out = tmp_path / "bench.md"
+    proc = subprocess.run([sys.executable, str(SPARK_SCRIPT), "--quick", "--out", str(out),
+                           "--data-dir", str(tmp_path / "data")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr[-3000:]}"
+    written = out.read_text()
+    for row in SPARK_ROWS:
+        assert row in proc.stdout and row in written, f"no row {row!r} in:\n{proc.stdout}"

@@ -13,7 +13,7 @@ def _run(*args):
 
 
 def test_demo_runs_and_leaves_readable_files(tmp_path):
-    out = _run("demo", "--batches", "6", "--rows", "2000", "--folder", str(tmp_path))
+    out = _run("demo", "--local", "--batches", "6", "--rows", "2000", "--folder", str(tmp_path))
     assert out.returncode == 0, out.stderr
     assert "inside the mapping (zero copies)" in out.stdout
     assert "columns decoded: 1 of 5" in out.stdout

@@ -1,0 +1,379 @@
+"""The ``arrowmm`` Spark data source: batch and streaming reads, atomic batch and streaming writes.
+
+Everything here runs in Spark's Python workers, never in the user's process:
+``schema()``, ``reader()``, ``pushFilters()`` and ``partitions()`` in
+driver-side workers, ``read()`` and ``write()`` in executors, ``commit()``
+and ``abort()`` in another driver-side worker.  All state kept on these
+objects is pickled between them, so files are opened only inside methods.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import uuid
+from typing import Iterator, List, Optional
+
+from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourceReader,
+                                    DataSourceStreamArrowWriter, DataSourceStreamReader,
+                                    InputPartition, WriterCommitMessage)
+
+from ..errors import ArrowInvalid
+from .commit import commit_files, remove_matching
+from .files import DataFile, describe_file, load_path_options, resolve_paths
+from .planning import plan_pieces, read_piece, to_spark_batch
+from .pruning import ALL, NONE, verdict
+from .types import spark_schema
+
+__all__ = ["ArrowmmDataSource", "ArrowmmPartition"]
+
+_DEFAULT_PARTITION_BYTES = 128 << 20  # Spark's spark.sql.files.maxPartitionBytes default
+_DEFAULT_OPEN_COST = 4 << 20  # Spark's spark.sql.files.openCostInBytes default
+
+
+def _flag(options, name: str, default: bool) -> bool:
+    value = options.get(name.lower())
+    if value is None:
+        return default
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no"):
+        return False
+    raise ArrowInvalid(f"option {name} must be true or false, got {value!r}")
+
+
+def _size(options, name: str, default: int) -> int:
+    value = options.get(name.lower())
+    if value is None:
+        return default
+    try:
+        out = int(value)
+    except ValueError:
+        raise ArrowInvalid(f"option {name} must be a number of bytes, got {value!r}") from None
+    if out <= 0:
+        raise ArrowInvalid(f"option {name} must be positive, got {out}")
+    return out
+
+
+class ArrowmmPartition(InputPartition):
+    """Pieces of files one task reads: ``(path, format, batch indices, stream entries)``."""
+
+    def __init__(self, pieces):
+        super().__init__(pieces)
+        self.pieces = pieces
+
+
+class ArrowmmDataSource(DataSource):
+    """``spark.read.format("arrowmm")`` / ``df.write.format("arrowmm")``: Arrow IPC files.
+
+    Read options: ``cast`` (convert columns Spark cannot hold as is, default
+    false), ``maxPartitionBytes`` (bytes of batches per task, default 128 MiB),
+    ``openCostInBytes`` (what a file counts for when packing small files,
+    default 4 MiB), ``pushdown`` (skip batches by statistics, default false:
+    see ``PUSHDOWN_CAVEAT``), ``batchLog`` (a file each task appends the
+    batches it read to).
+    Write options: ``compression`` (none, lz4, zstd), ``statistics`` (per-batch
+    min/max/null counts in the footer, default true).
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return "arrowmm"
+
+    def schema(self):
+        files = resolve_paths(load_path_options(self.options))
+        if not files:
+            raise ArrowInvalid(f"no Arrow files under {load_path_options(self.options)}")
+        return spark_schema(describe_file(files[0], with_batches=False).schema,
+                            _flag(self.options, "cast", False))
+
+    def reader(self, schema):
+        if _flag(self.options, "pushdown", False) and _pushdown_enabled():
+            return ArrowmmPushdownReader(self.options, schema)
+        return ArrowmmReader(self.options, schema)
+
+    def writer(self, schema, overwrite: bool):
+        return ArrowmmWriter(self.options, schema, overwrite)
+
+    def streamReader(self, schema):
+        return ArrowmmStreamReader(self.options, schema)
+
+    def streamWriter(self, schema, overwrite: bool):
+        return ArrowmmStreamWriter(self.options, schema, overwrite)
+
+
+PUSHDOWN_CAVEAT = """\
+Spark 4.3 keeps the read plan made while pushing a query's filters on the
+DataFrame's relation, and a later query on the same DataFrame that pushes no
+filter (none at all, or only OR-ed ones) reuses it.  A plan that skipped
+batches would then silently miss rows, so batch skipping is opt-in
+(option("pushdown", "true")) and each such read should come from its own
+spark.read...load() (newer Spark versions keep the plan per scan)."""
+
+
+def _pushdown_enabled() -> bool:
+    """Whether Spark will accept a reader that implements ``pushFilters``.
+
+    With ``spark.sql.python.filterPushdown.enabled`` off, Spark plans the read
+    in ``plan_data_source_read`` and rejects such a reader; with it on, it
+    calls ``pushFilters`` from ``data_source_pushdown_filters``.  The caller
+    tells which, so users never meet DATA_SOURCE_PUSHDOWN_DISABLED.
+    """
+    frame = sys._getframe(2)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.endswith("plan_data_source_read"):
+            return False
+        if module.endswith("data_source_pushdown_filters"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+# -- reading --------------------------------------------------------------------------------------
+class ArrowmmReader(DataSourceReader):
+    """Plans partitions from the footers; tasks map the files and yield zero-copy batches."""
+
+    def __init__(self, options, schema):
+        self.schema = schema
+        self.cast = _flag(options, "cast", False)
+        self.max_bytes = _size(options, "maxPartitionBytes", _DEFAULT_PARTITION_BYTES)
+        self.open_cost = _size(options, "openCostInBytes", _DEFAULT_OPEN_COST)
+        self.log = options.get("batchlog")
+        self.paths = resolve_paths(load_path_options(options))
+        self._files: Optional[List[DataFile]] = None
+        self._skip = set()
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_files"] = None  # planning state stays on the driver
+        state["_skip"] = set()
+        return state
+
+    def files(self) -> List[DataFile]:
+        if self._files is None:
+            self._files = [describe_file(p) for p in self.paths]
+            _check_schemas(self._files, self.cast)
+        return self._files
+
+    def partitions(self):
+        parts = plan_pieces(self.files(), lambda f, b: (f, b) not in self._skip,
+                            self.max_bytes, self.open_cost)
+        return [ArrowmmPartition(p) for p in parts] or [ArrowmmPartition([])]
+
+    def read(self, partition) -> Iterator[object]:
+        from pyspark.sql.pandas.types import to_arrow_schema
+        target = to_arrow_schema(self.schema, timezone="UTC")
+        for piece in partition.pieces:
+            for batch in read_piece(piece, self.log):
+                yield to_spark_batch(batch, target)
+
+
+class ArrowmmPushdownReader(ArrowmmReader):
+    """Also skips batches whose statistics exclude the query's filters (see ``pruning``)."""
+
+    def pushFilters(self, filters):
+        files = self.files()
+        judged = []
+        for flt in filters:
+            dtypes = [_column_type(f, flt.attribute) for f in files]
+            if any(d is None for d in dtypes):
+                judged.append((flt, None))
+                continue
+            judged.append((flt, [[verdict(flt, dtypes[fi], (b.stats or {}).get(flt.attribute[0]), b.rows)
+                                  for b in info.batches] for fi, info in enumerate(files)]))
+        skip = set()
+        for _, verdicts in judged:
+            if verdicts is None:
+                continue
+            for fi, per_batch in enumerate(verdicts):
+                skip.update((fi, bi) for bi, v in enumerate(per_batch) if v == NONE)
+        self._skip = skip
+        for flt, verdicts in judged:
+            exact = verdicts is not None and all(
+                v == ALL or (fi, bi) in skip
+                for fi, per_batch in enumerate(verdicts) for bi, v in enumerate(per_batch))
+            if not exact:
+                yield flt  # Spark checks it row by row
+
+
+def _column_type(info: DataFile, attribute):
+    if len(attribute) != 1:
+        return None
+    for field in info.schema:
+        if field.name == attribute[0]:
+            return field.type
+    return None
+
+
+def _check_schemas(files: List[DataFile], cast: bool) -> None:
+    if not files:
+        return
+    first = spark_schema(files[0].schema, cast)
+    for info in files[1:]:
+        other = spark_schema(info.schema, cast)
+        if other != first:
+            raise ArrowInvalid(f"{info.path}: schema {other.simpleString()} differs from "
+                               f"{files[0].path}: {first.simpleString()}")
+
+
+# -- writing --------------------------------------------------------------------------------------
+class WrittenFile(WriterCommitMessage):
+    """What one task wrote: its temporary file, the final name, and its row count."""
+
+    def __init__(self, tmp: str, name: str, rows: int):
+        self.tmp, self.name, self.rows = tmp, name, rows
+
+    def __repr__(self):
+        return f"WrittenFile({self.name!r}, rows={self.rows})"
+
+
+class _WriterOptions:
+    def __init__(self, options, schema):
+        paths = load_path_options(options)
+        if len(paths) != 1:
+            raise ArrowInvalid(f"write to one directory, got {paths}")
+        self.directory = os.path.abspath(paths[0])
+        compression = (options.get("compression") or "none").lower()
+        if compression not in ("none", "uncompressed", "lz4", "zstd"):
+            raise ArrowInvalid(f"option compression must be none, lz4 or zstd, got {compression!r}")
+        self.compression = None if compression in ("none", "uncompressed") else compression
+        self.statistics = _flag(options, "statistics", True)
+        self.schema = schema
+        self.job = uuid.uuid4().hex[:16]
+
+    @property
+    def temporary_prefix(self) -> str:
+        """Task files start hidden (readers skip names starting with '.') until committed."""
+        return f".arrowmm-{self.job}-"
+
+    def remove_temporaries(self) -> None:
+        remove_matching(self.directory, self.temporary_prefix)
+
+    def write_task(self, iterator, prefix: str) -> WrittenFile:
+        """Write this task's batches to a temporary file of the job; None-free empty files too."""
+        import arrowmm
+        from pyspark import TaskContext
+        ctx = TaskContext.get()
+        part, attempt = (ctx.partitionId(), ctx.attemptNumber()) if ctx else (0, 0)
+        os.makedirs(self.directory, exist_ok=True)
+        tmp = os.path.join(self.directory, f"{self.temporary_prefix}{prefix}part-{part:05d}-{attempt}-"
+                                           f"{uuid.uuid4().hex[:8]}.arrow")
+        writer = None
+        rows = 0
+        try:
+            for pb in iterator:
+                batch = arrowmm.record_batch(pb)
+                if writer is None:
+                    writer = arrowmm.new_file(tmp, batch.schema, compression=self.compression,
+                                              statistics=self.statistics)
+                writer.write(batch)
+                rows += batch.num_rows
+            if writer is None:  # an empty task still records the schema
+                from pyspark.sql.pandas.types import to_arrow_schema
+                writer = arrowmm.new_file(tmp, to_arrow_schema(self.schema, timezone="UTC"),
+                                          compression=self.compression, statistics=self.statistics)
+            writer.close()
+        except BaseException:
+            if writer is not None:
+                writer.abort()
+            raise
+        return WrittenFile(tmp, f"{prefix}part-{part:05d}-{self.job}.arrow", rows)
+
+
+class ArrowmmWriter(_WriterOptions, DataSourceArrowWriter):
+    """Each task writes ``part-<partition>-<job>.arrow`` under a hidden temporary name;
+    ``commit`` renames them in and then writes the ``_SUCCESS`` manifest; ``abort`` removes
+    the job's files (those of failed attempts too)."""
+
+    def __init__(self, options, schema, overwrite: bool):
+        _WriterOptions.__init__(self, options, schema)
+        self.overwrite = overwrite
+
+    def write(self, iterator):
+        return self.write_task(iterator, "")
+
+    def commit(self, messages):
+        commit_files(self.directory, [m for m in messages if m is not None], self.job,
+                     overwrite=self.overwrite)
+        self.remove_temporaries()  # files of failed attempts
+
+    def abort(self, messages):
+        self.remove_temporaries()
+
+
+class ArrowmmStreamWriter(_WriterOptions, DataSourceStreamArrowWriter):
+    """Structured Streaming sink: each micro-batch commits its files like a batch write
+    (a micro-batch Spark runs again after a failure is committed once)."""
+
+    def __init__(self, options, schema, overwrite: bool):
+        _WriterOptions.__init__(self, options, schema)
+
+    def write(self, iterator):
+        return self.write_task(iterator, "")
+
+    def commit(self, messages, batchId):
+        done = [m for m in messages if m is not None]
+        for m in done:
+            m.name = f"batch-{batchId:08d}-{m.name}"
+        commit_files(self.directory, done, self.job, overwrite=False, batch_id=batchId)
+
+    def abort(self, messages, batchId):
+        for m in messages:
+            if m is not None:
+                try:
+                    os.unlink(m.tmp)
+                except FileNotFoundError:
+                    pass
+
+
+# -- streaming reads ------------------------------------------------------------------------------
+class ArrowmmStreamReader(DataSourceStreamReader):
+    """A directory into which complete ``.arrow`` files arrive (moved or renamed in).
+
+    Offsets are file names: ``{"last": name}`` means every file whose name sorts
+    at or before ``name`` has been read, so files must arrive in name order
+    (as time-stamped or numbered names do, and the arrowmm stream sink writes).
+    """
+
+    def __init__(self, options, schema):
+        self.schema = schema
+        self.options = dict(options)
+        paths = load_path_options(options)
+        if len(paths) != 1 or not os.path.isdir(paths[0]):
+            raise ArrowInvalid(f"a streaming read needs one directory, got {paths}")
+        self.directory = os.path.abspath(paths[0])
+
+    def _names(self) -> List[str]:
+        from .files import data_files_in
+        return [os.path.basename(p) for p in data_files_in(self.directory)]
+
+    def initialOffset(self):
+        return {"last": ""}
+
+    def latestOffset(self, start, limit):
+        names = sorted(self._names())
+        return {"last": names[-1]} if names else dict(start or {"last": ""})
+
+    def partitions(self, start, end):
+        lo, hi = start.get("last", ""), end.get("last", "")
+        names = sorted(n for n in self._names() if lo < n <= hi)
+        if not names:
+            return [ArrowmmPartition([])]
+        paths = json.dumps([os.path.join(self.directory, n) for n in names])
+        return ArrowmmReader({**self.options, "paths": paths}, self.schema).partitions()
+
+    def read(self, partition):
+        return ArrowmmReader.read(_StreamReadState(self.schema, self.options), partition)
+
+    def commit(self, end):
+        pass
+
+
+class _StreamReadState:
+    """The attributes ``ArrowmmReader.read`` uses, for the stream reader's tasks."""
+
+    def __init__(self, schema, options):
+        self.schema = schema
+        self.log = options.get("batchlog")

@@ -1,0 +1,162 @@
+"""Arrow types of a file, as Spark types: what Spark holds as is, what it holds after a cast.
+
+Spark's Python data sources accept a batch only when its Arrow schema equals
+``to_arrow_schema(spark_schema, timezone="UTC")`` (see ``conform``).  Types
+in ``EXACT`` reach Spark without a copy.  The rest need the ``cast`` option:
+they are converted in the task (a copy of that column only), or raise an
+error naming the column when Spark has no type for them at all.
+"""
+from __future__ import annotations
+
+from typing import List
+
+from .. import types as t
+from ..errors import ArrowInvalid, ArrowNotImplementedError
+
+__all__ = ["SparkTypeError", "spark_schema", "spark_type", "type_table"]
+
+
+class SparkTypeError(ArrowNotImplementedError):
+    """A column whose Arrow type Spark cannot hold (as is, or at all)."""
+
+
+def spark_schema(schema: t.Schema, cast: bool = False):
+    """The Spark ``StructType`` for an arrowmm schema.
+
+    Every column Spark cannot hold is named in one error, with the reason and
+    whether ``option("cast", "true")`` would help.
+    """
+    from pyspark.sql import types as st
+    problems: List[str] = []
+    fields = []
+    for f in schema:
+        dtype = _convert(f.type, cast, f.name, problems)
+        if dtype is not None:
+            fields.append(st.StructField(f.name, dtype, f.nullable))
+    if problems:
+        hint = "" if cast else ("\n(columns marked 'cast' read with "
+                                 "spark.read.format('arrowmm').option('cast', 'true'))")
+        raise SparkTypeError("these columns have Arrow types Spark cannot hold:\n  "
+                             + "\n  ".join(problems) + hint)
+    return st.StructType(fields)
+
+
+def spark_type(dtype: t.DataType, cast: bool = False, name: str = "column"):
+    """The Spark type of one Arrow type (``SparkTypeError`` when there is none)."""
+    problems: List[str] = []
+    out = _convert(dtype, cast, name, problems)
+    if problems:
+        raise SparkTypeError("; ".join(problems))
+    return out
+
+
+def _convert(dtype: t.DataType, cast: bool, path: str, problems: List[str]):
+    from pyspark.sql import types as st
+
+    def needs_cast(target, what=None):
+        if cast:
+            return target
+        problems.append(f"{path}: {dtype} (cast: read as {what or target.simpleString()})")
+        return None
+
+    def unsupported(why):
+        problems.append(f"{path}: {dtype} ({why})")
+        return None
+
+    if isinstance(dtype, t.NullType):
+        return st.NullType()
+    if isinstance(dtype, t.BoolType):
+        return st.BooleanType()
+    if isinstance(dtype, t.IntType):
+        if dtype.signed:
+            return {8: st.ByteType, 16: st.ShortType, 32: st.IntegerType, 64: st.LongType}[dtype.bit_width]()
+        target = {8: st.ShortType(), 16: st.IntegerType(), 32: st.LongType(),
+                  64: st.DecimalType(20, 0)}[dtype.bit_width]
+        return needs_cast(target)
+    if isinstance(dtype, t.FloatType):
+        if dtype.bit_width == 16:
+            return needs_cast(st.FloatType())
+        return st.FloatType() if dtype.bit_width == 32 else st.DoubleType()
+    if isinstance(dtype, t.DecimalType):
+        if dtype.precision > 38:
+            return unsupported("Spark decimals hold at most 38 digits")
+        target = st.DecimalType(dtype.precision, dtype.scale)
+        return target if dtype.bit_width == 128 else needs_cast(target)
+    if isinstance(dtype, t.DateType):
+        return st.DateType() if dtype.unit == "day" else needs_cast(st.DateType())
+    if isinstance(dtype, t.TimestampType):
+        target = st.TimestampType() if dtype.tz else st.TimestampNTZType()
+        if dtype.unit == "us":
+            return target  # another time zone is a metadata-only change (same instants)
+        what = target.simpleString() + (" (truncated to microseconds)" if dtype.unit == "ns" else "")
+        return needs_cast(target, what)
+    if isinstance(dtype, t.DurationType):
+        target = st.DayTimeIntervalType(st.DayTimeIntervalType.DAY, st.DayTimeIntervalType.SECOND)
+        return target if dtype.unit == "us" else needs_cast(target)
+    if isinstance(dtype, t.TimeType):
+        return unsupported("Spark's Python data sources have no time-of-day type; "
+                           "read it as integers with a user-given schema")
+    if isinstance(dtype, t.IntervalType):
+        return unsupported("Spark has no Arrow interval type")
+    if isinstance(dtype, t.BinaryType):
+        target = st.StringType() if dtype.utf8 else st.BinaryType()
+        return needs_cast(target) if dtype.large or dtype.view else target
+    if isinstance(dtype, t.FixedSizeBinaryType):
+        return needs_cast(st.BinaryType())
+    if isinstance(dtype, t.ListType):
+        child = dtype.value_field
+        element = _convert(child.type, cast, f"{path}.{child.name}", problems)
+        if element is None:
+            return None
+        target = st.ArrayType(element, child.nullable)
+        return target if dtype.kind == "list" else needs_cast(target)
+    if isinstance(dtype, t.FixedSizeListType):
+        child = dtype.value_field
+        element = _convert(child.type, cast, f"{path}.{child.name}", problems)
+        return None if element is None else needs_cast(st.ArrayType(element, child.nullable))
+    if isinstance(dtype, t.MapType):
+        key, item = dtype.key_field, dtype.item_field
+        k = _convert(key.type, cast, f"{path}.key", problems)
+        v = _convert(item.type, cast, f"{path}.value", problems)
+        return None if k is None or v is None else st.MapType(k, v, item.nullable)
+    if isinstance(dtype, t.StructType):
+        fields = []
+        for child in dtype.children:
+            c = _convert(child.type, cast, f"{path}.{child.name}", problems)
+            if c is not None:
+                fields.append(st.StructField(child.name, c, child.nullable))
+        return st.StructType(fields) if len(fields) == len(dtype.children) else None
+    if isinstance(dtype, t.DictionaryType):
+        values = _convert(dtype.value_type, cast, f"{path} (dictionary values)", problems)
+        return None if values is None else needs_cast(values, f"{values.simpleString()}, decoded")
+    if isinstance(dtype, t.UnionType):
+        return unsupported("Spark has no union type")
+    if isinstance(dtype, t.RunEndEncodedType):
+        return unsupported("Spark has no run-end encoded type")
+    raise ArrowInvalid(f"{path}: unexpected Arrow type {dtype}")  # pragma: no cover
+
+
+def type_table() -> List[tuple]:
+    """(Arrow type, Spark type, how) rows of the README's mapping table, computed from the code."""
+    import arrowmm as am
+    rows = []
+    samples = [am.bool_(), am.int8(), am.int16(), am.int32(), am.int64(), am.uint8(), am.uint16(),
+               am.uint32(), am.uint64(), am.float16(), am.float32(), am.float64(),
+               am.decimal128(10, 2), am.decimal256(38, 4), am.date32(), am.date64(),
+               am.timestamp("us", "UTC"), am.timestamp("us"), am.timestamp("ns", "Europe/Paris"),
+               am.duration("us"), am.duration("s"), am.string(), am.large_string(), am.string_view(),
+               am.binary(), am.large_binary(), am.fixed_size_binary(4), am.list_(am.int32()),
+               am.large_list(am.int32()), am.list_view(am.int32()), am.list_(am.int32(), 3),
+               am.struct([("a", am.int64())]), am.map_(am.string(), am.int64()),
+               am.dictionary(am.int32(), am.string()), am.null(), am.time64("us"),
+               am.month_day_nano_interval(), am.decimal256(76, 0)]
+    for dtype in samples:
+        try:
+            rows.append((str(dtype), spark_type(dtype, False).simpleString(), "as is"))
+        except SparkTypeError:
+            try:
+                rows.append((str(dtype), spark_type(dtype, True).simpleString(), "cast"))
+            except SparkTypeError as exc:
+                rows.append((str(dtype), "-", str(exc).split(f"{dtype} (", 1)[-1][:-1]))
+    return rows
+

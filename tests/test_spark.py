@@ -1,0 +1,316 @@
+"""The arrowmm Spark data source in a real local Spark session (one session for the module).
+
+Reads are compared with ``spark.createDataFrame`` of the same data (Spark's own conversion);
+writes are read back by pyarrow and by Spark.
+"""
+from __future__ import annotations
+
+import datetime
+import decimal
+import json
+import os
+import time
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import arrowmm
+from spark_support import start_session
+
+pyspark = pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
+from pyspark.sql import functions as F  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory):
+    session = start_session(str(tmp_path_factory.mktemp("spark")))
+    yield session
+    session.stop()
+
+
+def _rows(df, order=None):
+    rows = df.orderBy(*(order or df.columns[:1])).collect()
+    return [r.asDict(recursive=True) for r in rows]
+
+
+def _spark_table(spark, table: pa.Table, order):
+    """Spark's own reading of the same data (createDataFrame from Arrow)."""
+    return _rows(spark.createDataFrame(table), order)
+
+
+UTC = datetime.timezone.utc
+
+
+def _holdable_table(n: int = 6) -> pa.Table:
+    """One column of every Arrow type Spark holds as is, nulls included."""
+    ids = pa.array(range(n), pa.int64())
+    def some(values, type_):
+        return pa.array([None if i % 3 == 2 else values[i % len(values)] for i in range(n)], type_)
+    return pa.table({
+        "id": ids,
+        "b": some([True, False], pa.bool_()),
+        "i8": some([-128, 127], pa.int8()),
+        "i16": some([-3, 30000], pa.int16()),
+        "i32": some([-7, 2**31 - 1], pa.int32()),
+        "f32": some([1.5, -2.25], pa.float32()),
+        "f64": some([float("inf"), 3.25], pa.float64()),
+        "dec": some([decimal.Decimal("12345.67"), decimal.Decimal("-0.01")], pa.decimal128(9, 2)),
+        "s": some(["héllo", ""], pa.string()),
+        "bin": some([b"\x00\xff", b"x"], pa.binary()),
+        "d": some([datetime.date(2024, 2, 29), datetime.date(1969, 12, 31)], pa.date32()),
+        "ts": some([datetime.datetime(2024, 1, 2, 3, 4, 5, 6, tzinfo=UTC),
+                    datetime.datetime(1900, 1, 1, tzinfo=UTC)], pa.timestamp("us", "UTC")),
+        "ntz": some([datetime.datetime(2024, 1, 2, 3, 4, 5, 6)], pa.timestamp("us")),
+        "dur": some([datetime.timedelta(days=1, microseconds=5)], pa.duration("us")),
+        "lst": some([[1, None, 3], []], pa.list_(pa.int32())),
+        "st": some([{"a": 1, "b": "x"}], pa.struct([("a", pa.int64()), ("b", pa.string())])),
+        "mp": some([[("k", 1), ("j", None)]], pa.map_(pa.string(), pa.int64())),
+    })
+
+
+@pytest.mark.parametrize("writer", ["pyarrow", "arrowmm"])
+@pytest.mark.parametrize("fmt", ["file", "stream"])
+def test_every_holdable_type_reads_as_spark_reads_it(spark, tmp_path, writer, fmt):
+    table = _holdable_table()
+    path = str(tmp_path / ("t.arrow" if fmt == "file" else "t.arrows"))
+    batches = table.to_batches(max_chunksize=4)
+    if writer == "pyarrow":
+        opener = pa.ipc.new_file if fmt == "file" else pa.ipc.new_stream
+        with opener(path, table.schema) as w:
+            for b in batches:
+                w.write_batch(b)
+    else:
+        opener = arrowmm.new_file if fmt == "file" else arrowmm.new_stream
+        with opener(path, table.schema) as w:
+            for b in batches:
+                w.write(b)
+    df = spark.read.format("arrowmm").load(path)
+    # createDataFrame reads a naive timestamp as the session's local time (TIMESTAMP_LTZ);
+    # a file's naive timestamp is wall-clock time, which is Spark's timestamp_ntz
+    expected = spark.createDataFrame(table).withColumn("ntz", F.col("ntz").cast("timestamp_ntz"))
+    assert df.schema == expected.schema
+    assert _rows(df, ["id"]) == _rows(expected, ["id"])
+
+
+def test_columns_spark_cannot_hold_are_named_and_cast_on_request(spark, tmp_path):
+    table = pa.table({
+        "id": pa.array([1, 2, 3], pa.int64()),
+        "u32": pa.array([0, 2**32 - 1, None], pa.uint32()),
+        "u64": pa.array([2**64 - 1, 0, 5], pa.uint64()),
+        "big": pa.array(["a", None, "c"], pa.large_string()),
+        "cat": pa.array(["x", "y", "x"]).dictionary_encode(),
+        "ns": pa.array([1_000_000_123_456_789, None, 0], pa.timestamp("ns", "America/New_York")),
+        "half": pa.array(np.array([1.5, -2, 0.25], np.float16)),
+        "d64": pa.array([86_400_000, 0, None], pa.date64()),
+        "fsl": pa.array([[1, 2], [3, 4], None], pa.list_(pa.int16(), 2)),
+    })
+    path = str(tmp_path / "cast.arrow")
+    with pa.ipc.new_file(path, table.schema) as w:
+        w.write_table(table)
+    with pytest.raises(Exception) as err:
+        spark.read.format("arrowmm").load(path).collect()
+    message = str(err.value)
+    for name in ("u32", "u64", "big", "cat", "ns", "half", "d64", "fsl"):
+        assert f"{name}:" in message
+    assert "option('cast', 'true')" in message
+    df = spark.read.format("arrowmm").option("cast", "true").load(path)
+    expected = pa.table({
+        "id": table["id"],
+        "u32": table["u32"].cast(pa.int64()),
+        "u64": table["u64"].cast(pa.decimal128(20, 0)),
+        "big": table["big"].cast(pa.string()),
+        "cat": table["cat"].cast(pa.string()),
+        "ns": table["ns"].cast(pa.timestamp("us", "UTC"), safe=False),
+        "half": table["half"].cast(pa.float32()),
+        "d64": table["d64"].cast(pa.date32()),
+        "fsl": table["fsl"].cast(pa.list_(pa.int16())),
+    })
+    assert _rows(df, ["id"]) == _spark_table(spark, expected, ["id"])
+
+
+def test_unions_are_refused_even_with_cast(spark, tmp_path):
+    table = pa.table({"u": pa.UnionArray.from_sparse(pa.array([0, 1], pa.int8()),
+                                                       [pa.array([1, 2]), pa.array(["a", "b"])])})
+    path = str(tmp_path / "union.arrow")
+    with pa.ipc.new_file(path, table.schema) as w:
+        w.write_table(table)
+    with pytest.raises(Exception, match="u: .*Spark has no union type"):
+        spark.read.format("arrowmm").option("cast", "true").load(path).collect()
+
+
+def _write_numbered(path, batches: int, rows: int, statistics=True, fmt="file"):
+    schema = arrowmm.schema([("x", arrowmm.int64()), ("v", arrowmm.float64()), ("s", arrowmm.string())])
+    opener = arrowmm.new_file if fmt == "file" else arrowmm.new_stream
+    with opener(path, schema, statistics=statistics) as w:
+        for i in range(batches):
+            x = np.arange(i * rows, (i + 1) * rows, dtype=np.int64)
+            w.write({"x": x, "v": x * 0.5, "s": [f"k{i:03d}"] * rows})
+
+
+def test_a_big_file_spreads_over_tasks_and_small_files_share_one(spark, tmp_path):
+    big = str(tmp_path / "big.arrow")
+    _write_numbered(big, batches=40, rows=1000)
+    batch_bytes = arrowmm.open_file(big).batch_extents()[0][1]
+    df = (spark.read.format("arrowmm").option("maxPartitionBytes", str(batch_bytes * 10))
+          .option("openCostInBytes", "1").load(big))
+    assert df.rdd.getNumPartitions() == 4
+    assert df.count() == 40_000 and df.agg(F.sum("x")).first()[0] == sum(range(40_000))
+    small = tmp_path / "small"
+    small.mkdir()
+    for k in range(12):
+        _write_numbered(str(small / f"f{k:02d}.arrow"), batches=1, rows=10)
+    df = spark.read.format("arrowmm").load(str(small))
+    assert df.rdd.getNumPartitions() == 1
+    assert df.count() == 120
+    # globs and lists of paths
+    assert spark.read.format("arrowmm").load(str(small / "f0*.arrow")).count() == 100
+    assert spark.read.format("arrowmm").load([big, str(small / "f00.arrow")]).count() == 40_010
+
+
+@pytest.mark.parametrize("fmt", ["file", "stream"])
+def test_filters_skip_batches_and_agree_with_spark(spark, tmp_path, fmt):
+    path = str(tmp_path / ("n.arrow" if fmt == "file" else "n.arrows"))
+    _write_numbered(path, batches=10, rows=100, fmt=fmt)
+    log = str(tmp_path / "batches.log")
+    queries = ["x >= 950", "x < 250 AND x > 120", "x IN (5, 777)", "s LIKE 'k00%'",
+               "x = 500 OR x = 3", "x IS NULL", "v > 400.0 AND s = 'k009'"]
+    plain = spark.read.format("arrowmm").load(path)
+    for q in queries:
+        if os.path.exists(log):
+            os.unlink(log)
+        pruned = (spark.read.format("arrowmm").option("pushdown", "true")
+                  .option("batchLog", log).load(path).filter(q))
+        got = sorted(r.x for r in pruned.collect())
+        want = sorted(r.x for r in plain.filter(q).collect())
+        assert got == want, q
+        read = open(log).read().splitlines() if os.path.exists(log) else []
+        expected_reads = {"x >= 950": 1, "x < 250 AND x > 120": 2, "x IN (5, 777)": 2,
+                          "s LIKE 'k00%'": 10, "x = 500 OR x = 3": 10, "x IS NULL": 0,
+                          "v > 400.0 AND s = 'k009'": 1}[q]
+        assert len(read) == expected_reads, (q, read)
+
+
+def test_pushdown_is_safe_when_spark_has_it_disabled(spark, tmp_path):
+    path = str(tmp_path / "n.arrow")
+    _write_numbered(path, batches=3, rows=10)
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "false")
+    try:
+        df = spark.read.format("arrowmm").option("pushdown", "true").load(path)
+        assert df.filter("x > 25").count() == 4
+    finally:
+        spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+
+
+def test_write_then_read_back_with_compression(spark, tmp_path):
+    out = str(tmp_path / "out")
+    df = spark.range(0, 25_000, numPartitions=3).select(
+        F.col("id"), (F.col("id") % 7).alias("m"), F.concat(F.lit("r"), F.col("id").cast("string")).alias("s"))
+    df.write.format("arrowmm").mode("overwrite").option("compression", "zstd").save(out)
+    names = sorted(os.listdir(out))
+    parts = [n for n in names if n.startswith("part-")]
+    assert len(parts) == 3 and "_SUCCESS" in names
+    assert not [n for n in names if n.startswith(("_", ".")) and n != "_SUCCESS"]
+    manifest = json.load(open(os.path.join(out, "_SUCCESS")))
+    assert sorted(manifest["files"]) == parts
+    table = pa.concat_tables(pa.ipc.open_file(os.path.join(out, n)).read_all() for n in parts)
+    assert sorted(table["id"].to_pylist()) == list(range(25_000))
+    footer = arrowmm.open_file(os.path.join(out, parts[0]))
+    assert "arrowmm:statistics" in footer.footer.metadata
+    back = spark.read.format("arrowmm").load(out)
+    assert back.count() == 25_000
+    assert back.agg(F.sum("m")).first()[0] == sum(i % 7 for i in range(25_000))
+    # append adds files; overwrite replaces them
+    spark.range(0, 10, numPartitions=1).select("id", (F.col("id") % 7).alias("m"),
+                                               F.lit("z").alias("s")).write.format("arrowmm") \
+        .mode("append").save(out)
+    assert len(json.load(open(os.path.join(out, "_SUCCESS")))["files"]) == 4
+    assert spark.read.format("arrowmm").load(out).count() == 25_010
+    df.limit(5).write.format("arrowmm").mode("overwrite").save(out)
+    assert spark.read.format("arrowmm").load(out).count() == 5
+    assert len([n for n in os.listdir(out) if n.startswith("part-")]) == 1
+
+
+def test_a_task_failing_once_leaves_no_duplicate_or_temporary_file(spark, tmp_path):
+    out = str(tmp_path / "retry")
+
+    def fail_first_attempt_of_partition_1(batches):
+        from pyspark import TaskContext
+        ctx = TaskContext.get()
+        for b in batches:
+            yield b
+        if ctx.partitionId() == 1 and ctx.attemptNumber() == 0:
+            raise RuntimeError("injected failure")
+
+    df = spark.range(0, 3000, numPartitions=3)
+    df.mapInArrow(fail_first_attempt_of_partition_1, df.schema).write.format("arrowmm") \
+        .mode("overwrite").save(out)
+    names = sorted(os.listdir(out))
+    assert [n for n in names if n.startswith("part-")] == sorted(
+        json.load(open(os.path.join(out, "_SUCCESS")))["files"])
+    assert len([n for n in names if n.startswith("part-")]) == 3
+    assert not [n for n in names if n.startswith(("_", ".")) and n != "_SUCCESS"]
+    ids = spark.read.format("arrowmm").load(out).select("id").collect()
+    assert sorted(r.id for r in ids) == list(range(3000))
+
+
+def test_a_failed_job_leaves_the_previous_data(spark, tmp_path):
+    out = str(tmp_path / "keep")
+    spark.range(0, 10, numPartitions=1).write.format("arrowmm").mode("overwrite").save(out)
+    before = sorted(os.listdir(out))
+
+    def always_fail(batches):
+        for b in batches:
+            raise RuntimeError("boom")
+        yield from ()
+
+    df = spark.range(0, 10, numPartitions=2)
+    with pytest.raises(Exception):
+        df.mapInArrow(always_fail, df.schema).write.format("arrowmm").mode("overwrite").save(out)
+    assert sorted(os.listdir(out)) == before
+    assert spark.read.format("arrowmm").load(out).count() == 10
+
+
+def test_sql_temporary_view(spark, tmp_path):
+    path = str(tmp_path / "v.arrow")
+    _write_numbered(path, batches=2, rows=5)
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW arrowmm_v USING arrowmm OPTIONS (path '{path}')")
+    assert spark.sql("SELECT count(*) AS n, max(x) AS m FROM arrowmm_v").first().asDict() == {"n": 10, "m": 9}
+
+
+def test_streaming_source_picks_up_new_files_and_sink_commits(spark, tmp_path):
+    src, sink, ckpt = tmp_path / "in", tmp_path / "out", tmp_path / "ckpt"
+    src.mkdir()
+    _write_numbered(str(src / "0001.arrow"), batches=2, rows=5)
+    schema = spark.read.format("arrowmm").load(str(src)).schema
+
+    def run_once():
+        q = (spark.readStream.format("arrowmm").schema(schema).load(str(src))
+             .writeStream.format("arrowmm").option("checkpointLocation", str(ckpt))
+             .trigger(availableNow=True).start(str(sink)))
+        q.awaitTermination(120)
+        assert q.exception() is None
+
+    run_once()
+    assert spark.read.format("arrowmm").load(str(sink)).count() == 10
+    _write_numbered(str(src / "0002.arrow"), batches=1, rows=7)
+    run_once()
+    back = spark.read.format("arrowmm").load(str(sink))
+    assert back.count() == 17
+    assert sorted(r.x for r in back.collect()) == sorted(list(range(10)) + list(range(7)))
+    manifest = json.load(open(sink / "_SUCCESS"))
+    assert manifest["batches"] == [0, 1]
+    assert not [n for n in os.listdir(sink) if n.startswith((".", "_")) and n != "_SUCCESS"]
+
+
+def test_the_main_job_runs_end_to_end(tmp_path):
+    """``arrowmm demo``, in its own process (it starts and stops its own session)."""
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "arrowmm", "demo", "--rows", "300000",
+                           "--folder", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "same answer" in proc.stdout and "lazy reader" in proc.stdout
+    files = json.load(open(tmp_path / "sensors" / "_SUCCESS"))["files"]
+    table = pa.concat_tables(pa.ipc.open_file(tmp_path / "sensors" / n).read_all() for n in files)
+    assert table.num_rows == 300_000 and sorted(table["id"].to_pylist()) == list(range(300_000))
