@@ -20,3 +20,4 @@ from ._region import BufferView, Region
 
 __version__ = "0.1.0"
 from .build import array, record_batch
+from .interchange import RecordBatchReader

@@ -37,6 +37,7 @@ from arrowmm._region import empty_view
 from arrowmm.arrays import make_array
 from arrowmm.batch import RecordBatch
 from arrowmm.errors import ArrowInvalid, ArrowNotImplementedError
+from arrowmm.interchange import check_request_nulls, requested_array_field, requested_schema_for
 
 __all__ = ["export_schema", "export_array", "export_batch", "export_stream",
            "import_schema", "import_field", "import_type", "import_array", "import_batch",
@@ -458,14 +459,18 @@ def export_array(array, requested_schema=None):
     ----------
     array : Array
     requested_schema : PyCapsule, optional
-        Honoured when it asks for the array's own type; any other type raises
-        ``ArrowNotImplementedError`` (arrowmm does not cast on export).
+        The PyCapsule interface's schema request.  A type with the array's
+        layout (child names, nullability or metadata may differ) is served as
+        asked; a non-nullable request for data with nulls raises
+        ``ArrowInvalid``; any other type raises ``ArrowNotImplementedError``
+        (arrowmm does not cast).
     """
     wanted = _requested(requested_schema)
-    if wanted is not None and wanted.type != array.type:
-        raise ArrowNotImplementedError(f"cannot export a {array.type} array as requested "
-                                       f"{wanted.type}: arrowmm does not cast")
-    return export_schema(array.type), _array_capsule(array, array)
+    if wanted is None:
+        return export_schema(array.type), _array_capsule(array, array)
+    field = requested_array_field(array.type, wanted)
+    check_request_nulls([field], [array], "array")
+    return export_schema(field), _array_capsule(array, array)
 
 
 def _batch_struct(batch):
@@ -473,21 +478,19 @@ def _batch_struct(batch):
                       batch.columns, null_count=0)
 
 
-def _check_requested_schema(wanted, schema):
-    if wanted is not None and (not isinstance(wanted.type, t.StructType)
-                               or [f.type for f in wanted.type.fields] != schema.types):
-        raise ArrowNotImplementedError(f"cannot export batches of schema {schema.types} as "
-                                       f"requested {wanted.type}: arrowmm does not cast")
-
-
 def export_batch(batch, requested_schema=None):
     """Export a RecordBatch as ``(schema capsule, struct array capsule)``, zero-copy.
 
     The struct has ``num_rows`` rows and no validity; the schema keeps the
     batch's schema metadata.  The array's private data holds the batch.
+    ``requested_schema``: as for ``export_array``; it must also name the
+    batch's columns in order (``ArrowInvalid`` otherwise).
     """
-    _check_requested_schema(_requested(requested_schema), batch.schema)
-    return export_schema(batch.schema), _array_capsule(_batch_struct(batch), batch)
+    wanted = _requested(requested_schema)
+    schema = requested_schema_for(batch.schema, wanted)
+    if wanted is not None:
+        check_request_nulls(schema.fields, batch.columns, "batch")
+    return export_schema(schema), _array_capsule(_batch_struct(batch), batch)
 
 
 # == stream export =========================================================================
@@ -495,7 +498,9 @@ def export_batch(batch, requested_schema=None):
 cdef class _StreamState:
     """What an exported stream's callbacks need: schema, iterator, last error."""
 
-    cdef object schema
+    cdef object schema         # the schema the consumer sees (the request's, if any)
+    cdef object source_schema  # the schema every batch must have
+    cdef bint requested
     cdef object iterator
     cdef bytes last_error
     cdef int error_code
@@ -532,9 +537,11 @@ cdef int _get_next_gil(_StreamState state, ArrowArray* out) noexcept:
         if not isinstance(batch, RecordBatch):
             raise ArrowInvalid(f"stream iterator yielded a {type(batch).__name__}, "
                                f"not an arrowmm RecordBatch")
-        if not batch.schema.equals(state.schema):
+        if not batch.schema.equals(state.source_schema):
             raise ArrowInvalid(f"batch schema {batch.schema.types} differs from the stream "
-                               f"schema {state.schema.types}")
+                               f"schema {state.source_schema.types}")
+        if state.requested:
+            check_request_nulls(state.schema.fields, batch.columns, "stream batch")
         _export_array_into(out, _batch_struct(batch), batch)
     except BaseException as exc:
         return state.fail(exc)
@@ -599,12 +606,16 @@ def export_stream(schema, batch_iterator, requested_schema=None):
     schema : Schema
     batch_iterator : iterable of RecordBatch
     requested_schema : PyCapsule, optional
+        As for ``export_batch``; nulls in columns the request declares
+        non-nullable fail the ``get_next`` call of that batch.
     """
     if not isinstance(schema, t.Schema):
         raise ArrowInvalid(f"stream schema must be an arrowmm Schema, got {type(schema).__name__}")
-    _check_requested_schema(_requested(requested_schema), schema)
+    wanted = _requested(requested_schema)
     state = _StreamState()
-    state.schema = schema
+    state.schema = requested_schema_for(schema, wanted)
+    state.source_schema = schema
+    state.requested = wanted is not None
     state.iterator = iter(batch_iterator)
     cdef ArrowArrayStream* s = <ArrowArrayStream*>_calloc(1, sizeof(ArrowArrayStream))
     Py_INCREF(state)
@@ -955,9 +966,10 @@ cdef class ImportedStream:
         return list(self)
 
     def close(self):
-        """Release the foreign stream now (idempotent)."""
+        """Release the foreign stream now (idempotent: ``release`` runs exactly once)."""
         if self.c != NULL and self.c.release != NULL:
             self.c.release(self.c)
+            self.c.release = NULL  # a producer that forgets to mark it released is not re-called
 
     def __enter__(self):
         return self

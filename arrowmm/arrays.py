@@ -35,6 +35,7 @@ from ._pylist import (
 from ._region import BufferView, empty_view
 from ._utf8 import check_utf8_offsets
 from .errors import ArrowInvalid
+from .numpy_compat import convert as _convert, object_array, with_nulls
 from .scalars import fixed_width_to_list
 
 __all__ = [
@@ -129,10 +130,16 @@ class Array:
         """The validity bitmap buffer (bit ``offset`` is the first slot), or None."""
         return self._buffers[0] if self._buffers else None
 
-    def is_valid(self) -> np.ndarray:
-        """A bool numpy array, True where the slot is not null."""
+    def validity_mask(self) -> np.ndarray:
+        """The validity bitmap as a bool numpy array: True where the slot holds a value.
+
+        Types without a validity bitmap of their own (unions, run-end encoded)
+        are all True; a null array is all False.
+        """
         mask = self._valid_mask()
         return np.ones(self.length, dtype=bool) if mask is None else mask
+
+    is_valid = validity_mask
 
     def _valid_mask(self) -> Optional[np.ndarray]:
         v = self.validity
@@ -174,8 +181,32 @@ class Array:
         return self._pylist(temporal)
 
     def to_numpy(self, zero_copy_only: bool = True, writable: bool = False) -> np.ndarray:
-        raise ArrowInvalid(f"{self.type} arrays have no numpy view; use to_pylist()"
-                           if zero_copy_only else f"to_numpy is not supported for {self.type}")
+        """The values as numpy: a read-only view of the mapping where one exists.
+
+        ``zero_copy_only=False`` converts as pyarrow's ``to_numpy`` does when no
+        view is possible (NaN / NaT / None for nulls, numpy arrays per list
+        row, dicts per struct row, decoded dictionaries); ``writable=True``
+        always gives new memory.
+        """
+        if zero_copy_only:
+            raise ArrowInvalid(f"{self.type} arrays have no numpy view; use "
+                               f"to_numpy(zero_copy_only=False) or to_pylist()")
+        return _convert(self)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        """numpy's array protocol (numpy 2 ``copy`` semantics, as pyarrow implements them).
+
+        ``copy=False`` gives the zero-copy view or raises ``ArrowInvalid`` (a
+        ``ValueError``); ``copy=True`` always gives new memory.
+        """
+        if copy is False:
+            out = self.to_numpy(zero_copy_only=True)
+            if dtype is not None and np.dtype(dtype) != out.dtype:
+                raise ArrowInvalid(f"a {np.dtype(dtype)} array of this {self.type} array needs a "
+                                   f"copy (its view is {out.dtype}), and copy=False was given")
+            return out
+        out = self.to_numpy(zero_copy_only=False, writable=bool(copy))
+        return out if dtype is None else out.astype(dtype, copy=False)
 
     def equals(self, other: "Array") -> bool:
         return (isinstance(other, Array) and self.type == other.type and len(self) == len(other)
@@ -227,6 +258,11 @@ class NullArray(Array):
     @property
     def validity(self):
         return None
+
+    def validity_mask(self):
+        return np.zeros(unbacked_rows(self.length, "null array"), dtype=bool)
+
+    is_valid = validity_mask
 
     def _pylist(self, temporal):
         return [None] * unbacked_rows(self.length, "null array")
@@ -329,14 +365,12 @@ class PrimitiveArray(Array):
                    else "writable=True" if zero_copy else f"no numpy dtype holds {dtype}")
             raise ArrowInvalid(f"a zero-copy numpy view of this {dtype} array is impossible: {why}")
         mask = self._valid_mask()
-        if not zero_copy:
+        if not zero_copy:  # decimals, times, day-time / month-day-nano intervals
             if isinstance(dtype, t.TimeType) and dtype.unit == "ns" and self.length and \
                     np.any(values[self.is_valid()] % 1000):
                 raise ArrowInvalid(f"{dtype} values with nanoseconds cannot be Python times; "
                                    f"use to_pylist(temporal='int')")  # as pyarrow's to_numpy
-            out = np.empty(self.length, dtype=object)
-            out[:] = self.to_pylist()
-            return out
+            return with_nulls(object_array(self.to_pylist()), None)
         if mask is None:
             return values.copy()
         if values.dtype.kind in "mM":
@@ -386,13 +420,11 @@ class FixedSizeBinaryArray(Array):
 
     def to_numpy(self, zero_copy_only=True, writable=False):
         width = self.type.byte_width
+        if not zero_copy_only:  # as pyarrow: bytes objects (an S view drops trailing NULs)
+            return object_array(self.to_pylist())
         if width and self.null_count == 0 and not writable:
             return _typed(self._buffers[1], f"S{width}", self.offset, self.length)
-        if zero_copy_only:
-            raise ArrowInvalid(f"a zero-copy numpy view of this {self.type} array is impossible")
-        out = np.empty(self.length, dtype=object)
-        out[:] = self.to_pylist()
-        return out
+        raise ArrowInvalid(f"a zero-copy numpy view of this {self.type} array is impossible")
 
     def _pylist(self, temporal):
         width = self.type.byte_width
@@ -416,6 +448,14 @@ class _OffsetsMixin:
             return _ZERO_OFFSET[dtype.itemsize]
         return _typed(buf, dtype, self.offset, self.length + 1)
 
+    @property
+    def offsets(self) -> np.ndarray:
+        """The ``length + 1`` offsets (int32 or int64), a read-only numpy view of the mapping.
+
+        They index ``values`` as stored: a slice's offsets are not rebased to 0.
+        """
+        return self.value_offsets()
+
     def _check_offsets_cheap(self, path, data_size, what):
         buf = self._buffers[1]
         width = self.type.offset_dtype.itemsize
@@ -433,6 +473,12 @@ class BinaryArray(_OffsetsMixin, Array):
     """binary, string, large_binary, large_string."""
 
     __slots__ = ()
+
+    @property
+    def values(self) -> np.ndarray:
+        """The whole data buffer as a read-only uint8 numpy view (value ``i`` is
+        ``values[offsets[i]:offsets[i + 1]]``)."""
+        return _typed(self._buffers[2], np.uint8, 0, self._buffers[2].size)
 
     def _check_structure(self, path):
         super()._check_structure(path)
@@ -612,6 +658,11 @@ class ListViewArray(Array):
     def value_sizes(self):
         return _typed(self._buffers[2], self.type.offset_dtype, self.offset, self.length)
 
+    #: per-slot offsets into ``values``, a read-only numpy view (pyarrow's ``ListViewArray.offsets``)
+    offsets = property(value_offsets)
+    #: per-slot list sizes, a read-only numpy view (pyarrow's ``ListViewArray.sizes``)
+    sizes = property(value_sizes)
+
     def _check_structure(self, path):
         super()._check_structure(path)
         width = self.type.offset_dtype.itemsize
@@ -669,12 +720,14 @@ class FixedSizeListArray(Array):
 
     def to_numpy(self, zero_copy_only=True, writable=False):
         """A 2-D view (rows x list_size) when the child is fixed-width and nothing is null."""
-        if self.null_count and zero_copy_only:
-            raise ArrowInvalid(f"{self.null_count} null list(s): a numpy view is impossible")
+        if self.null_count:
+            if zero_copy_only:
+                raise ArrowInvalid(f"{self.null_count} null list(s): a numpy view is impossible")
+            return _convert(self)  # pyarrow's rows: a numpy array per list, None per null
         flat = self.flatten().to_numpy(zero_copy_only, writable)
-        return flat.reshape(self.length, self.type.list_size) if not self.null_count else \
-            np.array([None if not ok else row for ok, row in
-                      zip(self.is_valid(), flat.reshape(self.length, self.type.list_size))], dtype=object)
+        if flat.dtype == object:  # rows of nested values: a 2-D object array would split them
+            return _convert(self)
+        return flat.reshape(self.length, self.type.list_size)
 
     def _pylist(self, temporal):
         size = self.type.list_size
@@ -842,9 +895,7 @@ class DictionaryArray(Array):
         if zero_copy_only:
             raise ArrowInvalid("dictionary arrays have no numpy view of their values; "
                                "use .indices().to_numpy() for the indices")
-        out = np.empty(self.length, dtype=object)
-        out[:] = self.to_pylist()
-        return out
+        return object_array(self.to_pylist())  # the decoded values as Python objects
 
     def _pylist(self, temporal):
         idx = self.indices().values()

@@ -130,6 +130,12 @@ class RecordBatch:
         return [dict(zip(names, row)) for row in zip(*cols)] if cols else \
             [{} for _ in range(unbacked_rows(self.num_rows, "batch without columns"))]
 
+    def to_pandas(self, *, ignore_metadata: bool = False):
+        """A ``pandas.DataFrame``, as pyarrow's ``RecordBatch.to_pandas()`` gives it (dtypes and
+        the index from ``pandas`` schema metadata included).  Needs pandas."""
+        from .pandas_compat import batches_to_pandas
+        return batches_to_pandas(self.schema, [self], ignore_metadata=ignore_metadata)
+
     def validate(self, full: bool = False) -> None:
         """Decode every column and check it (structure; every offset, byte and index if ``full``)."""
         for k, f in enumerate(self.schema):

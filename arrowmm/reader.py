@@ -103,6 +103,12 @@ class _ReaderBase:
     def __exit__(self, *exc):
         self.close()
 
+    def to_pandas(self, *, ignore_metadata: bool = False):
+        """Every (remaining) batch as one ``pandas.DataFrame``, as pyarrow's
+        ``read_all().to_pandas()`` gives it.  Needs pandas."""
+        from .pandas_compat import batches_to_pandas
+        return batches_to_pandas(self.schema, self.read_all(), ignore_metadata=ignore_metadata)
+
     def __arrow_c_schema__(self):
         from ._cdata import export_schema
         return export_schema(self.schema)

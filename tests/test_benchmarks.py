@@ -1,4 +1,4 @@
-"""Smoke tests of benchmarks/bench_read.py and bench_write.py: the quick runs complete and report every benchmark.
+"""Smoke tests of benchmarks/bench_read.py, bench_write.py and bench_interchange.py: the quick runs complete and report every benchmark.
 
 No timing is asserted (machines are noisy); only that the script runs end to end,
 exits 0, and prints (and writes with ``--out``) one table row per benchmark.
@@ -66,3 +66,21 @@ def test_bench_spark_quick(tmp_path):
     written = out.read_text()
     for row in SPARK_ROWS:
         assert row in proc.stdout and row in written, f"no row {row!r} in:\n{proc.stdout}"
+
+
+INTERCHANGE_SCRIPT = ROOT / "benchmarks" / "bench_interchange.py"
+INTERCHANGE_ROWS = ("| 1. pyarrow.table(reader) |", "| 2. pyarrow.table(reader), small batches |",
+                    "| 3. polars.DataFrame(reader) |")
+
+
+def test_bench_interchange_quick(tmp_path):
+    pytest.importorskip("polars")
+    out = tmp_path / "bench_interchange.md"
+    proc = subprocess.run([sys.executable, str(INTERCHANGE_SCRIPT), "--quick", "--out", str(out),
+                           "--data-dir", str(tmp_path / "data")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    written = out.read_text()
+    for row in INTERCHANGE_ROWS:
+        assert row in proc.stdout, f"no row {row!r} in:\n{proc.stdout}"
+        assert row in written, f"no row {row!r} in {out}:\n{written}"

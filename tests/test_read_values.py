@@ -3,6 +3,7 @@ cannot hold, intervals pyarrow has no arrays for, numpy views into the mapping, 
 ``validate(full=True)`` rejects (as pyarrow's does)."""
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -11,7 +12,8 @@ import pyarrow as pa
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from helpers import assert_array_matches, in_region, int_pylist, read_all_paths, roundtrip, write_ipc  # noqa: E402
+from helpers import (assert_array_matches, assert_values_equal, in_region, int_pylist,  # noqa: E402
+                     read_all_paths, roundtrip, write_ipc)
 from test_read_types import CASES, _temporal  # noqa: E402
 
 import arrowmm  # noqa: E402
@@ -37,14 +39,22 @@ UNCONVERTIBLE = {
 
 @pytest.mark.parametrize("name", sorted(UNCONVERTIBLE))
 def test_temporal_unconvertible(tmp_path, name):
-    """Where pyarrow cannot convert, arrowmm raises ArrowInvalid; temporal='int' always works."""
+    """Where pyarrow cannot convert, arrowmm raises ArrowInvalid; where it can (nanoseconds
+    become pandas objects when pandas is importable) arrowmm gives the same; temporal='int'
+    always works."""
     arr = UNCONVERTIBLE[name]()
-    with pytest.raises((ValueError, OverflowError)):
-        arr.to_pylist()
+    try:
+        expected = arr.to_pylist()
+    except (ValueError, OverflowError):
+        expected = None
     path = write_ipc(tmp_path / "t.arrow", pa.record_batch([arr], names=["t"]))
     col = arrowmm.open_file(path).get_batch(0).column(0)
-    with pytest.raises(arrowmm.ArrowInvalid):
-        col.to_pylist()
+    if expected is None:
+        with pytest.raises(arrowmm.ArrowInvalid):
+            col.to_pylist()
+    else:
+        assert "ns" in name and importlib.util.find_spec("pandas") is not None
+        assert_values_equal(col.to_pylist(), expected, name)
     assert col.to_pylist(temporal="int") == int_pylist(arr)
     roundtrip(tmp_path, pa.record_batch([arr], names=["t"]))  # the helper's raise path too
 
@@ -57,8 +67,13 @@ def test_temporal_int_mode_nested(tmp_path):
     col = arrowmm.open_file(path).get_batch(0).column(0)
     assert col.to_pylist(temporal="int") == [[{"ts": 1, "d": 1}], [{"ts": 2, "d": None},
                                                                    {"ts": None, "d": 3}, {"ts": 3, "d": 4}]]
-    with pytest.raises(arrowmm.ArrowInvalid):
-        col.to_pylist()
+    try:
+        expected = lst.to_pylist()  # pandas Timestamps when pandas is importable
+    except (ValueError, OverflowError):
+        with pytest.raises(arrowmm.ArrowInvalid):
+            col.to_pylist()
+    else:
+        assert_values_equal(col.to_pylist(), expected)
 
 
 def _hidden_cases():
