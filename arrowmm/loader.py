@@ -262,7 +262,8 @@ class BatchLoader:
                 view = self.body.slice(offset, size)
                 if codec is not None:
                     if not self.allow_copies and compressed_size(view) > 0:
-                        self._refuse_copy(path, what, i, f"decompressed ({codec})")
+                        raise ArrowInvalid(f"would have to be decompressed ({codec}), and copies "
+                                           f"are refused (allow_copies=False)")
                     out = decompress_payload(view, codec, "buffer")
                 else:
                     out = view
