@@ -27,18 +27,11 @@ from . import types as t
 from ._region import BufferView, as_view
 from .arrays import Array, array_class, make_array
 from .byteorder import NATIVE, byteswap, swap_kind
-from .compression import compressed_size, decompress_many, decompress_payload
+from .compression import CopiedMemory, compressed_size, decompress_many, decompress_payload
 from .errors import ArrowInvalid, ArrowNotImplementedError
 from .metadata import MetadataVersion, RecordBatchHeader
 
 __all__ = ["SchemaPlan", "LoadStats", "BatchLoader", "CopiedMemory", "copied_view", "copy_reason"]
-
-
-class CopiedMemory(np.ndarray):
-    """Bytes the loader had to make (``reason``: decompressed, byte-swapped, re-aligned, ...)
-    instead of borrowing them from the file or buffer being read."""
-
-    reason = "copied"
 
 
 def copied_view(data, reason: str) -> BufferView:
