@@ -126,6 +126,13 @@ class Array:
         return self._null_count
 
     @property
+    def is_zero_copy(self) -> bool:
+        """True when every buffer (children and dictionary included) is borrowed from the memory
+        it was read from; False when the reader had to decompress, byte-swap or re-align one."""
+        from .loader import copy_reason
+        return copy_reason(self) is None
+
+    @property
     def validity(self) -> Optional[BufferView]:
         """The validity bitmap buffer (bit ``offset`` is the first slot), or None."""
         return self._buffers[0] if self._buffers else None

@@ -91,6 +91,9 @@ class RecordBatch:
 
     @property
     def columns(self) -> List[Array]:
+        missing = [k for k, c in enumerate(self._columns) if c is None]
+        if len(missing) > 1 and hasattr(self._loader, "prefetch"):
+            self._loader.prefetch(missing)  # compressed: decode all their buffers together
         return [self.column(k) for k in range(self.num_columns)]
 
     @property

@@ -5,7 +5,9 @@
 bitmaps or offsets must be re-based get new memory) and the variadic buffer
 counts.  ``Encoder`` lays those buffers out in a message body (aligned and
 zero-padded), frames the metadata, and returns the parts to write: a list of
-bytes-like objects whose data buffers are the arrays' own memory.
+bytes-like objects whose data buffers are the arrays' own memory.  With
+compression, the buffers of a message are compressed together (in threads
+when it pays); a buffer that does not shrink is stored raw (length -1).
 """
 from __future__ import annotations
 
@@ -19,11 +21,14 @@ from ._bitmap import slice_bitmap
 from ._region import BufferView, as_view
 from .arrays import Array
 from .byteorder import byteswap, swap_kind
-from .compression import compress_buffer
+from .compression import check_level, compress_many
 from .errors import ArrowInvalid
 from .metadata import MetadataVersion, encode_batch_message, encode_schema_message
 
-__all__ = ["flatten", "Encoder", "EncodedMessage"]
+__all__ = ["flatten", "Encoder", "EncodedMessage", "EXPERIMENTAL_COMPRESSION"]
+
+#: The message custom metadata key naming the codec of a compressed V4 message (Arrow 0.17).
+EXPERIMENTAL_COMPRESSION = "ARROW:experimental_compression"
 
 _PAD = bytes(64)
 _I32 = struct.Struct("<i")
@@ -56,23 +61,27 @@ def _offsets(array: Array, buf: BufferView):
 
 
 class _Flat:
-    __slots__ = ("nodes", "buffers", "variadic", "swap")
+    __slots__ = ("nodes", "buffers", "variadic", "swap", "v4")
 
     def __init__(self):
         self.swap = False
+        self.v4 = False
         self.nodes: List[int] = []
         self.buffers: list = []
         self.variadic: List[int] = []
 
 
-def flatten(array: Array, out: Optional[_Flat] = None, swap: bool = False) -> _Flat:
+def flatten(array: Array, out: Optional[_Flat] = None, swap: bool = False, v4: bool = False) -> _Flat:
     """Nodes, buffers and variadic counts of ``array`` in IPC order (offset re-based to 0).
 
     ``swap=True`` converts multi-byte values to big-endian (for a big-endian schema).
+    ``v4=True`` lays out metadata version V4, where unions (and run-end encoded arrays) have a
+    validity buffer slot too, written empty (Arrow C++'s ``HasValidityBitmap`` before V5).
     """
     if out is None:
         out = _Flat()
         out.swap = swap
+        out.v4 = v4
     sw = _swapped if out.swap else _as_is
     dtype = array.type
     off, n = array.offset, array.length
@@ -83,6 +92,8 @@ def flatten(array: Array, out: Optional[_Flat] = None, swap: bool = False) -> _F
     if kind is t.NullType:
         out.nodes[-1] = n
         return out
+    if out.v4 and kind in (t.UnionType, t.RunEndEncodedType):
+        out.buffers.append(None)
     if kind is t.RunEndEncodedType:
         ends, values = _slice_run_ends(array)
         flatten(ends, out)
@@ -177,15 +188,20 @@ class Encoder:
     """
 
     def __init__(self, alignment: int = 64, legacy_prefix: bool = False,
-                 compression: Optional[str] = None, version: int = MetadataVersion.V5):
+                 compression: Optional[str] = None, version: int = MetadataVersion.V5,
+                 compression_level: Optional[int] = None, features=()):
         if alignment not in (8, 16, 32, 64):
             raise ArrowInvalid(f"alignment must be 8, 16, 32 or 64, got {alignment}")
         if compression not in (None, "lz4", "zstd"):
             raise ArrowInvalid(f"compression must be None, 'lz4' or 'zstd', got {compression!r}")
+        if version not in (MetadataVersion.V4, MetadataVersion.V5):
+            raise ArrowInvalid(f"metadata version must be V4 or V5, got {version!r}")
         self.alignment = alignment
         self.legacy_prefix = legacy_prefix
         self.compression = compression
+        self.compression_level = check_level(compression, compression_level)
         self.version = version
+        self.features = tuple(features)
 
     def _frame(self, flatbuffer: bytes, position: int) -> bytes:
         """Length prefix + flatbuffer + zero padding so the body starts aligned."""
@@ -197,7 +213,7 @@ class Encoder:
         return head + flatbuffer + _PAD[:pad]
 
     def schema(self, schema: t.Schema, position: int = 0) -> EncodedMessage:
-        meta = self._frame(encode_schema_message(schema, self.version), position)
+        meta = self._frame(encode_schema_message(schema, self.version, self.features), position)
         return EncodedMessage([meta], len(meta), 0)
 
     def batch(self, length: int, flat: _Flat, position: int, metadata=None,
@@ -206,20 +222,36 @@ class Encoder:
         layout = np.zeros(2 * len(flat.buffers), dtype=np.int64)
         pos = 0
         align = self.alignment
+        compressed = {}
+        if self.compression is not None:
+            todo = [i for i, buf in enumerate(flat.buffers) if buf is not None and memoryview(buf).nbytes]
+            parts = compress_many([flat.buffers[i] for i in todo], self.compression,
+                                  self.compression_level)
+            compressed = dict(zip(todo, parts))
         for i, buf in enumerate(flat.buffers):
             if buf is None:
                 layout[2 * i] = pos
                 continue
-            if self.compression is not None and len(memoryview(buf)):
-                buf = compress_buffer(buf, self.compression)
-            size = memoryview(buf).nbytes
+            pair = compressed.get(i)
+            if pair is None:
+                size = memoryview(buf).nbytes
+                if size:
+                    body.append(buf)
+            else:
+                prefix, payload = pair
+                size = 8 + memoryview(payload).nbytes
+                body.append(prefix)
+                body.append(payload)
             layout[2 * i], layout[2 * i + 1] = pos, size
             if size:
-                body.append(buf)
                 pad = (-size) % align
                 if pad:
                     body.append(_PAD[:pad])
                 pos += size + pad
+        if self.compression is not None and self.version < MetadataVersion.V5:
+            # Before V5, Arrow (0.17 to today's C++ reader) took the codec of a V4 message from
+            # this custom metadata key, not from RecordBatch.compression: write both.
+            metadata = {**(metadata or {}), EXPERIMENTAL_COMPRESSION: self.compression.upper()}
         nodes = np.asarray(flat.nodes, dtype=np.int64)
         meta = encode_batch_message(length, nodes, layout, pos, self.compression,
                                     flat.variadic or None, metadata, dictionary_id, is_delta,

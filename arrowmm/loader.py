@@ -7,21 +7,64 @@ to column ``k`` and decodes nothing else.  Every buffer goes through
 the file into a ``BufferView`` (checked against the body, decompressed,
 re-aligned when it must be), and every array is structurally checked as it is
 built.
+
+Compressed buffers decompress when their column is loaded: the buffers of
+that column (or, through ``prefetch``, of every column a caller asks for at
+once) are decoded together, in threads when there is enough of them.  Memory
+the loader makes (decompressed, byte-swapped or re-aligned buffers) is wrapped
+in ``CopiedMemory``, so ``copy_reason`` / ``Array.is_zero_copy`` can tell it
+from memory borrowed from the source; with ``allow_copies=False`` the loader
+refuses to make any, naming the column and the reason.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+import numpy as np
+
 from . import types as t
 from ._region import BufferView, as_view
 from .arrays import Array, array_class, make_array
 from .byteorder import NATIVE, byteswap, swap_kind
-from .compression import decompress_buffer
+from .compression import CopiedMemory, compressed_size, decompress_many, decompress_payload
 from .errors import ArrowInvalid, ArrowNotImplementedError
 from .metadata import MetadataVersion, RecordBatchHeader
 
-__all__ = ["SchemaPlan", "LoadStats", "BatchLoader"]
+__all__ = ["SchemaPlan", "LoadStats", "BatchLoader", "CopiedMemory", "copied_view", "copy_reason"]
+
+
+def copied_view(data, reason: str) -> BufferView:
+    """A view over ``data`` (new memory) marked as a copy made for ``reason``."""
+    arr = np.frombuffer(data, dtype=np.uint8) if not isinstance(data, np.ndarray) else data
+    marked = arr.reshape(-1).view(np.uint8).view(CopiedMemory)
+    marked.reason = reason
+    return as_view(marked, description=f"{reason} buffer")
+
+
+def _view_copy_reason(view) -> Optional[str]:
+    if view is None:
+        return None
+    owner = view.region.owner
+    return owner.reason if isinstance(owner, CopiedMemory) else None
+
+
+def copy_reason(array: Array) -> Optional[str]:
+    """Why some buffer of ``array`` (children and dictionary included) is not the source's own
+    memory, or None when all of them are borrowed (zero-copy)."""
+    for buf in array._buffers:
+        reason = _view_copy_reason(buf)
+        if reason is not None:
+            return reason
+    for child in array.children:
+        reason = copy_reason(child)
+        if reason is not None:
+            return reason
+    if array.dictionary is not None:
+        reason = copy_reason(array.dictionary)
+        if reason is not None:
+            return f"dictionary: {reason}"
+    return None
 
 
 @dataclass
@@ -101,12 +144,15 @@ class BatchLoader:
     ``dictionaries`` maps a dictionary id to its current values array.
     """
 
-    __slots__ = ("plan", "header", "body", "dictionaries", "where", "stats", "swap",
-                 "_nodes", "_buffers", "_variadic", "_ni", "_bi", "_vi", "_path")
+    __slots__ = ("plan", "header", "body", "dictionaries", "where", "stats", "swap", "allow_copies",
+                 "_nodes", "_buffers", "_variadic", "_ni", "_bi", "_vi", "_path", "_decoded")
 
     def __init__(self, plan: SchemaPlan, header: RecordBatchHeader, body: BufferView,
-                 dictionaries: Callable[[int], Array], where: str, stats: Optional[LoadStats] = None):
+                 dictionaries: Callable[[int], Array], where: str, stats: Optional[LoadStats] = None,
+                 allow_copies: bool = True):
         self.plan = plan
+        self.allow_copies = allow_copies
+        self._decoded = {}  # buffer index -> decompressed payload (or the error it raised)
         self.header = header
         self.body = body
         self.dictionaries = dictionaries
@@ -139,12 +185,43 @@ class BatchLoader:
     def num_rows(self) -> int:
         return self.header.length
 
+    def _first_buffer(self, k: int) -> int:
+        plan = self.plan
+        if k >= len(plan.buffer_starts):
+            return len(self._buffers)
+        vi = plan.view_starts[k]
+        return plan.buffer_starts[k] + (int(self._variadic[:vi].sum()) if vi else 0)
+
+    def prefetch(self, ks) -> None:
+        """Decompress the buffers of columns ``ks`` together (in threads when it pays), so that
+        loading them next costs no more decoding.  Nothing to do for uncompressed batches."""
+        codec = self.header.compression
+        if codec is None or not self.allow_copies:
+            return  # (refusing copies: the walk reports the first buffer that needs one)
+        indices = []
+        for k in ks:
+            indices.extend(i for i in range(self._first_buffer(k), self._first_buffer(k + 1))
+                           if i not in self._decoded)
+        views = []
+        for i in indices:
+            offset, size = self._buffers.get(i)
+            try:
+                views.append(self.body.slice(offset, size))
+            except ArrowInvalid:
+                return  # out of the body: the walk reports it where it belongs
+        if len(views) < 2:
+            return
+        for i, out in zip(indices, decompress_many(views, codec)):
+            self._decoded[i] = out
+
     def column(self, k: int) -> Array:
         """Decode top-level column ``k`` (and only it)."""
         plan = self.plan
         self._ni = plan.node_starts[k]
-        vi = self._vi = plan.view_starts[k]
-        self._bi = plan.buffer_starts[k] + (int(self._variadic[:vi].sum()) if vi else 0)
+        self._vi = plan.view_starts[k]
+        self._bi = self._first_buffer(k)
+        if self.header.compression is not None:
+            self.prefetch((k,))
         f = plan.schema.fields[k]
         path = _Path(self.where, k, f.name)
         array = self._load(f, path)
@@ -163,21 +240,42 @@ class BatchLoader:
             raise ArrowInvalid(f"{path}: field node {i} has length {length}, null count {null_count}")
         return length, null_count
 
+    def _refuse_copy(self, path, what, i, reason):
+        raise ArrowInvalid(f"{path}: {what} (buffer {i}) would have to be {reason}, and copies "
+                           f"are refused (allow_copies=False)")
+
     def _buffer(self, path, what, align: int = 8) -> BufferView:
         i = self._bi
         self._bi = i + 1
-        offset, size = self._buffers.get(i)
         try:
-            view = self.body.slice(offset, size)
             codec = self.header.compression
+            out = self._decoded.pop(i, None)
+            if out is None:
+                offset, size = self._buffers.get(i)
+                view = self.body.slice(offset, size)
+                if codec is not None:
+                    if not self.allow_copies and compressed_size(view) > 0:
+                        raise ArrowInvalid(f"would have to be decompressed ({codec}), and copies "
+                                           f"are refused (allow_copies=False)")
+                    out = decompress_payload(view, codec, "buffer")
+                else:
+                    out = view
+            if isinstance(out, BaseException):
+                raise out
+            if isinstance(out, BufferView):
+                view = out
+            else:
+                view = copied_view(out, f"decompressed ({codec})")
             if codec is not None:
-                view = decompress_buffer(view, codec, "buffer")
                 self.stats.buffers_decompressed += 1
                 self.stats.bytes_decompressed += view.size
         except ArrowInvalid as exc:
             raise ArrowInvalid(f"{path}: {what} (buffer {i}): {exc}") from None
         if align > 1 and view.size and not view.is_aligned(align):
-            view = as_view(view, copy=True)
+            if not self.allow_copies:
+                self._refuse_copy(path, what, i, f"copied to {align}-byte aligned memory "
+                                                 f"(it starts at byte {view.offset})")
+            view = copied_view(as_view(view, copy=True), "re-aligned")
             self.stats.buffers_copied += 1
             self.stats.bytes_copied += view.size
         return view
@@ -185,9 +283,11 @@ class BatchLoader:
     def _typed_buffer(self, path, what, kind, align: int = 8) -> BufferView:
         """A buffer of multi-byte values: swapped to native order when the file is not native."""
         view = self._buffer(path, what, align)
-        if self.swap and kind is not None and view.size:
+        if self.swap and kind not in (None, 1) and view.size:
+            if not self.allow_copies:
+                self._refuse_copy(path, what, self._bi - 1, "byte-swapped from big-endian")
             try:
-                view = byteswap(view, kind)
+                view = copied_view(byteswap(view, kind), "byte-swapped")
             except ArrowInvalid as exc:
                 raise ArrowInvalid(f"{path}: {what}: {exc}") from None
             self.stats.buffers_swapped += 1

@@ -42,7 +42,7 @@ from ._flatbuf import peek_batch_message, struct_pairs
 from .errors import ArrowInvalid, ArrowNotImplementedError
 
 __all__ = [
-    "FIELD_NODE", "BUFFER", "BLOCK", "MessageHeader", "MetadataVersion",
+    "FIELD_NODE", "BUFFER", "BLOCK", "MessageHeader", "MetadataVersion", "FEATURES", "schema_features",
     "RecordBatchHeader", "DictionaryBatchHeader", "MessageRecord", "FooterRecord",
     "parse_message", "parse_footer", "schema_from_fb",
     "encode_schema_message", "encode_batch_message", "encode_footer",
@@ -66,6 +66,20 @@ class MessageHeader:
 
 class MetadataVersion:
     V1, V2, V3, V4, V5 = range(5)
+
+    @staticmethod
+    def parse(value) -> int:
+        """``"V4"`` / ``"V5"`` (any case) or ``MetadataVersion.V4`` / ``.V5`` -> the enum value."""
+        if isinstance(value, str) and value.upper() in ("V4", "V5"):
+            return MetadataVersion.V4 if value.upper() == "V4" else MetadataVersion.V5
+        if type(value) is int and value in (MetadataVersion.V4, MetadataVersion.V5):
+            return value
+        raise ArrowInvalid(f"metadata_version must be 'V4' or 'V5', got {value!r}")
+
+
+#: Schema.features: Feature enum value -> name (0, UNUSED, is skipped when read).
+FEATURES = {1: "DICTIONARY_REPLACEMENT", 2: "COMPRESSED_BODY"}
+_FEATURE_CODE = {v: k for k, v in FEATURES.items()}
 
 
 _COMPRESSION = {0: "lz4", 1: "zstd"}
@@ -112,9 +126,10 @@ class DictionaryBatchHeader:
 class MessageRecord:
     """A parsed message: what it is, how long its body is, and its custom metadata."""
 
-    __slots__ = ("version", "header_type", "header", "body_length", "metadata")
+    __slots__ = ("version", "header_type", "header", "body_length", "metadata", "features")
 
-    def __init__(self, version, header_type, header, body_length, metadata):
+    def __init__(self, version, header_type, header, body_length, metadata, features=()):
+        self.features = features  # Schema.features of a schema message, as names
         self.version = version
         self.header_type = header_type
         self.header = header  # Schema | RecordBatchHeader | DictionaryBatchHeader | raw table
@@ -133,6 +148,7 @@ class FooterRecord:
     dictionaries: np.ndarray  # BLOCK records
     record_batches: np.ndarray  # BLOCK records
     metadata: Optional[dict]
+    features: tuple = ()  # Schema.features, as names
 
 
 # -- low-level helpers ---------------------------------------------------------------------
@@ -222,6 +238,26 @@ def _guard(what: str):
 
 
 # -- schema ------------------------------------------------------------------------------
+
+def schema_features(fb: FbSchema, what: str = "schema") -> tuple:
+    """The Feature names a Schema table declares; an unknown feature is refused, as the format
+    intends (a reader must not guess at what a feature it does not know changes)."""
+    tab = fb._tab
+    o = tab.Offset(4 + 2 * 3)
+    n = _check_vector(tab.VectorLen(o), tab, o, 8, f"{what} features") if o else 0
+    out = []
+    for i in range(n):
+        code = fb.Features(i)
+        if code == 0:
+            continue
+        name = FEATURES.get(code)
+        if name is None:
+            raise ArrowNotImplementedError(f"{what}: uses feature {code}, unknown to arrowmm "
+                                           f"(known: {', '.join(FEATURES.values())})")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
 
 def schema_from_fb(fb: FbSchema) -> t.Schema:
     """Turn a FlatBuffers Schema table into a ``types.Schema``."""
@@ -467,7 +503,10 @@ def _parse_message_slow(buf, offset: int, what: str) -> MessageRecord:
             raise ArrowInvalid(f"{what}: dictionary batch without data")
         header = DictionaryBatchHeader(db.Id(), _record_batch_from_fb(data, what), db.IsDelta())
     elif header_type == MessageHeader.Schema:
-        header = schema_from_fb(_init(FbSchema, table))
+        fb_schema = _init(FbSchema, table)
+        header = schema_from_fb(fb_schema)
+        return MessageRecord(version, header_type, header, body_length,
+                             _key_values(msg, f"{what} metadata"), schema_features(fb_schema, what))
     elif header_type in (MessageHeader.Tensor, MessageHeader.SparseTensor):
         header = table
     else:
@@ -490,6 +529,7 @@ def parse_footer(buf) -> FooterRecord:
         _struct_vector(tab, 2, BLOCK, "footer dictionary blocks"),
         _struct_vector(tab, 3, BLOCK, "footer record batch blocks"),
         _key_values(footer, "footer metadata"),
+        schema_features(fb_schema, "footer schema"),
     )
 
 
@@ -649,18 +689,23 @@ def _encode_field(b, f: t.Field) -> int:
     return _Field.End(b)
 
 
-def _encode_schema(b, schema: t.Schema) -> int:
+def _encode_schema(b, schema: t.Schema, features=()) -> int:
     fields = [_encode_field(b, f) for f in schema.fields]
     b.StartVector(4, len(fields), 4)
     for off in reversed(fields):
         b.PrependUOffsetTRelative(off)
     vec = b.EndVector()
     metadata = _encode_key_values(b, schema.metadata)
+    feature_vec = None
+    if features:
+        feature_vec = b.CreateNumpyVector(np.array([_FEATURE_CODE[f] for f in features], dtype="<i8"))
     _Schema.Start(b)
     _Schema.AddEndianness(b, 1 if schema.endianness == "big" else 0)
     _Schema.AddFields(b, vec)
     if metadata is not None:
         _Schema.AddCustomMetadata(b, metadata)
+    if feature_vec is not None:
+        _Schema.AddFeatures(b, feature_vec)
     return _Schema.End(b)
 
 
@@ -709,10 +754,11 @@ def _finish_message(b, header_type: int, header: int, body_length: int, metadata
     return bytes(b.Output())
 
 
-def encode_schema_message(schema: t.Schema, version: int = MetadataVersion.V5) -> bytes:
-    """The Message flatbuffer of a Schema message (no framing)."""
+def encode_schema_message(schema: t.Schema, version: int = MetadataVersion.V5, features=()) -> bytes:
+    """The Message flatbuffer of a Schema message (no framing); ``features``: Feature names."""
     b = flatbuffers.Builder(1024)
-    return _finish_message(b, MessageHeader.Schema, _encode_schema(b, schema), 0, None, version)
+    return _finish_message(b, MessageHeader.Schema, _encode_schema(b, schema, features), 0, None,
+                           version)
 
 
 def encode_batch_message(length: int, nodes: np.ndarray, buffers: np.ndarray, body_length: int,
@@ -737,10 +783,11 @@ def encode_batch_message(length: int, nodes: np.ndarray, buffers: np.ndarray, bo
 
 
 def encode_footer(schema: t.Schema, dictionaries: np.ndarray, record_batches: np.ndarray,
-                  metadata: Optional[dict] = None, version: int = MetadataVersion.V5) -> bytes:
+                  metadata: Optional[dict] = None, version: int = MetadataVersion.V5,
+                  features=()) -> bytes:
     """The File footer flatbuffer; ``dictionaries`` / ``record_batches`` are BLOCK arrays."""
     b = flatbuffers.Builder(1024 + 24 * (len(dictionaries) + len(record_batches)))
-    sch = _encode_schema(b, schema)
+    sch = _encode_schema(b, schema, features)
     dict_vec = _raw_vector(b, np.ascontiguousarray(dictionaries, BLOCK).tobytes(), 24, len(dictionaries))
     batch_vec = _raw_vector(b, np.ascontiguousarray(record_batches, BLOCK).tobytes(), 24,
                             len(record_batches))

@@ -17,7 +17,7 @@ from .dictionaries import DictionaryMemo
 from .errors import ArrowInvalid, ArrowNotImplementedError
 from .loader import BatchLoader, LoadStats, SchemaPlan
 from .message import Message, MessageDecoder, message_end, read_message_at
-from .metadata import MessageHeader, parse_footer
+from .metadata import MessageHeader, MetadataVersion, RecordBatchHeader, parse_footer
 
 __all__ = ["MAGIC", "FileReader", "StreamReader", "open_file", "open_stream", "open"]
 
@@ -37,6 +37,30 @@ class _BatchWhere:
 
     def __str__(self):
         return f"record batch {self.index} (message at byte {self.offset})"
+
+
+_EXPERIMENTAL_COMPRESSION = "ARROW:experimental_compression"
+_EXPERIMENTAL_CODECS = {"lz4": "lz4", "lz4_frame": "lz4", "zstd": "zstd"}
+
+
+def _v4_codec(header: RecordBatchHeader, record, where):
+    """(header, custom metadata) of a batch message, with the codec of a compressed V4 message
+    that names it the Arrow 0.17 way (custom metadata ``ARROW:experimental_compression``) moved
+    into the header, and the key dropped from the metadata the batch reports."""
+    metadata = record.metadata
+    if not metadata or _EXPERIMENTAL_COMPRESSION not in metadata or record.version >= MetadataVersion.V5:
+        return header, metadata
+    name = str(metadata[_EXPERIMENTAL_COMPRESSION]).lower()
+    codec = _EXPERIMENTAL_CODECS.get(name)
+    if codec is None:
+        raise ArrowNotImplementedError(f"{where}: unknown compression {name!r} in "
+                                       f"{_EXPERIMENTAL_COMPRESSION}")
+    if header.compression is not None and header.compression != codec:
+        raise ArrowInvalid(f"{where}: RecordBatch.compression says {header.compression}, "
+                           f"{_EXPERIMENTAL_COMPRESSION} says {name}")
+    rest = {k: v for k, v in metadata.items() if k != _EXPERIMENTAL_COMPRESSION} or None
+    return RecordBatchHeader(header.length, header.nodes, header.buffers, codec,
+                             header.variadic_counts), rest
 
 
 def _flat_blocks(blocks):
@@ -61,10 +85,15 @@ class _ReaderBase:
     schema = None
     _region: Optional[Region] = None
 
-    def __init__(self):
+    #: Schema.features the file or stream declares (names: "COMPRESSED_BODY",
+    #: "DICTIONARY_REPLACEMENT"); informational, an unknown one is refused when opening.
+    features: tuple = ()
+
+    def __init__(self, allow_copies: bool = True):
         self.stats = LoadStats()
         self._closed = False
         self._plans = {}
+        self.allow_copies = bool(allow_copies)
 
     def _plan(self, version: int) -> SchemaPlan:
         plan = self._plans.get(version)
@@ -78,6 +107,7 @@ class _ReaderBase:
 
     def _dictionary_batch(self, msg: Message, memo: DictionaryMemo, where: str) -> None:
         header = msg.header
+        data, _ = _v4_codec(header.data, msg.record, where)
         value_field = memo.field(header.id, where)
         plan = self._dict_plans.get(header.id)
         if plan is None or plan.version != msg.record.version:
@@ -85,12 +115,18 @@ class _ReaderBase:
             plan = SchemaPlan.build(t.Schema([value_field], endianness=self.schema.endianness),
                                    msg.record.version)
             self._dict_plans[header.id] = plan
-        loader = BatchLoader(plan, header.data, msg.body, memo.get, where, self.stats)
+        if header.is_delta and not self.allow_copies:
+            raise ArrowInvalid(f"{where}: a delta of dictionary {header.id} is concatenated with "
+                               f"what came before, a copy, and copies are refused "
+                               f"(allow_copies=False)")
+        loader = BatchLoader(plan, data, msg.body, memo.get, where, self.stats, self.allow_copies)
         memo.apply(header.id, loader.column(0), header.is_delta, where)
 
     def _record_batch(self, msg: Message, lookup, where: str) -> RecordBatch:
-        loader = BatchLoader(self._plan(msg.record.version), msg.header, msg.body, lookup, where, self.stats)
-        return RecordBatch(self.schema, loader.num_rows, loader=loader, metadata=msg.record.metadata)
+        header, metadata = _v4_codec(msg.header, msg.record, where)
+        loader = BatchLoader(self._plan(msg.record.version), header, msg.body, lookup, where,
+                             self.stats, self.allow_copies)
+        return RecordBatch(self.schema, loader.num_rows, loader=loader, metadata=metadata)
 
     def close(self) -> None:
         """Release the reader.  Arrays and numpy views taken from it stay valid."""
@@ -130,10 +166,14 @@ class FileReader(_ReaderBase):
     >>> with arrowmm.open_file(path) as r:
     ...     r.get_batch(0).column("x").to_pylist()
     [1, 2, 3]
+
+    ``allow_copies=False`` refuses to make copies (decompressing, byte-swapping,
+    re-aligning, concatenating dictionary deltas): loading a column that would
+    need one raises ``ArrowInvalid`` naming the column and the reason.
     """
 
-    def __init__(self, source):
-        super().__init__()
+    def __init__(self, source, *, allow_copies: bool = True):
+        super().__init__(allow_copies)
         region = self._region = _region_of(source)
         size = region.size
         name = region.description
@@ -153,6 +193,7 @@ class FileReader(_ReaderBase):
         footer = parse_footer(memoryview(footer_view))
         self.footer = footer
         self.schema = footer.schema
+        self.features = footer.features
         self._blocks = _flat_blocks(footer.record_batches)
         self._dict_blocks = _flat_blocks(footer.dictionaries)
         self._memo: Optional[DictionaryMemo] = None
@@ -244,11 +285,12 @@ class StreamReader(_ReaderBase):
     A file in the IPC file format reads as the stream it contains.  With
     ``recover=True`` a damaged or truncated tail ends the stream instead of
     raising (``recovery_error`` then says what stopped it): this salvages the
-    complete batches of a file whose writer was killed.
+    complete batches of a file whose writer was killed.  ``allow_copies``: as
+    for ``FileReader``.
     """
 
-    def __init__(self, source, *, recover: bool = False):
-        super().__init__()
+    def __init__(self, source, *, recover: bool = False, allow_copies: bool = True):
+        super().__init__(allow_copies)
         self._recover = recover
         self.recovery_error: Optional[str] = None
         self._file = None
@@ -273,6 +315,7 @@ class StreamReader(_ReaderBase):
             raise ArrowInvalid(f"{self._description}: stream starts with a {first.kind} message, "
                                f"expected Schema")
         self.schema = first.header
+        self.features = first.record.features
         self.version = first.record.version
         self._memo = DictionaryMemo(self.schema, file_mode=False)
         self._done = False
@@ -348,17 +391,22 @@ class StreamReader(_ReaderBase):
         return f"<arrowmm.StreamReader>\n{self.schema}"
 
 
-def open_file(source) -> FileReader:
-    """Open an IPC file: a path (memory-mapped) or a buffer-protocol object (no copy)."""
-    return FileReader(source)
+def open_file(source, *, allow_copies: bool = True) -> FileReader:
+    """Open an IPC file: a path (memory-mapped) or a buffer-protocol object (no copy).
+
+    ``allow_copies=False``: columns that cannot be zero-copy (compressed, big-endian,
+    misaligned) raise ``ArrowInvalid`` instead of being copied.
+    """
+    return FileReader(source, allow_copies=allow_copies)
 
 
-def open_stream(source, *, recover: bool = False) -> StreamReader:
+def open_stream(source, *, recover: bool = False, allow_copies: bool = True) -> StreamReader:
     """Open an IPC stream: a path, a buffer-protocol object or a binary file-like object.
 
-    ``recover=True`` stops quietly at a damaged or truncated tail (see ``StreamReader``).
+    ``recover=True`` stops quietly at a damaged or truncated tail (see ``StreamReader``);
+    ``allow_copies=False`` as for ``open_file``.
     """
-    return StreamReader(source, recover=recover)
+    return StreamReader(source, recover=recover, allow_copies=allow_copies)
 
 
 def open(source):  # noqa: A001  (mirrors the CONTRACT's arrowmm.open)

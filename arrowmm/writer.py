@@ -223,7 +223,8 @@ class _WriterBase:
 
     def __init__(self, sink, schema: t.Schema, *, compression=None, metadata=None, alignment=64,
                  legacy_format=False, allow_dictionary_replacement=True, fsync=False,
-                 endianness=None, statistics=False):
+                 endianness=None, compression_level=None, metadata_version="V5",
+                 statistics=False):
         if not isinstance(schema, t.Schema):
             schema = _coerce_schema(schema)
         if endianness is not None:
@@ -236,9 +237,12 @@ class _WriterBase:
         _check_schema_metadata(schema)
         self.schema = _assign_dictionary_ids(schema)
         self._swap = self.schema.endianness != NATIVE  # values are written in the schema's order
-        self._encoder = Encoder(alignment, legacy_format, compression,
-                                MetadataVersion.V5)
         self._allow_replacement = allow_dictionary_replacement and not self._file_format
+        self._version = MetadataVersion.parse(metadata_version)
+        self._v4 = self._version < MetadataVersion.V5
+        self.features = _features(self.schema, compression, self._allow_replacement)
+        self._encoder = Encoder(alignment, legacy_format, compression, self._version,
+                                compression_level, self.features)
         self._fsync = fsync
         self._statistics = [] if statistics else None  # per batch, see arrowmm.statistics
         self._written_dicts: Dict[int, Array] = {}
@@ -306,7 +310,7 @@ class _WriterBase:
         plan = [self._plan_dictionary(dict_id, values) for dict_id, values, _ in found]
         flat = None
         for col in columns:
-            flat = flatten(col, flat, self._swap)
+            flat = flatten(col, flat, self._swap, self._v4)
         for step in plan:
             for dict_id, values, is_delta in step:
                 self._write_dictionary(dict_id, values, is_delta)
@@ -375,7 +379,8 @@ class _WriterBase:
     def _write_dictionary(self, dict_id: int, values: Array, is_delta: bool) -> None:
         old = self._written_dicts.get(dict_id)
         part = values.slice(len(old)) if is_delta else values
-        msg = self._encoder.batch(len(part), flatten(part, swap=self._swap), self._sink.position,
+        msg = self._encoder.batch(len(part), flatten(part, swap=self._swap, v4=self._v4),
+                                  self._sink.position,
                                   dictionary_id=dict_id, is_delta=is_delta)
         self._emit(msg, self._dict_blocks)
         self._written_dicts[dict_id] = values
@@ -425,6 +430,21 @@ class _WriterBase:
             self.close()
         else:
             self.abort()
+
+
+def _features(schema: t.Schema, compression, allow_replacement: bool) -> tuple:
+    """The Schema.features the output uses: COMPRESSED_BODY with compression, and, in a
+    stream with dictionaries whose replacement is allowed, DICTIONARY_REPLACEMENT (the schema
+    goes out first, so a replacement that may come later is declared).  Arrow C++ writes none;
+    readers that know the features (pyarrow included) read them as information."""
+    out = []
+    if allow_replacement:
+        from .dictionaries import dictionary_value_fields
+        if dictionary_value_fields(schema):
+            out.append("DICTIONARY_REPLACEMENT")
+    if compression is not None:
+        out.append("COMPRESSED_BODY")
+    return tuple(out)
 
 
 def flatten_empty():
@@ -481,7 +501,7 @@ class FileWriter(_WriterBase):
         if self._statistics is not None:
             footer_metadata = {STATISTICS_KEY: encode_file_statistics(self.schema.names, self._statistics)}
         footer = encode_footer(self.schema, _blocks(self._dict_blocks), _blocks(self._batch_blocks),
-                               footer_metadata)
+                               footer_metadata, self._version, self.features)
         self._sink.write([footer, struct.pack("<i", len(footer)), MAGIC])
         self._close_file()
         if self._target is not None:
@@ -544,8 +564,12 @@ def new_file(sink, schema, *, compression=None, metadata=None, **options) -> Fil
 
     Options: ``alignment`` (64, or 8/16/32), ``legacy_format`` (pre-0.15
     framing), ``fsync`` (fsync before the rename on close), ``endianness`` ("big" writes
-    a big-endian file), ``statistics`` (record per-batch min/max/null counts in the
-    footer, see ``arrowmm.statistics``).
+    a big-endian file), ``compression_level`` (an int in the codec's range: lz4 0..16, where
+    3 and up is LZ4 HC, default 0; zstd -131072..22, default 1, as Arrow C++),
+    ``metadata_version`` ("V5", or "V4" for readers older than Arrow 1.0: unions then carry
+    an empty validity buffer), and ``statistics`` (record per-batch min/max/null counts in the
+    footer, see ``arrowmm.statistics``).  With compression, a buffer that does not shrink is
+    stored uncompressed (length -1), and the schema declares the COMPRESSED_BODY feature.
     """
     return FileWriter(sink, schema, compression=compression, metadata=metadata, **options)
 
@@ -554,7 +578,9 @@ def new_stream(sink, schema, *, compression=None, metadata=None, **options) -> S
     """A ``StreamWriter`` to a path or a binary file-like object (pipes and sockets included).
 
     Options: ``alignment``, ``legacy_format``, ``allow_dictionary_replacement``
-    (True: a changed dictionary is re-sent; False: ``ArrowInvalid``), ``fsync``, ``endianness``,
-    ``statistics`` (per-batch min/max/null counts in each batch's message metadata).
+    (True: a changed dictionary is re-sent, and a schema with dictionaries declares the
+    DICTIONARY_REPLACEMENT feature; False: ``ArrowInvalid``), ``fsync``, ``endianness``,
+    ``compression_level``, ``metadata_version`` (see ``new_file``), ``statistics`` (per-batch
+    min/max/null counts in each batch's message metadata).
     """
     return StreamWriter(sink, schema, compression=compression, metadata=metadata, **options)

@@ -1,4 +1,4 @@
-"""Smoke tests of benchmarks/bench_read.py, bench_write.py and bench_interchange.py: the quick runs complete and report every benchmark.
+"""Smoke tests of benchmarks/bench_read.py, bench_write.py, bench_interchange.py, bench_compression.py and bench_spark.py: the quick runs complete and report every benchmark.
 
 No timing is asserted (machines are noisy); only that the script runs end to end,
 exits 0, and prints (and writes with ``--out``) one table row per benchmark.
@@ -84,3 +84,23 @@ def test_bench_interchange_quick(tmp_path):
     for row in INTERCHANGE_ROWS:
         assert row in proc.stdout, f"no row {row!r} in:\n{proc.stdout}"
         assert row in written, f"no row {row!r} in {out}:\n{written}"
+
+
+COMPRESSION_SCRIPT = ROOT / "benchmarks" / "bench_compression.py"
+COMPRESSION_ROWS = ("| 1a. full read, lz4 (materialise every column) |",
+                    "| 1b. full read, zstd (materialise every column) |",
+                    "| 2. one column of a 100-column lz4 file |",
+                    "| 3a. compressed write, lz4 |", "| 3b. compressed write, zstd |")
+
+
+def test_bench_compression_quick(tmp_path):
+    out = tmp_path / "bench_compression.md"
+    proc = subprocess.run([sys.executable, str(COMPRESSION_SCRIPT), "--quick", "--out", str(out),
+                           "--data-dir", str(tmp_path / "data")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    written = out.read_text()
+    for row in COMPRESSION_ROWS:
+        assert row in proc.stdout, f"no row {row!r} in:\n{proc.stdout}"
+        assert row in written, f"no row {row!r} in {out}:\n{written}"
+    assert not list((tmp_path / "data").glob("w_*")), "the write benchmark left files behind"

@@ -97,7 +97,11 @@ def assert_batches_equal(got: pa.RecordBatch, want: pa.RecordBatch, where=""):
     assert got.schema.equals(want.schema, check_metadata=True), f"{where}: {got.schema} != {want.schema}"
     assert got.num_rows == want.num_rows, where
     for k, (a, b) in enumerate(zip(got.columns, want.columns)):
-        if bits_view(a).equals(bits_view(b)):
+        try:
+            same = bits_view(a).equals(bits_view(b))
+        except pa.ArrowNotImplementedError:  # run_end_decode has no kernel for some values (unions)
+            same = canonical(a.to_pylist()) == canonical(b.to_pylist())
+        if same:
             continue
         # a file has one dictionary per field for all batches, a stream may send deltas:
         # dictionary-encoded columns then differ in their dictionaries, not their values
