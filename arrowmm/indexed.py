@@ -17,7 +17,7 @@ from .dictionaries import DictionaryMemo
 from .errors import ArrowInvalid, ArrowNotImplementedError
 from .message import Message, message_end, read_message_at
 from .metadata import MessageHeader
-from .reader import MAGIC, _BatchWhere, _ReaderBase, _region_of
+from .reader import MAGIC, _BatchWhere, _ReaderBase, _batch_index, _region_of
 
 __all__ = ["IndexedStreamReader", "index_stream", "select_entries"]
 
@@ -117,12 +117,7 @@ class IndexedStreamReader(_ReaderBase):
 
     def get_batch(self, i: int) -> RecordBatch:
         """Record batch ``i`` (negative counts from the end); columns decode when touched."""
-        n = len(self._batches)
-        k = int(i)
-        if k < 0:
-            k += n
-        if not 0 <= k < n:
-            raise IndexError(f"record batch index {i} out of range for {n} batches")
+        k = _batch_index(i, len(self._batches))
         position = self._batches[k]
         memo = self._memo_at(position)
         msg = self._read(position, _RECORD_BATCH)

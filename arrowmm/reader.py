@@ -39,6 +39,16 @@ class _BatchWhere:
         return f"record batch {self.index} (message at byte {self.offset})"
 
 
+def _batch_index(i, n: int) -> int:
+    """Record batch index ``i`` of ``n`` as a non-negative int (negative counts from the end)."""
+    k = int(i)
+    if k < 0:
+        k += n
+    if not 0 <= k < n:
+        raise IndexError(f"record batch index {i} out of range for {n} batches")
+    return k
+
+
 _EXPERIMENTAL_COMPRESSION = "ARROW:experimental_compression"
 _EXPERIMENTAL_CODECS = {"lz4": "lz4", "lz4_frame": "lz4", "zstd": "zstd"}
 
@@ -252,12 +262,7 @@ class FileReader(_ReaderBase):
 
     def get_batch(self, i: int) -> RecordBatch:
         """Record batch ``i`` (negative counts from the end); columns decode when touched."""
-        n = len(self._blocks)
-        k = int(i)
-        if k < 0:
-            k += n
-        if not 0 <= k < n:
-            raise IndexError(f"record batch index {i} out of range for {n} batches")
+        k = _batch_index(i, len(self._blocks))
         msg = self._read_block(self._blocks, k, MessageHeader.RecordBatch, "record batch")
         return self._record_batch(msg, self._dictionaries().get, _BatchWhere(k, msg.offset))
 

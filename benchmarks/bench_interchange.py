@@ -24,7 +24,6 @@ The exit status is 0 whatever the ratios (machines are noisy) unless ``--strict`
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -34,9 +33,9 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_read import (DATA_DIR, SEED, Result, compare, fmt_time, markdown,  # noqa: E402
-                        pa_open, warm_cache, write_file)
-from common import machine_lines  # noqa: E402
+from bench_read import SEED, pa_open, write_file  # noqa: E402
+from common import (Result, base_parser, compare, machine_lines, print_result,  # noqa: E402
+                    report, settings, warm_cache)
 import arrowmm  # noqa: E402
 
 FULL = dict(batches=64, rows=1 << 16, small_batches=20_000, small_rows=10, repeats=9, warmup=2)
@@ -105,16 +104,8 @@ def bench_polars(path: Path, cfg: dict) -> Result:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small smoke version")
-    ap.add_argument("--out", type=Path, help="also write the environment and table as markdown here")
-    ap.add_argument("--data-dir", type=Path, default=DATA_DIR, help="cache folder for the data files")
-    ap.add_argument("--repeats", type=int, help="timed repeats per benchmark (median reported)")
-    ap.add_argument("--strict", action="store_true", help="exit 1 if any benchmark misses its target")
-    args = ap.parse_args(argv)
-    cfg = dict(QUICK if args.quick else FULL)
-    if args.repeats:
-        cfg["repeats"] = args.repeats
+    args = base_parser(__doc__, quick_help="small smoke version").parse_args(argv)
+    cfg = settings(args, FULL, QUICK)
     args.data_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     print("preparing data files in", args.data_dir, flush=True)
@@ -133,14 +124,8 @@ def main(argv=None) -> int:
     except ImportError:
         print("polars is not installed: benchmark 3 skipped")
     for r in results:
-        print(f"  {r.name}: arrowmm {fmt_time(r.arrowmm_s)}, pyarrow {fmt_time(r.pyarrow_s)}, "
-              f"ratio {r.ratio:.3f}", flush=True)
-    table = markdown(results)
-    print(f"\n(median of {cfg['repeats']} repeats after {cfg['warmup']} warm-up runs; "
-          f"ratio = arrowmm / pyarrow, lower is better)\n\n{table}")
-    if args.out:
-        args.out.write_text(f"# arrowmm interchange benchmarks\n\n{env}\n\n{table}\n")
-    return 1 if args.strict and not all(r.passed for r in results) else 0
+        print_result(r)
+    return report(results, "arrowmm interchange benchmarks", env, cfg, args.out, args.strict)
 
 
 if __name__ == "__main__":

@@ -28,23 +28,20 @@ ratios (machines are noisy) unless ``--strict`` is given.
 """
 from __future__ import annotations
 
-import argparse
 import shutil
-import statistics
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
-from common import machine_lines  # noqa: E402  (benchmarks/common.py, beside this script)
+from common import (Result, base_parser, compare, machine_lines, print_result,  # noqa: E402
+                    report, settings, warm_cache)  # (benchmarks/common.py, beside this script)
 import arrowmm  # noqa: E402
 
 SEED = 20240501
-DATA_DIR = Path(__file__).resolve().parent / "data"
 FULL = dict(open_batches=200_000, open_loops=200,
             rand_batches=1_000, rand_cols=100, rand_rows=1_000, rand_pairs=2_000,
             scan_batches=32, scan_rows=1 << 20, scan_cols=8,  # 2 GiB
@@ -55,45 +52,8 @@ QUICK = dict(open_batches=20_000, open_loops=50,
              val_batches=2, val_rows=100_000, repeats=3, warmup=1)
 
 
-@dataclass
-class Result:
-    name: str
-    arrowmm_s: float
-    pyarrow_s: float
-    target: float
-    detail: str = ""
-
-    @property
-    def ratio(self) -> float:
-        return self.arrowmm_s / self.pyarrow_s
-
-    @property
-    def passed(self) -> bool:
-        return self.ratio <= self.target
-
-
-def compare(f_amm, f_pa, repeats: int, warmup: int):
-    """Median seconds of ``f_amm`` and ``f_pa``, run alternately after ``warmup`` runs of each."""
-    for _ in range(warmup):
-        f_amm(), f_pa()
-    t_amm, t_pa = [], []
-    for _ in range(repeats):
-        for f, out in ((f_amm, t_amm), (f_pa, t_pa)):
-            t0 = time.perf_counter()
-            f()
-            out.append(time.perf_counter() - t0)
-    return statistics.median(t_amm), statistics.median(t_pa)
-
-
 def pa_open(path):
     return pa.ipc.open_file(pa.memory_map(str(path)))
-
-
-def warm_cache(path: Path) -> None:
-    """Read the whole file once so that both libraries time against a warm page cache."""
-    with open(path, "rb", buffering=0) as f:
-        while f.read(1 << 24):
-            pass
 
 
 # -- data files ----------------------------------------------------------------------------
@@ -233,19 +193,6 @@ def bench_validate(path: Path, cfg) -> Result:
 
 
 # -- reporting -----------------------------------------------------------------------------
-def fmt_time(s: float) -> str:
-    return f"{s * 1e3:.3f} ms" if s < 1 else f"{s:.3f} s"
-
-
-def markdown(results) -> str:
-    lines = ["| benchmark | arrowmm | pyarrow | ratio | target | result | details |",
-             "|---|---:|---:|---:|---:|:---:|---|"]
-    for r in results:
-        lines.append(f"| {r.name} | {fmt_time(r.arrowmm_s)} | {fmt_time(r.pyarrow_s)} | {r.ratio:.3f} "
-                     f"| <= {r.target} | {'PASS' if r.passed else 'FAIL'} | {r.detail} |")
-    return "\n".join(lines)
-
-
 def environment(files, quick: bool) -> str:
     lines = machine_lines(quick) + [
         "- page cache: warm (each file is read once before timing; it cannot be dropped here)"]
@@ -254,16 +201,8 @@ def environment(files, quick: bool) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small smoke version (< 30 s)")
-    ap.add_argument("--out", type=Path, help="also write the environment and table as markdown here")
-    ap.add_argument("--data-dir", type=Path, default=DATA_DIR, help="cache folder for the data files")
-    ap.add_argument("--repeats", type=int, help="timed repeats per benchmark (median reported)")
-    ap.add_argument("--strict", action="store_true", help="exit 1 if any benchmark misses its target")
-    args = ap.parse_args(argv)
-    cfg = dict(QUICK if args.quick else FULL)
-    if args.repeats:
-        cfg["repeats"] = args.repeats
+    args = base_parser(__doc__).parse_args(argv)
+    cfg = settings(args, FULL, QUICK)
     args.data_dir.mkdir(parents=True, exist_ok=True)
     free = shutil.disk_usage(args.data_dir).free
     if not args.quick and free < 10 * 2**30:
@@ -286,15 +225,8 @@ def main(argv=None) -> int:
     results = []
     for bench, path in zip((bench_open, bench_random, bench_scan, bench_validate), files):
         results.append(bench(path, cfg))
-        r = results[-1]
-        print(f"  {r.name}: arrowmm {fmt_time(r.arrowmm_s)}, pyarrow {fmt_time(r.pyarrow_s)}, "
-              f"ratio {r.ratio:.3f}", flush=True)
-    table = markdown(results)
-    print(f"\n(median of {cfg['repeats']} repeats after {cfg['warmup']} warm-up runs; "
-          f"ratio = arrowmm / pyarrow, lower is better)\n\n{table}")
-    if args.out:
-        args.out.write_text(f"# arrowmm vs pyarrow read benchmarks\n\n{env}\n\n{table}\n")
-    return 1 if args.strict and not all(r.passed for r in results) else 0
+        print_result(results[-1])
+    return report(results, "arrowmm vs pyarrow read benchmarks", env, cfg, args.out, args.strict)
 
 
 if __name__ == "__main__":

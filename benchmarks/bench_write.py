@@ -59,10 +59,10 @@ from typing import Optional
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
-from common import machine_lines  # noqa: E402  (benchmarks/common.py, beside this script)
+from common import (Result, base_parser, fmt_time, machine_lines, print_result,  # noqa: E402
+                    report, settings, warm_cache)  # (benchmarks/common.py, beside this script)
 
 SEED = 20240501
-DATA_DIR = Path(__file__).resolve().parent / "data"
 MiB, GiB = 2 ** 20, 2 ** 30
 FULL = dict(cols=16, rows=1 << 20, batches=8,  # 8 x 128 MiB = 1 GiB
             mem_batches=32,  # 32 x 128 MiB = 4 GiB
@@ -75,43 +75,34 @@ SAMPLE_S = 0.05
 
 
 @dataclass
-class Result:
-    name: str
-    arrowmm: float
-    pyarrow: float
-    kind: str  # "time" (seconds; ratio of times is the criterion) or "mem" (bytes; absolute target)
-    target: Optional[float]  # time: max ratio; mem: max bytes for arrowmm; None: information only
-    detail: str = ""
+class WriteResult(Result):
+    """``arrowmm_s``/``pyarrow_s`` are seconds when ``kind`` is "time" (the ratio of times is the
+    criterion) or bytes when it is "mem" (``target``: the most bytes for arrowmm).  ``target``
+    None: information only."""
+    kind: str = "time"
     nbytes: int = 0  # data bytes written, for GB/s
 
     @property
     def ratio(self) -> Optional[float]:
-        if self.kind == "mem" and self.pyarrow < MiB:
+        if self.kind == "mem" and self.pyarrow_s < MiB:
             return None  # a ratio of two near-zero numbers means nothing
-        return self.arrowmm / self.pyarrow
+        return self.arrowmm_s / self.pyarrow_s
 
     @property
     def passed(self) -> Optional[bool]:
         if self.target is None:
             return None
-        return self.ratio <= self.target if self.kind == "time" else self.arrowmm <= self.target
+        return self.ratio <= self.target if self.kind == "time" else self.arrowmm_s <= self.target
 
     def cell(self, v: float) -> str:
         if self.kind == "mem":
             return f"{v / MiB:,.1f} MiB"
-        return f"{self.nbytes / v / 1e9:.2f} GB/s ({fmt_time(v)})"
+        return f"{self.nbytes / v / 1e9:.2f} GB/s ({fmt_time(v, ms_digits=1)})"
 
     def target_cell(self) -> str:
         if self.target is None:
             return "-"
         return f"<= {self.target}" if self.kind == "time" else f"<= {self.target / MiB:.0f} MiB"
-
-    def result_cell(self) -> str:
-        return {None: "info", True: "PASS", False: "FAIL"}[self.passed]
-
-
-def fmt_time(s: float) -> str:
-    return f"{s * 1e3:.1f} ms" if s < 1 else f"{s:.3f} s"
 
 
 # -- data ----------------------------------------------------------------------------------
@@ -234,7 +225,7 @@ def check_output(fmt: str, path: Path, pa_batches) -> None:
         assert a.schema.types == b.schema.types and a.equals(b.cast(a.schema)), "round trip differs"
 
 
-def bench_throughput(fmt: str, data, cfg, d: Path) -> Result:
+def bench_throughput(fmt: str, data, cfg, d: Path) -> WriteResult:
     amm_batches, pa_batches, how, nbytes = data
     out_amm, out_pa = d / f"write_{fmt}_arrowmm.arrow", d / f"write_{fmt}_pyarrow.arrow"
     amm, pya = writers(fmt, amm_batches, pa_batches, out_amm, out_pa)
@@ -248,10 +239,11 @@ def bench_throughput(fmt: str, data, cfg, d: Path) -> Result:
     t = statistics.median(t_amm), statistics.median(t_pa)
     n = 1 if fmt == "file" else 2
     shape = f"{cfg['batches']} batches x {cfg['rows']:,} rows x {cfg['cols']} cols"
-    return Result(f"{n}. {fmt} write (uncompressed, from memory)", *t, "time", 1.1,
-                  f"{shape} = {nbytes / MiB:,.0f} MiB to a path; open + write + close; "
-                  f"min {fmt_time(min(t_amm))} / {fmt_time(min(t_pa))}; "
-                  f"files {sizes[0]:,} / {sizes[1]:,} B; arrowmm batches via {how}", nbytes)
+    return WriteResult(f"{n}. {fmt} write (uncompressed, from memory)", *t, 1.1,
+                       f"{shape} = {nbytes / MiB:,.0f} MiB to a path; open + write + close; "
+                       f"min {fmt_time(min(t_amm), ms_digits=1)} / {fmt_time(min(t_pa), ms_digits=1)}; "
+                       f"files {sizes[0]:,} / {sizes[1]:,} B; arrowmm batches via {how}",
+                       kind="time", nbytes=nbytes)
 
 
 def profile_write(data, d: Path, top: int = 15) -> str:
@@ -354,9 +346,7 @@ def run_mem_child(lib: str, src: Path, dst: Path) -> dict:
 def bench_memory(src: Path, d: Path, note: str, cfg, mem_batches: int):
     t0 = time.perf_counter()
     make_source_file(src, cfg, mem_batches)
-    with open(src, "rb", buffering=0) as f:  # warm page cache for both children
-        while f.read(1 << 24):
-            pass
+    warm_cache(src)  # for both children
     size = src.stat().st_size
     print(f"  3. source file {src.name} ({size / MiB:,.0f} MiB) ready in {time.perf_counter() - t0:.1f} s",
           flush=True)
@@ -382,27 +372,19 @@ def bench_memory(src: Path, d: Path, note: str, cfg, mem_batches: int):
     base = (f"copy of a {size / MiB:,.0f} MiB mapped file{note} in a child; "
             f"{a['seconds']:.2f} s / {p['seconds']:.2f} s")
     return [
-        Result("3a. write-from-map: peak anonymous memory growth", a["anon_growth"], p["anon_growth"], "mem",
-               MEM_TARGET, f"{base}; max RssAnon (sampled every {SAMPLE_S * 1e3:.0f} ms) - baseline"),
-        Result("3b. write-from-map: tracemalloc peak", a["tracemalloc_peak"], p["tracemalloc_peak"], "mem",
-               MEM_TARGET, "Python + numpy allocations (pyarrow's own allocator is not traced)"),
-        Result("3c. write-from-map: peak RSS growth", a["hwm_growth"], p["hwm_growth"], "mem", None,
-               f"VmHWM - baseline VmRSS; includes the mapped source pages (file-backed, reclaimable): "
-               f"file-backed peak +{a['file_growth'] / MiB:,.0f} / +{p['file_growth'] / MiB:,.0f} MiB"),
+        WriteResult("3a. write-from-map: peak anonymous memory growth", a["anon_growth"], p["anon_growth"],
+                    MEM_TARGET, f"{base}; max RssAnon (sampled every {SAMPLE_S * 1e3:.0f} ms) - baseline",
+                    kind="mem"),
+        WriteResult("3b. write-from-map: tracemalloc peak", a["tracemalloc_peak"], p["tracemalloc_peak"],
+                    MEM_TARGET, "Python + numpy allocations (pyarrow's own allocator is not traced)", kind="mem"),
+        WriteResult("3c. write-from-map: peak RSS growth", a["hwm_growth"], p["hwm_growth"], None,
+                    f"VmHWM - baseline VmRSS; includes the mapped source pages (file-backed, reclaimable): "
+                    f"file-backed peak +{a['file_growth'] / MiB:,.0f} / +{p['file_growth'] / MiB:,.0f} MiB",
+                    kind="mem"),
     ]
 
 
 # -- reporting -----------------------------------------------------------------------------
-def markdown(results) -> str:
-    lines = ["| benchmark | arrowmm | pyarrow | ratio | target | result | details |",
-             "|---|---:|---:|---:|---:|:---:|---|"]
-    for r in results:
-        ratio = "-" if r.ratio is None else f"{r.ratio:.3f}"
-        lines.append(f"| {r.name} | {r.cell(r.arrowmm)} | {r.cell(r.pyarrow)} | {ratio} "
-                     f"| {r.target_cell()} | {r.result_cell()} | {r.detail} |")
-    return "\n".join(lines)
-
-
 def environment(quick: bool, d: Path, notes) -> str:
     lines = machine_lines(quick) + [
         f"- output folder: {d} (written to the page cache; no fsync by either library)",
@@ -411,12 +393,7 @@ def environment(quick: bool, d: Path, notes) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small smoke version (< 30 s)")
-    ap.add_argument("--out", type=Path, help="also write the environment and table as markdown here")
-    ap.add_argument("--data-dir", type=Path, default=DATA_DIR, help="folder for the written files")
-    ap.add_argument("--repeats", type=int, help="timed repeats per benchmark (median reported)")
-    ap.add_argument("--strict", action="store_true", help="exit 1 if any benchmark misses its target")
+    ap = base_parser(__doc__, data_dir_help="folder for the written files")
     ap.add_argument("--keep", action="store_true", help="keep the memory benchmark's source file")
     ap.add_argument("--profile", action="store_true",
                     help="also print a cProfile (top 15, cumulative) of one arrowmm write of benchmark 1")
@@ -428,9 +405,7 @@ def main(argv=None) -> int:
 
     import pyarrow as pa
     import arrowmm  # noqa: F401
-    cfg = dict(QUICK if args.quick else FULL)
-    if args.repeats:
-        cfg["repeats"] = args.repeats
+    cfg = settings(args, FULL, QUICK)
     d = args.data_dir
     d.mkdir(parents=True, exist_ok=True)
     batch_bytes = cfg["cols"] * cfg["rows"] * 8
@@ -477,10 +452,8 @@ def main(argv=None) -> int:
     results = []
     try:
         for fmt in ("file", "stream"):
-            r = bench_throughput(fmt, data, cfg, d)
-            results.append(r)
-            print(f"  {r.name}: arrowmm {r.cell(r.arrowmm)}, pyarrow {r.cell(r.pyarrow)}, "
-                  f"ratio {r.ratio:.3f}", flush=True)
+            results.append(bench_throughput(fmt, data, cfg, d))
+            print_result(results[-1])
         if args.profile:
             print("\ncProfile of one arrowmm file write (benchmark 1), top 15 by cumulative time:\n"
                   + profile_write(data, d), flush=True)
@@ -490,12 +463,8 @@ def main(argv=None) -> int:
     finally:
         if not args.keep:
             unlink(src)
-    table = markdown(results)
-    print(f"\n(median of {cfg['repeats']} repeats after {cfg['warmup']} warm-up run(s); "
-          f"ratio = arrowmm / pyarrow, lower is better)\n\n{table}")
-    if args.out:
-        args.out.write_text(f"# arrowmm vs pyarrow write benchmarks\n\n{env}\n\n{table}\n")
-    return 1 if args.strict and not all(r.passed is not False for r in results) else 0
+    return report(results, "arrowmm vs pyarrow write benchmarks", env, cfg, args.out, args.strict,
+                  note=f"median of {cfg['repeats']} repeats after {cfg['warmup']} warm-up run(s)")
 
 
 if __name__ == "__main__":
