@@ -156,6 +156,8 @@ def test_a_big_file_spreads_over_tasks_and_small_files_share_one(spark, tmp_path
           .option("openCostInBytes", "1").load(big))
     assert df.rdd.getNumPartitions() == 4
     assert df.count() == 40_000 and df.agg(F.sum("x")).first()[0] == sum(range(40_000))
+    sliced = spark.read.format("arrowmm").option("maxRecordsPerBatch", "300").load(big)
+    assert sorted(r.x for r in sliced.select("x").collect()) == list(range(40_000))
     small = tmp_path / "small"
     small.mkdir()
     for k in range(12):

@@ -29,6 +29,9 @@ __all__ = ["ArrowmmDataSource", "ArrowmmPartition"]
 
 _DEFAULT_PARTITION_BYTES = 128 << 20  # Spark's spark.sql.files.maxPartitionBytes default
 _DEFAULT_OPEN_COST = 4 << 20  # Spark's spark.sql.files.openCostInBytes default
+# Larger batches go to Spark as zero-copy slices: the JVM starts on a slice while the worker
+# sends the next (1M-row batches: 6.1 s; 128K-row slices: 4.2 s, benchmarks/bench_spark.py data)
+_DEFAULT_BATCH_ROWS = 131072
 
 
 def _flag(options, name: str, default: bool) -> bool:
@@ -70,7 +73,8 @@ class ArrowmmDataSource(DataSource):
     Read options: ``cast`` (convert columns Spark cannot hold as is, default
     false), ``maxPartitionBytes`` (bytes of batches per task, default 128 MiB),
     ``openCostInBytes`` (what a file counts for when packing small files,
-    default 4 MiB), ``pushdown`` (skip batches by statistics, default false:
+    default 4 MiB), ``maxRecordsPerBatch`` (larger batches reach Spark as zero-copy
+    slices of this many rows, default 131072), ``pushdown`` (skip batches by statistics, default false:
     see ``PUSHDOWN_CAVEAT``), ``batchLog`` (a file each task appends the
     batches it read to).
     Write options: ``compression`` (none, lz4, zstd), ``statistics`` (per-batch
@@ -141,6 +145,7 @@ class ArrowmmReader(DataSourceReader):
         self.max_bytes = _size(options, "maxPartitionBytes", _DEFAULT_PARTITION_BYTES)
         self.open_cost = _size(options, "openCostInBytes", _DEFAULT_OPEN_COST)
         self.log = options.get("batchlog")
+        self.max_rows = _size(options, "maxRecordsPerBatch", _DEFAULT_BATCH_ROWS)
         self.paths = resolve_paths(load_path_options(options))
         self._files: Optional[List[DataFile]] = None
         self._skip = set()
@@ -165,9 +170,12 @@ class ArrowmmReader(DataSourceReader):
     def read(self, partition) -> Iterator[object]:
         from pyspark.sql.pandas.types import to_arrow_schema
         target = to_arrow_schema(self.schema, timezone="UTC")
+        step = self.max_rows
         for piece in partition.pieces:
             for batch in read_piece(piece, self.log):
-                yield to_spark_batch(batch, target)
+                for start in range(0, max(batch.num_rows, 1), step):  # zero-copy slices
+                    part = batch if batch.num_rows <= step else batch.slice(start, step)
+                    yield to_spark_batch(part, target)
 
 
 class ArrowmmPushdownReader(ArrowmmReader):
@@ -377,3 +385,4 @@ class _StreamReadState:
     def __init__(self, schema, options):
         self.schema = schema
         self.log = options.get("batchlog")
+        self.max_rows = _size(options, "maxRecordsPerBatch", _DEFAULT_BATCH_ROWS)
