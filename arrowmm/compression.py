@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import struct
 
+from . import limits
 from ._region import BufferView, as_view
 from .errors import ArrowInvalid, ArrowNotImplementedError
 
@@ -41,6 +42,8 @@ def decompress_buffer(view: BufferView, codec: str, what: str) -> BufferView:
         return payload
     if declared < 0:
         raise ArrowInvalid(f"{what}: negative uncompressed length {declared}")
+    if declared > limits.max_decompressed_size:
+        raise limits.exceeded("max_decompressed_size", declared, f"{what}: declared uncompressed length")
     limit = _MAX_RATIO[codec] * payload.size + (1 << 16)
     if declared > limit:
         raise ArrowInvalid(f"{what}: declared uncompressed length {declared} is more than {codec} "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Dict, List
 
+from . import limits
 from . import types as t
 from .arrays import Array
 from .concat import concat_arrays
@@ -46,6 +47,7 @@ class DictionaryMemo:
         self.file_mode = file_mode
         self._chunks: Dict[int, List[Array]] = {}
         self._merged: Dict[int, Array] = {}
+        self._counts: Dict[int, int] = {}  # dictionary batches seen per id (arrowmm.limits)
 
     def field(self, dict_id: int, where: str) -> t.Field:
         try:
@@ -56,6 +58,10 @@ class DictionaryMemo:
 
     def apply(self, dict_id: int, values: Array, is_delta: bool, where: str) -> None:
         chunks = self._chunks.get(dict_id)
+        count = self._counts[dict_id] = self._counts.get(dict_id, 0) + 1
+        if count > limits.max_dictionary_batches:
+            raise limits.exceeded("max_dictionary_batches", count,
+                                  f"{where}: dictionary batches for id {dict_id}")
         if is_delta:
             if chunks is None:
                 raise ArrowInvalid(f"{where}: delta for dictionary {dict_id}, which was never sent")
