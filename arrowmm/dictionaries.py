@@ -79,12 +79,24 @@ class DictionaryMemo:
             chunks = self._chunks.get(dict_id)
             if chunks is None:
                 raise ArrowInvalid(f"dictionary {dict_id} is used before any dictionary batch defines it")
-            merged = self._merged[dict_id] = concat_arrays(chunks)
+            merged = concat_arrays(chunks)
+            self._keep_merged(dict_id, chunks, merged)
         return merged
+
+    def _keep_merged(self, dict_id: int, chunks: List[Array], merged: Array) -> None:
+        """Remember ``merged`` as the one chunk of ``dict_id`` if its chunks are still ``chunks``.
+
+        Chunk lists are replaced, never changed in place, so identity says "unchanged".  The
+        next delta then concatenates two arrays, not every delta so far: a stream of n deltas
+        each followed by a record batch costs O(n) concatenations instead of O(n**2).
+        """
+        if self._chunks.get(dict_id) is chunks:
+            self._chunks[dict_id] = [merged]
+            self._merged[dict_id] = merged
 
     def snapshot(self):
         """A lookup bound to the dictionaries as they are now (later replacements don't leak in)."""
-        frozen = {k: list(v) for k, v in self._chunks.items()}
+        frozen = dict(self._chunks)  # the lists themselves are never changed in place
         merged = dict(self._merged)
 
         def lookup(dict_id: int) -> Array:
@@ -95,5 +107,6 @@ class DictionaryMemo:
                     raise ArrowInvalid(f"dictionary {dict_id} is used before any dictionary batch "
                                        f"defines it")
                 got = merged[dict_id] = concat_arrays(chunks)
+                self._keep_merged(dict_id, chunks, got)
             return got
         return lookup
