@@ -3,6 +3,10 @@
 Every ``arrowmm/_*.pyx`` module is compiled with the project's directives,
 set here once.  ``ARROWMM_DEBUG=1`` turns bounds and wraparound checks back on
 (the test suite can run under such a build to catch kernel indexing bugs).
+``ARROWMM_SANITIZE=1`` does the same and compiles with AddressSanitizer and
+UndefinedBehaviorSanitizer (``fuzz/sanitize.sh`` builds it in place and runs the
+test suite and the fuzz corpus under it; CPython itself is not instrumented, so
+the runtime is preloaded: ``LD_PRELOAD=$(gcc -print-file-name=libasan.so)``).
 """
 import glob
 import os
@@ -11,7 +15,10 @@ import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-DEBUG = os.environ.get("ARROWMM_DEBUG", "") not in ("", "0")
+SANITIZE = os.environ.get("ARROWMM_SANITIZE", "") not in ("", "0")
+DEBUG = SANITIZE or os.environ.get("ARROWMM_DEBUG", "") not in ("", "0")
+SANITIZER_FLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+                   "-fno-sanitize-recover=undefined"]
 
 directives = {
     "language_level": 3,
@@ -31,10 +38,25 @@ extensions = [
         [path],
         include_dirs=[numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        extra_compile_args=["-O3"] if not DEBUG else ["-O0", "-g"],
+        extra_compile_args=(["-O1", "-g"] + SANITIZER_FLAGS if SANITIZE
+                            else ["-O0", "-g"] if DEBUG else ["-O3"]),
+        extra_link_args=SANITIZER_FLAGS if SANITIZE else [],
     )
     for path in sorted(glob.glob(os.path.join("arrowmm", "_*.pyx")))
     if not ONLY or os.path.splitext(os.path.basename(path))[0] in ONLY
 ]
 
-setup(ext_modules=cythonize(extensions, compiler_directives=directives))
+# Cython regenerates a .c only when its .pyx is newer, so a change of flavour (release, debug,
+# sanitize: other directives and flags) forces it; the last flavour is kept in build/.
+FLAVOUR = "sanitize" if SANITIZE else "debug" if DEBUG else "release"
+_STAMP = os.path.join("build", "arrowmm-flavour")
+try:
+    with open(_STAMP) as f:
+        _forced = f.read().strip() != FLAVOUR
+except OSError:
+    _forced = FLAVOUR != "release"  # no record: the existing .c files are taken as a release build
+os.makedirs("build", exist_ok=True)
+with open(_STAMP, "w") as f:
+    f.write(FLAVOUR)
+
+setup(ext_modules=cythonize(extensions, compiler_directives=directives, force=_forced))

@@ -5,6 +5,8 @@ for reading; the types, ``Field`` and ``Schema``; ``RecordBatch`` and the
 array classes; the error classes.
 """
 from .errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
+from . import limits
+from .limits import set_limits
 from .types import *  # noqa: F401,F403  (the type factories: int64(), list_(...), ...)
 from .types import DataType, Field, Schema
 from .arrays import (Array, NullArray, BooleanArray, PrimitiveArray, FixedSizeBinaryArray,

@@ -120,19 +120,34 @@ def info(path: str) -> int:
     return 0
 
 
-def validate(path: str) -> int:
+def validate(path: str, full: bool = False) -> int:
+    """Check every batch of an IPC file or stream; 0 if valid, 1 (and why, on stderr) if not.
+
+    Every batch's header is parsed and every column built, which checks the buffers
+    against their body and the structure (lengths, counts, nesting); ``full`` also
+    checks every value (offsets, UTF-8, union ids, dictionary indices, run ends, ...).
+    ``path`` ``-`` reads standard input.
+    """
     import arrowmm
+    source = sys.stdin.buffer if path == "-" else path
+    count = rows = 0
     try:
-        count = 0
-        with arrowmm.open(path) as reader:
+        with arrowmm.open(source) as reader:
+            kind = "file" if isinstance(reader, arrowmm.FileReader) else "stream"
             for batch in reader:
-                batch.validate(full=True)
+                batch.validate(full=full)
+                for k in range(batch.num_columns):
+                    batch.column(k).validate(full=full)
                 count += 1
-        print(f"{path}: valid ({count} batches)")
-        return 0
+                rows += batch.num_rows
     except arrowmm.ArrowError as exc:
         print(f"{path}: INVALID: {exc}", file=sys.stderr)
+        if count:
+            print(f"{path}: ({count} batch(es) before it were valid)", file=sys.stderr)
         return 1
+    print(f"{path}: valid Arrow IPC {kind} ({count} batches, {rows:,} rows, "
+          f"{'full' if full else 'structural'} validation)")
+    return 0
 
 
 def main(argv=None) -> int:
@@ -147,7 +162,10 @@ def main(argv=None) -> int:
                         help="rows (Spark: in all, default 4,000,000; --local: per batch, 50,000)")
     p_demo.add_argument("--folder", default=None)
     sub.add_parser("info", help="schema and size of an IPC file or stream").add_argument("path")
-    sub.add_parser("validate", help="full validation of every batch").add_argument("path")
+    p_validate = sub.add_parser("validate", help="check every batch; exit code 0 if valid, 1 if not")
+    p_validate.add_argument("path", help="IPC file or stream ('-' for standard input)")
+    p_validate.add_argument("--full", action="store_true",
+                            help="check every value too (offsets, UTF-8, indices, ...), not just structure")
     args = parser.parse_args(argv)
     if args.command == "demo":
         if not args.local:
@@ -162,7 +180,7 @@ def main(argv=None) -> int:
         return demo(args.batches, args.rows or 50_000, args.folder)
     if args.command == "info":
         return info(args.path)
-    return validate(args.path)
+    return validate(args.path, args.full)
 
 
 if __name__ == "__main__":

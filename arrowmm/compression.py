@@ -28,6 +28,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
+from . import limits
 from ._region import BufferView, as_view
 from .errors import ArrowInvalid, ArrowNotImplementedError
 
@@ -265,6 +266,8 @@ def decompress_payload(view: BufferView, codec: str, what: str):
         return payload
     if declared < 0:
         raise ArrowInvalid(f"{what}: negative uncompressed length {declared}")
+    if declared > limits.max_decompressed_size:
+        raise limits.exceeded("max_decompressed_size", declared, f"{what}: declared uncompressed length")
     limit = _MAX_RATIO[codec] * payload.size + (1 << 16)
     if declared > limit:
         raise ArrowInvalid(f"{what}: declared uncompressed length {declared} is more than {codec} "

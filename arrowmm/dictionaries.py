@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Dict, List
 
+from . import limits
 from . import types as t
 from .arrays import Array
 from .concat import concat_arrays
@@ -46,6 +47,7 @@ class DictionaryMemo:
         self.file_mode = file_mode
         self._chunks: Dict[int, List[Array]] = {}
         self._merged: Dict[int, Array] = {}
+        self._counts: Dict[int, int] = {}  # dictionary batches seen per id (arrowmm.limits)
 
     def field(self, dict_id: int, where: str) -> t.Field:
         try:
@@ -56,6 +58,10 @@ class DictionaryMemo:
 
     def apply(self, dict_id: int, values: Array, is_delta: bool, where: str) -> None:
         chunks = self._chunks.get(dict_id)
+        count = self._counts[dict_id] = self._counts.get(dict_id, 0) + 1
+        if count > limits.max_dictionary_batches:
+            raise limits.exceeded("max_dictionary_batches", count,
+                                  f"{where}: dictionary batches for id {dict_id}")
         if is_delta:
             if chunks is None:
                 raise ArrowInvalid(f"{where}: delta for dictionary {dict_id}, which was never sent")
@@ -73,12 +79,24 @@ class DictionaryMemo:
             chunks = self._chunks.get(dict_id)
             if chunks is None:
                 raise ArrowInvalid(f"dictionary {dict_id} is used before any dictionary batch defines it")
-            merged = self._merged[dict_id] = concat_arrays(chunks)
+            merged = concat_arrays(chunks)
+            self._keep_merged(dict_id, chunks, merged)
         return merged
+
+    def _keep_merged(self, dict_id: int, chunks: List[Array], merged: Array) -> None:
+        """Remember ``merged`` as the one chunk of ``dict_id`` if its chunks are still ``chunks``.
+
+        Chunk lists are replaced, never changed in place, so identity says "unchanged".  The
+        next delta then concatenates two arrays, not every delta so far: a stream of n deltas
+        each followed by a record batch costs O(n) concatenations instead of O(n**2).
+        """
+        if self._chunks.get(dict_id) is chunks:
+            self._chunks[dict_id] = [merged]
+            self._merged[dict_id] = merged
 
     def snapshot(self):
         """A lookup bound to the dictionaries as they are now (later replacements don't leak in)."""
-        frozen = {k: list(v) for k, v in self._chunks.items()}
+        frozen = dict(self._chunks)  # the lists themselves are never changed in place
         merged = dict(self._merged)
 
         def lookup(dict_id: int) -> Array:
@@ -89,5 +107,6 @@ class DictionaryMemo:
                     raise ArrowInvalid(f"dictionary {dict_id} is used before any dictionary batch "
                                        f"defines it")
                 got = merged[dict_id] = concat_arrays(chunks)
+                self._keep_merged(dict_id, chunks, got)
             return got
         return lookup

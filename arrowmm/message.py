@@ -18,6 +18,7 @@ from __future__ import annotations
 import struct
 from typing import List, Optional
 
+from . import limits
 from ._flatbuf import frame_at
 from ._region import BufferView, Region, as_view, empty_view
 from .errors import ArrowInvalid
@@ -90,6 +91,9 @@ def read_message_at(region: Region, offset: int, index: int,
     if frame is None:
         return None
     meta_start, meta_size, legacy = frame
+    if meta_size > limits.max_metadata_size:
+        raise limits.exceeded("max_metadata_size", meta_size,
+                              f"message {index} at byte {offset}: metadata length")
     record = _metadata(memoryview(region.view(meta_start, meta_size)), 0, meta_size, index, offset)
     body_length = record.body_length
     if expected_body_length is not None and expected_body_length != body_length:
@@ -209,6 +213,9 @@ class MessageDecoder:
         if size < 0:
             raise ArrowInvalid(f"message {self._index} at byte {self._msg_offset}: "
                                f"negative metadata length {size}")
+        if size > limits.max_metadata_size:
+            raise limits.exceeded("max_metadata_size", size,
+                                  f"message {self._index} at byte {self._msg_offset}: metadata length")
         self._state, self._need = self._METADATA, size
         return None
 

@@ -19,6 +19,7 @@ from typing import Optional
 import flatbuffers
 import numpy as np
 
+from . import limits
 from . import types as t
 from ._fbs.Date import Date as FbDate
 from ._fbs.Decimal import Decimal as FbDecimal
@@ -56,7 +57,7 @@ BUFFER = np.dtype([("offset", "<i8"), ("length", "<i8")])
 BLOCK = np.dtype({"names": ["offset", "metadata_length", "body_length"],
                   "formats": ["<i8", "<i4", "<i8"], "offsets": [0, 8, 16], "itemsize": 24})
 
-MAX_NESTING = 64  # deeper schemas are refused rather than recursed into
+# Deeper schemas, more fields and more custom metadata than ``arrowmm.limits`` allows are refused.
 
 
 class MessageHeader:
@@ -200,10 +201,15 @@ def _key_values(obj, what: str) -> Optional[dict]:
     if not n:
         return None
     out = {}
+    size, cap = 0, limits.max_custom_metadata_size
     for j in range(n):
         kv = obj.CustomMetadata(j)
         key = kv.Key()
         value = kv.Value()
+        size += len(key or b"") + len(value or b"")
+        if size > cap:
+            raise limits.exceeded("max_custom_metadata_size", size, f"{what}: custom metadata bytes "
+                                  f"(keys and values, through entry {j} of {n})")
         out[_decode(key, what)] = _decode(value, what) if value is not None else ""
     return out
 
@@ -265,8 +271,8 @@ def schema_from_fb(fb: FbSchema) -> t.Schema:
     n = _table_vector_len(fb, 1, "schema fields")
     # Each field of an honest schema owns a 4-byte slot of a fields/children vector, so the bytes
     # bound the field count.  Tables shared between parents (legal flatbuffers) could otherwise
-    # describe 2**depth fields in a few hundred bytes.
-    budget = [len(fb._tab.Bytes) // 4]
+    # describe 2**depth fields in a few hundred bytes.  [fields left, nesting limit, field limit]
+    budget = [min(len(fb._tab.Bytes) // 4, limits.max_fields), limits.max_nesting, limits.max_fields]
     fields = [_field_from_fb(fb.Fields(i), f"schema field {i}", 0, budget) for i in range(n)]
     return t.Schema(fields, _key_values(fb, "schema metadata"), endianness)
 
@@ -274,10 +280,12 @@ def schema_from_fb(fb: FbSchema) -> t.Schema:
 def _field_from_fb(fb: FbField, path: str, depth: int, budget: list) -> t.Field:
     if fb is None:
         raise ArrowInvalid(f"{path}: missing field table")
-    if depth > MAX_NESTING:
-        raise ArrowInvalid(f"{path}: type nesting deeper than {MAX_NESTING} levels")
+    if depth > budget[1]:
+        raise limits.exceeded("max_nesting", depth, f"{path}: type nesting depth")
     budget[0] -= 1
     if budget[0] < 0:
+        if len(fb._tab.Bytes) // 4 > budget[2]:
+            raise limits.exceeded("max_fields", budget[2] + 1, f"{path}: fields in the schema")
         raise ArrowInvalid(f"{path}: the schema describes more fields than its "
                            f"{len(fb._tab.Bytes)}-byte metadata can hold (field tables "
                            f"shared between parents?)")

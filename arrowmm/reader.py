@@ -11,6 +11,7 @@ import os
 import struct
 from typing import Iterator, Optional
 
+from . import limits
 from ._region import Region
 from .batch import RecordBatch
 from .dictionaries import DictionaryMemo
@@ -198,6 +199,8 @@ class FileReader(_ReaderBase):
         footer_len = _I32.unpack_from(region.view(size - 10, 4), 0)[0]
         if footer_len <= 0 or footer_len > size - 10 - 8:
             raise ArrowInvalid(f"{name}: footer length {footer_len} does not fit in a {size}-byte file")
+        if footer_len > limits.max_metadata_size:
+            raise limits.exceeded("max_metadata_size", footer_len, f"{name}: footer length")
         footer_view = region.view(size - 10 - footer_len, footer_len, "footer")
         self._footer_offset = size - 10 - footer_len
         footer = parse_footer(memoryview(footer_view))

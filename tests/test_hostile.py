@@ -845,15 +845,18 @@ def fuzz_main(corpus_dir: str, seed: int, count: int) -> dict:
 _SUBPROCESS_PRELUDE = """
 import faulthandler, resource, sys
 faulthandler.enable()
-resource.setrlimit(resource.RLIMIT_AS, ({mem}, {mem}))
-sys.path.insert(0, {here!r})
+# {mem} bytes beyond what the interpreter has mapped already (under AddressSanitizer that is
+# terabytes of shadow memory, so an absolute cap would fail every allocation).
+_vm = int(next(l for l in open("/proc/self/status") if l.startswith("VmSize:")).split()[1]) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (_vm + {mem}, _vm + {mem}))
+sys.path[:0] = [{here!r}, {root!r}]  # the tests, and the arrowmm they test (not an installed one)
 import test_hostile as h
 """
 
 
 def run_isolated(body: str, timeout: float, mem: int = 3 << 30) -> subprocess.CompletedProcess:
     """Run ``body`` after the prelude in a fresh interpreter with an address-space cap."""
-    code = _SUBPROCESS_PRELUDE.format(mem=mem, here=str(HERE)) + body
+    code = _SUBPROCESS_PRELUDE.format(mem=mem, here=str(HERE), root=str(HERE.parent)) + body
     try:
         return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               timeout=timeout, cwd=str(HERE))

@@ -1,0 +1,220 @@
+"""arrowmm.limits: each limit refuses input beyond it with ArrowInvalid naming it, the input
+just inside it reads, and set_limits / override raise it for users who need more."""
+import io
+
+import pyarrow as pa
+import pytest
+
+import arrowmm
+from arrowmm import ArrowInvalid, limits
+from test_hostile import hand_built
+
+
+@pytest.fixture(autouse=True)
+def _defaults():
+    limits.reset()
+    yield
+    limits.reset()
+
+
+def _write(batches, fmt="stream", schema=None, **options) -> bytes:
+    sink = io.BytesIO()
+    new = pa.ipc.new_file if fmt == "file" else pa.ipc.new_stream
+    with new(sink, schema or batches[0].schema, options=pa.ipc.IpcWriteOptions(**options)) as w:
+        for b in batches:
+            w.write_batch(b)
+    return sink.getvalue()
+
+
+def _read_all(data: bytes, way: str):
+    """Open and convert every batch through ``way``."""
+    if way == "file":
+        reader = arrowmm.open_file(data)
+    elif way == "stream":
+        reader = arrowmm.open_stream(data)
+    else:
+        reader = arrowmm.open_stream(io.BytesIO(data))
+    with reader:
+        return reader.schema, [b.to_pylist() for b in reader]
+
+
+WAYS = {"file": ("file",), "stream": ("stream", "BytesIO")}
+
+
+def _refused(data: bytes, fmt: str, name: str):
+    for way in WAYS[fmt]:
+        with pytest.raises(ArrowInvalid, match=f"limit {name}=") as info:
+            _read_all(data, way)
+        assert f"set_limits({name}=" in str(info.value)
+
+
+# -- the API --------------------------------------------------------------------------------------
+
+def test_defaults_and_api():
+    assert limits.current() == limits.DEFAULTS
+    assert limits.max_nesting == 64 and arrowmm.set_limits is limits.set_limits
+    previous = arrowmm.set_limits(max_fields=10, max_nesting=100)
+    assert previous == {"max_fields": 1 << 20, "max_nesting": 64}
+    assert (limits.max_fields, limits.max_nesting) == (10, 100)
+    with limits.override(max_fields=20) as now:
+        assert now["max_fields"] == 20 and now["max_nesting"] == 100
+    assert limits.max_fields == 10
+    limits.reset()
+    assert limits.current() == limits.DEFAULTS
+
+
+@pytest.mark.parametrize("kwargs", [{"max_nesting": 0}, {"max_fields": -1}, {"max_fields": 1.5},
+                                    {"max_fields": True}, {"max_nesting": 129}, {"nesting": 3},
+                                    {"max_fields": 5, "max_nesting": 10_000}])
+def test_bad_settings_refused_and_change_nothing(kwargs):
+    with pytest.raises(ArrowInvalid):
+        arrowmm.set_limits(**kwargs)
+    assert limits.current() == limits.DEFAULTS
+
+
+def test_override_restores_after_an_error():
+    with pytest.raises(KeyError):
+        with limits.override(max_metadata_size=100):
+            raise KeyError("inside")
+    assert limits.max_metadata_size == limits.DEFAULTS["max_metadata_size"]
+
+
+# -- nesting ----------------------------------------------------------------------------------------
+
+def _nested_lists(depth: int) -> bytes:
+    """A stream of one column of ``depth`` nested lists of int64, written by arrowmm (pyarrow's
+    writer and C-data import stop at 64 levels), and its rows."""
+    dtype, row = arrowmm.int64(), [1, None, 3]
+    for _ in range(depth):
+        dtype = arrowmm.list_(dtype)
+    for _ in range(depth - 1):
+        row = [row, []]
+    sink = io.BytesIO()
+    with arrowmm.new_stream(sink, arrowmm.schema([("deep", dtype)])) as w:
+        w.write({"deep": arrowmm.array([row, None], type=dtype)})
+    return sink.getvalue(), [{"deep": row}, {"deep": None}]
+
+
+def test_nesting_limit():
+    data, rows = _nested_lists(70)  # beyond the default 64
+    _refused(data, "stream", "max_nesting")
+    with limits.override(max_nesting=80):
+        for way in WAYS["stream"]:
+            schema, got = _read_all(data, way)
+            assert got == [rows]
+            assert str(schema.field(0).type).count("list<") == 70
+
+
+@pytest.mark.parametrize("fmt", ["file", "stream"])
+def test_nesting_at_the_ceiling_reads_and_ten_thousand_stays_refused(fmt):
+    """The ceiling (128) is safe to allow: parsing recurses per level well inside Python's limit."""
+    arrowmm.set_limits(max_nesting=limits.CEILINGS["max_nesting"])
+    with arrowmm.open(hand_built(127, 1, fmt)) as r:
+        assert str(r.schema.field(0).type).count("list<") == 127
+    with pytest.raises(ArrowInvalid, match="max_nesting"):
+        arrowmm.open(hand_built(10_000, 1, fmt))
+
+
+# -- fields, custom metadata, metadata size ----------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["file", "stream"])
+def test_field_count_limit(fmt):
+    batch = pa.record_batch({"s": pa.array([{"a": 1, "b": 2}]), "x": pa.array([1])})  # 4 fields
+    data = _write([batch], fmt)
+    arrowmm.set_limits(max_fields=3)
+    _refused(data, fmt, "max_fields")
+    arrowmm.set_limits(max_fields=4)
+    assert _read_all(data, WAYS[fmt][0])[1] == [batch.to_pylist()]
+
+
+@pytest.mark.parametrize("fmt", ["file", "stream"])
+@pytest.mark.parametrize("where", ["schema", "field"])
+def test_custom_metadata_size_limit(fmt, where):
+    meta = {"key": "v" * 997}  # 1,000 bytes of keys and values
+    field = pa.field("x", pa.int64(), metadata=meta if where == "field" else None)
+    schema = pa.schema([field], metadata=meta if where == "schema" else None)
+    data = _write([pa.record_batch({"x": [1, 2]}, schema=schema)], fmt)
+    arrowmm.set_limits(max_custom_metadata_size=999)
+    _refused(data, fmt, "max_custom_metadata_size")
+    arrowmm.set_limits(max_custom_metadata_size=1000)
+    schema_read, _ = _read_all(data, WAYS[fmt][0])
+    got = schema_read.metadata if where == "schema" else schema_read.field(0).metadata
+    assert got == meta
+
+
+def test_message_custom_metadata_size_limit():
+    batch = pa.record_batch({"x": [1, 2]})
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch, custom_metadata={"k": "x" * 499})
+    arrowmm.set_limits(max_custom_metadata_size=499)
+    _refused(sink.getvalue(), "stream", "max_custom_metadata_size")
+
+
+@pytest.mark.parametrize("fmt", ["file", "stream"])
+def test_metadata_size_limit(fmt):
+    schema = pa.schema([(f"column_{i}", pa.int64()) for i in range(50)])
+    data = _write([], fmt, schema=schema)
+    with arrowmm.open(data) as r:  # the schema message is ~2 KiB of flatbuffer
+        assert len(r.schema) == 50
+    arrowmm.set_limits(max_metadata_size=512)
+    _refused(data, fmt, "max_metadata_size")
+
+
+def test_metadata_length_refused_before_reading_it():
+    """A stream claiming 2 GiB of metadata fails at the length prefix, with nothing read after it."""
+    class Source:
+        def __init__(self):
+            self.data = io.BytesIO(b"\xff\xff\xff\xff" + (2**31 - 1).to_bytes(4, "little") + b"\0" * 64)
+            self.asked = 0
+
+        def read(self, n=-1):
+            out = self.data.read(n)
+            self.asked += len(out)
+            return out
+
+    src = Source()
+    with pytest.raises(ArrowInvalid, match="max_metadata_size"):
+        arrowmm.open_stream(src)
+    assert src.asked == 8
+
+
+# -- dictionaries and decompression ------------------------------------------------------------------
+
+def _growing():
+    values = ["a"]
+    batches = []
+    for i in range(4):
+        values = values + [f"v{i}"]
+        arr = pa.DictionaryArray.from_arrays(pa.array([0, len(values) - 1], pa.int32()), pa.array(values))
+        batches.append(pa.record_batch({"d": arr}))
+    return batches
+
+
+@pytest.mark.parametrize("fmt", ["file", "stream"])
+def test_dictionary_batch_limit(fmt):
+    batches = _growing()  # one dictionary batch, then three deltas
+    data = _write(batches, fmt, emit_dictionary_deltas=True)
+    expected = [b.to_pylist() for b in batches]
+    arrowmm.set_limits(max_dictionary_batches=3)
+    _refused(data, fmt, "max_dictionary_batches")
+    arrowmm.set_limits(max_dictionary_batches=4)
+    for way in WAYS[fmt]:
+        assert _read_all(data, way)[1] == expected
+
+
+@pytest.mark.parametrize("codec", ["lz4", "zstd"])
+def test_decompressed_size_limit(codec):
+    batch = pa.record_batch({"x": pa.array(range(1000), pa.int64())})  # an 8,000-byte buffer
+    for fmt in ("file", "stream"):
+        data = _write([batch], fmt, compression=codec)
+        arrowmm.set_limits(max_decompressed_size=7999)
+        _refused(data, fmt, "max_decompressed_size")
+        arrowmm.set_limits(max_decompressed_size=8000)
+        assert _read_all(data, WAYS[fmt][0])[1] == [batch.to_pylist()]
+
+
+def test_docstring_examples():
+    import doctest
+    result = doctest.testmod(limits, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
