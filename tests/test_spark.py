@@ -273,6 +273,14 @@ def test_a_failed_job_leaves_the_previous_data(spark, tmp_path):
     assert spark.read.format("arrowmm").load(out).count() == 10
 
 
+def test_a_user_schema_selects_and_casts_columns_by_name(spark, tmp_path):
+    path = str(tmp_path / "n.arrow")
+    _write_numbered(path, batches=2, rows=5)
+    df = spark.read.format("arrowmm").schema("s string, x double").load(path)
+    rows = sorted((r.s, r.x) for r in df.collect())
+    assert rows == sorted((f"k{i // 5:03d}", float(i)) for i in range(10))
+
+
 def test_sql_temporary_view(spark, tmp_path):
     path = str(tmp_path / "v.arrow")
     _write_numbered(path, batches=2, rows=5)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
+from ..errors import ArrowInvalid
 from ..indexed import IndexedStreamReader, select_entries
 from ..reader import FileReader
 from .files import DataFile
@@ -91,6 +92,12 @@ def to_spark_batch(batch, target):
     pb = pa.record_batch(batch)
     if pb.schema.equals(target):
         return pb
+    if pb.schema.names != target.names:  # a user-given schema: columns by name
+        missing = [n for n in target.names if n not in pb.schema.names]
+        if missing:
+            raise ArrowInvalid(f"columns {missing} of the requested schema are not in the file "
+                               f"(it has {pb.schema.names})")
+        pb = pa.RecordBatch.from_arrays([pb.column(n) for n in target.names], names=target.names)
     columns = []
     for column, field in zip(pb.columns, target):
         if not column.type.equals(field.type):

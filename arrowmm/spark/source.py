@@ -124,7 +124,10 @@ def _pushdown_enabled() -> bool:
     calls ``pushFilters`` from ``data_source_pushdown_filters``.  The caller
     tells which, so users never meet DATA_SOURCE_PUSHDOWN_DISABLED.
     """
-    frame = sys._getframe(2)
+    try:
+        frame = sys._getframe(2)
+    except ValueError:
+        return False
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
         if module.endswith("plan_data_source_read"):
