@@ -324,3 +324,21 @@ def test_the_main_job_runs_end_to_end(tmp_path):
     files = json.load(open(tmp_path / "sensors" / "_SUCCESS"))["files"]
     table = pa.concat_tables(pa.ipc.open_file(tmp_path / "sensors" / n).read_all() for n in files)
     assert table.num_rows == 300_000 and sorted(table["id"].to_pylist()) == list(range(300_000))
+
+
+def test_a_folder_without_manifest_lists_only_its_arrow_files(tmp_path):
+    from arrowmm.spark.files import data_files_in, read_manifest
+    (tmp_path / "README.txt").write_text("not arrow")  # starts with a non-zero int32
+    (tmp_path / "_hidden.arrow").write_bytes(b"ARROW1")
+    schema = arrowmm.schema([("x", arrowmm.int64())])
+    with arrowmm.new_file(str(tmp_path / "a.arrow"), schema) as w:
+        w.write({"x": [1]})
+    with arrowmm.new_stream(str(tmp_path / "b.arrows"), schema, legacy_format=True) as w:
+        w.write({"x": [2]})  # pre-0.15 framing: no marker, so only its extension admits it
+    assert read_manifest(str(tmp_path)) is None
+    assert [os.path.basename(p) for p in data_files_in(str(tmp_path))] == ["a.arrow", "b.arrows"]
+    (tmp_path / "_SUCCESS").write_text(json.dumps({"files": ["b.arrows"]}))
+    assert [os.path.basename(p) for p in data_files_in(str(tmp_path))] == ["b.arrows"]
+    (tmp_path / "_SUCCESS").write_text("{broken")
+    with pytest.raises(arrowmm.ArrowInvalid, match="not an arrowmm manifest"):
+        data_files_in(str(tmp_path))

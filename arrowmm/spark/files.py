@@ -5,7 +5,8 @@ Spark writer has a ``_SUCCESS`` manifest listing its committed files, and a
 reader trusts that list (files of unfinished or failed jobs are ignored).
 Without a manifest, a directory's data files are its visible files (names
 not starting with ``_`` or ``.``) that begin with Arrow's file or stream
-framing.
+framing (a pre-0.15 stream, which has no marker, only under an Arrow file
+extension).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ __all__ = ["MANIFEST", "BatchInfo", "DataFile", "resolve_paths", "load_path_opti
 
 MANIFEST = "_SUCCESS"
 _STREAM_CONTINUATION = b"\xff\xff\xff\xff"
+_EXTENSIONS = (".arrow", ".arrows", ".ipc", ".feather")
 
 
 @dataclass
@@ -115,12 +117,14 @@ def data_files_in(directory: str) -> List[str]:
         if name.startswith(("_", ".")):
             continue
         path = os.path.join(directory, name)
-        if os.path.isfile(path) and _sniff(path) is not None:
+        if os.path.isfile(path) and _sniff(path, strict=not name.endswith(_EXTENSIONS)) is not None:
             out.append(os.path.abspath(path))
     return out
 
 
-def _sniff(path: str) -> Optional[str]:
+def _sniff(path: str, strict: bool = False) -> Optional[str]:
+    """"file", "stream" or None.  A pre-0.15 stream starts with a bare length, which any
+    file might: ``strict`` (files found in a folder, not named for Arrow) rules that out."""
     try:
         with open(path, "rb") as f:
             head = f.read(8)
@@ -128,7 +132,9 @@ def _sniff(path: str) -> Optional[str]:
         return None
     if head[:6] == _reader.MAGIC:
         return "file"
-    if head[:4] == _STREAM_CONTINUATION or (len(head) >= 4 and head[:4] != b"\x00\x00\x00\x00"):
+    if head[:4] == _STREAM_CONTINUATION:
+        return "stream"
+    if not strict and len(head) >= 4 and head[:4] != b"\x00\x00\x00\x00":
         return "stream"
     return None
 
