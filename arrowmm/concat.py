@@ -10,7 +10,7 @@ import numpy as np
 
 from . import types as t
 from ._bitmap import pack_bitmap
-from ._region import as_view
+from ._region import BufferView
 from .arrays import (Array, BinaryArray, BinaryViewArray, BooleanArray, DictionaryArray,
                     FixedSizeBinaryArray, FixedSizeListArray, ListArray, ListViewArray, NullArray,
                     PrimitiveArray, RunEndEncodedArray, StructArray, UnionArray, make_array)
@@ -19,12 +19,18 @@ from .errors import ArrowInvalid, ArrowNotImplementedError
 __all__ = ["concat_arrays"]
 
 
+def _new(data) -> BufferView:
+    """Memory this module made (a concatenation): marked as a copy for ``Array.is_zero_copy``."""
+    from .loader import copied_view  # (deferred: the loader's modules import this one)
+    return copied_view(data, "concatenated")
+
+
 def _validity(arrays: List[Array]):
     if not any(a.null_count for a in arrays):
         return None, 0
     bits = np.concatenate([a.is_valid() for a in arrays])
     bitmap, set_count = pack_bitmap(bits)
-    return as_view(bitmap), len(bits) - set_count
+    return _new(bitmap), len(bits) - set_count
 
 
 def _offsets_and_ranges(arrays, dtype):
@@ -38,7 +44,7 @@ def _offsets_and_ranges(arrays, dtype):
         base += hi - lo
     if base > np.iinfo(dtype.offset_dtype).max:
         raise ArrowInvalid(f"concatenated {dtype} needs offsets past {np.iinfo(dtype.offset_dtype).max}")
-    return as_view(np.concatenate(parts)), ranges
+    return _new(np.concatenate(parts)), ranges
 
 
 def concat_arrays(arrays: List[Array]) -> Array:
@@ -58,19 +64,19 @@ def concat_arrays(arrays: List[Array]) -> Array:
     validity, nulls = _validity(arrays)
     if cls is PrimitiveArray:
         data = np.concatenate([a.values() for a in arrays])
-        return make_array(dtype, length, [validity, as_view(data)], null_count=nulls)
+        return make_array(dtype, length, [validity, _new(data)], null_count=nulls)
     if cls is FixedSizeBinaryArray:
         width = dtype.byte_width
         data = b"".join(a._buffers[1].to_bytes()[a.offset * width:(a.offset + len(a)) * width]
                         for a in arrays)
-        return make_array(dtype, length, [validity, as_view(data)], null_count=nulls)
+        return make_array(dtype, length, [validity, _new(data)], null_count=nulls)
     if cls is BooleanArray:
         bitmap, _ = pack_bitmap(np.concatenate([a.values() for a in arrays]))
-        return make_array(dtype, length, [validity, as_view(bitmap)], null_count=nulls)
+        return make_array(dtype, length, [validity, _new(bitmap)], null_count=nulls)
     if cls is BinaryArray:
         offsets, ranges = _offsets_and_ranges(arrays, dtype)
         data = b"".join(a._buffers[2].slice(lo, hi - lo).to_bytes() for a, (lo, hi) in zip(arrays, ranges))
-        return make_array(dtype, length, [validity, offsets, as_view(data)], null_count=nulls)
+        return make_array(dtype, length, [validity, offsets, _new(data)], null_count=nulls)
     if cls is ListArray or (issubclass(cls, ListArray) and not dtype_is_view(dtype)):
         offsets, ranges = _offsets_and_ranges(arrays, dtype)
         child = concat_arrays([a.children[0].slice(lo, hi - lo) for a, (lo, hi) in zip(arrays, ranges)])
@@ -105,7 +111,7 @@ def _binary_view_concat(arrays, dtype, length, validity, nulls):
             views.append(v.ravel())
         data.extend(a._buffers[2:])
     raw = np.concatenate(views) if views else np.empty(0, "<i4")
-    return make_array(dtype, length, [validity, as_view(raw)] + data, null_count=nulls)
+    return make_array(dtype, length, [validity, _new(raw)] + data, null_count=nulls)
 
 
 def _list_view_concat(arrays, dtype, length, validity, nulls):
@@ -121,8 +127,8 @@ def _list_view_concat(arrays, dtype, length, validity, nulls):
         kids.append(a.children[0].slice(lo, hi - lo))
         base += hi - lo
     width = dtype.offset_dtype
-    buffers = [validity, as_view(_fits(np.concatenate(offsets), width, f"{dtype} offsets")),
-               as_view(np.concatenate(sizes).astype(width))]
+    buffers = [validity, _new(_fits(np.concatenate(offsets), width, f"{dtype} offsets")),
+               _new(np.concatenate(sizes).astype(width))]
     return make_array(dtype, length, buffers, [concat_arrays(kids)], null_count=nulls)
 
 
@@ -133,7 +139,7 @@ def _union_concat(arrays, dtype, length, validity, nulls):
     n_kids = len(dtype.fields)
     if dtype.mode == "sparse":
         children = [concat_arrays([a.field(k) for a in arrays]) for k in range(n_kids)]
-        return make_array(dtype, length, [as_view(ids)], children, null_count=0)
+        return make_array(dtype, length, [_new(ids)], children, null_count=0)
     parts, base = [], np.zeros(n_kids, dtype=np.int64)
     for a in arrays:
         codes, offs = a.type_codes(), a.value_offsets().astype(np.int64)
@@ -144,7 +150,7 @@ def _union_concat(arrays, dtype, length, validity, nulls):
         parts.append(shifted)
     offsets = _fits(np.concatenate(parts), np.dtype("<i4"), "dense union offsets")
     children = [concat_arrays([a.children[k] for a in arrays]) for k in range(n_kids)]
-    return make_array(dtype, length, [as_view(ids), as_view(offsets)], children, null_count=0)
+    return make_array(dtype, length, [_new(ids), _new(offsets)], children, null_count=0)
 
 
 def _dictionary_concat(arrays, dtype, length, validity, nulls):
@@ -156,7 +162,7 @@ def _dictionary_concat(arrays, dtype, length, validity, nulls):
         base += len(a.dictionary)
     indices = _fits(np.concatenate(parts), dtype.index_type.numpy_dtype, "dictionary indices")
     dictionary = concat_arrays([a.dictionary for a in arrays])
-    return make_array(dtype, length, [validity, as_view(indices)], null_count=nulls,
+    return make_array(dtype, length, [validity, _new(indices)], null_count=nulls,
                       dictionary=dictionary)
 
 
@@ -175,7 +181,7 @@ def _run_end_encoded_concat(arrays, dtype, length, validity, nulls):
     if not values:
         return arrays[0]
     run_ends = _fits(np.concatenate(ends), dtype.run_end_type.numpy_dtype, "run ends")
-    run_ends = make_array(dtype.run_end_type, len(run_ends), [None, as_view(run_ends)], null_count=0)
+    run_ends = make_array(dtype.run_end_type, len(run_ends), [None, _new(run_ends)], null_count=0)
     return make_array(dtype, length, [], [run_ends, concat_arrays(values)], null_count=0)
 
 

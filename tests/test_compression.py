@@ -296,6 +296,21 @@ def test_is_zero_copy_looks_at_children_and_dictionaries():
     assert all(c.is_zero_copy for c in plain.columns)
 
 
+def test_a_dictionary_joined_from_deltas_is_reported_as_a_copy():
+    first = pa.record_batch({"d": pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int32()),
+                                                                  pa.array(["x", "y"]))})
+    second = pa.record_batch({"d": pa.DictionaryArray.from_arrays(pa.array([2, 0], pa.int32()),
+                                                                   pa.array(["x", "y", "z"]))})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, first.schema, options=pa.ipc.IpcWriteOptions(emit_dictionary_deltas=True)) as w:
+        w.write_batch(first)
+        w.write_batch(second)
+    a, b = list(arrowmm.open_stream(sink.getvalue().to_pybytes()))
+    assert a.column("d").is_zero_copy  # one dictionary batch: borrowed
+    assert not b.column("d").is_zero_copy  # dictionary + delta: joined into new memory
+    assert b.column("d").to_pylist() == ["z", "x"]
+
+
 # -- Schema.features ----------------------------------------------------------------------------------
 
 def test_features_written_and_read():
