@@ -18,6 +18,7 @@ from . import types as t
 from .arrays import Array
 from .batch import RecordBatch
 from .errors import ArrowInvalid, ArrowNotImplementedError
+from .reader import SequentialBatches
 
 __all__ = ["RecordBatchReader", "layout_key", "requested_array_field", "requested_schema_for",
            "check_request_nulls"]
@@ -90,7 +91,7 @@ def check_request_nulls(fields, arrays, where: str) -> None:
 
 # -- streams -------------------------------------------------------------------------------
 
-class RecordBatchReader:
+class RecordBatchReader(SequentialBatches):
     """Record batches pulled from an Arrow C stream, wrapping the producer's memory (no copy).
 
     Make one with ``RecordBatchReader.from_stream(obj)`` (any object with
@@ -170,17 +171,6 @@ class RecordBatchReader:
         if self._closed:
             raise ArrowInvalid("the reader is closed")
         return next(self._batches)
-
-    def __iter__(self) -> Iterator[RecordBatch]:
-        while True:
-            try:
-                yield self.read_next_batch()
-            except StopIteration:
-                return
-
-    def read_all(self) -> list:
-        """Every remaining batch, in order (a list: arrowmm has no Table)."""
-        return list(self)
 
     def to_pandas(self, *, ignore_metadata: bool = False):
         """The remaining batches as one ``pandas.DataFrame`` (see ``RecordBatch.to_pandas``)."""

@@ -273,7 +273,9 @@ class FileReader(_ReaderBase):
 
     def batch_extents(self) -> list:
         """``(byte offset, byte length)`` of each record batch message, from the footer alone."""
-        return [(o, (m & 0xFFFFFFFF) + b) for o, m, b in self._blocks.tolist()]
+        end = self._footer_offset  # the footer's numbers are unchecked here: clamp them to the file
+        return [(min(max(o, 0), end), min(max((m & 0xFFFFFFFF) + b, 0), end))
+                for o, m, b in self._blocks.tolist()]
 
     def __iter__(self) -> Iterator[RecordBatch]:
         for i in range(len(self._blocks)):
@@ -287,7 +289,22 @@ class FileReader(_ReaderBase):
         return f"<arrowmm.FileReader {self.num_record_batches} batches>\n{self.schema}"
 
 
-class StreamReader(_ReaderBase):
+class SequentialBatches:
+    """``__iter__`` and ``read_all`` for readers that only have ``read_next_batch``."""
+
+    def __iter__(self) -> Iterator[RecordBatch]:
+        while True:
+            try:
+                yield self.read_next_batch()
+            except StopIteration:
+                return
+
+    def read_all(self) -> list:
+        """Every remaining batch, in order (a list: arrowmm has no Table)."""
+        return list(self)
+
+
+class StreamReader(SequentialBatches, _ReaderBase):
     """Sequential reader of an IPC stream: a path, a buffer or a binary file-like object.
 
     A file in the IPC file format reads as the stream it contains.  With
@@ -380,16 +397,6 @@ class StreamReader(_ReaderBase):
             else:
                 raise ArrowNotImplementedError(f"{where}: {msg.kind} message inside a record batch stream")
         raise StopIteration
-
-    def __iter__(self) -> Iterator[RecordBatch]:
-        while True:
-            try:
-                yield self.read_next_batch()
-            except StopIteration:
-                return
-
-    def read_all(self) -> list:
-        return list(self)
 
     def close(self):
         super().close()
