@@ -1,6 +1,7 @@
 """Build the Cython core of arrowmm.
 
-Every ``arrowmm/_*.pyx`` module is compiled with the project's directives,
+Every ``arrowmm/<layer>/_*.pyx`` module (the kernels in ``_core/``, the C data interface in
+``interop/``) is compiled with the project's directives,
 set here once.  ``ARROWMM_DEBUG=1`` turns bounds and wraparound checks back on
 (the test suite can run under such a build to catch kernel indexing bugs).
 ``ARROWMM_SANITIZE=1`` does the same and compiles with AddressSanitizer and
@@ -34,7 +35,7 @@ ONLY = {name for name in os.environ.get("ARROWMM_ONLY", "").split(",") if name}
 
 extensions = [
     Extension(
-        "arrowmm." + os.path.splitext(os.path.basename(path))[0],
+        os.path.splitext(path)[0].replace(os.sep, "."),
         [path],
         include_dirs=[numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
@@ -42,7 +43,7 @@ extensions = [
                             else ["-O0", "-g"] if DEBUG else ["-O3"]),
         extra_link_args=SANITIZER_FLAGS if SANITIZE else [],
     )
-    for path in sorted(glob.glob(os.path.join("arrowmm", "_*.pyx")))
+    for path in sorted(glob.glob(os.path.join("arrowmm", "**", "_*.pyx"), recursive=True))
     if not ONLY or os.path.splitext(os.path.basename(path))[0] in ONLY
 ]
 

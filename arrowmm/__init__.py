@@ -1,30 +1,77 @@
 """arrowmm: the Arrow IPC file and stream formats, read zero-copy from memory maps.
 
-Public API (see CONTRACT in the docs): ``open_file``, ``open_stream``, ``open``
-for reading; the types, ``Field`` and ``Schema``; ``RecordBatch`` and the
-array classes; the error classes.
+The face of the package: every public name, grouped by the layer it comes from
+(``../shared/CONTRACT.md`` lists the contract).  Layers, lowest first: ``errors``,
+``limits``, ``types`` (ground); ``_core`` (Cython kernels); ``format`` (FlatBuffers
+metadata); ``arrays`` (typed arrays and batches); ``interop`` (building arrays, the C data
+interface); ``ipc`` (readers and writers); ``shm`` (shared memory); ``spark``; ``cli``.
 """
-from .errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
-from . import limits
-from .limits import set_limits
-from .types import *  # noqa: F401,F403  (the type factories: int64(), list_(...), ...)
-from .types import DataType, Field, Schema
-from .arrays import (Array, NullArray, BooleanArray, PrimitiveArray, FixedSizeBinaryArray,
-                    BinaryArray, BinaryViewArray, ListArray, ListViewArray, MapArray,
-                    FixedSizeListArray, StructArray, UnionArray, DictionaryArray,
-                    RunEndEncodedArray)
-from .batch import RecordBatch
-from .reader import FileReader, StreamReader, open_file, open_stream, open  # noqa: A004
-from .writer import FileWriter, StreamWriter, new_file, new_stream
-from .indexed import IndexedStreamReader, index_stream
-from .scalars import DayTimeInterval, MonthDayNano
-from ._region import BufferView, Region
-
 __version__ = "0.1.0"
-from .build import array, record_batch
-from .interchange import RecordBatchReader
-from .tensor import Tensor, read_tensor, write_tensor, get_tensor_size
-from .sparse_tensor import (SparseCOOTensor, SparseCSRMatrix, SparseCSCMatrix, SparseCSFTensor,
-                            read_sparse_tensor, write_sparse_tensor)
-from . import shm  # noqa: E402  (arrowmm.shm: share / open_shared, pickling by name)
-from .repair import RepairReport, repair  # noqa: E402  (arrowmm.repair: salvage a damaged file)
+
+from . import limits
+from .errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
+from .limits import set_limits
+from .types import (  # noqa: F401  (the type factories: int64(), list_(...), ...)
+    DataType, NullType, BoolType, IntType, FloatType, DecimalType,
+    DateType, TimeType, TimestampType, DurationType, IntervalType, BinaryType,
+    FixedSizeBinaryType, ListType, FixedSizeListType, StructType, MapType, UnionType,
+    DictionaryType, RunEndEncodedType, Field, Schema, null, bool_,
+    int8, int16, int32, int64, uint8, uint16,
+    uint32, uint64, float16, float32, float64, string,
+    binary, large_string, large_binary, string_view, binary_view, date32,
+    date64, time32, time64, timestamp, duration, month_interval,
+    day_time_interval, month_day_nano_interval, decimal32, decimal64, decimal128, decimal256,
+    fixed_size_binary, list_, large_list, list_view, large_list_view, fixed_size_list,
+    struct, map_, sparse_union, dense_union, dictionary, run_end_encoded,
+    field, schema,
+)
+from ._core._region import BufferView, Region
+from .arrays import (Array, BinaryArray, BinaryViewArray, BooleanArray, DayTimeInterval,
+                     DictionaryArray, FixedSizeBinaryArray, FixedSizeListArray, ListArray,
+                     ListViewArray, MapArray, MonthDayNano, NullArray, PrimitiveArray,
+                     RecordBatch, RunEndEncodedArray, StructArray, UnionArray)
+from .interop import RecordBatchReader, array, record_batch
+from .ipc import (FileReader, FileWriter, IndexedStreamReader, RepairReport, StreamReader,
+                  StreamWriter, index_stream, new_file, new_stream, open, open_file,  # noqa: A004
+                  open_stream, repair)
+from .ipc.sparse_tensor import (SparseCOOTensor, SparseCSCMatrix, SparseCSFTensor,
+                                SparseCSRMatrix, read_sparse_tensor, write_sparse_tensor)
+from .ipc.tensor import Tensor, get_tensor_size, read_tensor, write_tensor
+from . import shm
+
+__all__ = [
+    "__version__",
+    # errors and limits
+    "ArrowError", "ArrowInvalid", "ArrowNotImplementedError", "limits", "set_limits",
+    # types
+    "DataType", "NullType", "BoolType", "IntType", "FloatType", "DecimalType",
+    "DateType", "TimeType", "TimestampType", "DurationType", "IntervalType", "BinaryType",
+    "FixedSizeBinaryType", "ListType", "FixedSizeListType", "StructType", "MapType", "UnionType",
+    "DictionaryType", "RunEndEncodedType", "Field", "Schema", "null", "bool_",
+    "int8", "int16", "int32", "int64", "uint8", "uint16",
+    "uint32", "uint64", "float16", "float32", "float64", "string",
+    "binary", "large_string", "large_binary", "string_view", "binary_view", "date32",
+    "date64", "time32", "time64", "timestamp", "duration", "month_interval",
+    "day_time_interval", "month_day_nano_interval", "decimal32", "decimal64", "decimal128", "decimal256",
+    "fixed_size_binary", "list_", "large_list", "list_view", "large_list_view", "fixed_size_list",
+    "struct", "map_", "sparse_union", "dense_union", "dictionary", "run_end_encoded",
+    "field", "schema",
+    # memory
+    "BufferView", "Region",
+    # arrays
+    "Array", "NullArray", "BooleanArray", "PrimitiveArray", "FixedSizeBinaryArray",
+    "BinaryArray", "BinaryViewArray", "ListArray", "ListViewArray", "MapArray",
+    "FixedSizeListArray", "StructArray", "UnionArray", "DictionaryArray", "RunEndEncodedArray",
+    "RecordBatch", "DayTimeInterval", "MonthDayNano",
+    # interop
+    "array", "record_batch", "RecordBatchReader",
+    # ipc
+    "open_file", "open_stream", "open", "FileReader", "StreamReader",
+    "new_file", "new_stream", "FileWriter", "StreamWriter",
+    "IndexedStreamReader", "index_stream", "repair", "RepairReport",
+    "Tensor", "read_tensor", "write_tensor", "get_tensor_size",
+    "SparseCOOTensor", "SparseCSRMatrix", "SparseCSCMatrix", "SparseCSFTensor",
+    "read_sparse_tensor", "write_sparse_tensor",
+    # shared memory
+    "shm",
+]

@@ -1,6 +1,6 @@
 """python -m arrowmm: the same as the ``arrowmm`` command."""
 import sys
 
-from .cli import main
+from .cli.main import main
 
 sys.exit(main())

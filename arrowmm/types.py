@@ -66,7 +66,7 @@ class DataType:
         return self._key[1:]
 
     def __arrow_c_schema__(self):
-        from ._cdata import export_schema
+        from .interop._cdata import export_schema
         return export_schema(self)
 
     @property
@@ -563,7 +563,7 @@ class Field:
         return f"arrowmm.Field<{self._short()}>"
 
     def __arrow_c_schema__(self):
-        from ._cdata import export_schema
+        from .interop._cdata import export_schema
         return export_schema(self)
 
 
@@ -644,7 +644,7 @@ class Schema:
         return "arrowmm.Schema\n" + str(self)
 
     def __arrow_c_schema__(self):
-        from ._cdata import export_schema
+        from .interop._cdata import export_schema
         return export_schema(self)
 
 

@@ -124,7 +124,7 @@ def pa_schema(ncols: int):
 def amm_batch(cols):
     """An arrowmm RecordBatch over the numpy arrays, without copying them.
 
-    ``arrowmm.record_batch`` (or ``arrowmm.build.record_batch``) when the package
+    ``arrowmm.record_batch`` (or ``arrowmm.interop.build.record_batch``) when the package
     has it; otherwise the arrays are wrapped directly (``as_view`` + ``make_array``),
     which is what it does for contiguous numeric arrays without nulls.
     Returns (batch, how).
@@ -134,12 +134,12 @@ def amm_batch(cols):
     if hasattr(arrowmm, "record_batch"):
         return arrowmm.record_batch(cols_by_name), "arrowmm.record_batch"
     try:
-        from arrowmm.build import record_batch
-        return record_batch(cols_by_name), "arrowmm.build.record_batch"
+        from arrowmm.interop.build import record_batch
+        return record_batch(cols_by_name), "arrowmm.interop.build.record_batch"
     except ImportError:
         pass
-    from arrowmm._region import as_view
-    from arrowmm.arrays import make_array
+    from arrowmm._core._region import as_view
+    from arrowmm.arrays.array import make_array
     arrays = [make_array(arrowmm.float64() if a.dtype.kind == "f" else arrowmm.int64(), len(a),
                          [None, as_view(a)], null_count=0) for a in cols]
     return arrowmm.RecordBatch.from_arrays(arrays, names=list(cols_by_name)), "as_view + make_array"

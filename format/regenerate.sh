@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Regenerate arrowmm/_fbs/ (Python FlatBuffers bindings) from format/*.fbs.
+# Regenerate arrowmm/format/_fbs/ (Python FlatBuffers bindings) from format/*.fbs.
 #
 # flatc emits one module per type under org/apache/arrow/flatbuf/; this script
-# flattens them into arrowmm/_fbs/<Type>.py, turns flatc's absolute
+# flattens them into arrowmm/format/_fbs/<Type>.py, turns flatc's absolute
 # `from org.apache.arrow.flatbuf.X import X` imports into relative ones, and
 # stamps each module with the flatc version and the .fbs file declaring it.
 #
@@ -14,7 +14,7 @@ cd "$repo"
 
 flatc="${FLATC:-flatc}"
 version="$("$flatc" --version | awk '{print $NF}')"
-out="arrowmm/_fbs"
+out="arrowmm/format/_fbs"
 ns="org/apache/arrow/flatbuf"
 
 tmp="$(mktemp -d)"
@@ -65,10 +65,10 @@ cat > "$out/__init__.py" <<EOF
 
 Everything in this package is produced by \`\`flatc --python\`\` from
 \`\`format/*.fbs\`\` and rewritten by \`\`format/regenerate.sh\`\`; regenerate rather
-than edit.  One module per FlatBuffers type (e.g. \`\`arrowmm._fbs.Message\`\`
+than edit.  One module per FlatBuffers type (e.g. \`\`arrowmm.format._fbs.Message\`\`
 holds the \`\`Message\`\` class plus its builder functions).
 
-Only \`\`arrowmm/metadata.py\`\` imports this package; the rest of arrowmm goes
+Only \`\`arrowmm/format/metadata.py\`\` imports this package; the rest of arrowmm goes
 through that module.
 """
 EOF

@@ -8,7 +8,7 @@ and compare what arrowmm reads with what pyarrow (the behavioural oracle) reads.
   stream-format paths through ``open_stream(path)``, ``open_stream(bytes)``,
   ``open_stream(io.BytesIO)``, ``open_stream`` over an ``os.pipe()`` fed by a thread and over a
   file object giving short reads, ``arrowmm.open(path)``, ``arrowmm.open(BytesIO)``, and
-  ``arrowmm.message.MessageDecoder`` pushed random-sized chunks.  A file's data section is itself
+  ``arrowmm.ipc.message.MessageDecoder`` pushed random-sized chunks.  A file's data section is itself
   a stream (magic, padding, stream, EOS, then the footer), so file paths also run the stream
   paths over it.
 * ``pa_read(path)``: pyarrow's reading of the same file, the oracle.
@@ -30,7 +30,7 @@ import pyarrow as pa
 import pytest
 
 import arrowmm
-from arrowmm.message import MessageDecoder, read_message_at
+from arrowmm.ipc.message import MessageDecoder, read_message_at
 
 MAGIC = b"ARROW1"
 

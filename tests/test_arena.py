@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 import arrowmm
-from arrowmm import _arena
+from arrowmm._core import _arena
 
 SIZE = 3 << 20
 

@@ -24,11 +24,10 @@ import pyarrow as pa
 import pytest
 
 import arrowmm
-from arrowmm import _cdata
+from arrowmm.interop import _cdata
 from test_hostile import PLAIN_KEYS, layout
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "fuzz"))
 import make_corpus  # noqa: E402
 
 

@@ -17,12 +17,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from writer_support import CASES, FORMATS, N, assert_batches_equal, to_mm, write_mm  # noqa: E402
 
 import arrowmm  # noqa: E402
 from arrowmm import types as t  # noqa: E402
-from arrowmm.metadata import encode_batch_message, encode_schema_message  # noqa: E402
+from arrowmm.format.metadata import encode_batch_message, encode_schema_message  # noqa: E402
 
 # Nested dictionaries need dictionary batches inside dictionary batches: the writer tests cover
 # them; the hand-built stream keeps to top-level dictionaries.
@@ -226,8 +225,8 @@ def test_arrowmm_big_endian_output_matches_the_hand_made_buffers():
     (src,) = to_mm(table)
     mine = arrowmm.open_stream(write_mm([src], src.schema, "stream", endianness="big"))
     hand = arrowmm.open_stream(hand_made_big_endian_stream(table))
-    from arrowmm.message import read_message_at, message_end
-    from arrowmm._region import Region
+    from arrowmm.ipc.message import read_message_at, message_end
+    from arrowmm._core._region import Region
 
     def batch_buffers(data):
         region, pos, out = Region(data), 0, []

@@ -1,4 +1,4 @@
-"""arrowmm._bitmap against np.unpackbits / np.packbits (bitorder='little') references."""
+"""arrowmm._core._bitmap against np.unpackbits / np.packbits (bitorder='little') references."""
 import contextlib
 import mmap
 import tempfile
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arrowmm import _bitmap
+from arrowmm._core import _bitmap
 from arrowmm.errors import ArrowInvalid
 from kernel_support import guarded
 

@@ -20,16 +20,16 @@ from hypothesis import strategies as st
 pa = pytest.importorskip("pyarrow")
 import arrowmm  # noqa: E402
 from arrowmm import types as t  # noqa: E402
-from arrowmm.build import array, record_batch  # noqa: E402
+from arrowmm.interop.build import array, record_batch  # noqa: E402
 from arrowmm.errors import ArrowError, ArrowInvalid, ArrowNotImplementedError  # noqa: E402
 
 try:
-    from arrowmm import _cdata  # noqa: F401
+    from arrowmm.interop import _cdata  # noqa: F401
     HAVE_CDATA = True
 except Exception:  # the C data module is being rebuilt elsewhere
     HAVE_CDATA = False
 
-needs_cdata = pytest.mark.skipif(not HAVE_CDATA, reason="arrowmm._cdata is not importable")
+needs_cdata = pytest.mark.skipif(not HAVE_CDATA, reason="arrowmm.interop._cdata is not importable")
 UTC = dt.timezone.utc
 PLUS2 = dt.timezone(dt.timedelta(hours=2))
 PARIS = zoneinfo.ZoneInfo("Europe/Paris")

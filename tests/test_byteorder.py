@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from arrowmm._region import as_view
-from arrowmm.byteorder import byteswap
+from arrowmm._core._region import as_view
+from arrowmm.ipc.byteorder import byteswap
 from arrowmm.errors import ArrowInvalid
 
 

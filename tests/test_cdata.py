@@ -1,4 +1,4 @@
-"""The Arrow C data / stream interfaces (arrowmm._cdata): export, import, lifetime, hostile input.
+"""The Arrow C data / stream interfaces (arrowmm.interop._cdata): export, import, lifetime, hostile input.
 
 pyarrow is the oracle: it writes the IPC files, reads them itself, and the
 arrays arrowmm exports from its own read of the same files must be ``equals``
@@ -20,7 +20,7 @@ import pytest
 
 pa = pytest.importorskip("pyarrow")
 import arrowmm  # noqa: E402
-from arrowmm import _cdata  # noqa: E402
+from arrowmm.interop import _cdata  # noqa: E402
 from arrowmm import types as t  # noqa: E402
 from arrowmm.errors import ArrowInvalid, ArrowNotImplementedError  # noqa: E402
 

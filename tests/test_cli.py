@@ -64,7 +64,7 @@ class _Result:
 @pytest.fixture
 def validate(capsys):
     """``arrowmm validate ARGS`` in this process (the console script runs ``cli.main`` too)."""
-    from arrowmm.cli import main
+    from arrowmm.cli.main import main
 
     def run(*args):
         code = main(["validate", *args])

@@ -13,12 +13,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from writer_support import CASES, FORMATS, N, assert_batches_equal, messages, to_mm, write_mm  # noqa: E402
 
 import arrowmm  # noqa: E402
-from arrowmm import compression  # noqa: E402
-from arrowmm._region import as_view  # noqa: E402
+from arrowmm.ipc import compression  # noqa: E402
+from arrowmm._core._region import as_view  # noqa: E402
 from arrowmm.errors import ArrowInvalid, ArrowNotImplementedError  # noqa: E402
 
 CODECS = ("lz4", "zstd")
@@ -288,7 +287,7 @@ def test_is_zero_copy_and_allow_copies(tmp_path):
     copied = arrowmm.open_file(view).get_batch(0)
     col = copied.column("int64")
     assert not col.is_zero_copy and col.to_pylist() == table.column("int64").to_pylist()
-    from arrowmm.loader import copy_reason
+    from arrowmm.ipc.loader import copy_reason
     assert copy_reason(col) == "re-aligned"
     with pytest.raises(ArrowInvalid, match=r"'dictionary'.*aligned memory.*allow_copies=False"):
         arrowmm.open_file(view, allow_copies=False).get_batch(0)  # dictionaries load first
@@ -366,7 +365,7 @@ def test_v4_written_by_arrowmm_reads_in_pyarrow(codec, fmt):
     (src,) = to_mm(table)
     data = write_mm([src, src.slice(5, 9)], src.schema, fmt, compression=codec, metadata_version="V4")
     msgs = messages(data)
-    assert {m.record.version for m in msgs} == {arrowmm.metadata.MetadataVersion.V4}
+    assert {m.record.version for m in msgs} == {arrowmm.format.metadata.MetadataVersion.V4}
     assert pa_read(data, fmt).equals(pa.concat_tables([table, table.slice(5, 9)]))
     # the union and run-end encoded columns carry an (empty) validity slot, as pyarrow's V4 does
     ref = pa_write(table, "stream", metadata_version=pa.ipc.MetadataVersion.V4)
@@ -382,7 +381,7 @@ def test_v4_written_by_arrowmm_reads_in_pyarrow(codec, fmt):
 def test_v4_written_by_pyarrow_reads_in_arrowmm(fmt):
     table = pa.table({name: CASES[name](N, True) for name in V4_TYPES})
     data = pa_write(table, fmt, metadata_version=pa.ipc.MetadataVersion.V4)
-    assert {m.record.version for m in messages(data)} == {arrowmm.metadata.MetadataVersion.V4}
+    assert {m.record.version for m in messages(data)} == {arrowmm.format.metadata.MetadataVersion.V4}
     (batch,) = list(arrowmm.open(data))
     assert_batches_equal(as_pa(batch), table.to_batches()[0])
 

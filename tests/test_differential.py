@@ -26,7 +26,6 @@ import arrowmm
 from test_hostile import SAMPLE_KEYS, layout
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "fuzz"))
 import harness  # noqa: E402
 import make_corpus  # noqa: E402
 

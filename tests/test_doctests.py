@@ -3,10 +3,10 @@ import doctest
 
 import pytest
 
-import arrowmm._region
-import arrowmm.reader
+import arrowmm._core._region
+import arrowmm.ipc.reader
 
-MODULES = [arrowmm.reader, arrowmm._region]
+MODULES = [arrowmm.ipc.reader, arrowmm._core._region]
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)

@@ -11,11 +11,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from writer_support import CASES, N  # noqa: E402
 
-from arrowmm import metadata  # noqa: E402
-from arrowmm._fbs.Field import Field as FbField  # noqa: E402
+from arrowmm.format import metadata  # noqa: E402
+from arrowmm.format._fbs.Field import Field as FbField  # noqa: E402
 from arrowmm.errors import ArrowInvalid, ArrowNotImplementedError  # noqa: E402
 
 

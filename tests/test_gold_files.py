@@ -26,7 +26,6 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import integration_json as ij  # noqa: E402
 
 import arrowmm  # noqa: E402

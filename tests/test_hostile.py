@@ -20,7 +20,7 @@ uncompressed, LZ4 and ZSTD), then:
   offsets, UTF-8, union type ids, dictionary indices and ids, run ends, nesting depth, and
   compressed buffers declaring giant uncompressed lengths.
 
-Fields are located with the generated FlatBuffers readers in ``arrowmm._fbs`` over the message
+Fields are located with the generated FlatBuffers readers in ``arrowmm.format._fbs`` over the message
 bytes (``Layout``), so each corruption hits exactly the number it names.
 
 ``open_and_touch`` is the one routine every case runs (``touch_reader`` / ``touch_batch`` /
@@ -59,11 +59,11 @@ from hypothesis import strategies as st
 
 import arrowmm
 from arrowmm import ArrowInvalid, ArrowNotImplementedError
-from arrowmm._fbs.DictionaryBatch import DictionaryBatch as FbDictionaryBatch
-from arrowmm._fbs.Footer import Footer as FbFooter
-from arrowmm._fbs.Message import Message as FbMessage
-from arrowmm._fbs.RecordBatch import RecordBatch as FbRecordBatch
-from arrowmm._fbs.Schema import Schema as FbSchema
+from arrowmm.format._fbs.DictionaryBatch import DictionaryBatch as FbDictionaryBatch
+from arrowmm.format._fbs.Footer import Footer as FbFooter
+from arrowmm.format._fbs.Message import Message as FbMessage
+from arrowmm.format._fbs.RecordBatch import RecordBatch as FbRecordBatch
+from arrowmm.format._fbs.Schema import Schema as FbSchema
 
 ALLOWED = (ArrowInvalid, ArrowNotImplementedError)
 MAGIC = b"ARROW1"
@@ -344,7 +344,7 @@ def patch(data: bytes, *edits: Tuple[int, str, int]) -> bytes:
 
 def column_buffers(key: str, msg: Msg) -> Dict[str, List[int]]:
     """Top-level column name -> indices of its buffers (and its children's) in ``msg``."""
-    from arrowmm.loader import SchemaPlan
+    from arrowmm.ipc.loader import SchemaPlan
     schema = arrowmm.open_stream(samples()[key].stream).schema
     plan = SchemaPlan.build(schema)
     counts = _variadic_counts(key, msg)

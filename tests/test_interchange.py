@@ -276,7 +276,7 @@ def test_array_import_releases_exactly_once_and_frees_pyarrow_memory():
     assert pa.total_allocated_bytes() >= before + 8_000_000
     schema_capsule, array_capsule = arr.__arrow_c_array__()
     producer = CountedProducer(array_capsule, b"arrow_array", _Array)
-    mm = arrowmm._cdata.import_array(schema_capsule, producer.capsule)
+    mm = arrowmm.interop._cdata.import_array(schema_capsule, producer.capsule)
     address = arr.buffers()[1].address
     del arr, schema_capsule, array_capsule
     gc.collect()

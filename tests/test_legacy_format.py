@@ -13,7 +13,6 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from writer_support import CASES, FORMATS, N, assert_batches_equal, messages, to_mm, write_mm  # noqa: E402
 
 import arrowmm  # noqa: E402

@@ -1,4 +1,4 @@
-"""arrowmm._offsets against straightforward Python reference checks."""
+"""arrowmm._core._offsets against straightforward Python reference checks."""
 import contextlib
 import struct
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arrowmm import _offsets
+from arrowmm._core import _offsets
 from arrowmm.errors import ArrowInvalid
 from kernel_support import guarded
 

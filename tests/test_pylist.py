@@ -1,4 +1,4 @@
-"""arrowmm._pylist against plain Python slicing/decoding (and pyarrow's to_pylist)."""
+"""arrowmm._core._pylist against plain Python slicing/decoding (and pyarrow's to_pylist)."""
 import mmap
 import struct
 import tempfile
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arrowmm import _pylist
+from arrowmm._core import _pylist
 from arrowmm.errors import ArrowInvalid
 
 pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")

@@ -17,7 +17,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers import (assert_array_matches, assert_pylist_matches, assert_same_as_pyarrow,  # noqa: E402
                      int_pylist, pa_read, write_ipc)
 

@@ -10,13 +10,12 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers import (assert_batch_matches, assert_same_as_pyarrow, assert_values_equal,  # noqa: E402
                      pa_read, read_all_paths, roundtrip, write_ipc)
 
 import arrowmm  # noqa: E402
-from arrowmm.message import read_message_at  # noqa: E402
-from arrowmm.metadata import MetadataVersion  # noqa: E402
+from arrowmm.ipc.message import read_message_at  # noqa: E402
+from arrowmm.format.metadata import MetadataVersion  # noqa: E402
 
 N = 8  # rows of every case; columns of one batch share it
 

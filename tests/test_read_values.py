@@ -11,7 +11,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers import (assert_array_matches, assert_values_equal, in_region, int_pylist,  # noqa: E402
                      read_all_paths, roundtrip, write_ipc)
 from test_read_types import CASES, _temporal  # noqa: E402

@@ -231,7 +231,7 @@ def test_stream_decoder_in_random_chunks(tmp_path):
     table = pa.table({"x": list(range(500)), "s": [str(i) for i in range(500)]})
     data = _write(tmp_path / "s", table, stream=True).read_bytes()
     rng = np.random.default_rng(7)
-    decoder = arrowmm.message.MessageDecoder()
+    decoder = arrowmm.ipc.message.MessageDecoder()
     messages, pos = [], 0
     while pos < len(data):
         step = int(rng.integers(1, 40))
@@ -255,7 +255,7 @@ def test_open_maps_a_real_file_object(wide_file):
 
 def test_unbacked_rows_convert_up_to_the_cap(monkeypatch):
     """Rows no buffer backs convert normally, and past MAX_UNBACKED_ROWS raise ArrowInvalid."""
-    import arrowmm.arrays as arrays
+    import arrowmm.arrays.array as arrays
     batch = arrowmm.record_batch({"n": arrowmm.array([None] * 5)})
     assert batch.column("n").to_pylist() == [None] * 5
     monkeypatch.setattr(arrays, "MAX_UNBACKED_ROWS", 4)

@@ -15,7 +15,6 @@ import pytest
 from test_hostile import address_space_limit
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "fuzz"))
 import harness  # noqa: E402
 
 REGRESSIONS = ROOT / "tests" / "regressions"
@@ -87,7 +86,7 @@ def test_dictionary_deltas_concatenate_linearly(monkeypatch):
     4,000 deltas took 98 s); the merged dictionary now replaces its chunks, so each delta adds
     one two-chunk concatenation.  Earlier batches keep the dictionary of their time."""
     import arrowmm
-    import arrowmm.dictionaries as dictionaries
+    import arrowmm.ipc.dictionaries as dictionaries
     n = 300
     data, values = _delta_stream(n)
     seen = []

@@ -11,10 +11,10 @@ import pyarrow as pa
 import pytest
 
 import arrowmm
-import arrowmm.repair  # noqa: F401  (the module, for its doctest; arrowmm.repair is the function)
-from arrowmm._region import Region
-from arrowmm.message import read_message_at
-from arrowmm.metadata import MessageHeader
+import arrowmm.ipc.repair  # noqa: F401  (the module, for its doctest; arrowmm.repair is the function)
+from arrowmm._core._region import Region
+from arrowmm.ipc.message import read_message_at
+from arrowmm.format.metadata import MessageHeader
 
 
 def _table():
@@ -58,7 +58,7 @@ def _listing(folder):
 
 def test_docstring_example():
     import doctest
-    result = doctest.testmod(sys.modules["arrowmm.repair"])
+    result = doctest.testmod(sys.modules["arrowmm.ipc.repair"])
     assert result.attempted > 0 and result.failed == 0
 
 

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pytest
 
 import arrowmm
-from arrowmm import shm
+from arrowmm.shm import segments as shm
 
 pytestmark = pytest.mark.skipif(shm.SHM_DIR is None, reason="these tests inspect /dev/shm (Linux)")
 

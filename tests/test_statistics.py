@@ -1,5 +1,5 @@
-"""Per-batch statistics (arrowmm.statistics), the pruning verdicts built on them
-(arrowmm.spark.pruning, no Spark session needed) and random access to streams (arrowmm.indexed).
+"""Per-batch statistics (arrowmm.ipc.statistics), the pruning verdicts built on them
+(arrowmm.spark.pruning, no Spark session needed) and random access to streams (arrowmm.ipc.indexed).
 
 Statistics are checked against min/max of pyarrow's values and its null counts; verdicts
 against a row-by-row evaluation of the same filter with Spark's semantics.
@@ -18,7 +18,7 @@ import pyarrow as pa
 import pytest
 
 import arrowmm
-from arrowmm.statistics import STATISTICS_KEY, batch_statistics, decode_statistics
+from arrowmm.ipc.statistics import STATISTICS_KEY, batch_statistics, decode_statistics
 
 UTC = datetime.timezone.utc
 
@@ -270,7 +270,7 @@ def test_indexed_stream_rejects_damage():
 def test_binary_extremes_kernel_matches_python_order():
     """The C kernel behind string/binary bounds picks the rows Python's min/max (byte order, a
     prefix first) pick, skipping nulls, for int32 and int64 offsets and sliced arrays."""
-    from arrowmm._offsets import binary_extremes
+    from arrowmm._core._offsets import binary_extremes
     rng = random.Random(7)
     for case in range(200):
         n = rng.randint(1, 40)
@@ -291,7 +291,7 @@ def test_binary_extremes_kernel_matches_python_order():
 
 
 def test_binary_extremes_kernel_refuses_offsets_outside_the_data():
-    from arrowmm._offsets import binary_extremes
+    from arrowmm._core._offsets import binary_extremes
     data = np.frombuffer(b"abcdef", dtype=np.uint8)
     with pytest.raises(arrowmm.ArrowInvalid, match="value 1 has offsets \\[2, 9\\)"):
         binary_extremes(data, np.array([0, 2, 9], dtype=np.int32), 2, None, 0, "test")

@@ -25,7 +25,6 @@ import pytest
 import arrowmm
 from test_hostile import EOS, address_space_limit, layout, samples
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fuzz"))
 import harness  # noqa: E402  (fuzz/harness.py: the targets the fuzzer runs)
 
 SWEEP_KEYS = ["string", "dictionary", "ree", "view-lz4"]

@@ -1,4 +1,4 @@
-"""Tensor and SparseTensor IPC messages (arrowmm.tensor, arrowmm.sparse_tensor).
+"""Tensor and SparseTensor IPC messages (arrowmm.ipc.tensor, arrowmm.ipc.sparse_tensor).
 
 pyarrow is the oracle for dense tensors both ways (it writes and reads them); for sparse tensors
 pyarrow has no Python IPC, so arrowmm's layouts are compared with pyarrow's sparse objects built
@@ -16,14 +16,14 @@ import pytest
 
 import arrowmm
 from arrowmm import types as t
-from arrowmm._fbs.Message import Message as FbMessage
-from arrowmm._fbs.SparseMatrixIndexCSX import SparseMatrixIndexCSX as FbCSX
-from arrowmm._fbs.SparseTensor import SparseTensor as FbSparseTensor
-from arrowmm._fbs.SparseTensorIndexCOO import SparseTensorIndexCOO as FbCOO
-from arrowmm._fbs.SparseTensorIndexCSF import SparseTensorIndexCSF as FbCSF
-from arrowmm._fbs.Tensor import Tensor as FbTensor
-from arrowmm.metadata import encode_sparse_tensor_message
-from arrowmm.tensor import frame_message
+from arrowmm.format._fbs.Message import Message as FbMessage
+from arrowmm.format._fbs.SparseMatrixIndexCSX import SparseMatrixIndexCSX as FbCSX
+from arrowmm.format._fbs.SparseTensor import SparseTensor as FbSparseTensor
+from arrowmm.format._fbs.SparseTensorIndexCOO import SparseTensorIndexCOO as FbCOO
+from arrowmm.format._fbs.SparseTensorIndexCSF import SparseTensorIndexCSF as FbCSF
+from arrowmm.format._fbs.Tensor import Tensor as FbTensor
+from arrowmm.format.metadata import encode_sparse_tensor_message
+from arrowmm.ipc.tensor import frame_message
 
 NUMERIC = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float16", "float32", "float64"]
@@ -341,7 +341,7 @@ def test_sparse_metadata_puts_buffers_where_arrow_cpp_does():
 def raw_tensor_message(body, value_type, shape, names, strides, data) -> bytes:
     """A Tensor message with any numbers (strides None: the vector left out)."""
     import flatbuffers
-    from arrowmm.metadata import MessageHeader, _Tensor, _encode_dims, _encode_type, _fbs_buffer, _finish_message
+    from arrowmm.format.metadata import MessageHeader, _Tensor, _encode_dims, _encode_type, _fbs_buffer, _finish_message
     b = flatbuffers.Builder(256)
     code, table = _encode_type(b, value_type)
     dims = _encode_dims(b, shape, names, _Tensor.StartShapeVector)
@@ -536,9 +536,9 @@ def test_sweep_prefixes_and_mutations(label, message):
 
 def test_docstring_examples():
     import doctest
-    import arrowmm.sparse_tensor
-    import arrowmm.tensor
-    for module in (arrowmm.tensor, arrowmm.sparse_tensor):
+    import arrowmm.ipc.sparse_tensor
+    import arrowmm.ipc.tensor
+    for module in (arrowmm.ipc.tensor, arrowmm.ipc.sparse_tensor):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.attempted > 0 and result.failed == 0, module.__name__
 

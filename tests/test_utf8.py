@@ -1,4 +1,4 @@
-"""arrowmm._utf8 against Python's own strict UTF-8 decoder."""
+"""arrowmm._core._utf8 against Python's own strict UTF-8 decoder."""
 import mmap
 import tempfile
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arrowmm import _utf8
+from arrowmm._core import _utf8
 from arrowmm.errors import ArrowInvalid
 from kernel_support import guarded
 

@@ -18,7 +18,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 import writer_support as ws  # noqa: E402
 from helpers import assert_batch_matches  # noqa: E402
 from writer_support import (CASES, FORMATS, N, SLICES, assert_batches_equal, case_table,  # noqa: E402
@@ -158,8 +157,8 @@ def test_dictionary_ids_assigned_at_every_depth(fmt):
 
 def _empty_offsets_array(dtype):
     """A length-0 array of ``dtype`` whose offsets buffer is empty (the IPC format allows it)."""
-    from arrowmm._region import empty_view
-    from arrowmm.arrays import make_array
+    from arrowmm._core._region import empty_view
+    from arrowmm.arrays.array import make_array
     if isinstance(dtype, arrowmm.BinaryType):
         return make_array(dtype, 0, [None, empty_view(), empty_view()])
     child = dtype.children[0].type

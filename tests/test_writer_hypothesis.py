@@ -19,7 +19,6 @@ import pyarrow as pa
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers import assert_batch_matches  # noqa: E402
 from writer_support import assert_batches_equal, canonical, pa_read_bytes, to_mm, write_mm  # noqa: E402
 

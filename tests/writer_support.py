@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import arrowmm
-from arrowmm.message import read_message_at
+from arrowmm.ipc.message import read_message_at
 from helpers import map_type
 
 FORMATS = ("file", "stream")
@@ -290,9 +290,9 @@ def case_table(case: str, nulls: bool, n: int = N) -> pa.Table:
 
 def interval_array(unit: str, n: int, nulls: bool) -> arrowmm.Array:
     """An arrowmm month / day_time interval array (pyarrow cannot build these)."""
-    from arrowmm._bitmap import pack_bitmap
-    from arrowmm._region import as_view
-    from arrowmm.arrays import make_array
+    from arrowmm._core._bitmap import pack_bitmap
+    from arrowmm._core._region import as_view
+    from arrowmm.arrays.array import make_array
     if unit == "month":
         dtype, values = arrowmm.month_interval(), np.arange(n, dtype="<i4") * 7 - 50
     else:

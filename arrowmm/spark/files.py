@@ -16,10 +16,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .. import reader as _reader
+from ..ipc import reader as _reader
 from ..errors import ArrowInvalid
-from ..indexed import IndexedStreamReader
-from ..statistics import STATISTICS_KEY, decode_statistics
+from ..ipc.indexed import IndexedStreamReader
+from ..ipc.statistics import STATISTICS_KEY, decode_statistics
 
 __all__ = ["MANIFEST", "BatchInfo", "DataFile", "resolve_paths", "load_path_options",
            "describe_file", "read_manifest", "data_files_in"]

@@ -1,0 +1,332 @@
+"""A bounds-checked FlatBuffers reader for the hot message headers.
+
+``get_batch(i)`` parses one Message with a RecordBatch (or DictionaryBatch)
+header.  The generated Python code does that with dozens of interpreted calls
+per message; this module reads the same few fields in C: the message
+version, header type and body length, the batch length, where the FieldNode,
+Buffer and variadicBufferCounts vectors sit, and the compression codec.
+Schemas, footers and custom metadata stay with the generated code
+(``metadata.py``), which is the reference this module is tested against.
+
+Every offset is checked against the buffer before it is followed; a broken
+table gives ``None`` plus a reason, never a read outside the bytes.
+"""
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t
+from libc.string cimport memcpy, memset
+
+import numpy as np
+
+from arrowmm._core._region cimport Region
+from arrowmm.errors import ArrowInvalid
+
+__all__ = ["peek_batch_message", "StructPairs", "frame_at"]
+
+DEF MSG_VERSION = 0
+DEF MSG_HEADER_TYPE = 1
+DEF MSG_HEADER = 2
+DEF MSG_BODY_LENGTH = 3
+DEF MSG_CUSTOM_METADATA = 4
+
+DEF HEADER_DICTIONARY_BATCH = 2
+DEF HEADER_RECORD_BATCH = 3
+
+
+cdef struct Table:
+    const uint8_t* buf
+    Py_ssize_t size
+    Py_ssize_t pos       # table start
+    Py_ssize_t vtable    # vtable start
+    Py_ssize_t vt_size   # vtable byte size
+
+
+cdef inline bint _fits(Py_ssize_t pos, Py_ssize_t n, Py_ssize_t size) noexcept nogil:
+    return pos >= 0 and n >= 0 and pos <= size and n <= size - pos
+
+
+cdef inline uint32_t _u32(const uint8_t* p) noexcept nogil:
+    cdef uint32_t v
+    memcpy(&v, p, 4)
+    return v
+
+
+cdef inline int32_t _i32(const uint8_t* p) noexcept nogil:
+    cdef int32_t v
+    memcpy(&v, p, 4)
+    return v
+
+
+cdef inline uint16_t _u16(const uint8_t* p) noexcept nogil:
+    cdef uint16_t v
+    memcpy(&v, p, 2)
+    return v
+
+
+cdef inline int64_t _i64(const uint8_t* p) noexcept nogil:
+    cdef int64_t v
+    memcpy(&v, p, 8)
+    return v
+
+
+cdef int _table_at(Table* t, const uint8_t* buf, Py_ssize_t size, Py_ssize_t pos) noexcept nogil:
+    """Set up ``t`` for the table at ``pos``; 0 on success, -1 if anything is out of range."""
+    if not _fits(pos, 4, size):
+        return -1
+    cdef Py_ssize_t vt = pos - <Py_ssize_t>_i32(buf + pos)
+    if not _fits(vt, 4, size):
+        return -1
+    cdef Py_ssize_t vt_size = _u16(buf + vt)
+    if vt_size < 4 or vt_size % 2 or not _fits(vt, vt_size, size):
+        return -1
+    if not _fits(pos, _u16(buf + vt + 2), size):
+        return -1
+    t.buf = buf
+    t.size = size
+    t.pos = pos
+    t.vtable = vt
+    t.vt_size = vt_size
+    return 0
+
+
+cdef inline Py_ssize_t _field(Table* t, int slot, Py_ssize_t width) noexcept nogil:
+    """Absolute position of field ``slot`` (0 when absent, -1 when out of range)."""
+    cdef Py_ssize_t entry = 4 + 2 * slot
+    if entry + 2 > t.vt_size:
+        return 0
+    cdef Py_ssize_t off = _u16(t.buf + t.vtable + entry)
+    if off == 0:
+        return 0
+    if not _fits(t.pos + off, width, t.size):
+        return -1
+    return t.pos + off
+
+
+cdef inline Py_ssize_t _deref(Table* t, Py_ssize_t at) noexcept nogil:
+    """Follow the uoffset stored at ``at``; -1 when it leaves the buffer."""
+    cdef Py_ssize_t target = at + <Py_ssize_t>_u32(t.buf + at)
+    return target if _fits(target, 4, t.size) else -1
+
+
+cdef int _vector(Table* t, int slot, Py_ssize_t elem, Py_ssize_t* start, Py_ssize_t* count) noexcept nogil:
+    """Locate vector field ``slot``: 0 ok (absent gives count 0), -1 out of range."""
+    start[0] = 0
+    count[0] = 0
+    cdef Py_ssize_t at = _field(t, slot, 4)
+    if at == 0:
+        return 0
+    if at < 0:
+        return -1
+    cdef Py_ssize_t vec = _deref(t, at)
+    if vec < 0:
+        return -1
+    cdef Py_ssize_t n = _u32(t.buf + vec)
+    if n > (t.size - vec - 4) // elem:
+        return -1
+    start[0] = vec + 4
+    count[0] = n
+    return 0
+
+
+cdef class StructPairs:
+    """A FlatBuffers vector of 16-byte structs of two int64 (FieldNode, Buffer), read in place.
+
+    ``get(i)`` returns one record as a tuple; ``to_numpy(dtype)`` the whole
+    vector as a structured numpy view over the same bytes.
+    """
+
+    def __len__(self):
+        return self.count
+
+    cpdef tuple get(self, Py_ssize_t i):
+        if i < 0 or i >= self.count:
+            raise ArrowInvalid(f"record {i} requested from a vector of {self.count}")
+        cdef const uint8_t* p = self.ptr + 16 * i
+        return (_i64(p), _i64(p + 8))
+
+    def to_numpy(self, dtype):
+        if self.count == 0:
+            return np.empty(0, dtype=dtype)
+        return np.frombuffer(self.owner, dtype=dtype, count=self.count, offset=self.start)
+
+
+cdef StructPairs _pairs(object owner, const uint8_t* base, Py_ssize_t start, Py_ssize_t count):
+    cdef StructPairs v = StructPairs.__new__(StructPairs)
+    v.owner = owner
+    v.ptr = base + start
+    v.start = start
+    v.count = count
+    return v
+
+
+def struct_pairs(owner, Py_ssize_t start, Py_ssize_t count):
+    """A ``StructPairs`` over ``count`` records at byte ``start`` of ``owner`` (checked)."""
+    cdef const uint8_t[::1] mv = owner
+    if start < 0 or count < 0 or start > mv.shape[0] or count > (mv.shape[0] - start) // 16:
+        raise ArrowInvalid(f"vector of {count} 16-byte records at byte {start} overruns "
+                           f"{mv.shape[0]} bytes")
+    return _pairs(owner, &mv[0] if mv.shape[0] else NULL, start, count)
+
+
+def frame_at(Region region, int64_t offset, Py_ssize_t index):
+    """Locate the metadata of the message at ``offset``.
+
+    Returns ``None`` at end-of-stream (a zero length, or the end of the
+    region) or ``(metadata_start, metadata_size, legacy_prefix)``.
+    """
+    cdef Py_ssize_t size = region.size
+    cdef const uint8_t* p
+    cdef int32_t meta_size
+    cdef bint legacy
+    cdef Py_ssize_t meta_start
+    if offset == size:
+        return None
+    if offset < 0 or offset > size or size - offset < 4:
+        raise ArrowInvalid(f"message {index} at byte {offset}: truncated: "
+                           f"{size - offset} byte(s) left, a length prefix needs 4")
+    p = region.ptr + offset
+    legacy = _u32(p) != 0xFFFFFFFF
+    if legacy:
+        meta_size = _i32(p)
+        meta_start = offset + 4
+    else:
+        if size - offset < 8:
+            raise ArrowInvalid(f"message {index} at byte {offset}: truncated after the "
+                               f"continuation marker")
+        meta_size = _i32(p + 4)
+        meta_start = offset + 8
+    if meta_size == 0:
+        return None
+    if meta_size < 0:
+        raise ArrowInvalid(f"message {index} at byte {offset}: negative metadata length {meta_size}")
+    if meta_size > size - meta_start:
+        raise ArrowInvalid(f"message {index} at byte {offset}: metadata of {meta_size} bytes "
+                           f"runs past the end of the {size}-byte {region.description}")
+    return (meta_start, meta_size, legacy)
+
+
+cdef const char* _record_batch(Table* rb, MessageInfo* info) noexcept nogil:
+    """Fill the batch fields of ``info`` from the RecordBatch table ``rb``; NULL, or what is
+    broken."""
+    cdef Py_ssize_t at, pos
+    cdef Table comp
+    at = _field(rb, 0, 8)
+    if at < 0:
+        return "record batch length out of range"
+    if at:
+        info.length = _i64(rb.buf + at)
+    if _vector(rb, 1, 16, &info.nodes_start, &info.n_nodes) < 0:
+        return "FieldNode vector out of range"
+    if _vector(rb, 2, 16, &info.buffers_start, &info.n_buffers) < 0:
+        return "Buffer vector out of range"
+    at = _field(rb, 3, 4)
+    if at < 0:
+        return "compression table out of range"
+    if at:
+        pos = _deref(rb, at)
+        if pos < 0 or _table_at(&comp, rb.buf, rb.size, pos) < 0:
+            return "compression table out of range"
+        info.codec = 0
+        at = _field(&comp, 0, 1)
+        if at < 0:
+            return "compression codec out of range"
+        if at:
+            info.codec = (<const int8_t*>(comp.buf + at))[0]
+        at = _field(&comp, 1, 1)
+        if at < 0:
+            return "compression method out of range"
+        if at:
+            info.method = (<const int8_t*>(comp.buf + at))[0]
+    if _vector(rb, 4, 8, &info.variadic_start, &info.n_variadic) < 0:
+        return "variadicBufferCounts vector out of range"
+    return NULL
+
+
+cdef const char* peek_message(const uint8_t* buf, Py_ssize_t size, MessageInfo* info) noexcept nogil:
+    """Read a Message flatbuffer of ``size`` bytes at ``buf`` into ``info``.
+
+    Returns NULL when ``info`` is filled (``info.header_type`` says whether the header is a
+    record or dictionary batch, the only ones read here), else what is broken.  Positions in
+    ``info`` are byte offsets from ``buf``.
+    """
+    cdef Table msg, hdr, rb
+    cdef Py_ssize_t at, pos
+    memset(info, 0, sizeof(MessageInfo))
+    info.codec = -1
+    if size < 8 or _table_at(&msg, buf, size, _u32(buf)) < 0:
+        return "message table out of range"
+    at = _field(&msg, MSG_VERSION, 2)
+    if at < 0:
+        return "version out of range"
+    if at:
+        info.version = <int16_t>_u16(buf + at)
+    at = _field(&msg, MSG_HEADER_TYPE, 1)
+    if at < 0:
+        return "header type out of range"
+    if at:
+        info.header_type = buf[at]
+    if info.header_type != HEADER_RECORD_BATCH and info.header_type != HEADER_DICTIONARY_BATCH:
+        return NULL
+    at = _field(&msg, MSG_BODY_LENGTH, 8)
+    if at < 0:
+        return "bodyLength out of range"
+    if at:
+        info.body_length = _i64(buf + at)
+    at = _field(&msg, MSG_CUSTOM_METADATA, 4)
+    if at < 0:
+        return "custom metadata out of range"
+    info.has_metadata = at != 0
+    at = _field(&msg, MSG_HEADER, 4)
+    if at <= 0:
+        return "header missing or out of range"
+    pos = _deref(&msg, at)
+    if pos < 0 or _table_at(&hdr, buf, size, pos) < 0:
+        return "header table out of range"
+    if info.header_type == HEADER_DICTIONARY_BATCH:
+        at = _field(&hdr, 0, 8)
+        if at < 0:
+            return "dictionary id out of range"
+        if at:
+            info.dict_id = _i64(buf + at)
+        at = _field(&hdr, 2, 1)
+        if at < 0:
+            return "isDelta out of range"
+        if at:
+            info.is_delta = buf[at] != 0
+        at = _field(&hdr, 1, 4)
+        if at <= 0:
+            return "dictionary batch data missing or out of range"
+        pos = _deref(&hdr, at)
+        if pos < 0 or _table_at(&rb, buf, size, pos) < 0:
+            return "dictionary batch data table out of range"
+    else:
+        rb = hdr
+    return _record_batch(&rb, info)
+
+
+_NO_COUNTS = np.empty(0, dtype="<i8")
+
+
+def peek_batch_message(object owner):
+    """Read a Message flatbuffer whose header is a RecordBatch or DictionaryBatch.
+
+    Returns ``None`` for other headers (the caller uses the generated code),
+    a ``str`` describing the damage for a broken table, or a tuple
+    ``(version, header_type, body_length, has_custom_metadata, dict_id,
+    is_delta, batch)`` where ``batch`` is ``(length, nodes, buffers, codec,
+    method, variadic counts)``, the vectors read in place from ``owner``.
+    """
+    cdef const uint8_t[::1] meta = owner
+    cdef Py_ssize_t size = meta.shape[0]
+    cdef const uint8_t* buf = &meta[0] if size else NULL
+    cdef MessageInfo info
+    cdef const char* broken = peek_message(buf, size, &info)
+    if broken != NULL:
+        return (<bytes>broken).decode()
+    if info.header_type != HEADER_RECORD_BATCH and info.header_type != HEADER_DICTIONARY_BATCH:
+        return None
+    variadic = np.frombuffer(owner, dtype="<i8", count=info.n_variadic,
+                             offset=info.variadic_start) if info.n_variadic else _NO_COUNTS
+    batch = (info.length, _pairs(owner, buf, info.nodes_start, info.n_nodes),
+             _pairs(owner, buf, info.buffers_start, info.n_buffers), info.codec, info.method,
+             variadic)
+    return (info.version, info.header_type, info.body_length, info.has_metadata, info.dict_id,
+            info.is_delta, batch)

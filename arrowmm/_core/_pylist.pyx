@@ -1,0 +1,207 @@
+"""Fast conversion of Arrow values to Python objects (``to_pylist``).
+
+A Python loop over numpy scalars and memoryview slices costs microseconds per
+value; these loops build ``str``/``bytes`` straight from buffer pointers with
+the C API.  Inputs are not trusted to have been validated: every offset, size
+and buffer index is bounds-checked against the real buffer before it is used,
+and bad ones raise ArrowInvalid naming the slot.
+"""
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t
+from libc.stdlib cimport calloc, free
+
+import numpy as np
+
+from arrowmm._core._bitmap import _byte_buffer, _validity_buffer
+from arrowmm.errors import ArrowInvalid
+
+ctypedef fused offset_t:
+    int32_t
+    int64_t
+
+
+cdef object _offsets_array(object obj):
+    if not isinstance(obj, np.ndarray) or obj.ndim != 1:
+        raise TypeError("offsets must be a 1-D int32 or int64 numpy array")
+    if obj.dtype.kind != "i" or obj.dtype.itemsize not in (4, 8) or not obj.dtype.isnative:
+        raise TypeError(f"offsets must be int32 or int64, got {obj.dtype}")
+    return np.ascontiguousarray(obj)
+
+
+cdef inline bint _valid(const uint8_t[::1] bits, int64_t i) noexcept nogil:
+    return (bits[i >> 3] >> (i & 7)) & 1
+
+
+cdef inline int32_t _le32(const uint8_t[::1] b, int64_t p) noexcept nogil:
+    return <int32_t>(<uint32_t>b[p] | (<uint32_t>b[p + 1] << 8)
+                     | (<uint32_t>b[p + 2] << 16) | (<uint32_t>b[p + 3] << 24))
+
+
+cdef inline object _make(const char* p, int64_t n, bint utf8):
+    if utf8:
+        return PyUnicode_DecodeUTF8(p, n, NULL)
+    return PyBytes_FromStringAndSize(p, n)
+
+
+cdef object _decode_error(object exc, int64_t i, str where):
+    return ArrowInvalid(f"string value[{i}] ({where}) is not valid UTF-8: "
+                        f"{exc.reason} at byte {exc.start} of the value")
+
+
+cdef list _var_loop(const offset_t[::1] o, const uint8_t[::1] d, int64_t length,
+                    const uint8_t[::1] bits, bint has_bits, int64_t bit_offset, bint utf8):
+    cdef int64_t n = d.shape[0], i = 0, s, e
+    cdef list out = [None] * length
+    cdef object empty = "" if utf8 else b""
+    try:
+        for i in range(length):
+            if has_bits and not _valid(bits, bit_offset + i):
+                continue
+            s = o[i]
+            e = o[i + 1]
+            if s < 0 or e < s or e > n:
+                raise ArrowInvalid(
+                    f"offsets: value[{i}] spans offset[{i}]={s} .. offset[{i + 1}]={e} "
+                    f"(need 0 <= offset[{i}] <= offset[{i + 1}] <= data size {n})")
+            out[i] = empty if e == s else _make(<const char*>&d[s], e - s, utf8)
+    except UnicodeDecodeError as exc:
+        raise _decode_error(exc, i, f"data[{o[i]}:{o[i + 1]}]") from None
+    return out
+
+
+cdef list _var_to_list(data, offsets, int64_t length, validity, int64_t bit_offset,
+                       bint utf8):
+    db = _byte_buffer(data, "data")
+    cdef const uint8_t[::1] d = db
+    arr = _offsets_array(offsets)
+    if length < 0:
+        raise ArrowInvalid(f"length={length} < 0")
+    if length == 0:
+        return []
+    if arr.shape[0] - 1 < length:
+        raise ArrowInvalid(f"offsets: {arr.shape[0]} offsets for length {length} "
+                           f"(need length+1={int(length) + 1})")
+    vb = _validity_buffer(validity, bit_offset, length, "values")
+    cdef const uint8_t[::1] bits = vb if vb is not None else b""
+    if arr.dtype.itemsize == 4:
+        return _var_loop[int32_t](arr, d, length, bits, vb is not None, bit_offset, utf8)
+    return _var_loop[int64_t](arr, d, length, bits, vb is not None, bit_offset, utf8)
+
+
+def strings_to_list(data, offsets, int64_t length, validity=None, int64_t bit_offset=0):
+    """Utf8/LargeUtf8 values as a list of str (None at null slots)."""
+    return _var_to_list(data, offsets, length, validity, bit_offset, True)
+
+
+def binaries_to_list(data, offsets, int64_t length, validity=None, int64_t bit_offset=0):
+    """Binary/LargeBinary values as a list of bytes (None at null slots)."""
+    return _var_to_list(data, offsets, length, validity, bit_offset, False)
+
+
+def fixed_binaries_to_list(data, int64_t byte_width, int64_t length, validity=None,
+                           int64_t bit_offset=0):
+    """FixedSizeBinary values as a list of bytes (None at null slots)."""
+    db = _byte_buffer(data, "data")
+    cdef const uint8_t[::1] d = db
+    cdef int64_t i
+    if byte_width < 0:
+        raise ArrowInvalid(f"fixed-size binary: byte_width={byte_width} < 0")
+    if length < 0:
+        raise ArrowInvalid(f"fixed-size binary: length={length} < 0")
+    if byte_width > 0 and length > d.shape[0] // byte_width:
+        raise ArrowInvalid(
+            f"fixed-size binary: length {length} * byte_width {byte_width} = "
+            f"{int(length) * byte_width} bytes needed, data holds {d.shape[0]} bytes")
+    vb = _validity_buffer(validity, bit_offset, length, "values")
+    cdef const uint8_t[::1] bits = vb if vb is not None else b""
+    cdef bint has_bits = vb is not None
+    cdef list out = [None] * length
+    for i in range(length):
+        if has_bits and not _valid(bits, bit_offset + i):
+            continue
+        if byte_width == 0:
+            out[i] = b""
+        else:
+            out[i] = PyBytes_FromStringAndSize(<const char*>&d[i * byte_width], byte_width)
+    return out
+
+
+def views_to_list(views, int64_t length, validity, int64_t bit_offset, variadic_buffers,
+                  bint utf8):
+    """BinaryView/Utf8View values as a list of bytes or str (None at null slots)."""
+    vbuf = _byte_buffer(views, "views")
+    cdef const uint8_t[::1] v = vbuf
+    cdef int64_t i = 0, base, size, bidx, off, nbuf
+    cdef Py_buffer* pins = NULL
+    cdef Py_ssize_t pinned = 0
+    cdef const char* p
+    if length < 0:
+        raise ArrowInvalid(f"binary views: length={length} < 0")
+    if length > v.shape[0] // 16:
+        raise ArrowInvalid(f"binary views: views buffer holds {v.shape[0]} bytes, "
+                           f"length {length} needs 16*{length} = {16 * int(length)}")
+    vb = _validity_buffer(validity, bit_offset, length, "values")
+    cdef const uint8_t[::1] bits = vb if vb is not None else b""
+    cdef bint has_bits = vb is not None
+    buffers = list(variadic_buffers)
+    nbuf = len(buffers)
+    cdef list out = [None] * length
+    cdef object empty = "" if utf8 else b""
+    pins = <Py_buffer*>calloc(nbuf + 1, sizeof(Py_buffer))
+    if pins == NULL:
+        raise MemoryError()
+    try:
+        for pinned in range(nbuf):
+            PyObject_GetBuffer(buffers[pinned], &pins[pinned], PyBUF_SIMPLE)
+        pinned = nbuf
+        for i in range(length):
+            if has_bits and not _valid(bits, bit_offset + i):
+                continue
+            base = 16 * i
+            size = _le32(v, base)
+            if size < 0:
+                raise ArrowInvalid(f"binary views: view[{i}] size={size} < 0")
+            if size <= 12:
+                out[i] = empty if size == 0 else _make(<const char*>&v[base + 4], size, utf8)
+                continue
+            bidx = _le32(v, base + 8)
+            off = _le32(v, base + 12)
+            if bidx < 0 or bidx >= nbuf:
+                raise ArrowInvalid(f"binary views: view[{i}] buffer_index={bidx} out of "
+                                   f"range for {nbuf} variadic buffers")
+            if off < 0 or size > pins[bidx].len - off:
+                raise ArrowInvalid(
+                    f"binary views: view[{i}] offset={off} size={size} outside variadic "
+                    f"buffer {bidx} of length {pins[bidx].len}")
+            p = <const char*>pins[bidx].buf + off
+            out[i] = _make(p, size, utf8)
+    except UnicodeDecodeError as exc:
+        raise _decode_error(exc, i, f"view[{i}]") from None
+    finally:
+        for i in range(pinned):
+            PyBuffer_Release(&pins[i])
+        free(pins)
+    return out
+
+
+def values_to_list(ndarray, validity=None, int64_t bit_offset=0):
+    """``ndarray.tolist()`` with None at the slots ``validity`` marks null."""
+    if not isinstance(ndarray, np.ndarray) or ndarray.ndim != 1:
+        raise TypeError("values_to_list needs a 1-D numpy array")
+    cdef list out = ndarray.tolist()
+    if validity is None:
+        return out
+    cdef int64_t n = len(out), i = 0, pos
+    vb = _validity_buffer(validity, bit_offset, n, "values")
+    cdef const uint8_t[::1] bits = vb
+    while i < n:
+        pos = bit_offset + i
+        if (pos & 7) == 0 and n - i >= 8 and bits[pos >> 3] == 0xFF:
+            i += 8  # eight valid slots at once
+            continue
+        if not _valid(bits, pos):
+            out[i] = None
+        i += 1
+    return out

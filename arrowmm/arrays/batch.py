@@ -1,0 +1,187 @@
+"""Record batches: a schema plus columns, each decoded the first time it is touched."""
+from __future__ import annotations
+
+from typing import Iterator, List, Optional, Sequence
+
+from .. import types as t
+from .array import Array, reduce_registered, unbacked_rows
+from ..errors import ArrowInvalid
+from .pandas_compat import batches_to_pandas
+
+__all__ = ["RecordBatch"]
+
+
+class RecordBatch:
+    """Equal-length columns under a schema.
+
+    Batches read from IPC hold a loader and decode column ``k`` only when
+    ``column(k)`` (or anything that needs it) is first called.  ``metadata``
+    is the message-level custom metadata of the record batch message.
+    """
+
+    __slots__ = ("schema", "num_rows", "metadata", "_loader", "_columns", "_offset", "__weakref__")
+
+    def __init__(self, schema: t.Schema, num_rows: int, columns: Optional[Sequence[Array]] = None,
+                 loader=None, metadata: Optional[dict] = None, offset: int = 0):
+        self.schema = schema
+        self.num_rows = int(num_rows)
+        self.metadata = metadata
+        self._loader = loader
+        self._columns: List[Optional[Array]] = list(columns) if columns is not None else [None] * len(schema)
+        self._offset = offset  # row offset into the loader's columns (for slices of lazy batches)
+
+    @classmethod
+    def from_arrays(cls, arrays: Sequence[Array], names: Optional[Sequence[str]] = None,
+                    schema: Optional[t.Schema] = None, metadata: Optional[dict] = None) -> "RecordBatch":
+        """A batch from arrays and either ``names`` or a ``schema``."""
+        arrays = list(arrays)
+        if schema is None:
+            if names is None or len(names) != len(arrays):
+                raise ArrowInvalid(f"need one name per array ({len(arrays)} arrays)")
+            schema = t.Schema([t.Field(n, a.type) for n, a in zip(names, arrays)], metadata)
+        if len(schema) != len(arrays):
+            raise ArrowInvalid(f"schema has {len(schema)} fields, got {len(arrays)} arrays")
+        lengths = {len(a) for a in arrays}
+        if len(lengths) > 1:
+            raise ArrowInvalid(f"arrays have different lengths: {sorted(lengths)}")
+        for f, a in zip(schema, arrays):
+            if f.type != a.type:
+                raise ArrowInvalid(f"field {f.name!r} is {f.type} but its array is {a.type}")
+        return cls(schema, lengths.pop() if lengths else 0, arrays)
+
+    # -- columns -------------------------------------------------------------------------
+    @property
+    def num_columns(self) -> int:
+        return len(self.schema)
+
+    @property
+    def shape(self):
+        return (self.num_rows, self.num_columns)
+
+    def __len__(self):
+        return self.num_rows
+
+    def _index(self, i) -> int:
+        if isinstance(i, str):
+            hits = [k for k, f in enumerate(self.schema.fields) if f.name == i]
+            if len(hits) != 1:
+                raise KeyError(f"batch has {'no' if not hits else len(hits)} column(s) named {i!r}")
+            return hits[0]
+        n = len(self._columns)
+        k = int(i)
+        if not -n <= k < n:
+            raise IndexError(f"column index {i} out of range for {n} columns")
+        return k % n
+
+    def column(self, i) -> Array:
+        """Column ``i`` (index or name), decoded now if it was not yet."""
+        cols = self._columns
+        if type(i) is int and 0 <= i < len(cols):
+            k = i
+        else:
+            k = self._index(i)
+        col = cols[k]
+        if col is None:
+            col = self._loader.column(k)
+            if self._offset or col.length != self.num_rows:
+                col = col.slice(self._offset, self.num_rows)
+            self._columns[k] = col
+        return col
+
+    __getitem__ = column
+
+    @property
+    def columns(self) -> List[Array]:
+        missing = [k for k, c in enumerate(self._columns) if c is None]
+        if len(missing) > 1 and hasattr(self._loader, "prefetch"):
+            self._loader.prefetch(missing)  # compressed: decode all their buffers together
+        return [self.column(k) for k in range(self.num_columns)]
+
+    @property
+    def column_names(self) -> List[str]:
+        return self.schema.names
+
+    def is_loaded(self, i) -> bool:
+        """Whether column ``i`` has been decoded (lazy loading made visible)."""
+        return self._columns[self._index(i)] is not None
+
+    def field(self, i) -> t.Field:
+        return self.schema.field(i)
+
+    def slice(self, offset: int = 0, length: Optional[int] = None) -> "RecordBatch":
+        """Rows ``[offset, offset + length)``, zero-copy; undecoded columns stay undecoded."""
+        offset = int(offset)
+        if offset < 0:
+            raise ArrowInvalid(f"slice offset must be >= 0, got {offset}")
+        offset = min(offset, self.num_rows)
+        length = self.num_rows - offset if length is None else max(0, min(int(length), self.num_rows - offset))
+        cols = [None if c is None else c.slice(offset, length) for c in self._columns]
+        out = RecordBatch(self.schema, length, cols, self._loader, self.metadata, self._offset + offset)
+        return out
+
+    def select(self, columns: Sequence) -> "RecordBatch":
+        ks = [self._index(c) for c in columns]
+        return RecordBatch(t.Schema([self.schema.fields[k] for k in ks], self.schema.metadata),
+                           self.num_rows, [self.column(k) for k in ks], metadata=self.metadata)
+
+    # -- conversion ----------------------------------------------------------------------
+    def to_pydict(self, *, temporal: str = "python") -> dict:
+        return {f.name: self.column(k).to_pylist(temporal=temporal) for k, f in enumerate(self.schema)}
+
+    def to_pylist(self, *, temporal: str = "python") -> list:
+        names = self.schema.names
+        cols = [self.column(k).to_pylist(temporal=temporal) for k in range(self.num_columns)]
+        return [dict(zip(names, row)) for row in zip(*cols)] if cols else \
+            [{} for _ in range(unbacked_rows(self.num_rows, "batch without columns"))]
+
+    def to_pandas(self, *, ignore_metadata: bool = False):
+        """A ``pandas.DataFrame``, as pyarrow's ``RecordBatch.to_pandas()`` gives it (dtypes and
+        the index from ``pandas`` schema metadata included).  Needs pandas."""
+        return batches_to_pandas(self.schema, [self], ignore_metadata=ignore_metadata)
+
+    def validate(self, full: bool = False) -> None:
+        """Decode every column and check it (structure; every offset, byte and index if ``full``)."""
+        for k, f in enumerate(self.schema):
+            col = self.column(k)
+            if len(col) != self.num_rows:
+                raise ArrowInvalid(f"column {k} ({f.name!r}) has {len(col)} rows, the batch {self.num_rows}")
+            if col.type != f.type:
+                raise ArrowInvalid(f"column {k} ({f.name!r}) is {col.type}, the schema says {f.type}")
+            col.validate(full, f"column {k} ({f.name!r})")
+
+    def equals(self, other: "RecordBatch") -> bool:
+        return (isinstance(other, RecordBatch) and self.schema.equals(other.schema)
+                and self.num_rows == other.num_rows
+                and all(a.equals(b) for a, b in zip(self.columns, other.columns)))
+
+    def __repr__(self):
+        return (f"arrowmm.RecordBatch num_rows={self.num_rows} num_columns={self.num_columns}\n"
+                + str(self.schema))
+
+    def __reduce__(self):
+        """Pickles by name when read from a shared segment (``arrowmm.shm``), else TypeError."""
+        return reduce_registered(self)
+
+    # -- the Arrow PyCapsule interface ---------------------------------------------------
+    def __arrow_c_schema__(self):
+        from ..interop._cdata import export_schema
+        return export_schema(self.schema)
+
+    def __arrow_c_array__(self, requested_schema=None):
+        from ..interop._cdata import export_batch
+        return export_batch(self, requested_schema)
+
+
+class SequentialBatches:
+    """``__iter__`` and ``read_all`` for readers that only have ``read_next_batch``."""
+
+    def __iter__(self) -> Iterator[RecordBatch]:
+        while True:
+            try:
+                yield self.read_next_batch()
+            except StopIteration:
+                return
+
+    def read_all(self) -> list:
+        """Every remaining batch, in order (a list: arrowmm has no Table)."""
+        return list(self)

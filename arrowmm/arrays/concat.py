@@ -1,0 +1,198 @@
+"""Concatenation of arrays of one type (delta dictionaries are appended this way).
+
+The result owns new memory: concatenation is the one operation that must copy.
+"""
+from __future__ import annotations
+
+from typing import List
+
+import numpy as np
+
+from .. import types as t
+from .._core._bitmap import pack_bitmap
+from .._core._region import BufferView
+from .provenance import copied_view
+from .array import (Array, BinaryArray, BinaryViewArray, BooleanArray, DictionaryArray,
+                    FixedSizeBinaryArray, FixedSizeListArray, ListArray, ListViewArray, NullArray,
+                    PrimitiveArray, RunEndEncodedArray, StructArray, UnionArray, make_array)
+from ..errors import ArrowInvalid, ArrowNotImplementedError
+
+__all__ = ["concat_arrays"]
+
+
+def _new(data) -> BufferView:
+    """Memory this module made (a concatenation): marked as a copy for ``Array.is_zero_copy``."""
+    return copied_view(data, "concatenated")
+
+
+def _validity(arrays: List[Array]):
+    if not any(a.null_count for a in arrays):
+        return None, 0
+    bits = np.concatenate([a.is_valid() for a in arrays])
+    bitmap, set_count = pack_bitmap(bits)
+    return _new(bitmap), len(bits) - set_count
+
+
+def _offsets_and_ranges(arrays, dtype):
+    """Rebased offsets for all arrays and the (start, stop) value range of each."""
+    parts, ranges, base = [np.zeros(1, dtype=dtype.offset_dtype)], [], 0
+    for a in arrays:
+        offs = a.value_offsets().astype(np.int64)
+        lo, hi = int(offs[0]), int(offs[-1])
+        parts.append((offs[1:] - lo + base).astype(dtype.offset_dtype))
+        ranges.append((lo, hi))
+        base += hi - lo
+    if base > np.iinfo(dtype.offset_dtype).max:
+        raise ArrowInvalid(f"concatenated {dtype} needs offsets past {np.iinfo(dtype.offset_dtype).max}")
+    return _new(np.concatenate(parts)), ranges
+
+
+def concat_arrays(arrays: List[Array]) -> Array:
+    """One array holding the values of ``arrays`` in order."""
+    if not arrays:
+        raise ArrowInvalid("concat_arrays needs at least one array")
+    if len(arrays) == 1:
+        return arrays[0]
+    dtype = arrays[0].type
+    for a in arrays[1:]:
+        if a.type != dtype:
+            raise ArrowInvalid(f"cannot concatenate {dtype} with {a.type}")
+    length = sum(len(a) for a in arrays)
+    cls = type(arrays[0])
+    if cls is NullArray:
+        return make_array(dtype, length, [], null_count=length)
+    validity, nulls = _validity(arrays)
+    if cls is PrimitiveArray:
+        data = np.concatenate([a.values() for a in arrays])
+        return make_array(dtype, length, [validity, _new(data)], null_count=nulls)
+    if cls is FixedSizeBinaryArray:
+        width = dtype.byte_width
+        data = b"".join(a._buffers[1].to_bytes()[a.offset * width:(a.offset + len(a)) * width]
+                        for a in arrays)
+        return make_array(dtype, length, [validity, _new(data)], null_count=nulls)
+    if cls is BooleanArray:
+        bitmap, _ = pack_bitmap(np.concatenate([a.values() for a in arrays]))
+        return make_array(dtype, length, [validity, _new(bitmap)], null_count=nulls)
+    if cls is BinaryArray:
+        offsets, ranges = _offsets_and_ranges(arrays, dtype)
+        data = b"".join(a._buffers[2].slice(lo, hi - lo).to_bytes() for a, (lo, hi) in zip(arrays, ranges))
+        return make_array(dtype, length, [validity, offsets, _new(data)], null_count=nulls)
+    if cls is ListArray or (issubclass(cls, ListArray) and not dtype_is_view(dtype)):
+        offsets, ranges = _offsets_and_ranges(arrays, dtype)
+        child = concat_arrays([a.children[0].slice(lo, hi - lo) for a, (lo, hi) in zip(arrays, ranges)])
+        return make_array(dtype, length, [validity, offsets], [child], null_count=nulls)
+    if cls is FixedSizeListArray:
+        child = concat_arrays([a.flatten() for a in arrays])
+        return make_array(dtype, length, [validity], [child], null_count=nulls)
+    if cls is StructArray:
+        children = [concat_arrays([a.field(i) for a in arrays]) for i in range(len(dtype.fields))]
+        return make_array(dtype, length, [validity], children, null_count=nulls)
+    concat = _CONCAT.get(cls)
+    if concat is None:
+        raise ArrowNotImplementedError(f"concatenating {dtype} arrays is not supported yet")
+    return concat(arrays, dtype, length, validity, nulls)
+
+
+def _fits(values: np.ndarray, dtype, what: str) -> np.ndarray:
+    """``values`` (int64) cast to ``dtype``, refusing values the type cannot hold."""
+    info = np.iinfo(dtype)
+    if values.size and (int(values.min()) < info.min or int(values.max()) > info.max):
+        raise ArrowInvalid(f"concatenated {what} reach {int(values.max())}, past {np.dtype(dtype)}")
+    return values.astype(dtype)
+
+
+def _binary_view_concat(arrays, dtype, length, validity, nulls):
+    """Views copied; long views' data buffer indices shifted past earlier arrays' buffers."""
+    views, data = [], []
+    for a in arrays:
+        if len(a):
+            v = np.frombuffer(a._views(), dtype="<i4").reshape(len(a), 4).copy()
+            v[v[:, 0] > 12, 2] += len(data)
+            views.append(v.ravel())
+        data.extend(a._buffers[2:])
+    raw = np.concatenate(views) if views else np.empty(0, "<i4")
+    return make_array(dtype, length, [validity, _new(raw)] + data, null_count=nulls)
+
+
+def _list_view_concat(arrays, dtype, length, validity, nulls):
+    """Each array's used child range appended; offsets rebased (empty views point at 0)."""
+    offsets, sizes, kids, base = [], [], [], 0
+    for a in arrays:
+        offs, size = a.value_offsets().astype(np.int64), a.value_sizes().astype(np.int64)
+        used = size > 0
+        lo = int(offs[used].min()) if used.any() else 0
+        hi = int((offs + size)[used].max()) if used.any() else 0
+        offsets.append(np.where(used, offs - lo + base, 0))
+        sizes.append(np.where(used, size, 0))
+        kids.append(a.children[0].slice(lo, hi - lo))
+        base += hi - lo
+    width = dtype.offset_dtype
+    buffers = [validity, _new(_fits(np.concatenate(offsets), width, f"{dtype} offsets")),
+               _new(np.concatenate(sizes).astype(width))]
+    return make_array(dtype, length, buffers, [concat_arrays(kids)], null_count=nulls)
+
+
+def _union_concat(arrays, dtype, length, validity, nulls):
+    """Type ids appended; sparse children appended slot by slot, dense ones whole with their
+    offsets shifted by the earlier arrays' child lengths."""
+    ids = np.concatenate([a.type_codes() for a in arrays])
+    n_kids = len(dtype.fields)
+    if dtype.mode == "sparse":
+        children = [concat_arrays([a.field(k) for a in arrays]) for k in range(n_kids)]
+        return make_array(dtype, length, [_new(ids)], children, null_count=0)
+    parts, base = [], np.zeros(n_kids, dtype=np.int64)
+    for a in arrays:
+        codes, offs = a.type_codes(), a.value_offsets().astype(np.int64)
+        shifted = offs.copy()
+        for k, code in enumerate(dtype.type_codes):
+            shifted[codes == code] += base[k]
+            base[k] += len(a.children[k])
+        parts.append(shifted)
+    offsets = _fits(np.concatenate(parts), np.dtype("<i4"), "dense union offsets")
+    children = [concat_arrays([a.children[k] for a in arrays]) for k in range(n_kids)]
+    return make_array(dtype, length, [_new(ids), _new(offsets)], children, null_count=0)
+
+
+def _dictionary_concat(arrays, dtype, length, validity, nulls):
+    """Dictionaries appended, indices shifted by the earlier dictionaries' lengths."""
+    parts, base = [], 0
+    for a in arrays:
+        idx = a.indices().values().astype(np.int64)
+        parts.append(np.where(a.is_valid(), idx + base, 0))
+        base += len(a.dictionary)
+    indices = _fits(np.concatenate(parts), dtype.index_type.numpy_dtype, "dictionary indices")
+    dictionary = concat_arrays([a.dictionary for a in arrays])
+    return make_array(dtype, length, [validity, _new(indices)], null_count=nulls,
+                      dictionary=dictionary)
+
+
+def _run_end_encoded_concat(arrays, dtype, length, validity, nulls):
+    """The runs each array shows (clipped to its slice) appended, run ends shifted."""
+    ends, values, base = [], [], 0
+    for a in arrays:
+        if not len(a):
+            continue
+        run_ends = a.children[0].values().astype(np.int64)
+        first = int(np.searchsorted(run_ends, a.offset, side="right"))
+        last = int(np.searchsorted(run_ends, a.offset + len(a) - 1, side="right"))
+        ends.append(np.minimum(run_ends[first:last + 1], a.offset + len(a)) - a.offset + base)
+        values.append(a.children[1].slice(first, last - first + 1))
+        base += len(a)
+    if not values:
+        return arrays[0]
+    run_ends = _fits(np.concatenate(ends), dtype.run_end_type.numpy_dtype, "run ends")
+    run_ends = make_array(dtype.run_end_type, len(run_ends), [None, _new(run_ends)], null_count=0)
+    return make_array(dtype, length, [], [run_ends, concat_arrays(values)], null_count=0)
+
+
+_CONCAT = {
+    BinaryViewArray: _binary_view_concat,
+    ListViewArray: _list_view_concat,
+    UnionArray: _union_concat,
+    DictionaryArray: _dictionary_concat,
+    RunEndEncodedArray: _run_end_encoded_concat,
+}
+
+
+def dtype_is_view(dtype) -> bool:
+    return isinstance(dtype, t.ListType) and dtype.view

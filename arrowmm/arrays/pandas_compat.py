@@ -1,0 +1,220 @@
+"""pandas DataFrames from record batches, as pyarrow's ``to_pandas()`` gives them.
+
+Why this module exists: pandas is where most Arrow data ends up, and code that
+moves from pyarrow to arrowmm expects the same frame: the same dtypes
+(integers with nulls as float64, time-zone-aware timestamps, strings as
+objects, dictionaries as ``Categorical``, nested values as numpy arrays /
+dicts / lists of tuples) and the index that ``pandas`` metadata written by
+``pyarrow.Table.from_pandas`` describes.  pandas is optional: it is imported
+only when a conversion runs.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import re
+import uuid
+from typing import List, Optional
+
+import numpy as np
+
+from .. import types as t
+from .array import Array
+from .concat import concat_arrays
+from ..errors import ArrowInvalid, ArrowNotImplementedError
+from .numpy_compat import convert, object_array, with_nulls
+
+__all__ = ["batches_to_pandas", "array_to_pandas"]
+
+_FIXED_OFFSET = re.compile(r"^([+-])(\d\d):(\d\d)$")
+
+
+def _pandas():
+    try:
+        import pandas
+    except ImportError:  # pragma: no cover - exercised only without pandas
+        raise ArrowNotImplementedError("to_pandas() needs pandas (pip install pandas)") from None
+    return pandas
+
+
+def _tzinfo(tz: str):
+    """The tzinfo pyarrow gives pandas for an Arrow time zone string (pytz when installed)."""
+    m = _FIXED_OFFSET.match(tz)
+    if m is None:
+        return tz  # a tz database name: pandas resolves it as pyarrow does
+    minutes = (int(m.group(2)) * 60 + int(m.group(3))) * (-1 if m.group(1) == "-" else 1)
+    try:
+        import pytz
+        return pytz.FixedOffset(minutes)
+    except ImportError:  # pragma: no cover
+        return datetime.timezone(datetime.timedelta(minutes=minutes))
+
+
+def _month_day_nano(array: Array) -> np.ndarray:
+    pd = _pandas()
+    return object_array(None if v is None else
+                        pd.DateOffset(months=v.months, days=v.days, nanoseconds=v.nanoseconds)
+                        for v in array.to_pylist())
+
+
+def _uuid(array: Array) -> np.ndarray:
+    return object_array(None if v is None else uuid.UUID(bytes=v) for v in array.to_pylist())
+
+
+def _categorical(chunks: List[Array], dtype: t.DictionaryType):
+    """One Categorical over dictionary chunks; their dictionaries unified in order of appearance
+    (first dictionary first), as pyarrow unifies them."""
+    pd = _pandas()
+    if dtype.value_type.children or isinstance(dtype.value_type, t.RunEndEncodedType):
+        raise ArrowNotImplementedError(f"no pandas conversion for {dtype}: Categorical "
+                                       f"categories must be hashable, {dtype.value_type} values "
+                                       f"are not")
+    dictionaries = [_values(c.dictionary, None) for c in chunks]
+    every = pd.Index(np.concatenate(dictionaries) if dictionaries else [])
+    categories = every[every.notna()].unique()
+    codes = []
+    for chunk, dictionary in zip(chunks, dictionaries):
+        remap = np.append(categories.get_indexer(pd.Index(dictionary)), -1)
+        idx = chunk.indices().values().astype(np.int64)
+        valid = chunk._valid_mask()
+        if valid is not None:
+            idx = np.where(valid, idx, -1)
+        live = idx[idx >= 0]
+        if live.size and int(live.max()) >= len(dictionary):
+            raise ArrowInvalid(f"dictionary index {int(live.max())} out of range for a dictionary "
+                               f"of {len(dictionary)} values")
+        codes.append(remap[idx])  # -1 (null) indexes the appended -1
+    all_codes = np.concatenate(codes) if codes else np.zeros(0, np.int64)
+    return pd.Categorical.from_codes(all_codes, categories=categories, ordered=dtype.ordered)
+
+
+def _values(array: Array, field: Optional[t.Field]):
+    """One column's values as pyarrow's ``to_pandas`` gives them (before the Series is made)."""
+    dtype = array.type
+    if field is not None and field.extension_name == "arrow.uuid":
+        return _uuid(array)
+    if isinstance(dtype, t.DateType):  # pyarrow's default date_as_object=True
+        return object_array(array.to_pylist())
+    if isinstance(dtype, t.IntervalType) and dtype.unit == "MONTH_DAY_NANO":
+        return _month_day_nano(array)
+    if isinstance(dtype, t.TimestampType) and dtype.tz:
+        pd = _pandas()
+        naive = with_nulls(array.values().view(f"datetime64[{dtype.unit}]"), array._valid_mask())
+        return pd.DatetimeIndex(naive).tz_localize("UTC").tz_convert(_tzinfo(dtype.tz)).array
+    if isinstance(dtype, t.FixedSizeListType):  # a numpy array per row (not the 2-D view)
+        return convert(array)
+    if isinstance(dtype, t.UnionType) or (isinstance(dtype, t.IntervalType)
+                                          and dtype.unit != "MONTH_DAY_NANO"):
+        raise ArrowNotImplementedError(f"no pandas conversion for {dtype} (pyarrow has none)")
+    return array.to_numpy(zero_copy_only=False)
+
+
+def array_to_pandas(chunks: List[Array], field: t.Field):
+    """A ``pandas.Series`` (named ``field.name``) of the concatenated ``chunks``."""
+    pd = _pandas()
+    if isinstance(field.type, t.DictionaryType):
+        values = _categorical(chunks, field.type)
+    else:
+        values = _values(concat_arrays(chunks) if len(chunks) != 1 else chunks[0], field)
+    return pd.Series(values, name=field.name, copy=False)
+
+
+def _pandas_metadata(schema: t.Schema) -> Optional[dict]:
+    text = (schema.metadata or {}).get("pandas")
+    if text is None:
+        return None
+    try:
+        meta = json.loads(text)
+    except ValueError as exc:
+        raise ArrowInvalid(f"the schema's 'pandas' metadata is not JSON: {exc}") from None
+    return meta if isinstance(meta, dict) else None
+
+
+def batches_to_pandas(schema: t.Schema, batches, *, ignore_metadata: bool = False):
+    """A DataFrame of ``batches`` (all of ``schema``), as pyarrow's ``Table.to_pandas()``.
+
+    Parameters
+    ----------
+    ignore_metadata : bool
+        Skip the ``pandas`` schema metadata (index columns, column names).
+    """
+    pd = _pandas()
+    batches = list(batches)
+    num_rows = sum(b.num_rows for b in batches)
+    columns = []
+    for k, f in enumerate(schema):
+        if batches:
+            chunks = [b.column(k) for b in batches]
+        else:
+            from ..interop.build import array as build_array
+            chunks = [build_array([], f.type)]
+        columns.append(array_to_pandas(chunks, f))
+    meta = None if ignore_metadata else _pandas_metadata(schema)
+    names = list(schema.names)
+    index = pd.RangeIndex(num_rows)
+    columns_name = None
+    if meta is not None:  # (columns and names become what the metadata describes)
+        names, index, columns, columns_name = _apply_metadata(meta, names, columns, num_rows)
+    frame = pd.concat(columns, axis=1, ignore_index=True) if columns else \
+        pd.DataFrame(index=pd.RangeIndex(num_rows))
+    frame.columns = pd.Index(names, name=columns_name) if meta is not None else \
+        pd.Index(names, dtype=object)
+    frame.index = index
+    return frame
+
+
+def _restore_extension_dtype(series, numpy_type):
+    """pandas' own nullable dtypes (``Int64``, ``boolean``, ``string``...) named by the metadata,
+    restored as pyarrow restores them."""
+    pd = _pandas()
+    if not isinstance(numpy_type, str) or numpy_type in ("object", "category"):
+        return series
+    try:
+        dtype = pd.api.types.pandas_dtype(numpy_type)
+    except (TypeError, ValueError):
+        return series
+    if not isinstance(dtype, pd.api.extensions.ExtensionDtype) or \
+            isinstance(dtype, (pd.CategoricalDtype, pd.DatetimeTZDtype)):
+        return series
+    return series.astype(dtype)
+
+
+def _apply_metadata(meta: dict, names, columns, num_rows):
+    """Index columns and original column names from pyarrow's ``pandas`` metadata."""
+    pd = _pandas()
+    entries = [c for c in meta.get("columns", []) if isinstance(c, dict)]
+    original = {c.get("field_name"): c.get("name") for c in entries}
+    stored_dtype = {c.get("field_name"): c.get("numpy_type") for c in entries}
+    columns = [_restore_extension_dtype(col, stored_dtype.get(name))
+               for col, name in zip(columns, names)]
+    index_specs = meta.get("index_columns", [])
+    index_parts, index_names = [], []
+    for spec in index_specs:
+        if isinstance(spec, str) and spec in names:
+            k = names.index(spec)
+            index_parts.append(columns.pop(k))
+            names.pop(k)
+            index_names.append(original.get(spec))
+        elif isinstance(spec, dict) and spec.get("kind") == "range":
+            start, stop, step = spec.get("start", 0), spec.get("stop", 0), spec.get("step", 1)
+            rng = pd.RangeIndex(start, stop, step, name=spec.get("name"))
+            if len(rng) == num_rows and len(index_specs) == 1:
+                index_parts, index_names = [rng], None
+    if index_names is None:
+        index = index_parts[0]
+    elif len(index_parts) == 1:
+        index = pd.Index(index_parts[0].array, name=index_names[0])
+    elif index_parts:
+        index = pd.MultiIndex.from_arrays(index_parts, names=index_names)
+    else:
+        index = pd.RangeIndex(num_rows)
+    names = [original.get(n, n) for n in names]
+    levels = meta.get("column_indexes") or [{}]
+    level = levels[0] if len(levels) == 1 and isinstance(levels[0], dict) else {}
+    label_type = level.get("numpy_type")
+    if label_type not in (None, "object") and names:
+        try:  # labels that were not strings (pyarrow stores them as text)
+            names = list(pd.Index(names).astype(label_type))
+        except (TypeError, ValueError):
+            pass
+    return names, index, columns, level.get("name")

@@ -1,0 +1,1055 @@
+"""The Arrow C data and C stream interfaces, exchanged as PyCapsules.
+
+Why this module exists: pyarrow, polars, duckdb and every other Arrow
+implementation accept data through these three C structs (``ArrowSchema``,
+``ArrowArray``, ``ArrowArrayStream``).  Exporting through them is what lets a
+memory-mapped arrowmm batch reach those libraries without a copy; importing
+through them lets arrowmm read their memory without a copy.
+
+Export: buffer pointers are the addresses of arrowmm's ``BufferView``s, and
+each exported ``ArrowArray`` (children included) holds a strong reference to
+the arrowmm object it describes in its private data, so the mapping stays
+alive until the consumer calls ``release``.  Release callbacks take no lock
+and may run on any thread; they take the GIL only to drop that reference.
+
+Import: the ``ArrowArray`` is moved out of its capsule into a heap struct
+owned by a small object whose collection calls ``release``; each buffer
+becomes a ``Region`` over the foreign pointer holding that object.  The C
+interface carries no buffer sizes, so they are computed from the type, offset
+and length, and everything that can be checked is (counts, signs, offsets)
+before arrowmm's own structural validation runs.
+"""
+from cpython.bytes cimport PyBytes_AsString
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid, PyCapsule_New
+from cpython.pyport cimport PY_SSIZE_T_MAX
+from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
+from libc.errno cimport EINVAL, EIO, ENOMEM, ENOSYS
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy, memset
+
+from arrowmm._core._flatbuf cimport MessageInfo, StructPairs, peek_message
+from arrowmm._core._region cimport BufferView, Region, region_from_pointer
+
+import sys
+
+import numpy as np
+
+from arrowmm import limits, types as t
+from arrowmm._core._region import empty_view
+from arrowmm.arrays.array import make_array
+from arrowmm.arrays.batch import RecordBatch
+from sys import byteorder as NATIVE  # (= arrowmm.ipc.byteorder.NATIVE)
+from arrowmm.errors import ArrowInvalid, ArrowNotImplementedError
+from arrowmm.interop.requests import check_request_nulls, requested_array_field, requested_schema_for
+from arrowmm.format.metadata import MetadataVersion
+
+__all__ = ["export_schema", "export_array", "export_batch", "export_stream",
+           "export_reader_stream", "compile_walk", "import_schema", "import_field", "import_type",
+           "import_array", "import_batch", "import_stream", "ImportedStream"]
+
+cdef extern from "Python.h":
+    int Py_IsInitialized() nogil
+
+# -- the C structs (ABI of the Arrow C data / stream interfaces) ---------------------------
+
+cdef enum:
+    FLAG_DICTIONARY_ORDERED = 1
+    FLAG_NULLABLE = 2
+    FLAG_MAP_KEYS_SORTED = 4
+
+cdef struct ArrowSchema:
+    const char* format
+    const char* name
+    const char* metadata
+    int64_t flags
+    int64_t n_children
+    ArrowSchema** children
+    ArrowSchema* dictionary
+    void (*release)(ArrowSchema*) noexcept nogil
+    void* private_data
+
+cdef struct ArrowArray:
+    int64_t length
+    int64_t null_count
+    int64_t offset
+    int64_t n_buffers
+    int64_t n_children
+    const void** buffers
+    ArrowArray** children
+    ArrowArray* dictionary
+    void (*release)(ArrowArray*) noexcept nogil
+    void* private_data
+
+cdef struct ArrowArrayStream:
+    int (*get_schema)(ArrowArrayStream*, ArrowSchema*) noexcept nogil
+    int (*get_next)(ArrowArrayStream*, ArrowArray*) noexcept nogil
+    const char* (*get_last_error)(ArrowArrayStream*) noexcept nogil
+    void (*release)(ArrowArrayStream*) noexcept nogil
+    void* private_data
+
+cdef struct _ArrayPrivate:
+    PyObject* owner           # strong reference to the exported arrowmm object
+    int64_t* variadic_sizes   # binary/string view: the trailing sizes buffer
+
+# non-NULL address exported for an absent data buffer (some consumers reject NULL)
+cdef int64_t _ZERO[8]
+
+_UNIT_LETTER = {"s": "s", "ms": "m", "us": "u", "ns": "n"}
+_LETTER_UNIT = {v: k for k, v in _UNIT_LETTER.items()}
+_INT_LETTER = {(8, True): "c", (8, False): "C", (16, True): "s", (16, False): "S",
+               (32, True): "i", (32, False): "I", (64, True): "l", (64, False): "L"}
+_LIST_FORMAT = {"list": "+l", "large_list": "+L", "list_view": "+vl", "large_list_view": "+vL"}
+_LIST_KIND = {v: k for k, v in _LIST_FORMAT.items()}
+_INTERVAL_LETTER = {"YEAR_MONTH": "M", "DAY_TIME": "D", "MONTH_DAY_NANO": "n"}
+
+
+# == formats ===============================================================================
+
+_FORMATTERS = {
+    t.NullType: lambda d: "n",
+    t.BoolType: lambda d: "b",
+    t.IntType: lambda d: _INT_LETTER[(d.bit_width, d.signed)],
+    t.FloatType: lambda d: {16: "e", 32: "f", 64: "g"}[d.bit_width],
+    t.DecimalType: lambda d: f"d:{d.precision},{d.scale}" + (
+        "" if d.bit_width == 128 else f",{d.bit_width}"),
+    t.FixedSizeBinaryType: lambda d: f"w:{d.byte_width}",
+    t.BinaryType: lambda d: ("v" if d.view else "") + ("uU" if d.utf8 else "zZ")[d.large],
+    t.DateType: lambda d: "tdD" if d.unit == "day" else "tdm",
+    t.TimeType: lambda d: "tt" + _UNIT_LETTER[d.unit],
+    t.TimestampType: lambda d: f"ts{_UNIT_LETTER[d.unit]}:{d.tz or ''}",
+    t.DurationType: lambda d: "tD" + _UNIT_LETTER[d.unit],
+    t.IntervalType: lambda d: "ti" + _INTERVAL_LETTER[d.unit],
+    t.ListType: lambda d: _LIST_FORMAT[d.kind],
+    t.FixedSizeListType: lambda d: f"+w:{d.list_size}",
+    t.StructType: lambda d: "+s",
+    t.MapType: lambda d: "+m",
+    t.UnionType: lambda d: f"+u{d.mode[0]}:" + ",".join(map(str, d.type_codes)),
+    t.DictionaryType: lambda d: _format(d.index_type),
+    t.RunEndEncodedType: lambda d: "+r",
+}
+
+
+def _format(dtype):
+    """The C data interface format string of an arrowmm type."""
+    formatter = _FORMATTERS.get(type(dtype))
+    if formatter is None:
+        raise ArrowNotImplementedError(f"no C data interface format for type {dtype}")
+    return formatter(dtype)
+
+
+# formats that take no parameters and no children
+_SIMPLE_TYPES = {_format(d): d for d in [
+    t.null(), t.bool_(), t.int8(), t.uint8(), t.int16(), t.uint16(), t.int32(), t.uint32(),
+    t.int64(), t.uint64(), t.float16(), t.float32(), t.float64(), t.binary(), t.large_binary(),
+    t.binary_view(), t.string(), t.large_string(), t.string_view(), t.date32(), t.date64(),
+    t.month_interval(), t.day_time_interval(), t.month_day_nano_interval(),
+    *[t.TimeType(u) for u in _UNIT_LETTER], *[t.DurationType(u) for u in _UNIT_LETTER]]}
+
+
+def _need_children(fmt, children, n, path):
+    if len(children) != n:
+        raise ArrowInvalid(f"{path}: format {fmt!r} needs {n} child(ren), the schema has "
+                           f"{len(children)}")
+
+
+def _parse_format(str fmt, list children, int64_t flags, str path):
+    """The arrowmm type a format string (and its child fields) describe."""
+    simple = _SIMPLE_TYPES.get(fmt)
+    if simple is not None:
+        _need_children(fmt, children, 0, path)
+        return simple
+    head, sep, tail = fmt.partition(":")
+    if fmt.startswith("+"):
+        if fmt in _LIST_KIND:
+            _need_children(fmt, children, 1, path)
+            return t.ListType(children[0], _LIST_KIND[fmt])
+        if head == "+w" and sep:
+            _need_children(fmt, children, 1, path)
+            return t.FixedSizeListType(children[0], _int(tail, fmt, path))
+        if fmt == "+s":
+            return t.StructType(children)
+        if fmt == "+m":
+            _need_children(fmt, children, 1, path)
+            return t.MapType(None, None, bool(flags & FLAG_MAP_KEYS_SORTED), entries=children[0])
+        if head in ("+ud", "+us") and sep:
+            codes = [_int(c, fmt, path) for c in tail.split(",")] if tail else []
+            if len(codes) != len(children):
+                raise ArrowInvalid(f"{path}: union format {fmt!r} lists {len(codes)} type codes "
+                                   f"for {len(children)} children")
+            return t.UnionType("dense" if head == "+ud" else "sparse", children, codes)
+        if fmt == "+r":
+            _need_children(fmt, children, 2, path)
+            return t.RunEndEncodedType(children[0], children[1])
+    else:
+        _need_children(fmt, children, 0, path)
+        if head == "d" and sep:
+            parts = [_int(p, fmt, path) for p in tail.split(",")]
+            if len(parts) in (2, 3):
+                return t.DecimalType(*parts)
+        elif head == "w" and sep:
+            return t.FixedSizeBinaryType(_int(tail, fmt, path))
+        elif len(head) == 3 and head[:2] == "ts" and head[2:] in _LETTER_UNIT and sep:
+            return t.TimestampType(_LETTER_UNIT[head[2:]], tail or None)
+    raise ArrowInvalid(f"{path}: unknown or malformed format string {fmt!r}")
+
+
+def _int(str text, fmt, path):
+    if not (text.isascii() and text.lstrip("-").isdigit() and len(text) < 20):
+        raise ArrowInvalid(f"{path}: format string {fmt!r}: {text!r} is not an integer")
+    return int(text)
+
+
+# == schema export =========================================================================
+
+cdef char* _dup(bytes b) except NULL:
+    """A malloc'd, NUL-terminated copy of ``b`` (which may contain NULs)."""
+    cdef Py_ssize_t n = len(b)
+    cdef char* out = <char*>malloc(n + 1)
+    if out == NULL:
+        raise MemoryError()
+    memcpy(out, <const char*>b, n)
+    out[n] = 0
+    return out
+
+
+def _encode_metadata(metadata):
+    """Custom metadata in the C interface encoding, or None when there is none."""
+    if not metadata:
+        return None
+    parts = [len(metadata).to_bytes(4, sys.byteorder, signed=True)]
+    for k, v in metadata.items():
+        for item in (k.encode("utf-8"), v.encode("utf-8", "surrogateescape")):
+            parts.append(len(item).to_bytes(4, sys.byteorder, signed=True))
+            parts.append(item)
+    return b"".join(parts)
+
+
+cdef void _free_schema(ArrowSchema* s) noexcept nogil:
+    """Release (if still live) and free a heap ArrowSchema."""
+    if s != NULL:
+        if s.release != NULL:
+            s.release(s)
+        free(s)
+
+
+cdef void _schema_release(ArrowSchema* s) noexcept nogil:
+    cdef int64_t i
+    if s == NULL or s.release == NULL:
+        return
+    for i in range(s.n_children if s.children != NULL else 0):
+        _free_schema(s.children[i])
+    free(s.children)
+    _free_schema(s.dictionary)
+    free(<void*>s.format)
+    free(<void*>s.name)
+    free(<void*>s.metadata)
+    s.release = NULL
+
+
+cdef void* _calloc(size_t n, size_t size) except NULL:
+    cdef void* p = calloc(n if n else 1, size)
+    if p == NULL:
+        raise MemoryError()
+    return p
+
+
+cdef int _fill_schema(ArrowSchema* out, str name, object dtype, bint nullable,
+                      object metadata) except -1:
+    """Fill ``out`` (released by the caller if this raises: ``release`` is set first)."""
+    cdef int64_t i
+    memset(out, 0, sizeof(ArrowSchema))
+    out.release = _schema_release
+    out.format = _dup(_format(dtype).encode("ascii"))
+    out.name = _dup(name.encode("utf-8", "surrogateescape"))
+    encoded = _encode_metadata(metadata)
+    if encoded is not None:
+        out.metadata = _dup(encoded)
+    flags = FLAG_NULLABLE if nullable else 0
+    children = ()
+    if isinstance(dtype, t.DictionaryType):
+        if dtype.ordered:
+            flags |= FLAG_DICTIONARY_ORDERED
+        out.dictionary = <ArrowSchema*>_calloc(1, sizeof(ArrowSchema))
+        _fill_schema(out.dictionary, "", dtype.value_type, True, None)
+    else:
+        children = dtype.children
+        if isinstance(dtype, t.MapType) and dtype.keys_sorted:
+            flags |= FLAG_MAP_KEYS_SORTED
+    out.flags = flags
+    out.children = <ArrowSchema**>_calloc(len(children), sizeof(ArrowSchema*))
+    out.n_children = len(children)
+    for i, f in enumerate(children):
+        out.children[i] = <ArrowSchema*>_calloc(1, sizeof(ArrowSchema))
+        _fill_schema(out.children[i], f.name, f.type, f.nullable, f.metadata)
+    return 0
+
+
+cdef int _export_schema_into(ArrowSchema* out, object obj) except -1:
+    """Fill ``out`` from a DataType, Field or Schema; nothing is left allocated on error."""
+    memset(out, 0, sizeof(ArrowSchema))
+    try:
+        if isinstance(obj, t.Schema):
+            _fill_schema(out, "", t.StructType(obj.fields), False, obj.metadata)
+        elif isinstance(obj, t.Field):
+            _fill_schema(out, obj.name, obj.type, obj.nullable, obj.metadata)
+        elif isinstance(obj, t.DataType):
+            _fill_schema(out, "", obj, True, None)
+        else:
+            raise ArrowInvalid(f"cannot export a schema from {type(obj).__name__}; expected an "
+                               f"arrowmm DataType, Field or Schema")
+    except BaseException:
+        if out.release != NULL:
+            out.release(out)
+        raise
+    return 0
+
+
+cdef void _schema_capsule_destructor(object capsule) noexcept:
+    _free_schema(<ArrowSchema*>PyCapsule_GetPointer(capsule, "arrow_schema"))
+
+
+def export_schema(obj):
+    """Export a DataType, Field or Schema as an ``"arrow_schema"`` capsule.
+
+    A Schema exports as a struct (``"+s"``) carrying the schema metadata.
+
+    Parameters
+    ----------
+    obj : DataType, Field or Schema
+    """
+    cdef ArrowSchema* s = <ArrowSchema*>_calloc(1, sizeof(ArrowSchema))
+    try:
+        _export_schema_into(s, obj)
+        return PyCapsule_New(s, "arrow_schema", _schema_capsule_destructor)
+    except BaseException:
+        _free_schema(s)
+        raise
+
+
+# == array export ==========================================================================
+
+cdef void _free_array(ArrowArray* a) noexcept nogil:
+    """Release (if still live) and free a heap ArrowArray."""
+    if a != NULL:
+        if a.release != NULL:
+            a.release(a)
+        free(a)
+
+
+cdef void _array_release(ArrowArray* a) noexcept nogil:
+    cdef int64_t i
+    cdef _ArrayPrivate* p
+    if a == NULL or a.release == NULL:
+        return
+    for i in range(a.n_children if a.children != NULL else 0):
+        _free_array(a.children[i])  # NULL or moved (release NULL) children are skipped
+    free(a.children)
+    _free_array(a.dictionary)
+    free(<void*>a.buffers)
+    p = <_ArrayPrivate*>a.private_data
+    if p != NULL:
+        free(p.variadic_sizes)
+        if p.owner != NULL and Py_IsInitialized():
+            with gil:
+                Py_XDECREF(p.owner)
+        free(p)
+    a.private_data = NULL
+    a.release = NULL
+
+
+cdef bint _has_validity(object dtype):
+    return not isinstance(dtype, (t.NullType, t.UnionType, t.RunEndEncodedType))
+
+
+cdef int _fill_array(ArrowArray* out, object array, object owner) except -1:
+    """Fill ``out`` from an arrowmm Array (released by the caller if this raises)."""
+    cdef _ArrayPrivate* p
+    cdef int64_t i, n, nvar = 0
+    cdef const uint8_t* ptr
+    memset(out, 0, sizeof(ArrowArray))
+    p = <_ArrayPrivate*>_calloc(1, sizeof(_ArrayPrivate))
+    out.private_data = p
+    out.release = _array_release
+    Py_INCREF(owner)
+    p.owner = <PyObject*>owner
+    dtype = array.type
+    out.length = array.length
+    # nothing of an empty array is read, and pyarrow mis-sizes buffers of an empty array
+    # with a non-zero offset (even its own), so empty arrays export at offset 0
+    out.offset = array.offset if array.length else 0
+    out.null_count = array.null_count
+    bufs = array._buffers
+    is_view = isinstance(dtype, t.BinaryType) and dtype.view
+    n = len(bufs)
+    if is_view:
+        if n < 2:
+            raise ArrowInvalid(f"{dtype} array has {n} buffers, at least 2 needed")
+        nvar = n - 2
+        n += 1
+    elif n != dtype.buffer_count:
+        raise ArrowInvalid(f"{dtype} array has {n} buffers, the C data interface needs "
+                           f"{dtype.buffer_count}")
+    out.buffers = <const void**>_calloc(n, sizeof(void*))
+    out.n_buffers = n
+    validity = _has_validity(dtype)
+    for i, b in enumerate(bufs):
+        ptr = <const uint8_t*>_ZERO
+        if b is None:
+            if i == 0 and validity:
+                ptr = NULL
+        elif isinstance(b, BufferView):
+            if (<BufferView>b).ptr != NULL:
+                ptr = (<BufferView>b).ptr
+        else:
+            raise ArrowInvalid(f"{dtype} array buffer {i} is a {type(b).__name__}, "
+                               f"not a BufferView")
+        out.buffers[i] = <const void*>ptr
+    if is_view:
+        p.variadic_sizes = <int64_t*>_calloc(nvar, sizeof(int64_t))
+        for i in range(nvar):
+            b = bufs[2 + i]
+            p.variadic_sizes[i] = 0 if b is None else (<BufferView>b).size
+        out.buffers[n - 1] = <const void*>p.variadic_sizes
+    out.children = <ArrowArray**>_calloc(len(array.children), sizeof(ArrowArray*))
+    out.n_children = len(array.children)
+    for i, child in enumerate(array.children):
+        out.children[i] = <ArrowArray*>_calloc(1, sizeof(ArrowArray))
+        _fill_array(out.children[i], child, child)
+    if isinstance(dtype, t.DictionaryType):
+        if array.dictionary is None:
+            raise ArrowInvalid(f"{dtype} array without a dictionary")
+        out.dictionary = <ArrowArray*>_calloc(1, sizeof(ArrowArray))
+        _fill_array(out.dictionary, array.dictionary, array.dictionary)
+    return 0
+
+
+cdef int _export_array_into(ArrowArray* out, object array, object owner) except -1:
+    """Fill ``out``; nothing is left allocated (and no reference held) on error."""
+    try:
+        _fill_array(out, array, owner)
+    except BaseException:
+        if out.release != NULL:
+            out.release(out)
+        raise
+    return 0
+
+
+cdef object _BatchLoader = None
+
+
+cdef object _loader_class():
+    """``arrowmm.ipc.loader.BatchLoader``, imported on first use: the loader imports this
+    module (its walk programs), so this module cannot import it while loading."""
+    global _BatchLoader
+    if _BatchLoader is None:
+        from arrowmm.ipc.loader import BatchLoader
+        _BatchLoader = BatchLoader
+    return _BatchLoader
+
+
+include "_batch_walk.pxi"
+
+
+cdef void _array_capsule_destructor(object capsule) noexcept:
+    _free_array(<ArrowArray*>PyCapsule_GetPointer(capsule, "arrow_array"))
+
+
+cdef object _array_capsule(object array, object owner):
+    cdef ArrowArray* a = <ArrowArray*>_calloc(1, sizeof(ArrowArray))
+    try:
+        _export_array_into(a, array, owner)
+        return PyCapsule_New(a, "arrow_array", _array_capsule_destructor)
+    except BaseException:
+        _free_array(a)
+        raise
+
+
+def _requested(requested_schema):
+    """The Field a requested-schema capsule (or schema-bearing object) describes, or None."""
+    if hasattr(requested_schema, "__arrow_c_schema__"):
+        requested_schema = requested_schema.__arrow_c_schema__()
+    return None if requested_schema is None else import_field(requested_schema)
+
+
+def export_array(array, requested_schema=None):
+    """Export an arrowmm Array as ``(schema capsule, array capsule)``, zero-copy.
+
+    Parameters
+    ----------
+    array : Array
+    requested_schema : PyCapsule, optional
+        The PyCapsule interface's schema request.  A type with the array's
+        layout (child names, nullability or metadata may differ) is served as
+        asked; a non-nullable request for data with nulls raises
+        ``ArrowInvalid``; any other type raises ``ArrowNotImplementedError``
+        (arrowmm does not cast).
+    """
+    wanted = _requested(requested_schema)
+    if wanted is None:
+        return export_schema(array.type), _array_capsule(array, array)
+    field = requested_array_field(array.type, wanted)
+    check_request_nulls([field], [array], "array")
+    return export_schema(field), _array_capsule(array, array)
+
+
+cdef int _export_batch_into(ArrowArray* out, object batch) except -1:
+    """Fill ``out`` with ``batch`` as a struct array; nothing is left allocated on error."""
+    try:
+        _fill_batch(out, batch)
+    except BaseException:
+        if out.release != NULL:
+            out.release(out)
+        raise
+    return 0
+
+
+cdef object _batch_capsule(object batch):
+    cdef ArrowArray* a = <ArrowArray*>_calloc(1, sizeof(ArrowArray))
+    try:
+        _export_batch_into(a, batch)
+        return PyCapsule_New(a, "arrow_array", _array_capsule_destructor)
+    except BaseException:
+        _free_array(a)
+        raise
+
+
+def export_batch(batch, requested_schema=None):
+    """Export a RecordBatch as ``(schema capsule, struct array capsule)``, zero-copy.
+
+    The struct has ``num_rows`` rows and no validity; the schema keeps the
+    batch's schema metadata.  The array's private data holds the batch.
+    ``requested_schema``: as for ``export_array``; it must also name the
+    batch's columns in order (``ArrowInvalid`` otherwise).
+    """
+    wanted = _requested(requested_schema)
+    schema = requested_schema_for(batch.schema, wanted)
+    if wanted is not None:
+        check_request_nulls(schema.fields, batch.columns, "batch")
+    return export_schema(schema), _batch_capsule(batch)
+
+
+# == stream export =========================================================================
+
+cdef class _StreamState:
+    """What an exported stream's callbacks need: schema, iterator, last error."""
+
+    cdef object schema         # the schema the consumer sees (the request's, if any)
+    cdef object source_schema  # the schema every batch must have
+    cdef bint requested
+    cdef object iterator       # of RecordBatch, or None for a reader's own batches:
+    cdef _ReaderBatches batches  # (then these, walked in C where they can be)
+    cdef bytes last_error
+    cdef int error_code
+
+    cdef int fail(self, exc) noexcept:
+        """Record ``exc`` as the last error; its errno, sticky for later calls."""
+        self.last_error = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")
+        self.error_code = (exc.errno if isinstance(exc, OSError) and exc.errno else
+                           ENOMEM if isinstance(exc, MemoryError) else
+                           ENOSYS if isinstance(exc, NotImplementedError) else
+                           EINVAL if isinstance(exc, (ValueError, TypeError)) else EIO)
+        return self.error_code
+
+
+cdef int _get_schema_gil(_StreamState state, ArrowSchema* out) noexcept:
+    try:
+        _export_schema_into(out, state.schema)
+    except BaseException as exc:
+        return state.fail(exc)
+    return 0
+
+
+cdef int _get_next_gil(_StreamState state, ArrowArray* out) noexcept:
+    if state.error_code:
+        return state.error_code
+    try:
+        if state.batches is None:
+            batch = next(state.iterator)
+        else:
+            batch = state.batches.next_into(out, not state.requested)
+            if batch is None:
+                return 0
+    except StopIteration:
+        memset(out, 0, sizeof(ArrowArray))  # release = NULL: the end of the stream
+        return 0
+    except BaseException as exc:
+        return state.fail(exc)
+    try:
+        if not isinstance(batch, RecordBatch):
+            raise ArrowInvalid(f"stream iterator yielded a {type(batch).__name__}, "
+                               f"not an arrowmm RecordBatch")
+        if batch.schema is not state.source_schema and \
+                not batch.schema.equals(state.source_schema):
+            raise ArrowInvalid(f"batch schema {batch.schema.types} differs from the stream "
+                               f"schema {state.source_schema.types}")
+        if state.requested:
+            check_request_nulls(state.schema.fields, batch.columns, "stream batch")
+        _export_batch_into(out, batch)
+    except BaseException as exc:
+        return state.fail(exc)
+    return 0
+
+
+cdef const char* _last_error_gil(_StreamState state) noexcept:
+    return NULL if state.last_error is None else PyBytes_AsString(state.last_error)
+
+
+# the callbacks a consumer calls, from any thread, with or without the GIL
+
+cdef int _stream_get_schema(ArrowArrayStream* s, ArrowSchema* out) noexcept nogil:
+    if s.private_data == NULL:
+        return EINVAL
+    with gil:
+        return _get_schema_gil(<_StreamState>s.private_data, out)
+
+
+cdef int _stream_get_next(ArrowArrayStream* s, ArrowArray* out) noexcept nogil:
+    if s.private_data == NULL:
+        return EINVAL
+    with gil:
+        return _get_next_gil(<_StreamState>s.private_data, out)
+
+
+cdef const char* _stream_get_last_error(ArrowArrayStream* s) noexcept nogil:
+    if s.private_data == NULL:
+        return NULL
+    with gil:
+        return _last_error_gil(<_StreamState>s.private_data)
+
+
+cdef void _stream_release(ArrowArrayStream* s) noexcept nogil:
+    if s == NULL or s.release == NULL:
+        return
+    if s.private_data != NULL and Py_IsInitialized():
+        with gil:
+            Py_XDECREF(<PyObject*>s.private_data)
+    s.private_data = NULL
+    s.release = NULL
+
+
+cdef void _stream_capsule_destructor(object capsule) noexcept:
+    cdef ArrowArrayStream* s = <ArrowArrayStream*>PyCapsule_GetPointer(
+        capsule, "arrow_array_stream")
+    if s != NULL and s.release != NULL:
+        s.release(s)
+    free(s)
+
+
+def export_reader_stream(reader, requested_schema=None):
+    """Export the (remaining) record batches of a reader, in order, as an
+    ``"arrow_array_stream"`` capsule: ``export_stream`` of its batches, but the plain ones of a
+    FileReader or StreamReader are walked from the mapping without making Python objects."""
+    from arrowmm.ipc.reader import FileReader, StreamReader
+    source = _FileBatches(reader) if type(reader) is FileReader else \
+        _StreamBatches(reader) if type(reader) is StreamReader else iter(reader)
+    return export_stream(reader.schema, source, requested_schema)
+
+
+def export_stream(schema, batch_iterator, requested_schema=None):
+    """Export batches as an ``"arrow_array_stream"`` capsule.
+
+    The consumer's ``get_next`` pulls from ``batch_iterator`` (with the GIL);
+    an exception from it becomes the stream's last error and an errno
+    (``EINVAL`` for ``ValueError``, ``ENOSYS`` for ``NotImplementedError``,
+    the ``OSError``'s own errno, else ``EIO``), and every later call fails too.
+
+    Parameters
+    ----------
+    schema : Schema
+    batch_iterator : iterable of RecordBatch
+    requested_schema : PyCapsule, optional
+        As for ``export_batch``; nulls in columns the request declares
+        non-nullable fail the ``get_next`` call of that batch.
+    """
+    if not isinstance(schema, t.Schema):
+        raise ArrowInvalid(f"stream schema must be an arrowmm Schema, got {type(schema).__name__}")
+    wanted = _requested(requested_schema)
+    state = _StreamState()
+    state.schema = requested_schema_for(schema, wanted)
+    state.source_schema = schema
+    state.requested = wanted is not None
+    if isinstance(batch_iterator, _ReaderBatches):
+        state.batches = batch_iterator
+    else:
+        state.iterator = iter(batch_iterator)
+    cdef ArrowArrayStream* s = <ArrowArrayStream*>_calloc(1, sizeof(ArrowArrayStream))
+    Py_INCREF(state)
+    s.private_data = <void*>state
+    s.get_schema = _stream_get_schema
+    s.get_next = _stream_get_next
+    s.get_last_error = _stream_get_last_error
+    s.release = _stream_release
+    try:
+        return PyCapsule_New(s, "arrow_array_stream", _stream_capsule_destructor)
+    except BaseException:
+        s.release(s)
+        free(s)
+        raise
+
+
+# == schema import =========================================================================
+
+cdef void* _capsule_pointer(object capsule, const char* name) except NULL:
+    if not PyCapsule_IsValid(capsule, name):
+        raise ArrowInvalid(f"expected a PyCapsule named {(<bytes>name).decode()!r}, got "
+                           f"{type(capsule).__name__}")
+    return PyCapsule_GetPointer(capsule, name)
+
+
+cdef int32_t _read_i32(const char* p) noexcept nogil:
+    cdef int32_t v
+    memcpy(&v, p, 4)
+    return v
+
+
+cdef object _import_metadata(const char* md, str path):
+    cdef int32_t n, i, size
+    cdef Py_ssize_t pos = 4
+    if md == NULL:
+        return None
+    n = _read_i32(md)
+    if n < 0:
+        raise ArrowInvalid(f"{path}: metadata has a negative entry count {n}")
+    out = {}
+    for i in range(n):
+        key_value = []
+        for what in ("key", "value"):
+            size = _read_i32(md + pos)
+            if size < 0:
+                raise ArrowInvalid(f"{path}: metadata {what} {i} has negative length {size}")
+            key_value.append(md[pos + 4:pos + 4 + size])
+            pos += 4 + size
+        key, value = key_value
+        try:
+            out[key.decode("utf-8")] = value.decode("utf-8", "surrogateescape")
+        except UnicodeDecodeError:
+            raise ArrowInvalid(f"{path}: metadata key {i} is not UTF-8: {key!r}") from None
+    return out
+
+
+cdef object _import_field_at(const ArrowSchema* s, str path, int depth):
+    cdef int64_t i
+    if depth > limits.max_nesting:
+        raise limits.exceeded("max_nesting", depth, f"{path}: imported schema nesting depth")
+    if s == NULL or s.release == NULL:
+        raise ArrowInvalid(f"{path}: schema is NULL or already released")
+    if s.format == NULL:
+        raise ArrowInvalid(f"{path}: NULL format string")
+    fmt_bytes = <bytes>s.format
+    try:
+        fmt = fmt_bytes.decode("ascii")
+        name = (<bytes>s.name).decode("utf-8") if s.name != NULL else ""
+    except UnicodeDecodeError as exc:
+        raise ArrowInvalid(f"{path}: format or name is not valid text: {exc}") from None
+    here = f"{path}.{name}" if depth else (name or path)
+    if s.n_children < 0 or (s.n_children > 0 and s.children == NULL):
+        raise ArrowInvalid(f"{here}: n_children is {s.n_children} with children at "
+                           f"{'NULL' if s.children == NULL else 'a pointer'}")
+    children = [_import_field_at(s.children[i], here, depth + 1) for i in range(s.n_children)]
+    dtype = _parse_format(fmt, children, s.flags, here)
+    if s.dictionary != NULL:
+        if not isinstance(dtype, t.IntType):
+            raise ArrowInvalid(f"{here}: dictionary-encoded with non-integer index format {fmt!r}")
+        values = _import_field_at(s.dictionary, f"{here}.dictionary", depth + 1)
+        dtype = t.DictionaryType(dtype, values.type, bool(s.flags & FLAG_DICTIONARY_ORDERED))
+    return t.Field(name, dtype, bool(s.flags & FLAG_NULLABLE), _import_metadata(s.metadata, here))
+
+
+def import_field(capsule):
+    """The Field an ``"arrow_schema"`` capsule describes (the capsule keeps ownership).
+
+    Raises
+    ------
+    ArrowInvalid
+        For a released schema, an unknown or malformed format string, or
+        child counts that do not fit the format.
+    """
+    cdef ArrowSchema* s = <ArrowSchema*>_capsule_pointer(capsule, "arrow_schema")
+    return _import_field_at(s, "schema", 0)
+
+
+def import_type(capsule):
+    """The DataType an ``"arrow_schema"`` capsule describes."""
+    return import_field(capsule).type
+
+
+def import_schema(capsule):
+    """The Schema a struct (``"+s"``) ``"arrow_schema"`` capsule describes.
+
+    The struct's fields become the schema's fields and its metadata the
+    schema metadata (the form every producer uses for record batches).
+    """
+    f = import_field(capsule)
+    if not isinstance(f.type, t.StructType):
+        raise ArrowInvalid(f"a record batch schema must be a struct, got {f.type}")
+    return t.Schema(f.type.fields, f.metadata)
+
+
+# == array import ==========================================================================
+
+cdef class _ImportedArray:
+    """Owns an ArrowArray moved out of a capsule; releasing it when collected."""
+
+    cdef ArrowArray* c
+
+    def __cinit__(self):
+        self.c = <ArrowArray*>_calloc(1, sizeof(ArrowArray))
+
+    def __dealloc__(self):
+        _free_array(self.c)
+        self.c = NULL
+
+
+cdef _ImportedArray _move_array(object capsule):
+    cdef ArrowArray* src = <ArrowArray*>_capsule_pointer(capsule, "arrow_array")
+    if src.release == NULL:
+        raise ArrowInvalid("the ArrowArray capsule was already consumed (released)")
+    cdef _ImportedArray holder = _ImportedArray()
+    memcpy(holder.c, src, sizeof(ArrowArray))
+    src.release = NULL
+    return holder
+
+
+cdef object _view(const ArrowArray* a, int64_t i, object size, object owner, str what,
+                  bint optional=False):
+    """A BufferView over buffer ``i`` of ``size`` bytes (None for NULL when ``optional``)."""
+    cdef const uint8_t* ptr = <const uint8_t*>a.buffers[i]
+    if size > PY_SSIZE_T_MAX:
+        raise ArrowInvalid(f"{what}: {size} bytes is too large")
+    if ptr == NULL:
+        if optional:
+            return None
+        if size == 0:
+            return empty_view()
+        raise ArrowInvalid(f"{what}: NULL pointer for a {size}-byte buffer")
+    return region_from_pointer(ptr, size, owner, what).view(0, size, what)
+
+
+cdef object _import_node(const ArrowArray* a, object dtype, object owner, str path, int depth):
+    cdef int64_t i, nvar
+    cdef const int64_t* sizes
+    if depth > limits.max_nesting:
+        raise limits.exceeded("max_nesting", depth, f"{path}: imported array nesting depth")
+    if a == NULL or a.release == NULL:
+        raise ArrowInvalid(f"{path}: array is NULL or already released")
+    length, offset, null_count = a.length, a.offset, a.null_count
+    if length < 0 or offset < 0 or null_count < -1 or null_count > length:
+        raise ArrowInvalid(f"{path}: length {length}, offset {offset}, null count {null_count} "
+                           f"(need length >= 0, offset >= 0, -1 <= null count <= length)")
+    end = offset + length
+    if isinstance(dtype, t.BinaryType) and dtype.view:
+        if a.n_buffers < 3:
+            raise ArrowInvalid(f"{path}: {dtype} needs at least 3 buffers (validity, views, "
+                               f"sizes), has {a.n_buffers}")
+        n_buffers = a.n_buffers
+    else:
+        n_buffers = dtype.buffer_count
+        if isinstance(dtype, t.NullType) and a.n_buffers == 1:
+            n_buffers = 1  # pre-1.0 producers export one (NULL) validity buffer
+        if a.n_buffers != n_buffers:
+            raise ArrowInvalid(f"{path}: {dtype} needs {n_buffers} buffers, has {a.n_buffers}")
+    n_children = 0 if isinstance(dtype, t.DictionaryType) else len(dtype.children)
+    if a.n_children != n_children:
+        raise ArrowInvalid(f"{path}: {dtype} needs {n_children} children, has {a.n_children}")
+    if (n_buffers and a.buffers == NULL) or (n_children and a.children == NULL):
+        raise ArrowInvalid(f"{path}: NULL buffers or children array")
+    bufs = []
+    if _has_validity(dtype) and n_buffers:
+        bufs.append(_view(a, 0, (end + 7) // 8, owner, f"{path}: validity", True))
+        if bufs[0] is None and null_count > 0:
+            raise ArrowInvalid(f"{path}: null count {null_count} without a validity bitmap")
+    cls = type(dtype)
+    if cls is t.NullType:
+        bufs = []
+    elif cls is t.BoolType:
+        bufs.append(_view(a, 1, (end + 7) // 8, owner, f"{path}: values"))
+    elif cls is t.BinaryType and dtype.view:
+        bufs.append(_view(a, 1, 16 * end, owner, f"{path}: views"))
+        nvar = a.n_buffers - 3
+        sizes = <const int64_t*>a.buffers[a.n_buffers - 1]
+        if nvar and sizes == NULL:
+            raise ArrowInvalid(f"{path}: NULL variadic sizes buffer for {nvar} data buffers")
+        for i in range(nvar):
+            if sizes[i] < 0:
+                raise ArrowInvalid(f"{path}: variadic data buffer {i} has size {sizes[i]}")
+            bufs.append(_view(a, 2 + i, sizes[i], owner, f"{path}: variadic data {i}"))
+    elif cls is t.BinaryType or (cls is t.ListType and not dtype.view) or cls is t.MapType:
+        width = dtype.offset_dtype.itemsize
+        # an empty array may come with no offsets at all: never read past what must exist
+        offsets_size = 0 if length == 0 else (end + 1) * width
+        offsets = _view(a, 1, offsets_size, owner, f"{path}: offsets")
+        bufs.append(offsets)
+        if cls is t.BinaryType:
+            last = int.from_bytes(offsets.slice(end * width, width).to_bytes(), sys.byteorder,
+                                  signed=True) if offsets_size else 0
+            if last < 0:
+                raise ArrowInvalid(f"{path}: last offset {last} is negative")
+            bufs.append(_view(a, 2, last, owner, f"{path}: data"))
+    elif cls is t.ListType:
+        width = dtype.offset_dtype.itemsize
+        bufs.append(_view(a, 1, end * width, owner, f"{path}: offsets"))
+        bufs.append(_view(a, 2, end * width, owner, f"{path}: sizes"))
+    elif cls is t.UnionType:
+        bufs.append(_view(a, 0, end, owner, f"{path}: type ids"))
+        if dtype.mode == "dense":
+            bufs.append(_view(a, 1, 4 * end, owner, f"{path}: offsets"))
+    elif cls is t.DictionaryType:
+        bufs.append(_view(a, 1, end * dtype.index_type.byte_width, owner, f"{path}: indices"))
+    elif dtype.byte_width is not None:  # every other fixed-width type
+        bufs.append(_view(a, 1, end * dtype.byte_width, owner, f"{path}: values"))
+    fields = dtype.children
+    children = [_import_node(a.children[i], fields[i].type, owner, f"{path}.{fields[i].name}",
+                             depth + 1) for i in range(n_children)]
+    dictionary = None
+    if cls is t.DictionaryType:
+        if a.dictionary == NULL:
+            raise ArrowInvalid(f"{path}: dictionary-encoded array without a dictionary")
+        dictionary = _import_node(a.dictionary, dtype.value_type, owner, f"{path}.dictionary",
+                                  depth + 1)
+    elif a.dictionary != NULL:
+        raise ArrowInvalid(f"{path}: {dtype} array carries a dictionary")
+    if cls is t.UnionType or cls is t.RunEndEncodedType:
+        null_count = 0
+    return make_array(dtype, length, bufs, children, null_count, offset, dictionary)
+
+
+def import_array(schema_capsule, array_capsule):
+    """An arrowmm Array over the memory of an ``"arrow_array"`` capsule (no copy).
+
+    The ArrowArray is moved out of the capsule; its ``release`` runs when the
+    last buffer view of the result is collected.  Buffer sizes are derived
+    from the type, offset and length, then the array is structurally checked.
+
+    Raises
+    ------
+    ArrowInvalid
+        A bad schema, counts that do not fit the type, negative lengths or
+        offsets, or a structure that fails validation.
+    """
+    dtype = import_field(schema_capsule).type
+    holder = _move_array(array_capsule)
+    array = _import_node(holder.c, dtype, holder, "array", 0)
+    array.validate(False, "array")
+    return array
+
+
+cdef object _batch_from_struct(object schema, _ImportedArray holder, str path):
+    struct = _import_node(holder.c, t.StructType(schema.fields), holder, path, 0)
+    struct.validate(False, path)
+    if struct.null_count:
+        raise ArrowInvalid(f"{path}: a record batch cannot come from a struct array with "
+                           f"{struct.null_count} null(s)")
+    columns = [c.slice(struct.offset, struct.length) for c in struct.children]
+    return RecordBatch(schema, struct.length, columns)
+
+
+def import_batch(schema_capsule, array_capsule):
+    """A RecordBatch over a struct ``"arrow_array"`` capsule and its struct schema (no copy)."""
+    schema = import_schema(schema_capsule)
+    return _batch_from_struct(schema, _move_array(array_capsule), "batch")
+
+
+# == stream import =========================================================================
+
+cdef class ImportedStream:
+    """Record batches pulled from a foreign ``ArrowArrayStream``; iterate it.
+
+    ``schema`` is read once at import.  The stream is released by ``close()``,
+    at the end of iteration, or when this object is collected; batches
+    already returned stay valid (each owns its own ArrowArray).
+    """
+
+    cdef ArrowArrayStream* c
+    cdef readonly object schema
+    cdef int _count
+
+    def __cinit__(self):
+        self.c = <ArrowArrayStream*>_calloc(1, sizeof(ArrowArrayStream))
+
+    def __dealloc__(self):
+        self.close()
+        free(self.c)
+        self.c = NULL
+
+    cdef object _error(self, int code, str what):
+        cdef const char* msg = self.c.get_last_error(self.c) if self.c.get_last_error else NULL
+        text = f"stream {what} failed (errno {code})" + (
+            f": {(<bytes>msg).decode('utf-8', 'replace')}" if msg != NULL else "")
+        cls = {EINVAL: ArrowInvalid, ENOSYS: ArrowNotImplementedError,
+               ENOMEM: MemoryError}.get(code)
+        return cls(text) if cls is not None else OSError(code, text)
+
+    cdef int _read_schema(self) except -1:
+        cdef ArrowSchema s
+        cdef int rc
+        memset(&s, 0, sizeof(ArrowSchema))
+        with nogil:
+            rc = self.c.get_schema(self.c, &s)
+        if rc != 0:
+            raise self._error(rc, "get_schema")
+        try:
+            f = _import_field_at(&s, "stream schema", 0)
+        finally:
+            if s.release != NULL:
+                s.release(&s)
+        if not isinstance(f.type, t.StructType):
+            raise ArrowInvalid(f"a stream schema must be a struct, got {f.type}")
+        self.schema = t.Schema(f.type.fields, f.metadata)
+        return 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        cdef int rc
+        if self.c.release == NULL:
+            raise StopIteration
+        holder = _ImportedArray()
+        with nogil:
+            rc = self.c.get_next(self.c, holder.c)
+        if rc != 0:
+            raise self._error(rc, "get_next")
+        if holder.c.release == NULL:
+            self.close()
+            raise StopIteration
+        batch = _batch_from_struct(self.schema, holder, f"stream batch {self._count}")
+        self._count += 1
+        return batch
+
+    def read_all(self):
+        """Every remaining batch, in order (a list)."""
+        return list(self)
+
+    def close(self):
+        """Release the foreign stream now (idempotent: ``release`` runs exactly once)."""
+        if self.c != NULL and self.c.release != NULL:
+            self.c.release(self.c)
+            self.c.release = NULL  # a producer that forgets to mark it released is not re-called
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __arrow_c_schema__(self):
+        return export_schema(self.schema)
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return export_stream(self.schema, self, requested_schema)
+
+
+def import_stream(capsule):
+    """An iterator of RecordBatch (with ``.schema``) over an ``"arrow_array_stream"`` capsule.
+
+    The stream is moved out of the capsule.
+    """
+    cdef ArrowArrayStream* src = <ArrowArrayStream*>_capsule_pointer(capsule, "arrow_array_stream")
+    if src.release == NULL:
+        raise ArrowInvalid("the ArrowArrayStream capsule was already consumed (released)")
+    cdef ImportedStream out = ImportedStream.__new__(ImportedStream)
+    memcpy(out.c, src, sizeof(ArrowArrayStream))
+    src.release = NULL
+    out._read_schema()
+    return out

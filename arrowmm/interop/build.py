@@ -1,0 +1,336 @@
+"""Building arrowmm arrays and record batches from numpy arrays, Python values and Arrow producers.
+
+* ``array(obj, type=None, *, mask=None, from_pandas=False)``: an ``Array`` from a numpy
+  array (zero-copy when it is contiguous and numeric), a Python sequence (type inferred
+  as ``pyarrow.array`` infers it, or built as ``type``), an arrowmm ``Array``, or any
+  object with ``__arrow_c_array__``.
+* ``record_batch(data, schema=None, *, names=None, metadata=None)``: a ``RecordBatch``
+  from ``{name: column}``, a list of columns with ``names=``, an arrowmm batch, or any
+  object with ``__arrow_c_array__`` / ``__arrow_c_stream__``.
+
+Errors are ``ArrowInvalid`` (values that do not fit, mixed types, ragged columns) or
+``ArrowNotImplementedError`` (casts between Arrow types, unsupported numpy dtypes).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from .. import types as t
+from .._core._bitmap import pack_bitmap
+from .from_python import convert, validity_from_mask
+from .infer import infer_type, numpy_dtype_to_arrow
+from .._core._region import as_view
+from ..arrays.array import Array, make_array
+from ..arrays.batch import RecordBatch
+from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
+from ._cdata import import_array
+from ._cdata import import_batch
+from ._cdata import import_stream
+from ..arrays.concat import concat_arrays
+
+__all__ = ["array", "record_batch"]
+
+_NAT = np.iinfo(np.int64).min
+
+
+def array(obj, type: t.DataType = None, *, mask=None, from_pandas: bool = False) -> Array:
+    """An arrowmm ``Array`` holding ``obj``.
+
+    ``obj``: a 1-D numpy array (contiguous numeric arrays are wrapped without a copy;
+    ``numpy.ma.MaskedArray`` masks become nulls), a Python sequence or iterable, an
+    arrowmm ``Array`` (returned as is), or any object with ``__arrow_c_array__``
+    (imported through the C data interface, zero-copy).  ``type`` forces the Arrow type;
+    without it the type is inferred by pyarrow's rules.  ``mask``: True marks a null.
+    ``from_pandas``: NaN (and NaT, pandas.NA) is null rather than a value.
+    """
+    if type is not None and not isinstance(type, t.DataType):
+        raise ArrowInvalid(f"type must be an arrowmm DataType, got {type!r}")
+    if isinstance(obj, Array):
+        return _same_type(obj, type, mask)
+    if isinstance(obj, np.ndarray):
+        return _from_numpy(obj, type, mask, from_pandas)
+    if hasattr(obj, "__arrow_c_array__"):
+        return _same_type(_import_array(obj, type), type, mask)
+    if hasattr(obj, "__arrow_c_stream__"):
+        raise ArrowNotImplementedError(f"array() takes one Arrow array; {_name(obj)} is a stream of "
+                                       f"them (combine its chunks, or use record_batch())")
+    if isinstance(obj, (str, bytes, bytearray, Mapping)) or not isinstance(obj, Iterable):
+        raise ArrowInvalid(f"array() needs a sequence, a numpy array or an Arrow array, "
+                           f"got {_name(obj)}")
+    values = obj if isinstance(obj, list) else list(obj)
+    if mask is not None:
+        m = _check_mask(mask, len(values))
+        values = [None if k else v for v, k in zip(values, m.tolist())]
+    if type is None:
+        type = infer_type(values, from_pandas)
+        if type == t.string() and any(issubclass(k, (bytes, bytearray, memoryview))
+                                      for k in set(map(_type_of, values))):
+            type = t.binary()  # pyarrow's top-level str/bytes mix gives binary
+    return convert(values, type, from_pandas)
+
+
+_type_of = type
+
+
+def _name(obj) -> str:
+    return type(obj).__name__
+
+
+def _same_type(arr: Array, dtype, mask) -> Array:
+    if mask is not None:
+        raise ArrowInvalid("mask= applies to numpy arrays and Python sequences, not Arrow arrays")
+    if dtype is not None and arr.type != dtype:
+        raise ArrowNotImplementedError(f"casting {arr.type} to {dtype} is not supported")
+    return arr
+
+
+def _import_array(obj, dtype) -> Array:
+    requested = None
+    if dtype is not None:
+        requested = dtype.__arrow_c_schema__()
+    try:
+        capsules = obj.__arrow_c_array__(requested)
+    except (NotImplementedError, TypeError, ValueError):
+        capsules = obj.__arrow_c_array__()
+    return import_array(*capsules)
+
+
+def _check_mask(mask, n: int) -> np.ndarray:
+    m = np.asarray(mask)
+    if m.dtype != np.bool_:
+        raise ArrowInvalid(f"mask must be a bool array, got dtype {m.dtype}")
+    if m.shape != (n,):
+        raise ArrowInvalid(f"mask has shape {m.shape}, the values have length {n}")
+    return m
+
+
+# -- numpy --------------------------------------------------------------------------------
+
+# numpy units Arrow lacks -> the unit they convert to exactly
+_DATETIME_UNIT = {"Y": "D", "M": "D", "W": "D", "D": "D", "h": "s", "m": "s"}
+_TIMEDELTA_UNIT = {"W": "s", "D": "s", "h": "s", "m": "s"}
+
+
+def _from_numpy(arr: np.ndarray, dtype, mask, from_pandas) -> Array:
+    if isinstance(arr, np.ma.MaskedArray):
+        masked = np.ma.getmaskarray(arr)
+        arr = np.ma.getdata(arr)
+        mask = masked if mask is None else (masked | _check_mask(mask, len(arr)))
+    if arr.ndim != 1:
+        raise ArrowInvalid(f"only 1-D numpy arrays convert to Arrow arrays, got shape {arr.shape}")
+    n = len(arr)
+    if mask is not None:
+        mask = _check_mask(mask, n)
+    kind = arr.dtype.kind
+    if kind in "OUST":
+        values = arr.tolist() if kind in "UST" else list(arr)
+        return array(values, dtype, mask=mask, from_pandas=from_pandas)
+    if kind not in "biufmM":
+        raise ArrowNotImplementedError(f"numpy dtype {arr.dtype} has no Arrow equivalent")
+    if not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    arr = _supported_units(arr)
+    natural = numpy_dtype_to_arrow(arr.dtype)
+    if dtype is not None and dtype != natural:
+        return _cast_numpy(arr, natural, dtype, mask, from_pandas)
+    if kind in "mM":
+        mask = _merge_nat(arr, mask)
+    elif kind == "f" and from_pandas and mask is None:
+        nan = np.isnan(arr)
+        mask = nan if nan.any() else None
+    return _numpy_array(arr, natural, mask)
+
+
+def _supported_units(arr: np.ndarray) -> np.ndarray:
+    """datetime64 / timedelta64 in a unit Arrow has (exact conversions only)."""
+    kind = arr.dtype.kind
+    if kind not in "mM":
+        return arr
+    unit, count = np.datetime_data(arr.dtype)
+    if unit == "generic" or (kind == "m" and unit in ("Y", "M")):
+        raise ArrowNotImplementedError(f"numpy {arr.dtype} has no Arrow equivalent")
+    target = (_DATETIME_UNIT if kind == "M" else _TIMEDELTA_UNIT).get(unit, unit)
+    if target == unit and count == 1:
+        return arr
+    return arr.astype(np.dtype(f"{'datetime64' if kind == 'M' else 'timedelta64'}[{target}]"))
+
+
+def _numpy_array(arr: np.ndarray, dtype: t.DataType, mask) -> Array:
+    """Wrap ``arr`` (native, 1-D, of ``dtype``'s layout) without copying when contiguous."""
+    validity, nulls = validity_from_mask(mask)
+    n = len(arr)
+    if isinstance(dtype, t.BoolType):
+        bits, _ = pack_bitmap(np.ascontiguousarray(arr, dtype=bool))
+        data = as_view(bits)
+    elif isinstance(dtype, t.DateType) and dtype.unit == "day":
+        days = arr.view(np.int64)
+        live = days if mask is None else days[~mask]
+        if live.size and (live.min() < -2 ** 31 or live.max() >= 2 ** 31):
+            raise ArrowInvalid("a datetime64[D] value is out of the date32 range")
+        data = as_view(days.astype(np.int32))
+    else:
+        if not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr)
+        if arr.dtype.kind in "mM":
+            arr = arr.view(np.int64)
+        data = as_view(arr)
+    return make_array(dtype, n, [validity, data], null_count=nulls)
+
+
+_INT_BACKED = (t.IntType, t.TimestampType, t.DurationType, t.DateType)  # times: via Python
+
+
+def _merge_nat(arr, mask):
+    nat = arr.view(np.int64) == _NAT
+    if not nat.any():
+        return mask
+    return nat if mask is None else (mask | nat)
+
+
+def _cast_numpy(arr, natural, dtype, mask, from_pandas) -> Array:
+    """numpy values as another Arrow type: checked numeric / temporal casts, else via Python."""
+    kind = arr.dtype.kind
+    if kind == "f" and from_pandas and mask is None:
+        nan = np.isnan(arr)
+        mask = nan if nan.any() else None
+    numeric = isinstance(dtype, t.FloatType) and kind in "biuf" or \
+        isinstance(dtype, _INT_BACKED) and kind in ("biuf" if isinstance(dtype, t.IntType) else "iu")
+    if numeric:
+        target = dtype.numpy_dtype
+        live = arr if mask is None else arr[~mask]
+        if target.kind in "iu" and kind == "f":
+            bad = ~np.isfinite(live) | (live != np.trunc(live))
+            if bad.any():
+                raise ArrowInvalid(f"float value {live[bad][0]!r} cannot be converted to {dtype} "
+                                   f"without losing its fractional part")
+        if target.kind in "iu" and live.size:
+            info = np.iinfo(target)
+            lo, hi = live.min(), live.max()
+            if lo < info.min or hi > info.max:
+                bad = lo if lo < info.min else hi
+                raise ArrowInvalid(f"value {bad!r} out of range [{info.min}, {info.max}] of {dtype}")
+        filled = arr if mask is None else np.where(mask, 0, arr)
+        return _numpy_array(filled.astype(target), dtype, mask)
+    temporal = {t.TimestampType: "M", t.DurationType: "m"}.get(type(dtype))
+    if temporal == kind:
+        mask = _merge_nat(arr, mask)
+        out = arr.astype(f"{'datetime64' if kind == 'M' else 'timedelta64'}[{dtype.unit}]")
+        same = (out.astype(arr.dtype) == arr) | np.isnat(arr)
+        if not same.all():
+            raise ArrowInvalid(f"converting {arr.dtype} to {dtype} would lose precision "
+                               f"(value {arr[~same][0]!r})")
+        return _numpy_array(out.view(np.int64), dtype, mask)
+    values = list(arr)
+    if mask is not None:
+        values = [None if m else v for v, m in zip(values, mask.tolist())]
+    return convert(values, dtype, from_pandas)
+
+
+# -- record batches -----------------------------------------------------------------------
+
+def record_batch(data, schema: t.Schema = None, *, names=None, metadata=None) -> RecordBatch:
+    """An arrowmm ``RecordBatch`` from columns or an Arrow producer.
+
+    ``data``: ``{name: numpy array | list | Array}``; a list of columns with ``names=``
+    (or ``schema=``); an arrowmm ``RecordBatch`` (returned as is); an object with
+    ``__arrow_c_array__`` (a struct array / record batch) or ``__arrow_c_stream__`` (its
+    batches concatenated into one).  ``schema`` fixes each column's type, nullability and
+    metadata; ``metadata`` is the schema's custom metadata.
+    """
+    if schema is not None and not isinstance(schema, t.Schema):
+        raise ArrowInvalid(f"schema must be an arrowmm Schema, got {schema!r}")
+    if isinstance(data, RecordBatch):
+        batch = data
+    elif hasattr(data, "__arrow_c_array__"):
+        batch = import_batch(*data.__arrow_c_array__())
+    elif hasattr(data, "__arrow_c_stream__"):
+        batch = _batch_from_stream(data)
+    else:
+        return _batch_from_columns(data, schema, names, metadata)
+    if names is not None:
+        raise ArrowInvalid("names= applies to a list of columns")
+    return _conform(batch, schema, metadata)
+
+
+def _batch_from_stream(obj) -> RecordBatch:
+    stream = import_stream(obj.__arrow_c_stream__())
+    batches = list(stream)
+    schema = stream.schema
+    if len(batches) == 1:
+        return batches[0]
+    if not batches:
+        return RecordBatch(schema, 0, [array([], f.type) for f in schema])
+    columns = [concat_arrays([b.column(k) for b in batches]) for k in range(len(schema))]
+    return RecordBatch(schema, sum(b.num_rows for b in batches), columns)
+
+
+def _conform(batch: RecordBatch, schema, metadata) -> RecordBatch:
+    if schema is None and metadata is None:
+        return batch
+    if schema is None:
+        schema = batch.schema
+    if batch.schema.types != schema.types:
+        raise ArrowNotImplementedError(f"casting a batch of\n{batch.schema}\nto\n{schema}\n"
+                                       f"is not supported")
+    if batch.schema.names != schema.names:
+        raise ArrowInvalid(f"the batch has columns {batch.schema.names}, the schema {schema.names}")
+    if metadata is not None:
+        schema = schema.with_metadata(metadata)
+    return _checked(schema, batch.columns)
+
+
+def _batch_from_columns(data, schema, names, metadata) -> RecordBatch:
+    if isinstance(data, Mapping):
+        if names is not None:
+            raise ArrowInvalid("names= applies to a list of columns, not a dict")
+        if schema is not None:
+            missing = [f.name for f in schema if f.name not in data]
+            if missing:  # keys the schema does not name are left out, as pyarrow does
+                raise ArrowInvalid(f"the dict has no column(s) {missing} named by the schema")
+            columns = [data[f.name] for f in schema]
+        else:
+            names, columns = [str(k) for k in data], list(data.values())
+    elif isinstance(data, (list, tuple)):
+        columns = list(data)
+        if schema is None and (names is None or len(names) != len(columns)):
+            raise ArrowInvalid(f"a list of {len(columns)} columns needs names= (one per column) "
+                               f"or schema=")
+    else:
+        raise ArrowInvalid(f"record_batch() takes a dict, a list of columns, a RecordBatch or an "
+                           f"Arrow producer, got {_name(data)}")
+    if schema is not None:
+        if len(schema) != len(columns):
+            raise ArrowInvalid(f"schema has {len(schema)} fields, got {len(columns)} columns")
+        arrays = []
+        for f, col in zip(schema, columns):
+            arrays.append(_column(col, f.type, f.name))
+        if metadata is not None:
+            schema = schema.with_metadata(metadata)
+    else:
+        arrays = [_column(col, None, n) for n, col in zip(names, columns)]
+        schema = t.Schema([t.Field(str(n), a.type) for n, a in zip(names, arrays)], metadata)
+    return _checked(schema, arrays)
+
+
+def _column(col, dtype, name) -> Array:
+    try:
+        return array(col, dtype)
+    except ArrowError as exc:
+        kind = ArrowNotImplementedError if isinstance(exc, ArrowNotImplementedError) else ArrowInvalid
+        raise kind(f"column {name!r}: {exc}") from None
+
+
+def _checked(schema: t.Schema, arrays) -> RecordBatch:
+    lengths = [len(a) for a in arrays]
+    if len(set(lengths)) > 1:
+        detail = ", ".join(f"{f.name!r}: {n}" for f, n in zip(schema, lengths))
+        raise ArrowInvalid(f"columns have different lengths ({detail})")
+    for f, a in zip(schema, arrays):
+        if a.type != f.type:
+            raise ArrowInvalid(f"column {f.name!r} is {a.type}, the schema says {f.type}")
+        if not f.nullable and a.null_count:
+            raise ArrowInvalid(f"column {f.name!r} is declared non-nullable but has "
+                               f"{a.null_count} null(s)")
+    return RecordBatch(schema, lengths[0] if lengths else 0, list(arrays))

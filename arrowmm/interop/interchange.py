@@ -1,0 +1,145 @@
+"""Arrow streams from any producer, and the ``requested_schema`` rules of the PyCapsule interface.
+
+Why this module exists: ``RecordBatchReader`` is the public face of a foreign
+``ArrowArrayStream`` (pyarrow tables and readers, polars frames, duckdb
+results, another arrowmm reader): batches come out as arrowmm ``RecordBatch``
+objects over the producer's memory, and the reader exports itself again as a
+stream.  The request helpers decide what an exporter does when a consumer asks
+for a schema: the same data under other names, nullability or metadata is
+served as asked (the buffers are unchanged); a different physical layout is
+refused with ``ArrowNotImplementedError`` (arrowmm never casts); a request
+that does not describe the same columns is ``ArrowInvalid``.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Iterator, Optional
+
+from .. import types as t
+from ..arrays.array import Array
+from ..arrays.batch import RecordBatch, SequentialBatches
+from ..errors import ArrowInvalid, ArrowNotImplementedError
+from ._cdata import import_schema, import_stream
+from ..arrays.pandas_compat import batches_to_pandas
+from ._cdata import export_schema
+from ._cdata import export_stream
+
+__all__ = ["RecordBatchReader"]
+
+
+class RecordBatchReader(SequentialBatches):
+    """Record batches pulled from an Arrow C stream, wrapping the producer's memory (no copy).
+
+    Make one with ``RecordBatchReader.from_stream(obj)`` (any object with
+    ``__arrow_c_stream__``: a pyarrow Table or RecordBatchReader, a polars
+    DataFrame, a duckdb result, an arrowmm reader) or
+    ``RecordBatchReader.from_batches(schema, batches)``.  Iterating gives
+    arrowmm ``RecordBatch`` objects that stay valid after the reader is
+    closed.  ``close()`` (also at the end of a ``with`` block, or when the
+    reader is collected) releases the foreign stream exactly once.  The reader
+    is itself a stream producer, so ``pyarrow.table(reader)`` consumes it.
+
+    Examples
+    --------
+    >>> import arrowmm
+    >>> src = arrowmm.RecordBatchReader.from_batches(
+    ...     arrowmm.schema([("x", arrowmm.int64())]), [arrowmm.record_batch({"x": [1, 2]})])
+    >>> with arrowmm.RecordBatchReader.from_stream(src) as reader:
+    ...     [b.to_pydict() for b in reader]
+    [{'x': [1, 2]}]
+    """
+
+    def __init__(self, schema: t.Schema, batches: Iterator[RecordBatch], source=None):
+        self._schema = schema
+        self._batches = batches
+        self._source = source  # the imported stream (closed with the reader), or None
+        self._closed = False
+
+    @classmethod
+    def from_stream(cls, data, schema: Optional[t.Schema] = None) -> "RecordBatchReader":
+        """Import ``data``'s ``__arrow_c_stream__`` (or an ``"arrow_array_stream"`` capsule).
+
+        ``schema`` is passed to the producer as ``requested_schema``; if the
+        producer's stream has another schema, ``ArrowInvalid`` (arrowmm does
+        not cast).
+        """
+        requested = wanted = None
+        if schema is not None:
+            if not hasattr(schema, "__arrow_c_schema__"):
+                raise ArrowInvalid(f"schema must be a Schema (or have __arrow_c_schema__), "
+                                   f"got {type(schema).__name__}")
+            wanted = import_schema(schema.__arrow_c_schema__())
+            requested = schema.__arrow_c_schema__()  # the producer may consume this one
+        if hasattr(data, "__arrow_c_stream__"):
+            capsule = data.__arrow_c_stream__(requested) if requested is not None else \
+                data.__arrow_c_stream__()
+        elif type(data).__name__ == "PyCapsule":
+            capsule = data
+        else:
+            raise ArrowInvalid(f"RecordBatchReader.from_stream needs an object with "
+                               f"__arrow_c_stream__, got {type(data).__name__}")
+        stream = import_stream(capsule)
+        if wanted is not None:
+            if wanted.types != stream.schema.types or wanted.names != stream.schema.names:
+                stream.close()
+                raise ArrowInvalid(f"the stream has schema\n{stream.schema}\nnot the requested\n"
+                                   f"{wanted}\n(arrowmm does not cast)")
+        return cls(stream.schema, stream, stream)
+
+    @classmethod
+    def from_batches(cls, schema: t.Schema, batches: Iterable[RecordBatch]) -> "RecordBatchReader":
+        """A reader over arrowmm batches (each must have ``schema``), pulled lazily."""
+        if not isinstance(schema, t.Schema):
+            raise ArrowInvalid(f"schema must be an arrowmm Schema, got {type(schema).__name__}")
+        return cls(schema, _checked_batches(schema, batches))
+
+    @property
+    def schema(self) -> t.Schema:
+        return self._schema
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def read_next_batch(self) -> RecordBatch:
+        """The next batch; ``StopIteration`` at the end of the stream."""
+        if self._closed:
+            raise ArrowInvalid("the reader is closed")
+        return next(self._batches)
+
+    def to_pandas(self, *, ignore_metadata: bool = False):
+        """The remaining batches as one ``pandas.DataFrame`` (see ``RecordBatch.to_pandas``)."""
+        return batches_to_pandas(self.schema, self.read_all(), ignore_metadata=ignore_metadata)
+
+    def close(self) -> None:
+        """Release the producer's stream now (idempotent); batches already read stay valid."""
+        self._closed = True
+        if self._source is not None:
+            self._source.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return f"<arrowmm.RecordBatchReader{' (closed)' if self._closed else ''}>\n{self._schema}"
+
+    def __arrow_c_schema__(self):
+        return export_schema(self._schema)
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        """Export the remaining batches as a stream (consuming this reader, as pyarrow does)."""
+        if self._closed:
+            raise ArrowInvalid("the reader is closed")
+        return export_stream(self._schema, iter(self), requested_schema)
+
+
+def _checked_batches(schema: t.Schema, batches: Iterable[RecordBatch]) -> Iterator[RecordBatch]:
+    for i, batch in enumerate(batches):
+        if not isinstance(batch, RecordBatch):
+            raise ArrowInvalid(f"batch {i} is a {type(batch).__name__}, not an arrowmm RecordBatch")
+        if not batch.schema.equals(schema):
+            raise ArrowInvalid(f"batch {i} has schema {batch.schema.types}, the reader "
+                               f"{schema.types}")
+        yield batch

@@ -1,0 +1,399 @@
+"""Record batch bodies -> arrays: one depth-first walk with node and buffer cursors.
+
+A ``SchemaPlan`` records, for each top-level column, where its nodes and
+buffers start in a record batch, so ``BatchLoader.column(k)`` jumps straight
+to column ``k`` and decodes nothing else.  Every buffer goes through
+``BatchLoader._buffer``, the one place that turns a (offset, length) pair from
+the file into a ``BufferView`` (checked against the body, decompressed,
+re-aligned when it must be), and every array is structurally checked as it is
+built.
+
+Compressed buffers decompress when their column is loaded: the buffers of
+that column (or, through ``prefetch``, of every column a caller asks for at
+once) are decoded together, in threads when there is enough of them.  Memory
+the loader makes (decompressed, byte-swapped or re-aligned buffers) is wrapped
+in ``CopiedMemory`` (``arrays.provenance``), so ``copy_reason`` / ``Array.is_zero_copy`` can tell it
+from memory borrowed from the source; with ``allow_copies=False`` the loader
+refuses to make any, naming the column and the reason.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Callable, Optional
+
+import numpy as np
+
+from .. import types as t
+from .._core._region import BufferView, as_view
+from ..arrays.array import Array, array_class, make_array
+from .byteorder import NATIVE, byteswap, swap_kind
+from ..arrays.provenance import CopiedMemory, copied_view, copy_reason
+from ..interop._cdata import compile_walk
+from .compression import compressed_size, decompress_many, decompress_payload
+from ..errors import ArrowInvalid, ArrowNotImplementedError
+from ..format.metadata import MetadataVersion, RecordBatchHeader
+
+__all__ = ["SchemaPlan", "LoadStats", "BatchLoader", "CopiedMemory", "copied_view", "copy_reason"]
+
+
+@dataclass
+class LoadStats:
+    """What loading cost beyond borrowing memory: copies are counted, never silent."""
+
+    columns_loaded: int = 0
+    buffers_copied: int = 0  # misaligned buffers copied to aligned memory
+    bytes_copied: int = 0
+    buffers_swapped: int = 0  # big-endian buffers converted to native order
+    buffers_decompressed: int = 0
+    bytes_decompressed: int = 0
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _counts(f: t.Field, v4: bool):
+    """(nodes, fixed buffers, view-typed nodes) one field occupies in a record batch."""
+    dtype = f.type
+    if isinstance(dtype, t.DictionaryType):
+        return 1, 2, 0
+    nodes, buffers = 1, dtype.buffer_count
+    views = 1 if isinstance(dtype, t.BinaryType) and dtype.view else 0
+    if v4 and isinstance(dtype, (t.UnionType, t.RunEndEncodedType)):
+        buffers += 1  # under V4 every non-null type has a validity slot (Arrow C++'s rule)
+    for child in dtype.children:
+        n, b, v = _counts(child, v4)
+        nodes, buffers, views = nodes + n, buffers + b, views + v
+    return nodes, buffers, views
+
+
+@dataclass(frozen=True)
+class SchemaPlan:
+    """Where each top-level column starts among a record batch's nodes and buffers."""
+
+    schema: t.Schema
+    version: int
+    node_starts: tuple
+    buffer_starts: tuple  # before variadic buffers of earlier view columns
+    view_starts: tuple
+    total_nodes: int
+    total_buffers: int
+    total_views: int
+
+    @classmethod
+    def build(cls, schema: t.Schema, version: int = MetadataVersion.V5) -> "SchemaPlan":
+        v4 = version < MetadataVersion.V5
+        ns, bs, vs = [], [], []
+        n = b = v = 0
+        for f in schema.fields:
+            ns.append(n), bs.append(b), vs.append(v)
+            dn, db, dv = _counts(f, v4)
+            n, b, v = n + dn, b + db, v + dv
+        return cls(schema, version, tuple(ns), tuple(bs), tuple(vs), n, b, v)
+
+    @cached_property
+    def c_walk(self):
+        """This plan compiled for the C export's walk over undecoded columns (``_cdata``), or
+        None when some column needs the full loader."""
+        return compile_walk(self)
+
+
+class _Path:
+    """Where an array sits (message, column, field path), formatted only when an error needs it."""
+
+    __slots__ = ("parent", "column", "name")
+
+    def __init__(self, parent, column, name):
+        self.parent = parent
+        self.column = column
+        self.name = name
+
+    def __str__(self):
+        if self.column is not None:
+            return f"{self.parent}, column {self.column} ({self.name!r})"
+        return f"{self.parent}.{self.name}"
+
+
+class BatchLoader:
+    """Decodes the columns of one record batch (or dictionary batch) on demand.
+
+    ``dictionaries`` maps a dictionary id to its current values array.
+    """
+
+    __slots__ = ("plan", "header", "body", "dictionaries", "where", "stats", "swap", "allow_copies",
+                 "_nodes", "_buffers", "_variadic", "_ni", "_bi", "_vi", "_path", "_decoded")
+
+    def __init__(self, plan: SchemaPlan, header: RecordBatchHeader, body: BufferView,
+                 dictionaries: Callable[[int], Array], where: str, stats: Optional[LoadStats] = None,
+                 allow_copies: bool = True):
+        self.plan = plan
+        self.allow_copies = allow_copies
+        self._decoded = {}  # buffer index -> decompressed payload (or the error it raised)
+        self.header = header
+        self.body = body
+        self.dictionaries = dictionaries
+        self.where = where
+        self.stats = stats if stats is not None else LoadStats()
+        self.swap = plan.schema.endianness != NATIVE
+        nodes, buffers, variadic = header.nodes, header.buffers, header.variadic_counts
+        n_nodes, n_buffers = len(nodes), len(buffers)
+        if n_nodes != plan.total_nodes:
+            raise ArrowInvalid(f"{where}: {n_nodes} field nodes, the schema needs {plan.total_nodes}")
+        if len(variadic) != plan.total_views:
+            raise ArrowInvalid(f"{where}: {len(variadic)} variadicBufferCounts, the schema has "
+                               f"{plan.total_views} binary/string view field(s)")
+        extra = 0
+        if len(variadic):
+            if int(variadic.min()) < 0:
+                raise ArrowInvalid(f"{where}: negative variadicBufferCount {int(variadic.min())}")
+            if int(variadic.max()) > n_buffers:
+                raise ArrowInvalid(f"{where}: variadicBufferCount {int(variadic.max())} exceeds the "
+                                   f"{n_buffers} buffers of the message")
+            extra = int(variadic.sum())
+        if n_buffers != plan.total_buffers + extra:
+            raise ArrowInvalid(f"{where}: {n_buffers} buffers, the schema needs "
+                               f"{plan.total_buffers + extra}")
+        self._nodes = nodes
+        self._buffers = buffers
+        self._variadic = variadic
+
+    @property
+    def num_rows(self) -> int:
+        return self.header.length
+
+    def _first_buffer(self, k: int) -> int:
+        plan = self.plan
+        if k >= len(plan.buffer_starts):
+            return len(self._buffers)
+        vi = plan.view_starts[k]
+        return plan.buffer_starts[k] + (int(self._variadic[:vi].sum()) if vi else 0)
+
+    def prefetch(self, ks) -> None:
+        """Decompress the buffers of columns ``ks`` together (in threads when it pays), so that
+        loading them next costs no more decoding.  Nothing to do for uncompressed batches."""
+        codec = self.header.compression
+        if codec is None or not self.allow_copies:
+            return  # (refusing copies: the walk reports the first buffer that needs one)
+        indices = []
+        for k in ks:
+            indices.extend(i for i in range(self._first_buffer(k), self._first_buffer(k + 1))
+                           if i not in self._decoded)
+        views = []
+        for i in indices:
+            offset, size = self._buffers.get(i)
+            try:
+                views.append(self.body.slice(offset, size))
+            except ArrowInvalid:
+                return  # out of the body: the walk reports it where it belongs
+        if len(views) < 2:
+            return
+        for i, out in zip(indices, decompress_many(views, codec)):
+            self._decoded[i] = out
+
+    def column(self, k: int) -> Array:
+        """Decode top-level column ``k`` (and only it)."""
+        plan = self.plan
+        self._ni = plan.node_starts[k]
+        self._vi = plan.view_starts[k]
+        self._bi = self._first_buffer(k)
+        if self.header.compression is not None:
+            self.prefetch((k,))
+        f = plan.schema.fields[k]
+        path = _Path(self.where, k, f.name)
+        array = self._load(f, path)
+        if array.length != self.header.length:
+            raise ArrowInvalid(f"{path}: column length {array.length} differs from the "
+                               f"batch length {self.header.length}")
+        self.stats.columns_loaded += 1
+        return array
+
+    # -- cursors ---------------------------------------------------------------------------
+    def _node(self, path):
+        i = self._ni
+        self._ni = i + 1
+        length, null_count = self._nodes.get(i)
+        if length < 0 or null_count < 0 or null_count > length:
+            raise ArrowInvalid(f"{path}: field node {i} has length {length}, null count {null_count}")
+        return length, null_count
+
+    def _refuse_copy(self, path, what, i, reason):
+        raise ArrowInvalid(f"{path}: {what} (buffer {i}) would have to be {reason}, and copies "
+                           f"are refused (allow_copies=False)")
+
+    def _buffer(self, path, what, align: int = 8) -> BufferView:
+        i = self._bi
+        self._bi = i + 1
+        try:
+            codec = self.header.compression
+            out = self._decoded.pop(i, None)
+            if out is None:
+                offset, size = self._buffers.get(i)
+                view = self.body.slice(offset, size)
+                if codec is not None:
+                    if not self.allow_copies and compressed_size(view) > 0:
+                        raise ArrowInvalid(f"would have to be decompressed ({codec}), and copies "
+                                           f"are refused (allow_copies=False)")
+                    out = decompress_payload(view, codec, "buffer")
+                else:
+                    out = view
+            if isinstance(out, BaseException):
+                raise out
+            if isinstance(out, BufferView):
+                view = out
+            else:
+                view = copied_view(out, f"decompressed ({codec})")
+            if codec is not None:
+                self.stats.buffers_decompressed += 1
+                self.stats.bytes_decompressed += view.size
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"{path}: {what} (buffer {i}): {exc}") from None
+        if align > 1 and view.size and not view.is_aligned(align):
+            if not self.allow_copies:
+                self._refuse_copy(path, what, i, f"copied to {align}-byte aligned memory "
+                                                 f"(it starts at byte {view.offset})")
+            view = copied_view(as_view(view, copy=True), "re-aligned")
+            self.stats.buffers_copied += 1
+            self.stats.bytes_copied += view.size
+        return view
+
+    def _typed_buffer(self, path, what, kind, align: int = 8) -> BufferView:
+        """A buffer of multi-byte values: swapped to native order when the file is not native."""
+        view = self._buffer(path, what, align)
+        if self.swap and kind not in (None, 1) and view.size:
+            if not self.allow_copies:
+                self._refuse_copy(path, what, self._bi - 1, "byte-swapped from big-endian")
+            try:
+                view = copied_view(byteswap(view, kind), "byte-swapped")
+            except ArrowInvalid as exc:
+                raise ArrowInvalid(f"{path}: {what}: {exc}") from None
+            self.stats.buffers_swapped += 1
+        return view
+
+    def _validity(self, path, null_count):
+        buf = self._buffer(path, "validity bitmap", 1)
+        return buf if null_count else None
+
+    # -- per type ---------------------------------------------------------------------------
+    def _load(self, f: t.Field, path: str) -> Array:
+        dtype = f.type
+        loader = _LOADERS.get(type(dtype))
+        if loader is None:
+            raise ArrowNotImplementedError(f"{path}: cannot load type {dtype}")
+        array = loader(self, f, dtype, path)
+        array._check_structure(path)
+        return array
+
+    def _load_null(self, f, dtype, path):
+        length, _ = self._node(path)
+        return make_array(dtype, length, [], null_count=length)
+
+    def _load_fixed(self, f, dtype, path):
+        length, nulls = self._node(path)
+        validity = self._validity(path, nulls)
+        align = 1 if isinstance(dtype, t.FixedSizeBinaryType) else min(dtype.byte_width, 8)
+        if self.swap:
+            data = self._typed_buffer(path, "values", swap_kind(dtype), align)
+        else:
+            data = self._buffer(path, "values", align)
+        return array_class(dtype)(dtype, length, (validity, data), (), nulls)
+
+    def _load_bool(self, f, dtype, path):
+        length, nulls = self._node(path)
+        validity = self._validity(path, nulls)
+        return make_array(dtype, length, [validity, self._buffer(path, "values", 1)], null_count=nulls)
+
+    def _load_binary(self, f, dtype, path):
+        length, nulls = self._node(path)
+        validity = self._validity(path, nulls)
+        if dtype.view:
+            views = self._typed_buffer(path, "views", "views")
+            vi = self._vi
+            self._vi = vi + 1
+            count = int(self._variadic[vi])
+            data = [self._buffer(path, f"variadic data {j}", 1) for j in range(count)]
+            return make_array(dtype, length, [validity, views] + data, null_count=nulls)
+        width = dtype.offset_dtype.itemsize
+        offsets = self._typed_buffer(path, "offsets", width, width)
+        data = self._buffer(path, "data", 1)
+        return make_array(dtype, length, [validity, offsets, data], null_count=nulls)
+
+    def _load_list(self, f, dtype, path):
+        length, nulls = self._node(path)
+        validity = self._validity(path, nulls)
+        width = dtype.offset_dtype.itemsize
+        buffers = [validity, self._typed_buffer(path, "offsets", width, width)]
+        if getattr(dtype, "view", False):
+            buffers.append(self._typed_buffer(path, "sizes", width, width))
+        child = self._load(dtype.value_field, _Path(path, None, dtype.value_field.name))
+        return make_array(dtype, length, buffers, [child], null_count=nulls)
+
+    def _load_fixed_size_list(self, f, dtype, path):
+        length, nulls = self._node(path)
+        validity = self._validity(path, nulls)
+        child = self._load(dtype.value_field, _Path(path, None, dtype.value_field.name))
+        return make_array(dtype, length, [validity], [child], null_count=nulls)
+
+    def _load_struct(self, f, dtype, path):
+        length, nulls = self._node(path)
+        validity = self._validity(path, nulls)
+        children = [self._load(c, _Path(path, None, c.name)) for c in dtype.fields]
+        return make_array(dtype, length, [validity], children, null_count=nulls)
+
+    def _load_union(self, f, dtype, path):
+        length, nulls = self._node(path)
+        if self.plan.version < MetadataVersion.V5:
+            legacy_validity = self._buffer(path, "pre-1.0 union validity", 1)
+            if nulls and legacy_validity.size:
+                raise ArrowNotImplementedError(
+                    f"{path}: pre-1.0 (V4) union with a top-level validity bitmap and {nulls} null(s)")
+        buffers = [self._buffer(path, "type ids", 1)]
+        if dtype.mode == "dense":
+            buffers.append(self._typed_buffer(path, "offsets", 4, 4))
+        children = [self._load(c, _Path(path, None, c.name)) for c in dtype.fields]
+        return make_array(dtype, length, buffers, children, null_count=0)
+
+    def _load_dictionary(self, f, dtype, path):
+        length, nulls = self._node(path)
+        validity = self._validity(path, nulls)
+        width = dtype.index_type.byte_width
+        indices = self._typed_buffer(path, "indices", width, width)
+        if f.dictionary_id is None:
+            raise ArrowInvalid(f"{path}: dictionary-encoded field without a dictionary id")
+        dictionary = self.dictionaries(f.dictionary_id)
+        if dictionary.type != dtype.value_type:
+            raise ArrowInvalid(f"{path}: dictionary {f.dictionary_id} holds {dictionary.type}, "
+                               f"the field needs {dtype.value_type}")
+        return make_array(dtype, length, [validity, indices], null_count=nulls, dictionary=dictionary)
+
+    def _load_run_end_encoded(self, f, dtype, path):
+        length, nulls = self._node(path)
+        if nulls:
+            raise ArrowInvalid(f"{path}: run_end_encoded node declares {nulls} nulls (must be 0)")
+        if self.plan.version < MetadataVersion.V5:
+            self._buffer(path, "V4 validity slot", 1)  # present under V4, never used
+        ends = self._load(dtype.run_end_field, _Path(path, None, "run_ends"))
+        values = self._load(dtype.value_field, _Path(path, None, "values"))
+        return make_array(dtype, length, [], [ends, values], null_count=0)
+
+
+_LOADERS = {
+    t.NullType: BatchLoader._load_null,
+    t.BoolType: BatchLoader._load_bool,
+    t.IntType: BatchLoader._load_fixed,
+    t.FloatType: BatchLoader._load_fixed,
+    t.DecimalType: BatchLoader._load_fixed,
+    t.DateType: BatchLoader._load_fixed,
+    t.TimeType: BatchLoader._load_fixed,
+    t.TimestampType: BatchLoader._load_fixed,
+    t.DurationType: BatchLoader._load_fixed,
+    t.IntervalType: BatchLoader._load_fixed,
+    t.FixedSizeBinaryType: BatchLoader._load_fixed,
+    t.BinaryType: BatchLoader._load_binary,
+    t.ListType: BatchLoader._load_list,
+    t.MapType: BatchLoader._load_list,
+    t.FixedSizeListType: BatchLoader._load_fixed_size_list,
+    t.StructType: BatchLoader._load_struct,
+    t.UnionType: BatchLoader._load_union,
+    t.DictionaryType: BatchLoader._load_dictionary,
+    t.RunEndEncodedType: BatchLoader._load_run_end_encoded,
+}

@@ -1,0 +1,249 @@
+"""Rebuild a valid IPC file from a damaged one: ``repair(src, dst)``.
+
+A writer killed mid-write leaves a file without footer (arrowmm's own
+temporary file is ``ARROW1\\0\\0`` + a plain stream), often with a truncated
+message at its tail.  Readers that start at the footer reject it.  ``repair``
+walks the messages from the front (``read_message_at``: every length checked
+against the bytes before use), keeps the schema, the dictionary batches and
+the complete record batches that come before the first damage, and writes a
+new file that holds *those message bytes verbatim* (bodies are not decoded and
+re-encoded; compressed bodies stay compressed) followed by a new footer whose
+Blocks point at them.  Since the messages keep their offsets modulo 8, the
+8-byte alignment the file format needs is kept.
+
+Dictionary replacement (a second non-delta dictionary batch for an id) is
+legal in a stream but has no representation in a file: the salvage stops
+*before* it, as it does at damage, and the report says so.  Deltas are kept.
+
+The output is written to a temporary file beside ``dst``, fsync'd and renamed
+over it, so ``src`` may be ``dst`` (repair in place) and a failure never
+leaves a half-written ``dst``.
+"""
+from __future__ import annotations
+
+import os
+import struct
+from typing import Optional
+
+from ..errors import ArrowError, ArrowInvalid
+from .message import EOS_BYTES, message_end
+from ..format.metadata import MessageHeader, encode_footer
+from .reader import MAGIC, FileReader, StreamReader, region_of
+from .writer import _blocks, _create_temporary, _fsync_folder, _Sink
+
+__all__ = ["RepairReport", "repair"]
+
+_U32 = struct.Struct("<I")
+
+
+class RepairReport:
+    """What ``repair`` kept and why it stopped.
+
+    Attributes
+    ----------
+    batches, rows : int
+        Record batches and rows written to the repaired file.
+    dropped_bytes : int
+        Bytes of the input from the first damaged (or unrepresentable) byte to its end;
+        0 when every message was kept (a missing footer is rebuilt, not dropped).
+    reason : str or None
+        None when the input was already complete (a stream ending in its end-of-stream
+        marker, a file whose footer matches its messages); else what made it incomplete:
+        the ``ArrowInvalid`` text at the damage, or the missing end-of-stream / footer.
+    source_format : str
+        ``"file"`` (starts with the file magic) or ``"stream"``.
+    """
+
+    __slots__ = ("batches", "rows", "dictionary_batches", "dropped_bytes", "reason",
+                 "source_format", "src", "dst")
+
+    def __init__(self, batches, rows, dictionary_batches, dropped_bytes, reason, source_format,
+                 src, dst):
+        self.batches = batches
+        self.rows = rows
+        self.dictionary_batches = dictionary_batches
+        self.dropped_bytes = dropped_bytes
+        self.reason = reason
+        self.source_format = source_format
+        self.src = src
+        self.dst = dst
+
+    @property
+    def complete(self) -> bool:
+        """Whether the input was already a complete file or stream (nothing was lost)."""
+        return self.reason is None
+
+    def __str__(self):
+        head = (f"{self.src}: Arrow IPC {self.source_format}, "
+                + ("complete" if self.complete else "incomplete"))
+        lines = [head,
+                 f"kept {self.batches} record batch(es), {self.rows:,} row(s), "
+                 f"{self.dictionary_batches} dictionary batch(es) -> {self.dst}",
+                 f"dropped {self.dropped_bytes:,} byte(s)"]
+        if self.reason is not None:
+            lines.append(f"reason: {self.reason}")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return (f"RepairReport(batches={self.batches}, rows={self.rows}, "
+                f"dropped_bytes={self.dropped_bytes}, reason={self.reason!r}, "
+                f"source_format={self.source_format!r})")
+
+
+def _describe(src) -> str:
+    return os.fspath(src) if isinstance(src, (str, os.PathLike)) else type(src).__name__
+
+
+def repair(src, dst, *, validate: bool = True) -> RepairReport:
+    """Write to ``dst`` a valid IPC file holding what can be salvaged from ``src``.
+
+    Parameters
+    ----------
+    src : path or buffer
+        An IPC file (complete, truncated, footer missing or damaged) or an IPC
+        stream (with or without end-of-stream marker, truncated).
+    dst : path
+        Where the repaired IPC file goes; written atomically (temporary file
+        beside it, fsync, rename).  May be ``src`` itself.
+    validate : bool
+        Also check each record batch's structure (``RecordBatch.validate()``) and each
+        dictionary; the first that fails ends the salvage as damage does.
+
+    Returns
+    -------
+    RepairReport
+
+    Raises
+    ------
+    ArrowInvalid
+        When not even the schema message can be read (nothing is written).
+
+    Examples
+    --------
+    >>> import arrowmm, tempfile, os
+    >>> folder = tempfile.mkdtemp()
+    >>> path = os.path.join(folder, "t.arrows")
+    >>> with arrowmm.new_stream(path, arrowmm.schema([("x", arrowmm.int64())])) as w:
+    ...     w.write({"x": [1, 2, 3]})
+    >>> with open(path, "r+b") as f:
+    ...     _ = f.truncate(os.path.getsize(path) - 12)  # cut into the end of the last batch
+    >>> report = arrowmm.repair(path, os.path.join(folder, "t.arrow"))
+    >>> report.batches, report.dropped_bytes > 0
+    (0, True)
+    """
+    region = region_of(src)
+    size = region.size
+    is_file = size >= 8 and region.view(0, 6).to_bytes() == MAGIC
+    start = 8 if is_file else 0
+    try:
+        reader = StreamReader(region)  # reads (and checks) the schema message
+    except ArrowError as exc:
+        raise ArrowInvalid(f"{_describe(src)}: cannot repair, the schema message is unreadable: "
+                           f"{exc}") from None
+    dict_rows, batch_rows = [], []
+    defined = set()
+    rows = 0
+    kept_end = reader._pos  # just past the last message kept
+    damage_at = None
+    reason = None
+    while True:
+        offset = reader._pos
+        try:
+            msg = reader._read_message()
+            if msg is None:
+                break
+            where = f"message {msg.index} (byte {msg.offset})"
+            if (msg.offset - start) % 8 or (msg.body.offset - start) % 8:
+                raise ArrowInvalid(f"{where}: not 8-byte aligned (body at byte {msg.body.offset}), "
+                                   f"which the file format needs")
+            kind = msg.record.header_type
+            if kind == MessageHeader.DictionaryBatch:
+                dict_id = msg.header.id
+                if not msg.header.is_delta and dict_id in defined:
+                    raise ArrowInvalid(f"{where}: dictionary {dict_id} is replaced (a second "
+                                       f"non-delta dictionary batch), which a stream may do but a "
+                                       f"file cannot hold: the salvage stops before it")
+                reader._dictionary_batch(msg, reader._memo, where)
+                if validate:  # just this batch's values (a delta's new part), not the merged whole
+                    reader._memo._chunks[dict_id][-1].validate()
+                defined.add(dict_id)
+                blocks = dict_rows
+            elif kind == MessageHeader.RecordBatch:
+                batch = reader._record_batch(msg, reader._memo.snapshot(), where)
+                if validate:
+                    batch.validate()
+                rows += batch.num_rows
+                blocks = batch_rows
+            elif kind == MessageHeader.Schema:
+                raise ArrowInvalid(f"{where}: a second schema message")
+            else:
+                raise ArrowInvalid(f"{where}: a {msg.kind} message inside a record batch stream")
+        except ArrowError as exc:
+            damage_at, reason = offset, str(exc)
+            break
+        blocks.append((msg.offset - start + 8, msg.body.offset - msg.offset, msg.record.body_length))
+        kept_end = message_end(msg)
+
+    footer_metadata = None
+    if damage_at is not None:
+        dropped = size - damage_at
+    elif kept_end == size:
+        dropped = 0
+        reason = (f"{'file' if is_file else 'stream'} ends after byte {size} without an "
+                  f"end-of-stream marker" + (" or footer" if is_file else "")
+                  + " (every message in it is complete)")
+    else:
+        eos_end = kept_end + (8 if _U32.unpack_from(region.view(kept_end, 4), 0)[0] == 0xFFFFFFFF else 4)
+        dropped = 0
+        if is_file:
+            reason, footer_metadata = _check_footer(region, eos_end, batch_rows, dict_rows)
+            if reason is not None and eos_end < size:
+                dropped = size - eos_end
+        elif eos_end < size:
+            dropped = size - eos_end
+            reason = f"{dropped} byte(s) after the end-of-stream marker at byte {kept_end}"
+
+    footer = encode_footer(reader.schema, _blocks(dict_rows), _blocks(batch_rows), footer_metadata,
+                           reader.version, reader.features)
+    _write_atomically(dst, [MAGIC, b"\x00\x00", region.view(start, kept_end - start), EOS_BYTES,
+                            footer, struct.pack("<i", len(footer)), MAGIC])
+    return RepairReport(len(batch_rows), rows, len(dict_rows), dropped, reason,
+                        "file" if is_file else "stream", _describe(src), os.fspath(dst))
+
+
+def _check_footer(region, eos_end: int, batch_rows, dict_rows):
+    """(reason or None, footer custom metadata to keep) for the footer after the stream of a file."""
+    if eos_end == region.size:
+        return "the file has its end-of-stream marker but no footer", None
+    try:
+        footer_reader = FileReader(region)
+    except ArrowError as exc:
+        return f"damaged footer: {exc}", None
+    if footer_reader._footer_offset != eos_end:
+        return (f"the footer starts at byte {footer_reader._footer_offset}, not just after the "
+                f"end-of-stream marker (byte {eos_end})"), None
+    found = [(o, m & 0xFFFFFFFF, b) for o, m, b in footer_reader._blocks.tolist()]
+    found_dicts = [(o, m & 0xFFFFFFFF, b) for o, m, b in footer_reader._dict_blocks.tolist()]
+    if found != batch_rows or found_dicts != dict_rows:
+        return (f"the footer's blocks ({len(found)} record batches, {len(found_dicts)} "
+                f"dictionaries) do not match the messages in the file ({len(batch_rows)} "
+                f"record batches, {len(dict_rows)} dictionaries)"), None
+    return None, footer_reader.footer.metadata
+
+
+def _write_atomically(dst, parts) -> None:
+    """Write ``parts`` to a temporary file beside ``dst``, fsync it, rename it over ``dst``."""
+    target = os.path.abspath(os.fspath(dst))
+    tmp, fd = _create_temporary(target)
+    try:
+        with os.fdopen(fd, "wb", buffering=0) as f:
+            _Sink(f, fd).write(parts)
+            os.fsync(fd)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_folder(os.path.dirname(target))
