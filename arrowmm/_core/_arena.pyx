@@ -13,11 +13,11 @@ The cache is bounded (``cache_limit``) and forgets blocks idle for longer than
 two seconds (checked whenever a block is taken or returned), so a program
 that stops reading does not keep the memory for long.
 """
-from cpython.buffer cimport PyBUF_FORMAT, PyBUF_ND, PyBUF_STRIDES
 from libc.stdint cimport uint8_t, uintptr_t
 from posix.mman cimport (MAP_ANONYMOUS, MAP_FAILED, MAP_PRIVATE, PROT_READ, PROT_WRITE,
                          mmap, munmap)
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+from arrowmm._core._buffer cimport fill_byte_buffer
 
 import numpy as np
 
@@ -32,7 +32,6 @@ MIN_SIZE = 1 << 16
 DEF _SLOTS = 64
 DEF _HUGE = 2 << 20
 
-cdef bytes _FORMAT_B = b"B"
 
 # The cache: parallel arrays of (address, mapped bytes, when returned); taken newest first.
 cdef void* _ptrs[_SLOTS]
@@ -149,19 +148,8 @@ cdef class Block:
         return self.size
 
     def __getbuffer__(self, Py_buffer* buffer, int flags):
-        self._shape[0] = self.size
-        self._strides[0] = 1
-        buffer.buf = <void*>self.ptr
-        buffer.obj = self
-        buffer.len = self.size
-        buffer.readonly = 0
-        buffer.itemsize = 1
-        buffer.format = <char*>_FORMAT_B if (flags & PyBUF_FORMAT) else NULL
-        buffer.ndim = 1
-        buffer.shape = self._shape if (flags & PyBUF_ND) else NULL
-        buffer.strides = self._strides if (flags & PyBUF_STRIDES) == PyBUF_STRIDES else NULL
-        buffer.suboffsets = NULL
-        buffer.internal = NULL
+        fill_byte_buffer(buffer, self, <void*>self.ptr, self.size, 0, flags, self._shape,
+                         self._strides)
 
     def __releasebuffer__(self, Py_buffer* buffer):
         pass

@@ -17,21 +17,17 @@ import os
 import numpy as np
 
 from cpython.buffer cimport (
-    PyBUF_FORMAT,
-    PyBUF_ND,
     PyBUF_SIMPLE,
-    PyBUF_STRIDES,
     PyBUF_WRITABLE,
     PyBuffer_Release,
     PyObject_GetBuffer,
 )
 from libc.stdint cimport int64_t, uint8_t, uintptr_t
+from arrowmm._core._buffer cimport fill_byte_buffer
 
 from arrowmm.errors import ArrowInvalid
 
 __all__ = ["Region", "BufferView", "empty_view", "as_view"]
-
-cdef bytes _FORMAT_B = b"B"
 
 
 cdef class Region:
@@ -176,19 +172,8 @@ cdef class BufferView:
     def __getbuffer__(self, Py_buffer* buffer, int flags):
         if flags & PyBUF_WRITABLE:
             raise BufferError("arrowmm buffers are read-only")
-        self._shape[0] = self.size
-        self._strides[0] = 1
-        buffer.buf = <void*>self.ptr
-        buffer.obj = self
-        buffer.len = self.size
-        buffer.readonly = 1
-        buffer.itemsize = 1
-        buffer.format = <char*>_FORMAT_B if (flags & PyBUF_FORMAT) else NULL
-        buffer.ndim = 1
-        buffer.shape = self._shape if (flags & PyBUF_ND) else NULL
-        buffer.strides = self._strides if (flags & PyBUF_STRIDES) == PyBUF_STRIDES else NULL
-        buffer.suboffsets = NULL
-        buffer.internal = NULL
+        fill_byte_buffer(buffer, self, <void*>self.ptr, self.size, 1, flags, self._shape,
+                         self._strides)
         self._exports += 1
 
     def __releasebuffer__(self, Py_buffer* buffer):
