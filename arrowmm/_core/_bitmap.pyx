@@ -92,6 +92,15 @@ cdef int _check_bits(int64_t nbytes, int64_t bit_offset, int64_t length,
     return 0
 
 
+def _offsets_array(obj):
+    """``obj`` checked as a 1-D int32 or int64 offsets array, made contiguous."""
+    if not isinstance(obj, np.ndarray) or obj.ndim != 1:
+        raise TypeError("offsets must be a 1-D int32 or int64 numpy array")
+    if obj.dtype.kind != "i" or obj.dtype.itemsize not in (4, 8) or not obj.dtype.isnative:
+        raise TypeError(f"offsets must be int32 or int64, got {obj.dtype}")
+    return np.ascontiguousarray(obj)
+
+
 def _validity_buffer(validity, int64_t bit_offset, int64_t length, what):
     """Byte buffer of a validity bitmap checked to cover ``length`` bits (None stays None)."""
     if validity is None:

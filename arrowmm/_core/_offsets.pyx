@@ -13,6 +13,7 @@ from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
                           uint32_t, uint64_t)
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcmp
+from arrowmm._core._bits cimport bit_is_set, read_le32
 
 import numpy as np
 
@@ -103,15 +104,6 @@ cdef class _Buffers:
 
 # ---------------------------------------------------------------- kernels
 
-cdef inline bint _valid(const uint8_t[::1] bits, int64_t i) noexcept nogil:
-    return (bits[i >> 3] >> (i & 7)) & 1
-
-
-cdef inline int32_t _le32(const uint8_t[::1] b, int64_t p) noexcept nogil:
-    return <int32_t>(<uint32_t>b[p] | (<uint32_t>b[p + 1] << 8)
-                     | (<uint32_t>b[p + 2] << 16) | (<uint32_t>b[p + 3] << 24))
-
-
 cdef inline int64_t _first_drop(const sint_t[::1] o, int64_t last, bint strict) noexcept nogil:
     """Smallest i in [1, last] with o[i] < o[i-1] (<= if strict), else -1.
 
@@ -150,7 +142,7 @@ cdef inline int64_t _list_view_loop(const offset_t[::1] off, const offset_t[::1]
     """First non-null i with off[i] < 0, size[i] < 0 or off[i] + size[i] > child, else -1."""
     cdef int64_t i, o, s
     for i in range(length):
-        if has_bits and not _valid(bits, bit_offset + i):
+        if has_bits and not bit_is_set(bits, bit_offset + i):
             continue
         o = off[i]
         s = size[i]
@@ -180,7 +172,7 @@ cdef inline int64_t _dict_loop(const index_t[::1] idx, uint64_t limit,
     cdef int bad
     if has_bits:
         for i in range(n):
-            if <uint64_t>idx[i] >= limit and _valid(bits, bit_offset + i):
+            if <uint64_t>idx[i] >= limit and bit_is_set(bits, bit_offset + i):
                 return i
         return -1
     while start < n:
@@ -249,10 +241,10 @@ cdef inline int64_t _views_bad(const uint8_t[::1] v, int64_t length, const uint8
     cdef int64_t i, base, size, bidx, off
     cdef const uint8_t* p
     for i in range(length):
-        if has_bits and not _valid(bits, bit_offset + i):
+        if has_bits and not bit_is_set(bits, bit_offset + i):
             continue
         base = 16 * i
-        size = _le32(v, base)
+        size = read_le32(v, base)
         if size < 0:
             kind[0] = _NEG_SIZE
             return i
@@ -261,8 +253,8 @@ cdef inline int64_t _views_bad(const uint8_t[::1] v, int64_t length, const uint8
                 kind[0] = _BAD_UTF8
                 return i
             continue
-        bidx = _le32(v, base + 8)
-        off = _le32(v, base + 12)
+        bidx = read_le32(v, base + 8)
+        off = read_le32(v, base + 12)
         if bidx < 0 or bidx >= nbuf:
             kind[0] = _BAD_BUFFER
             return i
@@ -505,14 +497,14 @@ def check_binary_views(views, int64_t length, validity, int64_t bit_offset,
     if bad < 0:
         return
     base = 16 * bad
-    size = _le32(v, base)
+    size = read_le32(v, base)
     head = f"binary views of {what!r}: view[{bad}]"
     if kind == _NEG_SIZE:
         raise ArrowInvalid(f"{head} size={size} < 0 (sizes must be non-negative)")
     if kind == _BAD_UTF8 and size <= 12:
         raise ArrowInvalid(f"{head} inline value {bytes(vbuf[base + 4:base + 4 + size])!r} "
                            f"(size={size}) is not valid UTF-8")
-    bidx, off = _le32(v, base + 8), _le32(v, base + 12)
+    bidx, off = read_le32(v, base + 8), read_le32(v, base + 12)
     if kind == _BAD_BUFFER:
         raise ArrowInvalid(f"{head} buffer_index={bidx} out of range for {bufs.n} "
                            f"variadic buffers (must be in [0, {bufs.n}))")
@@ -554,7 +546,7 @@ cdef int64_t _extremes_loop(const uint8_t[::1] data, const offset_t[::1] o, int6
     cdef const uint8_t* base = &data[0] if size else NULL
     lo[0] = hi[0] = -1
     for i in range(length):
-        if has_bits and not _valid(bits, bit_offset + i):
+        if has_bits and not bit_is_set(bits, bit_offset + i):
             continue
         start, end = o[i], o[i + 1]
         if start < 0 or end < start or end > size:

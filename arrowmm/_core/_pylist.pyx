@@ -11,32 +11,16 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t
 from libc.stdlib cimport calloc, free
+from arrowmm._core._bits cimport bit_is_set, read_le32
 
 import numpy as np
 
-from arrowmm._core._bitmap import _byte_buffer, _validity_buffer
+from arrowmm._core._bitmap import _byte_buffer, _offsets_array, _validity_buffer
 from arrowmm.errors import ArrowInvalid
 
 ctypedef fused offset_t:
     int32_t
     int64_t
-
-
-cdef object _offsets_array(object obj):
-    if not isinstance(obj, np.ndarray) or obj.ndim != 1:
-        raise TypeError("offsets must be a 1-D int32 or int64 numpy array")
-    if obj.dtype.kind != "i" or obj.dtype.itemsize not in (4, 8) or not obj.dtype.isnative:
-        raise TypeError(f"offsets must be int32 or int64, got {obj.dtype}")
-    return np.ascontiguousarray(obj)
-
-
-cdef inline bint _valid(const uint8_t[::1] bits, int64_t i) noexcept nogil:
-    return (bits[i >> 3] >> (i & 7)) & 1
-
-
-cdef inline int32_t _le32(const uint8_t[::1] b, int64_t p) noexcept nogil:
-    return <int32_t>(<uint32_t>b[p] | (<uint32_t>b[p + 1] << 8)
-                     | (<uint32_t>b[p + 2] << 16) | (<uint32_t>b[p + 3] << 24))
 
 
 cdef inline object _make(const char* p, int64_t n, bint utf8):
@@ -57,7 +41,7 @@ cdef list _var_loop(const offset_t[::1] o, const uint8_t[::1] d, int64_t length,
     cdef object empty = "" if utf8 else b""
     try:
         for i in range(length):
-            if has_bits and not _valid(bits, bit_offset + i):
+            if has_bits and not bit_is_set(bits, bit_offset + i):
                 continue
             s = o[i]
             e = o[i + 1]
@@ -119,7 +103,7 @@ def fixed_binaries_to_list(data, int64_t byte_width, int64_t length, validity=No
     cdef bint has_bits = vb is not None
     cdef list out = [None] * length
     for i in range(length):
-        if has_bits and not _valid(bits, bit_offset + i):
+        if has_bits and not bit_is_set(bits, bit_offset + i):
             continue
         if byte_width == 0:
             out[i] = b""
@@ -157,17 +141,17 @@ def views_to_list(views, int64_t length, validity, int64_t bit_offset, variadic_
             PyObject_GetBuffer(buffers[pinned], &pins[pinned], PyBUF_SIMPLE)
         pinned = nbuf
         for i in range(length):
-            if has_bits and not _valid(bits, bit_offset + i):
+            if has_bits and not bit_is_set(bits, bit_offset + i):
                 continue
             base = 16 * i
-            size = _le32(v, base)
+            size = read_le32(v, base)
             if size < 0:
                 raise ArrowInvalid(f"binary views: view[{i}] size={size} < 0")
             if size <= 12:
                 out[i] = empty if size == 0 else _make(<const char*>&v[base + 4], size, utf8)
                 continue
-            bidx = _le32(v, base + 8)
-            off = _le32(v, base + 12)
+            bidx = read_le32(v, base + 8)
+            off = read_le32(v, base + 12)
             if bidx < 0 or bidx >= nbuf:
                 raise ArrowInvalid(f"binary views: view[{i}] buffer_index={bidx} out of "
                                    f"range for {nbuf} variadic buffers")
@@ -201,7 +185,7 @@ def values_to_list(ndarray, validity=None, int64_t bit_offset=0):
         if (pos & 7) == 0 and n - i >= 8 and bits[pos >> 3] == 0xFF:
             i += 8  # eight valid slots at once
             continue
-        if not _valid(bits, pos):
+        if not bit_is_set(bits, pos):
             out[i] = None
         i += 1
     return out

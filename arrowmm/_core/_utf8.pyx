@@ -8,10 +8,11 @@ above U+10FFFF, no truncated sequences.
 """
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uint8_t, int32_t, int64_t
+from arrowmm._core._bits cimport bit_is_set
 
 import numpy as np
 
-from arrowmm._core._bitmap import _byte_buffer, _validity_buffer
+from arrowmm._core._bitmap import _byte_buffer, _offsets_array, _validity_buffer
 from arrowmm.errors import ArrowInvalid
 
 cdef extern from *:
@@ -75,22 +76,10 @@ cdef enum:
 
 # ---------------------------------------------------------------- arguments
 
-cdef object _offsets_array(object obj):
-    if not isinstance(obj, np.ndarray) or obj.ndim != 1:
-        raise TypeError("offsets must be a 1-D int32 or int64 numpy array")
-    if obj.dtype.kind != "i" or obj.dtype.itemsize not in (4, 8) or not obj.dtype.isnative:
-        raise TypeError(f"offsets must be int32 or int64, got {obj.dtype}")
-    return np.ascontiguousarray(obj)
-
-
 # ---------------------------------------------------------------- kernels
 
 cdef inline bint _is_cont(uint8_t c) noexcept nogil:
     return (c & 0xC0) == 0x80
-
-
-cdef inline bint _valid(const uint8_t[::1] bits, int64_t i) noexcept nogil:
-    return (bits[i >> 3] >> (i & 7)) & 1
 
 
 cdef int64_t _slots_bad(const uint8_t[::1] data, const offset_t[::1] o, int64_t length,
@@ -124,7 +113,7 @@ cdef int64_t _slots_bad(const uint8_t[::1] data, const offset_t[::1] o, int64_t 
         if s < 0 or e < s or e > n:
             kind[0] = _BAD_OFFSETS
             return i
-        if e == s or (has_bits and not _valid(bits, bit_offset + i)):
+        if e == s or (has_bits and not bit_is_set(bits, bit_offset + i)):
             continue
         p = arrowmm_utf8_invalid_at(&data[s], e - s)
         if p >= 0:
