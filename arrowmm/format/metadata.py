@@ -91,6 +91,7 @@ _INTERVAL_UNIT = {0: "YEAR_MONTH", 1: "DAY_TIME", 2: "MONTH_DAY_NANO"}
 _FLOAT_BITS = {0: 16, 1: 32, 2: 64}
 
 
+@dataclass(slots=True, eq=False)
 class RecordBatchHeader:
     """One RecordBatch message header: row count and the struct vectors as numpy views.
 
@@ -99,14 +100,11 @@ class RecordBatchHeader:
     ``node_records`` / ``buffer_records`` give them as structured numpy views.
     """
 
-    __slots__ = ("length", "nodes", "buffers", "compression", "variadic_counts")
-
-    def __init__(self, length, nodes, buffers, compression, variadic_counts):
-        self.length = length
-        self.nodes = nodes
-        self.buffers = buffers
-        self.compression = compression  # None, "lz4" or "zstd"
-        self.variadic_counts = variadic_counts  # int64, one per view-typed node, depth-first
+    length: int
+    nodes: object  # StructPairs of (length, null_count)
+    buffers: object  # StructPairs of (offset, length)
+    compression: Optional[str]  # None, "lz4" or "zstd"
+    variadic_counts: object  # int64, one per view-typed node, depth-first
 
     @property
     def node_records(self) -> np.ndarray:
@@ -117,27 +115,25 @@ class RecordBatchHeader:
         return self.buffers.to_numpy(BUFFER)
 
 
+@dataclass(slots=True, eq=False)
 class DictionaryBatchHeader:
-    __slots__ = ("id", "data", "is_delta")
+    """One DictionaryBatch message header: the id, its record batch, and whether it adds."""
 
-    def __init__(self, id, data, is_delta):
-        self.id = id
-        self.data = data
-        self.is_delta = is_delta
+    id: int
+    data: RecordBatchHeader
+    is_delta: bool
 
 
+@dataclass(slots=True, eq=False)
 class MessageRecord:
     """A parsed message: what it is, how long its body is, and its custom metadata."""
 
-    __slots__ = ("version", "header_type", "header", "body_length", "metadata", "features")
-
-    def __init__(self, version, header_type, header, body_length, metadata, features=()):
-        self.features = features  # Schema.features of a schema message, as names
-        self.version = version
-        self.header_type = header_type
-        self.header = header  # Schema | RecordBatchHeader | DictionaryBatchHeader | raw table
-        self.body_length = body_length
-        self.metadata = metadata
+    version: int
+    header_type: int
+    header: object  # Schema | RecordBatchHeader | DictionaryBatchHeader | raw table
+    body_length: int
+    metadata: Optional[dict]
+    features: tuple = ()  # Schema.features of a schema message, as names
 
     @property
     def kind(self) -> str:
@@ -844,19 +840,18 @@ SPARSE_INDEX_COO, SPARSE_INDEX_CSX, SPARSE_INDEX_CSF = 1, 2, 3
 MAX_TENSOR_NDIM = 64
 
 
+@dataclass(slots=True, eq=False)
 class TensorHeader:
     """A Tensor message header: value type, shape, names, strides (None: row-major), data."""
 
-    __slots__ = ("type", "shape", "dim_names", "strides", "data")
-
-    def __init__(self, type, shape, dim_names, strides, data):
-        self.type = type
-        self.shape = shape  # tuple of int (raw, may be negative)
-        self.dim_names = dim_names  # tuple of str ("" = unnamed)
-        self.strides = strides  # tuple of int or None
-        self.data = data  # (offset, length) into the body
+    type: t.DataType
+    shape: tuple  # of int (raw, may be negative)
+    dim_names: tuple  # of str ("" = unnamed)
+    strides: Optional[tuple]  # of int, or None
+    data: tuple  # (offset, length) into the body
 
 
+@dataclass(slots=True, eq=False)
 class SparseTensorHeader:
     """A SparseTensor message header; ``index`` holds the raw fields of its sparse index.
 
@@ -866,16 +861,13 @@ class SparseTensorHeader:
     CSF: indptr_type, indptr (tuple of pairs), indices_type, indices (tuple of pairs), axis_order.
     """
 
-    __slots__ = ("type", "shape", "dim_names", "non_zero_length", "index_kind", "index", "data")
-
-    def __init__(self, type, shape, dim_names, non_zero_length, index_kind, index, data):
-        self.type = type
-        self.shape = shape
-        self.dim_names = dim_names
-        self.non_zero_length = non_zero_length
-        self.index_kind = index_kind
-        self.index = index
-        self.data = data
+    type: t.DataType
+    shape: tuple
+    dim_names: tuple
+    non_zero_length: int
+    index_kind: str
+    index: dict
+    data: tuple
 
 
 def _tensor_value_type(type_id: int, table, what: str) -> t.DataType:
