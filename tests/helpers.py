@@ -45,24 +45,37 @@ def as_batches(data) -> List[pa.RecordBatch]:
     return list(data)
 
 
-def write_ipc(path, data, *, schema: Optional[pa.Schema] = None, fmt: str = "file",
-              options: Optional[pa.ipc.IpcWriteOptions] = None, batch_metadata=None):
-    """Write ``data`` (table, batch or list of batches) with pyarrow; returns ``path``.
-
-    ``batch_metadata``: one dict (or None) per batch, written as message custom metadata.
-    """
+def _write_with_pyarrow(sink, data, schema, fmt, options, batch_metadata):
     batches = as_batches(data)
     if schema is None:
         schema = data.schema if not isinstance(data, list) else batches[0].schema
     opener = pa.ipc.new_file if fmt == "file" else pa.ipc.new_stream
-    with opener(str(path), schema, options=options) as writer:
+    with opener(sink, schema, options=options) as writer:
         for i, batch in enumerate(batches):
             md = batch_metadata[i] if batch_metadata else None
             if md:
                 writer.write_batch(batch, custom_metadata=md)
             else:
                 writer.write_batch(batch)
+
+
+def write_ipc(path, data, *, schema: Optional[pa.Schema] = None, fmt: str = "file",
+              options: Optional[pa.ipc.IpcWriteOptions] = None, batch_metadata=None):
+    """Write ``data`` (table, batch or list of batches) with pyarrow; returns ``path``.
+
+    ``batch_metadata``: one dict (or None) per batch, written as message custom metadata.
+    """
+    _write_with_pyarrow(str(path), data, schema, fmt, options, batch_metadata)
     return path
+
+
+def ipc_bytes(data, *, schema: Optional[pa.Schema] = None, fmt: str = "file", **options) -> bytes:
+    """``data`` (table, batch or list of batches) written with pyarrow, as bytes.
+
+    ``options``: pyarrow's ``IpcWriteOptions`` by name (``compression="zstd"``, ...)."""
+    sink = io.BytesIO()
+    _write_with_pyarrow(sink, data, schema, fmt, pa.ipc.IpcWriteOptions(**options), None)
+    return sink.getvalue()
 
 
 def write_both(tmp_path, data, name: str = "data", **kw):

@@ -1,5 +1,4 @@
 """The arrowmm command: the demo runs end to end; info and validate report on real files."""
-import io
 import subprocess
 import sys
 
@@ -7,6 +6,7 @@ import pyarrow as pa
 import pytest
 
 import arrowmm
+from helpers import ipc_bytes
 
 
 def _run(*args, stdin=None):
@@ -42,12 +42,7 @@ def test_info_and_validate(tmp_path):
 
 
 def _ipc(fmt: str, batches, **options) -> bytes:
-    sink = io.BytesIO()
-    new = pa.ipc.new_file if fmt == "file" else pa.ipc.new_stream
-    with new(sink, batches[0].schema, options=pa.ipc.IpcWriteOptions(**options)) as w:
-        for b in batches:
-            w.write_batch(b)
-    return sink.getvalue()
+    return ipc_bytes(batches, fmt=fmt, **options)
 
 
 def _sample(fmt: str) -> bytes:

@@ -19,6 +19,7 @@ import arrowmm  # noqa: E402
 from arrowmm.ipc import compression  # noqa: E402
 from arrowmm._core._region import as_view  # noqa: E402
 from arrowmm.errors import ArrowInvalid, ArrowNotImplementedError  # noqa: E402
+from helpers import ipc_bytes
 
 CODECS = ("lz4", "zstd")
 
@@ -28,11 +29,7 @@ def all_types_table(nulls=True, n=N) -> pa.Table:
 
 
 def pa_write(table, fmt, **options) -> bytes:
-    sink = io.BytesIO()
-    opener = pa.ipc.new_file if fmt == "file" else pa.ipc.new_stream
-    with opener(sink, table.schema, options=pa.ipc.IpcWriteOptions(**options)) as w:
-        w.write_table(table)
-    return sink.getvalue()
+    return ipc_bytes(table, fmt=fmt, **options)
 
 
 def pa_read(data, fmt) -> pa.Table:

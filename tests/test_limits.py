@@ -8,6 +8,7 @@ import pytest
 import arrowmm
 from arrowmm import ArrowInvalid, limits
 from test_hostile import hand_built
+from helpers import ipc_bytes
 
 
 @pytest.fixture(autouse=True)
@@ -18,12 +19,7 @@ def _defaults():
 
 
 def _write(batches, fmt="stream", schema=None, **options) -> bytes:
-    sink = io.BytesIO()
-    new = pa.ipc.new_file if fmt == "file" else pa.ipc.new_stream
-    with new(sink, schema or batches[0].schema, options=pa.ipc.IpcWriteOptions(**options)) as w:
-        for b in batches:
-            w.write_batch(b)
-    return sink.getvalue()
+    return ipc_bytes(batches, fmt=fmt, schema=schema, **options)
 
 
 def _read_all(data: bytes, way: str):

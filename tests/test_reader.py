@@ -13,15 +13,12 @@ import pyarrow as pa
 import pytest
 
 import arrowmm
+from helpers import write_ipc
 
 
 def _write(path, table, stream=False, chunk=100, **opts):
-    options = pa.ipc.IpcWriteOptions(**opts)
-    maker = pa.ipc.new_stream if stream else pa.ipc.new_file
-    with maker(str(path), table.schema, options=options) as w:
-        for b in table.to_batches(max_chunksize=chunk):
-            w.write_batch(b)
-    return path
+    return write_ipc(path, table.to_batches(max_chunksize=chunk), schema=table.schema,
+                     fmt="stream" if stream else "file", options=pa.ipc.IpcWriteOptions(**opts))
 
 
 @pytest.fixture

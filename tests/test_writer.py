@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 
 import writer_support as ws  # noqa: E402
-from helpers import assert_batch_matches  # noqa: E402
+from helpers import assert_batch_matches, ipc_bytes  # noqa: E402
 from writer_support import (CASES, FORMATS, N, SLICES, assert_batches_equal, case_table,  # noqa: E402
                             dictionary_messages, messages, open_writer, pa_read_bytes, to_mm,
                             write_mm)
@@ -101,11 +101,7 @@ def test_zero_batches(fmt):
 
 
 def _pa_file_bytes(schema, batches=()):
-    sink = io.BytesIO()
-    with pa.ipc.new_file(sink, schema) as w:
-        for b in batches:
-            w.write_batch(b)
-    return sink.getvalue()
+    return ipc_bytes(list(batches), schema=schema)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

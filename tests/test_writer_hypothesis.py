@@ -19,7 +19,7 @@ import pyarrow as pa
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from helpers import assert_batch_matches  # noqa: E402
+from helpers import assert_batch_matches, ipc_bytes  # noqa: E402
 from writer_support import assert_batches_equal, canonical, pa_read_bytes, to_mm, write_mm  # noqa: E402
 
 import arrowmm  # noqa: E402
@@ -204,13 +204,7 @@ def _one_batch(table):
 
 
 def _pa_write(batches, schema, fmt, compression):
-    sink = io.BytesIO()
-    options = pa.ipc.IpcWriteOptions(compression=compression)
-    opener = pa.ipc.new_file if fmt == "file" else pa.ipc.new_stream
-    with opener(sink, schema, options=options) as w:
-        for b in batches:
-            w.write_batch(b)
-    return sink.getvalue()
+    return ipc_bytes(batches, schema=schema, fmt=fmt, compression=compression)
 
 
 @SETTINGS
