@@ -6,12 +6,12 @@ from typing import Iterator, List, Optional, Sequence
 from .. import types as t
 from .array import Array, reduce_registered, unbacked_rows
 from ..errors import ArrowInvalid
-from .pandas_compat import batches_to_pandas
+from .pandas_compat import PandasConvertible
 
 __all__ = ["RecordBatch"]
 
 
-class RecordBatch:
+class RecordBatch(PandasConvertible):
     """Equal-length columns under a schema.
 
     Batches read from IPC hold a loader and decode column ``k`` only when
@@ -134,10 +134,8 @@ class RecordBatch:
         return [dict(zip(names, row)) for row in zip(*cols)] if cols else \
             [{} for _ in range(unbacked_rows(self.num_rows, "batch without columns"))]
 
-    def to_pandas(self, *, ignore_metadata: bool = False):
-        """A ``pandas.DataFrame``, as pyarrow's ``RecordBatch.to_pandas()`` gives it (dtypes and
-        the index from ``pandas`` schema metadata included).  Needs pandas."""
-        return batches_to_pandas(self.schema, [self], ignore_metadata=ignore_metadata)
+    def _pandas_batches(self):
+        return [self]
 
     def validate(self, full: bool = False) -> None:
         """Decode every column and check it (structure; every offset, byte and index if ``full``)."""

@@ -218,3 +218,18 @@ def _apply_metadata(meta: dict, names, columns, num_rows):
         except (TypeError, ValueError):
             pass
     return names, index, columns, level.get("name")
+
+
+class PandasConvertible:
+    """``to_pandas`` written once for every object that has it: a record batch, the readers.
+
+    A class gives its ``schema`` and ``_pandas_batches()`` (the batches the frame holds)."""
+
+    __slots__ = ()
+
+    def to_pandas(self, *, ignore_metadata: bool = False):
+        """A ``pandas.DataFrame``, as pyarrow's ``to_pandas()`` gives it for the same data
+        (dtypes and the index from ``pandas`` schema metadata included; a reader gives its
+        remaining batches).  Needs pandas."""
+        return batches_to_pandas(self.schema, self._pandas_batches(),
+                                 ignore_metadata=ignore_metadata)

@@ -19,14 +19,14 @@ from ..arrays.array import Array
 from ..arrays.batch import RecordBatch, SequentialBatches
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ._cdata import import_schema, import_stream
-from ..arrays.pandas_compat import batches_to_pandas
+from ..arrays.pandas_compat import PandasConvertible
 from ._cdata import export_schema
 from ._cdata import export_stream
 
 __all__ = ["RecordBatchReader"]
 
 
-class RecordBatchReader(SequentialBatches):
+class RecordBatchReader(SequentialBatches, PandasConvertible):
     """Record batches pulled from an Arrow C stream, wrapping the producer's memory (no copy).
 
     Make one with ``RecordBatchReader.from_stream(obj)`` (any object with
@@ -106,9 +106,8 @@ class RecordBatchReader(SequentialBatches):
             raise ArrowInvalid("the reader is closed")
         return next(self._batches)
 
-    def to_pandas(self, *, ignore_metadata: bool = False):
-        """The remaining batches as one ``pandas.DataFrame`` (see ``RecordBatch.to_pandas``)."""
-        return batches_to_pandas(self.schema, self.read_all(), ignore_metadata=ignore_metadata)
+    def _pandas_batches(self):
+        return self.read_all()
 
     def close(self) -> None:
         """Release the producer's stream now (idempotent); batches already read stay valid."""

@@ -26,7 +26,7 @@ from ..format.metadata import BLOCK, MessageHeader, MetadataVersion, RecordBatch
 from .. import types as t
 from .memory import resident_bytes
 from .memory import advise
-from ..arrays.pandas_compat import batches_to_pandas
+from ..arrays.pandas_compat import PandasConvertible
 from ..interop._cdata import export_schema
 from ..interop._cdata import export_reader_stream
 
@@ -104,7 +104,7 @@ def region_of(source) -> Region:
     return Region(source, description="buffer")
 
 
-class _ReaderBase:
+class _ReaderBase(PandasConvertible):
     """What file and stream readers share: schema, stats, closing, the stream capsule."""
 
     schema = None
@@ -190,10 +190,8 @@ class _ReaderBase:
     def __exit__(self, *exc):
         self.close()
 
-    def to_pandas(self, *, ignore_metadata: bool = False):
-        """Every (remaining) batch as one ``pandas.DataFrame``, as pyarrow's
-        ``read_all().to_pandas()`` gives it.  Needs pandas."""
-        return batches_to_pandas(self.schema, self.read_all(), ignore_metadata=ignore_metadata)
+    def _pandas_batches(self):
+        return self.read_all()
 
     def __arrow_c_schema__(self):
         return export_schema(self.schema)
