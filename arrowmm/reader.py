@@ -87,7 +87,7 @@ def _flat_blocks(blocks):
 
 def region_of(source) -> Region:
     """A path (mapped read-only), a ``Region``, or a buffer-protocol object (used as is)."""
-    if isinstance(source, Region):
+    if isinstance(source, Region) or hasattr(source, "pread"):  # (an unmapped.PreadFile)
         return source
     if isinstance(source, (str, os.PathLike)):
         try:
@@ -258,10 +258,9 @@ class FileReader(_ReaderBase):
 
     @property
     def metadata(self) -> Optional[dict]:
-        """Custom metadata of the schema, updated with the footer's (None when neither has any)."""
-        if not self.footer.metadata:
-            return self.schema.metadata
-        return {**(self.schema.metadata or {}), **self.footer.metadata}
+        """The footer's custom metadata (None when it has none), as pyarrow's
+        ``RecordBatchFileReader.metadata``; the schema's is ``schema.metadata``."""
+        return self.footer.metadata or None
 
     @property
     def version(self) -> int:
@@ -370,9 +369,12 @@ class StreamReader(SequentialBatches, _ReaderBase):
     for ``FileReader``.
     """
 
-    def __init__(self, source, *, recover: bool = False, allow_copies: bool = True):
+    def __init__(self, source, *, recover: bool = False, allow_copies: bool = True,
+                 require_eos: bool = False):
         super().__init__(allow_copies)
         self._recover = recover
+        self._require_eos = require_eos
+        self._saw_eos = False
         self.recovery_error: Optional[str] = None
         self._file = None
         self._decoder = None
@@ -418,10 +420,13 @@ class StreamReader(SequentialBatches, _ReaderBase):
             if msg is not None:
                 self._pos = message_end(msg)
                 self._index += 1
+            else:
+                self._saw_eos = self._pos < self._region.size  # a marker, not the end of the bytes
             return msg
         while not self._pending:
             dec = self._decoder
             if dec.eos:
+                self._saw_eos = True
                 return None
             need = dec.next_required_size
             try:
@@ -441,6 +446,10 @@ class StreamReader(SequentialBatches, _ReaderBase):
             msg = self._next_message()
             if msg is None:
                 self._done = True
+                if self._require_eos and not self._saw_eos and self.recovery_error is None:
+                    raise ArrowInvalid(f"{self._description}: the stream ends without its "
+                                       f"end-of-stream marker (require_eos=True): its writer may "
+                                       f"not have finished")
                 break
             where = f"message {msg.index}" + (f" (byte {msg.offset})" if msg.offset >= 0 else "")
             header_type = msg.record.header_type
@@ -463,26 +472,49 @@ class StreamReader(SequentialBatches, _ReaderBase):
         return f"<arrowmm.StreamReader>\n{self.schema}"
 
 
-def open_file(source, *, allow_copies: bool = True) -> FileReader:
+def _is_path(source) -> bool:
+    return isinstance(source, (str, os.PathLike))
+
+
+def open_file(source, *, allow_copies: bool = True, mmap: bool = True) -> FileReader:
     """Open an IPC file: a path (memory-mapped) or a buffer-protocol object (no copy).
 
     ``allow_copies=False``: columns that cannot be zero-copy (compressed, big-endian,
-    misaligned) raise ``ArrowInvalid`` instead of being copied.
+    misaligned) raise ``ArrowInvalid`` instead of being copied.  ``mmap=False`` (a path):
+    read each batch into memory of its own when it is asked for (``pread``), instead of
+    mapping the file: for files another program may truncate or rewrite, where a mapping
+    would die of SIGBUS or see values change (see ``arrowmm.unmapped``).
     """
+    if not mmap and _is_path(source):
+        from .unmapped import UnmappedFileReader
+        return UnmappedFileReader(source, allow_copies=allow_copies)
     return FileReader(source, allow_copies=allow_copies)
 
 
-def open_stream(source, *, recover: bool = False, allow_copies: bool = True) -> StreamReader:
+def open_stream(source, *, recover: bool = False, allow_copies: bool = True,
+                require_eos: bool = False, mmap: bool = True) -> StreamReader:
     """Open an IPC stream: a path, a buffer-protocol object or a binary file-like object.
 
     ``recover=True`` stops quietly at a damaged or truncated tail (see ``StreamReader``);
-    ``allow_copies=False`` as for ``open_file``.
+    ``allow_copies=False`` as for ``open_file``.  ``require_eos=True``: a stream that ends
+    without its end-of-stream marker (a writer that did not finish) raises ``ArrowInvalid``
+    after its last complete batch instead of ending quietly.  ``mmap=False`` (a path): read
+    the file as a file object, into memory of the reader's own.
     """
-    return StreamReader(source, recover=recover, allow_copies=allow_copies)
+    if not mmap and _is_path(source):
+        from .unmapped import UnmappedStreamReader
+        return UnmappedStreamReader(source, recover=recover, allow_copies=allow_copies,
+                                    require_eos=require_eos)
+    return StreamReader(source, recover=recover, allow_copies=allow_copies,
+                        require_eos=require_eos)
 
 
-def open(source):  # noqa: A001  (mirrors the CONTRACT's arrowmm.open)
-    """Open ``source`` as whichever IPC format its first bytes say it is."""
+def open(source, *, mmap: bool = True):  # noqa: A001  (mirrors the CONTRACT's arrowmm.open)
+    """Open ``source`` as whichever IPC format its first bytes say it is (``mmap=False``: see
+    ``open_file``)."""
+    if not mmap and _is_path(source):
+        from .unmapped import open_unmapped
+        return open_unmapped(source)
     if hasattr(source, "read") and not isinstance(source, (str, os.PathLike)):
         head = source.read(6)
         if head == MAGIC:
