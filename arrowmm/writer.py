@@ -431,7 +431,7 @@ class _WriterBase:
                 f"dictionary id {dict_id} is shared by fields {got[1]!r} and {path!r}, whose "
                 f"dictionaries differ in this batch ({len(got[0])} and {len(values)} values): "
                 f"fields sharing an id share one dictionary, so it must be equal in both "
-                f"(write_table with unify_dictionaries=True merges them)")
+                f"(write_table with unify_dictionaries=True merges top-level ones)")
         claimed[dict_id] = (values, path)
         nested = []
         _dictionaries_in(values, t.Field("dictionary", _find_value_type(self.schema, dict_id)),

@@ -518,3 +518,46 @@ def test_mmap_false_for_open_and_open_stream(tmp_path):
     spath.write_bytes(b"\x00" * 100)  # rewritten: what was read stays
     assert first.to_pydict() == {"x": [5, 6]}
     r.close()
+
+
+def test_an_overwrite_splits_hard_links(tmp_path):
+    """As the README says: the rename gives the path a new inode (``open(p, "wb")`` would not)."""
+    path, other = tmp_path / "t.arrow", tmp_path / "hard.arrow"
+    _write_file(path, "file", 1)
+    os.link(path, other)
+    _write_file(path, "file", 2)
+    assert arrowmm.open_file(path).get_batch(0).to_pydict() == {"x": [2]}
+    assert arrowmm.open_file(other).get_batch(0).to_pydict() == {"x": [1]}
+
+
+def test_a_fifo_target_is_written_in_place(tmp_path):
+    """A FIFO cannot be replaced by a rename: it is opened and written, as ``open`` would."""
+    import threading
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+
+    def drain():
+        with open(fifo, "rb") as f:
+            got.append(f.read())
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    try:
+        with arrowmm.new_stream(fifo, _stream_schema()) as w:
+            w.write({"x": [1, 2]})
+    finally:
+        reader.join()
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and _leftovers(tmp_path) == ["pipe"]
+    assert [b.to_pydict() for b in arrowmm.open_stream(got[0], require_eos=True)] == [{"x": [1, 2]}]
+
+
+def test_unify_dictionaries_merges_fields_sharing_an_id():
+    batches = [_mm_batch(a=_dict([0, 1], ["x", "y"]), b=_dict([0, 1], ["p", "x"]), n=pa.array([1, 2])),
+               _mm_batch(a=_dict([0], ["q"]), b=_dict([0], ["y"]), n=pa.array([3]))]
+    sink = io.BytesIO()
+    with arrowmm.new_file(sink, _shared_schema(), unify_dictionaries=True) as w:
+        w.write_table(batches)
+    assert dictionary_messages(sink.getvalue()) == [(0, False, 4)]
+    assert pa.ipc.open_file(sink.getvalue()).read_all().to_pydict() == {
+        "a": ["x", "y", "q"], "b": ["p", "x", "y"], "n": [1, 2, 3]}
