@@ -57,9 +57,12 @@ class AtomicTarget:
     def done(self) -> bool:
         return self._done
 
-    def commit(self, fsync: bool = False) -> None:
-        """Close the temporary (fsync'd first if ``fsync``) and rename it over the target; on
-        failure the temporary is removed and the target left as it was."""
+    def commit(self, fsync: bool = False, replace: bool = True) -> None:
+        """Close the temporary (fsync'd first if ``fsync``, with its folder after the rename)
+        and rename it over the target.  ``replace=False`` publishes only if the target does not
+        exist (``os.link``, which never clobbers: ``FileExistsError`` otherwise), for
+        create-once names such as versioned manifests.  On failure the temporary is removed
+        and the target left as it was."""
         if self._done:
             raise ValueError(f"{self.path}: already committed or aborted")
         try:
@@ -73,7 +76,11 @@ class AtomicTarget:
         try:
             os.close(fd)
             if self.tmp is not None:
-                os.replace(self.tmp, self.path)
+                if replace:
+                    os.replace(self.tmp, self.path)
+                else:
+                    os.link(self.tmp, self.path)
+                    self._unlink()
         except BaseException:
             self._unlink()
             raise

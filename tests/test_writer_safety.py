@@ -561,3 +561,19 @@ def test_unify_dictionaries_merges_fields_sharing_an_id():
     assert dictionary_messages(sink.getvalue()) == [(0, False, 4)]
     assert pa.ipc.open_file(sink.getvalue()).read_all().to_pydict() == {
         "a": ["x", "y", "q"], "b": ["p", "x", "y"], "n": [1, 2, 3]}
+
+
+def test_atomic_target_commit_without_replacing(tmp_path):
+    """``commit(replace=False)`` (for create-once names: the Spark commit's manifests) never
+    clobbers an existing file; the temporary goes either way."""
+    from arrowmm.atomic import atomic_target
+    path = tmp_path / "once"
+    for data, want in ((b"first", b"first"), (b"second", b"first")):
+        target = atomic_target(path)
+        os.write(target.fd, data)
+        if path.exists():
+            with pytest.raises(FileExistsError):
+                target.commit(replace=False)
+        else:
+            target.commit(replace=False)
+        assert path.read_bytes() == want and _leftovers(tmp_path) == ["once"]
