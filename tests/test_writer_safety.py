@@ -577,3 +577,48 @@ def test_atomic_target_commit_without_replacing(tmp_path):
         else:
             target.commit(replace=False)
         assert path.read_bytes() == want and _leftovers(tmp_path) == ["once"]
+
+
+def _gold_files():
+    import integration_json as ij
+    if not ij.GOLD_DIR.is_dir():
+        return []
+    return sorted(ij.GOLD_DIR.glob("*.arrow_file"))
+
+
+@pytest.mark.parametrize("path", _gold_files() or [pytest.param(None, marks=pytest.mark.skip(
+    reason="the Arrow C++ gold files folder is absent"))], ids=lambda p: getattr(p, "stem", "none"))
+def test_unmapped_reader_reads_every_gold_file_as_the_mapped_one(path):
+    def values(reader):
+        return [b.to_pylist() for b in reader]
+
+    try:
+        want = values(arrowmm.open_file(path))
+    except (arrowmm.ArrowNotImplementedError, arrowmm.ArrowInvalid) as exc:
+        with pytest.raises(type(exc)):
+            values(arrowmm.open_file(path, mmap=False))
+        return
+    with arrowmm.open_file(path, mmap=False) as r:
+        assert r.metadata == arrowmm.open_file(path).metadata
+        assert values(r) == want
+    with arrowmm.open_stream(path, mmap=False, require_eos=True) as r:
+        assert values(r) == want
+
+
+def test_tensor_written_over_a_path_keeps_its_mode_and_is_atomic(tmp_path, monkeypatch):
+    import numpy as np
+    path = tmp_path / "t.tensor"
+    path.write_bytes(b"old")
+    os.chmod(path, 0o600)
+    arrowmm.write_tensor(np.arange(6).reshape(2, 3), path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and _leftovers(tmp_path) == ["t.tensor"]
+    assert arrowmm.read_tensor(str(path)).to_numpy().tolist() == [[0, 1, 2], [3, 4, 5]]
+    before = path.read_bytes()
+
+    def full(fd, views):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "writev", full)
+    with pytest.raises(OSError):
+        arrowmm.write_tensor(np.arange(4), path)
+    assert path.read_bytes() == before and _leftovers(tmp_path) == ["t.tensor"]
