@@ -172,7 +172,11 @@ def _create_temporary(target: str, st: Optional[os.stat_result]):
         return tmp, fd
     try:
         _copy_owner(fd, st)
-        os.fchmod(fd, stat.S_IMODE(st.st_mode) & 0o1777)  # set-id bits are not carried over
+        mode = stat.S_IMODE(st.st_mode) & 0o1777  # set-id bits are not carried over
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
+        else:  # (Windows before Python 3.13)
+            os.chmod(tmp, mode)
     except BaseException:
         os.close(fd)
         os.unlink(tmp)
@@ -181,6 +185,8 @@ def _create_temporary(target: str, st: Optional[os.stat_result]):
 
 
 def _copy_owner(fd: int, st: os.stat_result) -> None:
+    if not hasattr(os, "fchown"):  # (Windows: no owners to copy)
+        return
     mine = os.fstat(fd)
     if (mine.st_uid, mine.st_gid) == (st.st_uid, st.st_gid):
         return

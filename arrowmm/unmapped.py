@@ -27,6 +27,15 @@ __all__ = ["PreadFile", "UnmappedFileReader", "UnmappedStreamReader", "open_unma
 _ALIGN = 64
 
 
+def _read_into(fd: int, out: np.ndarray, offset: int) -> int:
+    """Read bytes at ``offset`` into ``out``; how many (0 at the end of the file)."""
+    if hasattr(os, "preadv"):
+        return os.preadv(fd, [memoryview(out)], offset)
+    data = os.pread(fd, len(out), offset)  # (no preadv: one copy more)
+    out[:len(data)] = np.frombuffer(data, dtype=np.uint8)
+    return len(data)
+
+
 class PreadFile:
     """An open regular file read by offset, its size fixed when opened.
 
@@ -62,7 +71,7 @@ class PreadFile:
         out = raw[start:start + length]
         got = 0
         while got < length:
-            n = os.preadv(self._fd, [memoryview(out[got:])], offset + got)
+            n = _read_into(self._fd, out[got:], offset + got)
             if n == 0:
                 raise ArrowInvalid(
                     f"{self.description}: {what}: read {got} of {length} bytes at byte {offset}: "
