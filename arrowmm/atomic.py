@@ -166,6 +166,10 @@ def _create_temporary(target: str, st: Optional[os.stat_result]):
             break
         except FileExistsError:
             continue
+        except (FileNotFoundError, PermissionError) as exc:  # named for the target, as open() does
+            why = ("the folder does not exist" if isinstance(exc, FileNotFoundError) else
+                   "cannot create a file in its folder, which writing it atomically needs")
+            raise type(exc)(exc.errno, f"{exc.strerror} ({why})", target) from None
     else:
         raise FileExistsError(f"could not create a temporary file beside {target!r}")
     if st is None:
