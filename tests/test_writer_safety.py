@@ -31,7 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from writer_support import FORMATS, dictionary_messages, open_writer, pa_read_bytes  # noqa: E402
 
 import arrowmm  # noqa: E402
-import arrowmm.writer  # noqa: E402
 from arrowmm import types as t  # noqa: E402
 
 
