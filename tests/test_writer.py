@@ -288,7 +288,12 @@ def test_custom_metadata_schema_field_and_batch(fmt):
         w.write_batch(src, metadata={})
     data = sink.getvalue()
     got_schema, got, mds = pa_read_bytes(data, fmt)
-    assert got_schema.metadata == {b"origin": b"writer", "é".encode(): "ü".encode(), b"extra": b"1"}
+    if fmt == "file":  # metadata= is the footer's, the schema keeps its own (as pyarrow)
+        assert got_schema.metadata == {b"origin": b"schema", "é".encode(): "ü".encode()}
+        assert pa.ipc.open_file(pa.py_buffer(data)).metadata == {b"origin": b"writer", b"extra": b"1"}
+        assert arrowmm.open_file(data).metadata == {"origin": "writer", "extra": "1"}
+    else:  # a stream has no footer: the schema message carries both
+        assert got_schema.metadata == {b"origin": b"writer", "é".encode(): "ü".encode(), b"extra": b"1"}
     assert got_schema.field("a").metadata == {b"field": b"a"}
     assert got_schema.field("a").type.value_field.metadata == {b"leaf": b"deep"}
     assert got_schema.field("b").metadata == {b"k": b"v", b"empty": b""}
@@ -363,7 +368,7 @@ def test_dictionary_deltas_when_the_dictionary_only_grows(fmt):
     steps = [(["a"], [0, 0]), (["a"], [0]), (["a", "b"], [1, 0]), (grown[:3], [2, 1, None]),
              (grown[:3], [0]), (grown, [10, 9, 5, 3]), (grown, [6])]
     pa_batches = [_dict_batch(v, i) for v, i in steps]
-    data = write_mm(_mm_each(pa_batches), to_mm(pa_batches[0])[0].schema, fmt)
+    data = write_mm(_mm_each(pa_batches), to_mm(pa_batches[0])[0].schema, fmt, emit_dictionary_deltas=True)
     assert dictionary_messages(data) == [(0, False, 1), (0, True, 1), (0, True, 1), (0, True, 8)]
     _, got, _ = pa_read_bytes(data, fmt)
     assert [b.column(0).to_pylist() for b in got] == [b.column(0).to_pylist() for b in pa_batches]
@@ -376,7 +381,8 @@ def test_dictionary_deltas_when_the_dictionary_only_grows(fmt):
 def test_dictionary_replacement_in_streams():
     pa_batches = [_dict_batch(["a", "b"], [0, 1]), _dict_batch(["b", "a"], [0, 1]),
                   _dict_batch(["b"], [0]), _dict_batch(["b", "x"], [1])]
-    data = write_mm(_mm_each(pa_batches), to_mm(pa_batches[0])[0].schema, "stream")
+    data = write_mm(_mm_each(pa_batches), to_mm(pa_batches[0])[0].schema, "stream",
+                    emit_dictionary_deltas=True)
     assert dictionary_messages(data) == [(0, False, 2), (0, False, 2), (0, False, 1), (0, True, 1)]
     _, got, _ = pa_read_bytes(data, "stream")
     for mine, want in zip(got, pa_batches):
@@ -390,7 +396,7 @@ def test_dictionary_replacement_refused_writes_nothing(tmp_path, fmt, options):
     first, grown, changed = _mm_each([_dict_batch(["a"], [0]), _dict_batch(["a", "b"], [1]),
                                       _dict_batch(["z", "b"], [0])])
     path = tmp_path / "out"
-    with open_writer(path, first.schema, fmt, **options) as w:
+    with open_writer(path, first.schema, fmt, emit_dictionary_deltas=True, **options) as w:
         w.write(first)
         w.write(grown)
         size = _size(w, path)
@@ -417,7 +423,7 @@ def test_nested_dictionary_deltas(fmt):
         offsets = pa.array([0, 1, len(inner_indices)], pa.int32())
         return pa.record_batch([pa.ListArray.from_arrays(offsets, kid)], names=["l"])
     pa_batches = [batch(["p"], [0, 0]), batch(["p", "q"], [1, 0, 1]), batch(["p", "q", "r"], [2, 2])]
-    data = write_mm(_mm_each(pa_batches), to_mm(pa_batches[0])[0].schema, fmt)
+    data = write_mm(_mm_each(pa_batches), to_mm(pa_batches[0])[0].schema, fmt, emit_dictionary_deltas=True)
     assert dictionary_messages(data) == [(0, False, 1), (0, True, 1), (0, True, 1)]
     _, got, _ = pa_read_bytes(data, fmt)
     assert [b.to_pylist() for b in got] == [b.to_pylist() for b in pa_batches]

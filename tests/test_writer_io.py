@@ -61,7 +61,7 @@ def test_path_sink(tmp_path, fmt, as_str):
     src = _sample()
     mm = to_mm(src)
     path = tmp_path / f"out.{fmt}"
-    with open_writer(str(path) if as_str else path, mm[0].schema, fmt) as w:
+    with open_writer(str(path) if as_str else path, mm[0].schema, fmt, emit_dictionary_deltas=True) as w:
         for b in mm:
             w.write(b)
     assert _temporaries(tmp_path) == []
@@ -86,7 +86,7 @@ def test_existing_file_is_replaced_only_on_close(tmp_path):
     path = tmp_path / "out.arrow"
     path.write_bytes(b"old contents")
     mm = to_mm(_sample(2))
-    w = arrowmm.new_file(path, mm[0].schema)
+    w = arrowmm.new_file(path, mm[0].schema, emit_dictionary_deltas=True)
     w.write(mm[0])
     assert path.read_bytes() == b"old contents"
     w.write(mm[1])
@@ -170,10 +170,10 @@ def test_short_writes_are_resumed(fmt):
     src = _sample(3)
     mm = to_mm(src)
     sink = _Trickle()
-    with open_writer(sink, mm[0].schema, fmt) as w:
+    with open_writer(sink, mm[0].schema, fmt, emit_dictionary_deltas=True) as w:
         for b in mm:
             w.write(b)
-    assert bytes(sink.data) == write_mm(mm, mm[0].schema, fmt)
+    assert bytes(sink.data) == write_mm(mm, mm[0].schema, fmt, emit_dictionary_deltas=True)
     _, got, _ = pa_read_bytes(bytes(sink.data), fmt)
     assert [b.to_pylist() for b in got] == [b.to_pylist() for b in src]
 
@@ -340,7 +340,7 @@ def test_pyarrow_stream_with_deltas_rewritten(dst, codec):
             w.write_batch(b, custom_metadata={"k": str(k)})
     for source in (sink.getvalue(), io.BytesIO(sink.getvalue())):
         reader = arrowmm.open_stream(source)
-        data = write_mm(list(reader), reader.schema, dst, compression=codec)
+        data = write_mm(list(reader), reader.schema, dst, compression=codec, emit_dictionary_deltas=True)
         assert dictionary_messages(data) == [(0, False, 2)] + [(0, True, 1)] * 3
         schema, got, mds = pa_read_bytes(data, dst)
         assert schema.metadata == {b"s": b"1"}

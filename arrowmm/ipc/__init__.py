@@ -4,7 +4,8 @@ dictionaries and statistics, the file and stream readers and writers, repair, te
 ``io`` holds what every writer shares: sinks, temporary files, fsync and the magic bytes.
 """
 from .indexed import IndexedStreamReader, index_stream
-from .reader import FileReader, StreamReader, open, open_file, open_stream  # noqa: A004
+from .opening import open, open_file, open_stream  # noqa: A004
+from .reader import FileReader, StreamReader
 from .repair import RepairReport, repair
 from .writer import FileWriter, StreamWriter, new_file, new_stream
 

@@ -6,15 +6,22 @@ apply deltas, and refuse a second non-delta batch for one id.
 """
 from __future__ import annotations
 
+import math
+import struct
 from typing import Dict, List
+
+import numpy as np
 
 from .. import limits
 from .. import types as t
-from ..arrays.array import Array
+from .._core._bitmap import pack_bitmap
+from ..arrays.array import Array, make_array
+from ..arrays.batch import RecordBatch
 from ..arrays.concat import concat_arrays
-from ..errors import ArrowInvalid
+from ..arrays.provenance import copied_view
+from ..errors import ArrowInvalid, ArrowNotImplementedError
 
-__all__ = ["dictionary_value_fields", "DictionaryMemo"]
+__all__ = ["dictionary_value_fields", "DictionaryMemo", "unify_batch_dictionaries"]
 
 
 def dictionary_value_fields(schema: t.Schema) -> Dict[int, t.Field]:
@@ -110,3 +117,133 @@ class DictionaryMemo:
                 self._keep_merged(dict_id, chunks, got)
             return got
         return lookup
+
+
+# -- unifying the dictionaries of many batches (the writers' ``unify_dictionaries``) ----------
+
+def _key(v):
+    """A hashable stand-in for a dictionary value (NaN equals NaN, -0.0 differs from 0.0)."""
+    if isinstance(v, float):
+        return ("nan",) if math.isnan(v) else ("float", struct.pack("<d", v))
+    if isinstance(v, (list, tuple)):
+        return ("list", tuple(_key(x) for x in v))
+    if isinstance(v, dict):
+        return ("dict", tuple((k, _key(x)) for k, x in v.items()))
+    return (type(v).__name__, v)
+
+
+def unify_batch_dictionaries(batches: list, schema: t.Schema) -> list:
+    """``batches`` with one dictionary per top-level dictionary id, indices remapped.
+
+    The unified dictionary holds the first dictionary's values in order, then each value the
+    next ones add, first seen first (as Arrow C++'s ``DictionaryUnifier``).  Ids whose
+    dictionaries are already all equal are left alone (no copy).  A unified dictionary too
+    long for a field's index type raises ``ArrowInvalid``; differing dictionaries below the
+    top level, or holding dictionaries, ``ArrowNotImplementedError``.
+    """
+    by_id: Dict[int, List[int]] = {}
+    for k, f in enumerate(schema.fields):
+        if isinstance(f.type, t.DictionaryType):
+            by_id.setdefault(f.dictionary_id, []).append(k)
+    columns = [list(b.columns) for b in batches]
+    for dict_id, fields in by_id.items():
+        arrays = [(i, k, cols[k]) for i, cols in enumerate(columns) for k in fields]
+        if not arrays:
+            continue
+        first = arrays[0][2].dictionary
+        dicts = {id(a.dictionary): a.dictionary for _, _, a in arrays}
+        if all(d is first or _equal(d, first) for d in dicts.values()):
+            continue
+        names = ", ".join(repr(schema.fields[k].name) for k in fields)
+        if _holds_dictionary(first.type):
+            raise ArrowNotImplementedError(f"unify_dictionaries: field(s) {names}: dictionaries "
+                                           f"holding dictionaries are not unified")
+        unified, mappings = _unify(list(dicts.values()))
+        for i, k, a in arrays:
+            columns[i][k] = _remap(a, mappings[id(a.dictionary)], unified, schema.fields[k].name)
+    _check_nested_unchanged(batches, schema)
+    return [b if all(x is y for x, y in zip(cols, b.columns))
+            else RecordBatch(b.schema, b.num_rows, cols, metadata=b.metadata)
+            for b, cols in zip(batches, columns)]
+
+
+def _equal(a: Array, b: Array) -> bool:
+    if len(a) != len(b) or a.type != b.type:
+        return False
+    return [_key(v) for v in a.to_pylist(temporal="int")] == [_key(v) for v in b.to_pylist(temporal="int")]
+
+
+def _holds_dictionary(dtype) -> bool:
+    return isinstance(dtype, t.DictionaryType) or any(_holds_dictionary(c.type) for c in dtype.children)
+
+
+def _unify(dicts: List[Array]):
+    """(unified dictionary, {id(dictionary): old index -> new index})."""
+    index: Dict[object, int] = {}
+    runs = []  # (dictionary, start, stop) of the values each adds
+    mappings = {}
+    for d in dicts:
+        mapping = np.empty(len(d), dtype=np.int64)
+        run_start = None
+        for i, v in enumerate(d.to_pylist(temporal="int")):
+            k = _key(v)
+            at = index.get(k)
+            if at is None:
+                at = index[k] = len(index)
+                if run_start is None:
+                    run_start = i
+            elif run_start is not None:
+                runs.append((d, run_start, i))
+                run_start = None
+            mapping[i] = at
+        if run_start is not None:
+            runs.append((d, run_start, len(d)))
+        mappings[id(d)] = mapping
+    unified = concat_arrays([d.slice(a, b - a) for d, a, b in runs])
+    return unified, mappings
+
+
+def _remap(a: Array, mapping: np.ndarray, unified: Array, name: str) -> Array:
+    index_type = a.type.index_type
+    top = np.iinfo(index_type.numpy_dtype).max
+    if len(unified) - 1 > top:
+        raise ArrowInvalid(f"unify_dictionaries: field {name!r}: the unified dictionary has "
+                           f"{len(unified)} values, more than {index_type} indices address "
+                           f"(largest index {top})")
+    idx = a.indices().values().astype(np.int64)
+    valid = a._valid_mask()
+    live = idx if valid is None else idx[valid]
+    if live.size and (int(live.min()) < 0 or int(live.max()) >= len(mapping)):
+        raise ArrowInvalid(f"unify_dictionaries: field {name!r}: dictionary index "
+                           f"{int(live.max()) if int(live.min()) >= 0 else int(live.min())} out of "
+                           f"range for a dictionary of {len(mapping)} values")
+    safe = idx if valid is None else np.where(valid, idx, 0)
+    new = mapping[safe].astype(index_type.numpy_dtype) if len(mapping) else np.zeros(len(idx), index_type.numpy_dtype)
+    validity = None
+    if valid is not None:
+        bitmap, _ = pack_bitmap(valid)
+        validity = copied_view(bitmap, "unified dictionary")
+    return make_array(a.type, len(a), [validity, copied_view(new, "unified dictionary")],
+                      null_count=a.null_count, dictionary=unified)
+
+
+def _check_nested_unchanged(batches: list, schema: t.Schema) -> None:
+    """Dictionaries below the top level are not unified: refuse ones that differ."""
+    seen: Dict[int, tuple] = {}
+
+    def walk(arr: Array, f: t.Field, path: str, top: bool):
+        if isinstance(f.type, t.DictionaryType):
+            if not top:
+                got = seen.setdefault(f.dictionary_id, (arr.dictionary, path))
+                if got[0] is not arr.dictionary and not _equal(got[0], arr.dictionary):
+                    raise ArrowNotImplementedError(
+                        f"unify_dictionaries: {path} is a dictionary below the top level whose "
+                        f"dictionary differs between batches; only top-level dictionaries are "
+                        f"unified")
+            return
+        for cf, child in zip(f.type.children, arr.children):
+            walk(child, cf, f"{path}.{cf.name}", False)
+
+    for b in batches:
+        for f, col in zip(schema.fields, b.columns):
+            walk(col, f, f.name, True)

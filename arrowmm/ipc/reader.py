@@ -15,22 +15,20 @@ from typing import Iterator, Optional
 import numpy as np
 
 from .. import limits
+from .. import types as t
 from .._core._region import Region
 from ..arrays.array import reduce_registered
 from ..arrays.batch import RecordBatch, SequentialBatches
-from .dictionaries import DictionaryMemo
-from ..errors import ArrowInvalid, ArrowNotImplementedError
-from .loader import BatchLoader, LoadStats, SchemaPlan
-from .message import Message, MessageDecoder, message_end, read_message_at
-from ..format.metadata import BLOCK, MessageHeader, MetadataVersion, RecordBatchHeader, parse_footer
-from .. import types as t
-from .memory import resident_bytes
-from .memory import advise
 from ..arrays.pandas_compat import PandasConvertible
-from ..interop._cdata import export_schema
-from ..interop._cdata import export_reader_stream
+from ..errors import ArrowInvalid, ArrowNotImplementedError
+from ..format.metadata import BLOCK, MessageHeader, MetadataVersion, RecordBatchHeader, parse_footer
+from ..interop._cdata import export_reader_stream, export_schema
+from .dictionaries import DictionaryMemo
+from .loader import BatchLoader, LoadStats, SchemaPlan
+from .memory import advise, resident_bytes
+from .message import Message, MessageDecoder, message_end, read_message_at
 
-__all__ = ["MAGIC", "FileReader", "StreamReader", "open_file", "open_stream", "open"]
+__all__ = ["MAGIC", "FileReader", "StreamReader", "region_of"]
 
 MAGIC = b"ARROW1"
 _I32 = struct.Struct("<i")
@@ -94,7 +92,7 @@ def _flat_blocks(blocks):
 
 def region_of(source) -> Region:
     """A path (mapped read-only), a ``Region``, or a buffer-protocol object (used as is)."""
-    if isinstance(source, Region):
+    if isinstance(source, Region) or hasattr(source, "pread"):  # (an unmapped.PreadFile)
         return source
     if isinstance(source, (str, os.PathLike)):
         try:
@@ -257,10 +255,9 @@ class FileReader(_ReaderBase):
 
     @property
     def metadata(self) -> Optional[dict]:
-        """Custom metadata of the schema, updated with the footer's (None when neither has any)."""
-        if not self.footer.metadata:
-            return self.schema.metadata
-        return {**(self.schema.metadata or {}), **self.footer.metadata}
+        """The footer's custom metadata (None when it has none), as pyarrow's
+        ``RecordBatchFileReader.metadata``; the schema's is ``schema.metadata``."""
+        return self.footer.metadata or None
 
     @property
     def version(self) -> int:
@@ -353,9 +350,12 @@ class StreamReader(SequentialBatches, _ReaderBase):
     for ``FileReader``.
     """
 
-    def __init__(self, source, *, recover: bool = False, allow_copies: bool = True):
+    def __init__(self, source, *, recover: bool = False, allow_copies: bool = True,
+                 require_eos: bool = False):
         super().__init__(allow_copies)
         self._recover = recover
+        self._require_eos = require_eos
+        self._saw_eos = False
         self.recovery_error: Optional[str] = None
         self._file = None
         self._decoder = None
@@ -401,10 +401,13 @@ class StreamReader(SequentialBatches, _ReaderBase):
             if msg is not None:
                 self._pos = message_end(msg)
                 self._index += 1
+            else:
+                self._saw_eos = self._pos < self._region.size  # a marker, not the end of the bytes
             return msg
         while not self._pending:
             dec = self._decoder
             if dec.eos:
+                self._saw_eos = True
                 return None
             need = dec.next_required_size
             try:
@@ -424,6 +427,10 @@ class StreamReader(SequentialBatches, _ReaderBase):
             msg = self._next_message()
             if msg is None:
                 self._done = True
+                if self._require_eos and not self._saw_eos and self.recovery_error is None:
+                    raise ArrowInvalid(f"{self._description}: the stream ends without its "
+                                       f"end-of-stream marker (require_eos=True): its writer may "
+                                       f"not have finished")
                 break
             where = f"message {msg.index}" + (f" (byte {msg.offset})" if msg.offset >= 0 else "")
             header_type = msg.record.header_type
@@ -444,67 +451,3 @@ class StreamReader(SequentialBatches, _ReaderBase):
 
     def __repr__(self):
         return f"<arrowmm.StreamReader>\n{self.schema}"
-
-
-def open_file(source, *, allow_copies: bool = True) -> FileReader:
-    """Open an IPC file: a path (memory-mapped) or a buffer-protocol object (no copy).
-
-    ``allow_copies=False``: columns that cannot be zero-copy (compressed, big-endian,
-    misaligned) raise ``ArrowInvalid`` instead of being copied.
-    """
-    return FileReader(source, allow_copies=allow_copies)
-
-
-def open_stream(source, *, recover: bool = False, allow_copies: bool = True) -> StreamReader:
-    """Open an IPC stream: a path, a buffer-protocol object or a binary file-like object.
-
-    ``recover=True`` stops quietly at a damaged or truncated tail (see ``StreamReader``);
-    ``allow_copies=False`` as for ``open_file``.
-    """
-    return StreamReader(source, recover=recover, allow_copies=allow_copies)
-
-
-def open(source):  # noqa: A001  (mirrors the CONTRACT's arrowmm.open)
-    """Open ``source`` as whichever IPC format its first bytes say it is."""
-    if hasattr(source, "read") and not isinstance(source, (str, os.PathLike)):
-        head = source.read(6)
-        if head == MAGIC:
-            return FileReader(_map_or_read(source, head))
-        return StreamReader(_Prepend(head, source))
-    region = region_of(source)
-    if region.size >= 6 and region.view(0, 6).to_bytes() == MAGIC:
-        return FileReader(region)
-    return StreamReader(region)
-
-
-def _map_or_read(source, head: bytes):
-    """An IPC file behind a file object: mapped when it is a real file, else read into memory."""
-    try:
-        fd = source.fileno()
-        start = source.tell() - len(head)
-    except (AttributeError, OSError, ValueError):
-        return head + source.read()
-    size = os.fstat(fd).st_size
-    if start != 0 or size <= 0:
-        return head + source.read()
-    import mmap
-    return Region(mmap.mmap(fd, 0, access=mmap.ACCESS_READ),
-                  description=getattr(source, "name", "file object"))
-
-
-class _Prepend:
-    """A file-like object that yields ``head`` before reading on from ``rest``."""
-
-    def __init__(self, head: bytes, rest):
-        self._head = head
-        self._rest = rest
-        self.name = getattr(rest, "name", type(rest).__name__)
-
-    def read(self, n=-1):
-        if self._head:
-            if n is None or n < 0:
-                out, self._head = self._head + self._rest.read(), b""
-                return out
-            out, self._head = self._head[:n], self._head[n:]
-            return out
-        return self._rest.read(n)

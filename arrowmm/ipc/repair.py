@@ -16,8 +16,9 @@ legal in a stream but has no representation in a file: the salvage stops
 *before* it, as it does at damage, and the report says so.  Deltas are kept.
 
 The output is written to a temporary file beside ``dst``, fsync'd and renamed
-over it, so ``src`` may be ``dst`` (repair in place) and a failure never
-leaves a half-written ``dst``.
+over it (``arrowmm.ipc.atomic``: an existing ``dst`` keeps its mode, owner and group,
+a symlink stays a link), so ``src`` may be ``dst`` (repair in place) and a
+failure never leaves a half-written ``dst``.
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ from ..errors import ArrowError, ArrowInvalid
 from .message import EOS_BYTES, message_end
 from ..format.metadata import MessageHeader, encode_footer
 from .reader import MAGIC, FileReader, StreamReader, region_of
-from .writer import _blocks, _create_temporary, _fsync_folder, _Sink
+from .atomic import write_atomically
+from .writer import _blocks
 
 __all__ = ["RepairReport", "repair"]
 
@@ -205,7 +207,7 @@ def repair(src, dst, *, validate: bool = True) -> RepairReport:
 
     footer = encode_footer(reader.schema, _blocks(dict_rows), _blocks(batch_rows), footer_metadata,
                            reader.version, reader.features)
-    _write_atomically(dst, [MAGIC, b"\x00\x00", region.view(start, kept_end - start), EOS_BYTES,
+    write_atomically(dst, [MAGIC, b"\x00\x00", region.view(start, kept_end - start), EOS_BYTES,
                             footer, struct.pack("<i", len(footer)), MAGIC])
     return RepairReport(len(batch_rows), rows, len(dict_rows), dropped, reason,
                         "file" if is_file else "stream", _describe(src), os.fspath(dst))
@@ -229,21 +231,3 @@ def _check_footer(region, eos_end: int, batch_rows, dict_rows):
                 f"dictionaries) do not match the messages in the file ({len(batch_rows)} "
                 f"record batches, {len(dict_rows)} dictionaries)"), None
     return None, footer_reader.footer.metadata
-
-
-def _write_atomically(dst, parts) -> None:
-    """Write ``parts`` to a temporary file beside ``dst``, fsync it, rename it over ``dst``."""
-    target = os.path.abspath(os.fspath(dst))
-    tmp, fd = _create_temporary(target)
-    try:
-        with os.fdopen(fd, "wb", buffering=0) as f:
-            _Sink(f, fd).write(parts)
-            os.fsync(fd)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    _fsync_folder(os.path.dirname(target))

@@ -542,13 +542,16 @@ def write_sparse_tensor(sparse, sink) -> int:
     Returns the bytes written.
     """
     head, parts, body_length = _payload(sparse)
-    out, owned = open_sink(sink)
+    out, target = open_sink(sink)
     try:
         out.write([head] + parts)
         out.flush()
-    finally:
-        if owned is not None:
-            owned.close()
+    except BaseException:
+        if target is not None:
+            target.abort()  # a path keeps what it had
+        raise
+    if target is not None:
+        target.commit()  # written beside the path, renamed over it (arrowmm.ipc.atomic)
     return len(head) + body_length
 
 

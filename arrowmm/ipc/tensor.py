@@ -60,7 +60,8 @@ def little_endian(dtype: t.DataType) -> np.dtype:
 
 
 def open_sink(sink):
-    """(writer, owned file or None) for a path or a binary file-like object."""
+    """(writer, ``arrowmm.ipc.atomic.AtomicTarget`` to commit or abort, or None) for a path or a
+    binary file-like object."""
     return _open_sink(sink)
 
 
@@ -308,13 +309,16 @@ def write_tensor(tensor, sink) -> int:
     ``sink`` is a path or a binary file-like object.
     """
     head, body = _payload(_as_tensor(tensor))
-    out, owned = open_sink(sink)
+    out, target = open_sink(sink)
     try:
         out.write([head, body] if body.nbytes else [head])
         out.flush()
-    finally:
-        if owned is not None:
-            owned.close()
+    except BaseException:
+        if target is not None:
+            target.abort()  # a path keeps what it had
+        raise
+    if target is not None:
+        target.commit()  # written beside the path, renamed over it (arrowmm.ipc.atomic)
     return len(head) + body.nbytes
 
 

@@ -4,19 +4,32 @@ Data buffers go to the OS from the memory they live in (``os.writev`` on a
 real file descriptor, ``write(memoryview)`` otherwise): writing a batch read
 from a mapped file copies nothing in Python.
 
-A ``FileWriter`` given a path writes to a temporary name beside the target
-and renames it into place on ``close()``: a crash or an exception inside
-``with`` never leaves a half-written file under the target name.  The
-temporary file is ``ARROW1\\0\\0`` followed by a plain IPC stream, so what was
-written before a crash can be recovered with ``arrowmm.open_stream(tmp, recover=True)``.
+A writer given a path (file or stream format) writes to a hidden temporary
+name beside the target and renames it into place on ``close()``
+(``arrowmm.ipc.atomic``): a crash, an exception inside ``with``, ``abort()`` or a
+writer garbage-collected unclosed never leaves a half-written file under the
+target name, and the target's mode, owner, group and symlinks are kept.  The
+temporary file is ``ARROW1\\0\\0`` (file format) followed by a plain IPC
+stream, so what was written before a crash can be recovered with
+``arrowmm.open_stream(tmp, recover=True)``.
+
+A write that fails half-way (a full disk) leaves the writer *failed*: later
+writes raise ``ArrowInvalid`` and ``close()`` aborts.
+
+Dictionaries are written per dictionary id: fields that share an id share one
+dictionary, which they must carry equal.  As in pyarrow, a dictionary that
+changes between batches is re-sent whole in a stream (``emit_dictionary_deltas=True``
+sends growth as a delta instead) and refused in a file unless it only grew and
+deltas are on; ``unify_dictionaries=True`` makes ``write_table`` merge the
+dictionaries of all its batches into one first.
 """
 from __future__ import annotations
 
 import io
 import math
 import os
-import secrets
 import struct
+import warnings
 from typing import Dict, Optional
 
 import numpy as np
@@ -24,6 +37,7 @@ import numpy as np
 from .. import types as t
 from ..arrays.array import Array
 from ..arrays.batch import RecordBatch
+from .atomic import atomic_target
 from .byteorder import NATIVE
 from .encoder import EncodedMessage, Encoder, flatten
 from ..errors import ArrowInvalid
@@ -31,7 +45,7 @@ from ..format.metadata import BLOCK, MetadataVersion, encode_footer
 from .statistics import STATISTICS_KEY, batch_statistics, encode_batch_statistics, encode_file_statistics
 from ..interop.build import record_batch
 from ..interop._cdata import import_stream
-from .dictionaries import dictionary_value_fields
+from .dictionaries import dictionary_value_fields, unify_batch_dictionaries
 from .encoder import _Flat
 from ..interop._cdata import import_schema
 
@@ -116,14 +130,14 @@ def _with_children(dtype, kids):
     return dtype
 
 
-def _dictionaries_in(array: Array, f: t.Field, out: list) -> None:
-    """(dictionary id, dictionary array, field) for every dictionary under ``array``."""
+def _dictionaries_in(array: Array, f: t.Field, out: list, path: str) -> None:
+    """(dictionary id, dictionary array, field path) for every dictionary under ``array``."""
     dtype = f.type
     if isinstance(dtype, t.DictionaryType):
-        out.append((f.dictionary_id, array.dictionary, f))
+        out.append((f.dictionary_id, array.dictionary, path))
         return
     for child_field, child in zip(dtype.children, array.children):
-        _dictionaries_in(child, child_field, out)
+        _dictionaries_in(child, child_field, out, f"{path}.{child_field.name}")
 
 
 def _text(x, what: str) -> str:
@@ -209,10 +223,10 @@ class _Sink:
 
 
 def _open_sink(sink):
-    """(sink, owned file object or None) for a path or a binary file-like object."""
+    """(sink, ``AtomicTarget`` or None) for a path or a binary file-like object."""
     if isinstance(sink, (str, os.PathLike)):
-        f = open(sink, "wb", buffering=0)
-        return _Sink(f, f.fileno()), f
+        target = atomic_target(sink)
+        return _Sink(None, target.fd), target
     if not hasattr(sink, "write"):
         raise ArrowInvalid(f"sink must be a path or a binary file-like object, got {type(sink).__name__}")
     fd = None
@@ -222,14 +236,16 @@ def _open_sink(sink):
 
 
 class _WriterBase:
-    """Shared by file and stream writers: schema check, dictionaries, batches."""
+    """Shared by file and stream writers: schema check, dictionaries, batches, failure."""
 
     _file_format = False
+    _closed = True  # until the sink is open (``__del__`` of a writer whose opening failed)
+    _target = None
 
     def __init__(self, sink, schema: t.Schema, *, compression=None, metadata=None, alignment=64,
                  legacy_format=False, allow_dictionary_replacement=True, fsync=False,
                  endianness=None, compression_level=None, metadata_version="V5",
-                 statistics=False):
+                 statistics=False, emit_dictionary_deltas=False, unify_dictionaries=False):
         if not isinstance(schema, t.Schema):
             schema = _coerce_schema(schema)
         if endianness is not None:
@@ -237,12 +253,17 @@ class _WriterBase:
                 raise ArrowInvalid(f"endianness must be 'little' or 'big', got {endianness!r}")
             schema = t.Schema(schema.fields, schema.metadata, endianness)
         metadata = _check_metadata(metadata, "metadata")
-        if metadata:
+        self._footer_metadata = None
+        if metadata and self._file_format:  # the footer's custom_metadata, as pyarrow writes it
+            self._footer_metadata = metadata
+        elif metadata:  # a stream has no footer: the schema message carries it
             schema = schema.with_metadata({**(schema.metadata or {}), **metadata})
         _check_schema_metadata(schema)
         self.schema = _assign_dictionary_ids(schema)
         self._swap = self.schema.endianness != NATIVE  # values are written in the schema's order
         self._allow_replacement = allow_dictionary_replacement and not self._file_format
+        self._deltas = bool(emit_dictionary_deltas)
+        self._unify = bool(unify_dictionaries)
         self._version = MetadataVersion.parse(metadata_version)
         self._v4 = self._version < MetadataVersion.V5
         self.features = _features(self.schema, compression, self._allow_replacement)
@@ -253,26 +274,57 @@ class _WriterBase:
         self._written_dicts: Dict[int, Array] = {}
         self._dict_blocks = []
         self._batch_blocks = []
-        self._closed = False
+        self._failed: Optional[BaseException] = None
         self.num_record_batches = 0
         self._open(sink)
+        self._closed = False
+
+    def _prefix(self) -> list:
+        """The bytes before the first message, and the schema message (encoded before the sink
+        is touched, so a schema that cannot be written creates nothing)."""
+        return list(self._encoder.schema(self.schema, 0).parts)
 
     def _open(self, sink):
-        header = self._encoder.schema(self.schema, 0)  # fails before the sink is touched
-        self._sink, self._owned = _open_sink(sink)
-        self._target = None
+        parts = self._prefix()
+        self._sink, self._target = _open_sink(sink)
         try:
-            self._emit(header)
+            self._put(parts)
             self._sink.flush()
         except BaseException:
             self._discard()
             raise
 
+    def _put(self, parts) -> None:
+        """Hand ``parts`` to the sink; an error half-way leaves the writer failed."""
+        try:
+            self._sink.write(parts)
+        except BaseException as exc:
+            self._failed = exc
+            raise
+
     def _emit(self, msg: EncodedMessage, blocks: Optional[list] = None) -> None:
         start = self._sink.position
-        self._sink.write(msg.parts)
+        self._put(msg.parts)
         if blocks is not None:
             blocks.append((start, msg.metadata_length, msg.body_length))
+
+    def _flush(self) -> None:
+        try:
+            self._sink.flush()
+        except BaseException as exc:
+            self._failed = exc
+            raise
+
+    def _describe(self) -> str:
+        return repr(self._target.path) if self._target is not None else type(self._sink.file).__name__
+
+    def _check_writable(self) -> None:
+        if self._closed:
+            raise ArrowInvalid("the writer is closed")
+        if self._failed is not None:
+            raise ArrowInvalid(f"the writer to {self._describe()} failed earlier "
+                               f"({type(self._failed).__name__}: {self._failed}); what it wrote is "
+                               f"incomplete, so it takes no more batches: abort() it")
 
     # -- writing -------------------------------------------------------------------------
     def _coerce(self, batch) -> RecordBatch:
@@ -293,11 +345,11 @@ class _WriterBase:
 
         ``metadata`` (or pyarrow's name, ``custom_metadata``): custom metadata
         of this record batch message; by default the batch's own.  A batch
-        whose schema differs from the writer's raises ``ArrowInvalid`` and
+        whose schema differs from the writer's, or whose fields sharing a
+        dictionary id carry different dictionaries, raises ``ArrowInvalid`` and
         writes nothing.
         """
-        if self._closed:
-            raise ArrowInvalid("the writer is closed")
+        self._check_writable()
         if custom_metadata is not None:
             if metadata is not None:
                 raise ArrowInvalid("give metadata or custom_metadata, not both")
@@ -305,23 +357,22 @@ class _WriterBase:
         batch = self._coerce(batch)
         metadata = _check_metadata(metadata if metadata is not None else batch.metadata,
                                    "record batch metadata")
-        if self._statistics is not None:
-            metadata = self._record_statistics(batch, metadata)
         columns = batch.columns
         found = []
         for f, col in zip(self.schema.fields, columns):
-            _dictionaries_in(col, f, found)
-        plan = [self._plan_dictionary(dict_id, values) for dict_id, values, _ in found]
+            _dictionaries_in(col, f, found, f.name)
+        plan = self._plan_batch(found)
+        if self._statistics is not None:
+            metadata = self._record_statistics(batch, metadata)
         flat = None
         for col in columns:
             flat = flatten(col, flat, self._swap, self._v4)
-        for step in plan:
-            for dict_id, values, is_delta in step:
-                self._write_dictionary(dict_id, values, is_delta)
+        for dict_id, values, is_delta in plan:
+            self._write_dictionary(dict_id, values, is_delta)
         msg = self._encoder.batch(batch.num_rows, flat or flatten_empty(), self._sink.position,
                                   metadata)
         self._emit(msg, self._batch_blocks)
-        self._sink.flush()
+        self._flush()
         self.num_record_batches += 1
 
     write_batch = write
@@ -340,44 +391,90 @@ class _WriterBase:
 
     def write_table(self, table) -> None:
         """Write each batch of ``table`` as its own message, as pyarrow's ``write_table`` does:
-        an ``__arrow_c_stream__`` producer (a pyarrow Table or reader) or an iterable of batches."""
+        an ``__arrow_c_stream__`` producer (a pyarrow Table or reader) or an iterable of batches.
+
+        With ``unify_dictionaries=True`` the batches are read first and every dictionary id gets
+        one dictionary holding the values of all of them (first seen first), indices remapped:
+        a table whose chunks carry different dictionaries can then be written to a file.
+        """
+        self._check_writable()
         if hasattr(table, "__arrow_c_stream__") and not hasattr(table, "__iter__"):
             table = import_stream(table.__arrow_c_stream__())
+        if self._unify:
+            table = unify_batch_dictionaries([self._coerce(b) for b in table], self.schema)
         self.write_all(table)
 
-    def _plan_dictionary(self, dict_id: int, values: Array):
-        """The dictionary batches ``values`` needs before use: [(id, array, is_delta)].
+    def _plan_batch(self, found) -> list:
+        """The dictionary batches a record batch needs before it: [(id, array, is_delta)].
 
-        A dictionary that only grew gets a delta; one that changed is re-sent
-        whole (a replacement), and so is one that holds a dictionary which was
-        replaced, or that holds dictionaries and grew (readers resolve nested
-        dictionaries when they load the outer one; pyarrow refuses deltas of it).
+        ``found``: (id, dictionary, field path) of each dictionary-encoded field.  An id is
+        planned once per batch: fields sharing it must carry equal dictionaries.
         """
+        state = dict(self._written_dicts)  # id -> values as they will be after the plan
+        claimed = {}  # id -> (values, field path) in this batch
         steps = []
+        for dict_id, values, path in found:
+            self._plan_dictionary(dict_id, values, path, state, claimed, steps)
+        return steps
+
+    def _plan_dictionary(self, dict_id, values, path, state, claimed, steps) -> None:
+        """Add the steps ``values`` (the dictionary of ``path``) needs to ``steps``.
+
+        A dictionary that only grew gets a delta if deltas are on; one that changed is re-sent
+        whole (a replacement, streams only), and so is one that holds a dictionary which was
+        replaced, or that holds dictionaries and grew (readers resolve nested dictionaries
+        when they load the outer one; pyarrow refuses deltas of it).
+        """
+        got = claimed.get(dict_id)
+        if got is not None:
+            if got[0] is values or _same_values(got[0], values):
+                return
+            raise ArrowInvalid(
+                f"dictionary id {dict_id} is shared by fields {got[1]!r} and {path!r}, whose "
+                f"dictionaries differ in this batch ({len(got[0])} and {len(values)} values): "
+                f"fields sharing an id share one dictionary, so it must be equal in both "
+                f"(write_table with unify_dictionaries=True merges top-level ones)")
+        claimed[dict_id] = (values, path)
         nested = []
-        _dictionaries_in(values, t.Field("dictionary", _find_value_type(self.schema, dict_id)), nested)
-        for inner_id, inner_values, _ in nested:
-            steps.extend(self._plan_dictionary(inner_id, inner_values))
-        old = self._written_dicts.get(dict_id)
+        _dictionaries_in(values, t.Field("dictionary", _find_value_type(self.schema, dict_id)),
+                         nested, f"{path}.dictionary")
+        for inner_id, inner_values, inner_path in nested:
+            self._plan_dictionary(inner_id, inner_values, inner_path, state, claimed, steps)
+        old = state.get(dict_id)
         if old is None:
-            return steps + [(dict_id, values, False)]
+            steps.append((dict_id, values, False))
+            state[dict_id] = values
+            return
         if old is values:
-            return steps
+            return
         n_old = len(old)
-        replaced = any(not delta and i in self._written_dicts for i, _, delta in steps)
+        inner_ids = {i for i, _, _ in nested}
+        replaced = any(not delta and i in inner_ids and i in self._written_dicts
+                       for i, _, delta in steps)
+        grown = False
         if not replaced and len(values) >= n_old and _same_values(values.slice(0, n_old), old):
             if len(values) == n_old:
-                return steps
-            if not nested:
-                return steps + [(dict_id, values, True)]
+                return
+            if not nested and self._deltas:
+                steps.append((dict_id, values, True))
+                state[dict_id] = values
+                return
+            grown = not nested
         if not self._allow_replacement:
-            raise ArrowInvalid(
-                f"dictionary {dict_id} changed and is not an extension of the written one"
-                + (" (or holds a dictionary that changed)" if nested else "") + ": "
-                + ("the file format allows only deltas of dictionaries without nested ones"
-                   if self._file_format
-                   else "replacement is disabled (allow_dictionary_replacement=False)"))
-        return steps + [(dict_id, values, False)]
+            what = (f"dictionary {dict_id} (field {path!r}) "
+                    + ("grew" if grown else "changed and is not an extension of the written one"
+                       + (" (or holds a dictionary that changed)" if nested else "")))
+            if self._file_format:
+                raise ArrowInvalid(
+                    f"{what}: the IPC file format holds one dictionary per id; write with "
+                    f"emit_dictionary_deltas=True to send a dictionary that only grew as a "
+                    f"delta, or write the table with unify_dictionaries=True (write_table) to "
+                    f"merge dictionaries that differ, or write a stream")
+            raise ArrowInvalid(f"{what}: replacement is disabled (allow_dictionary_replacement="
+                               f"False)" + ("; emit_dictionary_deltas=True would send the growth "
+                                            "as a delta" if grown else ""))
+        steps.append((dict_id, values, False))
+        state[dict_id] = values
 
     def _write_dictionary(self, dict_id: int, values: Array, is_delta: bool) -> None:
         old = self._written_dicts.get(dict_id)
@@ -390,9 +487,17 @@ class _WriterBase:
 
     # -- closing -------------------------------------------------------------------------
     def close(self) -> None:
-        """Finish the output (end-of-stream; footer and rename for files).  On failure, abort."""
+        """Finish the output (end-of-stream; footer for files; the rename for a path).
+
+        On failure, abort.  A writer whose earlier write failed is aborted and raises
+        ``ArrowInvalid``: its output is incomplete and is not published."""
         if self._closed:
             return
+        if self._failed is not None:
+            self.abort()
+            raise ArrowInvalid(f"the writer to {self._describe()} was aborted, not closed: an "
+                               f"earlier write failed ({type(self._failed).__name__}: "
+                               f"{self._failed})")
         try:
             self._finish()
         except BaseException:
@@ -402,28 +507,37 @@ class _WriterBase:
             self._closed = True
 
     def _finish(self):
-        self._sink.write([self._encoder.eos()])
+        self._put([self._encoder.eos()])
         self._close_file()
 
     def _close_file(self):
-        self._sink.flush()
-        if self._owned is not None:
-            if self._fsync:
-                os.fsync(self._owned.fileno())
-            self._owned.close()
+        self._flush()
+        if self._target is not None:
+            self._target.commit(fsync=self._fsync)
         elif self._fsync and hasattr(self._sink.file, "fileno"):
             os.fsync(self._sink.file.fileno())
 
     def abort(self) -> None:
-        """Stop without finishing: close the sink (and, for a file path, remove the temporary)."""
+        """Stop without finishing: for a path, remove the temporary (the target keeps what it
+        had); a file-like sink is left open as it is."""
         if self._closed:
             return
         self._closed = True
         self._discard()
 
     def _discard(self) -> None:
-        if self._owned is not None:
-            self._owned.close()
+        if self._target is not None:
+            self._target.abort()
+
+    def __del__(self):
+        if self._closed:
+            return
+        try:
+            warnings.warn(f"arrowmm {type(self).__name__} to {self._describe()} was garbage-collected "
+                          f"without close(): aborted, its output was not published",
+                          ResourceWarning, source=self)
+        finally:
+            self.abort()
 
     def __enter__(self):
         return self
@@ -468,7 +582,8 @@ def _coerce_schema(schema) -> t.Schema:
 
 
 class StreamWriter(_WriterBase):
-    """Writes the IPC stream format: schema, dictionaries and batches, then end-of-stream."""
+    """Writes the IPC stream format: schema, dictionaries and batches, then end-of-stream;
+    to a path, through a temporary file renamed into place on close."""
 
 
 class FileWriter(_WriterBase):
@@ -476,45 +591,19 @@ class FileWriter(_WriterBase):
 
     _file_format = True
 
-    def _open(self, sink):
-        header = self._encoder.schema(self.schema, 8)  # fails before the sink is touched
-        self._target = None
-        if isinstance(sink, (str, os.PathLike)):
-            self._target = os.path.abspath(os.fspath(sink))
-            self._tmp, fd = _create_temporary(self._target)
-            f = os.fdopen(fd, "wb", buffering=0)
-            self._sink, self._owned = _Sink(f, fd), f
-        else:
-            self._sink, self._owned = _open_sink(sink)
-        try:
-            self._sink.write([MAGIC, b"\x00\x00"])
-            self._emit(header)
-            self._sink.flush()
-        except BaseException:
-            self._discard()
-            raise
+    def _prefix(self) -> list:
+        return [MAGIC, b"\x00\x00", *self._encoder.schema(self.schema, 8).parts]
 
     def _finish(self):
-        self._sink.write([self._encoder.eos()])
-        footer_metadata = None
+        self._put([self._encoder.eos()])
+        footer_metadata = self._footer_metadata
         if self._statistics is not None:
-            footer_metadata = {STATISTICS_KEY: encode_file_statistics(self.schema.names, self._statistics)}
+            footer_metadata = {**(footer_metadata or {}),
+                               STATISTICS_KEY: encode_file_statistics(self.schema.names, self._statistics)}
         footer = encode_footer(self.schema, _blocks(self._dict_blocks), _blocks(self._batch_blocks),
                                footer_metadata, self._version, self.features)
-        self._sink.write([footer, struct.pack("<i", len(footer)), MAGIC])
+        self._put([footer, struct.pack("<i", len(footer)), MAGIC])
         self._close_file()
-        if self._target is not None:
-            os.replace(self._tmp, self._target)
-            if self._fsync:
-                _fsync_folder(os.path.dirname(self._target))
-
-    def _discard(self):
-        super()._discard()
-        if self._target is not None:
-            try:
-                os.unlink(self._tmp)
-            except FileNotFoundError:
-                pass
 
 
 def _blocks(rows) -> np.ndarray:
@@ -527,48 +616,30 @@ def _blocks(rows) -> np.ndarray:
     return out
 
 
-def _create_temporary(target: str):
-    """(path, fd) of a new file ``.<name>.<random>.arrowmm-tmp`` beside ``target``.
-
-    Created with mode 0o666 less the umask, as ``open(target, "wb")`` would,
-    so the renamed file gets the usual permissions (``mkstemp`` gives 0o600).
-    """
-    folder, name = os.path.split(target)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    for _ in range(100):
-        tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.arrowmm-tmp")
-        try:
-            return tmp, os.open(tmp, flags, 0o666)
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"could not create a temporary file beside {target!r}")
-
-
-def _fsync_folder(folder: str) -> None:
-    """Make a rename in ``folder`` durable (where the OS lets a folder be opened)."""
-    try:
-        fd = os.open(folder or ".", os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def new_file(sink, schema, *, compression=None, metadata=None, **options) -> FileWriter:
     """A ``FileWriter`` to a path (written crash-safely) or a binary file-like object.
+
+    ``metadata``: the footer's custom metadata (``FileReader.metadata``, pyarrow's
+    ``RecordBatchFileReader.metadata``); the schema's own stays ``schema.metadata``.
 
     Options: ``alignment`` (64, or 8/16/32), ``legacy_format`` (pre-0.15
     framing), ``fsync`` (fsync before the rename on close), ``endianness`` ("big" writes
     a big-endian file), ``compression_level`` (an int in the codec's range: lz4 0..16, where
     3 and up is LZ4 HC, default 0; zstd -131072..22, default 1, as Arrow C++),
     ``metadata_version`` ("V5", or "V4" for readers older than Arrow 1.0: unions then carry
-    an empty validity buffer), and ``statistics`` (record per-batch min/max/null counts in the
-    footer, see ``arrowmm.ipc.statistics``).  With compression, a buffer that does not shrink is
-    stored uncompressed (length -1), and the schema declares the COMPRESSED_BODY feature.
+    an empty validity buffer), ``statistics`` (record per-batch min/max/null counts in the
+    footer, see ``arrowmm.ipc.statistics``), ``emit_dictionary_deltas`` (False, as pyarrow: a
+    dictionary that grows is refused, since a file holds one dictionary per id; True: the
+    growth is written as a delta, which polars cannot read) and ``unify_dictionaries``
+    (``write_table`` merges the dictionaries of all its batches into one per id).  With
+    compression, a buffer that does not shrink is stored uncompressed (length -1), and the
+    schema declares the COMPRESSED_BODY feature.
+
+    A path is written to a hidden temporary beside it and renamed over it on ``close()``: an
+    existing file keeps its mode, owner and group, a symlink stays a link and the file it
+    points at is replaced; a file the caller could not ``open(path, "wb")`` raises
+    ``PermissionError``.  The rename gives the path a new inode: hard links to the old file
+    keep the old data.
     """
     return FileWriter(sink, schema, compression=compression, metadata=metadata, **options)
 
@@ -576,10 +647,16 @@ def new_file(sink, schema, *, compression=None, metadata=None, **options) -> Fil
 def new_stream(sink, schema, *, compression=None, metadata=None, **options) -> StreamWriter:
     """A ``StreamWriter`` to a path or a binary file-like object (pipes and sockets included).
 
+    A path is written as ``new_file`` writes one: through a temporary renamed into place on
+    ``close()``, so a reader never sees a partial stream under the name (a FIFO or device is
+    written in place).  ``metadata`` goes to the schema message (a stream has no footer).
+
     Options: ``alignment``, ``legacy_format``, ``allow_dictionary_replacement``
     (True: a changed dictionary is re-sent, and a schema with dictionaries declares the
-    DICTIONARY_REPLACEMENT feature; False: ``ArrowInvalid``), ``fsync``, ``endianness``,
-    ``compression_level``, ``metadata_version`` (see ``new_file``), ``statistics`` (per-batch
-    min/max/null counts in each batch's message metadata).
+    DICTIONARY_REPLACEMENT feature; False: ``ArrowInvalid``), ``emit_dictionary_deltas``
+    (False, as pyarrow: a dictionary that grows is re-sent whole; True: as a delta),
+    ``unify_dictionaries``, ``fsync``, ``endianness``, ``compression_level``,
+    ``metadata_version`` (see ``new_file``), ``statistics`` (per-batch min/max/null counts
+    in each batch's message metadata).
     """
     return StreamWriter(sink, schema, compression=compression, metadata=metadata, **options)

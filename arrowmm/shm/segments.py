@@ -199,7 +199,8 @@ def _source(data) -> Tuple[t.Schema, object]:
 def _write_file(fd: int, data, compression) -> None:
     schema, batches = _source(data)
     with os.fdopen(fd, "wb", buffering=0, closefd=False) as sink:
-        with new_file(sink, schema, compression=compression) as writer:
+        # deltas kept (arrowmm readers take them): any batches the caller has can be shared
+        with new_file(sink, schema, compression=compression, emit_dictionary_deltas=True) as writer:
             for batch in batches:
                 writer.write(batch)
 

@@ -1,0 +1,99 @@
+"""Opening IPC data: ``open_file``, ``open_stream`` and ``open`` choose the reader for a source.
+
+A path is memory-mapped (or, with ``mmap=False``, read batch by batch into memory of the
+reader's own: ``unmapped``); a buffer-protocol object is read in place; a binary file object
+is read as it comes.  The readers themselves are in ``reader`` and ``unmapped``.
+"""
+from __future__ import annotations
+
+import mmap as _mmap
+import os
+
+from .._core._region import Region
+from .reader import MAGIC, FileReader, StreamReader, region_of
+from .unmapped import UnmappedFileReader, UnmappedStreamReader, open_unmapped
+
+__all__ = ["open_file", "open_stream", "open"]
+
+
+def _is_path(source) -> bool:
+    return isinstance(source, (str, os.PathLike))
+
+
+def open_file(source, *, allow_copies: bool = True, mmap: bool = True) -> FileReader:
+    """Open an IPC file: a path (memory-mapped) or a buffer-protocol object (no copy).
+
+    ``allow_copies=False``: columns that cannot be zero-copy (compressed, big-endian,
+    misaligned) raise ``ArrowInvalid`` instead of being copied.  ``mmap=False`` (a path):
+    read each batch into memory of its own when it is asked for (``pread``), instead of
+    mapping the file: for files another program may truncate or rewrite, where a mapping
+    would die of SIGBUS or see values change (see ``arrowmm.ipc.unmapped``).
+    """
+    if not mmap and _is_path(source):
+        return UnmappedFileReader(source, allow_copies=allow_copies)
+    return FileReader(source, allow_copies=allow_copies)
+
+
+def open_stream(source, *, recover: bool = False, allow_copies: bool = True,
+                require_eos: bool = False, mmap: bool = True) -> StreamReader:
+    """Open an IPC stream: a path, a buffer-protocol object or a binary file-like object.
+
+    ``recover=True`` stops quietly at a damaged or truncated tail (see ``StreamReader``);
+    ``allow_copies=False`` as for ``open_file``.  ``require_eos=True``: a stream that ends
+    without its end-of-stream marker (a writer that did not finish) raises ``ArrowInvalid``
+    after its last complete batch instead of ending quietly.  ``mmap=False`` (a path): read
+    the file as a file object, into memory of the reader's own.
+    """
+    if not mmap and _is_path(source):
+        return UnmappedStreamReader(source, recover=recover, allow_copies=allow_copies,
+                                    require_eos=require_eos)
+    return StreamReader(source, recover=recover, allow_copies=allow_copies,
+                        require_eos=require_eos)
+
+
+def open(source, *, mmap: bool = True):  # noqa: A001  (mirrors the CONTRACT's arrowmm.open)
+    """Open ``source`` as whichever IPC format its first bytes say it is (``mmap=False``: see
+    ``open_file``)."""
+    if not mmap and _is_path(source):
+        return open_unmapped(source)
+    if hasattr(source, "read") and not isinstance(source, (str, os.PathLike)):
+        head = source.read(6)
+        if head == MAGIC:
+            return FileReader(_map_or_read(source, head))
+        return StreamReader(_Prepend(head, source))
+    region = region_of(source)
+    if region.size >= 6 and region.view(0, 6).to_bytes() == MAGIC:
+        return FileReader(region)
+    return StreamReader(region)
+
+
+def _map_or_read(source, head: bytes):
+    """An IPC file behind a file object: mapped when it is a real file, else read into memory."""
+    try:
+        fd = source.fileno()
+        start = source.tell() - len(head)
+    except (AttributeError, OSError, ValueError):
+        return head + source.read()
+    size = os.fstat(fd).st_size
+    if start != 0 or size <= 0:
+        return head + source.read()
+    return Region(_mmap.mmap(fd, 0, access=_mmap.ACCESS_READ),
+                  description=getattr(source, "name", "file object"))
+
+
+class _Prepend:
+    """A file-like object that yields ``head`` before reading on from ``rest``."""
+
+    def __init__(self, head: bytes, rest):
+        self._head = head
+        self._rest = rest
+        self.name = getattr(rest, "name", type(rest).__name__)
+
+    def read(self, n=-1):
+        if self._head:
+            if n is None or n < 0:
+                out, self._head = self._head + self._rest.read(), b""
+                return out
+            out, self._head = self._head[:n], self._head[n:]
+            return out
+        return self._rest.read(n)
