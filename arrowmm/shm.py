@@ -541,15 +541,11 @@ def _creator_record(name: str, fd: int) -> Optional[dict]:
     size = os.fstat(fd).st_size
     if size < 2 * len(MAGIC) or os.pread(fd, len(MAGIC), 0) != MAGIC:
         return None
-    try:
-        with mmap.mmap(fd, size, access=mmap.ACCESS_READ) as mapping:
-            reader = FileReader(Region(mapping, description=f"shared memory segment {name!r}"))
-            try:
-                meta = {**(reader.schema.metadata or {}), **(reader.footer.metadata or {})}
-            finally:
-                reader.close()
-                del reader
-    except (ArrowInvalid, ValueError, BufferError, OSError):
+    try:  # the mapping goes with the reader (no explicit close: views may still hold it)
+        mapping = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+        with FileReader(Region(mapping, description=f"shared memory segment {name!r}")) as reader:
+            meta = {**(reader.schema.metadata or {}), **(reader.footer.metadata or {})}
+    except (ArrowInvalid, ValueError, OSError):
         return None  # not a readable Arrow file: not ours to judge
     try:
         record = json.loads(meta[CREATOR_KEY])
