@@ -225,6 +225,13 @@ def test_directories_of_the_old_layout_still_read_and_take_appends(tmp_path):
                                                                            "part-00000-d.arrow"]
 
 
+def test_a_glob_over_a_directory_skips_the_log_and_the_manifest(tmp_path):
+    from arrowmm.spark.files import resolve_paths
+    out = str(tmp_path / "out")
+    commit.commit_files(out, write_job(out, "a", [1]), "a", overwrite=False)
+    assert [os.path.basename(p) for p in resolve_paths([out + "/*"])] == ["part-00000-a.arrow"]
+
+
 def test_hostile_manifests_are_refused(tmp_path):
     out = str(tmp_path / "out")
     commit.ensure_log(out)

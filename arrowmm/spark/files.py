@@ -84,7 +84,9 @@ def resolve_paths(paths: Sequence[str]) -> List[str]:
         elif os.path.isfile(p):
             out.append(os.path.abspath(p))
         elif glob.has_magic(p):
-            matches = sorted(glob.glob(p))
+            # like Spark's file sources, a glob skips _ and . names (_SUCCESS, the commit log)
+            matches = sorted(m for m in glob.glob(p)
+                             if not os.path.basename(m).startswith(("_", ".")))
             if not matches:
                 raise ArrowInvalid(f"path {p!r} matches no file")
             for m in matches:
