@@ -108,7 +108,10 @@ def test_four_processes_appending_at_once_all_land(tmp_path):
     manifest = latest_manifest(out)
     assert manifest["version"] == 40 and len(manifest["files"]) == 80
     assert json.load(open(os.path.join(out, MANIFEST)))["files"] == manifest["files"]
-    assert len(log_versions(out)) <= commit.KEEP_VERSIONS + 1  # old versions are pruned
+    assert log_versions(out) == list(range(41))  # old versions keep their names ...
+    with pytest.raises(FileNotFoundError, match="pruned"):  # ... as small tombstones
+        read_version(out, 40 - commit.KEEP_VERSIONS)
+    assert os.path.getsize(os.path.join(out, LOG_DIR, "00000000000000000001.json")) < 200
     assert _hidden_or_log(out) == [LOG_DIR]  # no temporary left behind
 
 
@@ -188,6 +191,18 @@ def test_a_job_crashing_after_it_publishes_is_kept_by_abort(tmp_path):
     assert sorted(read_values(out)) == [1] + list(range(100, 110))  # published: committed
     commit.abort_job(out, "crashed")  # Spark aborts: the files a version lists stay
     assert sorted(read_values(out)) == [1] + list(range(100, 110))
+
+
+def test_a_slow_committer_cannot_recreate_a_pruned_version(tmp_path):
+    """A committer that read version 3 and publishes only after 25 other commits must lose
+    the race for version 4 (it then re-reads the latest), not re-create a pruned version 4
+    that no reader would ever read."""
+    out = str(tmp_path / "out")
+    for j in range(25):
+        commit.commit_files(out, write_job(out, f"j{j}", [j]), f"j{j}", overwrite=False)
+    slow = dict(read_version(out, 25), version=4, previous=3, files=["part-00000-slow.arrow"])
+    assert not commit.publish_version(out, 4, slow)
+    assert latest_manifest(out)["version"] == 25 and sorted(read_values(out)) == list(range(25))
 
 
 def test_streams_are_keyed_by_query_and_batch(tmp_path):

@@ -24,6 +24,7 @@ import random
 import re
 import time
 import uuid
+import warnings
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import ArrowError, ArrowInvalid
@@ -33,7 +34,8 @@ from .files import (FORMAT, LOG_DIR, MANIFEST, check_names, data_files_in, lates
 __all__ = ["commit_files", "abort_job", "ensure_log", "publish_version", "remove_matching",
            "job_file_pattern", "KEEP_VERSIONS"]
 
-#: Versions older than the latest this many are removed by committers (their dropped files too).
+#: Versions this many below the latest are pruned to tombstones by committers (their dropped
+#: files deleted first); the names stay taken (docs/commit-protocol.md §9).
 KEEP_VERSIONS = 20
 _MAX_ATTEMPTS = 1000
 
@@ -174,7 +176,10 @@ def commit_files(directory: str, written: Sequence, job: str, *, overwrite: bool
     _crash_point("renamed-all")
     for attempt in range(_MAX_ATTEMPTS):
         version = latest_version(directory)
-        base = read_version(directory, version)
+        try:
+            base = read_version(directory, version)
+        except FileNotFoundError:  # pruned meanwhile: many newer versions exist
+            continue
         if stream is not None and _already(base, stream):  # another run of the query won
             _unlink_all(os.path.join(directory, n) for n in new)
             return base
@@ -192,9 +197,15 @@ def commit_files(directory: str, written: Sequence, job: str, *, overwrite: bool
         raise ArrowError(f"{directory}: could not publish job {job} after {_MAX_ATTEMPTS} attempts "
                          f"(other jobs kept committing first); nothing of it was published")
     _crash_point("published")
-    write_mirror(directory)
-    _unlink_all(os.path.join(directory, n) for n in doc["removed"] if n not in doc["files"])
-    prune_log(directory, doc["version"])
+    # The job is committed: what follows tidies up, and a failure there must not make the
+    # caller believe the job failed (a retry would add its rows twice).
+    try:
+        write_mirror(directory)
+        _unlink_all(os.path.join(directory, n) for n in doc["removed"] if n not in doc["files"])
+        prune_log(directory, doc["version"])
+    except (OSError, ArrowError) as exc:
+        warnings.warn(f"{directory}: job {job} is committed (version {doc['version']}), but "
+                      f"tidying up after it failed: {exc}", RuntimeWarning)
     return doc
 
 
@@ -232,18 +243,28 @@ def write_mirror(directory: str) -> None:
 
 
 def prune_log(directory: str, latest: int) -> None:
-    """Remove versions more than ``KEEP_VERSIONS`` below ``latest``, and files they dropped."""
-    current = set(read_version(directory, latest)["files"])
-    for version in log_versions(directory):
-        if version > latest - KEEP_VERSIONS:
-            break
+    """Shrink versions more than ``KEEP_VERSIONS`` below ``latest`` to tombstones, after
+    deleting the files they dropped (an overwrite whose deletion a crash interrupted).
+
+    A version's name is never freed: a committer that read an old version and
+    is slow to publish the next one must find that name taken (``link`` fails)
+    rather than re-create a version far below the latest, which no reader would
+    read.  Tombstones are small, so the log grows by a few hundred bytes a commit.
+    """
+    current = set(latest_manifest(directory)["files"])
+    for version in range(max(0, latest - 2 * KEEP_VERSIONS), latest - KEEP_VERSIONS + 1):
+        path = os.path.join(_log(directory), version_name(version))
         try:
             doc = read_version(directory, version)
         except FileNotFoundError:
-            continue  # another committer pruned it
-        # files an overwrite dropped whose deletion a crash interrupted
+            continue  # a tombstone already, or never made (a crash before version 0)
         _unlink_all(os.path.join(directory, n) for n in doc.get("removed", []) if n not in current)
-        _unlink_all([os.path.join(_log(directory), version_name(version))])
+        tmp = os.path.join(_log(directory), f".tmp-{os.getpid()}-{uuid.uuid4().hex}")
+        with open(tmp, "w") as f:
+            json.dump({"format": FORMAT, "version": version, "pruned": True, "files": []}, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)  # the name stays taken
 
 
 # -- aborting --------------------------------------------------------------------------------------

@@ -141,7 +141,8 @@ def log_versions(directory: str) -> List[int]:
 
 
 def read_version(directory: str, version: int) -> dict:
-    """Manifest ``version`` of ``directory``'s log (FileNotFoundError if it is gone)."""
+    """Manifest ``version`` of ``directory``'s log (FileNotFoundError if it is gone or was
+    pruned to a tombstone: only versions well below the latest are)."""
     path = os.path.join(directory, LOG_DIR, version_name(version))
     with open(path, "rb") as f:
         text = f.read()
@@ -151,6 +152,8 @@ def read_version(directory: str, version: int) -> dict:
             raise ValueError(f"format is not {FORMAT!r}")
         if doc.get("version") != version:
             raise ValueError(f"it says version {doc.get('version')!r}")
+        if doc.get("pruned") is True:
+            raise FileNotFoundError(f"{path}: version {version} was pruned (a tombstone)")
         check_names(doc["files"])
         streams = doc.get("streams", {})
         if not isinstance(streams, dict) or not all(
