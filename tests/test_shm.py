@@ -26,7 +26,8 @@ import pyarrow as pa
 import pytest
 
 import arrowmm
-from arrowmm.shm import segments as shm
+from arrowmm import shm
+from arrowmm.shm import segment
 
 pytestmark = pytest.mark.skipif(shm.SHM_DIR is None, reason="these tests inspect /dev/shm (Linux)")
 
@@ -38,13 +39,20 @@ def _ours():
     return sorted(n for n in os.listdir("/dev/shm") if n.startswith(PREFIX))
 
 
+def _temporaries():
+    return {n for n in os.listdir("/dev/shm") if n.startswith(".arrowmm-share-")}
+
+
 @pytest.fixture(autouse=True)
 def no_leftovers():
-    before = _ours()
+    before, temps = _ours(), _temporaries()
     yield
-    left = [n for n in _ours() if n not in before]
+    left = [n for n in _ours() if n not in before] + sorted(_temporaries() - temps)
     for n in left:  # clean up, then fail: a leak must not poison the next tests
-        os.unlink(os.path.join("/dev/shm", n))
+        try:
+            os.unlink(os.path.join("/dev/shm", n))
+        except FileNotFoundError:  # another process's temporary, gone meanwhile
+            left.remove(n)
     assert not left, f"segments left in /dev/shm: {left}"
 
 
@@ -216,12 +224,20 @@ def test_open_missing_and_not_arrow(name):
     shm.unlink(name, missing_ok=True)
 
 
-@pytest.mark.parametrize("bad", ["", "a/b", ".hidden", "x" * 300, "nul\0"])
+@pytest.mark.parametrize("bad", ["", "a/b", ".hidden", "x" * 300, "nul\0", "é" * 128,
+                                 "\ud800"])
 def test_bad_names(bad):
     with pytest.raises(arrowmm.ArrowInvalid, match="invalid shared segment name"):
         shm.share(arrowmm.record_batch({"x": [1]}), name=bad)
     with pytest.raises(arrowmm.ArrowInvalid, match="invalid shared segment name"):
         shm.open_shared(bad)
+
+
+def test_names_are_measured_in_bytes(name):
+    long_name = name + "-" + "é" * ((255 - len(name) - 1) // 2)  # 254-255 bytes, ~150 characters
+    with shm.share(arrowmm.record_batch({"x": [1]}), name=long_name) as shared:
+        assert os.path.exists(shared.path)
+        assert shm.open_shared(long_name).get_batch(0).to_pydict() == {"x": [1]}
 
 
 def test_existing_name_is_not_clobbered(name):
@@ -440,7 +456,8 @@ def test_a_polling_reader_never_sees_a_partial_segment(name):
             except arrowmm.ArrowInvalid as exc:
                 assert "no shared-memory segment named" in str(exc), str(exc)
                 missing += 1
-                saw_tmp += any(n.startswith(name + ".tmp-") for n in os.listdir("/dev/shm"))
+                saw_tmp += any(n.startswith(f".arrowmm-share-") and f"-{proc.pid}-" in n
+                               for n in os.listdir("/dev/shm"))
         assert reader.num_record_batches == 32
         assert [int(b.column("v").to_numpy()[-1]) for b in reader] == list(range(32))
         assert missing > 0 and saw_tmp > 0, (missing, saw_tmp)
@@ -450,14 +467,142 @@ def test_a_polling_reader_never_sees_a_partial_segment(name):
         proc.communicate("\n", timeout=60)
         shm.unlink(name, missing_ok=True)
     assert proc.returncode == 0
-    assert not [n for n in os.listdir("/dev/shm") if n.startswith(name)]
+    assert not [n for n in os.listdir("/dev/shm") if n.startswith(name) or f"-{proc.pid}-" in n]
+
+
+# -- producers that die, and cleanup ----------------------------------------------------------
+PRODUCER = textwrap.dedent("""
+    import sys, numpy as np, arrowmm, arrowmm.shm
+    name, where, keep = sys.argv[1], sys.argv[2], sys.argv[3] == "keep"
+    schema = arrowmm.schema([("v", arrowmm.int64())])
+    def batches():
+        yield arrowmm.record_batch({"v": np.arange(1 << 16)})
+        if where == "during":
+            print("writing", flush=True)
+            sys.stdin.readline()  # killed here, inside share()
+        yield arrowmm.record_batch({"v": np.arange(10)})
+    with arrowmm.shm.share(arrowmm.RecordBatchReader.from_batches(schema, batches()), name=name,
+                           keep=keep):
+        print("shared", flush=True)
+        sys.stdin.readline()  # killed here, inside the with block
+""")
+
+
+def _producer(name, where, keep=False):
+    return subprocess.Popen([sys.executable, "-c", PRODUCER, name, where, "keep" if keep else "-"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            cwd=os.path.dirname(os.path.dirname(arrowmm.__file__)))
+
+
+def _kill(proc):
+    proc.kill()
+    proc.communicate(timeout=60)
+    assert proc.returncode == -9
+
+
+def test_cleanup_removes_the_segment_of_a_producer_killed_inside_share(name):
+    proc = _producer(name, "inside")
+    assert proc.stdout.readline() == "shared\n"
+    mine = shm.share(arrowmm.record_batch({"x": [1]}), name=name + "-alive")
+    try:
+        info = {i.name: i for i in shm.segments()}
+        assert info[name].alive is True and info[name].creator["pid"] == proc.pid
+        assert name not in shm.cleanup(dry_run=True)  # its creator runs: not stale
+        _kill(proc)
+        assert os.path.exists(f"/dev/shm/{name}")  # SIGKILL leaked it ...
+        assert {i.name: i for i in shm.segments()}[name].stale
+        removed = shm.cleanup()
+        assert name in removed and not os.path.exists(f"/dev/shm/{name}")  # ... cleanup frees it
+        assert name + "-alive" not in removed and mine.linked  # a live creator's stays
+    finally:
+        mine.unlink()
+
+
+def test_cleanup_keeps_segments_shared_with_keep(name):
+    proc = _producer(name, "inside", keep=True)
+    assert proc.stdout.readline() == "shared\n"
+    _kill(proc)
+    try:
+        info = {i.name: i for i in shm.segments()}[name]
+        assert info.alive is False and info.keep and not info.stale
+        assert name not in shm.cleanup()
+        assert shm.open_shared(name).num_record_batches == 2
+    finally:
+        shm.unlink(name)
+
+
+def test_a_producer_killed_during_share_leaves_only_a_hidden_temporary(name):
+    proc = _producer(name, "during")
+    assert proc.stdout.readline() == "writing\n"
+    _kill(proc)
+    assert not os.path.exists(f"/dev/shm/{name}")
+    assert not [n for n in os.listdir("/dev/shm") if ".tmp" in n and not n.startswith(".")]
+    temps = [i for i in shm.segments() if i.kind == "temporary" and i.creator["pid"] == proc.pid]
+    assert len(temps) == 1 and temps[0].name.startswith(".") and temps[0].stale
+    assert temps[0].size > (1 << 19)  # the batch written before the kill
+    assert temps[0].name in shm.cleanup()
+    assert not os.path.exists(os.path.join("/dev/shm", temps[0].name))
+
+
+def test_cli_lists_and_removes(name, capsys):
+    from arrowmm.cli import main
+    with shm.share(arrowmm.record_batch({"x": [1]}), name=name) as shared:
+        assert main(["shm", "ls"]) == 0
+        line = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith(name + " ")]
+        assert len(line) == 1 and str(os.getpid()) in line[0] and "running" in line[0]
+        assert main(["shm", "rm", name]) == 0
+        assert not shared.linked
+        assert main(["shm", "rm", name]) == 1
+        assert "no shared-memory segment named" in capsys.readouterr().err
+        assert main(["shm", "rm", "--stale", "--dry-run"]) == 0
+
+
+# -- nothing under a name is trusted ---------------------------------------------------------
+def test_a_fifo_is_refused_without_blocking(name):
+    os.mkfifo(f"/dev/shm/{name}", 0o600)
+    try:
+        with pytest.raises(arrowmm.ArrowInvalid, match="is a FIFO, not a regular file"):
+            shm.open_shared(name)
+        key = (name, 0, 0, 0)  # unpickling reports the real cause, not "was unlinked"
+        with pytest.raises(arrowmm.ArrowInvalid, match="cannot unpickle.*FIFO"):
+            segment._region_for(key)
+    finally:
+        os.unlink(f"/dev/shm/{name}")
+
+
+def test_a_symbolic_link_is_refused(name, tmp_path):
+    with shm.share(arrowmm.record_batch({"x": [1]}), name=name + "-real") as real:
+        os.symlink(real.path, f"/dev/shm/{name}")
+        try:
+            with pytest.raises(arrowmm.ArrowInvalid, match="symbolic link"):
+                shm.open_shared(name)
+        finally:
+            os.unlink(f"/dev/shm/{name}")
+
+
+def test_another_users_file_is_refused_unless_trusted(name):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a segment to another uid (chown to 65534)")
+    with shm.share(arrowmm.record_batch({"x": [7]}), name=name, keep=True) as shared:
+        os.chown(shared.path, 65534, 65534)
+        try:
+            with pytest.raises(arrowmm.ArrowInvalid, match="owned by uid 65534.*owner=65534"):
+                shm.open_shared(name)
+            assert shm.open_shared(name, owner=65534).get_batch(0).to_pydict() == {"x": [7]}
+            assert shm.open_shared(name, owner=[0, 65534]).num_record_batches == 1
+            assert shm.open_shared(name, owner="*").num_record_batches == 1
+            assert name not in [i.name for i in shm.segments()]  # not ours: never cleaned up
+            with pytest.raises(arrowmm.ArrowInvalid, match="no such user"):
+                shm.open_shared(name, owner="no-such-user-arrowmm")
+        finally:
+            shm.unlink(name)
 
 
 # -- without /dev/shm -----------------------------------------------------------------------
 def test_shm_open_fallback(name, monkeypatch):
     """The backend for systems without /dev/shm (shm_open, no atomic publication), run here
     by hiding /dev/shm from the module: same files, same pickling."""
-    monkeypatch.setattr(shm, "SHM_DIR", None)
+    monkeypatch.setattr(segment, "SHM_DIR", None)
     table = _table(10_000)
     with shm.share(table, name=name) as shared:
         assert shared.path is None
@@ -475,10 +620,10 @@ def test_shm_open_fallback(name, monkeypatch):
 def test_file_end_ignores_page_padding():
     data = bytearray(b"ARROW1\0\0" + b"x" * 30 + b"ARROW1")
     padded = bytes(data) + bytes(4096 - len(data))
-    assert shm._file_end(padded, len(padded)) == len(data)
-    assert shm._file_end(b"abc" + bytes(10), 13) == 13  # not an Arrow file: left whole
+    assert segment._file_end(padded, len(padded)) == len(data)
+    assert segment._file_end(b"abc" + bytes(10), 13) == 13  # not an Arrow file: left whole
 
 
 def test_docstring_examples():
-    result = doctest.testmod(shm, optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(segment, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0

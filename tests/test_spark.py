@@ -212,7 +212,7 @@ def test_write_then_read_back_with_compression(spark, tmp_path):
     names = sorted(os.listdir(out))
     parts = [n for n in names if n.startswith("part-")]
     assert len(parts) == 3 and "_SUCCESS" in names
-    assert not [n for n in names if n.startswith(("_", ".")) and n != "_SUCCESS"]
+    assert not [n for n in names if n.startswith(("_", ".")) and n not in ("_SUCCESS", "_arrowmm_log")]
     manifest = json.load(open(os.path.join(out, "_SUCCESS")))
     assert sorted(manifest["files"]) == parts
     table = pa.concat_tables(pa.ipc.open_file(os.path.join(out, n)).read_all() for n in parts)
@@ -251,9 +251,49 @@ def test_a_task_failing_once_leaves_no_duplicate_or_temporary_file(spark, tmp_pa
     assert [n for n in names if n.startswith("part-")] == sorted(
         json.load(open(os.path.join(out, "_SUCCESS")))["files"])
     assert len([n for n in names if n.startswith("part-")]) == 3
-    assert not [n for n in names if n.startswith(("_", ".")) and n != "_SUCCESS"]
+    assert not [n for n in names if n.startswith(("_", ".")) and n not in ("_SUCCESS", "_arrowmm_log")]
     ids = spark.read.format("arrowmm").load(out).select("id").collect()
     assert sorted(r.id for r in ids) == list(range(3000))
+
+
+APPENDER = """
+import sys
+from arrowmm.spark.session import local_session
+spark = local_session("local[1]", "arrowmm-appender", sys.argv[2])
+print("ready", flush=True)
+sys.stdin.readline()
+for j in range(4):
+    start = 1_000_000 + j * 1000
+    spark.range(start, start + 50, numPartitions=2).write.format("arrowmm").mode("append").save(sys.argv[1])
+print("done", flush=True)
+spark.stop()
+"""
+
+
+def test_two_applications_appending_at_once_lose_nothing(spark, tmp_path):
+    """Two Spark applications (this session and one in another process) append 4 jobs each
+    to one directory at the same time: every job commits, every row is read back once."""
+    import subprocess
+    import sys
+    out = str(tmp_path / "shared")
+    proc = subprocess.Popen([sys.executable, "-c", APPENDER, out, str(tmp_path / "other")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        for j in range(4):
+            spark.range(j * 1000, j * 1000 + 50, numPartitions=2).write.format("arrowmm") \
+                .mode("append").save(out)
+        assert proc.stdout.readline() == "done\n"
+    finally:
+        proc.communicate(timeout=600)
+    assert proc.returncode == 0
+    ids = sorted(r.id for r in spark.read.format("arrowmm").load(out).select("id").collect())
+    assert ids == sorted(i for base in (0, 1_000_000) for j in range(4)
+                         for i in range(base + j * 1000, base + j * 1000 + 50))
+    from arrowmm.spark.files import latest_manifest
+    assert latest_manifest(out)["version"] == 8  # 8 jobs, 8 versions after the empty one
 
 
 def test_a_failed_job_leaves_the_previous_data(spark, tmp_path):
@@ -308,9 +348,22 @@ def test_streaming_source_picks_up_new_files_and_sink_commits(spark, tmp_path):
     back = spark.read.format("arrowmm").load(str(sink))
     assert back.count() == 17
     assert sorted(r.x for r in back.collect()) == sorted(list(range(10)) + list(range(7)))
-    manifest = json.load(open(sink / "_SUCCESS"))
-    assert manifest["batches"] == [0, 1]
-    assert not [n for n in os.listdir(sink) if n.startswith((".", "_")) and n != "_SUCCESS"]
+    from arrowmm.spark.files import latest_manifest
+    streams = latest_manifest(str(sink))["streams"]
+    assert list(streams.values()) == [1]  # one query (keyed by Spark's query id), batches 0, 1
+    # a second query into the same sink: its batch 0 is new data, not a replay
+    src2, ckpt2 = tmp_path / "in2", tmp_path / "ckpt2"
+    src2.mkdir()
+    _write_numbered(str(src2 / "0001.arrow"), batches=1, rows=3)
+    q = (spark.readStream.format("arrowmm").schema(schema).load(str(src2))
+         .writeStream.format("arrowmm").option("checkpointLocation", str(ckpt2))
+         .trigger(availableNow=True).start(str(sink)))
+    q.awaitTermination(120)
+    assert q.exception() is None
+    assert spark.read.format("arrowmm").load(str(sink)).count() == 20
+    streams = latest_manifest(str(sink))["streams"]
+    assert sorted(streams.values()) == [0, 1] and str(q.id) in streams
+    assert not [n for n in os.listdir(sink) if n.startswith((".", "_")) and n not in ("_SUCCESS", "_arrowmm_log")]
 
 
 def test_the_main_job_runs_end_to_end(tmp_path):

@@ -1,5 +1,6 @@
 """The ``arrowmm`` command: ``demo`` (the Spark pipeline; ``--local`` without Spark),
-``info PATH``, ``validate PATH``, ``repair SRC DST``."""
+``info PATH``, ``validate PATH``, ``repair SRC DST``, ``shm ls`` / ``shm rm NAME`` /
+``shm rm --stale`` (shared-memory segments)."""
 from __future__ import annotations
 
 import argparse
@@ -9,6 +10,9 @@ import tempfile
 import time
 
 import numpy as np
+
+from .. import shm
+from ..errors import ArrowError
 
 __all__ = ["main"]
 
@@ -163,6 +167,55 @@ def repair(src: str, dst: str, validate: bool = True) -> int:
     return 0
 
 
+def shm_ls() -> int:
+    """List this user's arrowmm segments and unfinished temporaries, with their creators."""
+    try:
+        found = shm.segments()
+    except ArrowError as exc:
+        print(f"arrowmm shm ls: {exc}", file=sys.stderr)
+        return 1
+    if not found:
+        print(f"no arrowmm shared-memory segments of this user in {shm.SHM_DIR}")
+        return 0
+    print(f"{'NAME':<40} {'KIND':<9} {'SIZE':>12} {'PID':>8}  STATE")
+    for info in found:
+        pid = info.creator.get("pid", "?") if info.creator else "?"
+        state = {True: "running", False: "dead", None: "unknown"}[info.alive]
+        if info.keep:
+            state += ", kept"
+        elif info.stale:
+            state += ", stale (shm rm --stale removes it)"
+        print(f"{info.name:<40} {info.kind:<9} {_fmt_bytes(info.size):>12} {pid!s:>8}  {state}")
+    return 0
+
+
+def shm_rm(names, stale: bool = False, dry_run: bool = False) -> int:
+    """Remove segments by name, or (``stale``) those whose creator is gone."""
+    status = 0
+    if stale:
+        try:
+            gone = shm.cleanup(dry_run=dry_run)
+        except ArrowError as exc:
+            print(f"arrowmm shm rm: {exc}", file=sys.stderr)
+            return 1
+        verb = "would remove" if dry_run else "removed"
+        for name in gone:
+            print(f"{verb} {name}")
+        if not gone:
+            print("nothing stale")
+    for name in names:
+        if dry_run:
+            print(f"would remove {name}")
+            continue
+        try:
+            shm.remove(name)
+            print(f"removed {name}")
+        except (ArrowError, OSError) as exc:
+            print(f"arrowmm shm rm: {name}: {exc}", file=sys.stderr)
+            status = 1
+    return status
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="arrowmm", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -186,7 +239,24 @@ def main(argv=None) -> int:
     p_repair.add_argument("dst", help="repaired IPC file (may be SRC: replaced atomically)")
     p_repair.add_argument("--no-validate", action="store_true",
                           help="keep batches without checking their structure")
+    p_shm = sub.add_parser("shm", help="shared-memory segments made by arrowmm.shm.share")
+    shm_sub = p_shm.add_subparsers(dest="shm_command", required=True)
+    shm_sub.add_parser("ls", help="list this user's segments and unfinished temporaries, "
+                                  "with their creator pid and whether it still runs")
+    p_rm = shm_sub.add_parser("rm", help="remove segments by name (mappings stay valid), or "
+                                         "--stale: those whose creator died")
+    p_rm.add_argument("names", nargs="*", metavar="NAME")
+    p_rm.add_argument("--stale", action="store_true",
+                      help="remove segments and temporaries whose creator process is gone "
+                           "(not those shared with keep=True)")
+    p_rm.add_argument("--dry-run", action="store_true", help="say what would be removed")
     args = parser.parse_args(argv)
+    if args.command == "shm":
+        if args.shm_command == "ls":
+            return shm_ls()
+        if not args.names and not args.stale:
+            parser.error("shm rm: give NAME(s) or --stale")
+        return shm_rm(args.names, args.stale, args.dry_run)
     if args.command == "demo":
         if not args.local:
             try:

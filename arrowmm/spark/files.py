@@ -1,18 +1,21 @@
 """Finding the data files of a load path, and what their footers say about each batch.
 
-A path is a file, a directory or a glob; a directory written by the arrowmm
-Spark writer has a ``_SUCCESS`` manifest listing its committed files, and a
-reader trusts that list (files of unfinished or failed jobs are ignored).
-Without a manifest, a directory's data files are its visible files (names
-not starting with ``_`` or ``.``) that begin with Arrow's file or stream
-framing (a pre-0.15 stream, which has no marker, only under an Arrow file
-extension).
+A path is a file, a directory or a glob.  A directory written by the arrowmm
+Spark writer has a log of versioned manifests (``_arrowmm_log/``, see
+docs/commit-protocol.md); a reader reads exactly the files the latest version
+lists, so files of unfinished, crashed or failed jobs are never read.  A
+directory written by older arrowmm versions has only a ``_SUCCESS`` manifest
+listing its files, which is trusted the same way.  Without either, a
+directory's data files are its visible files (names not starting with ``_``
+or ``.``) that begin with Arrow's file or stream framing (a pre-0.15 stream,
+which has no marker, only under an Arrow file extension).
 """
 from __future__ import annotations
 
 import glob
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -21,10 +24,15 @@ from ..errors import ArrowInvalid
 from ..ipc.indexed import IndexedStreamReader
 from ..ipc.statistics import STATISTICS_KEY, decode_statistics
 
-__all__ = ["MANIFEST", "BatchInfo", "DataFile", "resolve_paths", "load_path_options",
-           "describe_file", "read_manifest", "data_files_in"]
+__all__ = ["MANIFEST", "LOG_DIR", "BatchInfo", "DataFile", "resolve_paths", "load_path_options",
+           "describe_file", "read_manifest", "data_files_in", "log_versions", "read_version",
+           "latest_manifest", "version_name"]
 
 MANIFEST = "_SUCCESS"
+#: The folder of versioned manifests inside a directory (docs/commit-protocol.md).
+LOG_DIR = "_arrowmm_log"
+FORMAT = "arrowmm-manifest/1"
+_VERSION_NAME = re.compile(r"^([0-9]{20})\.json$")
 _STREAM_CONTINUATION = b"\xff\xff\xff\xff"
 _EXTENSIONS = (".arrow", ".arrows", ".ipc", ".feather")
 
@@ -76,7 +84,9 @@ def resolve_paths(paths: Sequence[str]) -> List[str]:
         elif os.path.isfile(p):
             out.append(os.path.abspath(p))
         elif glob.has_magic(p):
-            matches = sorted(glob.glob(p))
+            # like Spark's file sources, a glob skips _ and . names (_SUCCESS, the commit log)
+            matches = sorted(m for m in glob.glob(p)
+                             if not os.path.basename(m).startswith(("_", ".")))
             if not matches:
                 raise ArrowInvalid(f"path {p!r} matches no file")
             for m in matches:
@@ -88,7 +98,8 @@ def resolve_paths(paths: Sequence[str]) -> List[str]:
 
 
 def read_manifest(directory: str) -> Optional[dict]:
-    """The ``_SUCCESS`` manifest of ``directory``, or None when there is none."""
+    """The ``_SUCCESS`` manifest of ``directory`` (the layout older arrowmm versions write and
+    this one mirrors), or None when there is none."""
     path = os.path.join(directory, MANIFEST)
     try:
         with open(path, "rb") as f:
@@ -99,17 +110,80 @@ def read_manifest(directory: str) -> Optional[dict]:
         return None  # an empty _SUCCESS marker (Hadoop-style writers): no list to trust
     try:
         doc = json.loads(text)
-        files = doc["files"]
-        if not isinstance(files, list) or not all(isinstance(n, str) for n in files):
-            raise ValueError("files is not a list of names")
+        check_names(doc["files"])
     except (ValueError, KeyError, TypeError) as exc:
         raise ArrowInvalid(f"{path}: not an arrowmm manifest ({exc})") from None
     return doc
 
 
+def check_names(files) -> List[str]:
+    """``files`` if it is a list of plain file names (no folder part): ValueError if not."""
+    if not isinstance(files, list) or not all(isinstance(n, str) for n in files):
+        raise ValueError("files is not a list of names")
+    for n in files:
+        if not n or n in (".", "..") or "/" in n or os.sep in n or "\0" in n:
+            raise ValueError(f"file name {n!r} is not a plain name inside the directory")
+    return files
+
+
+def version_name(version: int) -> str:
+    """The file name of manifest ``version`` in the log: 20 digits, ``.json``."""
+    return f"{version:020d}.json"
+
+
+def log_versions(directory: str) -> List[int]:
+    """The manifest versions present in ``directory``'s log, ascending ([] without a log)."""
+    try:
+        names = os.listdir(os.path.join(directory, LOG_DIR))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(int(m.group(1)) for m in map(_VERSION_NAME.match, names) if m)
+
+
+def read_version(directory: str, version: int) -> dict:
+    """Manifest ``version`` of ``directory``'s log (FileNotFoundError if it is gone or was
+    pruned to a tombstone: only versions well below the latest are)."""
+    path = os.path.join(directory, LOG_DIR, version_name(version))
+    with open(path, "rb") as f:
+        text = f.read()
+    try:
+        doc = json.loads(text)
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise ValueError(f"format is not {FORMAT!r}")
+        if doc.get("version") != version:
+            raise ValueError(f"it says version {doc.get('version')!r}")
+        if doc.get("pruned") is True:
+            raise FileNotFoundError(f"{path}: version {version} was pruned (a tombstone)")
+        check_names(doc["files"])
+        streams = doc.get("streams", {})
+        if not isinstance(streams, dict) or not all(
+                isinstance(k, str) and isinstance(b, int) for k, b in streams.items()):
+            raise ValueError("streams is not a map of query id to batch id")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ArrowInvalid(f"{path}: not a manifest of version {version} ({exc})") from None
+    return doc
+
+
+def latest_manifest(directory: str) -> Optional[dict]:
+    """The latest version of ``directory``'s log, or None when the log has none."""
+    for _ in range(100):
+        versions = log_versions(directory)
+        if not versions:
+            return None
+        try:
+            return read_version(directory, versions[-1])
+        except FileNotFoundError:  # removed by a writer keeping the log short: list again
+            continue
+    raise ArrowInvalid(f"{os.path.join(directory, LOG_DIR)}: the latest manifest keeps "
+                       f"disappearing while read")
+
+
 def data_files_in(directory: str) -> List[str]:
-    """The data files of one directory: its manifest's list, else its Arrow files."""
-    manifest = read_manifest(directory)
+    """The data files of one directory: its latest manifest's list (the log's, else
+    ``_SUCCESS``'s), else its Arrow files."""
+    manifest = latest_manifest(directory)
+    if manifest is None:
+        manifest = read_manifest(directory)
     if manifest is not None:
         return [os.path.abspath(os.path.join(directory, n)) for n in manifest["files"]]
     out = []

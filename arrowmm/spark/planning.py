@@ -66,7 +66,12 @@ def _finish(piece, files: Sequence[DataFile]) -> Piece:
 def read_piece(piece: Piece, log: Optional[str] = None) -> Iterator[object]:
     """The arrowmm record batches of one piece, read from the mapped file."""
     path, fmt, batches, entries = piece
-    reader = FileReader(path) if fmt == "file" else IndexedStreamReader(path, entries)
+    try:
+        reader = FileReader(path) if fmt == "file" else IndexedStreamReader(path, entries)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: gone since this read was planned (an overwrite of its "
+                                f"directory published a new version and removed the old files; "
+                                f"load the directory again to read the new version)") from None
     with reader:
         for i in batches:
             batch = reader.get_batch(i)

@@ -19,7 +19,7 @@ from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourc
                                     InputPartition, WriterCommitMessage)
 
 from ..errors import ArrowInvalid
-from .commit import commit_files, remove_matching
+from .commit import abort_job, commit_files, ensure_log
 from .files import DataFile, describe_file, load_path_options, resolve_paths
 from .planning import plan_pieces, read_piece, to_spark_batch
 from .pruning import ALL, NONE, verdict
@@ -231,10 +231,11 @@ def _check_schemas(files: List[DataFile], cast: bool) -> None:
 
 # -- writing --------------------------------------------------------------------------------------
 class WrittenFile(WriterCommitMessage):
-    """What one task wrote: its temporary file, the final name, and its row count."""
+    """What one task wrote: its temporary file, the final name, its row count, and (streaming)
+    the id of the query that ran it."""
 
-    def __init__(self, tmp: str, name: str, rows: int):
-        self.tmp, self.name, self.rows = tmp, name, rows
+    def __init__(self, tmp: str, name: str, rows: int, query: Optional[str] = None):
+        self.tmp, self.name, self.rows, self.query = tmp, name, rows, query
 
     def __repr__(self):
         return f"WrittenFile({self.name!r}, rows={self.rows})"
@@ -252,15 +253,16 @@ class _WriterOptions:
         self.compression = None if compression in ("none", "uncompressed") else compression
         self.statistics = _flag(options, "statistics", True)
         self.schema = schema
-        self.job = uuid.uuid4().hex[:16]
+        self.job = uuid.uuid4().hex
+        self.options = {k: options[k] for k in ("checkpointlocation",) if k in options}
+        # the commit log exists before any task writes: a new directory reads as empty (not
+        # file by file) until the job commits
+        ensure_log(self.directory)
 
     @property
     def temporary_prefix(self) -> str:
         """Task files start hidden (readers skip names starting with '.') until committed."""
         return f".arrowmm-{self.job}-"
-
-    def remove_temporaries(self) -> None:
-        remove_matching(self.directory, self.temporary_prefix)
 
     def write_task(self, iterator, prefix: str) -> WrittenFile:
         """Write this task's batches to a temporary file of the job; None-free empty files too."""
@@ -278,25 +280,28 @@ class _WriterOptions:
                 batch = arrowmm.record_batch(pb)
                 if writer is None:
                     writer = arrowmm.new_file(tmp, batch.schema, compression=self.compression,
-                                              statistics=self.statistics)
+                                              statistics=self.statistics, fsync=True)
                 writer.write(batch)
                 rows += batch.num_rows
             if writer is None:  # an empty task still records the schema
                 from pyspark.sql.pandas.types import to_arrow_schema
                 writer = arrowmm.new_file(tmp, to_arrow_schema(self.schema, timezone="UTC"),
-                                          compression=self.compression, statistics=self.statistics)
+                                          compression=self.compression, statistics=self.statistics,
+                                          fsync=True)
             writer.close()
         except BaseException:
             if writer is not None:
                 writer.abort()
             raise
-        return WrittenFile(tmp, f"{prefix}part-{part:05d}-{self.job}.arrow", rows)
+        query = ctx.getLocalProperty("sql.streaming.queryId") if ctx else None
+        return WrittenFile(tmp, f"{prefix}part-{part:05d}-{self.job}.arrow", rows, query)
 
 
 class ArrowmmWriter(_WriterOptions, DataSourceArrowWriter):
     """Each task writes ``part-<partition>-<job>.arrow`` under a hidden temporary name;
-    ``commit`` renames them in and then writes the ``_SUCCESS`` manifest; ``abort`` removes
-    the job's files (those of failed attempts too)."""
+    ``commit`` renames them in and publishes the next manifest version (retrying when another
+    job published first: docs/commit-protocol.md); ``abort`` removes the job's files (those of
+    failed attempts too) that no published version lists."""
 
     def __init__(self, options, schema, overwrite: bool):
         _WriterOptions.__init__(self, options, schema)
@@ -308,15 +313,19 @@ class ArrowmmWriter(_WriterOptions, DataSourceArrowWriter):
     def commit(self, messages):
         commit_files(self.directory, [m for m in messages if m is not None], self.job,
                      overwrite=self.overwrite)
-        self.remove_temporaries()  # files of failed attempts
+        abort_job(self.directory, self.job)  # files of failed attempts
 
     def abort(self, messages):
-        self.remove_temporaries()
+        abort_job(self.directory, self.job)
 
 
 class ArrowmmStreamWriter(_WriterOptions, DataSourceStreamArrowWriter):
-    """Structured Streaming sink: each micro-batch commits its files like a batch write
-    (a micro-batch Spark runs again after a failure is committed once)."""
+    """Structured Streaming sink: each micro-batch commits its files like a batch append.
+
+    The manifest records the last batch id committed per query id, so a
+    micro-batch Spark runs again after a failure is committed once, and
+    several queries can write into one directory.
+    """
 
     def __init__(self, options, schema, overwrite: bool):
         _WriterOptions.__init__(self, options, schema)
@@ -328,15 +337,24 @@ class ArrowmmStreamWriter(_WriterOptions, DataSourceStreamArrowWriter):
         done = [m for m in messages if m is not None]
         for m in done:
             m.name = f"batch-{batchId:08d}-{m.name}"
-        commit_files(self.directory, done, self.job, overwrite=False, batch_id=batchId)
+        commit_files(self.directory, done, self.job, overwrite=False,
+                     stream=(self.query_id(done), batchId))
+        abort_job(self.directory, self.job)  # files of failed attempts
+
+    def query_id(self, messages) -> str:
+        """The streaming query's id (kept across restarts from one checkpoint), which the
+        tasks read from Spark; the checkpoint location when they could not."""
+        for m in messages:
+            if getattr(m, "query", None):
+                return m.query
+        where = self.options.get("checkpointlocation")
+        if where:
+            return "checkpoint:" + where
+        raise ArrowInvalid(f"{self.directory}: cannot tell which streaming query wrote this "
+                           f"micro-batch (no query id from Spark, no checkpointLocation)")
 
     def abort(self, messages, batchId):
-        for m in messages:
-            if m is not None:
-                try:
-                    os.unlink(m.tmp)
-                except FileNotFoundError:
-                    pass
+        abort_job(self.directory, self.job)
 
 
 # -- streaming reads ------------------------------------------------------------------------------

@@ -13,9 +13,9 @@ receiving copies of the data.
 Segments are named files of the shared-memory filesystem (``/dev/shm/<name>``
 on Linux), so any Arrow implementation reads them too
 (``pyarrow.ipc.open_file(pyarrow.memory_map("/dev/shm/<name>"))``).  On
-Linux, ``share`` writes ``<name>.tmp-<pid>-<random>`` and publishes it with
-``os.link``: a reader polling for the name sees nothing or the complete file,
-never part of one.  Where ``/dev/shm`` does not exist (macOS, BSDs) segments
+Linux, ``share`` writes a hidden temporary ``.arrowmm-share-<pid>-...`` and
+publishes it with ``os.link``: a reader polling for the name sees nothing or
+the complete file, never part of one.  Where ``/dev/shm`` does not exist (macOS, BSDs) segments
 are made with ``shm_open`` (the call ``multiprocessing.shared_memory`` uses):
 the name then exists before the data is complete (``open_shared`` may raise
 ``ArrowInvalid`` during that window, never read a partial file as whole), and
@@ -26,7 +26,18 @@ Lifetime follows POSIX: a segment lives until it is unlinked
 (``SharedFile.unlink``, the end of a ``with share(...)`` block, or
 ``arrowmm.shm.unlink(name)``), and unlinking it while processes have it
 mapped leaves their data valid; the memory is freed when the last mapping
-goes.  A segment nobody unlinks lasts until reboot, like a file.
+goes.  A segment nobody unlinks lasts until reboot, like a file.  So each
+segment records its creator (pid, process start time, pid namespace, boot,
+and ``keep``) in the file's custom metadata under ``arrowmm:shm:creator``,
+and temporaries carry the creator in their name: ``cleanup()`` (and
+``arrowmm shm rm --stale``) removes those whose creator has died (SIGKILL,
+OOM killer) unless they were shared with ``keep=True``; ``segments()`` (and
+``arrowmm shm ls``) lists them.
+
+Nothing under a name is trusted: ``open_shared`` opens with ``O_NOFOLLOW |
+O_NONBLOCK`` and requires a regular file owned by the current user (or by
+``owner=``), so a symbolic link, a FIFO or another user's file planted under
+the name is refused with ``ArrowInvalid`` saying which.
 
 Examples
 --------
@@ -41,12 +52,16 @@ Examples
 from __future__ import annotations
 
 import copyreg
-
+import errno
+import json
 import mmap
 import os
+import re
 import secrets
+import stat
 import weakref
-from typing import Optional, Tuple
+from dataclasses import dataclass
+from typing import Iterable, List, Optional, Tuple, Union
 
 from .. import types as t
 from .._core._region import BufferView, Region, empty_view
@@ -59,12 +74,18 @@ from ..ipc.writer import new_file
 from ..arrays.provenance import copy_reason
 from ..arrays.array import Array
 
-__all__ = ["share", "open_shared", "unlink", "SharedFile", "SHM_DIR"]
+__all__ = ["share", "open_shared", "unlink", "SharedFile", "SHM_DIR", "cleanup", "segments",
+           "SegmentInfo", "CREATOR_KEY"]
 
 #: Where named segments live as files (None: use ``shm_open`` directly, see the module doc).
 SHM_DIR: Optional[str] = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
-_MAX_NAME = 200  # leaves room for the temporary suffix under NAME_MAX (255)
+_MAX_NAME = 255  # bytes: NAME_MAX (temporaries have their own names)
+#: Custom metadata key of a segment's creator record (JSON: pid, start, pidns, boot, keep).
+CREATOR_KEY = "arrowmm:shm:creator"
+# .arrowmm-share-<pid namespace>-<pid>-<process start>-<random>: a share() in progress
+_TMP_PREFIX = ".arrowmm-share-"
+_TMP_NAME = re.compile(r"^\.arrowmm-share-([0-9]+)-([0-9]+)-([0-9]+)-[0-9a-f]+$")
 
 # segment identity -> Region: one mapping per segment per process, shared by everything
 # unpickled from it; key (name, st_dev, st_ino, size), so a name that was unlinked and made
@@ -78,12 +99,85 @@ _READER_OF: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _check_name(name) -> str:
+    """``name`` if it is a valid segment name, checked as the bytes the system sees."""
     if not isinstance(name, str):
         raise ArrowInvalid(f"a shared segment name must be a str, got {type(name).__name__}")
-    if not name or "/" in name or "\0" in name or name.startswith(".") or len(name) > _MAX_NAME:
-        raise ArrowInvalid(f"invalid shared segment name {name!r}: 1 to {_MAX_NAME} characters, "
-                           f"no '/' or NUL, not starting with '.'")
+    try:
+        raw = os.fsencode(name)
+    except UnicodeEncodeError:
+        raw = None
+    if not raw or b"/" in raw or b"\0" in raw or raw.startswith(b".") or len(raw) > _MAX_NAME:
+        size = "not encodable" if raw is None else f"{len(raw)} bytes"
+        raise ArrowInvalid(f"invalid shared segment name {name!r} ({size}): 1 to {_MAX_NAME} "
+                           f"bytes, no '/' or NUL, not starting with '.'")
     return name
+
+
+# -- who made a segment, and whether they are alive ------------------------------------------
+def _read_text(path: str) -> Optional[str]:
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("ascii", "replace")
+    except OSError:
+        return None
+
+
+def _process_start(pid: int) -> Optional[Tuple[int, str]]:
+    """(start time in clock ticks since boot, state letter) of ``pid``, None if it is gone."""
+    text = _read_text(f"/proc/{pid}/stat")
+    if text is None:
+        return None
+    try:
+        fields = text[text.rindex(")") + 2:].split()
+        return int(fields[19]), fields[0]
+    except (ValueError, IndexError):
+        return None
+
+
+def _pid_namespace() -> int:
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
+def _boot_id() -> str:
+    return (_read_text("/proc/sys/kernel/random/boot_id") or "").strip()
+
+
+def _me() -> dict:
+    pid = os.getpid()
+    started = _process_start(pid)
+    return {"pid": pid, "start": started[0] if started else 0, "pidns": _pid_namespace(),
+            "boot": _boot_id()}
+
+
+def _alive(creator: dict) -> Optional[bool]:
+    """Whether the process ``creator`` describes still runs (None: this process cannot tell)."""
+    pid = creator.get("pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return None
+    boot = creator.get("boot")
+    if boot and _boot_id() and boot != _boot_id():
+        return False
+    pidns = creator.get("pidns")
+    if pidns and pidns != _pid_namespace():
+        return None  # another pid namespace (container): its pids mean nothing here
+    if os.path.isdir("/proc/self"):
+        now = _process_start(pid)
+        if now is None:
+            return False
+        start, state = now
+        if creator.get("start") and start != creator["start"]:
+            return False  # the pid was reused by a later process
+        return state not in ("Z", "X")  # a zombie holds nothing
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 # -- the two backends: files under SHM_DIR, or shm_open ----------------------------------
@@ -96,16 +190,81 @@ def _posixshmem():
     return _posixshmem
 
 
-def _open_fd(name: str) -> int:
-    """A read-only descriptor of segment ``name``; ArrowInvalid naming it if there is none."""
+class _NoSegment(ArrowInvalid):
+    """Nothing is under the name (as opposed to something refused)."""
+
+
+_Owner = Union[None, int, str, Iterable[Union[int, str]]]
+
+
+def _owners(owner: _Owner) -> Optional[set]:
+    """The uids ``owner`` allows (None: any)."""
+    if owner is None:
+        return {os.geteuid()}
+    if isinstance(owner, str) and owner == "*":
+        return None
+    items = [owner] if isinstance(owner, (int, str)) else list(owner)
+    out = set()
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, str)):
+            raise ArrowInvalid(f"owner must be a uid, a user name, a list of them or '*', "
+                               f"got {item!r}")
+        if isinstance(item, str):
+            import pwd
+            try:
+                item = pwd.getpwnam(item).pw_uid
+            except KeyError:
+                raise ArrowInvalid(f"owner {item!r}: no such user") from None
+        out.add(item)
+    return out
+
+
+_KINDS = [(stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"),
+          (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"),
+          (stat.S_ISLNK, "symbolic link")]
+
+
+def _open_fd(name: str, owner: _Owner = None) -> int:
+    """A read-only descriptor of segment ``name``: a regular file owned by ``owner`` (default:
+    this user), never followed through a link nor blocking on a FIFO; ArrowInvalid says why not."""
+    allowed = _owners(owner)
+    where = os.path.join(SHM_DIR, name) if SHM_DIR is not None else "/" + name
     try:
         if SHM_DIR is not None:
-            return os.open(os.path.join(SHM_DIR, name), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        return _posixshmem().shm_open("/" + name, os.O_RDONLY, 0)
+            fd = os.open(where, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+                         | getattr(os, "O_CLOEXEC", 0))
+        else:
+            fd = _posixshmem().shm_open(where, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0), 0)
     except FileNotFoundError:
-        raise ArrowInvalid(f"no shared-memory segment named {name!r}") from None
+        raise _NoSegment(f"no shared-memory segment named {name!r}") from None
     except OSError as exc:
-        raise ArrowInvalid(f"cannot open shared-memory segment {name!r}: {exc}") from exc
+        if exc.errno == errno.ELOOP:
+            why = "it is a symbolic link (refused: a link can point anywhere)"
+        elif exc.errno in (errno.EACCES, errno.EPERM):
+            why = "permission denied"
+        else:
+            why = exc.strerror or str(exc)
+        raise ArrowInvalid(f"cannot open shared-memory segment {name!r} ({where}): {why}") from None
+    try:
+        st = os.fstat(fd)
+        if SHM_DIR is not None and not stat.S_ISREG(st.st_mode):
+            kind = next((k for test, k in _KINDS if test(st.st_mode)), "special file")
+            raise ArrowInvalid(f"shared-memory segment {name!r} ({where}) is a {kind}, not a "
+                               f"regular file: refused")
+        if allowed is not None and st.st_uid not in allowed:
+            raise ArrowInvalid(f"shared-memory segment {name!r} ({where}) is owned by uid "
+                               f"{st.st_uid}, not {_describe(allowed)}: refused (another user "
+                               f"may have planted it); pass owner={st.st_uid} to trust that user")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _describe(uids: set) -> str:
+    if uids == {os.geteuid()}:
+        return f"this user (uid {os.geteuid()})"
+    return "uid " + " or ".join(str(u) for u in sorted(uids))
 
 
 def _remove(name: str) -> None:
@@ -149,22 +308,25 @@ def _file_end(mapping, size: int) -> int:
     return end if end >= len(MAGIC) and mapping[end - len(MAGIC):end] == MAGIC else size
 
 
-def _map(name: str) -> Region:
-    fd = _open_fd(_check_name(name))
+def _map(name: str, owner: _Owner = None) -> Region:
+    fd = _open_fd(_check_name(name), owner)
     try:
         return _map_fd(fd, _identity(fd, name))
     finally:
         os.close(fd)
 
 
-def open_shared(name: str, *, allow_copies: bool = True) -> FileReader:
+def open_shared(name: str, *, allow_copies: bool = True, owner: _Owner = None) -> FileReader:
     """A ``FileReader`` over the shared segment ``name``, mapped read-only (zero-copy).
 
-    A missing name raises ``ArrowInvalid`` naming it; a segment that is not an
-    Arrow IPC file raises the reader's ``ArrowInvalid``.  If the name was
-    unlinked and made again, this maps the new segment.
+    The name must be a regular file owned by ``owner``: by default the current
+    user; a uid, a user name or a list of them; ``"*"`` for anyone.  A missing
+    name, a symbolic link, a FIFO or device, a file of another owner and a
+    segment this user may not read raise ``ArrowInvalid`` saying which; a
+    segment that is not an Arrow IPC file raises the reader's ``ArrowInvalid``.
+    If the name was unlinked and made again, this maps the new segment.
     """
-    return FileReader(_map(name), allow_copies=allow_copies)
+    return FileReader(_map(name, owner), allow_copies=allow_copies)
 
 
 def unlink(name: str, *, missing_ok: bool = False) -> None:
@@ -196,22 +358,31 @@ def _source(data) -> Tuple[t.Schema, object]:
     return batch.schema, [batch]
 
 
-def _write_file(fd: int, data, compression) -> None:
+def _write_file(fd: int, data, compression, keep: bool) -> None:
     schema, batches = _source(data)
+    creator = json.dumps({**_me(), "keep": bool(keep)}, separators=(",", ":"))
     with os.fdopen(fd, "wb", buffering=0, closefd=False) as sink:
         # deltas kept (arrowmm readers take them): any batches the caller has can be shared
-        with new_file(sink, schema, compression=compression, emit_dictionary_deltas=True) as writer:
+        with new_file(sink, schema, compression=compression, emit_dictionary_deltas=True,
+                      metadata={CREATOR_KEY: creator}) as writer:
             for batch in batches:
                 writer.write(batch)
 
 
-def _share_dev_shm(name: str, data, compression) -> tuple:
-    """Write under a temporary name, map, then publish by ``os.link`` (atomic, no clobbering)."""
+def _temporary_name() -> str:
+    me = _me()
+    return f"{_TMP_PREFIX}{me['pidns']}-{me['pid']}-{me['start']}-{secrets.token_hex(6)}"
+
+
+def _share_dev_shm(name: str, data, compression, keep: bool) -> tuple:
+    """Write under a hidden temporary name, map, then publish by ``os.link`` (atomic, no
+    clobbering); the temporary's name says who made it, for ``cleanup``."""
     final = os.path.join(SHM_DIR, name)
-    tmp = f"{final}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
-    fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_RDWR | getattr(os, "O_CLOEXEC", 0), 0o600)
+    tmp = os.path.join(SHM_DIR, _temporary_name())
+    fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_NOFOLLOW
+                 | getattr(os, "O_CLOEXEC", 0), 0o600)
     try:
-        _write_file(fd, data, compression)
+        _write_file(fd, data, compression, keep)
         key = _identity(fd, name)
         region = _map_fd(fd, key)
         try:
@@ -227,13 +398,13 @@ def _share_dev_shm(name: str, data, compression) -> tuple:
             pass
 
 
-def _share_shm_open(name: str, data, compression) -> tuple:
+def _share_shm_open(name: str, data, compression, keep: bool) -> tuple:
     """Without /dev/shm: write to a temporary file, then copy it into a new segment."""
     import shutil
     import tempfile
     shm = _posixshmem()
     with tempfile.TemporaryFile() as staging:
-        _write_file(staging.fileno(), data, compression)
+        _write_file(staging.fileno(), data, compression, keep)
         size = os.fstat(staging.fileno()).st_size
         try:
             fd = shm.shm_open("/" + name, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
@@ -279,13 +450,13 @@ def share(data, *, name: Optional[str] = None, compression: Optional[str] = None
     default ``arrowmm-<random>``; an existing name raises ``ArrowInvalid``.
     ``compression``: ``None``, ``"lz4"`` or ``"zstd"`` (readers then
     decompress, a copy in each process).  ``keep``: leave the segment behind
-    at the end of a ``with`` block.
+    at the end of a ``with`` block, and for ``cleanup`` after this process ends.
     """
     name = _check_name(name if name is not None else f"arrowmm-{secrets.token_hex(8)}")
     if SHM_DIR is not None:
-        region, key = _share_dev_shm(name, data, compression)
+        region, key = _share_dev_shm(name, data, compression, keep)
     else:
-        region, key = _share_shm_open(name, data, compression)
+        region, key = _share_shm_open(name, data, compression, keep)
     return SharedFile(name, region, key, keep)
 
 
@@ -321,7 +492,7 @@ class SharedFile:
     def linked(self) -> bool:
         """Whether the name still refers to this segment."""
         try:
-            fd = _open_fd(self.name)
+            fd = _open_fd(self.name, owner="*")  # compared by identity below
         except ArrowInvalid:
             return False
         try:
@@ -351,6 +522,128 @@ class SharedFile:
         return f"<arrowmm.shm.SharedFile {self.name!r} {self.size} bytes>"
 
 
+# -- finding and removing what dead producers left -----------------------------------------
+@dataclass
+class SegmentInfo:
+    """A segment made by ``share`` (``kind`` "segment") or the temporary of a ``share`` that
+    has not finished (``kind`` "temporary"), with its creator and whether it still runs."""
+    name: str
+    kind: str
+    size: int
+    creator: Optional[dict]
+    alive: Optional[bool]  # None: cannot tell (another pid namespace, no record)
+    keep: bool = False
+
+    @property
+    def stale(self) -> bool:
+        """Left by a process that is gone, and not shared with ``keep=True``."""
+        return self.alive is False and not self.keep
+
+
+def _creator_record(name: str, fd: int) -> Optional[dict]:
+    """The creator record of the segment open as ``fd``, None if it is no arrowmm segment."""
+    size = os.fstat(fd).st_size
+    if size < 2 * len(MAGIC) or os.pread(fd, len(MAGIC), 0) != MAGIC:
+        return None
+    try:  # the mapping goes with the reader (no explicit close: views may still hold it)
+        mapping = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+        with FileReader(Region(mapping, description=f"shared memory segment {name!r}")) as reader:
+            meta = {**(reader.schema.metadata or {}), **(reader.footer.metadata or {})}
+    except (ArrowInvalid, ValueError, OSError):
+        return None  # not a readable Arrow file: not ours to judge
+    try:
+        record = json.loads(meta[CREATOR_KEY])
+    except (KeyError, ValueError, TypeError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def segments() -> List[SegmentInfo]:
+    """This user's segments made by ``share`` and temporaries of unfinished ``share`` calls,
+    with whether their creators still run (only where segments are files: ``/dev/shm``)."""
+    if SHM_DIR is None:
+        raise ArrowNotImplementedError("listing shared-memory segments needs /dev/shm; "
+                                       "shm_open systems offer no way to list them")
+    out = []
+    me = os.geteuid()
+    for entry in sorted(os.scandir(SHM_DIR), key=lambda e: e.name):
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != me:
+            continue
+        m = _TMP_NAME.match(entry.name)
+        if m:
+            creator = {"pidns": int(m.group(1)), "pid": int(m.group(2)), "start": int(m.group(3))}
+            out.append(SegmentInfo(entry.name, "temporary", st.st_size, creator, _alive(creator)))
+            continue
+        if entry.name.startswith("."):
+            continue
+        try:
+            fd = _open_fd(entry.name)
+        except ArrowInvalid:
+            continue
+        try:
+            record = _creator_record(entry.name, fd)
+        finally:
+            os.close(fd)
+        if record is not None:
+            out.append(SegmentInfo(entry.name, "segment", st.st_size, record, _alive(record),
+                                   bool(record.get("keep"))))
+    return out
+
+
+def cleanup(*, dry_run: bool = False) -> List[str]:
+    """Remove this user's segments and temporaries whose creator process is gone.
+
+    A segment shared with ``keep=True`` stays (it was meant to outlive its
+    creator), as does anything whose creator cannot be judged from here (made
+    in another pid namespace).  Returns the names removed (``dry_run``: the
+    names that would be).
+    """
+    removed = []
+    for info in segments():
+        if not info.stale:
+            continue
+        if not dry_run and not _remove_if_same(info):
+            continue
+        removed.append(info.name)
+    return removed
+
+
+def _remove_if_same(info: SegmentInfo) -> bool:
+    """Unlink ``info.name`` unless the name now holds something else (made again meanwhile)."""
+    path = os.path.join(SHM_DIR, info.name)
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != info.size:
+            return False
+        if info.kind == "segment":
+            fd = _open_fd(info.name)
+            try:
+                record = _creator_record(info.name, fd)
+            finally:
+                os.close(fd)
+            if record != info.creator or os.lstat(path).st_ino != st.st_ino:
+                return False
+        os.unlink(path)
+    except (FileNotFoundError, ArrowInvalid):
+        return False
+    return True
+
+
+def remove(name: str) -> None:
+    """Remove segment ``name``, or a temporary a ``share`` left (for ``arrowmm shm rm``)."""
+    if SHM_DIR is not None and _TMP_NAME.match(name):
+        try:
+            os.unlink(os.path.join(SHM_DIR, name))
+        except FileNotFoundError:
+            raise ArrowInvalid(f"no temporary named {name!r} in {SHM_DIR}") from None
+        return
+    unlink(name)
+
+
 # -- pickling by name ---------------------------------------------------------------------
 def _shared_key(region) -> Optional[tuple]:
     if not isinstance(region, Region) or region.shared_name is None:
@@ -365,10 +658,12 @@ def _region_for(key: tuple) -> Region:
         return region
     name = key[0]
     try:
-        fd = _open_fd(name)
-    except ArrowInvalid:
+        fd = _open_fd(name, owner="*")  # the identity check below decides, whoever owns it
+    except _NoSegment:
         raise ArrowInvalid(f"cannot unpickle: shared-memory segment {name!r} was unlinked "
                            f"(and this process has no mapping of it)") from None
+    except ArrowInvalid as exc:
+        raise ArrowInvalid(f"cannot unpickle: {exc}") from None
     try:
         current = _identity(fd, name)
         if current != key:
