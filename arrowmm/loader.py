@@ -3,7 +3,7 @@
 A ``SchemaPlan`` records, for each top-level column, where its nodes and
 buffers start in a record batch, so ``BatchLoader.column(k)`` jumps straight
 to column ``k`` and decodes nothing else.  Every buffer goes through
-``BatchLoader._buffer``, the one place that turns a (offset, length) pair from
+``_Walk._buffer``, the one place that turns a (offset, length) pair from
 the file into a ``BufferView`` (checked against the body, decompressed,
 re-aligned when it must be), and every array is structurally checked as it is
 built.
@@ -18,7 +18,8 @@ refuses to make any, naming the column and the reason.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable, Optional
 
@@ -70,7 +71,10 @@ def copy_reason(array: Array) -> Optional[str]:
 
 @dataclass
 class LoadStats:
-    """What loading cost beyond borrowing memory: copies are counted, never silent."""
+    """What loading cost beyond borrowing memory: copies are counted, never silent.
+
+    Buffers stored uncompressed inside a compressed body (length prefix -1) are read in place:
+    they count as neither decompressed nor copied."""
 
     columns_loaded: int = 0
     buffers_copied: int = 0  # misaligned buffers copied to aligned memory
@@ -78,9 +82,21 @@ class LoadStats:
     buffers_swapped: int = 0  # big-endian buffers converted to native order
     buffers_decompressed: int = 0
     bytes_decompressed: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False,
+                                  compare=False)
+
+    def add(self, other: "LoadStats") -> None:
+        """Add the counts of ``other`` (one walk's) to these, atomically (walks run in threads)."""
+        with self._lock:
+            self.columns_loaded += other.columns_loaded
+            self.buffers_copied += other.buffers_copied
+            self.bytes_copied += other.bytes_copied
+            self.buffers_swapped += other.buffers_swapped
+            self.buffers_decompressed += other.buffers_decompressed
+            self.bytes_decompressed += other.bytes_decompressed
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
 
 
 def _counts(f: t.Field, v4: bool):
@@ -149,18 +165,19 @@ class _Path:
 class BatchLoader:
     """Decodes the columns of one record batch (or dictionary batch) on demand.
 
-    ``dictionaries`` maps a dictionary id to its current values array.
+    ``dictionaries`` maps a dictionary id to its current values array.  A loader is shared by
+    every thread that touches its batch: it holds what the message says, never the state of a
+    walk (cursors, decoded buffers, counts), which lives in one ``_Walk`` per ``column`` call.
     """
 
     __slots__ = ("plan", "header", "body", "dictionaries", "where", "stats", "swap", "allow_copies",
-                 "_nodes", "_buffers", "_variadic", "_ni", "_bi", "_vi", "_path", "_decoded")
+                 "_nodes", "_buffers", "_variadic")
 
     def __init__(self, plan: SchemaPlan, header: RecordBatchHeader, body: BufferView,
                  dictionaries: Callable[[int], Array], where: str, stats: Optional[LoadStats] = None,
                  allow_copies: bool = True):
         self.plan = plan
         self.allow_copies = allow_copies
-        self._decoded = {}  # buffer index -> decompressed payload (or the error it raised)
         self.header = header
         self.body = body
         self.dictionaries = dictionaries
@@ -200,44 +217,71 @@ class BatchLoader:
         vi = plan.view_starts[k]
         return plan.buffer_starts[k] + (int(self._variadic[:vi].sum()) if vi else 0)
 
-    def prefetch(self, ks) -> None:
-        """Decompress the buffers of columns ``ks`` together (in threads when it pays), so that
-        loading them next costs no more decoding.  Nothing to do for uncompressed batches."""
+    def prefetch(self, ks) -> Optional[dict]:
+        """Decompress the buffers of columns ``ks`` together (in threads when it pays): a dict
+        buffer index -> payload (or the error it raised) for ``column(k, decoded)``, so that
+        loading them next costs no more decoding.  None for uncompressed batches."""
         codec = self.header.compression
         if codec is None or not self.allow_copies:
-            return  # (refusing copies: the walk reports the first buffer that needs one)
+            return None  # (refusing copies: the walk reports the first buffer that needs one)
         indices = []
         for k in ks:
-            indices.extend(i for i in range(self._first_buffer(k), self._first_buffer(k + 1))
-                           if i not in self._decoded)
+            indices.extend(range(self._first_buffer(k), self._first_buffer(k + 1)))
         views = []
         for i in indices:
             offset, size = self._buffers.get(i)
             try:
                 views.append(self.body.slice(offset, size))
             except ArrowInvalid:
-                return  # out of the body: the walk reports it where it belongs
+                return None  # out of the body: the walk reports it where it belongs
         if len(views) < 2:
-            return
-        for i, out in zip(indices, decompress_many(views, codec)):
-            self._decoded[i] = out
+            return None
+        return dict(zip(indices, decompress_many(views, self.header.compression)))
 
-    def column(self, k: int) -> Array:
-        """Decode top-level column ``k`` (and only it)."""
+    def column(self, k: int, decoded: Optional[dict] = None) -> Array:
+        """Decode top-level column ``k`` (and only it); ``decoded``: what ``prefetch`` gave
+        for it, if it was called.  Safe to call from several threads at once (each call walks
+        on its own; ``RecordBatch`` makes sure one column is decoded once)."""
         plan = self.plan
-        self._ni = plan.node_starts[k]
-        self._vi = plan.view_starts[k]
-        self._bi = self._first_buffer(k)
-        if self.header.compression is not None:
-            self.prefetch((k,))
+        if decoded is None and self.header.compression is not None:
+            decoded = self.prefetch((k,))
+        walk = _Walk(self, plan.node_starts[k], self._first_buffer(k), plan.view_starts[k],
+                     decoded)
         f = plan.schema.fields[k]
         path = _Path(self.where, k, f.name)
-        array = self._load(f, path)
-        if array.length != self.header.length:
-            raise ArrowInvalid(f"{path}: column length {array.length} differs from the "
-                               f"batch length {self.header.length}")
-        self.stats.columns_loaded += 1
+        try:
+            array = walk._load(f, path)
+            if array.length != self.header.length:
+                raise ArrowInvalid(f"{path}: column length {array.length} differs from the "
+                                   f"batch length {self.header.length}")
+            walk.stats.columns_loaded = 1
+        finally:
+            self.stats.add(walk.stats)
         return array
+
+
+class _Walk:
+    """One depth-first walk over a column's field nodes and buffers: the cursors, the buffers
+    ``prefetch`` decoded, and what the walk cost, local to one ``BatchLoader.column`` call."""
+
+    __slots__ = ("plan", "header", "body", "dictionaries", "swap", "allow_copies", "stats",
+                 "_nodes", "_buffers", "_variadic", "_ni", "_bi", "_vi", "_decoded")
+
+    def __init__(self, loader: BatchLoader, ni: int, bi: int, vi: int, decoded: Optional[dict]):
+        self.plan = loader.plan
+        self.header = loader.header
+        self.body = loader.body
+        self.dictionaries = loader.dictionaries
+        self.swap = loader.swap
+        self.allow_copies = loader.allow_copies
+        self.stats = LoadStats()
+        self._nodes = loader._nodes
+        self._buffers = loader._buffers
+        self._variadic = loader._variadic
+        self._ni = ni
+        self._bi = bi
+        self._vi = vi
+        self._decoded = decoded if decoded is not None else {}
 
     # -- cursors ---------------------------------------------------------------------------
     def _node(self, path):
@@ -271,10 +315,9 @@ class BatchLoader:
             if isinstance(out, BaseException):
                 raise out
             if isinstance(out, BufferView):
-                view = out
+                view = out  # uncompressed, or stored raw in a compressed body: borrowed
             else:
                 view = copied_view(out, f"decompressed ({codec})")
-            if codec is not None:
                 self.stats.buffers_decompressed += 1
                 self.stats.bytes_decompressed += view.size
         except ArrowInvalid as exc:
@@ -409,23 +452,23 @@ class BatchLoader:
 
 
 _LOADERS = {
-    t.NullType: BatchLoader._load_null,
-    t.BoolType: BatchLoader._load_bool,
-    t.IntType: BatchLoader._load_fixed,
-    t.FloatType: BatchLoader._load_fixed,
-    t.DecimalType: BatchLoader._load_fixed,
-    t.DateType: BatchLoader._load_fixed,
-    t.TimeType: BatchLoader._load_fixed,
-    t.TimestampType: BatchLoader._load_fixed,
-    t.DurationType: BatchLoader._load_fixed,
-    t.IntervalType: BatchLoader._load_fixed,
-    t.FixedSizeBinaryType: BatchLoader._load_fixed,
-    t.BinaryType: BatchLoader._load_binary,
-    t.ListType: BatchLoader._load_list,
-    t.MapType: BatchLoader._load_list,
-    t.FixedSizeListType: BatchLoader._load_fixed_size_list,
-    t.StructType: BatchLoader._load_struct,
-    t.UnionType: BatchLoader._load_union,
-    t.DictionaryType: BatchLoader._load_dictionary,
-    t.RunEndEncodedType: BatchLoader._load_run_end_encoded,
+    t.NullType: _Walk._load_null,
+    t.BoolType: _Walk._load_bool,
+    t.IntType: _Walk._load_fixed,
+    t.FloatType: _Walk._load_fixed,
+    t.DecimalType: _Walk._load_fixed,
+    t.DateType: _Walk._load_fixed,
+    t.TimeType: _Walk._load_fixed,
+    t.TimestampType: _Walk._load_fixed,
+    t.DurationType: _Walk._load_fixed,
+    t.IntervalType: _Walk._load_fixed,
+    t.FixedSizeBinaryType: _Walk._load_fixed,
+    t.BinaryType: _Walk._load_binary,
+    t.ListType: _Walk._load_list,
+    t.MapType: _Walk._load_list,
+    t.FixedSizeListType: _Walk._load_fixed_size_list,
+    t.StructType: _Walk._load_struct,
+    t.UnionType: _Walk._load_union,
+    t.DictionaryType: _Walk._load_dictionary,
+    t.RunEndEncodedType: _Walk._load_run_end_encoded,
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import struct
+import threading
 from typing import Iterator, Optional
 
 import numpy as np
@@ -112,11 +113,12 @@ class _ReaderBase:
         self._closed = False
         self._plans = {}
         self.allow_copies = bool(allow_copies)
+        self._lock = threading.Lock()  # held while reading what is read once (dictionaries)
 
     def _plan(self, version: int) -> SchemaPlan:
         plan = self._plans.get(version)
-        if plan is None:
-            plan = self._plans[version] = SchemaPlan.build(self.schema, version)
+        if plan is None:  # (two threads may both build it: the same plan, one is kept)
+            plan = self._plans.setdefault(version, SchemaPlan.build(self.schema, version))
         return plan
 
     def _check_open(self):
@@ -291,14 +293,18 @@ class FileReader(_ReaderBase):
         return msg
 
     def _dictionaries(self) -> DictionaryMemo:
-        if self._memo is None:
-            memo = DictionaryMemo(self.schema, file_mode=True)
-            for i in range(len(self._dict_blocks)):
-                msg = self._read_block(self._dict_blocks, i, MessageHeader.DictionaryBatch,
-                                       "dictionary batch")
-                self._dictionary_batch(msg, memo, f"dictionary batch {i} (byte {msg.offset})")
-            self._memo = memo
-        return self._memo
+        memo = self._memo
+        if memo is None:
+            with self._lock:  # read once: every batch of every thread shares the same arrays
+                memo = self._memo
+                if memo is None:
+                    memo = DictionaryMemo(self.schema, file_mode=True)
+                    for i in range(len(self._dict_blocks)):
+                        msg = self._read_block(self._dict_blocks, i, MessageHeader.DictionaryBatch,
+                                               "dictionary batch")
+                        self._dictionary_batch(msg, memo, f"dictionary batch {i} (byte {msg.offset})")
+                    self._memo = memo
+        return memo
 
     def get_batch(self, i: int) -> RecordBatch:
         """Record batch ``i`` (negative counts from the end); columns decode when touched."""
@@ -372,6 +378,7 @@ class StreamReader(SequentialBatches, _ReaderBase):
 
     def __init__(self, source, *, recover: bool = False, allow_copies: bool = True):
         super().__init__(allow_copies)
+        self._consumer = threading.Lock()  # held by the one read_next_batch running
         self._recover = recover
         self.recovery_error: Optional[str] = None
         self._file = None
@@ -435,7 +442,24 @@ class StreamReader(SequentialBatches, _ReaderBase):
         return self._pending.pop(0)
 
     def read_next_batch(self) -> RecordBatch:
-        """The next record batch; raises ``StopIteration`` at the end of the stream."""
+        """The next record batch; raises ``StopIteration`` at the end of the stream.
+
+        A stream has one consumer at a time: called while another thread is inside it, this
+        raises ``ArrowInvalid`` rather than interleave the two reads (the batches it returns
+        may be shared freely)."""
+        self._enter()
+        try:
+            return self._read_next_batch()
+        finally:
+            self._consumer.release()
+
+    def _enter(self) -> None:
+        if not self._consumer.acquire(blocking=False):
+            raise ArrowInvalid(f"{self._description}: StreamReader is read by one consumer at a "
+                               f"time, and another thread is reading the next batch now (share "
+                               f"the batches it returns, or take turns with a lock)")
+
+    def _read_next_batch(self) -> RecordBatch:
         self._check_open()
         while not self._done:
             msg = self._next_message()
