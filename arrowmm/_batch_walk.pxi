@@ -525,7 +525,8 @@ cdef int64_t _walk_message(_WalkProgram prog, Region region, int64_t offset, int
     cdef _Walk w
     cdef Py_ssize_t k
     cdef int ok = 1
-    if offset < 0 or offset > size - 8 or _rd32(region.ptr + offset) != -1:  # continuation marker
+    if offset < 0 or offset > size - 8 or offset > end - 8 or \
+            _rd32(region.ptr + offset) != -1:  # continuation marker
         return -1
     meta_size = _rd32(region.ptr + offset + 4)
     meta_start = offset + 8
@@ -650,8 +651,10 @@ cdef class _StreamBatches(_ReaderBatches):
             region = reader._region
             if walk and self.program is not None and reader._file is None and region is not None \
                     and not reader._closed and not reader._done:
-                end = _walk_message(self.program, region, reader._pos, (<Region>region).size, -1,
-                                    -1, reader._memo.get, out)
+                stop = reader._end
+                end = _walk_message(self.program, region, reader._pos,
+                                    (<Region>region).size if stop is None else stop, -1, -1,
+                                    reader._memo.get, out)
                 if end >= 0:
                     reader._pos = end
                     reader._index += 1

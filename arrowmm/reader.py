@@ -98,6 +98,18 @@ def region_of(source) -> Region:
     return Region(source, description="buffer")
 
 
+def _footer_start(region: Region) -> Optional[int]:
+    """Where the footer of a complete IPC file in ``region`` starts (its length and trailing
+    magic are at the end), or None when the region does not end like a file (cut short)."""
+    size = region.size
+    if size < 2 * len(MAGIC) + 4 or region.view(size - 6, 6).to_bytes() != MAGIC:
+        return None
+    footer_len = _I32.unpack_from(region.view(size - 10, 4), 0)[0]
+    if footer_len <= 0 or footer_len > size - 10 - 8:
+        return None
+    return size - 10 - footer_len
+
+
 class _ReaderBase:
     """What file and stream readers share: schema, stats, closing, the stream capsule."""
 
@@ -385,6 +397,7 @@ class StreamReader(SequentialBatches, _ReaderBase):
         self._decoder = None
         self._pending = []
         self._pos = 0
+        self._end = None  # where the messages end: the footer of an IPC file read as a stream
         self._index = 0
         if hasattr(source, "read") and not isinstance(source, (str, os.PathLike)):
             self._file = source
@@ -395,6 +408,7 @@ class StreamReader(SequentialBatches, _ReaderBase):
             self._description = self._region.description
             if self._region.size >= 8 and self._region.view(0, 6).to_bytes() == MAGIC:
                 self._pos = 8  # the stream inside an IPC file (or a file cut short)
+                self._end = _footer_start(self._region)
         self._dict_plans = {}
         first = self._next_message()
         if first is None:
@@ -421,6 +435,8 @@ class StreamReader(SequentialBatches, _ReaderBase):
         if self._file is None:
             if self._region is None:
                 return None
+            if self._end is not None and self._pos >= self._end:
+                return None  # the footer of an IPC file written without an end-of-stream marker
             msg = read_message_at(self._region, self._pos, self._index)
             if msg is not None:
                 self._pos = message_end(msg)
