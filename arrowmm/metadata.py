@@ -273,8 +273,13 @@ def schema_from_fb(fb: FbSchema) -> t.Schema:
     n = _table_vector_len(fb, 1, "schema fields")
     # Each field of an honest schema owns a 4-byte slot of a fields/children vector, so the bytes
     # bound the field count.  Tables shared between parents (legal flatbuffers) could otherwise
-    # describe 2**depth fields in a few hundred bytes.  [fields left, nesting limit, field limit]
-    budget = [min(len(fb._tab.Bytes) // 4, limits.max_fields), limits.max_nesting, limits.max_fields]
+    # describe 2**depth fields in a few hundred bytes.  A vector's length is taken from the
+    # budget before any of its fields is read, so an oversized vector costs nothing to refuse.
+    # [fields left, nesting limit, field limit, size of the metadata in bytes, fields at start]
+    size = len(fb._tab.Bytes)
+    start_budget = min(size // 4, limits.max_fields)
+    budget = [start_budget, limits.max_nesting, limits.max_fields, size, start_budget]
+    _claim_fields(budget, n, "schema fields")
     tab = fb._tab
     start = tab.Vector(tab.Offset(6)) if n else 0
     fields = [_field_from_fb(FastField(tab.Bytes, tab.Indirect(start + 4 * i)), f"schema field {i}", 0,
@@ -282,21 +287,30 @@ def schema_from_fb(fb: FbSchema) -> t.Schema:
     return t.Schema(fields, _key_values(fb, "schema metadata"), endianness)
 
 
+def _claim_fields(budget: list, n: int, path: str) -> None:
+    """Take the ``n`` fields of a fields or children vector from ``budget`` (see
+    ``schema_from_fb``) before walking them: refused by arithmetic when they do not fit."""
+    left = budget[0] - n
+    if left < 0:
+        total = budget[4] - budget[0] + n  # fields of the schema counted so far, these included
+        if total > budget[2]:
+            raise limits.exceeded("max_fields", total, f"{path}: fields in the schema")
+        raise ArrowInvalid(f"{path}: the schema describes more fields than its {budget[3]}-byte "
+                           f"metadata can hold ({total:,} so far, at most {budget[3] // 4:,}: "
+                           f"field tables shared between parents?)")
+    budget[0] = left
+
+
 def _field_from_fb(fb: FbField, path: str, depth: int, budget: list) -> t.Field:
     if fb is None:
         raise ArrowInvalid(f"{path}: missing field table")
     if depth > budget[1]:
         raise limits.exceeded("max_nesting", depth, f"{path}: type nesting depth")
-    budget[0] -= 1
-    if budget[0] < 0:
-        if len(fb._tab.Bytes) // 4 > budget[2]:
-            raise limits.exceeded("max_fields", budget[2] + 1, f"{path}: fields in the schema")
-        raise ArrowInvalid(f"{path}: the schema describes more fields than its "
-                           f"{len(fb._tab.Bytes)}-byte metadata can hold (field tables "
-                           f"shared between parents?)")
     name = _decode(fb.Name(), path)
     path = f"{path} ({name!r})" if depth == 0 else f"{path}.{name}"
     n_children = _table_vector_len(fb, 5, f"{path} children")
+    if n_children:
+        _claim_fields(budget, n_children, f"{path} children")
     children = [_field_from_fb(fb.Children(i), path, depth + 1, budget) for i in range(n_children)]
     dtype = _type_from_fb(fb, children, path)
     metadata = _key_values(fb, f"{path} metadata")
