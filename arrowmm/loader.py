@@ -25,6 +25,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from . import limits
 from . import types as t
 from ._region import BufferView, as_view
 from .arrays import Array, array_class, make_array
@@ -171,7 +172,7 @@ class BatchLoader:
     """
 
     __slots__ = ("plan", "header", "body", "dictionaries", "where", "stats", "swap", "allow_copies",
-                 "_nodes", "_buffers", "_variadic")
+                 "_nodes", "_buffers", "_variadic", "_decompressed", "_budget_lock")
 
     def __init__(self, plan: SchemaPlan, header: RecordBatchHeader, body: BufferView,
                  dictionaries: Callable[[int], Array], where: str, stats: Optional[LoadStats] = None,
@@ -205,6 +206,22 @@ class BatchLoader:
         self._nodes = nodes
         self._buffers = buffers
         self._variadic = variadic
+        self._decompressed = 0  # uncompressed bytes declared by the buffers decoded so far
+        self._budget_lock = threading.Lock() if header.compression is not None else None
+
+    def _reserve(self, nbytes: int, quiet: bool = False) -> bool:
+        """Add ``nbytes`` about to be decompressed to the batch's running total, or raise (or,
+        ``quiet``, return False) when the total would go beyond
+        ``limits.max_batch_decompressed_size``; nothing is added then."""
+        with self._budget_lock:
+            total = self._decompressed + nbytes
+            if total > limits.max_batch_decompressed_size:
+                if quiet:
+                    return False
+                raise limits.exceeded("max_batch_decompressed_size", total,
+                                      "decompressed bytes of the batch, this buffer included")
+            self._decompressed = total
+        return True
 
     @property
     def num_rows(self) -> int:
@@ -228,14 +245,17 @@ class BatchLoader:
         for k in ks:
             indices.extend(range(self._first_buffer(k), self._first_buffer(k + 1)))
         views = []
+        declared = 0
         for i in indices:
             offset, size = self._buffers.get(i)
             try:
-                views.append(self.body.slice(offset, size))
+                view = self.body.slice(offset, size)
             except ArrowInvalid:
                 return None  # out of the body: the walk reports it where it belongs
-        if len(views) < 2:
-            return None
+            views.append(view)
+            declared += max(compressed_size(view), 0)
+        if len(views) < 2 or not self._reserve(declared, quiet=True):
+            return None  # (beyond the batch's budget: the walk names the buffer that goes over)
         return dict(zip(indices, decompress_many(views, self.header.compression)))
 
     def column(self, k: int, decoded: Optional[dict] = None) -> Array:
@@ -264,10 +284,11 @@ class _Walk:
     """One depth-first walk over a column's field nodes and buffers: the cursors, the buffers
     ``prefetch`` decoded, and what the walk cost, local to one ``BatchLoader.column`` call."""
 
-    __slots__ = ("plan", "header", "body", "dictionaries", "swap", "allow_copies", "stats",
+    __slots__ = ("loader", "plan", "header", "body", "dictionaries", "swap", "allow_copies", "stats",
                  "_nodes", "_buffers", "_variadic", "_ni", "_bi", "_vi", "_decoded")
 
     def __init__(self, loader: BatchLoader, ni: int, bi: int, vi: int, decoded: Optional[dict]):
+        self.loader = loader
         self.plan = loader.plan
         self.header = loader.header
         self.body = loader.body
@@ -306,9 +327,13 @@ class _Walk:
                 offset, size = self._buffers.get(i)
                 view = self.body.slice(offset, size)
                 if codec is not None:
-                    if not self.allow_copies and compressed_size(view) > 0:
-                        raise ArrowInvalid(f"would have to be decompressed ({codec}), and copies "
-                                           f"are refused (allow_copies=False)")
+                    declared = compressed_size(view)
+                    if declared > 0:
+                        if not self.allow_copies:
+                            raise ArrowInvalid(f"would have to be decompressed ({codec}), and "
+                                               f"copies are refused (allow_copies=False)")
+                        if declared <= limits.max_decompressed_size:  # (else refused just below)
+                            self.loader._reserve(declared)
                     out = decompress_payload(view, codec, "buffer")
                 else:
                     out = view

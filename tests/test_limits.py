@@ -3,6 +3,8 @@ just inside it reads, and set_limits / override raise it for users who need more
 import io
 import struct
 
+import numpy as np
+
 import pyarrow as pa
 import pytest
 
@@ -212,6 +214,37 @@ def test_decompressed_size_limit(codec):
         arrowmm.set_limits(max_decompressed_size=7999)
         _refused(data, fmt, "max_decompressed_size")
         arrowmm.set_limits(max_decompressed_size=8000)
+        assert _read_all(data, WAYS[fmt][0])[1] == [batch.to_pylist()]
+
+
+@pytest.mark.parametrize("codec", ["lz4", "zstd"])
+def test_batch_decompressed_size_limit(codec):
+    """The buffers of one batch add up, column after column (and through ``batch.columns``,
+    which decodes them together): the buffer that goes beyond the limit is refused, naming
+    its column, before it is decoded; another batch starts from zero."""
+    assert limits.DEFAULTS["max_batch_decompressed_size"] == 16 << 30
+    rows = 1 << 17  # 1 MiB of int64 per column, no validity bitmap
+    batch = pa.record_batch({f"c{k}": pa.array(np.full(rows, k, np.int64)) for k in range(8)})
+    for fmt in ("file", "stream"):
+        data = _write([batch], fmt, compression=codec)
+        arrowmm.set_limits(max_batch_decompressed_size=5 << 20)
+        _refused(data, fmt, "max_batch_decompressed_size")
+        reader = arrowmm.open_stream(data)
+        ours = next(iter(reader))
+        for k in range(5):
+            assert ours.column(k).to_pylist() == batch.column(k).to_pylist()
+        with pytest.raises(ArrowInvalid, match=r"column 5 \('c5'\): values \(buffer \d+\): "
+                                               r"decompressed bytes of the batch, this buffer "
+                                               r"included: 6,291,456 is beyond the limit "
+                                               r"max_batch_decompressed_size=5,242,880"):
+            ours.column(5)
+        with pytest.raises(ArrowInvalid, match="max_batch_decompressed_size"):
+            ours.columns
+        again = arrowmm.open_file(data) if fmt == "file" else None
+        if again is not None:  # each batch has a budget of its own
+            assert again.get_batch(0).column(7).to_pylist() == batch.column(7).to_pylist()
+            assert again.get_batch(0).column(6).to_pylist() == batch.column(6).to_pylist()
+        arrowmm.set_limits(max_batch_decompressed_size=8 << 20)
         assert _read_all(data, WAYS[fmt][0])[1] == [batch.to_pylist()]
 
 
