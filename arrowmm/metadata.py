@@ -39,7 +39,7 @@ from ._fbs.Schema import Schema as FbSchema
 from ._fbs.Time import Time as FbTime
 from ._fbs.Timestamp import Timestamp as FbTimestamp
 from ._fbs.Union import Union as FbUnion
-from ._flatbuf import peek_batch_message, struct_pairs
+from ._flatbuf import peek_batch_message, schema_fields, struct_pairs
 from .fbfields import Field as FastField
 from .fbfields import Int as FastInt
 from .errors import ArrowInvalid, ArrowNotImplementedError
@@ -282,9 +282,31 @@ def schema_from_fb(fb: FbSchema) -> t.Schema:
     _claim_fields(budget, n, "schema fields")
     tab = fb._tab
     start = tab.Vector(tab.Offset(6)) if n else 0
-    fields = [_field_from_fb(FastField(tab.Bytes, tab.Indirect(start + 4 * i)), f"schema field {i}", 0,
-                             budget) for i in range(n)]
+
+    def other(i):
+        return _field_from_fb(FastField(tab.Bytes, tab.Indirect(start + 4 * i)),
+                              f"schema field {i}", 0, budget)
+
+    # plain leaf fields are read in C (_flatbuf), the others here
+    fields = schema_fields(tab.Bytes, start, n, t.Field, _LEAF_TYPES, _leaf_type, other) if n else []
     return t.Schema(fields, _key_values(fb, "schema metadata"), endianness)
+
+
+_LEAF_TYPES = {}  # schema_fields' types: immutable, so one instance serves every field
+
+
+def _leaf_type(type_id: int, a: int, b: int) -> t.DataType:
+    """The type of a plain leaf field read by ``schema_fields`` (as ``_type_from_fb`` makes it)."""
+    if type_id == 2:
+        return t.IntType(a, bool(b))
+    if type_id == 3:
+        return t.FloatType(_FLOAT_BITS[a])
+    if type_id == 1:
+        return t.NullType()
+    if type_id == 6:
+        return t.BoolType()
+    return t.BinaryType(utf8=type_id in (5, 20, 24), large=type_id in (19, 20),
+                        view=type_id in (23, 24))
 
 
 def _claim_fields(budget: list, n: int, path: str) -> None:
