@@ -315,6 +315,7 @@ class FileReader(_ReaderBase):
                         msg = self._read_block(self._dict_blocks, i, MessageHeader.DictionaryBatch,
                                                "dictionary batch")
                         self._dictionary_batch(msg, memo, f"dictionary batch {i} (byte {msg.offset})")
+                    memo.merge_all()  # (deltas concatenated now: later lookups only read)
                     self._memo = memo
         return memo
 

@@ -231,6 +231,46 @@ def test_dictionary_exports_from_threads(tmp_path, fast_switching):
     assert not failures, _report(failures)
 
 
+def _replacing_dictionaries_stream(pa, path, n_batches, rows=200):
+    """A stream whose batch ``b`` has its own dictionary (replacements) plus a delta-grown one."""
+    batches, expected = [], []
+    grown = [f"g{i}" for i in range(4)]
+    with pa.OSFile(path, "wb") as f:
+        schema = pa.schema([("d", pa.dictionary(pa.int32(), pa.string())),
+                            ("g", pa.dictionary(pa.int32(), pa.string()))])
+        opts = pa.ipc.IpcWriteOptions(emit_dictionary_deltas=True)
+        with pa.ipc.new_stream(f, schema, options=opts) as w:
+            for b in range(n_batches):
+                words = pa.array([f"b{b}-{i}" for i in range(10)])
+                idx = pa.array((np.arange(rows, dtype=np.int32) + b) % 10)
+                grown.append(f"g{b + 4}")
+                gidx = pa.array(np.arange(rows, dtype=np.int32) % len(grown))
+                batch = pa.record_batch([pa.DictionaryArray.from_arrays(idx, words),
+                                         pa.DictionaryArray.from_arrays(gidx, pa.array(grown))],
+                                        schema=schema)
+                w.write_batch(batch)
+                expected.append(batch.to_pydict())
+    return expected
+
+
+def test_indexed_stream_get_batch_from_threads(tmp_path, fast_switching):
+    """``IndexedStreamReader.get_batch`` from several threads, in different orders, on a stream
+    whose dictionaries are replaced and grown by deltas: each batch gets its own dictionaries."""
+    pa = pytest.importorskip("pyarrow", reason="pyarrow writes the stream")
+    from arrowmm.indexed import index_stream
+    path = str(tmp_path / "d.arrows")
+    n = 12
+    expected = _replacing_dictionaries_stream(pa, path, n)
+
+    def work(reader, t):
+        for k in range(n):
+            b = (k * (t + 1) + t) % n if t % 2 else n - 1 - (k + t) % n
+            assert reader.get_batch(b).to_pydict() == expected[b], f"batch {b}"
+
+    failures = _race(4, 25, lambda: index_stream(path), work)
+    assert not failures, _report(failures)
+
+
 def test_shared_memory_batches(fast_switching):
     """A batch of a shared-memory segment (LZ4), first-touched from several threads."""
     from arrowmm import shm
