@@ -86,15 +86,18 @@ class LoadStats:
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False,
                                   compare=False)
 
-    def add(self, other: "LoadStats") -> None:
-        """Add the counts of ``other`` (one walk's) to these, atomically (walks run in threads)."""
+    def add(self, other: Optional["LoadStats"], columns: int = 0) -> None:
+        """Add the counts of ``other`` (one walk's; None: nothing copied) and ``columns`` loaded
+        to these, atomically (walks run in threads)."""
         with self._lock:
-            self.columns_loaded += other.columns_loaded
-            self.buffers_copied += other.buffers_copied
-            self.bytes_copied += other.bytes_copied
-            self.buffers_swapped += other.buffers_swapped
-            self.buffers_decompressed += other.buffers_decompressed
-            self.bytes_decompressed += other.bytes_decompressed
+            self.columns_loaded += columns
+            if other is not None:
+                self.columns_loaded += other.columns_loaded
+                self.buffers_copied += other.buffers_copied
+                self.bytes_copied += other.bytes_copied
+                self.buffers_swapped += other.buffers_swapped
+                self.buffers_decompressed += other.buffers_decompressed
+                self.bytes_decompressed += other.bytes_decompressed
 
     def as_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k != "_lock"}
@@ -269,15 +272,19 @@ class BatchLoader:
                      decoded)
         f = plan.schema.fields[k]
         path = _Path(self.where, k, f.name)
+        loaded = 0
         try:
             array = walk._load(f, path)
             if array.length != self.header.length:
                 raise ArrowInvalid(f"{path}: column length {array.length} differs from the "
                                    f"batch length {self.header.length}")
-            walk.stats.columns_loaded = 1
+            loaded = 1
         finally:
-            self.stats.add(walk.stats)
+            self.stats.add(walk.stats, loaded)
         return array
+
+
+_NOTHING_DECODED = {}  # (only ever popped from: shared by the walks without prefetched buffers)
 
 
 class _Walk:
@@ -295,14 +302,20 @@ class _Walk:
         self.dictionaries = loader.dictionaries
         self.swap = loader.swap
         self.allow_copies = loader.allow_copies
-        self.stats = LoadStats()
+        self.stats = None  # a LoadStats once the walk copies or decompresses something
         self._nodes = loader._nodes
         self._buffers = loader._buffers
         self._variadic = loader._variadic
         self._ni = ni
         self._bi = bi
         self._vi = vi
-        self._decoded = decoded if decoded is not None else {}
+        self._decoded = decoded if decoded is not None else _NOTHING_DECODED
+
+    def _stats(self) -> LoadStats:
+        stats = self.stats
+        if stats is None:
+            stats = self.stats = LoadStats()
+        return stats
 
     # -- cursors ---------------------------------------------------------------------------
     def _node(self, path):
@@ -343,8 +356,9 @@ class _Walk:
                 view = out  # uncompressed, or stored raw in a compressed body: borrowed
             else:
                 view = copied_view(out, f"decompressed ({codec})")
-                self.stats.buffers_decompressed += 1
-                self.stats.bytes_decompressed += view.size
+                stats = self._stats()
+                stats.buffers_decompressed += 1
+                stats.bytes_decompressed += view.size
         except ArrowInvalid as exc:
             raise ArrowInvalid(f"{path}: {what} (buffer {i}): {exc}") from None
         if align > 1 and view.size and not view.is_aligned(align):
@@ -352,8 +366,9 @@ class _Walk:
                 self._refuse_copy(path, what, i, f"copied to {align}-byte aligned memory "
                                                  f"(it starts at byte {view.offset})")
             view = copied_view(as_view(view, copy=True), "re-aligned")
-            self.stats.buffers_copied += 1
-            self.stats.bytes_copied += view.size
+            stats = self._stats()
+            stats.buffers_copied += 1
+            stats.bytes_copied += view.size
         return view
 
     def _typed_buffer(self, path, what, kind, align: int = 8) -> BufferView:
@@ -366,7 +381,7 @@ class _Walk:
                 view = copied_view(byteswap(view, kind), "byte-swapped")
             except ArrowInvalid as exc:
                 raise ArrowInvalid(f"{path}: {what}: {exc}") from None
-            self.stats.buffers_swapped += 1
+            self._stats().buffers_swapped += 1
         return view
 
     def _validity(self, path, null_count):
