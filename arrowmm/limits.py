@@ -23,6 +23,10 @@ limit                       default      what it bounds
                                          file or a stream
 ``max_decompressed_size``   4 GiB        uncompressed length of one compressed buffer
                                          (besides the codec's own expansion bound)
+``max_batch_decompressed_size`` 16 GiB   uncompressed lengths of the buffers of one
+                                         record (or dictionary) batch, summed as its
+                                         columns are loaded: each buffer is refused
+                                         before it is decoded if it would go beyond
 =========================== ============ =================================================
 
 Beyond a limit the reader raises ``ArrowInvalid`` naming the limit and how to
@@ -47,7 +51,8 @@ from typing import Dict, Iterator
 from .errors import ArrowInvalid
 
 __all__ = ["max_nesting", "max_fields", "max_metadata_size", "max_custom_metadata_size",
-           "max_dictionary_batches", "max_decompressed_size", "DEFAULTS", "current", "set_limits",
+           "max_dictionary_batches", "max_decompressed_size", "max_batch_decompressed_size",
+           "DEFAULTS", "current", "set_limits",
            "override", "reset"]
 
 #: The defaults, by name.
@@ -58,6 +63,7 @@ DEFAULTS: Dict[str, int] = {
     "max_custom_metadata_size": 64 << 20,
     "max_dictionary_batches": 1 << 16,
     "max_decompressed_size": 4 << 30,
+    "max_batch_decompressed_size": 16 << 30,
 }
 
 #: Largest value each limit accepts (None: any positive int).  Type nesting is walked
@@ -70,6 +76,7 @@ max_metadata_size = DEFAULTS["max_metadata_size"]
 max_custom_metadata_size = DEFAULTS["max_custom_metadata_size"]
 max_dictionary_batches = DEFAULTS["max_dictionary_batches"]
 max_decompressed_size = DEFAULTS["max_decompressed_size"]
+max_batch_decompressed_size = DEFAULTS["max_batch_decompressed_size"]
 
 
 def current() -> Dict[str, int]:

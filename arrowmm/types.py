@@ -575,13 +575,22 @@ class Schema:
     def __init__(self, fields, metadata: Optional[Mapping[str, str]] = None,
                  endianness: str = "little"):
         set_ = object.__setattr__
-        set_(self, "fields", tuple(_as_field(f) for f in _field_items(fields)))
+        fields = tuple(_field_items(fields))
+        if any(type(f) is not Field for f in fields):
+            fields = tuple(map(_as_field, fields))
+        set_(self, "fields", fields)
         set_(self, "metadata", _freeze_metadata(metadata))
         set_(self, "endianness", endianness)
-        index = {}
-        for i, f in enumerate(self.fields):
-            index.setdefault(f.name, []).append(i)
-        set_(self, "_index", index)
+        set_(self, "_index", None)  # name -> indices, made by the first lookup by name
+
+    def _name_index(self) -> dict:
+        index = self._index
+        if index is None:  # (threads may both build it: the same dict, one is kept)
+            index = {}
+            for i, f in enumerate(self.fields):
+                index.setdefault(f.name, []).append(i)
+            object.__setattr__(self, "_index", index)
+        return index
 
     def __setattr__(self, name, value):
         raise AttributeError("Schema is immutable")
@@ -604,11 +613,12 @@ class Schema:
         return self.field(i)
 
     def field(self, i) -> Field:
-        return _lookup_field(self.fields, i, "schema", self._index)
+        index = self._name_index() if isinstance(i, str) else None
+        return _lookup_field(self.fields, i, "schema", index)
 
     def get_field_index(self, name: str) -> int:
         """Index of the field called ``name``; -1 when absent or ambiguous (pyarrow's rule)."""
-        hits = self._index.get(name, ())
+        hits = self._name_index().get(name, ())
         return hits[0] if len(hits) == 1 else -1
 
     def _cmp_key(self):

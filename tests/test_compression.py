@@ -402,3 +402,27 @@ def test_metadata_version_is_validated():
     for bad in ("V3", "v6", 5, None):
         with pytest.raises(ArrowInvalid, match="metadata_version"):
             arrowmm.new_stream(io.BytesIO(), batch.schema, metadata_version=bad)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_buffers_stored_raw_count_as_zero_copy(codec, tmp_path):
+    """A buffer that did not shrink is stored raw (length prefix -1) and read in place: the
+    counters (stats, memory()) say no decompression happened for it, and the array says
+    zero-copy; the compressed column beside it is counted."""
+    n = 50_000
+    noise = np.random.default_rng(5).integers(-2**63, 2**63 - 1, n, dtype=np.int64)
+    path = tmp_path / "raw.arrow"
+    schema = arrowmm.schema([("noise", arrowmm.int64()), ("steps", arrowmm.int64())])
+    with arrowmm.new_file(str(path), schema, compression=codec) as w:  # stores noise raw
+        w.write({"noise": noise, "steps": np.arange(n, dtype=np.int64)})
+    reader = arrowmm.open_file(path)
+    batch = reader.get_batch(0)
+    column = batch.column("noise")
+    assert np.array_equal(column.to_numpy(), noise)
+    assert column.is_zero_copy
+    assert reader.stats.buffers_decompressed == reader.stats.bytes_decompressed == 0
+    assert reader.memory()["decompressed"] == 0
+    assert np.array_equal(batch.column("steps").to_numpy(), np.arange(n))
+    assert not batch.column("steps").is_zero_copy
+    assert reader.stats.buffers_decompressed == 1
+    assert reader.stats.bytes_decompressed == reader.memory()["decompressed"] == n * 8

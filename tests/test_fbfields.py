@@ -1,6 +1,6 @@
-"""fbfields, the lean Field/Int readers: schemas read through them equal schemas read through
-the generated FlatBuffers code, for every type and for corrupted footers (same schema or same
-error)."""
+"""fbfields, the lean Field/Int readers, and ``_flatbuf.schema_fields``, the C reader of plain leaf
+fields: schemas read through them equal schemas read through the generated FlatBuffers code, for
+every type and for corrupted footers (same schema or same error)."""
 from __future__ import annotations
 
 import io
@@ -48,13 +48,68 @@ def outcome(footer: bytes):
         return type(exc), str(exc)
 
 
+def every_field_by_python(data, start, count, field_cls, types, make_type, other):
+    """``schema_fields`` with no field read in C."""
+    return [other(i) for i in range(count)]
+
+
 def both(footer: bytes, monkeypatch):
     fast = outcome(footer)
     with monkeypatch.context() as m:
         m.setattr(metadata, "FastField", generated_field)
         m.setattr(metadata, "_FAST", {})
+        m.setattr(metadata, "schema_fields", every_field_by_python)
         slow = outcome(footer)
     return fast, slow
+
+
+def leaves_table() -> pa.Table:
+    """Every type the C reader makes itself, nullable or not, with a few fields it leaves to
+    Python (metadata, a non-ASCII name, an unnamed field) in between."""
+    types = [pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(),
+             pa.uint64(), pa.float16(), pa.float32(), pa.float64(), pa.bool_(), pa.null(),
+             pa.string(), pa.large_string(), pa.binary(), pa.large_binary(), pa.string_view(),
+             pa.binary_view()]
+    fields = []
+    for i, dtype in enumerate(types):
+        fields.append(pa.field(f"f{i}", dtype, nullable=dtype == pa.null() or i % 2 == 0))
+    fields += [pa.field("with metadata", pa.int32(), metadata={"k": "v"}), pa.field("", pa.int8()),
+               pa.field("nombre-ñ-名前", pa.float64(), nullable=False), pa.field("t", pa.timestamp("ms"))]
+    schema = pa.schema(fields)
+    return schema.empty_table()
+
+
+def test_leaf_fields_read_in_c_read_the_same(monkeypatch):
+    footer = footer_of(leaves_table())
+    fast, slow = both(footer, monkeypatch)
+    assert fast == slow
+    fields = fast[2]
+    assert [f[0] for f in fields][-4:] == ["with metadata", "", "nombre-ñ-名前", "t"]
+    assert [f[2] for f in fields[:4]] == [True, False, True, False]
+    assert fields[-4][3] == {"k": "v"}
+    left_to_python = []
+    real = metadata.schema_fields
+
+    def counting(data, start, count, field_cls, types, make_type, other):
+        def counted(i):
+            left_to_python.append(i)
+            return other(i)
+        return real(data, start, count, field_cls, types, make_type, counted)
+
+    with monkeypatch.context() as m:
+        m.setattr(metadata, "schema_fields", counting)
+        assert outcome(footer) == fast
+    assert left_to_python == [19, 22]  # (metadata; a timestamp): the others were read in C
+    rng = np.random.default_rng(12)
+    differing = []
+    for trial in range(300):
+        buf = bytearray(footer)
+        for pos in rng.integers(0, len(buf), int(rng.integers(1, 4))):
+            buf[pos] = int(rng.integers(0, 256))
+        fast, slow = both(bytes(buf), monkeypatch)
+        if fast != slow:
+            differing.append((trial, fast, slow))
+    assert not differing, differing[:3]
 
 
 def every_type_table() -> pa.Table:

@@ -1,6 +1,9 @@
 """arrowmm.limits: each limit refuses input beyond it with ArrowInvalid naming it, the input
 just inside it reads, and set_limits / override raise it for users who need more."""
 import io
+import struct
+
+import numpy as np
 
 import pyarrow as pa
 import pytest
@@ -210,7 +213,108 @@ def test_decompressed_size_limit(codec):
         assert _read_all(data, WAYS[fmt][0])[1] == [batch.to_pylist()]
 
 
+@pytest.mark.parametrize("codec", ["lz4", "zstd"])
+def test_batch_decompressed_size_limit(codec):
+    """The buffers of one batch add up, column after column (and through ``batch.columns``,
+    which decodes them together): the buffer that goes beyond the limit is refused, naming
+    its column, before it is decoded; another batch starts from zero."""
+    assert limits.DEFAULTS["max_batch_decompressed_size"] == 16 << 30
+    rows = 1 << 17  # 1 MiB of int64 per column, no validity bitmap
+    batch = pa.record_batch({f"c{k}": pa.array(np.full(rows, k, np.int64)) for k in range(8)})
+    for fmt in ("file", "stream"):
+        data = _write([batch], fmt, compression=codec)
+        arrowmm.set_limits(max_batch_decompressed_size=5 << 20)
+        _refused(data, fmt, "max_batch_decompressed_size")
+        reader = arrowmm.open_stream(data)
+        ours = next(iter(reader))
+        for k in range(5):
+            assert ours.column(k).to_pylist() == batch.column(k).to_pylist()
+        with pytest.raises(ArrowInvalid, match=r"column 5 \('c5'\): values \(buffer \d+\): "
+                                               r"decompressed bytes of the batch, this buffer "
+                                               r"included: 6,291,456 is beyond the limit "
+                                               r"max_batch_decompressed_size=5,242,880"):
+            ours.column(5)
+        with pytest.raises(ArrowInvalid, match="max_batch_decompressed_size"):
+            ours.columns
+        again = arrowmm.open_file(data) if fmt == "file" else None
+        if again is not None:  # each batch has a budget of its own
+            assert again.get_batch(0).column(7).to_pylist() == batch.column(7).to_pylist()
+            assert again.get_batch(0).column(6).to_pylist() == batch.column(6).to_pylist()
+        arrowmm.set_limits(max_batch_decompressed_size=8 << 20)
+        assert _read_all(data, WAYS[fmt][0])[1] == [batch.to_pylist()]
+
+
 def test_docstring_examples():
     import doctest
     result = doctest.testmod(limits, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+# -- field vectors longer than the field budget: refused by arithmetic ------------------------
+
+def _schema_message(n_top: int, n_children: int = 0) -> bytes:
+    """A stream holding one Schema message whose fields vector (``n_children``: the children
+    vector of its one struct field) lists the same int64 Field table ``n`` times (legal
+    flatbuffers: tables may be shared), then the end-of-stream marker."""
+    import flatbuffers
+    from arrowmm.format._fbs import Field, Int, Message, Schema
+
+    def repeat(start_vector, table, n):
+        start_vector(b, n)
+        for _ in range(n):
+            b.PrependUOffsetTRelative(table)
+        return b.EndVector()
+
+    b = flatbuffers.Builder(8 * (n_top + n_children) + 1024)
+    name = b.CreateString("x")
+    Int.IntStart(b)
+    Int.IntAddBitWidth(b, 64)
+    Int.IntAddIsSigned(b, True)
+    int64 = Int.IntEnd(b)
+    Field.FieldStart(b)
+    Field.FieldAddName(b, name)
+    Field.FieldAddTypeType(b, 2)  # Int
+    Field.FieldAddType(b, int64)
+    leaf = Field.FieldEnd(b)
+    if n_children:
+        kids = repeat(lambda b, n: Field.FieldStartChildrenVector(b, n), leaf, n_children)
+        Field.FieldStart(b)
+        Field.FieldAddName(b, name)
+        Field.FieldAddTypeType(b, 13)  # Struct_ (its type table may be absent)
+        Field.FieldAddChildren(b, kids)
+        leaf = Field.FieldEnd(b)
+    fields = repeat(lambda b, n: Schema.SchemaStartFieldsVector(b, n), leaf, n_top)
+    Schema.SchemaStart(b)
+    Schema.SchemaAddFields(b, fields)
+    schema = Schema.SchemaEnd(b)
+    Message.MessageStart(b)
+    Message.MessageAddVersion(b, 4)  # V5
+    Message.MessageAddHeaderType(b, 1)  # Schema
+    Message.MessageAddHeader(b, schema)
+    b.Finish(Message.MessageEnd(b))
+    meta = bytes(b.Output())
+    meta += b"\0" * (-len(meta) % 8)
+    return struct.pack("<iI", -1, len(meta)) + meta + struct.pack("<iI", -1, 0)
+
+
+def test_shared_field_vector_beyond_max_fields_is_refused_before_walking():
+    """The issue's message: 4 MiB whose fields vector points 1,048,577 times at one Field table.
+    Its length alone is beyond max_fields (1,048,576), so no field is read."""
+    data = _schema_message((1 << 20) + 1)
+    assert len(data) > 4 << 20
+    with pytest.raises(ArrowInvalid, match=r"schema fields: fields in the schema: 1,048,577 is "
+                                           r"beyond the limit max_fields=1,048,576"):
+        arrowmm.open_stream(data)
+
+
+def test_children_vector_beyond_the_remaining_budget_is_refused():
+    """A struct whose children vector is longer than what is left of max_fields (the field
+    itself counted), and one whose fields fit max_fields but not the metadata's bytes."""
+    with limits.override(max_fields=1000):
+        with pytest.raises(ArrowInvalid, match=r"schema field 0 \('x'\) children: fields in the "
+                                               r"schema: 1,001 is beyond the limit max_fields"):
+            arrowmm.open_stream(_schema_message(1, 1000))
+        arrowmm.open_stream(_schema_message(1, 999))  # (999 + 1 fields: within the limit)
+    # 40 top-level fields share one struct of 400 children: 16,040 fields in ~2 KiB of vectors
+    with pytest.raises(ArrowInvalid, match=r"more fields than its \d+-byte metadata can hold"):
+        arrowmm.open_stream(_schema_message(40, 400))

@@ -259,3 +259,29 @@ def test_unbacked_rows_convert_up_to_the_cap(monkeypatch):
     with pytest.raises(arrowmm.ArrowInvalid, match="5 rows with no data behind them"):
         batch.column("n").to_pylist()
     assert batch.column("n").slice(1).to_pylist() == [None] * 4
+
+
+@pytest.mark.parametrize("batches", [0, 1, 3])
+def test_open_stream_of_a_file_without_end_of_stream_marker(tmp_path, batches):
+    """Arrow Go writes IPC files with no end-of-stream marker before the footer: read as a
+    stream, such a file ends at its footer (as the file's own index says), not in an error."""
+    table = pa.table({"x": np.arange(10, dtype=np.int64), "s": [f"v{i}" for i in range(10)]})
+    sink = io.BytesIO()
+    with pa.ipc.new_file(sink, table.schema) as w:
+        for b in range(batches):
+            w.write_table(table.slice(b, 5))
+    data = sink.getvalue()
+    footer_len = int.from_bytes(data[-10:-6], "little")
+    footer_start = len(data) - 10 - footer_len
+    assert data[footer_start - 8:footer_start] == b"\xff\xff\xff\xff\x00\x00\x00\x00"
+    no_eos = data[:footer_start - 8] + data[footer_start:]  # the footer's offsets still hold
+    expected = pa.ipc.open_file(pa.py_buffer(no_eos)).read_all()
+    assert expected.num_rows == 5 * batches
+    path = tmp_path / "go.arrow"
+    path.write_bytes(no_eos)
+    for source in (no_eos, str(path)):
+        got = list(arrowmm.open_stream(source))
+        assert len(got) == batches
+        assert [b.to_pydict() for b in got] == [b.to_pydict() for b in expected.to_batches()]
+        assert pa.table(arrowmm.open_stream(source)).equals(expected)  # the C stream export
+    assert arrowmm.open_file(str(path)).num_record_batches == batches

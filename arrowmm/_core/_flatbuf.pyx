@@ -5,21 +5,26 @@ header.  The generated Python code does that with dozens of interpreted calls
 per message; this module reads the same few fields in C: the message
 version, header type and body length, the batch length, where the FieldNode,
 Buffer and variadicBufferCounts vectors sit, and the compression codec.
-Schemas, footers and custom metadata stay with the generated code
-(``metadata.py``), which is the reference this module is tested against.
+``schema_fields`` reads the fields vector of a schema: plain leaf fields
+(a name, nullability and a type of no or simple parameters, without
+children, dictionary or metadata) are made here, every other field by the
+generated code (``metadata.py``), which is the reference this module is
+tested against; footers and custom metadata stay there too.
 
 Every offset is checked against the buffer before it is followed; a broken
 table gives ``None`` plus a reason, never a read outside the bytes.
 """
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t
 from libc.string cimport memcpy, memset
+from cpython.object cimport PyObject_GenericSetAttr
+from cpython.unicode cimport PyUnicode_DecodeUTF8
 
 import numpy as np
 
 from arrowmm._core._region cimport Region
 from arrowmm.errors import ArrowInvalid
 
-__all__ = ["peek_batch_message", "StructPairs", "frame_at"]
+__all__ = ["peek_batch_message", "StructPairs", "frame_at", "schema_fields"]
 
 DEF MSG_VERSION = 0
 DEF MSG_HEADER_TYPE = 1
@@ -330,3 +335,123 @@ def peek_batch_message(object owner):
              variadic)
     return (info.version, info.header_type, info.body_length, info.has_metadata, info.dict_id,
             info.is_delta, batch)
+
+
+# -- schemas: the fields vector ------------------------------------------------------------
+
+DEF FIELD_NAME = 0
+DEF FIELD_NULLABLE = 1
+DEF FIELD_TYPE_TYPE = 2
+DEF FIELD_TYPE = 3
+DEF FIELD_DICTIONARY = 4
+DEF FIELD_CHILDREN = 5
+DEF FIELD_CUSTOM_METADATA = 6
+
+DEF TYPE_INT = 2
+DEF TYPE_FLOATING_POINT = 3
+
+
+cdef inline bint _no_table_type(int type_id) noexcept nogil:
+    """Null, Bool and the binary / string types: nothing in their type table."""
+    return type_id == 1 or type_id == 4 or type_id == 5 or type_id == 6 or \
+        type_id == 19 or type_id == 20 or type_id == 23 or type_id == 24
+
+
+cdef object _leaf_field(const uint8_t* buf, Py_ssize_t size, Py_ssize_t pos, object field_cls,
+                        dict types, object make_type):
+    """The Field at ``pos`` when it is a plain leaf read whole here, else None."""
+    cdef Table ft, tt
+    cdef Py_ssize_t at, start, n, tpos, spos
+    cdef uint32_t slen
+    cdef int type_id, a = 0, b = 0
+    if _table_at(&ft, buf, size, pos) < 0:
+        return None
+    if _field(&ft, FIELD_DICTIONARY, 4) != 0:
+        return None
+    if _vector(&ft, FIELD_CHILDREN, 4, &start, &n) < 0 or n:
+        return None
+    if _vector(&ft, FIELD_CUSTOM_METADATA, 4, &start, &n) < 0 or n:
+        return None
+    at = _field(&ft, FIELD_TYPE_TYPE, 1)
+    if at < 0:
+        return None
+    type_id = buf[at] if at else 0
+    if type_id == TYPE_INT or type_id == TYPE_FLOATING_POINT:
+        at = _field(&ft, FIELD_TYPE, 4)
+        if at <= 0:
+            return None
+        tpos = _deref(&ft, at)
+        if tpos < 0 or _table_at(&tt, buf, size, tpos) < 0:
+            return None
+        if type_id == TYPE_INT:
+            at = _field(&tt, 0, 4)  # bitWidth
+            if at < 0:
+                return None
+            a = _i32(buf + at) if at else 0
+            if a != 8 and a != 16 and a != 32 and a != 64:
+                return None
+            at = _field(&tt, 1, 1)  # is_signed
+            if at < 0:
+                return None
+            b = (buf[at] != 0) if at else 0
+        else:
+            at = _field(&tt, 0, 2)  # precision
+            if at < 0:
+                return None
+            a = <int16_t>_u16(buf + at) if at else 0
+            if a < 0 or a > 2:
+                return None
+    elif not _no_table_type(type_id):
+        return None
+    key = (type_id << 16) | (a << 1) | b
+    dtype = types.get(key)
+    if dtype is None:
+        dtype = types.setdefault(key, make_type(type_id, a, b))
+    at = _field(&ft, FIELD_NAME, 4)
+    if at < 0:
+        return None
+    if at == 0:
+        name = ""
+    else:
+        spos = _deref(&ft, at)
+        if spos < 0:
+            return None
+        slen = _u32(buf + spos)
+        if slen > <uint32_t>(size - spos - 4):
+            return None
+        try:
+            name = PyUnicode_DecodeUTF8(<const char*>buf + spos + 4, slen, NULL)
+        except UnicodeDecodeError:
+            return None  # (the generated code's reading names the field in its error)
+    at = _field(&ft, FIELD_NULLABLE, 1)
+    if at < 0:
+        return None
+    field = field_cls.__new__(field_cls)
+    PyObject_GenericSetAttr(field, "name", name)
+    PyObject_GenericSetAttr(field, "type", dtype)
+    PyObject_GenericSetAttr(field, "nullable", at != 0 and buf[at] != 0)
+    PyObject_GenericSetAttr(field, "metadata", None)
+    PyObject_GenericSetAttr(field, "dictionary_id", None)
+    return field
+
+
+def schema_fields(const uint8_t[::1] data, Py_ssize_t start, Py_ssize_t count, object field_cls,
+                  dict types, object make_type, object other):
+    """The ``count`` fields of the fields vector whose first uoffset is at ``start`` in
+    ``data`` (checked by the caller to lie inside it), as a list.
+
+    A plain leaf field is made here: ``field_cls`` (``types.Field``, its slots set directly)
+    of a type from ``types`` (int key -> DataType, filled by ``make_type(type_id, a, b)``: a
+    is Int.bitWidth or FloatingPoint.precision, b Int.is_signed).  Every other field, and any
+    field this reader finds out of range, is ``other(index)``."""
+    cdef const uint8_t* buf = &data[0] if data.shape[0] else NULL
+    cdef Py_ssize_t size = data.shape[0], i, at
+    out = [None] * count
+    for i in range(count):
+        at = start + 4 * i
+        field = None
+        if _fits(at, 4, size):
+            field = _leaf_field(buf, size, at + <Py_ssize_t>_u32(buf + at), field_cls, types,
+                                make_type)
+        out[i] = field if field is not None else other(i)
+    return out

@@ -1,6 +1,7 @@
 """Record batches: a schema plus columns, each decoded the first time it is touched."""
 from __future__ import annotations
 
+import threading
 from typing import Iterator, List, Optional, Sequence
 
 from .. import types as t
@@ -17,9 +18,14 @@ class RecordBatch(PandasConvertible):
     Batches read from IPC hold a loader and decode column ``k`` only when
     ``column(k)`` (or anything that needs it) is first called.  ``metadata``
     is the message-level custom metadata of the record batch message.
+
+    A batch may be shared between threads: a column is decoded once, under a lock of its own
+    (threads first-touching other columns decode them at the same time), and every caller
+    gets the same Array.
     """
 
-    __slots__ = ("schema", "num_rows", "metadata", "_loader", "_columns", "_offset", "__weakref__")
+    __slots__ = ("schema", "num_rows", "metadata", "_loader", "_columns", "_offset", "_locks",
+                 "__weakref__")
 
     def __init__(self, schema: t.Schema, num_rows: int, columns: Optional[Sequence[Array]] = None,
                  loader=None, metadata: Optional[dict] = None, offset: int = 0):
@@ -29,6 +35,7 @@ class RecordBatch(PandasConvertible):
         self._loader = loader
         self._columns: List[Optional[Array]] = list(columns) if columns is not None else [None] * len(schema)
         self._offset = offset  # row offset into the loader's columns (for slices of lazy batches)
+        self._locks = {} if loader is not None else None  # column -> lock held while decoding it
 
     @classmethod
     def from_arrays(cls, arrays: Sequence[Array], names: Optional[Sequence[str]] = None,
@@ -82,10 +89,25 @@ class RecordBatch(PandasConvertible):
             k = self._index(i)
         col = cols[k]
         if col is None:
-            col = self._loader.column(k)
-            if self._offset or col.length != self.num_rows:
-                col = col.slice(self._offset, self.num_rows)
-            self._columns[k] = col
+            col = self._decode(k, None)
+        return col
+
+    def _decode(self, k: int, decoded) -> Array:
+        """Column ``k`` decoded by the loader, once: a thread that finds another decoding it
+        waits for that Array (dict.setdefault hands every thread the same lock; decoding never
+        takes another column's lock, so no thread waits on one that waits on it)."""
+        locks = self._locks
+        lock = locks.get(k)
+        if lock is None:
+            lock = locks.setdefault(k, threading.Lock())
+        with lock:
+            col = self._columns[k]
+            if col is None:
+                col = self._loader.column(k, decoded)
+                if self._offset or col.length != self.num_rows:
+                    col = col.slice(self._offset, self.num_rows)
+                self._columns[k] = col
+        locks.pop(k, None)  # (a late thread makes a new lock, then finds the column decoded)
         return col
 
     __getitem__ = column
@@ -93,9 +115,14 @@ class RecordBatch(PandasConvertible):
     @property
     def columns(self) -> List[Array]:
         missing = [k for k, c in enumerate(self._columns) if c is None]
-        if len(missing) > 1 and hasattr(self._loader, "prefetch"):
-            self._loader.prefetch(missing)  # compressed: decode all their buffers together
-        return [self.column(k) for k in range(self.num_columns)]
+        if missing:
+            decoded = None
+            if len(missing) > 1 and hasattr(self._loader, "prefetch"):
+                decoded = self._loader.prefetch(missing)  # compressed: decode them together
+            for k in missing:
+                if self._columns[k] is None:
+                    self._decode(k, decoded)
+        return list(self._columns)
 
     @property
     def column_names(self) -> List[str]:

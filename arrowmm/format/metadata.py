@@ -39,7 +39,7 @@ from ._fbs.Schema import Schema as FbSchema
 from ._fbs.Time import Time as FbTime
 from ._fbs.Timestamp import Timestamp as FbTimestamp
 from ._fbs.Union import Union as FbUnion
-from .._core._flatbuf import peek_batch_message, struct_pairs
+from .._core._flatbuf import peek_batch_message, schema_fields, struct_pairs
 from .fbfields import Field as FastField
 from .fbfields import Int as FastInt
 from ..errors import ArrowInvalid, ArrowNotImplementedError
@@ -269,13 +269,54 @@ def schema_from_fb(fb: FbSchema) -> t.Schema:
     n = _table_vector_len(fb, 1, "schema fields")
     # Each field of an honest schema owns a 4-byte slot of a fields/children vector, so the bytes
     # bound the field count.  Tables shared between parents (legal flatbuffers) could otherwise
-    # describe 2**depth fields in a few hundred bytes.  [fields left, nesting limit, field limit]
-    budget = [min(len(fb._tab.Bytes) // 4, limits.max_fields), limits.max_nesting, limits.max_fields]
+    # describe 2**depth fields in a few hundred bytes.  A vector's length is taken from the
+    # budget before any of its fields is read, so an oversized vector costs nothing to refuse.
+    # [fields left, nesting limit, field limit, size of the metadata in bytes, fields at start]
+    size = len(fb._tab.Bytes)
+    start_budget = min(size // 4, limits.max_fields)
+    budget = [start_budget, limits.max_nesting, limits.max_fields, size, start_budget]
+    _claim_fields(budget, n, "schema fields")
     tab = fb._tab
     start = tab.Vector(tab.Offset(6)) if n else 0
-    fields = [_field_from_fb(FastField(tab.Bytes, tab.Indirect(start + 4 * i)), f"schema field {i}", 0,
-                             budget) for i in range(n)]
+
+    def other(i):
+        return _field_from_fb(FastField(tab.Bytes, tab.Indirect(start + 4 * i)),
+                              f"schema field {i}", 0, budget)
+
+    # plain leaf fields are read in C (_flatbuf), the others here
+    fields = schema_fields(tab.Bytes, start, n, t.Field, _LEAF_TYPES, _leaf_type, other) if n else []
     return t.Schema(fields, _key_values(fb, "schema metadata"), endianness)
+
+
+_LEAF_TYPES = {}  # schema_fields' types: immutable, so one instance serves every field
+
+
+def _leaf_type(type_id: int, a: int, b: int) -> t.DataType:
+    """The type of a plain leaf field read by ``schema_fields`` (as ``_type_from_fb`` makes it)."""
+    if type_id == 2:
+        return t.IntType(a, bool(b))
+    if type_id == 3:
+        return t.FloatType(_FLOAT_BITS[a])
+    if type_id == 1:
+        return t.NullType()
+    if type_id == 6:
+        return t.BoolType()
+    return t.BinaryType(utf8=type_id in (5, 20, 24), large=type_id in (19, 20),
+                        view=type_id in (23, 24))
+
+
+def _claim_fields(budget: list, n: int, path: str) -> None:
+    """Take the ``n`` fields of a fields or children vector from ``budget`` (see
+    ``schema_from_fb``) before walking them: refused by arithmetic when they do not fit."""
+    left = budget[0] - n
+    if left < 0:
+        total = budget[4] - budget[0] + n  # fields of the schema counted so far, these included
+        if total > budget[2]:
+            raise limits.exceeded("max_fields", total, f"{path}: fields in the schema")
+        raise ArrowInvalid(f"{path}: the schema describes more fields than its {budget[3]}-byte "
+                           f"metadata can hold ({total:,} so far, at most {budget[3] // 4:,}: "
+                           f"field tables shared between parents?)")
+    budget[0] = left
 
 
 def _field_from_fb(fb: FbField, path: str, depth: int, budget: list) -> t.Field:
@@ -283,16 +324,11 @@ def _field_from_fb(fb: FbField, path: str, depth: int, budget: list) -> t.Field:
         raise ArrowInvalid(f"{path}: missing field table")
     if depth > budget[1]:
         raise limits.exceeded("max_nesting", depth, f"{path}: type nesting depth")
-    budget[0] -= 1
-    if budget[0] < 0:
-        if len(fb._tab.Bytes) // 4 > budget[2]:
-            raise limits.exceeded("max_fields", budget[2] + 1, f"{path}: fields in the schema")
-        raise ArrowInvalid(f"{path}: the schema describes more fields than its "
-                           f"{len(fb._tab.Bytes)}-byte metadata can hold (field tables "
-                           f"shared between parents?)")
     name = _decode(fb.Name(), path)
     path = f"{path} ({name!r})" if depth == 0 else f"{path}.{name}"
     n_children = _table_vector_len(fb, 5, f"{path} children")
+    if n_children:
+        _claim_fields(budget, n_children, f"{path} children")
     children = [_field_from_fb(fb.Children(i), path, depth + 1, budget) for i in range(n_children)]
     dtype = _type_from_fb(fb, children, path)
     metadata = _key_values(fb, f"{path} metadata")

@@ -115,41 +115,14 @@ def compile_walk(plan):
     return prog
 
 
-cdef class _DictionaryExport:
-    """One dictionary field's values, exported batch after batch: what ``_fill_array`` reads
-    from the Array is kept while the dictionary stays the same object."""
+cdef class _DictionarySnapshot:
+    """What ``_fill_array`` reads from one dictionary Array, made once and never changed (so a
+    thread exporting with it never sees another thread's dictionary)."""
 
-    cdef object value_type
-    cdef object array      # the dictionary last exported (None: none yet)
+    cdef object array
     cdef bint flat         # no children: the fields below describe it whole
     cdef int64_t length, null_count, offset, n_buffers
     cdef const void* buffers[3]
-
-    def __init__(self, value_type):
-        self.value_type = value_type
-
-    cdef int fill(self, ArrowArray* out, object array) except -1:
-        """Export ``array`` into ``out``: 1 done, 0 it is not of the field's value type."""
-        cdef int i
-        if array is not self.array:
-            if array.type != self.value_type:
-                return 0
-            self.array = None
-            dtype = array.type
-            self.flat = not array.children and array.dictionary is None and \
-                len(array._buffers) == dtype.buffer_count <= 3 and \
-                not (isinstance(dtype, t.BinaryType) and dtype.view)  # (views own a sizes buffer)
-            if self.flat:
-                self._read(array)
-            self.array = array
-        if not self.flat:
-            _fill_array(out, array, array)
-            return 1
-        _begin_alone(out, <PyObject*>array, self.length, self.null_count, self.n_buffers)
-        out.offset = self.offset
-        for i in range(self.n_buffers):
-            out.buffers[i] = self.buffers[i]
-        return 1
 
     cdef int _read(self, object array) except -1:
         cdef ArrowArray probe
@@ -165,6 +138,43 @@ cdef class _DictionaryExport:
             if probe.release != NULL:
                 probe.release(&probe)
         return 0
+
+
+cdef class _DictionaryExport:
+    """One dictionary field's values, exported batch after batch: what ``_fill_array`` reads
+    from the Array is kept while the dictionary stays the same object.  Exports may run in
+    several threads: each uses the snapshot it took, and a new dictionary replaces it whole."""
+
+    cdef object value_type
+    cdef _DictionarySnapshot last  # None: none yet
+
+    def __init__(self, value_type):
+        self.value_type = value_type
+
+    cdef int fill(self, ArrowArray* out, object array) except -1:
+        """Export ``array`` into ``out``: 1 done, 0 it is not of the field's value type."""
+        cdef int i
+        cdef _DictionarySnapshot snap = self.last
+        if snap is None or array is not snap.array:
+            if array.type != self.value_type:
+                return 0
+            snap = _DictionarySnapshot.__new__(_DictionarySnapshot)
+            dtype = array.type
+            snap.flat = not array.children and array.dictionary is None and \
+                len(array._buffers) == dtype.buffer_count <= 3 and \
+                not (isinstance(dtype, t.BinaryType) and dtype.view)  # (views own a sizes buffer)
+            if snap.flat:
+                snap._read(array)
+            snap.array = array
+            self.last = snap
+        if not snap.flat:
+            _fill_array(out, array, array)
+            return 1
+        _begin_alone(out, <PyObject*>array, snap.length, snap.null_count, snap.n_buffers)
+        out.offset = snap.offset
+        for i in range(snap.n_buffers):
+            out.buffers[i] = snap.buffers[i]
+        return 1
 
 
 cdef struct _Walk:
@@ -515,7 +525,8 @@ cdef int64_t _walk_message(_WalkProgram prog, Region region, int64_t offset, int
     cdef _Walk w
     cdef Py_ssize_t k
     cdef int ok = 1
-    if offset < 0 or offset > size - 8 or _rd32(region.ptr + offset) != -1:  # continuation marker
+    if offset < 0 or offset > size - 8 or offset > end - 8 or \
+            _rd32(region.ptr + offset) != -1:  # continuation marker
         return -1
     meta_size = _rd32(region.ptr + offset + 4)
     meta_start = offset + 8
@@ -635,13 +646,19 @@ cdef class _StreamBatches(_ReaderBatches):
     cdef object next_into(self, ArrowArray* out, bint walk):
         cdef int64_t end
         reader = self.reader
-        region = reader._region
-        if walk and self.program is not None and reader._file is None and region is not None \
-                and not reader._closed and not reader._done:
-            end = _walk_message(self.program, region, reader._pos, (<Region>region).size, -1, -1,
-                                reader._memo.get, out)
-            if end >= 0:
-                reader._pos = end
-                reader._index += 1
-                return None
-        return reader.read_next_batch()
+        reader._enter()  # one consumer at a time, as for read_next_batch
+        try:
+            region = reader._region
+            if walk and self.program is not None and reader._file is None and region is not None \
+                    and not reader._closed and not reader._done:
+                stop = reader._end
+                end = _walk_message(self.program, region, reader._pos,
+                                    (<Region>region).size if stop is None else stop, -1, -1,
+                                    reader._memo.get, out)
+                if end >= 0:
+                    reader._pos = end
+                    reader._index += 1
+                    return None
+            return reader._read_next_batch()
+        finally:
+            reader._consumer.release()

@@ -4,10 +4,13 @@ A compressed buffer is ``[int64 uncompressed length][compressed bytes]``; a
 length of -1 means the bytes that follow are stored uncompressed.  The
 declared length never sizes an allocation on trust: it is capped by the most
 the codec can expand the bytes really present, and the output must match it.
-Up to ``_ONE_SHOT_RATIO`` times the compressed size (ordinary data) is
-decoded in one call into an output of the declared size; beyond that, the
-output is read in ``_CHUNK``-sized steps, so memory follows what the codec
-really produces, not what the buffer (or a frame header) claims.
+Each buffer is decoded in one call into an output of the declared size: outputs
+of at least ``_arena.MIN_SIZE`` bytes are anonymous mappings (fresh or cached)
+whose pages cost memory only once written, so memory follows what the codec
+really produces, not what the buffer (or a frame header) claims, and a false
+declaration costs address space only.  ``limits.max_decompressed_size`` bounds
+one buffer and ``limits.max_batch_decompressed_size`` (in the loader) the
+buffers of a batch.
 
 Decoded buffers of at least 64 KiB land in ``_arena`` blocks, whose pages are
 re-used once nothing views them (fresh memory costs a page fault per 4 KiB
@@ -46,10 +49,6 @@ LEVELS = {"lz4": (0, 16), "zstd": (-(1 << 17), 22)}
 DEFAULT_LEVEL = {"lz4": 0, "zstd": 1}
 # Largest expansion each codec can produce from n compressed bytes (plus slack for headers).
 _MAX_RATIO = {"lz4": 256, "zstd": 1 << 16}
-# Output allocated before any of it is produced: at most this many times the input (plus slack).
-_ONE_SHOT_RATIO = 16
-_ONE_SHOT_SLACK = 1 << 20
-_CHUNK = 1 << 20  # output per step when decoding in steps
 _I64 = struct.Struct("<q")
 #: Below this many bytes of work in total, threads cost more than they save: stay serial.
 PARALLEL_MIN_BYTES = 1 << 20
@@ -269,12 +268,11 @@ def decompress_payload(view: BufferView, codec: str, what: str):
     if declared > limit:
         raise ArrowInvalid(f"{what}: declared uncompressed length {declared} is more than {codec} "
                            f"can produce from {payload.size} bytes")
-    one_shot = declared <= _ONE_SHOT_RATIO * payload.size + _ONE_SHOT_SLACK
     try:
         if codec == "lz4":
-            out = _lz4_decompress(payload, declared, one_shot, what)
+            out = _lz4_decompress(payload, declared, what)
         elif codec == "zstd":
-            out = _zstd_decompress(payload, declared, one_shot, what)
+            out = _zstd_decompress(payload, declared, what)
         else:
             raise ArrowNotImplementedError(f"{what}: unknown compression codec {codec!r}")
     except (ArrowInvalid, ArrowNotImplementedError):
@@ -302,22 +300,17 @@ def compressed_size(view: BufferView) -> int:
 def decompress_many(views: Sequence[BufferView], codec: str, what: str = "buffer") -> list:
     """``decompress_payload`` of each view, in threads when it pays; an exception in place of
     the result of a buffer that failed."""
-    return _run(lambda v: decompress_payload(v, codec, what), views, [v.size for v in views])
+    # the work is the output: a buffer of high ratio is small on disk but long to write
+    return _run(lambda v: decompress_payload(v, codec, what), views,
+                [max(v.size, compressed_size(v)) for v in views])
 
 
-def _lz4_decompress(payload, declared: int, one_shot: bool, what: str):
+def _lz4_decompress(payload, declared: int, what: str):
     if _LZ4F is not None:
-        return _lz4f_into(payload, declared, what) if one_shot else _lz4f_steps(payload, declared, what)
+        return _lz4f_into(payload, declared, what)
     import lz4.frame
     dec = lz4.frame.LZ4FrameDecompressor()
-    if one_shot:
-        out = dec.decompress(payload, max_length=declared)
-    else:
-        pending = [payload]
-
-        def step(n):
-            return dec.decompress(pending.pop() if pending else b"", max_length=n)
-        out = _read_steps(step, declared)
+    out = dec.decompress(payload, max_length=declared)
     if len(out) == declared and not dec.eof:
         # max_length stops the decoder at the declared size: more output, or a cut frame
         raise ArrowInvalid(f"{what}: the lz4 frame does not end after the declared {declared} bytes "
@@ -348,40 +341,7 @@ def _lz4f_into(payload: BufferView, declared: int, what: str) -> np.ndarray:
     return out[:dst_size.value]
 
 
-def _lz4f_steps(payload: BufferView, declared: int, what: str) -> np.ndarray:
-    """An LZ4 frame decoded ``_CHUNK`` bytes at a time, stopping one byte past ``declared``:
-    memory follows the real output, not the declaration."""
-    ctx = _LZ4F.context()
-    lib = ctx.lib
-    chunks, total, used, code = [], 0, 0, 1
-    while code != 0 and total <= declared:
-        room = min(_CHUNK, declared + 1 - total)
-        buf = np.empty(room, dtype=np.uint8)
-        dst_size = ctypes.c_size_t(room)
-        src_size = ctypes.c_size_t(payload.size - used)
-        code = lib.LZ4F_decompress(ctx.handle, buf.ctypes.data, ctypes.byref(dst_size),
-                                   payload.address + used, ctypes.byref(src_size), None)
-        if lib.LZ4F_isError(code):
-            lib.LZ4F_resetDecompressionContext(ctx.handle)
-            raise ArrowInvalid(f"{what}: lz4 decompression failed: "
-                               f"{lib.LZ4F_getErrorName(code).decode('ascii', 'replace')}")
-        used += src_size.value
-        if dst_size.value:
-            chunks.append(buf[:dst_size.value])
-            total += dst_size.value
-        elif not src_size.value:
-            break  # no progress: the input ran out before the frame ended
-    if code != 0:
-        lib.LZ4F_resetDecompressionContext(ctx.handle)
-        if total < declared:
-            raise ArrowInvalid(f"{what}: lz4 frame cut short after {total} of the declared "
-                               f"{declared} bytes")
-    if total > declared:
-        raise ArrowInvalid(f"{what}: the lz4 frame holds more than the declared {declared} bytes")
-    return chunks[0] if len(chunks) == 1 else np.concatenate(chunks) if chunks else np.empty(0, np.uint8)
-
-
-def _zstd_decompress(payload, declared: int, one_shot: bool, what: str):
+def _zstd_decompress(payload, declared: int, what: str):
     import zstandard
     # zstandard sizes its output by the frame header's content size when there is one.
     size = zstandard.get_frame_parameters(payload).content_size
@@ -389,35 +349,19 @@ def _zstd_decompress(payload, declared: int, one_shot: bool, what: str):
         raise ArrowInvalid(f"{what}: the zstd frame header says {size} bytes, the buffer "
                            f"declares {declared}")
     dctx = _zstd_decompressor()
-    if one_shot and declared < _SMALL:
+    if declared < _SMALL:
         return dctx.decompress(payload, max_output_size=max(declared, 1))
     reader = dctx.stream_reader(payload, read_across_frames=False)
-    if one_shot:
-        out = _arena.empty(declared)
-        n = 0
-        while n < declared:
-            got = reader.readinto(out[n:declared])
-            if not got:
-                break
-            n += got
-        if n == declared and reader.read(1):
-            raise ArrowInvalid(f"{what}: the zstd frame holds more than the declared {declared} bytes")
-        return out[:n]
-    return _read_steps(reader.read, declared)
-
-
-def _read_steps(step, declared: int) -> bytes:
-    """Output of ``step(n)`` (at most ``n`` bytes a call, empty at the end) up to ``declared + 1``
-    bytes: one byte more than declared is enough to know the declaration is wrong."""
-    chunks = []
-    total = 0
-    while total <= declared:
-        chunk = step(min(_CHUNK, declared + 1 - total))
-        if not chunk:
+    out = _arena.empty(declared)
+    n = 0
+    while n < declared:
+        got = reader.readinto(out[n:declared])
+        if not got:
             break
-        chunks.append(chunk)
-        total += len(chunk)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        n += got
+    if n == declared and reader.read(1):
+        raise ArrowInvalid(f"{what}: the zstd frame holds more than the declared {declared} bytes")
+    return out[:n]
 
 
 # -- compression (the writer's side) ----------------------------------------------------------

@@ -90,6 +90,12 @@ class DictionaryMemo:
             self._keep_merged(dict_id, chunks, merged)
         return merged
 
+    def merge_all(self) -> None:
+        """Concatenate every dictionary's deltas now, so that ``get`` only reads (a memo shared
+        by threads then hands every one of them the same arrays)."""
+        for dict_id in list(self._chunks):
+            self.get(dict_id)
+
     def _keep_merged(self, dict_id: int, chunks: List[Array], merged: Array) -> None:
         """Remember ``merged`` as the one chunk of ``dict_id`` if its chunks are still ``chunks``.
 

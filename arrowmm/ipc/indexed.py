@@ -119,9 +119,10 @@ class IndexedStreamReader(_ReaderBase):
         """Record batch ``i`` (negative counts from the end); columns decode when touched."""
         k = _batch_index(i, len(self._batches))
         position = self._batches[k]
-        memo = self._memo_at(position)
+        with self._lock:  # the memo is rewound and replayed: one thread at a time
+            dictionaries = self._memo_at(position).snapshot()
         msg = self._read(position, _RECORD_BATCH)
-        return self._record_batch(msg, memo.snapshot(), _BatchWhere(k, msg.offset))
+        return self._record_batch(msg, dictionaries, _BatchWhere(k, msg.offset))
 
     def __iter__(self) -> Iterator[RecordBatch]:
         for i in range(len(self._batches)):

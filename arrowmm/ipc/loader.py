@@ -3,7 +3,7 @@
 A ``SchemaPlan`` records, for each top-level column, where its nodes and
 buffers start in a record batch, so ``BatchLoader.column(k)`` jumps straight
 to column ``k`` and decodes nothing else.  Every buffer goes through
-``BatchLoader._buffer``, the one place that turns a (offset, length) pair from
+``_Walk._buffer``, the one place that turns a (offset, length) pair from
 the file into a ``BufferView`` (checked against the body, decompressed,
 re-aligned when it must be), and every array is structurally checked as it is
 built.
@@ -18,12 +18,14 @@ refuses to make any, naming the column and the reason.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable, Optional
 
 import numpy as np
 
+from .. import limits
 from .. import types as t
 from .._core._region import BufferView, as_view
 from ..arrays.array import Array, array_class, make_array
@@ -39,7 +41,10 @@ __all__ = ["SchemaPlan", "LoadStats", "BatchLoader", "CopiedMemory", "copied_vie
 
 @dataclass
 class LoadStats:
-    """What loading cost beyond borrowing memory: copies are counted, never silent."""
+    """What loading cost beyond borrowing memory: copies are counted, never silent.
+
+    Buffers stored uncompressed inside a compressed body (length prefix -1) are read in place:
+    they count as neither decompressed nor copied."""
 
     columns_loaded: int = 0
     buffers_copied: int = 0  # misaligned buffers copied to aligned memory
@@ -47,9 +52,24 @@ class LoadStats:
     buffers_swapped: int = 0  # big-endian buffers converted to native order
     buffers_decompressed: int = 0
     bytes_decompressed: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False,
+                                  compare=False)
+
+    def add(self, other: Optional["LoadStats"], columns: int = 0) -> None:
+        """Add the counts of ``other`` (one walk's; None: nothing copied) and ``columns`` loaded
+        to these, atomically (walks run in threads)."""
+        with self._lock:
+            self.columns_loaded += columns
+            if other is not None:
+                self.columns_loaded += other.columns_loaded
+                self.buffers_copied += other.buffers_copied
+                self.bytes_copied += other.bytes_copied
+                self.buffers_swapped += other.buffers_swapped
+                self.buffers_decompressed += other.buffers_decompressed
+                self.bytes_decompressed += other.bytes_decompressed
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
 
 
 def _counts(f: t.Field, v4: bool):
@@ -117,18 +137,19 @@ class _Path:
 class BatchLoader:
     """Decodes the columns of one record batch (or dictionary batch) on demand.
 
-    ``dictionaries`` maps a dictionary id to its current values array.
+    ``dictionaries`` maps a dictionary id to its current values array.  A loader is shared by
+    every thread that touches its batch: it holds what the message says, never the state of a
+    walk (cursors, decoded buffers, counts), which lives in one ``_Walk`` per ``column`` call.
     """
 
     __slots__ = ("plan", "header", "body", "dictionaries", "where", "stats", "swap", "allow_copies",
-                 "_nodes", "_buffers", "_variadic", "_ni", "_bi", "_vi", "_path", "_decoded")
+                 "_nodes", "_buffers", "_variadic", "_decompressed", "_budget_lock")
 
     def __init__(self, plan: SchemaPlan, header: RecordBatchHeader, body: BufferView,
                  dictionaries: Callable[[int], Array], where: str, stats: Optional[LoadStats] = None,
                  allow_copies: bool = True):
         self.plan = plan
         self.allow_copies = allow_copies
-        self._decoded = {}  # buffer index -> decompressed payload (or the error it raised)
         self.header = header
         self.body = body
         self.dictionaries = dictionaries
@@ -156,6 +177,22 @@ class BatchLoader:
         self._nodes = nodes
         self._buffers = buffers
         self._variadic = variadic
+        self._decompressed = 0  # uncompressed bytes declared by the buffers decoded so far
+        self._budget_lock = threading.Lock() if header.compression is not None else None
+
+    def _reserve(self, nbytes: int, quiet: bool = False) -> bool:
+        """Add ``nbytes`` about to be decompressed to the batch's running total, or raise (or,
+        ``quiet``, return False) when the total would go beyond
+        ``limits.max_batch_decompressed_size``; nothing is added then."""
+        with self._budget_lock:
+            total = self._decompressed + nbytes
+            if total > limits.max_batch_decompressed_size:
+                if quiet:
+                    return False
+                raise limits.exceeded("max_batch_decompressed_size", total,
+                                      "decompressed bytes of the batch, this buffer included")
+            self._decompressed = total
+        return True
 
     @property
     def num_rows(self) -> int:
@@ -168,44 +205,85 @@ class BatchLoader:
         vi = plan.view_starts[k]
         return plan.buffer_starts[k] + (int(self._variadic[:vi].sum()) if vi else 0)
 
-    def prefetch(self, ks) -> None:
-        """Decompress the buffers of columns ``ks`` together (in threads when it pays), so that
-        loading them next costs no more decoding.  Nothing to do for uncompressed batches."""
+    def prefetch(self, ks) -> Optional[dict]:
+        """Decompress the buffers of columns ``ks`` together (in threads when it pays): a dict
+        buffer index -> payload (or the error it raised) for ``column(k, decoded)``, so that
+        loading them next costs no more decoding.  None for uncompressed batches."""
         codec = self.header.compression
         if codec is None or not self.allow_copies:
-            return  # (refusing copies: the walk reports the first buffer that needs one)
+            return None  # (refusing copies: the walk reports the first buffer that needs one)
         indices = []
         for k in ks:
-            indices.extend(i for i in range(self._first_buffer(k), self._first_buffer(k + 1))
-                           if i not in self._decoded)
+            indices.extend(range(self._first_buffer(k), self._first_buffer(k + 1)))
         views = []
+        declared = 0
         for i in indices:
             offset, size = self._buffers.get(i)
             try:
-                views.append(self.body.slice(offset, size))
+                view = self.body.slice(offset, size)
             except ArrowInvalid:
-                return  # out of the body: the walk reports it where it belongs
-        if len(views) < 2:
-            return
-        for i, out in zip(indices, decompress_many(views, codec)):
-            self._decoded[i] = out
+                return None  # out of the body: the walk reports it where it belongs
+            views.append(view)
+            declared += max(compressed_size(view), 0)
+        if len(views) < 2 or not self._reserve(declared, quiet=True):
+            return None  # (beyond the batch's budget: the walk names the buffer that goes over)
+        return dict(zip(indices, decompress_many(views, self.header.compression)))
 
-    def column(self, k: int) -> Array:
-        """Decode top-level column ``k`` (and only it)."""
+    def column(self, k: int, decoded: Optional[dict] = None) -> Array:
+        """Decode top-level column ``k`` (and only it); ``decoded``: what ``prefetch`` gave
+        for it, if it was called.  Safe to call from several threads at once (each call walks
+        on its own; ``RecordBatch`` makes sure one column is decoded once)."""
         plan = self.plan
-        self._ni = plan.node_starts[k]
-        self._vi = plan.view_starts[k]
-        self._bi = self._first_buffer(k)
-        if self.header.compression is not None:
-            self.prefetch((k,))
+        if decoded is None and self.header.compression is not None:
+            decoded = self.prefetch((k,))
+        walk = _Walk(self, plan.node_starts[k], self._first_buffer(k), plan.view_starts[k],
+                     decoded)
         f = plan.schema.fields[k]
         path = _Path(self.where, k, f.name)
-        array = self._load(f, path)
-        if array.length != self.header.length:
-            raise ArrowInvalid(f"{path}: column length {array.length} differs from the "
-                               f"batch length {self.header.length}")
-        self.stats.columns_loaded += 1
+        loaded = 0
+        try:
+            array = walk._load(f, path)
+            if array.length != self.header.length:
+                raise ArrowInvalid(f"{path}: column length {array.length} differs from the "
+                                   f"batch length {self.header.length}")
+            loaded = 1
+        finally:
+            self.stats.add(walk.stats, loaded)
         return array
+
+
+_NOTHING_DECODED = {}  # (only ever popped from: shared by the walks without prefetched buffers)
+
+
+class _Walk:
+    """One depth-first walk over a column's field nodes and buffers: the cursors, the buffers
+    ``prefetch`` decoded, and what the walk cost, local to one ``BatchLoader.column`` call."""
+
+    __slots__ = ("loader", "plan", "header", "body", "dictionaries", "swap", "allow_copies", "stats",
+                 "_nodes", "_buffers", "_variadic", "_ni", "_bi", "_vi", "_decoded")
+
+    def __init__(self, loader: BatchLoader, ni: int, bi: int, vi: int, decoded: Optional[dict]):
+        self.loader = loader
+        self.plan = loader.plan
+        self.header = loader.header
+        self.body = loader.body
+        self.dictionaries = loader.dictionaries
+        self.swap = loader.swap
+        self.allow_copies = loader.allow_copies
+        self.stats = None  # a LoadStats once the walk copies or decompresses something
+        self._nodes = loader._nodes
+        self._buffers = loader._buffers
+        self._variadic = loader._variadic
+        self._ni = ni
+        self._bi = bi
+        self._vi = vi
+        self._decoded = decoded if decoded is not None else _NOTHING_DECODED
+
+    def _stats(self) -> LoadStats:
+        stats = self.stats
+        if stats is None:
+            stats = self.stats = LoadStats()
+        return stats
 
     # -- cursors ---------------------------------------------------------------------------
     def _node(self, path):
@@ -230,21 +308,25 @@ class BatchLoader:
                 offset, size = self._buffers.get(i)
                 view = self.body.slice(offset, size)
                 if codec is not None:
-                    if not self.allow_copies and compressed_size(view) > 0:
-                        raise ArrowInvalid(f"would have to be decompressed ({codec}), and copies "
-                                           f"are refused (allow_copies=False)")
+                    declared = compressed_size(view)
+                    if declared > 0:
+                        if not self.allow_copies:
+                            raise ArrowInvalid(f"would have to be decompressed ({codec}), and "
+                                               f"copies are refused (allow_copies=False)")
+                        if declared <= limits.max_decompressed_size:  # (else refused just below)
+                            self.loader._reserve(declared)
                     out = decompress_payload(view, codec, "buffer")
                 else:
                     out = view
             if isinstance(out, BaseException):
                 raise out
             if isinstance(out, BufferView):
-                view = out
+                view = out  # uncompressed, or stored raw in a compressed body: borrowed
             else:
                 view = copied_view(out, f"decompressed ({codec})")
-            if codec is not None:
-                self.stats.buffers_decompressed += 1
-                self.stats.bytes_decompressed += view.size
+                stats = self._stats()
+                stats.buffers_decompressed += 1
+                stats.bytes_decompressed += view.size
         except ArrowInvalid as exc:
             raise ArrowInvalid(f"{path}: {what} (buffer {i}): {exc}") from None
         if align > 1 and view.size and not view.is_aligned(align):
@@ -252,8 +334,9 @@ class BatchLoader:
                 self._refuse_copy(path, what, i, f"copied to {align}-byte aligned memory "
                                                  f"(it starts at byte {view.offset})")
             view = copied_view(as_view(view, copy=True), "re-aligned")
-            self.stats.buffers_copied += 1
-            self.stats.bytes_copied += view.size
+            stats = self._stats()
+            stats.buffers_copied += 1
+            stats.bytes_copied += view.size
         return view
 
     def _typed_buffer(self, path, what, kind, align: int = 8) -> BufferView:
@@ -266,7 +349,7 @@ class BatchLoader:
                 view = copied_view(byteswap(view, kind), "byte-swapped")
             except ArrowInvalid as exc:
                 raise ArrowInvalid(f"{path}: {what}: {exc}") from None
-            self.stats.buffers_swapped += 1
+            self._stats().buffers_swapped += 1
         return view
 
     def _validity(self, path, null_count):
@@ -377,23 +460,23 @@ class BatchLoader:
 
 
 _LOADERS = {
-    t.NullType: BatchLoader._load_null,
-    t.BoolType: BatchLoader._load_bool,
-    t.IntType: BatchLoader._load_fixed,
-    t.FloatType: BatchLoader._load_fixed,
-    t.DecimalType: BatchLoader._load_fixed,
-    t.DateType: BatchLoader._load_fixed,
-    t.TimeType: BatchLoader._load_fixed,
-    t.TimestampType: BatchLoader._load_fixed,
-    t.DurationType: BatchLoader._load_fixed,
-    t.IntervalType: BatchLoader._load_fixed,
-    t.FixedSizeBinaryType: BatchLoader._load_fixed,
-    t.BinaryType: BatchLoader._load_binary,
-    t.ListType: BatchLoader._load_list,
-    t.MapType: BatchLoader._load_list,
-    t.FixedSizeListType: BatchLoader._load_fixed_size_list,
-    t.StructType: BatchLoader._load_struct,
-    t.UnionType: BatchLoader._load_union,
-    t.DictionaryType: BatchLoader._load_dictionary,
-    t.RunEndEncodedType: BatchLoader._load_run_end_encoded,
+    t.NullType: _Walk._load_null,
+    t.BoolType: _Walk._load_bool,
+    t.IntType: _Walk._load_fixed,
+    t.FloatType: _Walk._load_fixed,
+    t.DecimalType: _Walk._load_fixed,
+    t.DateType: _Walk._load_fixed,
+    t.TimeType: _Walk._load_fixed,
+    t.TimestampType: _Walk._load_fixed,
+    t.DurationType: _Walk._load_fixed,
+    t.IntervalType: _Walk._load_fixed,
+    t.FixedSizeBinaryType: _Walk._load_fixed,
+    t.BinaryType: _Walk._load_binary,
+    t.ListType: _Walk._load_list,
+    t.MapType: _Walk._load_list,
+    t.FixedSizeListType: _Walk._load_fixed_size_list,
+    t.StructType: _Walk._load_struct,
+    t.UnionType: _Walk._load_union,
+    t.DictionaryType: _Walk._load_dictionary,
+    t.RunEndEncodedType: _Walk._load_run_end_encoded,
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import struct
+import threading
 from typing import Iterator, Optional
 
 import numpy as np
@@ -102,6 +103,18 @@ def region_of(source) -> Region:
     return Region(source, description="buffer")
 
 
+def _footer_start(region: Region) -> Optional[int]:
+    """Where the footer of a complete IPC file in ``region`` starts (its length and trailing
+    magic are at the end), or None when the region does not end like a file (cut short)."""
+    size = region.size
+    if size < 2 * len(MAGIC) + 4 or region.view(size - 6, 6).to_bytes() != MAGIC:
+        return None
+    footer_len = _I32.unpack_from(region.view(size - 10, 4), 0)[0]
+    if footer_len <= 0 or footer_len > size - 10 - 8:
+        return None
+    return size - 10 - footer_len
+
+
 class _ReaderBase(PandasConvertible):
     """What file and stream readers share: schema, stats, closing, the stream capsule."""
 
@@ -117,11 +130,12 @@ class _ReaderBase(PandasConvertible):
         self._closed = False
         self._plans = {}
         self.allow_copies = bool(allow_copies)
+        self._lock = threading.Lock()  # held while reading what is read once (dictionaries)
 
     def _plan(self, version: int) -> SchemaPlan:
         plan = self._plans.get(version)
-        if plan is None:
-            plan = self._plans[version] = SchemaPlan.build(self.schema, version)
+        if plan is None:  # (two threads may both build it: the same plan, one is kept)
+            plan = self._plans.setdefault(version, SchemaPlan.build(self.schema, version))
         return plan
 
     def _check_open(self):
@@ -287,14 +301,19 @@ class FileReader(_ReaderBase):
         return msg
 
     def _dictionaries(self) -> DictionaryMemo:
-        if self._memo is None:
-            memo = DictionaryMemo(self.schema, file_mode=True)
-            for i in range(len(self._dict_blocks)):
-                msg = self._read_block(self._dict_blocks, i, MessageHeader.DictionaryBatch,
-                                       "dictionary batch")
-                self._dictionary_batch(msg, memo, f"dictionary batch {i} (byte {msg.offset})")
-            self._memo = memo
-        return self._memo
+        memo = self._memo
+        if memo is None:
+            with self._lock:  # read once: every batch of every thread shares the same arrays
+                memo = self._memo
+                if memo is None:
+                    memo = DictionaryMemo(self.schema, file_mode=True)
+                    for i in range(len(self._dict_blocks)):
+                        msg = self._read_block(self._dict_blocks, i, MessageHeader.DictionaryBatch,
+                                               "dictionary batch")
+                        self._dictionary_batch(msg, memo, f"dictionary batch {i} (byte {msg.offset})")
+                    memo.merge_all()  # (deltas concatenated now: later lookups only read)
+                    self._memo = memo
+        return memo
 
     def get_batch(self, i: int) -> RecordBatch:
         """Record batch ``i`` (negative counts from the end); columns decode when touched."""
@@ -353,6 +372,7 @@ class StreamReader(SequentialBatches, _ReaderBase):
     def __init__(self, source, *, recover: bool = False, allow_copies: bool = True,
                  require_eos: bool = False):
         super().__init__(allow_copies)
+        self._consumer = threading.Lock()  # held by the one read_next_batch running
         self._recover = recover
         self._require_eos = require_eos
         self._saw_eos = False
@@ -361,6 +381,7 @@ class StreamReader(SequentialBatches, _ReaderBase):
         self._decoder = None
         self._pending = []
         self._pos = 0
+        self._end = None  # where the messages end: the footer of an IPC file read as a stream
         self._index = 0
         if hasattr(source, "read") and not isinstance(source, (str, os.PathLike)):
             self._file = source
@@ -371,6 +392,7 @@ class StreamReader(SequentialBatches, _ReaderBase):
             self._description = self._region.description
             if self._region.size >= 8 and self._region.view(0, 6).to_bytes() == MAGIC:
                 self._pos = 8  # the stream inside an IPC file (or a file cut short)
+                self._end = _footer_start(self._region)
         self._dict_plans = {}
         first = self._next_message()
         if first is None:
@@ -397,6 +419,8 @@ class StreamReader(SequentialBatches, _ReaderBase):
         if self._file is None:
             if self._region is None:
                 return None
+            if self._end is not None and self._pos >= self._end:
+                return None  # the footer of an IPC file written without an end-of-stream marker
             msg = read_message_at(self._region, self._pos, self._index)
             if msg is not None:
                 self._pos = message_end(msg)
@@ -421,7 +445,24 @@ class StreamReader(SequentialBatches, _ReaderBase):
         return self._pending.pop(0)
 
     def read_next_batch(self) -> RecordBatch:
-        """The next record batch; raises ``StopIteration`` at the end of the stream."""
+        """The next record batch; raises ``StopIteration`` at the end of the stream.
+
+        A stream has one consumer at a time: called while another thread is inside it, this
+        raises ``ArrowInvalid`` rather than interleave the two reads (the batches it returns
+        may be shared freely)."""
+        self._enter()
+        try:
+            return self._read_next_batch()
+        finally:
+            self._consumer.release()
+
+    def _enter(self) -> None:
+        if not self._consumer.acquire(blocking=False):
+            raise ArrowInvalid(f"{self._description}: StreamReader is read by one consumer at a "
+                               f"time, and another thread is reading the next batch now (share "
+                               f"the batches it returns, or take turns with a lock)")
+
+    def _read_next_batch(self) -> RecordBatch:
         self._check_open()
         while not self._done:
             msg = self._next_message()
