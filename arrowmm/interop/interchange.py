@@ -15,9 +15,8 @@ from __future__ import annotations
 from typing import Iterable, Iterator, Optional
 
 from .. import types as t
-from ..arrays.array import Array
 from ..arrays.batch import RecordBatch, SequentialBatches
-from ..errors import ArrowInvalid, ArrowNotImplementedError
+from ..errors import ArrowInvalid
 from ._cdata import import_schema, import_stream
 from ..arrays.pandas_compat import PandasConvertible
 from ._cdata import export_schema

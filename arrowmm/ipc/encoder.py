@@ -61,7 +61,7 @@ def _offsets(array: Array, buf: BufferView):
     return _fixed(buf, array.offset, array.length + 1, offsets.itemsize), first, last
 
 
-class _Flat:
+class FlatBatch:
     __slots__ = ("nodes", "buffers", "variadic", "swap", "v4")
 
     def __init__(self):
@@ -72,7 +72,7 @@ class _Flat:
         self.variadic: List[int] = []
 
 
-def flatten(array: Array, out: Optional[_Flat] = None, swap: bool = False, v4: bool = False) -> _Flat:
+def flatten(array: Array, out: Optional[FlatBatch] = None, swap: bool = False, v4: bool = False) -> FlatBatch:
     """Nodes, buffers and variadic counts of ``array`` in IPC order (offset re-based to 0).
 
     ``swap=True`` converts multi-byte values to big-endian (for a big-endian schema).
@@ -80,7 +80,7 @@ def flatten(array: Array, out: Optional[_Flat] = None, swap: bool = False, v4: b
     validity buffer slot too, written empty (Arrow C++'s ``HasValidityBitmap`` before V5).
     """
     if out is None:
-        out = _Flat()
+        out = FlatBatch()
         out.swap = swap
         out.v4 = v4
     sw = _swapped if out.swap else _as_is
@@ -216,7 +216,7 @@ class Encoder:
         meta = self._frame(encode_schema_message(schema, self.version, self.features), position)
         return EncodedMessage([meta], len(meta), 0)
 
-    def batch(self, length: int, flat: _Flat, position: int, metadata=None,
+    def batch(self, length: int, flat: FlatBatch, position: int, metadata=None,
               dictionary_id: Optional[int] = None, is_delta: bool = False) -> EncodedMessage:
         body: list = []
         layout = np.zeros(2 * len(flat.buffers), dtype=np.int64)

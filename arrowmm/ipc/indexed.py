@@ -17,7 +17,8 @@ from .dictionaries import DictionaryMemo
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .message import Message, message_end, read_message_at
 from ..format.metadata import MessageHeader
-from .reader import MAGIC, _BatchWhere, _ReaderBase, _batch_index, region_of
+from .io import MAGIC
+from .reader import BatchWhere, ReaderBase, batch_index, region_of
 
 __all__ = ["IndexedStreamReader", "index_stream", "select_entries"]
 
@@ -25,7 +26,7 @@ _RECORD_BATCH = MessageHeader.RecordBatch
 _DICTIONARY = MessageHeader.DictionaryBatch
 
 
-class IndexedStreamReader(_ReaderBase):
+class IndexedStreamReader(ReaderBase):
     """An IPC stream with ``FileReader``'s random access (``get_batch``, ``len``, iteration).
 
     ``entries``: ``(header type, byte offset)`` of the dictionary and record
@@ -117,12 +118,12 @@ class IndexedStreamReader(_ReaderBase):
 
     def get_batch(self, i: int) -> RecordBatch:
         """Record batch ``i`` (negative counts from the end); columns decode when touched."""
-        k = _batch_index(i, len(self._batches))
+        k = batch_index(i, len(self._batches))
         position = self._batches[k]
         with self._lock:  # the memo is rewound and replayed: one thread at a time
             dictionaries = self._memo_at(position).snapshot()
         msg = self._read(position, _RECORD_BATCH)
-        return self._record_batch(msg, dictionaries, _BatchWhere(k, msg.offset))
+        return self._record_batch(msg, dictionaries, BatchWhere(k, msg.offset))
 
     def __iter__(self) -> Iterator[RecordBatch]:
         for i in range(len(self._batches)):

@@ -23,8 +23,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable, Optional
 
-import numpy as np
-
 from .. import limits
 from .. import types as t
 from .._core._region import BufferView, as_view

@@ -10,7 +10,8 @@ import mmap as _mmap
 import os
 
 from .._core._region import Region
-from .reader import MAGIC, FileReader, StreamReader, region_of
+from .io import MAGIC
+from .reader import FileReader, StreamReader, region_of
 from .unmapped import UnmappedFileReader, UnmappedStreamReader, open_unmapped
 
 __all__ = ["open_file", "open_stream", "open"]

@@ -25,18 +25,18 @@ from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..format.metadata import BLOCK, MessageHeader, MetadataVersion, RecordBatchHeader, parse_footer
 from ..interop._cdata import export_reader_stream, export_schema
 from .dictionaries import DictionaryMemo
+from .io import MAGIC
 from .loader import BatchLoader, LoadStats, SchemaPlan
 from .memory import advise, resident_bytes
 from .message import Message, MessageDecoder, message_end, read_message_at
 
-__all__ = ["MAGIC", "FileReader", "StreamReader", "region_of"]
+__all__ = ["FileReader", "StreamReader", "region_of"]
 
-MAGIC = b"ARROW1"
 _I32 = struct.Struct("<i")
 _READ_CHUNK = 1 << 22  # largest single read from a file-like object (bounds allocation)
 
 
-class _BatchWhere:
+class BatchWhere:
     """'record batch k (message at byte n)', formatted only when an error message needs it."""
 
     __slots__ = ("index", "offset")
@@ -49,7 +49,7 @@ class _BatchWhere:
         return f"record batch {self.index} (message at byte {self.offset})"
 
 
-def _batch_index(i, n: int) -> int:
+def batch_index(i, n: int) -> int:
     """Record batch index ``i`` of ``n`` as a non-negative int (negative counts from the end)."""
     k = int(i)
     if k < 0:
@@ -115,7 +115,7 @@ def _footer_start(region: Region) -> Optional[int]:
     return size - 10 - footer_len
 
 
-class _ReaderBase(PandasConvertible):
+class ReaderBase(PandasConvertible):
     """What file and stream readers share: schema, stats, closing, the stream capsule."""
 
     schema = None
@@ -212,7 +212,7 @@ class _ReaderBase(PandasConvertible):
         return export_reader_stream(self, requested_schema)
 
 
-class FileReader(_ReaderBase):
+class FileReader(ReaderBase):
     """Random access to the record batches of an IPC file.
 
     Examples
@@ -318,9 +318,9 @@ class FileReader(_ReaderBase):
     def get_batch(self, i: int) -> RecordBatch:
         """Record batch ``i`` (negative counts from the end); columns decode when touched."""
         self._check_open()
-        k = _batch_index(i, len(self._blocks))
+        k = batch_index(i, len(self._blocks))
         msg = self._read_block(self._blocks, k, MessageHeader.RecordBatch, "record batch")
-        return self._record_batch(msg, self._dictionaries().get, _BatchWhere(k, msg.offset))
+        return self._record_batch(msg, self._dictionaries().get, BatchWhere(k, msg.offset))
 
     get_record_batch = get_batch
 
@@ -359,7 +359,7 @@ class FileReader(_ReaderBase):
         return reduce_registered(self)
 
 
-class StreamReader(SequentialBatches, _ReaderBase):
+class StreamReader(SequentialBatches, ReaderBase):
     """Sequential reader of an IPC stream: a path, a buffer or a binary file-like object.
 
     A file in the IPC file format reads as the stream it contains.  With

@@ -16,7 +16,7 @@ legal in a stream but has no representation in a file: the salvage stops
 *before* it, as it does at damage, and the report says so.  Deltas are kept.
 
 The output is written to a temporary file beside ``dst``, fsync'd and renamed
-over it (``arrowmm.ipc.atomic``: an existing ``dst`` keeps its mode, owner and group,
+over it (``arrowmm.ipc.io``: an existing ``dst`` keeps its mode, owner and group,
 a symlink stays a link), so ``src`` may be ``dst`` (repair in place) and a
 failure never leaves a half-written ``dst``.
 """
@@ -24,14 +24,12 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import Optional
 
 from ..errors import ArrowError, ArrowInvalid
 from .message import EOS_BYTES, message_end
 from ..format.metadata import MessageHeader, encode_footer
-from .reader import MAGIC, FileReader, StreamReader, region_of
-from .atomic import write_atomically
-from .writer import _blocks
+from .io import MAGIC, footer_blocks, write_atomically
+from .reader import FileReader, StreamReader, region_of
 
 __all__ = ["RepairReport", "repair"]
 
@@ -205,7 +203,7 @@ def repair(src, dst, *, validate: bool = True) -> RepairReport:
             dropped = size - eos_end
             reason = f"{dropped} byte(s) after the end-of-stream marker at byte {kept_end}"
 
-    footer = encode_footer(reader.schema, _blocks(dict_rows), _blocks(batch_rows), footer_metadata,
+    footer = encode_footer(reader.schema, footer_blocks(dict_rows), footer_blocks(batch_rows), footer_metadata,
                            reader.version, reader.features)
     write_atomically(dst, [MAGIC, b"\x00\x00", region.view(start, kept_end - start), EOS_BYTES,
                             footer, struct.pack("<i", len(footer)), MAGIC])

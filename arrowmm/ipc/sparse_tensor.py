@@ -28,9 +28,9 @@ from .. import limits
 from .. import types as t
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..format.metadata import MessageHeader, encode_sparse_tensor_message, parse_sparse_tensor_header
-from .tensor import (checked_shape, frame_message, little_endian, open_sink, read_header_message,
-                     row_major_strides, strided_view, tensor_value_type)
-from .tensor import Tensor
+from .io import open_sink
+from .tensor import (checked_shape, frame_message, little_endian, read_header_message,
+                     row_major_strides, strided_view, tensor_value_type, Tensor)
 
 __all__ = ["SparseCOOTensor", "SparseCSRMatrix", "SparseCSCMatrix", "SparseCSFTensor",
            "read_sparse_tensor", "write_sparse_tensor"]
@@ -551,7 +551,7 @@ def write_sparse_tensor(sparse, sink) -> int:
             target.abort()  # a path keeps what it had
         raise
     if target is not None:
-        target.commit()  # written beside the path, renamed over it (arrowmm.ipc.atomic)
+        target.commit()  # written beside the path, renamed over it (arrowmm.ipc.io)
     return len(head) + body_length
 
 

@@ -27,10 +27,10 @@ from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .message import read_message_at
 from ..format.metadata import MessageHeader, encode_tensor_message, parse_tensor_header
 from .reader import region_of
-from .writer import _open_sink
+from .io import open_sink
 
 __all__ = ["Tensor", "read_tensor", "write_tensor", "get_tensor_size", "tensor_value_type",
-           "frame_message", "region_of", "open_sink"]
+           "frame_message", "region_of"]
 
 #: Arrow C++ pads a tensor's metadata so that its body starts at this alignment (kTensorAlignment).
 TENSOR_ALIGNMENT = 64
@@ -57,12 +57,6 @@ def little_endian(dtype: t.DataType) -> np.dtype:
     return np.dtype(dtype.numpy_dtype).newbyteorder("<")
 
 
-
-
-def open_sink(sink):
-    """(writer, ``arrowmm.ipc.atomic.AtomicTarget`` to commit or abort, or None) for a path or a
-    binary file-like object."""
-    return _open_sink(sink)
 
 
 def frame_message(metadata: bytes, alignment: int) -> bytes:
@@ -318,7 +312,7 @@ def write_tensor(tensor, sink) -> int:
             target.abort()  # a path keeps what it had
         raise
     if target is not None:
-        target.commit()  # written beside the path, renamed over it (arrowmm.ipc.atomic)
+        target.commit()  # written beside the path, renamed over it (arrowmm.ipc.io)
     return len(head) + body.nbytes
 
 

@@ -20,7 +20,8 @@ from .._core._region import Region, as_view
 from ..errors import ArrowInvalid
 from ..format.metadata import MessageHeader
 from .message import message_end, read_message_at
-from .reader import MAGIC, FileReader, StreamReader
+from .io import MAGIC
+from .reader import FileReader, StreamReader
 
 __all__ = ["PreadFile", "UnmappedFileReader", "UnmappedStreamReader", "open_unmapped"]
 

@@ -6,7 +6,7 @@ from a mapped file copies nothing in Python.
 
 A writer given a path (file or stream format) writes to a hidden temporary
 name beside the target and renames it into place on ``close()``
-(``arrowmm.ipc.atomic``): a crash, an exception inside ``with``, ``abort()`` or a
+(``arrowmm.ipc.io``): a crash, an exception inside ``with``, ``abort()`` or a
 writer garbage-collected unclosed never leaves a half-written file under the
 target name, and the target's mode, owner, group and symlinks are kept.  The
 temporary file is ``ARROW1\\0\\0`` (file format) followed by a plain IPC
@@ -25,53 +25,29 @@ dictionaries of all its batches into one first.
 """
 from __future__ import annotations
 
-import io
 import math
 import os
 import struct
 import warnings
 from typing import Dict, Optional
 
-import numpy as np
 
 from .. import types as t
 from ..arrays.array import Array
 from ..arrays.batch import RecordBatch
-from .atomic import atomic_target
+from .io import MAGIC, footer_blocks, open_sink
 from .byteorder import NATIVE
 from .encoder import EncodedMessage, Encoder, flatten
 from ..errors import ArrowInvalid
-from ..format.metadata import BLOCK, MetadataVersion, encode_footer
+from ..format.metadata import MetadataVersion, encode_footer
 from .statistics import STATISTICS_KEY, batch_statistics, encode_batch_statistics, encode_file_statistics
 from ..interop.build import record_batch
 from ..interop._cdata import import_stream
 from .dictionaries import dictionary_value_fields, unify_batch_dictionaries
-from .encoder import _Flat
+from .encoder import FlatBatch
 from ..interop._cdata import import_schema
 
 __all__ = ["FileWriter", "StreamWriter", "new_file", "new_stream"]
-
-MAGIC = b"ARROW1"
-_IOV_MAX = 1024
-# Bytes handed to one writev: a single call of hundreds of MB is markedly slower than
-# several of a few MB (measured in benchmarks/bench_write.py: 2.1 s vs 0.7 s per GiB).
-_WRITE_CHUNK = 4 << 20
-
-
-def _write_groups(views):
-    """Split ``views`` into writev calls of at most ``_WRITE_CHUNK`` bytes and ``_IOV_MAX`` parts."""
-    group, size = [], 0
-    for v in views:
-        for start in range(0, v.nbytes, _WRITE_CHUNK):
-            piece = v[start:start + _WRITE_CHUNK]
-            if group and (size + piece.nbytes > _WRITE_CHUNK or len(group) == _IOV_MAX):
-                yield group
-                group, size = [], 0
-            group.append(piece)
-            size += piece.nbytes
-    if group:
-        yield group
-
 
 def _assign_dictionary_ids(schema: t.Schema) -> t.Schema:
     """The schema with a dictionary id on every dictionary-encoded field (existing ids kept)."""
@@ -187,54 +163,6 @@ def _same_values(a: Array, b: Array) -> bool:
     return _canonical(a.to_pylist(temporal="int")) == _canonical(b.to_pylist(temporal="int"))
 
 
-class _Sink:
-    """Writes parts to a file descriptor (``os.writev``) or a file-like object (``write``)."""
-
-    def __init__(self, fileobj, fd: Optional[int]):
-        self.file = fileobj
-        self.fd = fd
-        self.position = 0
-
-    def write(self, parts) -> None:
-        if self.fd is not None:
-            views = [memoryview(p).cast("B") for p in parts]
-            for group in _write_groups(views):
-                while group:
-                    written = os.writev(self.fd, group)
-                    self.position += written
-                    while group and written >= group[0].nbytes:  # partial writes: resume mid-part
-                        written -= group[0].nbytes
-                        group.pop(0)
-                    if group and written:
-                        group[0] = group[0][written:]
-            return
-        for p in parts:
-            mv = memoryview(p).cast("B")
-            while mv.nbytes:
-                n = self.file.write(mv)  # raw files and sockets may take only part of it
-                n = mv.nbytes if n is None else n
-                self.position += n
-                mv = mv[n:]
-
-    def flush(self) -> None:
-        """Hand buffered bytes of a file-like sink to the OS (a stream reader sees each batch)."""
-        if self.fd is None and hasattr(self.file, "flush"):
-            self.file.flush()
-
-
-def _open_sink(sink):
-    """(sink, ``AtomicTarget`` or None) for a path or a binary file-like object."""
-    if isinstance(sink, (str, os.PathLike)):
-        target = atomic_target(sink)
-        return _Sink(None, target.fd), target
-    if not hasattr(sink, "write"):
-        raise ArrowInvalid(f"sink must be a path or a binary file-like object, got {type(sink).__name__}")
-    fd = None
-    if isinstance(sink, io.FileIO):  # unbuffered real file: writev is safe
-        fd = sink.fileno()
-    return _Sink(sink, fd), None
-
-
 class _WriterBase:
     """Shared by file and stream writers: schema check, dictionaries, batches, failure."""
 
@@ -286,7 +214,7 @@ class _WriterBase:
 
     def _open(self, sink):
         parts = self._prefix()
-        self._sink, self._target = _open_sink(sink)
+        self._sink, self._target = open_sink(sink)
         try:
             self._put(parts)
             self._sink.flush()
@@ -564,7 +492,7 @@ def _features(schema: t.Schema, compression, allow_replacement: bool) -> tuple:
 
 
 def flatten_empty():
-    return _Flat()
+    return FlatBatch()
 
 
 def _find_value_type(schema: t.Schema, dict_id: int):
@@ -600,20 +528,10 @@ class FileWriter(_WriterBase):
         if self._statistics is not None:
             footer_metadata = {**(footer_metadata or {}),
                                STATISTICS_KEY: encode_file_statistics(self.schema.names, self._statistics)}
-        footer = encode_footer(self.schema, _blocks(self._dict_blocks), _blocks(self._batch_blocks),
+        footer = encode_footer(self.schema, footer_blocks(self._dict_blocks), footer_blocks(self._batch_blocks),
                                footer_metadata, self._version, self.features)
         self._put([footer, struct.pack("<i", len(footer)), MAGIC])
         self._close_file()
-
-
-def _blocks(rows) -> np.ndarray:
-    """Footer Blocks from (offset, metadata length, body length) rows, padding bytes zeroed
-    (``np.array(rows, BLOCK)`` would leave them uninitialised: output not reproducible)."""
-    out = np.zeros(len(rows), BLOCK)
-    if rows:
-        offsets, meta, body = zip(*rows)
-        out["offset"], out["metadata_length"], out["body_length"] = offsets, meta, body
-    return out
 
 
 def new_file(sink, schema, *, compression=None, metadata=None, **options) -> FileWriter:

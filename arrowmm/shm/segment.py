@@ -66,7 +66,8 @@ from typing import Iterable, List, Optional, Tuple, Union
 from .. import types as t
 from .._core._region import BufferView, Region, empty_view
 from ..errors import ArrowInvalid, ArrowNotImplementedError
-from ..ipc.reader import MAGIC, FileReader
+from ..ipc.io import MAGIC
+from ..ipc.reader import FileReader
 from ..arrays.batch import RecordBatch
 from ..interop.build import record_batch
 from ..interop.interchange import RecordBatchReader

@@ -19,7 +19,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from ..ipc import reader as _reader
+from ..ipc.io import MAGIC
+from ..ipc.reader import FileReader
 from ..errors import ArrowInvalid
 from ..ipc.indexed import IndexedStreamReader
 from ..ipc.statistics import STATISTICS_KEY, decode_statistics
@@ -204,7 +205,7 @@ def _sniff(path: str, strict: bool = False) -> Optional[str]:
             head = f.read(8)
     except OSError:
         return None
-    if head[:6] == _reader.MAGIC:
+    if head[:6] == MAGIC:
         return "file"
     if head[:4] == _STREAM_CONTINUATION:
         return "stream"
@@ -217,7 +218,7 @@ def describe_file(path: str, with_batches: bool = True) -> DataFile:
     """The schema and (optionally) the per-batch sizes and statistics of one data file."""
     fmt = _sniff(path)
     if fmt == "file":
-        reader = _reader.FileReader(path)
+        reader = FileReader(path)
         info = DataFile(path, "file", reader.schema)
         if with_batches:
             doc = decode_statistics((reader.footer.metadata or {}).get(STATISTICS_KEY))

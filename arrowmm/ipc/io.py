@@ -1,5 +1,10 @@
-"""Replacing a file atomically without changing what ``open(path, "wb")`` would keep.
+"""Files on disk, for every writer: the magic bytes, sinks, and atomic replacement.
 
+``open_sink`` gives a writer a ``Sink`` (``os.writev`` in chunks for a real file, ``write``
+for a file object); ``footer_blocks`` lays out a footer's Block vector; ``MAGIC`` opens and
+closes an IPC file.
+
+Replacing a file atomically without changing what ``open(path, "wb")`` would keep:
 ``atomic_target(path)`` is the one place where arrowmm writes a file under a
 temporary name and renames it into place (the writers, ``repair``, the Spark
 commit).  Compared with ``open(path, "wb")``:
@@ -26,12 +31,19 @@ cannot be replaced by a rename.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import secrets
 import stat
 from typing import Optional
 
-__all__ = ["AtomicTarget", "atomic_target", "write_atomically", "fsync_folder", "TEMP_SUFFIX"]
+import numpy as np
+
+from ..errors import ArrowInvalid
+from ..format.metadata import BLOCK
+
+__all__ = ["AtomicTarget", "atomic_target", "write_atomically", "fsync_folder", "TEMP_SUFFIX",
+           "MAGIC", "Sink", "open_sink", "write_groups", "footer_blocks"]
 
 TEMP_SUFFIX = ".arrowmm-tmp"
 _FLAGS = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
@@ -231,3 +243,85 @@ def fsync_folder(folder: str) -> None:
         pass
     finally:
         os.close(fd)
+
+
+# -- sinks: writev for real files, write() for file objects ------------------------------
+
+MAGIC = b"ARROW1"
+_IOV_MAX = 1024
+# Bytes handed to one writev: a single call of hundreds of MB is markedly slower than
+# several of a few MB (measured in benchmarks/bench_write.py: 2.1 s vs 0.7 s per GiB).
+_WRITE_CHUNK = 4 << 20
+
+
+def write_groups(views):
+    """Split ``views`` into writev calls of at most ``_WRITE_CHUNK`` bytes and ``_IOV_MAX`` parts."""
+    group, size = [], 0
+    for v in views:
+        for start in range(0, v.nbytes, _WRITE_CHUNK):
+            piece = v[start:start + _WRITE_CHUNK]
+            if group and (size + piece.nbytes > _WRITE_CHUNK or len(group) == _IOV_MAX):
+                yield group
+                group, size = [], 0
+            group.append(piece)
+            size += piece.nbytes
+    if group:
+        yield group
+
+
+class Sink:
+    """Writes parts to a file descriptor (``os.writev``) or a file-like object (``write``)."""
+
+    def __init__(self, fileobj, fd: Optional[int]):
+        self.file = fileobj
+        self.fd = fd
+        self.position = 0
+
+    def write(self, parts) -> None:
+        if self.fd is not None:
+            views = [memoryview(p).cast("B") for p in parts]
+            for group in write_groups(views):
+                while group:
+                    written = os.writev(self.fd, group)
+                    self.position += written
+                    while group and written >= group[0].nbytes:  # partial writes: resume mid-part
+                        written -= group[0].nbytes
+                        group.pop(0)
+                    if group and written:
+                        group[0] = group[0][written:]
+            return
+        for p in parts:
+            mv = memoryview(p).cast("B")
+            while mv.nbytes:
+                n = self.file.write(mv)  # raw files and sockets may take only part of it
+                n = mv.nbytes if n is None else n
+                self.position += n
+                mv = mv[n:]
+
+    def flush(self) -> None:
+        """Hand buffered bytes of a file-like sink to the OS (a stream reader sees each batch)."""
+        if self.fd is None and hasattr(self.file, "flush"):
+            self.file.flush()
+
+
+def open_sink(sink):
+    """(sink, ``AtomicTarget`` or None) for a path or a binary file-like object."""
+    if isinstance(sink, (str, os.PathLike)):
+        target = atomic_target(sink)
+        return Sink(None, target.fd), target
+    if not hasattr(sink, "write"):
+        raise ArrowInvalid(f"sink must be a path or a binary file-like object, got {type(sink).__name__}")
+    fd = None
+    if isinstance(sink, io.FileIO):  # unbuffered real file: writev is safe
+        fd = sink.fileno()
+    return Sink(sink, fd), None
+
+
+def footer_blocks(rows) -> np.ndarray:
+    """Footer Blocks from (offset, metadata length, body length) rows, padding bytes zeroed
+    (``np.array(rows, BLOCK)`` would leave them uninitialised: output not reproducible)."""
+    out = np.zeros(len(rows), BLOCK)
+    if rows:
+        offsets, meta, body = zip(*rows)
+        out["offset"], out["metadata_length"], out["body_length"] = offsets, meta, body
+    return out
