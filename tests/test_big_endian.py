@@ -21,7 +21,7 @@ from writer_support import CASES, FORMATS, N, assert_batches_equal, to_mm, write
 
 import arrowmm  # noqa: E402
 from arrowmm import types as t  # noqa: E402
-from arrowmm.format.metadata import encode_batch_message, encode_schema_message  # noqa: E402
+from arrowmm.format import encode_batch_message, encode_schema_message  # noqa: E402
 
 # Nested dictionaries need dictionary batches inside dictionary batches: the writer tests cover
 # them; the hand-built stream keeps to top-level dictionaries.

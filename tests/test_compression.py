@@ -362,7 +362,7 @@ def test_v4_written_by_arrowmm_reads_in_pyarrow(codec, fmt):
     (src,) = to_mm(table)
     data = write_mm([src, src.slice(5, 9)], src.schema, fmt, compression=codec, metadata_version="V4")
     msgs = messages(data)
-    assert {m.record.version for m in msgs} == {arrowmm.format.metadata.MetadataVersion.V4}
+    assert {m.record.version for m in msgs} == {arrowmm.format.MetadataVersion.V4}
     assert pa_read(data, fmt).equals(pa.concat_tables([table, table.slice(5, 9)]))
     # the union and run-end encoded columns carry an (empty) validity slot, as pyarrow's V4 does
     ref = pa_write(table, "stream", metadata_version=pa.ipc.MetadataVersion.V4)
@@ -378,7 +378,7 @@ def test_v4_written_by_arrowmm_reads_in_pyarrow(codec, fmt):
 def test_v4_written_by_pyarrow_reads_in_arrowmm(fmt):
     table = pa.table({name: CASES[name](N, True) for name in V4_TYPES})
     data = pa_write(table, fmt, metadata_version=pa.ipc.MetadataVersion.V4)
-    assert {m.record.version for m in messages(data)} == {arrowmm.format.metadata.MetadataVersion.V4}
+    assert {m.record.version for m in messages(data)} == {arrowmm.format.MetadataVersion.V4}
     (batch,) = list(arrowmm.open(data))
     assert_batches_equal(as_pa(batch), table.to_batches()[0])
 

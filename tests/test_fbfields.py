@@ -4,16 +4,13 @@ every type and for corrupted footers (same schema or same error)."""
 from __future__ import annotations
 
 import io
-import sys
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pytest
 
 from writer_support import CASES, N  # noqa: E402
 
-from arrowmm.format import metadata  # noqa: E402
+from arrowmm.format import decode  # noqa: E402
 from arrowmm.format._fbs.Field import Field as FbField  # noqa: E402
 from arrowmm.errors import ArrowInvalid, ArrowNotImplementedError  # noqa: E402
 
@@ -42,7 +39,7 @@ def described(f):
 
 def outcome(footer: bytes):
     try:
-        schema = metadata.parse_footer(footer).schema
+        schema = decode.parse_footer(footer).schema
         return schema.metadata, schema.endianness, tuple(described(f) for f in schema)
     except (ArrowInvalid, ArrowNotImplementedError) as exc:
         return type(exc), str(exc)
@@ -56,9 +53,9 @@ def every_field_by_python(data, start, count, field_cls, types, make_type, other
 def both(footer: bytes, monkeypatch):
     fast = outcome(footer)
     with monkeypatch.context() as m:
-        m.setattr(metadata, "FastField", generated_field)
-        m.setattr(metadata, "_FAST", {})
-        m.setattr(metadata, "schema_fields", every_field_by_python)
+        m.setattr(decode, "FastField", generated_field)
+        m.setattr(decode, "_FAST", {})
+        m.setattr(decode, "schema_fields", every_field_by_python)
         slow = outcome(footer)
     return fast, slow
 
@@ -88,7 +85,7 @@ def test_leaf_fields_read_in_c_read_the_same(monkeypatch):
     assert [f[2] for f in fields[:4]] == [True, False, True, False]
     assert fields[-4][3] == {"k": "v"}
     left_to_python = []
-    real = metadata.schema_fields
+    real = decode.schema_fields
 
     def counting(data, start, count, field_cls, types, make_type, other):
         def counted(i):
@@ -97,7 +94,7 @@ def test_leaf_fields_read_in_c_read_the_same(monkeypatch):
         return real(data, start, count, field_cls, types, make_type, counted)
 
     with monkeypatch.context() as m:
-        m.setattr(metadata, "schema_fields", counting)
+        m.setattr(decode, "schema_fields", counting)
         assert outcome(footer) == fast
     assert left_to_python == [19, 22]  # (metadata; a timestamp): the others were read in C
     rng = np.random.default_rng(12)

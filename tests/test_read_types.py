@@ -15,7 +15,7 @@ from helpers import (assert_batch_matches, assert_same_as_pyarrow, assert_values
 
 import arrowmm  # noqa: E402
 from arrowmm.ipc.message import read_message_at  # noqa: E402
-from arrowmm.format.metadata import MetadataVersion  # noqa: E402
+from arrowmm.format import MetadataVersion  # noqa: E402
 
 N = 8  # rows of every case; columns of one batch share it
 

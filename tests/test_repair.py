@@ -14,7 +14,7 @@ import arrowmm
 import arrowmm.ipc.repair  # noqa: F401  (the module, for its doctest; arrowmm.repair is the function)
 from arrowmm._core._region import Region
 from arrowmm.ipc.message import read_message_at
-from arrowmm.format.metadata import MessageHeader
+from arrowmm.format import MessageHeader
 
 
 def _table():

@@ -22,7 +22,7 @@ from arrowmm.format._fbs.SparseTensor import SparseTensor as FbSparseTensor
 from arrowmm.format._fbs.SparseTensorIndexCOO import SparseTensorIndexCOO as FbCOO
 from arrowmm.format._fbs.SparseTensorIndexCSF import SparseTensorIndexCSF as FbCSF
 from arrowmm.format._fbs.Tensor import Tensor as FbTensor
-from arrowmm.format.metadata import encode_sparse_tensor_message
+from arrowmm.format import encode_sparse_tensor_message
 from arrowmm.ipc.tensor import frame_message
 
 NUMERIC = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -341,9 +341,10 @@ def test_sparse_metadata_puts_buffers_where_arrow_cpp_does():
 def raw_tensor_message(body, value_type, shape, names, strides, data) -> bytes:
     """A Tensor message with any numbers (strides None: the vector left out)."""
     import flatbuffers
-    from arrowmm.format.metadata import MessageHeader, _Tensor, _encode_dims, _encode_type, _fbs_buffer, _finish_message
+    from arrowmm.format.tensor_headers import (MessageHeader, _Tensor, _encode_dims, _fbs_buffer,
+                                               encode_type, finish_message)
     b = flatbuffers.Builder(256)
-    code, table = _encode_type(b, value_type)
+    code, table = encode_type(b, value_type)
     dims = _encode_dims(b, shape, names, _Tensor.StartShapeVector)
     stride_vec = b.CreateNumpyVector(np.asarray(strides, dtype="<i8").reshape(-1)) if strides is not None else None
     _Tensor.Start(b)
@@ -353,7 +354,7 @@ def raw_tensor_message(body, value_type, shape, names, strides, data) -> bytes:
     if stride_vec is not None:
         _Tensor.AddStrides(b, stride_vec)
     _Tensor.AddData(b, _fbs_buffer(b, *data))
-    meta = _finish_message(b, MessageHeader.Tensor, _Tensor.End(b), len(body), None, 4)
+    meta = finish_message(b, MessageHeader.Tensor, _Tensor.End(b), len(body), None, 4)
     return frame_message(meta, 8) + body
 
 

@@ -8,7 +8,7 @@ Buffer and variadicBufferCounts vectors sit, and the compression codec.
 ``schema_fields`` reads the fields vector of a schema: plain leaf fields
 (a name, nullability and a type of no or simple parameters, without
 children, dictionary or metadata) are made here, every other field by the
-generated code (``metadata.py``), which is the reference this module is
+generated code (``format/decode.py``), which is the reference this module is
 tested against; footers and custom metadata stay there too.
 
 Every offset is checked against the buffer before it is followed; a broken

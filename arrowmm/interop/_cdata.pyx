@@ -42,7 +42,7 @@ from arrowmm.arrays.batch import RecordBatch
 from sys import byteorder as NATIVE  # (= arrowmm.ipc.byteorder.NATIVE)
 from arrowmm.errors import ArrowInvalid, ArrowNotImplementedError
 from arrowmm.interop.requests import check_request_nulls, requested_array_field, requested_schema_for
-from arrowmm.format.metadata import MetadataVersion
+from arrowmm.format import MetadataVersion
 
 __all__ = ["export_schema", "export_array", "export_batch", "export_stream",
            "export_reader_stream", "compile_walk", "import_schema", "import_field", "import_type",

@@ -23,7 +23,7 @@ from ..arrays.array import Array
 from .byteorder import byteswap, swap_kind
 from .compression import check_level, compress_many
 from ..errors import ArrowInvalid
-from ..format.metadata import MetadataVersion, encode_batch_message, encode_schema_message
+from ..format import MetadataVersion, encode_batch_message, encode_schema_message
 from ..arrays.array import make_array
 
 __all__ = ["flatten", "Encoder", "EncodedMessage", "EXPERIMENTAL_COMPRESSION"]

@@ -16,7 +16,7 @@ from ..arrays.batch import RecordBatch
 from .dictionaries import DictionaryMemo
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .message import Message, message_end, read_message_at
-from ..format.metadata import MessageHeader
+from ..format import MessageHeader
 from .io import MAGIC
 from .reader import BatchWhere, ReaderBase, batch_index, region_of
 

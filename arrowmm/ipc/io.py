@@ -40,7 +40,7 @@ from typing import Optional
 import numpy as np
 
 from ..errors import ArrowInvalid
-from ..format.metadata import BLOCK
+from ..format import BLOCK
 
 __all__ = ["AtomicTarget", "atomic_target", "write_atomically", "fsync_folder", "TEMP_SUFFIX",
            "MAGIC", "Sink", "open_sink", "write_groups", "footer_blocks"]

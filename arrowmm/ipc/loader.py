@@ -32,7 +32,7 @@ from ..arrays.provenance import CopiedMemory, copied_view, copy_reason
 from ..interop._cdata import compile_walk
 from .compression import compressed_size, decompress_many, decompress_payload
 from ..errors import ArrowInvalid, ArrowNotImplementedError
-from ..format.metadata import MetadataVersion, RecordBatchHeader
+from ..format import MetadataVersion, RecordBatchHeader
 
 __all__ = ["SchemaPlan", "LoadStats", "BatchLoader", "CopiedMemory", "copied_view", "copy_reason"]
 

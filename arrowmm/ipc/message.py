@@ -22,7 +22,7 @@ from .. import limits
 from .._core._flatbuf import frame_at
 from .._core._region import BufferView, Region, as_view, empty_view
 from ..errors import ArrowInvalid
-from ..format.metadata import MessageRecord, parse_message
+from ..format import MessageRecord, parse_message
 
 __all__ = ["CONTINUATION", "Message", "read_message_at", "MessageDecoder", "EOS_BYTES"]
 

@@ -22,7 +22,7 @@ from ..arrays.array import reduce_registered
 from ..arrays.batch import RecordBatch, SequentialBatches
 from ..arrays.pandas_compat import PandasConvertible
 from ..errors import ArrowInvalid, ArrowNotImplementedError
-from ..format.metadata import BLOCK, MessageHeader, MetadataVersion, RecordBatchHeader, parse_footer
+from ..format import BLOCK, MessageHeader, MetadataVersion, RecordBatchHeader, parse_footer
 from ..interop._cdata import export_reader_stream, export_schema
 from .dictionaries import DictionaryMemo
 from .io import MAGIC

@@ -27,7 +27,7 @@ import struct
 
 from ..errors import ArrowError, ArrowInvalid
 from .message import EOS_BYTES, message_end
-from ..format.metadata import MessageHeader, encode_footer
+from ..format import MessageHeader, encode_footer
 from .io import MAGIC, footer_blocks, write_atomically
 from .reader import FileReader, StreamReader, region_of
 

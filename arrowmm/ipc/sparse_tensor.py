@@ -27,7 +27,7 @@ import numpy as np
 from .. import limits
 from .. import types as t
 from ..errors import ArrowInvalid, ArrowNotImplementedError
-from ..format.metadata import MessageHeader, encode_sparse_tensor_message, parse_sparse_tensor_header
+from ..format import MessageHeader, encode_sparse_tensor_message, parse_sparse_tensor_header
 from .io import open_sink
 from .tensor import (checked_shape, frame_message, little_endian, read_header_message,
                      row_major_strides, strided_view, tensor_value_type, Tensor)

@@ -25,7 +25,7 @@ from .. import types as t
 from .._core._region import BufferView
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .message import read_message_at
-from ..format.metadata import MessageHeader, encode_tensor_message, parse_tensor_header
+from ..format import MessageHeader, encode_tensor_message, parse_tensor_header
 from .reader import region_of
 from .io import open_sink
 

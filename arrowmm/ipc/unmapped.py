@@ -18,7 +18,7 @@ import numpy as np
 
 from .._core._region import Region, as_view
 from ..errors import ArrowInvalid
-from ..format.metadata import MessageHeader
+from ..format import MessageHeader
 from .message import message_end, read_message_at
 from .io import MAGIC
 from .reader import FileReader, StreamReader

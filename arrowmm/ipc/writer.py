@@ -39,7 +39,7 @@ from .io import MAGIC, footer_blocks, open_sink
 from .byteorder import NATIVE
 from .encoder import EncodedMessage, Encoder, flatten
 from ..errors import ArrowInvalid
-from ..format.metadata import MetadataVersion, encode_footer
+from ..format import MetadataVersion, encode_footer
 from .statistics import STATISTICS_KEY, batch_statistics, encode_batch_statistics, encode_file_statistics
 from ..interop.build import record_batch
 from ..interop._cdata import import_stream

@@ -6,6 +6,6 @@ Everything in this package is produced by ``flatc --python`` from
 than edit.  One module per FlatBuffers type (e.g. ``arrowmm.format._fbs.Message``
 holds the ``Message`` class plus its builder functions).
 
-Only ``arrowmm/metadata.py`` imports this package; the rest of arrowmm goes
+Only the modules of ``arrowmm/format`` import this package; the rest of arrowmm goes
 through that module.
 """

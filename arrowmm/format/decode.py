@@ -1,0 +1,586 @@
+"""FlatBuffers metadata -> records (decoding): schemas, messages, record batch headers, footers.
+
+With ``encode`` and ``tensor_headers`` beside it, the only modules that import the generated
+code in ``arrowmm.format._fbs``.  Struct
+vectors (FieldNode, Buffer, Block) become numpy structured views over the
+message bytes instead of one Python object per element, so a footer with
+200,000 blocks costs what a footer with ten does.
+
+Everything here reads untrusted bytes.  The FlatBuffers runtime is memory-safe
+but can raise anything on garbage, so every entry point turns failures into
+``ArrowInvalid`` naming what was being parsed; vector lengths are checked
+against the bytes really present before anything iterates over them.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Optional
+
+import flatbuffers
+import numpy as np
+
+from .. import limits
+from .. import types as t
+from ._fbs.Date import Date as FbDate
+from ._fbs.Decimal import Decimal as FbDecimal
+from ._fbs.DictionaryBatch import DictionaryBatch as FbDictionaryBatch
+from ._fbs.Duration import Duration as FbDuration
+from ._fbs.Field import Field as FbField
+from ._fbs.FixedSizeBinary import FixedSizeBinary as FbFixedSizeBinary
+from ._fbs.FixedSizeList import FixedSizeList as FbFixedSizeList
+from ._fbs.FloatingPoint import FloatingPoint as FbFloatingPoint
+from ._fbs.Footer import Footer as FbFooter
+from ._fbs.Int import Int as FbInt
+from ._fbs.Interval import Interval as FbInterval
+from ._fbs.Map import Map as FbMap
+from ._fbs.Message import Message as FbMessage
+from ._fbs.RecordBatch import RecordBatch as FbRecordBatch
+from ._fbs.Schema import Schema as FbSchema
+from ._fbs.Time import Time as FbTime
+from ._fbs.Timestamp import Timestamp as FbTimestamp
+from ._fbs.Union import Union as FbUnion
+from .._core._flatbuf import peek_batch_message, schema_fields, struct_pairs
+from .fbfields import Field as FastField
+from .fbfields import Int as FastInt
+from ..errors import ArrowInvalid, ArrowNotImplementedError
+
+__all__ = [
+    "FIELD_NODE", "BUFFER", "BLOCK", "MessageHeader", "MetadataVersion", "FEATURES", "schema_features",
+    "RecordBatchHeader", "DictionaryBatchHeader", "MessageRecord", "FooterRecord",
+    "parse_message", "parse_footer", "schema_from_fb",
+    "COMPRESSION_NAMES", "FEATURE_CODES", "FLOAT_BITS", "INTERVAL_UNITS", "TIME_UNITS",
+    "check_vector", "decode_text", "guarded", "init_table", "int_type", "unit_of",
+]
+
+#: FieldNode { length: long; null_count: long }
+FIELD_NODE = np.dtype([("length", "<i8"), ("null_count", "<i8")])
+#: Buffer { offset: long; length: long }
+BUFFER = np.dtype([("offset", "<i8"), ("length", "<i8")])
+#: Block { offset: long; metaDataLength: int; (pad 4) bodyLength: long }
+BLOCK = np.dtype({"names": ["offset", "metadata_length", "body_length"],
+                  "formats": ["<i8", "<i4", "<i8"], "offsets": [0, 8, 16], "itemsize": 24})
+
+# Deeper schemas, more fields and more custom metadata than ``arrowmm.limits`` allows are refused.
+
+
+class MessageHeader:
+    NONE, Schema, DictionaryBatch, RecordBatch, Tensor, SparseTensor = range(6)
+    NAMES = ("NONE", "Schema", "DictionaryBatch", "RecordBatch", "Tensor", "SparseTensor")
+
+
+class MetadataVersion:
+    V1, V2, V3, V4, V5 = range(5)
+
+    @staticmethod
+    def parse(value) -> int:
+        """``"V4"`` / ``"V5"`` (any case) or ``MetadataVersion.V4`` / ``.V5`` -> the enum value."""
+        if isinstance(value, str) and value.upper() in ("V4", "V5"):
+            return MetadataVersion.V4 if value.upper() == "V4" else MetadataVersion.V5
+        if type(value) is int and value in (MetadataVersion.V4, MetadataVersion.V5):
+            return value
+        raise ArrowInvalid(f"metadata_version must be 'V4' or 'V5', got {value!r}")
+
+
+#: Schema.features: Feature enum value -> name (0, UNUSED, is skipped when read).
+FEATURES = {1: "DICTIONARY_REPLACEMENT", 2: "COMPRESSED_BODY"}
+FEATURE_CODES = {v: k for k, v in FEATURES.items()}
+
+
+COMPRESSION_NAMES = {0: "lz4", 1: "zstd"}
+TIME_UNITS = {0: "s", 1: "ms", 2: "us", 3: "ns"}
+INTERVAL_UNITS = {0: "YEAR_MONTH", 1: "DAY_TIME", 2: "MONTH_DAY_NANO"}
+FLOAT_BITS = {0: 16, 1: 32, 2: 64}
+
+
+@dataclass(slots=True, eq=False)
+class RecordBatchHeader:
+    """One RecordBatch message header: row count and the struct vectors as numpy views.
+
+    ``nodes`` and ``buffers`` are ``StructPairs`` read in place from the message
+    (``get(i)`` -> (length, null_count) / (offset, length));
+    ``node_records`` / ``buffer_records`` give them as structured numpy views.
+    """
+
+    length: int
+    nodes: object  # StructPairs of (length, null_count)
+    buffers: object  # StructPairs of (offset, length)
+    compression: Optional[str]  # None, "lz4" or "zstd"
+    variadic_counts: object  # int64, one per view-typed node, depth-first
+
+    @property
+    def node_records(self) -> np.ndarray:
+        return self.nodes.to_numpy(FIELD_NODE)
+
+    @property
+    def buffer_records(self) -> np.ndarray:
+        return self.buffers.to_numpy(BUFFER)
+
+
+@dataclass(slots=True, eq=False)
+class DictionaryBatchHeader:
+    """One DictionaryBatch message header: the id, its record batch, and whether it adds."""
+
+    id: int
+    data: RecordBatchHeader
+    is_delta: bool
+
+
+@dataclass(slots=True, eq=False)
+class MessageRecord:
+    """A parsed message: what it is, how long its body is, and its custom metadata."""
+
+    version: int
+    header_type: int
+    header: object  # Schema | RecordBatchHeader | DictionaryBatchHeader | raw table
+    body_length: int
+    metadata: Optional[dict]
+    features: tuple = ()  # Schema.features of a schema message, as names
+
+    @property
+    def kind(self) -> str:
+        return MessageHeader.NAMES[self.header_type]
+
+
+@dataclass(frozen=True)
+class FooterRecord:
+    version: int
+    schema: t.Schema
+    dictionaries: np.ndarray  # BLOCK records
+    record_batches: np.ndarray  # BLOCK records
+    metadata: Optional[dict]
+    features: tuple = ()  # Schema.features, as names
+
+
+# -- low-level helpers ---------------------------------------------------------------------
+
+def _struct_vector(tab: flatbuffers.table.Table, slot: int, dtype: np.dtype, what: str) -> np.ndarray:
+    """A numpy view of the struct vector in vtable ``slot`` (0-based field index)."""
+    o = tab.Offset(4 + 2 * slot)
+    if not o:
+        return np.empty(0, dtype=dtype)
+    start = tab.Vector(o)
+    n = tab.VectorLen(o)
+    buf = tab.Bytes
+    if n < 0 or start < 0 or start > len(buf) or n > (len(buf) - start) // dtype.itemsize:
+        raise ArrowInvalid(f"{what}: vector of {n} {dtype.itemsize}-byte records at byte {start} "
+                           f"overruns the {len(buf)}-byte metadata")
+    return np.frombuffer(buf, dtype=dtype, count=n, offset=start)
+
+
+def _pairs_vector(tab: flatbuffers.table.Table, slot: int, what: str):
+    """The FieldNode / Buffer vector in ``slot`` as a ``StructPairs`` (same as the fast path)."""
+    o = tab.Offset(4 + 2 * slot)
+    if not o:
+        return struct_pairs(tab.Bytes, 0, 0)
+    try:
+        return struct_pairs(tab.Bytes, tab.Vector(o), tab.VectorLen(o))
+    except ArrowInvalid as exc:
+        raise ArrowInvalid(f"{what}: {exc}") from None
+
+
+def check_vector(n: int, tab, o: int, elem_size: int, what: str) -> int:
+    buf = tab.Bytes
+    start = tab.Vector(o)
+    if n < 0 or start < 0 or start > len(buf) or n > (len(buf) - start) // elem_size:
+        raise ArrowInvalid(f"{what}: vector of {n} elements at byte {start} overruns the "
+                           f"{len(buf)}-byte metadata")
+    return n
+
+
+def _table_vector_len(obj, slot: int, what: str) -> int:
+    tab = obj._tab
+    o = tab.Offset(4 + 2 * slot)
+    if not o:
+        return 0
+    return check_vector(tab.VectorLen(o), tab, o, 4, what)
+
+
+def _key_values(obj, what: str) -> Optional[dict]:
+    n = _table_vector_len(obj, _KV_SLOT[type(obj)], what)
+    if not n:
+        return None
+    out = {}
+    size, cap = 0, limits.max_custom_metadata_size
+    for j in range(n):
+        kv = obj.CustomMetadata(j)
+        key = kv.Key()
+        value = kv.Value()
+        size += len(key or b"") + len(value or b"")
+        if size > cap:
+            raise limits.exceeded("max_custom_metadata_size", size, f"{what}: custom metadata bytes "
+                                  f"(keys and values, through entry {j} of {n})")
+        out[decode_text(key, what)] = decode_text(value, what) if value is not None else ""
+    return out
+
+
+def decode_text(raw: Optional[bytes], what: str) -> str:
+    if raw is None:
+        return ""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ArrowInvalid(f"{what}: string is not valid UTF-8 ({exc})") from None
+
+
+_KV_SLOT = {FbSchema: 2, FbField: 6, FastField: 6, FbMessage: 4, FbFooter: 4}
+
+
+def guarded(what: str):
+    """Decorator turning any parse failure into ArrowInvalid naming ``what``."""
+    def wrap(fn):
+        def inner(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except (ArrowInvalid, ArrowNotImplementedError):
+                raise
+            except (IndexError, struct.error, RecursionError, UnicodeDecodeError, TypeError,
+                    ValueError, OverflowError, AttributeError, MemoryError) as exc:
+                raise ArrowInvalid(f"malformed {what} metadata: {type(exc).__name__}: {exc}") from None
+        inner.__name__ = fn.__name__
+        inner.__doc__ = fn.__doc__
+        return inner
+    return wrap
+
+
+# -- schema ------------------------------------------------------------------------------
+
+def schema_features(fb: FbSchema, what: str = "schema") -> tuple:
+    """The Feature names a Schema table declares; an unknown feature is refused, as the format
+    intends (a reader must not guess at what a feature it does not know changes)."""
+    tab = fb._tab
+    o = tab.Offset(4 + 2 * 3)
+    n = check_vector(tab.VectorLen(o), tab, o, 8, f"{what} features") if o else 0
+    out = []
+    for i in range(n):
+        code = fb.Features(i)
+        if code == 0:
+            continue
+        name = FEATURES.get(code)
+        if name is None:
+            raise ArrowNotImplementedError(f"{what}: uses feature {code}, unknown to arrowmm "
+                                           f"(known: {', '.join(FEATURES.values())})")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def schema_from_fb(fb: FbSchema) -> t.Schema:
+    """Turn a FlatBuffers Schema table into a ``types.Schema``."""
+    endianness = "big" if fb.Endianness() == 1 else "little"
+    n = _table_vector_len(fb, 1, "schema fields")
+    # Each field of an honest schema owns a 4-byte slot of a fields/children vector, so the bytes
+    # bound the field count.  Tables shared between parents (legal flatbuffers) could otherwise
+    # describe 2**depth fields in a few hundred bytes.  A vector's length is taken from the
+    # budget before any of its fields is read, so an oversized vector costs nothing to refuse.
+    # [fields left, nesting limit, field limit, size of the metadata in bytes, fields at start]
+    size = len(fb._tab.Bytes)
+    start_budget = min(size // 4, limits.max_fields)
+    budget = [start_budget, limits.max_nesting, limits.max_fields, size, start_budget]
+    _claim_fields(budget, n, "schema fields")
+    tab = fb._tab
+    start = tab.Vector(tab.Offset(6)) if n else 0
+
+    def other(i):
+        return _field_from_fb(FastField(tab.Bytes, tab.Indirect(start + 4 * i)),
+                              f"schema field {i}", 0, budget)
+
+    # plain leaf fields are read in C (_flatbuf), the others here
+    fields = schema_fields(tab.Bytes, start, n, t.Field, _LEAF_TYPES, _leaf_type, other) if n else []
+    return t.Schema(fields, _key_values(fb, "schema metadata"), endianness)
+
+
+_LEAF_TYPES = {}  # schema_fields' types: immutable, so one instance serves every field
+
+
+def _leaf_type(type_id: int, a: int, b: int) -> t.DataType:
+    """The type of a plain leaf field read by ``schema_fields`` (as ``_type_from_fb`` makes it)."""
+    if type_id == 2:
+        return t.IntType(a, bool(b))
+    if type_id == 3:
+        return t.FloatType(FLOAT_BITS[a])
+    if type_id == 1:
+        return t.NullType()
+    if type_id == 6:
+        return t.BoolType()
+    return t.BinaryType(utf8=type_id in (5, 20, 24), large=type_id in (19, 20),
+                        view=type_id in (23, 24))
+
+
+def _claim_fields(budget: list, n: int, path: str) -> None:
+    """Take the ``n`` fields of a fields or children vector from ``budget`` (see
+    ``schema_from_fb``) before walking them: refused by arithmetic when they do not fit."""
+    left = budget[0] - n
+    if left < 0:
+        total = budget[4] - budget[0] + n  # fields of the schema counted so far, these included
+        if total > budget[2]:
+            raise limits.exceeded("max_fields", total, f"{path}: fields in the schema")
+        raise ArrowInvalid(f"{path}: the schema describes more fields than its {budget[3]}-byte "
+                           f"metadata can hold ({total:,} so far, at most {budget[3] // 4:,}: "
+                           f"field tables shared between parents?)")
+    budget[0] = left
+
+
+def _field_from_fb(fb: FbField, path: str, depth: int, budget: list) -> t.Field:
+    if fb is None:
+        raise ArrowInvalid(f"{path}: missing field table")
+    if depth > budget[1]:
+        raise limits.exceeded("max_nesting", depth, f"{path}: type nesting depth")
+    name = decode_text(fb.Name(), path)
+    path = f"{path} ({name!r})" if depth == 0 else f"{path}.{name}"
+    n_children = _table_vector_len(fb, 5, f"{path} children")
+    if n_children:
+        _claim_fields(budget, n_children, f"{path} children")
+    children = [_field_from_fb(fb.Children(i), path, depth + 1, budget) for i in range(n_children)]
+    dtype = _type_from_fb(fb, children, path)
+    metadata = _key_values(fb, f"{path} metadata")
+    dictionary_id = None
+    enc = fb.Dictionary()
+    if enc is not None:
+        dictionary_id = enc.Id()
+        index = enc.IndexType()
+        if index is None:
+            index_type = t.IntType(32, True)
+        else:
+            index_type = int_type(index.BitWidth(), index.IsSigned(), f"{path} dictionary index")
+        if enc.DictionaryKind() != 0:
+            raise ArrowNotImplementedError(f"{path}: dictionary kind {enc.DictionaryKind()}")
+        dtype = t.DictionaryType(index_type, dtype, enc.IsOrdered())
+    return t.Field(name, dtype, fb.Nullable(), metadata, dictionary_id)
+
+
+def int_type(bit_width, signed, path):
+    if bit_width not in (8, 16, 32, 64):
+        raise ArrowInvalid(f"{path}: integer bitWidth must be 8, 16, 32 or 64, got {bit_width}")
+    return t.IntType(bit_width, signed)
+
+
+def init_table(cls, table):
+    obj = _FAST.get(cls, cls)()
+    obj.Init(table.Bytes, table.Pos)
+    return obj
+
+
+_FAST = {FbInt: FastInt}  # (fbfields: the per-field tables, read without the generated overhead)
+
+
+def _need_children(path, name, children, count):
+    if len(children) != count:
+        raise ArrowInvalid(f"{path}: {name} needs {count} child field(s), found {len(children)}")
+
+
+def unit_of(mapping, value, path, what):
+    try:
+        return mapping[value]
+    except KeyError:
+        raise ArrowInvalid(f"{path}: unknown {what} {value}") from None
+
+
+def _type_from_fb(fb: FbField, children, path) -> t.DataType:
+    type_id = fb.TypeType()
+    table = fb.Type()
+    if table is None and type_id not in (1, 4, 5, 6, 13, 19, 20, 21, 23, 24, 25, 26, 12):
+        raise ArrowInvalid(f"{path}: type {type_id} has no type table")
+    if type_id == 1:
+        return t.NullType()
+    if type_id == 2:
+        obj = init_table(FbInt, table)
+        return int_type(obj.BitWidth(), obj.IsSigned(), path)
+    if type_id == 3:
+        return t.FloatType(unit_of(FLOAT_BITS, init_table(FbFloatingPoint, table).Precision(), path, "float precision"))
+    if type_id in (4, 5, 19, 20, 23, 24):
+        return t.BinaryType(utf8=type_id in (5, 20, 24), large=type_id in (19, 20), view=type_id in (23, 24))
+    if type_id == 6:
+        return t.BoolType()
+    if type_id == 7:
+        obj = init_table(FbDecimal, table)
+        try:
+            return t.DecimalType(obj.Precision(), obj.Scale(), obj.BitWidth())
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"{path}: {exc}") from None
+    if type_id == 8:
+        return t.DateType("day" if init_table(FbDate, table).Unit() == 0 else "ms")
+    if type_id == 9:
+        obj = init_table(FbTime, table)
+        try:
+            return t.TimeType(unit_of(TIME_UNITS, obj.Unit(), path, "time unit"), obj.BitWidth())
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"{path}: {exc}") from None
+    if type_id == 10:
+        obj = init_table(FbTimestamp, table)
+        tz = obj.Timezone()
+        return t.TimestampType(unit_of(TIME_UNITS, obj.Unit(), path, "time unit"),
+                               decode_text(tz, path) if tz else None)
+    if type_id == 11:
+        return t.IntervalType(unit_of(INTERVAL_UNITS, init_table(FbInterval, table).Unit(), path, "interval unit"))
+    if type_id in (12, 21, 25, 26):
+        _need_children(path, "a list", children, 1)
+        kind = {12: "list", 21: "large_list", 25: "list_view", 26: "large_list_view"}[type_id]
+        return t.ListType(children[0], kind)
+    if type_id == 13:
+        return t.StructType(children)
+    if type_id == 14:
+        obj = init_table(FbUnion, table)
+        n = _table_vector_len(obj, 1, f"{path} union typeIds")
+        codes = [obj.TypeIds(i) for i in range(n)] if n else None
+        try:
+            return t.UnionType("dense" if obj.Mode() == 1 else "sparse", children, codes)
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"{path}: {exc}") from None
+    if type_id == 15:
+        width = init_table(FbFixedSizeBinary, table).ByteWidth()
+        if width < 0:
+            raise ArrowInvalid(f"{path}: fixed_size_binary byteWidth {width} < 0")
+        return t.FixedSizeBinaryType(width)
+    if type_id == 16:
+        _need_children(path, "a fixed_size_list", children, 1)
+        size = init_table(FbFixedSizeList, table).ListSize()
+        if size < 0:
+            raise ArrowInvalid(f"{path}: fixed_size_list listSize {size} < 0")
+        return t.FixedSizeListType(children[0], size)
+    if type_id == 17:
+        _need_children(path, "a map", children, 1)
+        try:
+            return t.MapType(None, None, init_table(FbMap, table).KeysSorted(), entries=children[0])
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"{path}: {exc}") from None
+    if type_id == 18:
+        return t.DurationType(unit_of(TIME_UNITS, init_table(FbDuration, table).Unit(), path, "time unit"))
+    if type_id == 22:
+        _need_children(path, "a run_end_encoded", children, 2)
+        try:
+            return t.RunEndEncodedType(children[0], children[1])
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"{path}: {exc}") from None
+    raise ArrowNotImplementedError(f"{path}: unknown type id {type_id}")
+
+
+# -- messages ------------------------------------------------------------------------------
+
+def _record_batch_from_fb(rb: FbRecordBatch, what: str) -> RecordBatchHeader:
+    tab = rb._tab
+    length = rb.Length()
+    if length < 0:
+        raise ArrowInvalid(f"{what}: negative record batch length {length}")
+    nodes = _pairs_vector(tab, 1, f"{what} nodes")
+    buffers = _pairs_vector(tab, 2, f"{what} buffers")
+    compression = None
+    comp = rb.Compression()
+    if comp is not None:
+        codec = comp.Codec()
+        if codec not in COMPRESSION_NAMES:
+            raise ArrowNotImplementedError(f"{what}: unknown compression codec {codec}")
+        if comp.Method() != 0:
+            raise ArrowNotImplementedError(f"{what}: body compression method {comp.Method()}")
+        compression = COMPRESSION_NAMES[codec]
+    o = tab.Offset(12)
+    if o:
+        n = check_vector(tab.VectorLen(o), tab, o, 8, f"{what} variadicBufferCounts")
+        variadic = np.frombuffer(tab.Bytes, dtype="<i8", count=n, offset=tab.Vector(o))
+    else:
+        variadic = _NO_COUNTS
+    return RecordBatchHeader(length, nodes, buffers, compression, variadic)
+
+
+_NO_COUNTS = np.empty(0, dtype="<i8")
+
+
+def _check_version(version: int, what: str) -> None:
+    if not 0 <= version <= MetadataVersion.V5:
+        raise ArrowNotImplementedError(f"{what}: unknown metadata version {version}")
+    if version < MetadataVersion.V4:
+        raise ArrowNotImplementedError(
+            f"{what}: metadata version V{version + 1} is older than V4 (Arrow < 0.8), not supported")
+
+
+def parse_message(buf, offset: int = 0, what: str = "message") -> MessageRecord:
+    """Parse the Message flatbuffer whose root offset sits at ``buf[offset]``.
+
+    Record batch and dictionary batch headers (the hot path of ``get_batch``)
+    are read by the Cython reader in ``_flatbuf``; everything else, and any
+    message with custom metadata, by the generated code.
+    """
+    if offset == 0:
+        fast = peek_batch_message(buf)
+        if isinstance(fast, str):
+            raise ArrowInvalid(f"{what}: malformed message metadata: {fast}")
+        if fast is not None:
+            version, header_type, body_length, has_metadata, dict_id, is_delta, rb = fast
+            _check_version(version, what)
+            if body_length < 0:
+                raise ArrowInvalid(f"{what}: negative bodyLength {body_length}")
+            length, nodes, buffers, codec, method, variadic = rb
+            if length < 0:
+                raise ArrowInvalid(f"{what}: negative record batch length {length}")
+            compression = None
+            if codec >= 0:
+                if codec not in COMPRESSION_NAMES:
+                    raise ArrowNotImplementedError(f"{what}: unknown compression codec {codec}")
+                if method != 0:
+                    raise ArrowNotImplementedError(f"{what}: body compression method {method}")
+                compression = COMPRESSION_NAMES[codec]
+            header = RecordBatchHeader(length, nodes, buffers, compression, variadic)
+            if header_type == MessageHeader.DictionaryBatch:
+                header = DictionaryBatchHeader(dict_id, header, is_delta)
+            metadata = _message_metadata(buf, what) if has_metadata else None
+            return MessageRecord(version, header_type, header, body_length, metadata)
+    return _parse_message_slow(buf, offset, what)
+
+
+@guarded("message")
+def _message_metadata(buf, what: str) -> Optional[dict]:
+    return _key_values(FbMessage.GetRootAs(buf, 0), f"{what} metadata")
+
+
+@guarded("message")
+def _parse_message_slow(buf, offset: int, what: str) -> MessageRecord:
+    msg = FbMessage.GetRootAs(buf, offset)
+    version = msg.Version()
+    _check_version(version, what)
+    header_type = msg.HeaderType()
+    table = msg.Header()
+    body_length = msg.BodyLength()
+    if body_length < 0:
+        raise ArrowInvalid(f"{what}: negative bodyLength {body_length}")
+    if table is None and header_type != MessageHeader.NONE:
+        raise ArrowInvalid(f"{what}: header of type {header_type} is missing")
+    if header_type == MessageHeader.RecordBatch:
+        header = _record_batch_from_fb(init_table(FbRecordBatch, table), what)
+    elif header_type == MessageHeader.DictionaryBatch:
+        db = init_table(FbDictionaryBatch, table)
+        data = db.Data()
+        if data is None:
+            raise ArrowInvalid(f"{what}: dictionary batch without data")
+        header = DictionaryBatchHeader(db.Id(), _record_batch_from_fb(data, what), db.IsDelta())
+    elif header_type == MessageHeader.Schema:
+        fb_schema = init_table(FbSchema, table)
+        header = schema_from_fb(fb_schema)
+        return MessageRecord(version, header_type, header, body_length,
+                             _key_values(msg, f"{what} metadata"), schema_features(fb_schema, what))
+    elif header_type in (MessageHeader.Tensor, MessageHeader.SparseTensor):
+        header = table
+    else:
+        raise ArrowInvalid(f"{what}: unknown message header type {header_type}")
+    return MessageRecord(version, header_type, header, body_length, _key_values(msg, f"{what} metadata"))
+
+
+@guarded("file footer")
+def parse_footer(buf) -> FooterRecord:
+    """Parse a File footer flatbuffer (the bytes between the last block and the trailer)."""
+    footer = FbFooter.GetRootAs(buf, 0)
+    version = footer.Version()
+    fb_schema = footer.Schema()
+    if fb_schema is None:
+        raise ArrowInvalid("file footer has no schema")
+    tab = footer._tab
+    return FooterRecord(
+        version,
+        schema_from_fb(fb_schema),
+        _struct_vector(tab, 2, BLOCK, "footer dictionary blocks"),
+        _struct_vector(tab, 3, BLOCK, "footer record batch blocks"),
+        _key_values(footer, "footer metadata"),
+        schema_features(fb_schema, "footer schema"),
+    )
+
+
+# == encoding: records -> FlatBuffers (the writer's side) ===================================

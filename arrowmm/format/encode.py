@@ -1,0 +1,290 @@
+"""Records -> FlatBuffers metadata (encoding): the schema, record batch, dictionary and footer
+messages the writers send, built with the generated builders in ``arrowmm.format._fbs``."""
+from __future__ import annotations
+
+from typing import Optional
+
+import flatbuffers
+import numpy as np
+
+from .. import types as t
+from ..errors import ArrowInvalid, ArrowNotImplementedError
+from .decode import (BLOCK, COMPRESSION_NAMES, FEATURE_CODES, FLOAT_BITS, INTERVAL_UNITS,
+                     TIME_UNITS, MessageHeader, MetadataVersion)
+
+__all__ = ["encode_schema_message", "encode_batch_message", "encode_footer", "encode_type",
+           "finish_message"]
+
+from ._fbs import (  # (builder functions of the generated modules)
+    BodyCompression as _BodyCompression, Date as _Date, Decimal as _Decimal,
+    DictionaryBatch as _DictionaryBatch, DictionaryEncoding as _DictionaryEncoding,
+    Duration as _Duration, Field as _Field, FixedSizeBinary as _FixedSizeBinary,
+    FixedSizeList as _FixedSizeList, FloatingPoint as _FloatingPoint, Footer as _Footer,
+    Int as _Int, Interval as _Interval, KeyValue as _KeyValue, Map as _Map, Message as _Message,
+    RecordBatch as _RecordBatch, Schema as _Schema, Time as _Time, Timestamp as _Timestamp,
+    Union as _Union,
+)
+
+_UNIT_CODE = {v: k for k, v in TIME_UNITS.items()}
+_INTERVAL_CODE = {v: k for k, v in INTERVAL_UNITS.items()}
+_FLOAT_CODE = {v: k for k, v in FLOAT_BITS.items()}
+_CODEC_CODE = {v: k for k, v in COMPRESSION_NAMES.items()}
+
+
+def _empty_table(b) -> int:
+    b.StartObject(0)
+    return b.EndObject()
+
+
+def _encode_key_values(b, metadata: Optional[dict]):
+    if not metadata:
+        return None
+    items = []
+    for k, v in metadata.items():
+        key, value = b.CreateString(str(k)), b.CreateString(str(v))
+        _KeyValue.Start(b)
+        _KeyValue.AddKey(b, key)
+        _KeyValue.AddValue(b, value)
+        items.append(_KeyValue.End(b))
+    b.StartVector(4, len(items), 4)
+    for off in reversed(items):
+        b.PrependUOffsetTRelative(off)
+    return b.EndVector()
+
+
+def encode_type(b, dtype: t.DataType):
+    """(Type union code, table offset) for ``dtype`` (dictionary fields pass their value type)."""
+    if isinstance(dtype, t.NullType):
+        return 1, _empty_table(b)
+    if isinstance(dtype, t.IntType):
+        _Int.Start(b)
+        _Int.AddBitWidth(b, dtype.bit_width)
+        _Int.AddIsSigned(b, dtype.signed)
+        return 2, _Int.End(b)
+    if isinstance(dtype, t.FloatType):
+        _FloatingPoint.Start(b)
+        _FloatingPoint.AddPrecision(b, _FLOAT_CODE[dtype.bit_width])
+        return 3, _FloatingPoint.End(b)
+    if isinstance(dtype, t.BinaryType):
+        code = {(False, False, False): 4, (True, False, False): 5, (False, True, False): 19,
+                (True, True, False): 20, (False, False, True): 23, (True, False, True): 24}
+        return code[(dtype.utf8, dtype.large, dtype.view)], _empty_table(b)
+    if isinstance(dtype, t.BoolType):
+        return 6, _empty_table(b)
+    if isinstance(dtype, t.DecimalType):
+        _Decimal.Start(b)
+        _Decimal.AddPrecision(b, dtype.precision)
+        _Decimal.AddScale(b, dtype.scale)
+        _Decimal.AddBitWidth(b, dtype.bit_width)
+        return 7, _Decimal.End(b)
+    if isinstance(dtype, t.DateType):
+        _Date.Start(b)
+        _Date.AddUnit(b, 0 if dtype.unit == "day" else 1)
+        return 8, _Date.End(b)
+    if isinstance(dtype, t.TimeType):
+        _Time.Start(b)
+        _Time.AddUnit(b, _UNIT_CODE[dtype.unit])
+        _Time.AddBitWidth(b, dtype.bit_width)
+        return 9, _Time.End(b)
+    if isinstance(dtype, t.TimestampType):
+        tz = b.CreateString(dtype.tz) if dtype.tz else None
+        _Timestamp.Start(b)
+        _Timestamp.AddUnit(b, _UNIT_CODE[dtype.unit])
+        if tz is not None:
+            _Timestamp.AddTimezone(b, tz)
+        return 10, _Timestamp.End(b)
+    if isinstance(dtype, t.IntervalType):
+        _Interval.Start(b)
+        _Interval.AddUnit(b, _INTERVAL_CODE[dtype.unit])
+        return 11, _Interval.End(b)
+    if isinstance(dtype, t.MapType):
+        _Map.Start(b)
+        _Map.AddKeysSorted(b, dtype.keys_sorted)
+        return 17, _Map.End(b)
+    if isinstance(dtype, t.ListType):
+        return {"list": 12, "large_list": 21, "list_view": 25, "large_list_view": 26}[dtype.kind], \
+            _empty_table(b)
+    if isinstance(dtype, t.StructType):
+        return 13, _empty_table(b)
+    if isinstance(dtype, t.UnionType):
+        b.StartVector(4, len(dtype.type_codes), 4)
+        for code in reversed(dtype.type_codes):
+            b.PrependInt32(code)
+        codes = b.EndVector()
+        _Union.Start(b)
+        _Union.AddMode(b, 1 if dtype.mode == "dense" else 0)
+        _Union.AddTypeIds(b, codes)
+        return 14, _Union.End(b)
+    if isinstance(dtype, t.FixedSizeBinaryType):
+        _FixedSizeBinary.Start(b)
+        _FixedSizeBinary.AddByteWidth(b, dtype.byte_width)
+        return 15, _FixedSizeBinary.End(b)
+    if isinstance(dtype, t.FixedSizeListType):
+        _FixedSizeList.Start(b)
+        _FixedSizeList.AddListSize(b, dtype.list_size)
+        return 16, _FixedSizeList.End(b)
+    if isinstance(dtype, t.DurationType):
+        _Duration.Start(b)
+        _Duration.AddUnit(b, _UNIT_CODE[dtype.unit])
+        return 18, _Duration.End(b)
+    if isinstance(dtype, t.RunEndEncodedType):
+        return 22, _empty_table(b)
+    raise ArrowNotImplementedError(f"cannot encode type {dtype}")
+
+
+def _encode_field(b, f: t.Field) -> int:
+    dtype = f.type
+    encoding = None
+    if isinstance(dtype, t.DictionaryType):
+        if f.dictionary_id is None:
+            raise ArrowInvalid(f"field {f.name!r}: dictionary-encoded field without a dictionary id")
+        _Int.Start(b)
+        _Int.AddBitWidth(b, dtype.index_type.bit_width)
+        _Int.AddIsSigned(b, dtype.index_type.signed)
+        index = _Int.End(b)
+        _DictionaryEncoding.Start(b)
+        _DictionaryEncoding.AddId(b, f.dictionary_id)
+        _DictionaryEncoding.AddIndexType(b, index)
+        _DictionaryEncoding.AddIsOrdered(b, dtype.ordered)
+        encoding = _DictionaryEncoding.End(b)
+        dtype = dtype.value_type
+    name = b.CreateString(f.name)
+    kids = [_encode_field(b, c) for c in dtype.children]
+    b.StartVector(4, len(kids), 4)
+    for off in reversed(kids):
+        b.PrependUOffsetTRelative(off)
+    children = b.EndVector()
+    type_code, type_table = encode_type(b, dtype)
+    metadata = _encode_key_values(b, f.metadata)
+    _Field.Start(b)
+    _Field.AddName(b, name)
+    _Field.AddNullable(b, f.nullable)
+    _Field.AddTypeType(b, type_code)
+    _Field.AddType(b, type_table)
+    if encoding is not None:
+        _Field.AddDictionary(b, encoding)
+    _Field.AddChildren(b, children)
+    if metadata is not None:
+        _Field.AddCustomMetadata(b, metadata)
+    return _Field.End(b)
+
+
+def _encode_schema(b, schema: t.Schema, features=()) -> int:
+    fields = [_encode_field(b, f) for f in schema.fields]
+    b.StartVector(4, len(fields), 4)
+    for off in reversed(fields):
+        b.PrependUOffsetTRelative(off)
+    vec = b.EndVector()
+    metadata = _encode_key_values(b, schema.metadata)
+    feature_vec = None
+    if features:
+        feature_vec = b.CreateNumpyVector(np.array([FEATURE_CODES[f] for f in features], dtype="<i8"))
+    _Schema.Start(b)
+    _Schema.AddEndianness(b, 1 if schema.endianness == "big" else 0)
+    _Schema.AddFields(b, vec)
+    if metadata is not None:
+        _Schema.AddCustomMetadata(b, metadata)
+    if feature_vec is not None:
+        _Schema.AddFeatures(b, feature_vec)
+    return _Schema.End(b)
+
+
+def _raw_vector(b, payload: bytes, elem_size: int, count: int, alignment: int = 8) -> int:
+    """A vector of ``count`` structs whose little-endian bytes are ``payload`` (one copy)."""
+    b.StartVector(elem_size, count, alignment)
+    b.head = b.head - len(payload)
+    b.Bytes[b.head:b.head + len(payload)] = payload
+    return b.EndVector()
+
+
+def _encode_record_batch(b, length: int, nodes: np.ndarray, buffers: np.ndarray,
+                         compression: Optional[str], variadic) -> int:
+    node_vec = _raw_vector(b, nodes.astype("<i8").tobytes(), 16, len(nodes) // 2)
+    buffer_vec = _raw_vector(b, buffers.astype("<i8").tobytes(), 16, len(buffers) // 2)
+    variadic_vec = None
+    if variadic is not None and len(variadic):
+        variadic_vec = b.CreateNumpyVector(np.asarray(variadic, dtype="<i8"))
+    comp = None
+    if compression is not None:
+        _BodyCompression.Start(b)
+        _BodyCompression.AddCodec(b, _CODEC_CODE[compression])
+        _BodyCompression.AddMethod(b, 0)
+        comp = _BodyCompression.End(b)
+    _RecordBatch.Start(b)
+    _RecordBatch.AddLength(b, length)
+    _RecordBatch.AddNodes(b, node_vec)
+    _RecordBatch.AddBuffers(b, buffer_vec)
+    if comp is not None:
+        _RecordBatch.AddCompression(b, comp)
+    if variadic_vec is not None:
+        _RecordBatch.AddVariadicBufferCounts(b, variadic_vec)
+    return _RecordBatch.End(b)
+
+
+def finish_message(b, header_type: int, header: int, body_length: int, metadata, version) -> bytes:
+    md = _encode_key_values(b, metadata)
+    _Message.Start(b)
+    _Message.AddVersion(b, version)
+    _Message.AddHeaderType(b, header_type)
+    _Message.AddHeader(b, header)
+    _Message.AddBodyLength(b, body_length)
+    if md is not None:
+        _Message.AddCustomMetadata(b, md)
+    b.Finish(_Message.End(b))
+    return bytes(b.Output())
+
+
+def encode_schema_message(schema: t.Schema, version: int = MetadataVersion.V5, features=()) -> bytes:
+    """The Message flatbuffer of a Schema message (no framing); ``features``: Feature names."""
+    b = flatbuffers.Builder(1024)
+    return finish_message(b, MessageHeader.Schema, _encode_schema(b, schema, features), 0, None,
+                           version)
+
+
+def encode_batch_message(length: int, nodes: np.ndarray, buffers: np.ndarray, body_length: int,
+                         compression: Optional[str] = None, variadic=None, metadata=None,
+                         dictionary_id: Optional[int] = None, is_delta: bool = False,
+                         version: int = MetadataVersion.V5) -> bytes:
+    """The Message flatbuffer of a RecordBatch (or, with ``dictionary_id``, a DictionaryBatch).
+
+    ``nodes`` and ``buffers`` are flat int64 arrays: (length, null_count) and
+    (offset, length) per record.
+    """
+    b = flatbuffers.Builder(256 + 16 * (len(nodes) + len(buffers)))
+    rb = _encode_record_batch(b, length, nodes, buffers, compression, variadic)
+    if dictionary_id is None:
+        return finish_message(b, MessageHeader.RecordBatch, rb, body_length, metadata, version)
+    _DictionaryBatch.Start(b)
+    _DictionaryBatch.AddId(b, dictionary_id)
+    _DictionaryBatch.AddData(b, rb)
+    _DictionaryBatch.AddIsDelta(b, is_delta)
+    return finish_message(b, MessageHeader.DictionaryBatch, _DictionaryBatch.End(b), body_length,
+                           metadata, version)
+
+
+def encode_footer(schema: t.Schema, dictionaries: np.ndarray, record_batches: np.ndarray,
+                  metadata: Optional[dict] = None, version: int = MetadataVersion.V5,
+                  features=()) -> bytes:
+    """The File footer flatbuffer; ``dictionaries`` / ``record_batches`` are BLOCK arrays."""
+    b = flatbuffers.Builder(1024 + 24 * (len(dictionaries) + len(record_batches)))
+    sch = _encode_schema(b, schema, features)
+    dict_vec = _raw_vector(b, np.ascontiguousarray(dictionaries, BLOCK).tobytes(), 24, len(dictionaries))
+    batch_vec = _raw_vector(b, np.ascontiguousarray(record_batches, BLOCK).tobytes(), 24,
+                            len(record_batches))
+    md = _encode_key_values(b, metadata)
+    _Footer.Start(b)
+    _Footer.AddVersion(b, version)
+    _Footer.AddSchema(b, sch)
+    _Footer.AddDictionaries(b, dict_vec)
+    _Footer.AddRecordBatches(b, batch_vec)
+    if md is not None:
+        _Footer.AddCustomMetadata(b, md)
+    b.Finish(_Footer.End(b))
+    return bytes(b.Output())
+
+
+# == tensor and sparse tensor headers =======================================================
+# Dense and sparse tensors are separate message types (not part of a stream or file of record
+# batches); ``arrowmm.ipc.tensor`` / ``arrowmm.ipc.sparse_tensor`` read and write them.  Only the header
+# is parsed here: every number is returned raw (and checked only for what the flatbuffer itself
+# bounds); the tensor modules check them against the shape and the body.
