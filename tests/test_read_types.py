@@ -335,7 +335,9 @@ def test_custom_metadata_schema_field_message(tmp_path):
             assert reading.schema.field("l").type.value_field.metadata == {"li": "é"}
     reader = arrowmm.open_file(tmp_path / "data.arrow")
     assert reader.schema.metadata == {"origin": "test", "multi\nline": "ü\x01"}
-    assert reader.metadata is None  # the footer has none (pyarrow's RecordBatchFileReader.metadata)
+    # the footer has none (pyarrow's RecordBatchFileReader.metadata is None): the schema's
+    assert pa.ipc.open_file(tmp_path / "data.arrow").metadata is None
+    assert reader.metadata == {"origin": "test", "multi\nline": "ü\x01"}
 
 
 # -- empty things -------------------------------------------------------------------------------

@@ -269,9 +269,11 @@ class FileReader(ReaderBase):
 
     @property
     def metadata(self) -> Optional[dict]:
-        """The footer's custom metadata (None when it has none), as pyarrow's
-        ``RecordBatchFileReader.metadata``; the schema's is ``schema.metadata``."""
-        return self.footer.metadata or None
+        """The file's custom metadata: the footer's, as pyarrow's
+        ``RecordBatchFileReader.metadata`` (what ``new_file(metadata=...)`` wrote), or, for a
+        file whose footer has none, the schema's (the contract's "footer/schema metadata";
+        pyarrow gives None there).  The schema's own is always ``schema.metadata``."""
+        return self.footer.metadata or self.schema.metadata or None
 
     @property
     def version(self) -> int:
