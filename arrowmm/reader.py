@@ -207,12 +207,14 @@ class FileReader(_ReaderBase):
     Examples
     --------
     >>> import arrowmm, tempfile, os
-    >>> path = os.path.join(tempfile.mkdtemp(), "t.arrow")
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(tmp.name, "t.arrow")
     >>> with arrowmm.new_file(path, arrowmm.schema([("x", arrowmm.int64())])) as w:
     ...     w.write({"x": [1, 2, 3]})
     >>> with arrowmm.open_file(path) as r:
     ...     r.get_batch(0).column("x").to_pylist()
     [1, 2, 3]
+    >>> tmp.cleanup()
 
     ``allow_copies=False`` refuses to make copies (decompressing, byte-swapping,
     re-aligning, concatenating dictionary deltas): loading a column that would

@@ -828,7 +828,11 @@ def fuzz_main(corpus_dir: str, seed: int, count: int) -> dict:
     files = sorted(Path(corpus_dir).iterdir())
     corpus = [(p.name, p.read_bytes()) for p in files]
     layouts = [Layout.of(data, "file" if name.endswith(".arrow") else "stream") for name, data in corpus]
-    workdir = Path(tempfile.mkdtemp(prefix="arrowmm-fuzz-"))
+    with tempfile.TemporaryDirectory(prefix="arrowmm-fuzz-") as tmp:  # removed even on a failure
+        return _fuzz_cases(corpus, layouts, rng, seed, count, Path(tmp))
+
+
+def _fuzz_cases(corpus, layouts, rng, seed: int, count: int, workdir: Path) -> dict:
     counts = {"ok": 0, "error": 0}
     for i in range(count):
         k = rng.randrange(len(corpus))
