@@ -8,7 +8,10 @@ or from a file-like object through ``MessageDecoder``.
 from __future__ import annotations
 
 import dataclasses
+import io
+import mmap
 import os
+import stat
 import struct
 from typing import Iterator, Optional
 
@@ -18,10 +21,11 @@ from . import limits
 from ._region import Region
 from .batch import RecordBatch
 from .dictionaries import DictionaryMemo
-from .errors import ArrowInvalid, ArrowNotImplementedError
+from .errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 from .loader import BatchLoader, LoadStats, SchemaPlan
 from .message import Message, MessageDecoder, message_end, read_message_at
 from .metadata import BLOCK, MessageHeader, MetadataVersion, RecordBatchHeader, parse_footer
+from .sniff import HEAD_SIZE, describe, not_arrow
 
 __all__ = ["MAGIC", "FileReader", "StreamReader", "open_file", "open_stream", "open"]
 
@@ -85,16 +89,106 @@ def _flat_blocks(blocks):
     return blocks.view("<i8").reshape(-1, 3) if len(blocks) else blocks.view("<i8").reshape(0, 3)
 
 
+def is_file_object(source) -> bool:
+    """Whether ``source`` is read through ``.read()``: a file object without the buffer
+    protocol (``io.BytesIO`` is read through its buffer, ``mmap`` is a buffer)."""
+    if isinstance(source, (str, os.PathLike, Region, io.BytesIO)) or not hasattr(source, "read"):
+        return False
+    try:
+        memoryview(source).release()
+    except TypeError:
+        return True
+    return False
+
+
 def region_of(source) -> Region:
-    """A path (mapped read-only), a ``Region``, or a buffer-protocol object (used as is)."""
+    """A path (mapped read-only), a ``Region``, an ``io.BytesIO`` (its value: CPython hands
+    out its internal bytes without a copy, and a later write copies on write), or a
+    buffer-protocol object (used as is).
+
+    A path that cannot be opened raises the ``OSError`` that says why (``FileNotFoundError``,
+    ``IsADirectoryError``, ``PermissionError``), as pyarrow does.
+    """
     if isinstance(source, Region):
         return source
     if isinstance(source, (str, os.PathLike)):
-        try:
-            return Region.from_path(source)
-        except OSError as exc:
-            raise ArrowInvalid(f"cannot map {os.fspath(source)!r}: {exc}") from exc
+        return Region.from_path(source)
+    if isinstance(source, io.BytesIO):
+        return Region(source.getvalue(), description="BytesIO")
     return Region(source, description="buffer")
+
+
+def _source_name(source) -> str:
+    name = getattr(source, "name", None)
+    return str(name) if isinstance(name, (str, bytes, os.PathLike)) else type(source).__name__
+
+
+def file_object_region(source) -> Region:
+    """The whole file behind a binary file object, for the file format's random access: mapped
+    when it is a regular file, else read into memory (it must be seekable)."""
+    name = _source_name(source)
+    try:
+        fd = source.fileno()
+        st = os.fstat(fd)
+    except (AttributeError, OSError, ValueError):
+        fd = None
+    if fd is not None and stat.S_ISREG(st.st_mode) and st.st_size > 0:
+        return Region(mmap.mmap(fd, 0, access=mmap.ACCESS_READ), description=name)
+    seekable = getattr(source, "seekable", None)
+    if not (callable(seekable) and seekable()):
+        raise ArrowInvalid(f"{name}: the IPC file format needs random access, and this file "
+                           f"object cannot seek: read it with open_stream() (the IPC file "
+                           f"format reads as a stream too), or pass a path or the bytes")
+    source.seek(0)
+    data = source.read()
+    if isinstance(data, str):
+        raise ArrowInvalid(f"{name}: the file object is in text mode; open it with mode 'rb'")
+    return Region(data, description=name)
+
+
+def _head(region: Region) -> bytes:
+    return region.view(0, min(region.size, HEAD_SIZE)).to_bytes()
+
+
+def _not_a_file(region: Region) -> ArrowInvalid:
+    """Why ``region``, which does not start (or end) like an IPC file, is not one, as
+    precisely as its first bytes allow."""
+    name, size = region.description, region.size
+    try:
+        first = read_message_at(region, 0, 0) if size else None
+    except ArrowError:
+        first = None
+    if first is not None and first.record.header_type == MessageHeader.Schema:
+        return ArrowInvalid(f"{name}: is an Arrow IPC stream, not a file (it starts with a schema "
+                            f"message, not the file magic 'ARROW1'): open it with "
+                            f"arrowmm.open_stream() or arrowmm.open()")
+    head = _head(region)
+    if head[:6] == MAGIC:
+        return ArrowInvalid(f"{name}: {size} bytes is too small for an Arrow IPC file")
+    what = describe(head, size)
+    found = f" (found {head[:8]!r})" if size else ""
+    return ArrowInvalid(f"{name}: does not start with the Arrow file magic 'ARROW1'{found}"
+                        + (f": {what}" if what else ""))
+
+
+def _read_head(source, n: int) -> bytes:
+    """Up to ``n`` bytes from a file object (fewer only at its end)."""
+    if isinstance(source, io.TextIOBase):
+        raise ArrowInvalid(f"{_source_name(source)}: the file object is in text mode; "
+                           f"open it with mode 'rb'")
+    out = b""
+    while len(out) < n:
+        try:
+            data = source.read(n - len(out))
+        except (OSError, ValueError) as exc:
+            raise ArrowInvalid(f"{_source_name(source)}: read failed: {exc}") from exc
+        if isinstance(data, str):
+            raise ArrowInvalid(f"{_source_name(source)}: the file object is in text mode; "
+                               f"open it with mode 'rb'")
+        if not data:
+            break
+        out += bytes(data)
+    return out
 
 
 class _ReaderBase:
@@ -223,13 +317,12 @@ class FileReader(_ReaderBase):
 
     def __init__(self, source, *, allow_copies: bool = True):
         super().__init__(allow_copies)
-        region = self._region = region_of(source)
+        region = self._region = (file_object_region(source) if is_file_object(source)
+                                 else region_of(source))
         size = region.size
         name = region.description
-        if size < 2 * len(MAGIC) + 4:
-            raise ArrowInvalid(f"{name}: {size} bytes is too small for an Arrow IPC file")
-        if region.view(0, 6).to_bytes() != MAGIC:
-            raise ArrowInvalid(f"{name}: does not start with the Arrow file magic 'ARROW1'")
+        if size < 2 * len(MAGIC) + 4 or region.view(0, 6).to_bytes() != MAGIC:
+            raise _not_a_file(region)
         if region.view(size - 6, 6).to_bytes() != MAGIC:
             raise ArrowInvalid(f"{name}: does not end with the Arrow file magic 'ARROW1' "
                                f"(truncated or still being written? "
@@ -381,19 +474,34 @@ class StreamReader(SequentialBatches, _ReaderBase):
         self._pending = []
         self._pos = 0
         self._index = 0
-        if hasattr(source, "read") and not isinstance(source, (str, os.PathLike)):
+        self._dict_plans = {}
+        if is_file_object(source):
             self._file = source
             self._decoder = MessageDecoder()
-            self._description = getattr(source, "name", type(source).__name__)
+            self._description = _source_name(source)
+            head = _read_head(source, 8)
+            size = 0 if not head else None
         else:
-            self._region = region_of(source)
-            self._description = self._region.description
-            if self._region.size >= 8 and self._region.view(0, 6).to_bytes() == MAGIC:
-                self._pos = 8  # the stream inside an IPC file (or a file cut short)
-        self._dict_plans = {}
-        first = self._next_message()
+            start = source.tell() if isinstance(source, io.BytesIO) else 0  # read on from there
+            region = self._region = region_of(source)
+            self._description = region.description
+            start = self._pos = min(start, region.size)
+            size = region.size - start
+            head = region.view(start, min(size, HEAD_SIZE)).to_bytes()
+        try:
+            if head[:6] == MAGIC and len(head) >= 8:
+                self._pos += 8  # the stream inside an IPC file (or a file cut short)
+            elif self._file is not None and head:
+                self._pending.extend(self._decoder.feed(head))
+            first = self._next_message()
+        except ArrowInvalid as exc:
+            why = not_arrow(self._description, head, size, "stream")
+            if why is None:
+                raise
+            raise ArrowInvalid(why) from exc
         if first is None:
-            raise ArrowInvalid(f"{self._description}: empty stream, expected a schema message")
+            raise ArrowInvalid(not_arrow(self._description, head, size, "stream") or
+                               f"{self._description}: empty stream, expected a schema message")
         if first.record.header_type != MessageHeader.Schema:
             raise ArrowInvalid(f"{self._description}: stream starts with a {first.kind} message, "
                                f"expected Schema")
@@ -466,7 +574,13 @@ class StreamReader(SequentialBatches, _ReaderBase):
 
 
 def open_file(source, *, allow_copies: bool = True) -> FileReader:
-    """Open an IPC file: a path (memory-mapped) or a buffer-protocol object (no copy).
+    """Open an IPC file: a path (str or ``os.PathLike``, memory-mapped), a buffer-protocol object
+    (bytes, bytearray, memoryview, mmap, numpy array: no copy), an ``io.BytesIO`` (its buffer, no
+    copy) or a seekable binary file object (mapped when it is a regular file, else read).
+
+    A path that cannot be opened raises ``FileNotFoundError``, ``IsADirectoryError`` or
+    ``PermissionError``; bytes that are not an IPC file raise ``ArrowInvalid`` saying what they
+    look like (an IPC stream, Parquet, Feather V1, CSV or text, compressed, empty).
 
     ``allow_copies=False``: columns that cannot be zero-copy (compressed, big-endian,
     misaligned) raise ``ArrowInvalid`` instead of being copied.
@@ -475,7 +589,10 @@ def open_file(source, *, allow_copies: bool = True) -> FileReader:
 
 
 def open_stream(source, *, recover: bool = False, allow_copies: bool = True) -> StreamReader:
-    """Open an IPC stream: a path, a buffer-protocol object or a binary file-like object.
+    """Open an IPC stream: a path, a buffer-protocol object, an ``io.BytesIO`` (from its
+    position, no copy) or a binary file-like object with ``.read()`` (pipe, socket file,
+    ``sys.stdin.buffer``), read incrementally.  An IPC file reads as the stream it holds.
+    Errors as for ``open_file``.
 
     ``recover=True`` stops quietly at a damaged or truncated tail (see ``StreamReader``);
     ``allow_copies=False`` as for ``open_file``.
@@ -485,15 +602,24 @@ def open_stream(source, *, recover: bool = False, allow_copies: bool = True) -> 
 
 def open(source):  # noqa: A001  (mirrors the CONTRACT's arrowmm.open)
     """Open ``source`` as whichever IPC format its first bytes say it is."""
-    if hasattr(source, "read") and not isinstance(source, (str, os.PathLike)):
-        head = source.read(6)
+    if is_file_object(source):
+        head = _read_head(source, 6)
         if head == MAGIC:
             return FileReader(_map_or_read(source, head))
-        return StreamReader(_Prepend(head, source))
-    region = region_of(source)
-    if region.size >= 6 and region.view(0, 6).to_bytes() == MAGIC:
-        return FileReader(region)
-    return StreamReader(region)
+        name, size = _source_name(source), None if head else 0
+        source = _Prepend(head, source)
+    else:
+        source = region_of(source)
+        if source.size >= 6 and source.view(0, 6).to_bytes() == MAGIC:
+            return FileReader(source)
+        name, head, size = source.description, _head(source), source.size
+    try:
+        return StreamReader(source)
+    except ArrowInvalid as exc:
+        why = not_arrow(name, head, size, "file or stream")
+        if why is None:
+            raise
+        raise ArrowInvalid(why) from exc.__cause__ or exc
 
 
 def _map_or_read(source, head: bytes):
@@ -506,9 +632,7 @@ def _map_or_read(source, head: bytes):
     size = os.fstat(fd).st_size
     if start != 0 or size <= 0:
         return head + source.read()
-    import mmap
-    return Region(mmap.mmap(fd, 0, access=mmap.ACCESS_READ),
-                  description=getattr(source, "name", "file object"))
+    return Region(mmap.mmap(fd, 0, access=mmap.ACCESS_READ), description=_source_name(source))
 
 
 class _Prepend:
