@@ -12,6 +12,7 @@ written before a crash can be recovered with ``arrowmm.open_stream(tmp, recover=
 """
 from __future__ import annotations
 
+import errno
 import io
 import math
 import os
@@ -535,6 +536,12 @@ def _create_temporary(target: str):
     so the renamed file gets the usual permissions (``mkstemp`` gives 0o600).
     """
     folder, name = os.path.split(target)
+    if os.path.isdir(target):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), target)
+    if not os.path.isdir(folder or "."):  # name the folder, not the hidden temporary
+        code = errno.ENOTDIR if os.path.exists(folder) else errno.ENOENT
+        raise (NotADirectoryError if code == errno.ENOTDIR else FileNotFoundError)(
+            code, f"{os.strerror(code)} (the folder to write {name} into)", folder)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     for _ in range(100):
         tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.arrowmm-tmp")
