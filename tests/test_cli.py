@@ -150,8 +150,13 @@ def test_spark_demo_without_java_says_how_to_get_it(tmp_path):
 
 
 def test_version():
+    """``--version`` prints the package's version, which is the one pyproject.toml declares."""
+    import re
+    from pathlib import Path
     out = _run("--version")
     assert out.returncode == 0 and out.stdout.strip() == f"arrowmm {arrowmm.__version__}"
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    assert re.search(r'^version = "([^"]+)"', pyproject, re.M).group(1) == arrowmm.__version__
 
 
 def _one_line_error(proc, *needles):
