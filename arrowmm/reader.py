@@ -146,6 +146,18 @@ def file_object_region(source) -> Region:
     return Region(data, description=name)
 
 
+def _is_pipe_path(source) -> bool:
+    """Whether ``source`` is the path of something that is read, not mapped: a FIFO, a socket
+    or a character device such as ``/dev/stdin`` on a pipe."""
+    if not isinstance(source, (str, os.PathLike)):
+        return False
+    try:
+        mode = os.stat(source).st_mode
+    except (OSError, ValueError):
+        return False  # opening it says why
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)
+
+
 def _head(region: Region) -> bytes:
     return region.view(0, min(region.size, HEAD_SIZE)).to_bytes()
 
@@ -317,6 +329,9 @@ class FileReader(_ReaderBase):
 
     def __init__(self, source, *, allow_copies: bool = True):
         super().__init__(allow_copies)
+        if _is_pipe_path(source):  # a FIFO or /dev/stdin: random access needs it all in memory
+            with io.open(source, "rb") as f:
+                source = Region(f.read(), description=os.fspath(source))
         region = self._region = (file_object_region(source) if is_file_object(source)
                                  else region_of(source))
         size = region.size
@@ -475,6 +490,9 @@ class StreamReader(SequentialBatches, _ReaderBase):
         self._pos = 0
         self._index = 0
         self._dict_plans = {}
+        self._owned = None
+        if _is_pipe_path(source):  # a FIFO or a device (/dev/stdin): read it, it cannot be mapped
+            source = self._owned = io.open(source, "rb")
         if is_file_object(source):
             self._file = source
             self._decoder = MessageDecoder()
@@ -568,6 +586,9 @@ class StreamReader(SequentialBatches, _ReaderBase):
         super().close()
         self._file = None
         self._memo = None  # its dictionaries point into the source
+        if self._owned is not None:
+            self._owned.close()
+            self._owned = None
 
     def __repr__(self):
         return f"<arrowmm.StreamReader>\n{self.schema}"
@@ -602,6 +623,18 @@ def open_stream(source, *, recover: bool = False, allow_copies: bool = True) -> 
 
 def open(source):  # noqa: A001  (mirrors the CONTRACT's arrowmm.open)
     """Open ``source`` as whichever IPC format its first bytes say it is."""
+    if _is_pipe_path(source):  # read, not mapped; a stream reader closes it when closed
+        f = io.open(source, "rb")
+        try:
+            reader = open(f)
+        except BaseException:
+            f.close()
+            raise
+        if isinstance(reader, StreamReader):
+            reader._owned = f
+        else:
+            f.close()
+        return reader
     if is_file_object(source):
         head = _read_head(source, 6)
         if head == MAGIC:

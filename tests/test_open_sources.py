@@ -246,3 +246,28 @@ def test_writing_into_a_missing_folder_names_the_folder(new, tmp_path):
     with pytest.raises(IsADirectoryError):
         new(tmp_path, SCHEMA)
     assert sorted(tmp_path.iterdir()) == []
+
+
+# -- named pipes ---------------------------------------------------------------------------
+@pytest.mark.parametrize("opener", sorted(OPENERS))
+@pytest.mark.parametrize("fmt", [0, 1])
+def test_a_named_pipe_path_is_read_not_mapped(opener, fmt, files, tmp_path):
+    """A FIFO (or /dev/stdin on a pipe) has no size to map: its path is read like a file
+    object (open_file reads it whole: the file format needs random access)."""
+    import threading
+    if opener == "open_file" and fmt == 1:
+        return
+    data = files[fmt].read_bytes()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "wb") as f:
+            f.write(data)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    try:
+        assert _values(OPENERS[opener](str(fifo))) == [VALUES]
+    finally:
+        writer.join(30)
