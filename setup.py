@@ -15,6 +15,12 @@ import os
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+# Cores this process may use: Cython translates, and the compiler compiles, that many modules
+# at once (``build_ext -j N`` or ARROWMM_BUILD_JOBS=N to choose).
+JOBS = int(os.environ.get("ARROWMM_BUILD_JOBS") or
+           (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 SANITIZE = os.environ.get("ARROWMM_SANITIZE", "") not in ("", "0")
 DEBUG = SANITIZE or os.environ.get("ARROWMM_DEBUG", "") not in ("", "0")
@@ -39,8 +45,9 @@ extensions = [
         [path],
         include_dirs=[numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        # release: no debug information (Python's own CFLAGS carry -g; -g0 after it wins)
         extra_compile_args=(["-O1", "-g"] + SANITIZER_FLAGS if SANITIZE
-                            else ["-O0", "-g"] if DEBUG else ["-O3"]),
+                            else ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]),
         extra_link_args=SANITIZER_FLAGS if SANITIZE else [],
     )
     for path in sorted(glob.glob(os.path.join("arrowmm", "**", "_*.pyx"), recursive=True))
@@ -60,4 +67,15 @@ os.makedirs("build", exist_ok=True)
 with open(_STAMP, "w") as f:
     f.write(FLAVOUR)
 
-setup(ext_modules=cythonize(extensions, compiler_directives=directives, force=_forced))
+class ParallelBuildExt(build_ext):
+    """``build_ext`` compiling the extensions in parallel by default (setuptools: one at a time)."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if not self.parallel and JOBS > 1:
+            self.parallel = JOBS
+
+
+setup(ext_modules=cythonize(extensions, compiler_directives=directives, force=_forced,
+                            nthreads=JOBS if JOBS > 1 else 0),
+      cmdclass={"build_ext": ParallelBuildExt})

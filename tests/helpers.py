@@ -167,7 +167,7 @@ class _DecodedStream(arrowmm.StreamReader):
 
     def __init__(self, messages):
         self._queued = list(messages)
-        super().__init__(io.BytesIO(b""))
+        super().__init__(io.BufferedReader(io.BytesIO(b"")))  # a file object: no region
 
     def _next_message(self):
         return self._queued.pop(0) if self._queued else None

@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import math
 import struct
 from dataclasses import dataclass, field, replace
@@ -94,8 +95,11 @@ __all__ = [
     "first_difference",
 ]
 
-#: Where the gold files live: ``<repo root>/../shared/arrow-testing/cpp-21.0.0``.
-GOLD_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "arrow-testing" / "cpp-21.0.0"
+#: Where the gold files live: ``<repo root>/../shared/arrow-testing/cpp-21.0.0``, or the folder
+#: ``ARROWMM_GOLD_DIR`` names.  They come from apache/arrow-testing,
+#: ``data/arrow-ipc-stream/integration/cpp-21.0.0`` (``tests/conftest.py`` says how to get them).
+GOLD_DIR = Path(os.environ.get("ARROWMM_GOLD_DIR") or
+                Path(__file__).resolve().parents[1].parent / "shared" / "arrow-testing" / "cpp-21.0.0")
 
 #: Every case of the cpp-21.0.0 gold set (``generated_<case>.{arrow_file,stream,json.gz}``).
 GOLD_CASES = (

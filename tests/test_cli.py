@@ -1,4 +1,5 @@
 """The arrowmm command: the demo runs end to end; info and validate report on real files."""
+import os
 import subprocess
 import sys
 
@@ -14,9 +15,10 @@ def _run(*args, stdin=None):
                           text=stdin is None, input=stdin, timeout=300)
 
 
-def test_demo_runs_and_leaves_readable_files(tmp_path):
-    out = _run("demo", "--local", "--batches", "6", "--rows", "2000", "--folder", str(tmp_path))
+def test_demo_runs_and_leaves_readable_files_with_keep(tmp_path):
+    out = _run("demo", "--local", "--batches", "6", "--rows", "2000", "--folder", str(tmp_path), "--keep")
     assert out.returncode == 0, out.stderr
+    assert f"the files are kept in {tmp_path}" in out.stdout
     assert "inside the mapping (zero copies)" in out.stdout
     assert "columns decoded: 1 of 5" in out.stdout
     table = pa.ipc.open_file(tmp_path / "demo.arrow").read_all()
@@ -113,3 +115,80 @@ def test_validate_reads_standard_input():
     assert ok.returncode == 0 and b"valid Arrow IPC stream (2 batches" in ok.stdout
     bad = _run("validate", "-", stdin=data[:-20])
     assert bad.returncode == 1 and b"INVALID" in bad.stderr
+
+
+def test_demo_creates_its_folder_and_removes_what_it_wrote(tmp_path):
+    """Without --keep the demo removes its files, and the folder too when it made it; files that
+    were in the folder before stay."""
+    folder = tmp_path / "new" / "deeper"
+    out = _run("demo", "--local", "--batches", "2", "--rows", "100", "--folder", str(folder))
+    assert out.returncode == 0, out.stderr
+    assert "removed what the demo wrote" in out.stdout and not folder.exists()
+    (tmp_path / "mine.txt").write_text("keep me")
+    out = _run("demo", "--local", "--batches", "2", "--rows", "100", "--folder", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.txt", "new"]
+
+
+def test_spark_demo_without_java_says_how_to_get_it(tmp_path):
+    """No Java on PATH and no JAVA_HOME: exit code 3 and one line saying how to install it,
+    before any Spark is started."""
+    pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = str(tmp_path)  # no java here; the interpreter is run by its full path
+    proc = subprocess.run([sys.executable, "-m", "arrowmm", "demo", "--folder", str(tmp_path / "d")],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 3, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Java" in lines[0] and "openjdk-17" in lines[0], proc.stderr
+    assert not (tmp_path / "d").exists()
+
+
+def test_version():
+    """``--version`` prints the package's version, which is the one pyproject.toml declares."""
+    import re
+    from pathlib import Path
+    out = _run("--version")
+    assert out.returncode == 0 and out.stdout.strip() == f"arrowmm {arrowmm.__version__}"
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    assert re.search(r'^version = "([^"]+)"', pyproject, re.M).group(1) == arrowmm.__version__
+
+
+def _one_line_error(proc, *needles):
+    """Exit code 1, nothing on stdout, one line on stderr naming each of ``needles``."""
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    err = proc.stderr if isinstance(proc.stderr, str) else proc.stderr.decode()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+
+
+@pytest.mark.parametrize("command", ["info", "validate"])
+def test_bad_input_is_one_line_never_a_traceback(command, tmp_path):
+    _one_line_error(_run(command, str(tmp_path / "missing.arrow")), "missing.arrow",
+                    "No such file or directory")
+    _one_line_error(_run(command, str(tmp_path)), str(tmp_path), "Is a directory")
+    empty = tmp_path / "empty.arrow"
+    empty.write_bytes(b"")
+    _one_line_error(_run(command, str(empty)), "empty.arrow", "empty (0 bytes)")
+    csv = tmp_path / "data.csv"
+    csv.write_text("id,name\n1,a\n")
+    _one_line_error(_run(command, str(csv)), "data.csv", "CSV")
+    parquet = tmp_path / "data.parquet"
+    import pyarrow.parquet as pq
+    pq.write_table(pa.table({"x": [1, 2]}), parquet)
+    _one_line_error(_run(command, str(parquet)), "data.parquet", "Parquet")
+    _one_line_error(_run(command, "-", stdin=b"PAR1" + b"\0" * 40), "<stdin>", "Parquet")
+
+
+def test_info_reads_standard_input():
+    for fmt in ("file", "stream"):
+        out = _run("info", "-", stdin=_sample(fmt))
+        assert out.returncode == 0, out.stderr
+        assert f"-: Arrow IPC {fmt}".encode() in out.stdout and b"7 rows" in out.stdout, out.stdout
+
+
+def test_usage_error_exit_code():
+    out = _run("info")
+    assert out.returncode == 2 and "usage:" in out.stderr

@@ -1,12 +1,13 @@
 """The Examples in arrowmm's docstrings run and give what they show."""
 import doctest
+import sys
 
 import pytest
 
 import arrowmm._core._region
 import arrowmm.ipc.reader
 
-MODULES = [arrowmm.ipc.reader, arrowmm._core._region]
+MODULES = [arrowmm.ipc.reader, sys.modules["arrowmm.ipc.repair"], arrowmm._core._region]  # (ipc.repair is the function)
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)

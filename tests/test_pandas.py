@@ -130,7 +130,7 @@ def test_extension_types(tmp_path):
         pd.testing.assert_frame_equal(reader.to_pandas(), pa.ipc.open_file(path).read_all().to_pandas())
 
 
-@pytest.mark.skipif(not GOLD_DIR.is_dir(), reason="gold files absent")
+@pytest.mark.skipif(not GOLD_DIR.is_dir(), reason=f"gold files absent: {GOLD_DIR}")
 @pytest.mark.parametrize("case", GOLD_CASES)
 def test_gold_files_to_pandas(case):
     """Column by column; where pyarrow refuses dictionaries whose values hold nulls

@@ -371,7 +371,8 @@ def test_the_main_job_runs_end_to_end(tmp_path):
     import subprocess
     import sys
     proc = subprocess.run([sys.executable, "-m", "arrowmm", "demo", "--rows", "300000",
-                           "--folder", str(tmp_path)], capture_output=True, text=True, timeout=600)
+                           "--folder", str(tmp_path), "--keep"], capture_output=True, text=True,
+                          timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "same answer" in proc.stdout and "lazy reader" in proc.stdout
     files = json.load(open(tmp_path / "sensors" / "_SUCCESS"))["files"]

@@ -1,10 +1,17 @@
 """The ``arrowmm`` command: ``demo`` (the Spark pipeline; ``--local`` without Spark),
 ``info PATH``, ``validate PATH``, ``repair SRC DST``, ``shm ls`` / ``shm rm NAME`` /
-``shm rm --stale`` (shared-memory segments)."""
+``shm rm --stale`` (shared-memory segments).
+
+Exit codes: 0 success; 1 the input is missing, unreadable or not valid Arrow IPC (one line
+on stderr says which file and why); 2 wrong usage (argparse); 3 something the command needs
+is not installed (pyspark, Java).  ``-`` as PATH reads standard input.
+"""
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -12,9 +19,70 @@ import time
 import numpy as np
 
 from .. import shm
+from .. import __version__
 from ..errors import ArrowError
 
-__all__ = ["main"]
+__all__ = ["main", "EXIT_OK", "EXIT_INVALID", "EXIT_USAGE", "EXIT_MISSING"]
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_MISSING = 0, 1, 2, 3
+
+JAVA_HELP = ("install a Java 17 or 21 runtime and put 'java' on PATH or set JAVA_HOME "
+             "(Debian/Ubuntu: apt-get install openjdk-17-jre-headless; macOS: brew install "
+             "openjdk@17; others: https://adoptium.net)")
+
+
+def _problem(exc: BaseException) -> str:
+    """One line for an error: 'path: reason' for OSErrors, the message for arrowmm's."""
+    if isinstance(exc, OSError) and exc.strerror:
+        where = exc.filename if exc.filename is not None else ""
+        return f"{where}: {exc.strerror}" if where else exc.strerror
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _java_problem() -> str:
+    """Why Spark cannot start here ('' when a Java 17+ runtime is found)."""
+    home = os.environ.get("JAVA_HOME")
+    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    if not java or not os.access(java, os.X_OK):
+        return ("no Java runtime found" + (f" (JAVA_HOME={home} has no bin/java)" if home else
+                                           " (no 'java' on PATH, JAVA_HOME unset)"))
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60).stderr
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"{java} -version failed: {exc}"
+    import re
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', out)
+    if match:
+        major = int(match.group(1)) if match.group(1) != "1" else int(match.group(2) or 0)
+        if major < 17:
+            return f"{java} is Java {major}; Spark 4 needs Java 17 or later"
+    return ""
+
+
+class _Workspace:
+    """The demo's output folder: created if needed; afterwards what the demo wrote is removed
+    (and the folder, when the demo made it) unless ``keep``."""
+
+    def __init__(self, folder, keep: bool):
+        self.made = folder is None or not os.path.isdir(folder)
+        self.folder = os.path.abspath(folder) if folder else tempfile.mkdtemp(prefix="arrowmm-demo-")
+        os.makedirs(self.folder, exist_ok=True)
+        self.before = set(os.listdir(self.folder))
+        self.keep = keep
+
+    def close(self) -> str:
+        if self.keep:
+            return f"the files are kept in {self.folder}"
+        if self.made:
+            shutil.rmtree(self.folder, ignore_errors=True)
+        else:
+            for name in set(os.listdir(self.folder)) - self.before:
+                path = os.path.join(self.folder, name)
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    os.unlink(path)
+        return f"removed what the demo wrote in {self.folder} (--keep keeps it)"
 
 
 def _fmt_bytes(n: float) -> str:
@@ -48,6 +116,7 @@ def demo(batches: int = 200, rows: int = 50_000, folder=None) -> int:
     out = print
     rng = np.random.default_rng(42)
     folder = folder or tempfile.mkdtemp(prefix="arrowmm-demo-")
+    os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, "demo.arrow")
     out("arrowmm demo: Arrow IPC read straight out of a memory map\n")
 
@@ -106,13 +175,13 @@ def demo(batches: int = 200, rows: int = 50_000, folder=None) -> int:
     reader.close()
     del reader, batch
     out(f"7. reader closed; the numpy view still reads the mapping: x[:3] = {x[:3].round(4).tolist()}")
-    out(f"\nfiles left in {folder}")
     return 0
 
 
 def info(path: str) -> int:
+    """Schema, batches and rows of an IPC file or stream (``-``: standard input)."""
     import arrowmm
-    with arrowmm.open(path) as reader:
+    with arrowmm.open(sys.stdin.buffer if path == "-" else path) as reader:
         kind = "file" if isinstance(reader, arrowmm.FileReader) else "stream"
         print(f"{path}: Arrow IPC {kind}")
         print(reader.schema)
@@ -144,11 +213,14 @@ def validate(path: str, full: bool = False) -> int:
                     batch.column(k).validate(full=full)
                 count += 1
                 rows += batch.num_rows
+    except OSError as exc:
+        print(f"arrowmm validate: {_problem(exc)}", file=sys.stderr)
+        return EXIT_INVALID
     except arrowmm.ArrowError as exc:
         print(f"{path}: INVALID: {exc}", file=sys.stderr)
         if count:
             print(f"{path}: ({count} batch(es) before it were valid)", file=sys.stderr)
-        return 1
+        return EXIT_INVALID
     print(f"{path}: valid Arrow IPC {kind} ({count} batches, {rows:,} rows, "
           f"{'full' if full else 'structural'} validation)")
     return 0
@@ -161,8 +233,8 @@ def repair(src: str, dst: str, validate: bool = True) -> int:
     try:
         report = arrowmm.repair(src, dst, validate=validate)
     except (arrowmm.ArrowError, OSError) as exc:
-        print(f"{src}: cannot repair: {exc}", file=sys.stderr)
-        return 1
+        print(f"{src}: cannot repair: {_problem(exc)}", file=sys.stderr)
+        return EXIT_INVALID
     print(report)
     return 0
 
@@ -217,7 +289,9 @@ def shm_rm(names, stale: bool = False, dry_run: bool = False) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="arrowmm", description=__doc__)
+    parser = argparse.ArgumentParser(prog="arrowmm", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"arrowmm {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p_demo = sub.add_parser("demo", help="the main job: a local Spark pipeline writing and reading "
                                          ".arrow through arrowmm (--local: arrowmm alone)")
@@ -226,8 +300,12 @@ def main(argv=None) -> int:
     p_demo.add_argument("--batches", type=int, default=200, help="--local: record batches")
     p_demo.add_argument("--rows", type=int, default=None,
                         help="rows (Spark: in all, default 4,000,000; --local: per batch, 50,000)")
-    p_demo.add_argument("--folder", default=None)
-    sub.add_parser("info", help="schema and size of an IPC file or stream").add_argument("path")
+    p_demo.add_argument("--folder", default=None,
+                        help="where to write (created if missing; default a new temporary folder)")
+    p_demo.add_argument("--keep", action="store_true",
+                        help="keep what the demo wrote (by default it is removed at the end)")
+    sub.add_parser("info", help="schema and size of an IPC file or stream").add_argument(
+        "path", help="IPC file or stream ('-' for standard input)")
     p_validate = sub.add_parser("validate", help="check every batch; exit code 0 if valid, 1 if not")
     p_validate.add_argument("path", help="IPC file or stream ('-' for standard input)")
     p_validate.add_argument("--full", action="store_true",
@@ -251,11 +329,25 @@ def main(argv=None) -> int:
                            "(not those shared with keep=True)")
     p_rm.add_argument("--dry-run", action="store_true", help="say what would be removed")
     args = parser.parse_args(argv)
+    if args.command == "shm" and args.shm_command == "rm" and not args.names and not args.stale:
+        parser.error("shm rm: give NAME(s) or --stale")
+    try:
+        return _run(args)
+    except (OSError, ValueError, NotImplementedError) as exc:  # arrowmm's errors are ValueError /
+        # NotImplementedError too: bad input gets one line, not a traceback
+        if isinstance(exc, BrokenPipeError):  # `arrowmm info x | head`
+            sys.stderr.close()
+            return EXIT_OK
+        print(f"arrowmm {args.command}: {_problem(exc)}", file=sys.stderr)
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        return 130
+
+
+def _run(args) -> int:
     if args.command == "shm":
         if args.shm_command == "ls":
             return shm_ls()
-        if not args.names and not args.stale:
-            parser.error("shm rm: give NAME(s) or --stale")
         return shm_rm(args.names, args.stale, args.dry_run)
     if args.command == "demo":
         if not args.local:
@@ -263,11 +355,23 @@ def main(argv=None) -> int:
                 from ..spark import demo as spark_demo
                 import pyspark  # noqa: F401
             except ImportError:
-                print("arrowmm demo runs a Spark pipeline and needs pyspark: "
+                print("arrowmm demo: the Spark pipeline needs pyspark and pyarrow: "
                       "pip install 'arrowmm[spark]' (or run 'arrowmm demo --local')", file=sys.stderr)
-                return 2
-            return spark_demo.run(args.rows or 4_000_000, folder=args.folder)
-        return demo(args.batches, args.rows or 50_000, args.folder)
+                return EXIT_MISSING
+            problem = _java_problem()
+            if problem:
+                print(f"arrowmm demo: Spark needs Java: {problem}; {JAVA_HELP} "
+                      f"(or run 'arrowmm demo --local', which needs no Java)", file=sys.stderr)
+                return EXIT_MISSING
+        work = _Workspace(args.folder, args.keep)
+        try:
+            if args.local:
+                code = demo(args.batches, args.rows or 50_000, work.folder)
+            else:
+                code = spark_demo.run(args.rows or 4_000_000, folder=work.folder)
+        finally:
+            print(f"\n{work.close()}")
+        return code
     if args.command == "info":
         return info(args.path)
     if args.command == "repair":

@@ -6,12 +6,16 @@ is read as it comes.  The readers themselves are in ``reader`` and ``unmapped``.
 """
 from __future__ import annotations
 
+import io
 import mmap as _mmap
 import os
 
 from .._core._region import Region
+from ..errors import ArrowInvalid
 from .io import MAGIC
-from .reader import FileReader, StreamReader, region_of
+from .reader import (FileReader, StreamReader, first_bytes, is_file_object, is_pipe_path,
+                     read_head, region_of, source_name)
+from .sniff import not_arrow
 from .unmapped import UnmappedFileReader, UnmappedStreamReader, open_unmapped
 
 __all__ = ["open_file", "open_stream", "open"]
@@ -22,7 +26,13 @@ def _is_path(source) -> bool:
 
 
 def open_file(source, *, allow_copies: bool = True, mmap: bool = True) -> FileReader:
-    """Open an IPC file: a path (memory-mapped) or a buffer-protocol object (no copy).
+    """Open an IPC file: a path (str or ``os.PathLike``, memory-mapped), a buffer-protocol object
+    (bytes, bytearray, memoryview, mmap, numpy array: no copy), an ``io.BytesIO`` (its buffer, no
+    copy) or a seekable binary file object (mapped when it is a regular file, else read).
+
+    A path that cannot be opened raises ``FileNotFoundError``, ``IsADirectoryError`` or
+    ``PermissionError``; bytes that are not an IPC file raise ``ArrowInvalid`` saying what they
+    look like (an IPC stream, Parquet, Feather V1, CSV or text, compressed, empty).
 
     ``allow_copies=False``: columns that cannot be zero-copy (compressed, big-endian,
     misaligned) raise ``ArrowInvalid`` instead of being copied.  ``mmap=False`` (a path):
@@ -37,7 +47,10 @@ def open_file(source, *, allow_copies: bool = True, mmap: bool = True) -> FileRe
 
 def open_stream(source, *, recover: bool = False, allow_copies: bool = True,
                 require_eos: bool = False, mmap: bool = True) -> StreamReader:
-    """Open an IPC stream: a path, a buffer-protocol object or a binary file-like object.
+    """Open an IPC stream: a path, a buffer-protocol object, an ``io.BytesIO`` (from its
+    position, no copy) or a binary file-like object with ``.read()`` (pipe, socket file,
+    ``sys.stdin.buffer``), read incrementally.  An IPC file reads as the stream it holds.
+    Errors as for ``open_file``.
 
     ``recover=True`` stops quietly at a damaged or truncated tail (see ``StreamReader``);
     ``allow_copies=False`` as for ``open_file``.  ``require_eos=True``: a stream that ends
@@ -57,15 +70,36 @@ def open(source, *, mmap: bool = True):  # noqa: A001  (mirrors the CONTRACT's a
     ``open_file``)."""
     if not mmap and _is_path(source):
         return open_unmapped(source)
-    if hasattr(source, "read") and not isinstance(source, (str, os.PathLike)):
-        head = source.read(6)
+    if is_pipe_path(source):  # read, not mapped; a stream reader closes it when closed
+        f = io.open(source, "rb")
+        try:
+            reader = open(f)
+        except BaseException:
+            f.close()
+            raise
+        if isinstance(reader, StreamReader):
+            reader._owned = f
+        else:
+            f.close()
+        return reader
+    if is_file_object(source):
+        head = read_head(source, 6)
         if head == MAGIC:
             return FileReader(_map_or_read(source, head))
-        return StreamReader(_Prepend(head, source))
-    region = region_of(source)
-    if region.size >= 6 and region.view(0, 6).to_bytes() == MAGIC:
-        return FileReader(region)
-    return StreamReader(region)
+        name, size = source_name(source), None if head else 0
+        source = _Prepend(head, source)
+    else:
+        source = region_of(source)
+        if source.size >= 6 and source.view(0, 6).to_bytes() == MAGIC:
+            return FileReader(source)
+        name, head, size = source.description, first_bytes(source), source.size
+    try:
+        return StreamReader(source)
+    except ArrowInvalid as exc:
+        why = not_arrow(name, head, size, "file or stream")
+        if why is None:
+            raise
+        raise ArrowInvalid(why) from exc.__cause__ or exc
 
 
 def _map_or_read(source, head: bytes):
@@ -78,8 +112,7 @@ def _map_or_read(source, head: bytes):
     size = os.fstat(fd).st_size
     if start != 0 or size <= 0:
         return head + source.read()
-    return Region(_mmap.mmap(fd, 0, access=_mmap.ACCESS_READ),
-                  description=getattr(source, "name", "file object"))
+    return Region(_mmap.mmap(fd, 0, access=_mmap.ACCESS_READ), description=source_name(source))
 
 
 class _Prepend:

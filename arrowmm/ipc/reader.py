@@ -8,7 +8,10 @@ or from a file-like object through ``MessageDecoder``.
 from __future__ import annotations
 
 import dataclasses
+import io
+import mmap
 import os
+import stat
 import struct
 import threading
 from typing import Iterator, Optional
@@ -21,7 +24,7 @@ from .._core._region import Region
 from ..arrays.array import reduce_registered
 from ..arrays.batch import RecordBatch, SequentialBatches
 from ..arrays.pandas_compat import PandasConvertible
-from ..errors import ArrowInvalid, ArrowNotImplementedError
+from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 from ..format import BLOCK, MessageHeader, MetadataVersion, RecordBatchHeader, parse_footer
 from ..interop._cdata import export_reader_stream, export_schema
 from .dictionaries import DictionaryMemo
@@ -29,8 +32,9 @@ from .io import MAGIC
 from .loader import BatchLoader, LoadStats, SchemaPlan
 from .memory import advise, resident_bytes
 from .message import Message, MessageDecoder, message_end, read_message_at
+from .sniff import HEAD_SIZE, describe, not_arrow
 
-__all__ = ["FileReader", "StreamReader", "region_of"]
+__all__ = ["FileReader", "StreamReader", "region_of", "is_file_object", "file_object_region"]
 
 _I32 = struct.Struct("<i")
 _READ_CHUNK = 1 << 22  # largest single read from a file-like object (bounds allocation)
@@ -91,15 +95,32 @@ def _flat_blocks(blocks):
     return blocks.view("<i8").reshape(-1, 3) if len(blocks) else blocks.view("<i8").reshape(0, 3)
 
 
+def is_file_object(source) -> bool:
+    """Whether ``source`` is read through ``.read()``: a file object without the buffer
+    protocol (``io.BytesIO`` is read through its buffer, ``mmap`` is a buffer)."""
+    if isinstance(source, (str, os.PathLike, Region, io.BytesIO)) or not hasattr(source, "read"):
+        return False
+    try:
+        memoryview(source).release()
+    except TypeError:
+        return True
+    return False
+
+
 def region_of(source) -> Region:
-    """A path (mapped read-only), a ``Region``, or a buffer-protocol object (used as is)."""
+    """A path (mapped read-only), a ``Region``, an ``io.BytesIO`` (its value: CPython hands
+    out its internal bytes without a copy, and a later write copies on write), or a
+    buffer-protocol object (used as is).
+
+    A path that cannot be opened raises the ``OSError`` that says why (``FileNotFoundError``,
+    ``IsADirectoryError``, ``PermissionError``), as pyarrow does.
+    """
     if isinstance(source, Region) or hasattr(source, "pread"):  # (an unmapped.PreadFile)
         return source
     if isinstance(source, (str, os.PathLike)):
-        try:
-            return Region.from_path(source)
-        except OSError as exc:
-            raise ArrowInvalid(f"cannot map {os.fspath(source)!r}: {exc}") from exc
+        return Region.from_path(source)
+    if isinstance(source, io.BytesIO):
+        return Region(source.getvalue(), description="BytesIO")
     return Region(source, description="buffer")
 
 
@@ -113,6 +134,91 @@ def _footer_start(region: Region) -> Optional[int]:
     if footer_len <= 0 or footer_len > size - 10 - 8:
         return None
     return size - 10 - footer_len
+
+
+def source_name(source) -> str:
+    name = getattr(source, "name", None)
+    return str(name) if isinstance(name, (str, bytes, os.PathLike)) else type(source).__name__
+
+
+def file_object_region(source) -> Region:
+    """The whole file behind a binary file object, for the file format's random access: mapped
+    when it is a regular file, else read into memory (it must be seekable)."""
+    name = source_name(source)
+    try:
+        fd = source.fileno()
+        st = os.fstat(fd)
+    except (AttributeError, OSError, ValueError):
+        fd = None
+    if fd is not None and stat.S_ISREG(st.st_mode) and st.st_size > 0:
+        return Region(mmap.mmap(fd, 0, access=mmap.ACCESS_READ), description=name)
+    seekable = getattr(source, "seekable", None)
+    if not (callable(seekable) and seekable()):
+        raise ArrowInvalid(f"{name}: the IPC file format needs random access, and this file "
+                           f"object cannot seek: read it with open_stream() (the IPC file "
+                           f"format reads as a stream too), or pass a path or the bytes")
+    source.seek(0)
+    data = source.read()
+    if isinstance(data, str):
+        raise ArrowInvalid(f"{name}: the file object is in text mode; open it with mode 'rb'")
+    return Region(data, description=name)
+
+
+def is_pipe_path(source) -> bool:
+    """Whether ``source`` is the path of something that is read, not mapped: a FIFO, a socket
+    or a character device such as ``/dev/stdin`` on a pipe."""
+    if not isinstance(source, (str, os.PathLike)):
+        return False
+    try:
+        mode = os.stat(source).st_mode
+    except (OSError, ValueError):
+        return False  # opening it says why
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)
+
+
+def first_bytes(region: Region) -> bytes:
+    return region.view(0, min(region.size, HEAD_SIZE)).to_bytes()
+
+
+def _not_a_file(region: Region) -> ArrowInvalid:
+    """Why ``region``, which does not start (or end) like an IPC file, is not one, as
+    precisely as its first bytes allow."""
+    name, size = region.description, region.size
+    try:
+        first = read_message_at(region, 0, 0) if size else None
+    except ArrowError:
+        first = None
+    if first is not None and first.record.header_type == MessageHeader.Schema:
+        return ArrowInvalid(f"{name}: is an Arrow IPC stream, not a file (it starts with a schema "
+                            f"message, not the file magic 'ARROW1'): open it with "
+                            f"arrowmm.open_stream() or arrowmm.open()")
+    head = first_bytes(region)
+    if head[:6] == MAGIC:
+        return ArrowInvalid(f"{name}: {size} bytes is too small for an Arrow IPC file")
+    what = describe(head, size)
+    found = f" (found {head[:8]!r})" if size else ""
+    return ArrowInvalid(f"{name}: does not start with the Arrow file magic 'ARROW1'{found}"
+                        + (f": {what}" if what else ""))
+
+
+def read_head(source, n: int) -> bytes:
+    """Up to ``n`` bytes from a file object (fewer only at its end)."""
+    if isinstance(source, io.TextIOBase):
+        raise ArrowInvalid(f"{source_name(source)}: the file object is in text mode; "
+                           f"open it with mode 'rb'")
+    out = b""
+    while len(out) < n:
+        try:
+            data = source.read(n - len(out))
+        except (OSError, ValueError) as exc:
+            raise ArrowInvalid(f"{source_name(source)}: read failed: {exc}") from exc
+        if isinstance(data, str):
+            raise ArrowInvalid(f"{source_name(source)}: the file object is in text mode; "
+                               f"open it with mode 'rb'")
+        if not data:
+            break
+        out += bytes(data)
+    return out
 
 
 class ReaderBase(PandasConvertible):
@@ -218,12 +324,14 @@ class FileReader(ReaderBase):
     Examples
     --------
     >>> import arrowmm, tempfile, os
-    >>> path = os.path.join(tempfile.mkdtemp(), "t.arrow")
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(tmp.name, "t.arrow")
     >>> with arrowmm.new_file(path, arrowmm.schema([("x", arrowmm.int64())])) as w:
     ...     w.write({"x": [1, 2, 3]})
     >>> with arrowmm.open_file(path) as r:
     ...     r.get_batch(0).column("x").to_pylist()
     [1, 2, 3]
+    >>> tmp.cleanup()
 
     ``allow_copies=False`` refuses to make copies (decompressing, byte-swapping,
     re-aligning, concatenating dictionary deltas): loading a column that would
@@ -232,13 +340,15 @@ class FileReader(ReaderBase):
 
     def __init__(self, source, *, allow_copies: bool = True):
         super().__init__(allow_copies)
-        region = self._region = region_of(source)
+        if is_pipe_path(source):  # a FIFO or /dev/stdin: random access needs it all in memory
+            with io.open(source, "rb") as f:
+                source = Region(f.read(), description=os.fspath(source))
+        region = self._region = (file_object_region(source) if is_file_object(source)
+                                 else region_of(source))
         size = region.size
         name = region.description
-        if size < 2 * len(MAGIC) + 4:
-            raise ArrowInvalid(f"{name}: {size} bytes is too small for an Arrow IPC file")
-        if region.view(0, 6).to_bytes() != MAGIC:
-            raise ArrowInvalid(f"{name}: does not start with the Arrow file magic 'ARROW1'")
+        if size < 2 * len(MAGIC) + 4 or region.view(0, 6).to_bytes() != MAGIC:
+            raise _not_a_file(region)
         if region.view(size - 6, 6).to_bytes() != MAGIC:
             raise ArrowInvalid(f"{name}: does not end with the Arrow file magic 'ARROW1' "
                                f"(truncated or still being written? "
@@ -385,20 +495,39 @@ class StreamReader(SequentialBatches, ReaderBase):
         self._pos = 0
         self._end = None  # where the messages end: the footer of an IPC file read as a stream
         self._index = 0
-        if hasattr(source, "read") and not isinstance(source, (str, os.PathLike)):
+        self._dict_plans = {}
+        self._owned = None
+        if is_pipe_path(source):  # a FIFO or a device (/dev/stdin): read it, it cannot be mapped
+            source = self._owned = io.open(source, "rb")
+        if is_file_object(source):
             self._file = source
             self._decoder = MessageDecoder()
-            self._description = getattr(source, "name", type(source).__name__)
+            self._description = source_name(source)
+            head = read_head(source, 8)
+            size = 0 if not head else None
         else:
-            self._region = region_of(source)
-            self._description = self._region.description
-            if self._region.size >= 8 and self._region.view(0, 6).to_bytes() == MAGIC:
-                self._pos = 8  # the stream inside an IPC file (or a file cut short)
-                self._end = _footer_start(self._region)
-        self._dict_plans = {}
-        first = self._next_message()
+            start = source.tell() if isinstance(source, io.BytesIO) else 0  # read on from there
+            region = self._region = region_of(source)
+            self._description = region.description
+            start = self._pos = min(start, region.size)
+            size = region.size - start
+            head = region.view(start, min(size, HEAD_SIZE)).to_bytes()
+        try:
+            if head[:6] == MAGIC and len(head) >= 8:
+                self._pos += 8  # the stream inside an IPC file (or a file cut short)
+                if self._region is not None:
+                    self._end = _footer_start(self._region)
+            elif self._file is not None and head:
+                self._pending.extend(self._decoder.feed(head))
+            first = self._next_message()
+        except ArrowInvalid as exc:
+            why = not_arrow(self._description, head, size, "stream")
+            if why is None:
+                raise
+            raise ArrowInvalid(why) from exc
         if first is None:
-            raise ArrowInvalid(f"{self._description}: empty stream, expected a schema message")
+            raise ArrowInvalid(not_arrow(self._description, head, size, "stream") or
+                               f"{self._description}: empty stream, expected a schema message")
         if first.record.header_type != MessageHeader.Schema:
             raise ArrowInvalid(f"{self._description}: stream starts with a {first.kind} message, "
                                f"expected Schema")
@@ -491,6 +620,9 @@ class StreamReader(SequentialBatches, ReaderBase):
         super().close()
         self._file = None
         self._memo = None  # its dictionaries point into the source
+        if self._owned is not None:
+            self._owned.close()
+            self._owned = None
 
     def __repr__(self):
         return f"<arrowmm.StreamReader>\n{self.schema}"

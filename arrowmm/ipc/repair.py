@@ -121,7 +121,8 @@ def repair(src, dst, *, validate: bool = True) -> RepairReport:
     Examples
     --------
     >>> import arrowmm, tempfile, os
-    >>> folder = tempfile.mkdtemp()
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> folder = tmp.name
     >>> path = os.path.join(folder, "t.arrows")
     >>> with arrowmm.new_stream(path, arrowmm.schema([("x", arrowmm.int64())])) as w:
     ...     w.write({"x": [1, 2, 3]})
@@ -130,6 +131,7 @@ def repair(src, dst, *, validate: bool = True) -> RepairReport:
     >>> report = arrowmm.repair(path, os.path.join(folder, "t.arrow"))
     >>> report.batches, report.dropped_bytes > 0
     (0, True)
+    >>> tmp.cleanup()
     """
     region = region_of(src)
     size = region.size

@@ -164,11 +164,7 @@ class UnmappedStreamReader(StreamReader):
         except BaseException:
             f.close()
             raise
-        self._owned = f
-
-    def close(self):
-        super().close()
-        self._owned.close()
+        self._owned = f  # (closed with the reader)
 
 
 def open_unmapped(path):

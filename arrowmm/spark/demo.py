@@ -32,6 +32,7 @@ def run(rows: int = 4_000_000, partitions: int = 4, folder: str = None, out=prin
     from .session import local_session
 
     folder = folder or tempfile.mkdtemp(prefix="arrowmm-demo-")
+    os.makedirs(folder, exist_ok=True)
     data = os.path.join(folder, "sensors")
     log = os.path.join(folder, "batches-read.log")
     out(f"arrowmm demo: a Spark pipeline over Arrow IPC files ({rows:,} rows, folder {folder})\n")
@@ -87,6 +88,5 @@ def run(rows: int = 4_000_000, partitions: int = 4, folder: str = None, out=prin
         f"column 'value' decompressed and viewed in {t_col * 1e3:.1f} ms "
         f"({len(values):,} float64, mean {float(np.mean(values)):.4f}); "
         f"columns decoded: {reader.stats.columns_loaded}")
-    out(f"\nDone. The dataset stays in {data}")
     return 0
 
