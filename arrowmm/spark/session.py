@@ -18,9 +18,10 @@ LOG_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.pr
 
 def local_session(master: str = "local[*]", app: str = "arrowmm", folder: str = None,
                   driver_memory: str = "1g", fast_jit: bool = True, register: bool = True,
-                  **conf):
+                  jvm: bool = False, **conf):
     """Start (or get) a local ``SparkSession`` with ``arrowmm`` registered (``register=False``:
-    left to Spark's own lookup of the ``pyspark_arrowmm`` module)."""
+    left to Spark's own lookup of the ``pyspark_arrowmm`` module); ``jvm=True`` adds the JVM
+    reader's jar (``format("arrowmm_jvm")``, see ``arrowmm.spark.configure``)."""
     import arrowmm
     folder = folder or tempfile.mkdtemp(prefix="arrowmm-spark-")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -45,6 +46,9 @@ def local_session(master: str = "local[*]", app: str = "arrowmm", folder: str = 
                .config("spark.sql.warehouse.dir", os.path.join(folder, "warehouse")))
     for key, value in conf.items():
         builder = builder.config(key.replace("__", "."), value)
+    if jvm:
+        from .jar import configure
+        builder = configure(builder)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # pyspark's pandas>=3 notice
         spark = builder.getOrCreate()
