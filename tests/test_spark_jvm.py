@@ -69,6 +69,7 @@ def _every_type_table(n: int = 11) -> pa.Table:
         "ls": some(["large", "x" * 100], pa.large_string()),
         "bin": some([b"\x00\xff", b"", b"x"], pa.binary()),
         "lbin": some([b"\x01" * 9], pa.large_binary()),
+        "nul": pa.nulls(n),
     })
 
 
@@ -244,6 +245,20 @@ def test_hostile_files_raise_clear_errors(spark, tmp_path):
     with pytest.raises(Exception, match=r"column 'x', buffer 1 \(buffer 1\): offset 0 and length "
                                         r"1099511627776 do not fit in the 8000-byte message body"):
         spark.read.format(FMT).load(str(huge)).collect()
+
+    # string offsets that leave the data buffer, or run backwards
+    strings = pa.table({"s": pa.array(["a", "bb", "ccc"])})
+    _write(str(tmp_path / "s.arrow"), strings, "pyarrow", strings.to_batches())
+    data_s = (tmp_path / "s.arrow").read_bytes()
+    offsets = struct.pack("<iiii", 0, 1, 3, 6)
+    assert data_s.count(offsets) == 1
+    for bad, message in [((0, 1, 3, 600), "the last offset 600 is past the 6-byte data buffer"),
+                         ((0, 3, 1, 6), "offset 2 is 1, less than offset 1 \\(3\\)"),
+                         ((-8, 1, 3, 6), "offset 0 is -8")]:
+        hostile = tmp_path / "bad_offsets.arrow"
+        hostile.write_bytes(data_s.replace(offsets, struct.pack("<iiii", *bad)))
+        with pytest.raises(Exception, match="column 's', offsets buffer: " + message):
+            spark.read.format(FMT).load(str(hostile)).collect()
 
     stream = tmp_path / "s.arrows"
     with pa.ipc.new_stream(str(stream), table.schema) as w:

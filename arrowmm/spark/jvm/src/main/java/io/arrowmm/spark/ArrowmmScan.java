@@ -21,7 +21,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * the table's) and cuts the record batches into input partitions by bytes, as Spark's file
  * sources cut files: a partition holds at most {@code spark.sql.files.maxPartitionBytes} (or the
  * option {@code maxPartitionBytes}), less when that would leave cores idle, so big files split
- * at batch boundaries and small files pack together.
+ * at batch boundaries and small files pack together, each counting {@code
+ * spark.sql.files.openCostInBytes} (or the option {@code openCostInBytes}) extra.
  */
 final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
   private final StructType schema;
@@ -96,7 +97,9 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
   @Override
   public InputPartition[] planInputPartitions() {
     List<FileFooter> files = footers();
-    long openCost = conf("spark.sql.files.openCostInBytes", 4L << 20);
+    long openCost = options.containsKey("openCostInBytes")
+        ? JavaUtils.byteStringAsBytes(options.get("openCostInBytes"))
+        : conf("spark.sql.files.openCostInBytes", 4L << 20);
     long maxBytes = options.containsKey("maxPartitionBytes")
         ? JavaUtils.byteStringAsBytes(options.get("maxPartitionBytes"))
         : conf("spark.sql.files.maxPartitionBytes", 128L << 20);
