@@ -101,16 +101,22 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   public boolean next() throws IOException {
     current = null;
     freeOwned();
-    while (rangeIndex < partition.ranges.length) {
-      ArrowmmPartition.Range r = partition.ranges[rangeIndex];
-      batchIndex++;
-      if (batchIndex < r.offsets.length) {
-        current = read(r, batchIndex);
-        return true;
+    try {
+      while (rangeIndex < partition.ranges.length) {
+        ArrowmmPartition.Range r = partition.ranges[rangeIndex];
+        batchIndex++;
+        if (batchIndex < r.offsets.length) {
+          current = read(r, batchIndex);
+          return true;
+        }
+        rangeIndex++;
+        batchIndex = -1;
+        closeFile();
       }
-      rangeIndex++;
-      batchIndex = -1;
-      closeFile();
+    } catch (ArrowmmException e) {
+      // a task's failure reaches the driver serialized: as a JDK class, it deserializes there
+      // whatever class loader holds this jar (a jar added by ADD JAR is not the driver's)
+      throw new IllegalArgumentException(e.getMessage());
     }
     return false;
   }
