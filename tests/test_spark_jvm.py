@@ -114,6 +114,9 @@ def test_every_type_reads_as_spark_reads_pyarrows_reading(spark, tmp_path, write
     assert df.schema == expected.schema
     assert _rows(df, ["id"]) == _rows(expected, ["id"])
     assert df.count() == table.num_rows
+    # the optimizer's row count, from the batch headers (Spark keeps it with CBO on)
+    stats = df._jdf.queryExecution().optimizedPlan().scan().estimateStatistics()
+    assert stats.numRows().getAsLong() == table.num_rows
 
 
 def test_timestamps_in_other_units_and_date64_are_converted(spark, tmp_path):

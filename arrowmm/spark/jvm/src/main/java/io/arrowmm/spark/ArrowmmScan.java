@@ -185,15 +185,29 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
     return new ArrowmmReaderFactory(fileColumns, indexes);
   }
 
+  /** Batches whose headers planning reads to count rows for the optimizer (beyond: no count). */
+  static final int COUNT_ROWS_UP_TO = 10_000;
+
   @Override
   public Statistics estimateStatistics() {
     long bytes = 0;
+    long batches = 0;
     for (FileFooter f : footers()) {
+      batches += f.numBatches();
       for (int i = 0; i < f.numBatches(); i++) {
         bytes += f.batchBytes(i);
       }
     }
+    long rows = batches <= COUNT_ROWS_UP_TO ? 0 : -1;
+    for (FileFooter f : footers()) {
+      if (rows < 0) {
+        break;
+      }
+      long n = f.countRows();
+      rows = n < 0 ? -1 : rows + n;
+    }
     final long size = bytes;
+    final long numRows = rows;
     return new Statistics() {
       @Override
       public OptionalLong sizeInBytes() {
@@ -202,7 +216,7 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
 
       @Override
       public OptionalLong numRows() {
-        return OptionalLong.empty();
+        return numRows < 0 ? OptionalLong.empty() : OptionalLong.of(numRows);
       }
     };
   }

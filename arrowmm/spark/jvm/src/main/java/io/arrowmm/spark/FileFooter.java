@@ -46,6 +46,35 @@ final class FileFooter {
     return metaLengths[i] + bodyLengths[i];
   }
 
+  /** The rows of every record batch, from their headers (read, not mapped), or -1 when a
+   * header cannot be read: an estimate for the optimizer; the scan checks them properly. */
+  long countRows() {
+    long rows = 0;
+    try (FileChannel ch = FileChannel.open(Path.of(path), StandardOpenOption.READ)) {
+      if (ch.size() != fileSize) {
+        return -1;
+      }
+      for (int i = 0; i < offsets.length; i++) {
+        ByteBuffer meta = readFully(ch, offsets[i], metaLengths[i]).order(ByteOrder.LITTLE_ENDIAN);
+        int first = meta.getInt(0);
+        int start = first == -1 ? 8 : 4;
+        meta.position(start);
+        org.apache.arrow.flatbuf.Message m =
+            org.apache.arrow.flatbuf.Message.getRootAsMessage(meta.slice().order(ByteOrder.LITTLE_ENDIAN));
+        org.apache.arrow.flatbuf.RecordBatch rb = (org.apache.arrow.flatbuf.RecordBatch)
+            m.header(new org.apache.arrow.flatbuf.RecordBatch());
+        if (m.headerType() != org.apache.arrow.flatbuf.MessageHeader.RecordBatch || rb == null
+            || rb.length() < 0) {
+          return -1;
+        }
+        rows += rb.length();
+      }
+    } catch (IOException | RuntimeException e) {
+      return -1;
+    }
+    return rows;
+  }
+
   /** Read the footer of {@code path}: only the trailing magic, the footer and its schema. */
   static FileFooter read(String path) {
     try (FileChannel ch = FileChannel.open(Path.of(path), StandardOpenOption.READ)) {
