@@ -285,6 +285,14 @@ def test_nested_types_are_refused_naming_the_columns(spark, tmp_path):
     assert "u: uint32 (Spark has no unsigned integers)" in str(err.value)
 
 
+def test_duplicate_column_names_are_refused(spark, tmp_path):
+    table = pa.Table.from_arrays([pa.array([1]), pa.array([2])], names=["x", "x"])
+    path = str(tmp_path / "dup.arrow")
+    _write(path, table, "pyarrow", table.to_batches())
+    with pytest.raises(Exception, match="the column name 'x' occurs more than once"):
+        spark.read.format(FMT).load(path)
+
+
 def test_configure_appends_the_jar_to_spark_jars():
     builder = SparkSession.Builder().config("spark.jars", "/opt/other.jar")
     assert jvm_jar.configure(builder) is builder

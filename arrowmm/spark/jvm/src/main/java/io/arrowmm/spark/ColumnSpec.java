@@ -53,7 +53,12 @@ final class ColumnSpec implements Serializable {
   static List<ColumnSpec> of(org.apache.arrow.vector.types.pojo.Schema schema, String path) {
     List<ColumnSpec> out = new ArrayList<>();
     List<String> problems = new ArrayList<>();
+    java.util.Set<String> names = new java.util.HashSet<>();
     for (Field f : schema.getFields()) {
+      if (!names.add(f.getName())) {  // columns are found by name: two would be ambiguous
+        throw new ArrowmmException(path + ": the column name '" + f.getName()
+            + "' occurs more than once in the schema");
+      }
       ColumnSpec spec = convert(f, problems);
       if (spec != null) {
         out.add(spec);
