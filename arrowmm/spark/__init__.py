@@ -4,10 +4,18 @@ Needs pyspark 4 and pyarrow (``pip install "arrowmm[spark]"``) in the driver's
 and the executors' Python.  ``register(spark)`` registers the data source
 and turns on Spark's Python filter pushdown, which lets reads skip record
 batches by the statistics arrowmm's writers record.
+
+The JVM reader (stage 1 of issue 16) ships as a jar inside this package:
+``configure(builder)`` adds it to a ``SparkSession.builder``, ``jar_path()``
+gives its path (``python -m arrowmm.spark jar`` prints it), and then
+``spark.read.format("arrowmm_jvm")`` reads the same files column by column
+in place.  It takes over the name ``arrowmm`` once it also writes and streams.
 """
 from __future__ import annotations
 
-__all__ = ["register", "ArrowmmDataSource", "spark_schema"]
+__all__ = ["register", "configure", "jar_path", "JVM_FORMAT", "ArrowmmDataSource", "spark_schema"]
+
+from .jar import JVM_FORMAT, configure, jar_path
 
 
 def register(spark, *, pushdown: bool = True) -> None:

@@ -18,6 +18,8 @@ import sys
 import tempfile
 import warnings
 
+from .jar import configure
+
 __all__ = ["local_session", "safe_worker_path", "WORKER_ENV"]
 
 LOG_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
@@ -53,9 +55,10 @@ def _shadowing_folder() -> str:
 
 def local_session(master: str = "local[*]", app: str = "arrowmm", folder: str = None,
                   driver_memory: str = "1g", fast_jit: bool = True, register: bool = True,
-                  **conf):
+                  jvm: bool = False, **conf):
     """Start (or get) a local ``SparkSession`` with ``arrowmm`` registered (``register=False``:
-    left to Spark's own lookup of the ``pyspark_arrowmm`` module)."""
+    left to Spark's own lookup of the ``pyspark_arrowmm`` module); ``jvm=True`` adds the JVM
+    reader's jar (``format("arrowmm_jvm")``, see ``arrowmm.spark.configure``)."""
     import arrowmm
     folder = folder or tempfile.mkdtemp(prefix="arrowmm-spark-")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -86,6 +89,8 @@ def local_session(master: str = "local[*]", app: str = "arrowmm", folder: str = 
                       f"{_shadowing_folder()} before the installed arrowmm (Python 3.10 cannot "
                       f"keep the current directory off sys.path): start from another folder",
                       RuntimeWarning, stacklevel=2)
+    if jvm:
+        builder = configure(builder)
     # The JVM, and so every Python worker it starts, inherits the environment it starts with.
     saved = {key: os.environ.get(key) for key in WORKER_ENV}
     os.environ.update(WORKER_ENV)

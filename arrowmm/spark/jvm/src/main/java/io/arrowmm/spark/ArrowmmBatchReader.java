@@ -1,0 +1,531 @@
+package io.arrowmm.spark;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+
+import com.github.luben.zstd.Zstd;
+import org.apache.arrow.flatbuf.BodyCompression;
+import org.apache.arrow.flatbuf.BodyCompressionMethod;
+import org.apache.arrow.flatbuf.Buffer;
+import org.apache.arrow.flatbuf.CompressionType;
+import org.apache.arrow.flatbuf.FieldNode;
+import org.apache.arrow.flatbuf.Message;
+import org.apache.arrow.flatbuf.MessageHeader;
+import org.apache.arrow.flatbuf.RecordBatch;
+import org.apache.arrow.memory.util.MemoryUtil;
+import org.apache.commons.compress.compressors.lz4.FramedLZ4CompressorInputStream;
+import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.apache.spark.unsafe.Platform;
+
+/**
+ * Reads one partition's record batches in place: the file is mapped a window at a time (a
+ * window covers consecutive batches, at most {@link #WINDOW} bytes unless one batch is larger;
+ * a batch must be under 2 GiB), each batch's header is parsed where it lies, and every buffer of
+ * the selected columns is checked against the message body before a vector is made over it, so
+ * a malformed file raises {@link ArrowmmException} and nothing reads outside the mapping.
+ * Compressed buffers (LZ4_FRAME, ZSTD) are decompressed into memory the task owns, each to
+ * exactly the length its prefix declares.  The previous batch's memory is released at the next
+ * {@link #next()} (Spark's contract for columnar readers), everything at {@link #close()}.
+ */
+final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
+  static final long WINDOW = 64L << 20;
+  /** The largest buffer a compressed buffer may declare (Spark's vectors are int-indexed). */
+  static final long MAX_DECOMPRESSED = Integer.MAX_VALUE - 64;
+
+  private static final Object UNSAFE;
+  private static final Method INVOKE_CLEANER;
+
+  static {
+    Object unsafe = null;
+    Method cleaner = null;
+    try {
+      Class<?> c = Class.forName("sun.misc.Unsafe");
+      Field f = c.getDeclaredField("theUnsafe");
+      f.setAccessible(true);
+      unsafe = f.get(null);
+      cleaner = c.getMethod("invokeCleaner", ByteBuffer.class);
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      unsafe = null;  // mappings are then released by the garbage collector
+      cleaner = null;
+    }
+    UNSAFE = unsafe;
+    INVOKE_CLEANER = cleaner;
+  }
+
+  private final ArrowmmPartition partition;
+  private final ColumnSpec[] columns;
+  private final int[] selected;
+  private final boolean[] wanted;
+
+  private int rangeIndex = 0;
+  private int batchIndex = -1;
+  private FileChannel channel;
+  private MappedByteBuffer mapping;
+  private long mapStart;
+  private long mapEnd;
+  private long mapAddress;
+  private final List<long[]> owned = new ArrayList<>();  // {address} of decompressed buffers
+  private ColumnarBatch current;
+
+  // the buffer the last call to buffer() resolved
+  private long bufAddress;
+  private long bufLength;
+
+  ArrowmmBatchReader(ArrowmmPartition partition, ColumnSpec[] columns, int[] selected) {
+    if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
+      throw new ArrowmmException("the JVM reader runs on little-endian machines only");
+    }
+    this.partition = partition;
+    this.columns = columns;
+    this.selected = selected;
+    this.wanted = new boolean[columns.length];
+    for (int s : selected) {
+      wanted[s] = true;
+    }
+  }
+
+  @Override
+  public boolean next() throws IOException {
+    current = null;
+    freeOwned();
+    try {
+      while (rangeIndex < partition.ranges.length) {
+        ArrowmmPartition.Range r = partition.ranges[rangeIndex];
+        batchIndex++;
+        if (batchIndex < r.offsets.length) {
+          current = read(r, batchIndex);
+          return true;
+        }
+        rangeIndex++;
+        batchIndex = -1;
+        closeFile();
+      }
+    } catch (ArrowmmException e) {
+      // a task's failure reaches the driver serialized: as a JDK class, it deserializes there
+      // whatever class loader holds this jar (a jar added by ADD JAR is not the driver's)
+      throw new IllegalArgumentException(e.getMessage());
+    }
+    return false;
+  }
+
+  @Override
+  public ColumnarBatch get() {
+    return current;
+  }
+
+  @Override
+  public void close() throws IOException {
+    current = null;
+    freeOwned();
+    closeFile();
+  }
+
+  private void closeFile() throws IOException {
+    unmap();
+    if (channel != null) {
+      FileChannel c = channel;
+      channel = null;
+      c.close();
+    }
+  }
+
+  private void unmap() {
+    MappedByteBuffer m = mapping;
+    mapping = null;
+    mapAddress = 0;
+    if (m != null && INVOKE_CLEANER != null) {
+      try {
+        INVOKE_CLEANER.invoke(UNSAFE, m);
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        // left to the garbage collector
+      }
+    }
+  }
+
+  private void freeOwned() {
+    for (long[] a : owned) {
+      Platform.freeMemory(a[0]);
+    }
+    owned.clear();
+  }
+
+  private void map(ArrowmmPartition.Range r, int i) throws IOException {
+    long off = r.offsets[i];
+    long end = off + r.metaLengths[i] + r.bodyLengths[i];
+    if (mapping != null && off >= mapStart && end <= mapEnd) {
+      return;
+    }
+    unmap();
+    if (channel == null) {
+      channel = FileChannel.open(Path.of(r.path), StandardOpenOption.READ);
+      long size = channel.size();
+      if (size != r.fileSize) {
+        throw new ArrowmmException(r.path + ": changed since the query was planned (" + size
+            + " bytes, " + r.fileSize + " when planned)");
+      }
+    }
+    if (end - off > Integer.MAX_VALUE) {
+      throw new ArrowmmException(r.path + ": record batch " + (r.first + i) + " is "
+          + (end - off) + " bytes; the JVM reader maps batches under 2 GiB");
+    }
+    for (int j = i + 1; j < r.offsets.length; j++) {  // consecutive batches share the window
+      long e = r.offsets[j] + r.metaLengths[j] + r.bodyLengths[j];
+      if (r.offsets[j] < r.offsets[j - 1] || e - off > WINDOW) {
+        break;
+      }
+      end = Math.max(end, e);
+    }
+    mapping = channel.map(FileChannel.MapMode.READ_ONLY, off, end - off);
+    mapStart = off;
+    mapEnd = end;
+    mapAddress = MemoryUtil.getByteBufferAddress(mapping);
+  }
+
+  private ColumnarBatch read(ArrowmmPartition.Range r, int i) throws IOException {
+    map(r, i);
+    String where = r.path + ": record batch " + (r.first + i);
+    int metaLength = r.metaLengths[i];
+    long blockBody = r.bodyLengths[i];
+    int at = (int) (r.offsets[i] - mapStart);
+    ByteBuffer meta = mapping.duplicate();
+    meta.position(at).limit(at + metaLength);
+    meta = meta.slice().order(ByteOrder.LITTLE_ENDIAN);
+    int first = meta.getInt(0);
+    int fbStart = first == -1 ? 8 : 4;
+    int fbLength = first == -1 ? meta.getInt(4) : first;
+    if (fbLength <= 0 || fbLength > metaLength - fbStart) {
+      throw new ArrowmmException(where + ": message length " + fbLength + " does not fit in "
+          + "its " + metaLength + "-byte metadata block");
+    }
+    meta.position(fbStart).limit(fbStart + fbLength);
+    ByteBuffer fb = meta.slice().order(ByteOrder.LITTLE_ENDIAN);
+    long bodyAddress = mapAddress + at + metaLength;
+    try {
+      Message message = Message.getRootAsMessage(fb);
+      if (message.headerType() != MessageHeader.RecordBatch) {
+        throw new ArrowmmException(where + ": the footer points at a "
+            + headerName(message.headerType()) + " message, not a RecordBatch");
+      }
+      long bodyLength = message.bodyLength();
+      if (bodyLength < 0 || bodyLength > blockBody) {
+        throw new ArrowmmException(where + ": body length " + bodyLength + " is larger than "
+            + "the " + blockBody + " bytes the footer gives it");
+      }
+      RecordBatch rb = (RecordBatch) message.header(new RecordBatch());
+      if (rb == null) {
+        throw new ArrowmmException(where + ": the message has no RecordBatch header");
+      }
+      return decode(rb, where, bodyAddress, bodyLength);
+    } catch (ArrowmmException e) {
+      freeOwned();
+      throw e;
+    } catch (RuntimeException e) {
+      freeOwned();
+      throw new ArrowmmException(where + ": malformed message header (" + e + ")", e);
+    }
+  }
+
+  private static String headerName(byte type) {
+    return type >= 0 && type < MessageHeader.names.length ? MessageHeader.name(type)
+        : "type-" + type;
+  }
+
+  private ColumnarBatch decode(RecordBatch rb, String where, long body, long bodyLength)
+      throws IOException {
+    long rows = rb.length();
+    if (rows < 0 || rows > Integer.MAX_VALUE) {
+      throw new ArrowmmException(where + ": length " + rows + " is not 0 to 2^31-1 rows");
+    }
+    int n = (int) rows;
+    int codec = -1;
+    BodyCompression compression = rb.compression();
+    if (compression != null) {
+      if (compression.method() != BodyCompressionMethod.BUFFER) {
+        throw new ArrowmmException(where + ": compression method " + compression.method()
+            + " is not BUFFER");
+      }
+      codec = compression.codec();
+      if (codec != CompressionType.LZ4_FRAME && codec != CompressionType.ZSTD) {
+        throw new ArrowmmException(where + ": unknown compression codec " + codec);
+      }
+    }
+    int nodes = rb.nodesLength();
+    int buffers = rb.buffersLength();
+    ColumnVector[] built = new ColumnVector[columns.length];
+    FieldNode node = new FieldNode();
+    Buffer buf = new Buffer();
+    int nodeCursor = 0;
+    int bufferCursor = 0;
+    for (int c = 0; c < columns.length; c++) {
+      ColumnSpec spec = columns[c];
+      if (nodeCursor >= nodes || bufferCursor + spec.kind.buffers > buffers) {
+        throw new ArrowmmException(where + ": column '" + spec.name + "' (field " + c
+            + ") has no field node or buffers: the batch has " + nodes + " nodes and "
+            + buffers + " buffers");
+      }
+      if (wanted[c]) {
+        rb.nodes(node, nodeCursor);
+        built[c] = column(rb, buf, spec, node, bufferCursor, n, codec, body, bodyLength,
+            where + ", column '" + spec.name + "'");
+      }
+      nodeCursor++;
+      bufferCursor += spec.kind.buffers;
+    }
+    ColumnVector[] out = new ColumnVector[selected.length];
+    for (int k = 0; k < selected.length; k++) {
+      out[k] = built[selected[k]];
+    }
+    return new ColumnarBatch(out, n);
+  }
+
+  private ColumnVector column(RecordBatch rb, Buffer buf, ColumnSpec spec, FieldNode node,
+      int b, int n, int codec, long body, long bodyLength, String where) throws IOException {
+    DataType type = spec.sparkType;
+    if (node.length() != n) {
+      throw new ArrowmmException(where + ": field node length " + node.length()
+          + " is not the batch's " + n + " rows");
+    }
+    long nc = node.nullCount();
+    if (nc < 0 || nc > n) {
+      throw new ArrowmmException(where + ": null count " + nc + " is not 0 to " + n);
+    }
+    int nulls = (int) nc;
+    if (spec.kind == ColumnSpec.Kind.NULL) {
+      return new MappedVector.Nulls(type, n);
+    }
+    long validity = 0;
+    boolean allNull = false;
+    if (nulls > 0) {
+      buffer(rb, buf, b, codec, body, bodyLength, where + ", validity buffer");
+      if (bufLength == 0 && nulls == n) {
+        allNull = true;
+      } else {
+        need(where + ", validity buffer", bufLength, (n + 7L) / 8);
+        validity = bufAddress;
+      }
+    }
+    buffer(rb, buf, b + 1, codec, body, bodyLength, where + ", buffer 1");
+    long a1 = bufAddress;
+    long l1 = bufLength;
+    switch (spec.kind) {
+      case BOOL:
+        need(where + ", data buffer", l1, (n + 7L) / 8);
+        return new MappedVector.Bools(type, n, nulls, validity, allNull, a1);
+      case STRING:
+      case BINARY:
+      case LARGE_STRING:
+      case LARGE_BINARY: {
+        boolean large = spec.kind == ColumnSpec.Kind.LARGE_STRING
+            || spec.kind == ColumnSpec.Kind.LARGE_BINARY;
+        buffer(rb, buf, b + 2, codec, body, bodyLength, where + ", data buffer");
+        long a2 = bufAddress;
+        long l2 = bufLength;
+        if (n > 0) {
+          checkOffsets(where, a1, l1, n, large, l2);
+        }
+        return large ? new MappedVector.Var64(type, n, nulls, validity, allNull, a1, a2)
+            : new MappedVector.Var32(type, n, nulls, validity, allNull, a1, a2);
+      }
+      default:
+        break;
+    }
+    need(where + ", data buffer", l1, (long) n * spec.kind.width);
+    switch (spec.kind) {
+      case INT8:
+        return new MappedVector.Int8(type, n, nulls, validity, allNull, a1);
+      case INT16:
+        return new MappedVector.Int16(type, n, nulls, validity, allNull, a1);
+      case INT32:
+      case DATE32:
+        return new MappedVector.Int32(type, n, nulls, validity, allNull, a1);
+      case INT64:
+        return new MappedVector.Int64(type, n, nulls, validity, allNull, a1);
+      case FLOAT32:
+        return new MappedVector.Float32(type, n, nulls, validity, allNull, a1);
+      case FLOAT64:
+        return new MappedVector.Float64(type, n, nulls, validity, allNull, a1);
+      case DECIMAL128:
+        return new MappedVector.Decimal128(type, n, nulls, validity, allNull, a1);
+      case DATE64:
+        return new MappedVector.Date64(type, n, nulls, validity, allNull, a1);
+      case TIMESTAMP:
+        switch (spec.unit) {
+          case MICROSECOND:
+            return new MappedVector.Int64(type, n, nulls, validity, allNull, a1);
+          case SECOND:
+            return new MappedVector.ScaledTimestamp(type, n, nulls, validity, allNull, a1,
+                1_000_000L, 1);
+          case MILLISECOND:
+            return new MappedVector.ScaledTimestamp(type, n, nulls, validity, allNull, a1,
+                1_000L, 1);
+          default:
+            return new MappedVector.ScaledTimestamp(type, n, nulls, validity, allNull, a1, 1,
+                1_000L);
+        }
+      default:
+        throw new ArrowmmException(where + ": kind " + spec.kind + " has no reader");
+    }
+  }
+
+  private static void need(String where, long have, long need) {
+    if (have < need) {
+      throw new ArrowmmException(where + ": " + have + " bytes, fewer than the " + need
+          + " its rows need");
+    }
+  }
+
+  /** Offsets must start at 0 or more, never decrease, and end inside the data buffer; then
+   * every value lies inside it. */
+  private static void checkOffsets(String where, long address, long length, int n,
+      boolean large, long dataLength) {
+    int width = large ? 8 : 4;
+    need(where + ", offsets buffer", length, (n + 1L) * width);
+    long prev = large ? Platform.getLong(null, address) : Platform.getInt(null, address);
+    if (prev < 0) {
+      throw new ArrowmmException(where + ", offsets buffer: offset 0 is " + prev);
+    }
+    for (int i = 1; i <= n; i++) {
+      long o = large ? Platform.getLong(null, address + 8L * i)
+          : Platform.getInt(null, address + 4L * i);
+      if (o < prev) {
+        throw new ArrowmmException(where + ", offsets buffer: offset " + i + " is " + o
+            + ", less than offset " + (i - 1) + " (" + prev + ")");
+      }
+      if (large && o - prev > Integer.MAX_VALUE) {
+        throw new ArrowmmException(where + ": value " + (i - 1) + " is " + (o - prev)
+            + " bytes; Spark holds values under 2 GiB");
+      }
+      prev = o;
+    }
+    if (prev > dataLength) {
+      throw new ArrowmmException(where + ", offsets buffer: the last offset " + prev
+          + " is past the " + dataLength + "-byte data buffer");
+    }
+  }
+
+  /** Resolve buffer {@code k} into (bufAddress, bufLength): checked against the body, and
+   * decompressed into owned memory when the batch is compressed. */
+  private void buffer(RecordBatch rb, Buffer buf, int k, int codec, long body, long bodyLength,
+      String where) throws IOException {
+    rb.buffers(buf, k);
+    long off = buf.offset();
+    long len = buf.length();
+    if (off < 0 || len < 0 || off > bodyLength || len > bodyLength - off) {
+      throw new ArrowmmException(where + " (buffer " + k + "): offset " + off + " and length "
+          + len + " do not fit in the " + bodyLength + "-byte message body");
+    }
+    long address = body + off;
+    if (codec < 0 || len == 0) {
+      bufAddress = address;
+      bufLength = len;
+      return;
+    }
+    if (len < 8) {
+      throw new ArrowmmException(where + " (buffer " + k + "): a compressed buffer of " + len
+          + " bytes, fewer than its 8-byte length prefix");
+    }
+    long declared = Platform.getLong(null, address);
+    if (declared == -1) {  // stored uncompressed
+      bufAddress = address + 8;
+      bufLength = len - 8;
+      return;
+    }
+    if (declared < 0 || declared > MAX_DECOMPRESSED) {
+      throw new ArrowmmException(where + " (buffer " + k + "): decompressed length " + declared
+          + " is not 0 to " + MAX_DECOMPRESSED);
+    }
+    if (declared == 0) {
+      bufAddress = address;
+      bufLength = 0;
+      return;
+    }
+    long dst = Platform.allocateMemory(declared);
+    owned.add(new long[] {dst});
+    if (codec == CompressionType.ZSTD) {
+      long got = Zstd.decompressUnsafe(dst, declared, address + 8, len - 8);
+      if (Zstd.isError(got)) {
+        throw new ArrowmmException(where + " (buffer " + k + "): ZSTD: "
+            + Zstd.getErrorName(got));
+      }
+      if (got != declared) {
+        throw new ArrowmmException(where + " (buffer " + k + "): ZSTD gave " + got
+            + " bytes, the prefix declares " + declared);
+      }
+    } else {
+      lz4(where + " (buffer " + k + ")", address + 8, len - 8, dst, declared);
+    }
+    bufAddress = dst;
+    bufLength = declared;
+  }
+
+  /** Decompress one LZ4 frame into exactly {@code declared} bytes at {@code dst}. */
+  private static void lz4(String where, long src, long srcLength, long dst, long declared) {
+    try (InputStream in = new FramedLZ4CompressorInputStream(new MemoryInput(src, srcLength))) {
+      byte[] chunk = new byte[1 << 16];
+      long done = 0;
+      while (done < declared) {
+        int got = in.read(chunk, 0, (int) Math.min(chunk.length, declared - done));
+        if (got < 0) {
+          throw new ArrowmmException(where + ": LZ4 frame gave " + done + " bytes, the prefix "
+              + "declares " + declared);
+        }
+        Platform.copyMemory(chunk, Platform.BYTE_ARRAY_OFFSET, null, dst + done, got);
+        done += got;
+      }
+      if (in.read() >= 0) {
+        throw new ArrowmmException(where + ": LZ4 frame holds more than the " + declared
+            + " bytes its prefix declares");
+      }
+    } catch (IOException | RuntimeException e) {
+      if (e instanceof ArrowmmException) {
+        throw (ArrowmmException) e;
+      }
+      throw new ArrowmmException(where + ": LZ4 frame: " + e, e);
+    }
+  }
+
+  /** An input stream over a checked range of memory. */
+  private static final class MemoryInput extends InputStream {
+    private long address;
+    private long remaining;
+
+    MemoryInput(long address, long length) {
+      this.address = address;
+      this.remaining = length;
+    }
+
+    @Override
+    public int read() {
+      if (remaining <= 0) {
+        return -1;
+      }
+      remaining--;
+      return Platform.getByte(null, address++) & 0xff;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) {
+      if (remaining <= 0) {
+        return len == 0 ? 0 : -1;
+      }
+      int n = (int) Math.min(len, remaining);
+      Platform.copyMemory(null, address, b, Platform.BYTE_ARRAY_OFFSET + off, n);
+      address += n;
+      remaining -= n;
+      return n;
+    }
+  }
+}

@@ -1,0 +1,37 @@
+package io.arrowmm.spark;
+
+import java.io.Serializable;
+import java.util.List;
+
+import org.apache.spark.sql.connector.read.InputPartition;
+
+/** One task's work: consecutive record batches of one or more files (a few big or many small). */
+final class ArrowmmPartition implements InputPartition {
+  private static final long serialVersionUID = 1L;
+
+  /** Record batches {@code [first, first + offsets.length)} of one file, from its footer. */
+  static final class Range implements Serializable {
+    private static final long serialVersionUID = 1L;
+    final String path;
+    final long fileSize;
+    final int first;
+    final long[] offsets;
+    final int[] metaLengths;
+    final long[] bodyLengths;
+
+    Range(FileFooter f, int first, int stop) {
+      this.path = f.path;
+      this.fileSize = f.fileSize;
+      this.first = first;
+      this.offsets = java.util.Arrays.copyOfRange(f.offsets, first, stop);
+      this.metaLengths = java.util.Arrays.copyOfRange(f.metaLengths, first, stop);
+      this.bodyLengths = java.util.Arrays.copyOfRange(f.bodyLengths, first, stop);
+    }
+  }
+
+  final Range[] ranges;
+
+  ArrowmmPartition(List<Range> ranges) {
+    this.ranges = ranges.toArray(new Range[0]);
+  }
+}

@@ -1,0 +1,174 @@
+package io.arrowmm.spark;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.arrow.vector.types.DateUnit;
+import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.TimeUnit;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/** One top-level column of a file: its Arrow kind, how many IPC buffers it has, its Spark type. */
+final class ColumnSpec implements Serializable {
+  private static final long serialVersionUID = 1L;
+
+  enum Kind {
+    NULL(0, 0), BOOL(2, 0), INT8(2, 1), INT16(2, 2), INT32(2, 4), INT64(2, 8), FLOAT32(2, 4),
+    FLOAT64(2, 8), DECIMAL128(2, 16), DATE32(2, 4), DATE64(2, 8), TIMESTAMP(2, 8),
+    STRING(3, 0), BINARY(3, 0), LARGE_STRING(3, 0), LARGE_BINARY(3, 0);
+
+    /** The number of IPC buffers a column of this kind has. */
+    final int buffers;
+    /** Bytes per value of the data buffer (0: bits or variable width). */
+    final int width;
+
+    Kind(int buffers, int width) {
+      this.buffers = buffers;
+      this.width = width;
+    }
+  }
+
+  final String name;
+  final Kind kind;
+  /** TIMESTAMP: the file's unit (SECOND, MILLISECOND, MICROSECOND, NANOSECOND); else null. */
+  final TimeUnit unit;
+  final DataType sparkType;
+  final boolean nullable;
+
+  private ColumnSpec(String name, Kind kind, TimeUnit unit, DataType sparkType, boolean nullable) {
+    this.name = name;
+    this.kind = kind;
+    this.unit = unit;
+    this.sparkType = sparkType;
+    this.nullable = nullable;
+  }
+
+  /** The columns of an Arrow schema; every column Spark cannot hold here is named in one error. */
+  static List<ColumnSpec> of(org.apache.arrow.vector.types.pojo.Schema schema, String path) {
+    List<ColumnSpec> out = new ArrayList<>();
+    List<String> problems = new ArrayList<>();
+    java.util.Set<String> names = new java.util.HashSet<>();
+    for (Field f : schema.getFields()) {
+      if (!names.add(f.getName())) {  // columns are found by name: two would be ambiguous
+        throw new ArrowmmException(path + ": the column name '" + f.getName()
+            + "' occurs more than once in the schema");
+      }
+      ColumnSpec spec = convert(f, problems);
+      if (spec != null) {
+        out.add(spec);
+      }
+    }
+    if (!problems.isEmpty()) {
+      throw new ArrowmmException(path + ": these columns have Arrow types the JVM reader "
+          + "(stage 1) does not read:\n  " + String.join("\n  ", problems)
+          + "\n(the Python data source, format('arrowmm'), reads them)");
+    }
+    return out;
+  }
+
+  static StructType sparkSchema(List<ColumnSpec> columns) {
+    StructField[] fields = new StructField[columns.size()];
+    for (int i = 0; i < fields.length; i++) {
+      ColumnSpec c = columns.get(i);
+      fields[i] = DataTypes.createStructField(c.name, c.sparkType, c.nullable);
+    }
+    return DataTypes.createStructType(fields);
+  }
+
+  private static ColumnSpec convert(Field f, List<String> problems) {
+    String name = f.getName();
+    ArrowType t = f.getType();
+    boolean nullable = f.isNullable();
+    if (f.getDictionary() != null) {
+      problems.add(name + ": dictionary-encoded " + t + " (not read by the JVM reader yet)");
+      return null;
+    }
+    switch (t.getTypeID()) {
+      case Null:
+        return new ColumnSpec(name, Kind.NULL, null, DataTypes.NullType, true);
+      case Bool:
+        return new ColumnSpec(name, Kind.BOOL, null, DataTypes.BooleanType, nullable);
+      case Int: {
+        ArrowType.Int i = (ArrowType.Int) t;
+        if (!i.getIsSigned()) {
+          problems.add(name + ": uint" + i.getBitWidth() + " (Spark has no unsigned integers)");
+          return null;
+        }
+        switch (i.getBitWidth()) {
+          case 8: return new ColumnSpec(name, Kind.INT8, null, DataTypes.ByteType, nullable);
+          case 16: return new ColumnSpec(name, Kind.INT16, null, DataTypes.ShortType, nullable);
+          case 32: return new ColumnSpec(name, Kind.INT32, null, DataTypes.IntegerType, nullable);
+          case 64: return new ColumnSpec(name, Kind.INT64, null, DataTypes.LongType, nullable);
+          default: break;
+        }
+        break;
+      }
+      case FloatingPoint: {
+        FloatingPointPrecision p = ((ArrowType.FloatingPoint) t).getPrecision();
+        if (p == FloatingPointPrecision.SINGLE) {
+          return new ColumnSpec(name, Kind.FLOAT32, null, DataTypes.FloatType, nullable);
+        }
+        if (p == FloatingPointPrecision.DOUBLE) {
+          return new ColumnSpec(name, Kind.FLOAT64, null, DataTypes.DoubleType, nullable);
+        }
+        break;
+      }
+      case Decimal: {
+        ArrowType.Decimal d = (ArrowType.Decimal) t;
+        if (d.getBitWidth() != 128) {
+          problems.add(name + ": decimal" + d.getBitWidth() + " (only decimal128 is read yet)");
+          return null;
+        }
+        if (d.getPrecision() < 1 || d.getPrecision() > 38 || d.getScale() < 0
+            || d.getScale() > d.getPrecision()) {
+          problems.add(name + ": decimal128(" + d.getPrecision() + ", " + d.getScale()
+              + ") (Spark decimals hold 1 to 38 digits, scale 0 to precision)");
+          return null;
+        }
+        return new ColumnSpec(name, Kind.DECIMAL128, null,
+            DataTypes.createDecimalType(d.getPrecision(), d.getScale()), nullable);
+      }
+      case Date: {
+        boolean day = ((ArrowType.Date) t).getUnit() == DateUnit.DAY;
+        return new ColumnSpec(name, day ? Kind.DATE32 : Kind.DATE64, null, DataTypes.DateType,
+            nullable);
+      }
+      case Timestamp: {
+        ArrowType.Timestamp ts = (ArrowType.Timestamp) t;
+        DataType target = ts.getTimezone() != null ? DataTypes.TimestampType
+            : DataTypes.TimestampNTZType;
+        return new ColumnSpec(name, Kind.TIMESTAMP, ts.getUnit(), target, nullable);
+      }
+      case Utf8:
+        return new ColumnSpec(name, Kind.STRING, null, DataTypes.StringType, nullable);
+      case LargeUtf8:
+        return new ColumnSpec(name, Kind.LARGE_STRING, null, DataTypes.StringType, nullable);
+      case Binary:
+        return new ColumnSpec(name, Kind.BINARY, null, DataTypes.BinaryType, nullable);
+      case LargeBinary:
+        return new ColumnSpec(name, Kind.LARGE_BINARY, null, DataTypes.BinaryType, nullable);
+      default:
+        break;
+    }
+    problems.add(name + ": " + describe(f) + " (not read by the JVM reader yet)");
+    return null;
+  }
+
+  /** A type with its children, e.g. {@code List<item: Int(32, true)>}. */
+  static String describe(Field f) {
+    if (f.getChildren().isEmpty()) {
+      return f.getType().toString();
+    }
+    List<String> parts = new ArrayList<>();
+    for (Field c : f.getChildren()) {
+      parts.add(c.getName() + ": " + describe(c));
+    }
+    return f.getType() + "<" + String.join(", ", parts) + ">";
+  }
+}

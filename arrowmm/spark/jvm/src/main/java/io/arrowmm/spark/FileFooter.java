@@ -1,0 +1,178 @@
+package io.arrowmm.spark;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+
+import org.apache.arrow.flatbuf.Block;
+import org.apache.arrow.flatbuf.Endianness;
+import org.apache.arrow.flatbuf.Footer;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/** What an Arrow IPC file's footer says: its schema and where each record batch is. */
+final class FileFooter {
+  static final byte[] MAGIC = "ARROW1".getBytes(StandardCharsets.US_ASCII);
+
+  final String path;
+  final long fileSize;
+  final Schema schema;
+  final List<ColumnSpec> columns;
+  /** Per record batch: the file offset of its message, its metadata length, its body length. */
+  final long[] offsets;
+  final int[] metaLengths;
+  final long[] bodyLengths;
+
+  private FileFooter(String path, long fileSize, Schema schema, long[] offsets, int[] metaLengths,
+      long[] bodyLengths) {
+    this.path = path;
+    this.fileSize = fileSize;
+    this.schema = schema;
+    this.columns = ColumnSpec.of(schema, path);
+    this.offsets = offsets;
+    this.metaLengths = metaLengths;
+    this.bodyLengths = bodyLengths;
+  }
+
+  int numBatches() {
+    return offsets.length;
+  }
+
+  long batchBytes(int i) {
+    return metaLengths[i] + bodyLengths[i];
+  }
+
+  /** The rows of every record batch, from their headers (read, not mapped), or -1 when a
+   * header cannot be read: an estimate for the optimizer; the scan checks them properly. */
+  long countRows() {
+    long rows = 0;
+    try (FileChannel ch = FileChannel.open(Path.of(path), StandardOpenOption.READ)) {
+      if (ch.size() != fileSize) {
+        return -1;
+      }
+      for (int i = 0; i < offsets.length; i++) {
+        ByteBuffer meta = readFully(ch, offsets[i], metaLengths[i]).order(ByteOrder.LITTLE_ENDIAN);
+        int first = meta.getInt(0);
+        int start = first == -1 ? 8 : 4;
+        meta.position(start);
+        org.apache.arrow.flatbuf.Message m =
+            org.apache.arrow.flatbuf.Message.getRootAsMessage(meta.slice().order(ByteOrder.LITTLE_ENDIAN));
+        org.apache.arrow.flatbuf.RecordBatch rb = (org.apache.arrow.flatbuf.RecordBatch)
+            m.header(new org.apache.arrow.flatbuf.RecordBatch());
+        if (m.headerType() != org.apache.arrow.flatbuf.MessageHeader.RecordBatch || rb == null
+            || rb.length() < 0) {
+          return -1;
+        }
+        rows += rb.length();
+      }
+    } catch (IOException | RuntimeException e) {
+      return -1;
+    }
+    return rows;
+  }
+
+  /** Read the footer of {@code path}: only the trailing magic, the footer and its schema. */
+  static FileFooter read(String path) {
+    try (FileChannel ch = FileChannel.open(Path.of(path), StandardOpenOption.READ)) {
+      long size = ch.size();
+      if (size < 6 + 2 + 4 + 6) {
+        throw new ArrowmmException(path + ": not an Arrow IPC file (" + size
+            + " bytes, fewer than the 18 of the smallest file)");
+      }
+      ByteBuffer head = readFully(ch, 0, 8);
+      ByteBuffer tail = readFully(ch, size - 10, 10).order(ByteOrder.LITTLE_ENDIAN);
+      if (!startsWithMagic(head, 0)) {
+        if (head.getInt(0) == -1) {
+          throw new ArrowmmException(path + ": an Arrow IPC stream; the JVM reader (stage 1) "
+              + "reads the IPC file format only (format('arrowmm') reads streams)");
+        }
+        throw new ArrowmmException(path + ": not an Arrow IPC file (no ARROW1 magic at the start)");
+      }
+      if (!startsWithMagic(tail, 4)) {
+        throw new ArrowmmException(path + ": truncated or not an Arrow IPC file (no ARROW1 magic "
+            + "at the end of its " + size + " bytes)");
+      }
+      int footerLength = tail.getInt(0);
+      long footerStart = size - 10 - (long) footerLength;
+      if (footerLength <= 0 || footerStart < 8) {
+        throw new ArrowmmException(path + ": footer length " + footerLength
+            + " does not fit in a file of " + size + " bytes");
+      }
+      ByteBuffer fb = readFully(ch, footerStart, footerLength).order(ByteOrder.LITTLE_ENDIAN);
+      return parse(path, size, footerStart, fb);
+    } catch (IOException e) {
+      throw new ArrowmmException(path + ": " + e, e);
+    }
+  }
+
+  private static FileFooter parse(String path, long size, long footerStart, ByteBuffer fb) {
+    Schema schema;
+    long[] offsets;
+    int[] metas;
+    long[] bodies;
+    try {
+      Footer footer = Footer.getRootAsFooter(fb);
+      org.apache.arrow.flatbuf.Schema fs = footer.schema();
+      if (fs == null) {
+        throw new ArrowmmException(path + ": the footer has no schema");
+      }
+      if (fs.endianness() != Endianness.Little) {
+        throw new ArrowmmException(path + ": a big-endian file (the JVM reader reads "
+            + "little-endian files)");
+      }
+      schema = Schema.convertSchema(fs);
+      int n = footer.recordBatchesLength();
+      if (n < 0 || (long) n * 24 > fb.capacity()) {
+        throw new ArrowmmException(path + ": footer lists " + n + " record batches in "
+            + fb.capacity() + " bytes");
+      }
+      offsets = new long[n];
+      metas = new int[n];
+      bodies = new long[n];
+      Block b = new Block();
+      for (int i = 0; i < n; i++) {
+        footer.recordBatches(b, i);
+        offsets[i] = b.offset();
+        metas[i] = b.metaDataLength();
+        bodies[i] = b.bodyLength();
+        long off = offsets[i];
+        if (off < 8 || metas[i] < 8 || bodies[i] < 0 || off > footerStart
+            || metas[i] > footerStart - off || bodies[i] > footerStart - off - metas[i]) {
+          throw new ArrowmmException(path + ": record batch " + i + ": block (offset " + off
+              + ", metadata " + metas[i] + " bytes, body " + bodies[i] + " bytes) does not fit "
+              + "between the magic and the footer at byte " + footerStart);
+        }
+      }
+    } catch (ArrowmmException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new ArrowmmException(path + ": malformed footer (" + e + ")", e);
+    }
+    return new FileFooter(path, size, schema, offsets, metas, bodies);
+  }
+
+  private static boolean startsWithMagic(ByteBuffer b, int at) {
+    for (int i = 0; i < MAGIC.length; i++) {
+      if (b.get(at + i) != MAGIC[i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static ByteBuffer readFully(FileChannel ch, long position, int length)
+      throws IOException {
+    ByteBuffer buf = ByteBuffer.allocate(length);
+    while (buf.hasRemaining()) {
+      if (ch.read(buf, position + buf.position()) < 0) {
+        throw new IOException("file ended at byte " + (position + buf.position()));
+      }
+    }
+    buf.flip();
+    return buf;
+  }
+}
