@@ -3,13 +3,15 @@
 
 ``array`` holds the array classes, ``batch`` the record batch, ``provenance`` which memory
 is borrowed and which was copied; ``numpy_compat``, ``pandas_compat`` and ``scalars``
-convert values; ``concat`` joins arrays.
+convert values; ``concat`` joins arrays; ``selection`` takes and filters rows;
+``display`` lays out reprs.
 """
 from .array import (Array, BinaryArray, BinaryViewArray, BooleanArray, DictionaryArray,
                     FixedSizeBinaryArray, FixedSizeListArray, ListArray, ListViewArray, MapArray,
                     NullArray, PrimitiveArray, RunEndEncodedArray, StructArray, UnionArray,
                     make_array)
 from .batch import RecordBatch
+from . import selection  # noqa: F401  (registers Array.take / Array.filter)
 from .scalars import DayTimeInterval, MonthDayNano
 
 __all__ = [

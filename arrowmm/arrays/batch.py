@@ -1,11 +1,15 @@
 """Record batches: a schema plus columns, each decoded the first time it is touched."""
 from __future__ import annotations
 
+import operator
 import threading
 from typing import Iterator, List, Optional, Sequence
 
+import numpy as np
+
 from .. import types as t
-from .array import Array, reduce_registered, unbacked_rows
+from .array import Array, imported_batch, reduce_registered, selection, unbacked_rows
+from .display import inline_values, preview
 from ..errors import ArrowInvalid
 from .pandas_compat import PandasConvertible
 
@@ -75,7 +79,11 @@ class RecordBatch(PandasConvertible):
                 raise KeyError(f"batch has {'no' if not hits else len(hits)} column(s) named {i!r}")
             return hits[0]
         n = len(self._columns)
-        k = int(i)
+        try:
+            k = operator.index(i)
+        except TypeError:
+            raise TypeError(f"a column is chosen by name or integer index, not "
+                            f"{type(i).__name__}") from None
         if not -n <= k < n:
             raise IndexError(f"column index {i} out of range for {n} columns")
         return k % n
@@ -110,7 +118,15 @@ class RecordBatch(PandasConvertible):
         locks.pop(k, None)  # (a late thread makes a new lock, then finds the column decoded)
         return col
 
-    __getitem__ = column
+    def __getitem__(self, i):
+        """``batch["name"]`` / ``batch[k]``: a column; ``batch[a:b]``: rows, zero-copy (a step
+        other than 1 copies them with ``take``), as pyarrow's batches do."""
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self.num_rows)
+            if step == 1:
+                return self.slice(start, max(stop - start, 0))
+            return self.take(np.arange(start, stop, step, dtype=np.int64))
+        return self.column(i)
 
     @property
     def columns(self) -> List[Array]:
@@ -147,9 +163,45 @@ class RecordBatch(PandasConvertible):
         return out
 
     def select(self, columns: Sequence) -> "RecordBatch":
+        """The columns named or numbered in ``columns``, in that order (no copy)."""
+        if isinstance(columns, (str, int)):
+            raise TypeError("select takes a list of column names or indices")
         ks = [self._index(c) for c in columns]
         return RecordBatch(t.Schema([self.schema.fields[k] for k in ks], self.schema.metadata),
                            self.num_rows, [self.column(k) for k in ks], metadata=self.metadata)
+
+    def rename_columns(self, names) -> "RecordBatch":
+        """The same columns under new names: a list of one name per column, or a dict mapping
+        some old names to new ones (names not in the batch raise KeyError), as pyarrow does."""
+        if isinstance(names, dict):
+            missing = [k for k in names if k not in self.schema.names]
+            if missing:
+                raise KeyError(f"rename_columns: the batch has no column named {missing[0]!r}")
+            new = [names.get(n, n) for n in self.schema.names]
+        else:
+            new = [str(n) for n in names]
+            if len(new) != self.num_columns:
+                raise ArrowInvalid(f"tried to rename a record batch of {self.num_columns} columns "
+                                   f"but {len(new)} names were provided")
+        schema = t.Schema([f.with_name(n) for f, n in zip(self.schema.fields, new)],
+                          self.schema.metadata, self.schema.endianness)
+        return RecordBatch(schema, self.num_rows, self._columns, self._loader, self.metadata,
+                           self._offset)
+
+    def take(self, indices) -> "RecordBatch":
+        """The rows at ``indices`` (numpy, list or integer array), a copy; null indices give
+        null rows, out-of-range ones raise IndexError."""
+        values, nulls = selection("as_indices")(indices, self.num_rows)
+        picks = values if nulls is None else [None if z else int(v) for v, z in
+                                               zip(values.tolist(), nulls.tolist())]
+        cols = [c.take(picks) for c in self.columns]
+        return RecordBatch(self.schema, len(values), cols, metadata=self.metadata)
+
+    def filter(self, mask) -> "RecordBatch":
+        """The rows where ``mask`` (numpy bool, list, or boolean array) is True; a null in the
+        mask drops its row, as pyarrow's default does."""
+        keep = selection("as_mask")(mask, self.num_rows)
+        return self.take(np.flatnonzero(keep))
 
     # -- conversion ----------------------------------------------------------------------
     def to_pydict(self, *, temporal: str = "python") -> dict:
@@ -174,14 +226,35 @@ class RecordBatch(PandasConvertible):
                 raise ArrowInvalid(f"column {k} ({f.name!r}) is {col.type}, the schema says {f.type}")
             col.validate(full, f"column {k} ({f.name!r})")
 
-    def equals(self, other: "RecordBatch") -> bool:
-        return (isinstance(other, RecordBatch) and self.schema.equals(other.schema)
+    def equals(self, other, check_metadata: bool = False) -> bool:
+        """Whether ``other`` (an arrowmm batch, or any object exporting a record batch through
+        ``__arrow_c_array__``, such as a pyarrow batch) has the same schema (names, types,
+        nullability; metadata too when ``check_metadata``) and the same values."""
+        if not isinstance(other, RecordBatch):
+            if not hasattr(other, "__arrow_c_array__"):
+                raise TypeError(f"equals: expected a record batch, got {type(other).__name__}")
+            other = imported_batch(other)
+        return (self.schema.equals(other.schema, check_metadata)
                 and self.num_rows == other.num_rows
                 and all(a.equals(b) for a, b in zip(self.columns, other.columns)))
 
+    def __eq__(self, other):
+        try:
+            return self.equals(other)
+        except TypeError:
+            return NotImplemented
+
+    __hash__ = None  # like pyarrow's batches: compared by value, so unhashable
+
     def __repr__(self):
-        return (f"arrowmm.RecordBatch num_rows={self.num_rows} num_columns={self.num_columns}\n"
-                + str(self.schema))
+        return "arrowmm.RecordBatch\n" + self.to_string()
+
+    def to_string(self) -> str:
+        """pyarrow's layout: the schema, ``----``, then each column's first and last values."""
+        lines = [f._short() for f in self.schema] + ["----"]
+        lines += [f"{f.name}: {inline_values(*preview(self.column(k)))}"
+                  for k, f in enumerate(self.schema)]
+        return "\n".join(lines)
 
     def __reduce__(self):
         """Pickles by name when read from a shared segment (``arrowmm.shm``), else TypeError."""

@@ -324,6 +324,12 @@ class FileReader(_ReaderBase):
 
     get_record_batch = get_batch
 
+    def __getitem__(self, i):
+        """``reader[i]`` is ``get_batch(i)``; ``reader[a:b]`` a list of those batches."""
+        if isinstance(i, slice):
+            return [self.get_batch(k) for k in range(*i.indices(len(self._blocks)))]
+        return self.get_batch(i)
+
     def batch_extents(self) -> list:
         """``(byte offset, byte length)`` of each record batch message, from the footer alone."""
         self._check_open()
