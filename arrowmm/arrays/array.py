@@ -66,6 +66,18 @@ def imported_array(obj) -> "Array":
     return import_array(*obj.__arrow_c_array__())
 
 
+def exported_schema(obj):
+    """``obj`` (a type, field or schema) as an ``arrow_schema`` capsule."""
+    from ..interop._cdata import export_schema
+    return export_schema(obj)
+
+
+def exported_array(array: "Array", requested_schema=None):
+    """``array`` as (``arrow_schema``, ``arrow_array``) capsules over its memory."""
+    from ..interop._cdata import export_array
+    return export_array(array, requested_schema)
+
+
 def imported_batch(obj):
     """An object exporting ``__arrow_c_array__`` as a struct (a record batch) as an arrowmm
     RecordBatch over the same memory."""

@@ -10,10 +10,20 @@ import numpy as np
 from .. import types as t
 from .array import Array, imported_batch, reduce_registered, selection, unbacked_rows
 from .display import inline_values, preview
+from .extension import ExtensionArray, storage_of, wrap
 from ..errors import ArrowInvalid
 from .pandas_compat import PandasConvertible
 
 __all__ = ["RecordBatch"]
+
+
+#: ``serialize`` lives in ``arrowmm.ipc.messages``, above this layer: it registers itself here
+_SERIALIZER: dict = {}
+
+
+def register_batch_serializer(serialize_batch) -> None:
+    """Called by ``arrowmm.ipc.messages``: the function behind ``RecordBatch.serialize``."""
+    _SERIALIZER["batch"] = serialize_batch
 
 
 class RecordBatch(PandasConvertible):
@@ -29,7 +39,7 @@ class RecordBatch(PandasConvertible):
     """
 
     __slots__ = ("schema", "num_rows", "metadata", "_loader", "_columns", "_offset", "_locks",
-                 "__weakref__")
+                 "_wrapped", "__weakref__")
 
     def __init__(self, schema: t.Schema, num_rows: int, columns: Optional[Sequence[Array]] = None,
                  loader=None, metadata: Optional[dict] = None, offset: int = 0):
@@ -37,7 +47,10 @@ class RecordBatch(PandasConvertible):
         self.num_rows = int(num_rows)
         self.metadata = metadata
         self._loader = loader
-        self._columns: List[Optional[Array]] = list(columns) if columns is not None else [None] * len(schema)
+        # the storage arrays (an extension column is wrapped when handed out: ``column``)
+        self._columns: List[Optional[Array]] = [None if c is None else storage_of(c) for c in columns] \
+            if columns is not None else [None] * len(schema)
+        self._wrapped = None  # column index -> its extension array, made on first hand-out
         self._offset = offset  # row offset into the loader's columns (for slices of lazy batches)
         self._locks = {} if loader is not None else None  # column -> lock held while decoding it
 
@@ -55,8 +68,10 @@ class RecordBatch(PandasConvertible):
         lengths = {len(a) for a in arrays}
         if len(lengths) > 1:
             raise ArrowInvalid(f"arrays have different lengths: {sorted(lengths)}")
-        for f, a in zip(schema, arrays):
-            if f.type != a.type:
+        for f, a, ext in zip(schema, arrays, schema.extension_types()):
+            if isinstance(a, ExtensionArray) and a.type != ext:
+                raise ArrowInvalid(f"field {f.name!r} is {f.logical_type} but its array is {a.type}")
+            if f.type != storage_of(a).type:
                 raise ArrowInvalid(f"field {f.name!r} is {f.type} but its array is {a.type}")
         return cls(schema, lengths.pop() if lengths else 0, arrays)
 
@@ -89,7 +104,8 @@ class RecordBatch(PandasConvertible):
         return k % n
 
     def column(self, i) -> Array:
-        """Column ``i`` (index or name), decoded now if it was not yet."""
+        """Column ``i`` (index or name), decoded now if it was not yet; a column of a
+        registered extension type comes as its ``ExtensionArray``."""
         cols = self._columns
         if type(i) is int and 0 <= i < len(cols):
             k = i
@@ -98,7 +114,28 @@ class RecordBatch(PandasConvertible):
         col = cols[k]
         if col is None:
             col = self._decode(k, None)
+        ext = self.schema.extension_types()[k]
+        return col if ext is None else self._extension_column(k, ext, col)
+
+    def _extension_column(self, k: int, ext, storage: Array) -> Array:
+        """Column ``k`` wrapped as ``ext``, the same object for every caller."""
+        wrapped = self._wrapped
+        if wrapped is None:
+            self._wrapped = wrapped = {}  # (threads may race here: a lost dict is only a cache)
+        col = wrapped.get(k)
+        if col is None:
+            col = wrapped.setdefault(k, wrap(ext, storage))
         return col
+
+    def storage_column(self, i) -> Array:
+        """Column ``i`` as stored: an extension column's storage array (what writers and
+        exporters lay out, the extension being named in the field's metadata)."""
+        return storage_of(self.column(i))
+
+    @property
+    def storage_columns(self) -> List[Array]:
+        """Every column as stored (see ``storage_column``)."""
+        return [storage_of(c) for c in self.columns]
 
     def _decode(self, k: int, decoded) -> Array:
         """Column ``k`` decoded by the loader, once: a thread that finds another decoding it
@@ -138,7 +175,9 @@ class RecordBatch(PandasConvertible):
             for k in missing:
                 if self._columns[k] is None:
                     self._decode(k, decoded)
-        return list(self._columns)
+        exts = self.schema.extension_types()
+        return [c if e is None else self._extension_column(k, e, c)
+                for k, (c, e) in enumerate(zip(self._columns, exts))]
 
     @property
     def column_names(self) -> List[str]:
@@ -216,10 +255,15 @@ class RecordBatch(PandasConvertible):
     def _pandas_batches(self):
         return [self]
 
+    def serialize(self, alignment: int = 8) -> bytes:
+        """The batch as one IPC record batch message, without schema or dictionaries (pyarrow's
+        ``RecordBatch.serialize``); ``arrowmm.read_record_batch(buf, schema)`` reads it."""
+        return _SERIALIZER["batch"](self, alignment)
+
     def validate(self, full: bool = False) -> None:
         """Decode every column and check it (structure; every offset, byte and index if ``full``)."""
         for k, f in enumerate(self.schema):
-            col = self.column(k)
+            col = self.storage_column(k)
             if len(col) != self.num_rows:
                 raise ArrowInvalid(f"column {k} ({f.name!r}) has {len(col)} rows, the batch {self.num_rows}")
             if col.type != f.type:

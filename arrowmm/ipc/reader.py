@@ -212,6 +212,32 @@ class _ReaderBase(PandasConvertible):
         return export_reader_stream(self, requested_schema)
 
 
+class MessageBatchDecoder(_ReaderBase):
+    """Dictionary and record batch messages decoded one at a time under ``schema``, outside
+    any stream (``arrowmm.read_record_batch``): dictionaries replace or extend (deltas) the
+    ones given before, as in a stream."""
+
+    def __init__(self, schema: t.Schema, allow_copies: bool = True):
+        super().__init__(allow_copies)
+        self.schema = schema
+        self._dict_plans = {}
+        self._memo = DictionaryMemo(schema, file_mode=False)
+
+    def set_dictionary(self, dict_id: int, values) -> None:
+        """Dictionary ``dict_id`` given as its values array."""
+        field = self._memo.field(dict_id, f"dictionary {dict_id}")  # (an unused id raises)
+        if values.type != field.type:
+            raise ArrowInvalid(f"dictionary {dict_id}: the schema's dictionary values are "
+                               f"{field.type}, the array given is {values.type}")
+        self._memo.apply(dict_id, values, False, f"dictionary {dict_id}")
+
+    def dictionary(self, msg: Message, where: str) -> None:
+        self._dictionary_batch(msg, self._memo, where)
+
+    def record_batch(self, msg: Message, where: str) -> RecordBatch:
+        return self._record_batch(msg, self._memo.get, where)
+
+
 class FileReader(_ReaderBase):
     """Random access to the record batches of an IPC file.
 

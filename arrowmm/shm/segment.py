@@ -711,7 +711,7 @@ def reduce_batch(batch):
                                 bool(getattr(batch._loader, "allow_copies", True)))
     if batch._loader is not None:
         raise _not_shared("RecordBatch", "it was imported from another library's memory")
-    return type(batch), (batch.schema, batch.num_rows, batch.columns, None, batch.metadata)
+    return type(batch), (batch.schema, batch.num_rows, batch.storage_columns, None, batch.metadata)
 
 
 def _reader_for(key, allow_copies) -> FileReader:
