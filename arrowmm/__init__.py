@@ -34,7 +34,7 @@ from .arrays import (Array, BinaryArray, BinaryViewArray, BooleanArray, DayTimeI
                      OpaqueArray, UuidType, JsonType, Bool8Type, FixedShapeTensorType, OpaqueType,
                      uuid, json_, bool8, fixed_shape_tensor, opaque)
 from .interop import RecordBatchReader, array, record_batch
-from .ipc import (FileReader, FileWriter, IndexedStreamReader, RepairReport, StreamReader,
+from .ipc import (FeatherV1Reader, FileReader, FileWriter, IndexedStreamReader, RepairReport, StreamReader,
                   StreamWriter, index_stream, new_file, new_stream, open, open_file,  # noqa: A004
                   open_stream, repair)
 from .ipc.messages import (Message, MessageReader, read_message, read_record_batch,
@@ -76,7 +76,7 @@ __all__ = [
     # interop
     "array", "record_batch", "RecordBatchReader",
     # ipc
-    "open_file", "open_stream", "open", "FileReader", "StreamReader",
+    "open_file", "open_stream", "open", "FileReader", "StreamReader", "FeatherV1Reader",
     "new_file", "new_stream", "FileWriter", "StreamWriter",
     "IndexedStreamReader", "index_stream", "repair", "RepairReport",
     "Message", "MessageReader", "read_message", "read_schema", "read_record_batch",

@@ -639,7 +639,7 @@ def extension_type_of(field: "Field") -> Optional[ExtensionType]:
     if proto is not None:
         try:
             ext = type(proto).__arrow_ext_deserialize__(field.type, serialized)
-        except (ArrowInvalid, ValueError, TypeError, KeyError):
+        except (ArrowInvalid, ValueError, TypeError, KeyError, RecursionError):
             ext = None  # (metadata the class refuses: read as the storage, metadata kept)
         if ext is not None and (not isinstance(ext, ExtensionType) or ext.storage_type != field.type):
             ext = None

@@ -2,6 +2,7 @@
 value (against arrowmm and pyarrow objects), slicing, negative indices, take, filter, select,
 rename_columns, reprs, and subscriptable file readers.  Every answer is pyarrow's own."""
 import datetime
+import os
 import re
 
 import numpy as np
@@ -278,3 +279,17 @@ def test_file_reader_is_subscriptable(pair):
     assert reader[5:] == []
     with pytest.raises(IndexError):
         reader[2]
+
+
+# -- the README's section runs as written ------------------------------------------------------
+def test_readme_values_section_runs(tmp_path, monkeypatch, capsys):
+    readme = open(os.path.join(os.path.dirname(__file__), os.pardir, "README.md"),
+                  encoding="utf-8").read()
+    start = readme.index("## Values: containers")
+    section = readme[start:readme.index("\n## ", start + 1)]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 3
+    monkeypatch.chdir(tmp_path)
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})
+    assert "extension<arrow.uuid>" in capsys.readouterr().out

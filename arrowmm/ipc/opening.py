@@ -10,6 +10,7 @@ import mmap as _mmap
 import os
 
 from .._core._region import Region
+from .feather import FeatherV1Reader, is_feather_v1
 from .reader import MAGIC, FileReader, StreamReader, region_of
 from .unmapped import UnmappedFileReader, UnmappedStreamReader, open_unmapped
 
@@ -31,7 +32,10 @@ def open_file(source, *, allow_copies: bool = True, mmap: bool = True) -> FileRe
     """
     if not mmap and _is_path(source):
         return UnmappedFileReader(source, allow_copies=allow_copies)
-    return FileReader(source, allow_copies=allow_copies)
+    region = region_of(source)
+    if is_feather_v1(region):  # (Feather V1: ``FEA1``, not the IPC file's ``ARROW1``)
+        return FeatherV1Reader(region, region.description)
+    return FileReader(region, allow_copies=allow_copies)
 
 
 def open_stream(source, *, recover: bool = False, allow_copies: bool = True,
