@@ -32,7 +32,8 @@ from .arrays import (Array, BinaryArray, BinaryViewArray, BooleanArray, DayTimeI
                      RecordBatch, RunEndEncodedArray, StructArray, UnionArray,
                      ExtensionArray, UuidArray, JsonArray, Bool8Array, FixedShapeTensorArray,
                      OpaqueArray, UuidType, JsonType, Bool8Type, FixedShapeTensorType, OpaqueType,
-                     uuid, json_, bool8, fixed_shape_tensor, opaque)
+                     uuid, json_, bool8, fixed_shape_tensor, opaque, VariableShapeTensorType,
+                     VariableShapeTensorArray, variable_shape_tensor)
 from .interop import RecordBatchReader, array, record_batch
 from .ipc import (FeatherV1Reader, FileReader, FileWriter, IndexedStreamReader, RepairReport, StreamReader,
                   StreamWriter, index_stream, new_file, new_stream, open, open_file,  # noqa: A004
@@ -72,7 +73,8 @@ __all__ = [
     "RecordBatch", "DayTimeInterval", "MonthDayNano",
     "ExtensionArray", "UuidArray", "JsonArray", "Bool8Array", "FixedShapeTensorArray",
     "OpaqueArray", "UuidType", "JsonType", "Bool8Type", "FixedShapeTensorType", "OpaqueType",
-    "uuid", "json_", "bool8", "fixed_shape_tensor", "opaque",
+    "uuid", "json_", "bool8", "fixed_shape_tensor", "opaque", "VariableShapeTensorType",
+    "VariableShapeTensorArray", "variable_shape_tensor",
     # interop
     "array", "record_batch", "RecordBatchReader",
     # ipc

@@ -291,3 +291,71 @@ def test_from_storage_checks_the_storage_type():
     arr = arrowmm.ExtensionArray.from_storage(arrowmm.bool8(), pa.array([0, 1], pa.int8()))
     assert arr.to_pylist() == [False, True]
     assert arr[1:].to_pylist() == [True] and arr.take([1, 0]).to_pylist() == [True, False]
+
+
+# -- arrow.variable_shape_tensor (pyarrow 26 has no Python class for it: the spec is the
+# oracle for values, Arrow C++ for the printed type and the metadata) -----------------------
+def _vst_storage(rows, value_type=pa.float32(), ndim=2):
+    """pyarrow storage for tensors ``rows`` (numpy arrays or None), data in memory order."""
+    storage_type = pa.struct([("data", pa.list_(value_type)),
+                              ("shape", pa.list_(pa.int32(), ndim))])
+    return pa.array([None if r is None else {"data": r["data"], "shape": r["shape"]}
+                     for r in rows], storage_type)
+
+
+def test_variable_shape_tensor_values_follow_the_spec():
+    a, b = np.arange(6, dtype=np.float32).reshape(2, 3), np.arange(4, dtype=np.float32).reshape(4, 1)
+    # permutation [1, 0]: each tensor's data is its transpose, row-major
+    rows = [{"data": a.T.reshape(-1).tolist(), "shape": [2, 3]}, None,
+            {"data": b.T.reshape(-1).tolist(), "shape": [4, 1]}]
+    meta = {"ARROW:extension:name": "arrow.variable_shape_tensor",
+            "ARROW:extension:metadata": '{"permutation":[1,0],"dim_names":["H","W"]}'}
+    storage = _vst_storage(rows)
+    theirs = pa.record_batch([storage], schema=pa.schema([pa.field("t", storage.type, metadata=meta)]))
+    got = arrowmm.record_batch(theirs)
+    col = got["t"]
+    assert isinstance(col, arrowmm.VariableShapeTensorArray)
+    assert str(col.type) == ("extension<arrow.variable_shape_tensor[value_type=float, ndim=2, "
+                             "permutation=[1,0], dim_names=[H,W]]>")  # Arrow C++'s ToString
+    np.testing.assert_array_equal(col[0], a)
+    assert col[1] is None
+    np.testing.assert_array_equal(col[2], b)
+    assert col[0].base is not None  # a view, not a copy
+    assert col.to_pylist() == storage.to_pylist()  # the storage rows, as pyarrow gives them
+    # built from tensors, it is the same storage
+    built = arrowmm.array([a, None, b], col.type)
+    assert built.storage == storage
+
+
+def test_variable_shape_tensor_round_trips_through_files(tmp_path):
+    ty = arrowmm.variable_shape_tensor(arrowmm.int64(), 3, uniform_shape=[None, 2, None])
+    tensors = [np.arange(12).reshape(3, 2, 2), np.arange(2).reshape(1, 2, 1)]
+    batch = arrowmm.record_batch({"t": arrowmm.array(tensors, ty)})
+    path = str(tmp_path / "vst.arrow")
+    with arrowmm.new_file(path, batch.schema) as w:
+        w.write(batch)
+    theirs = pa.ipc.open_file(path).read_all()
+    field = theirs.schema.field("t")
+    assert str(field.type) == str(ty)  # Arrow C++ recognises it (no pyarrow class)
+    again = import_field(field.__arrow_c_schema__())  # its metadata, as pyarrow exports it
+    assert again.metadata["ARROW:extension:metadata"] == '{"uniform_shape":[null,2,null]}'
+    assert again.extension_type == ty
+    assert theirs.column("t").combine_chunks().storage.to_pylist()[1] == \
+        {"data": [0, 1], "shape": [1, 2, 1]}
+    with arrowmm.open_file(path) as r:
+        col = r[0]["t"]
+        assert col.type == ty
+        for got, want in zip(col, tensors):  # iteration gives the storage rows
+            assert got["shape"] == list(want.shape)
+        np.testing.assert_array_equal(col[0], tensors[0])
+        np.testing.assert_array_equal(col[1], tensors[1])
+
+
+def test_variable_shape_tensor_refuses_a_shape_its_data_does_not_fill():
+    rows = [{"data": [1.0, 2.0, 3.0], "shape": [2, 2]}]
+    meta = {"ARROW:extension:name": "arrow.variable_shape_tensor"}
+    storage = _vst_storage(rows)
+    got = arrowmm.record_batch(pa.record_batch(
+        [storage], schema=pa.schema([pa.field("t", storage.type, metadata=meta)])))
+    with pytest.raises(arrowmm.ArrowInvalid, match="holds 4 values, its data 3"):
+        got["t"][0]

@@ -14,7 +14,8 @@ from .array import (Array, BinaryArray, BinaryViewArray, BooleanArray, Dictionar
 from .batch import RecordBatch
 from .extension import (Bool8Array, Bool8Type, ExtensionArray, FixedShapeTensorArray,
                         FixedShapeTensorType, JsonArray, JsonType, OpaqueArray, OpaqueType,
-                        UuidArray, UuidType, bool8, fixed_shape_tensor, json_, opaque, uuid)
+                        UuidArray, UuidType, VariableShapeTensorArray, VariableShapeTensorType, bool8,
+                        fixed_shape_tensor, json_, opaque, uuid, variable_shape_tensor)
 from . import selection  # noqa: F401  (registers Array.take / Array.filter)
 from .scalars import DayTimeInterval, MonthDayNano
 
@@ -25,5 +26,6 @@ __all__ = [
     "make_array", "RecordBatch", "DayTimeInterval", "MonthDayNano",
     "ExtensionArray", "UuidArray", "JsonArray", "Bool8Array", "FixedShapeTensorArray",
     "OpaqueArray", "UuidType", "JsonType", "Bool8Type", "FixedShapeTensorType", "OpaqueType",
-    "uuid", "json_", "bool8", "fixed_shape_tensor", "opaque",
+    "uuid", "json_", "bool8", "fixed_shape_tensor", "opaque", "VariableShapeTensorType",
+    "VariableShapeTensorArray", "variable_shape_tensor",
 ]

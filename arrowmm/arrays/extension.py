@@ -8,7 +8,7 @@ only ever sees storage.
 
 The canonical types (https://arrow.apache.org/docs/format/CanonicalExtensions.html) are
 registered here on import, as Arrow C++ registers them: ``arrow.uuid``, ``arrow.json``,
-``arrow.bool8``, ``arrow.fixed_shape_tensor``, ``arrow.opaque``.  Names, metadata bytes and
+``arrow.bool8``, ``arrow.fixed_shape_tensor``, ``arrow.variable_shape_tensor``, ``arrow.opaque``.  Names, metadata bytes and
 printed forms follow pyarrow's, so files and capsules pass between the two unchanged.
 """
 from __future__ import annotations
@@ -28,6 +28,7 @@ from .provenance import copied_view, copy_reason
 __all__ = [
     "ExtensionArray", "UuidType", "JsonType", "Bool8Type", "FixedShapeTensorType", "OpaqueType",
     "UuidArray", "JsonArray", "Bool8Array", "FixedShapeTensorArray", "OpaqueArray",
+    "VariableShapeTensorType", "VariableShapeTensorArray", "variable_shape_tensor",
     "uuid", "json_", "bool8", "fixed_shape_tensor", "opaque", "wrap", "storage_of",
 ]
 
@@ -408,6 +409,135 @@ _NUMPY_VALUE_TYPES = {**{f"i{n}": t.IntType(n * 8, True) for n in (1, 2, 4, 8)},
                       **{f"f{n}": t.FloatType(n * 8) for n in (2, 4, 8)}}
 
 
+# -- arrow.variable_shape_tensor ---------------------------------------------------------------
+class VariableShapeTensorType(t.ExtensionType):
+    """``arrow.variable_shape_tensor``: each value a tensor of ``ndim`` dimensions and a shape
+    of its own, stored as ``struct<data: list<value_type>, shape: fixed_size_list<int32>[ndim]>``
+    (``shape`` the logical shape; ``data`` row-major in the order ``permutation`` gives)."""
+
+    def __init__(self, value_type: t.DataType, ndim: int,
+                 dim_names: Optional[Sequence[str]] = None,
+                 permutation: Optional[Sequence[int]] = None,
+                 uniform_shape: Optional[Sequence[Optional[int]]] = None):
+        ndim = int(ndim)
+        if ndim < 0:
+            raise ArrowInvalid(f"arrow.variable_shape_tensor ndim must be >= 0, got {ndim}")
+        if dim_names is not None:
+            dim_names = [str(d) for d in dim_names]
+            if dim_names and len(dim_names) != ndim:
+                raise ArrowInvalid(f"arrow.variable_shape_tensor has {ndim} dimensions but "
+                                   f"{len(dim_names)} dim_names")
+        if permutation is not None:
+            permutation = [int(p) for p in permutation]
+            if permutation and sorted(permutation) != list(range(ndim)):
+                raise ArrowInvalid(f"arrow.variable_shape_tensor permutation {permutation} is "
+                                   f"not a permutation of {ndim} dimensions")
+        if uniform_shape is not None:
+            uniform_shape = [None if u is None else int(u) for u in uniform_shape]
+            if uniform_shape and len(uniform_shape) != ndim:
+                raise ArrowInvalid(f"arrow.variable_shape_tensor has {ndim} dimensions but "
+                                   f"uniform_shape {uniform_shape}")
+        self.value_type = value_type
+        self.ndim = ndim
+        self.dim_names = dim_names or None
+        self.permutation = permutation or None
+        self.uniform_shape = uniform_shape or None
+        super().__init__(t.StructType([
+            t.Field("data", t.ListType(t.Field("item", value_type))),
+            t.Field("shape", t.FixedSizeListType(t.Field("item", t.IntType(32, True)), ndim))]),
+            "arrow.variable_shape_tensor")
+
+    def __arrow_ext_serialize__(self):
+        out = {}
+        if self.permutation:
+            out["permutation"] = self.permutation
+        if self.dim_names:
+            out["dim_names"] = self.dim_names
+        if self.uniform_shape:
+            out["uniform_shape"] = self.uniform_shape
+        return json.dumps(out, separators=(",", ":")).encode()
+
+    @classmethod
+    def __arrow_ext_deserialize__(cls, storage_type, serialized):
+        md = _json_metadata(serialized, "arrow.variable_shape_tensor")
+        fields = storage_type.fields if isinstance(storage_type, t.StructType) else ()
+        if len(fields) != 2 or not isinstance(fields[0].type, t.ListType) or \
+                fields[0].type.view or not isinstance(fields[1].type, t.FixedSizeListType) or \
+                fields[1].type.value_type != t.IntType(32, True):
+            raise ArrowInvalid(f"arrow.variable_shape_tensor must be stored as struct<data: list, "
+                               f"shape: fixed_size_list<int32>>, got {storage_type}")
+        out = cls(fields[0].type.value_type, fields[1].type.list_size, md.get("dim_names"),
+                  md.get("permutation"), md.get("uniform_shape"))
+        object.__setattr__(out, "_storage", storage_type)  # (the file's names and list kind)
+        return out
+
+    def __arrow_ext_class__(self):
+        return VariableShapeTensorArray
+
+    def unwrap_value(self, value):
+        """A tensor (numpy array of ``ndim`` dimensions) as its storage row."""
+        if isinstance(value, np.ndarray):
+            if value.ndim != self.ndim:
+                raise ArrowInvalid(f"a tensor of {value.ndim} dimensions in a column of "
+                                   f"{self.ndim}")
+            shape = list(value.shape)
+            if self.permutation:
+                value = value.transpose(self.permutation)
+            return {"data": value.reshape(-1).tolist(), "shape": shape}
+        return value
+
+    def __str__(self):
+        parts = [f"value_type={self.value_type}", f"ndim={self.ndim}"]
+        if self.permutation:
+            parts.append("permutation=[" + ",".join(map(str, self.permutation)) + "]")
+        if self.dim_names:
+            parts.append("dim_names=[" + ",".join(self.dim_names) + "]")
+        if self.uniform_shape:
+            parts.append("uniform_shape=[" + ",".join("null" if u is None else str(u)
+                                                      for u in self.uniform_shape) + "]")
+        return f"extension<arrow.variable_shape_tensor[{', '.join(parts)}]>"
+
+
+class VariableShapeTensorArray(ExtensionArray):
+    """Values are tensors: ``a[i]`` is a numpy array of row ``i``'s own shape (a zero-copy
+    view, the permutation applied as strides); ``to_pylist()`` gives the storage rows
+    (``{"data": [...], "shape": [...]}``)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return super().__getitem__(i)
+        k = int(i)
+        if k < 0:
+            k += self.length
+        if not 0 <= k < self.length:
+            raise IndexError(f"index {i} out of range for an array of length {self.length}")
+        if not self.validity_mask()[k]:
+            return None
+        return self._tensor(k)
+
+    def _tensor(self, k: int) -> np.ndarray:
+        data, shape = self.storage.field(0), self.storage.field(1)
+        if not shape.validity_mask()[k] or not data.validity_mask()[k]:
+            raise ArrowInvalid(f"variable_shape_tensor row {k}: a null data or shape in a "
+                               f"valid tensor")
+        dims = shape.slice(k, 1).to_pylist()[0]
+        if any(d < 0 for d in dims):
+            raise ArrowInvalid(f"variable_shape_tensor row {k}: negative shape {dims}")
+        row = data.slice(k, 1)
+        offs = row.value_offsets()
+        size = int(offs[1] - offs[0])
+        if math.prod(dims) != size:
+            raise ArrowInvalid(f"variable_shape_tensor row {k}: shape {dims} holds "
+                               f"{math.prod(dims)} values, its data {size}")
+        flat = row.flatten().to_numpy(zero_copy_only=True)
+        perm = self.type.permutation
+        if not perm:
+            return flat.reshape(dims)
+        return flat.reshape([dims[p] for p in perm]).transpose(np.argsort(perm))
+
+
 # -- arrow.opaque ------------------------------------------------------------------------------
 class OpaqueType(t.ExtensionType):
     """``arrow.opaque``: values of a type arrowmm does not know, kept as their storage, with
@@ -464,8 +594,16 @@ def opaque(storage_type: t.DataType, type_name: str, vendor_name: str) -> Opaque
     return OpaqueType(storage_type, type_name, vendor_name)
 
 
+def variable_shape_tensor(value_type: t.DataType, ndim: int,
+                          dim_names: Optional[Sequence[str]] = None,
+                          permutation: Optional[Sequence[int]] = None,
+                          uniform_shape: Optional[Sequence[Optional[int]]] = None
+                          ) -> VariableShapeTensorType:
+    return VariableShapeTensorType(value_type, ndim, dim_names, permutation, uniform_shape)
+
+
 for _proto in (UuidType(), JsonType(), Bool8Type(), FixedShapeTensorType(t.IntType(8, True), [1]),
-               OpaqueType(t.NullType(), "", "")):
+               OpaqueType(t.NullType(), "", ""), VariableShapeTensorType(t.IntType(8, True), 1)):
     try:
         t.register_extension_type(_proto)
     except ArrowKeyError:  # (the module imported again: the first registration stands)
