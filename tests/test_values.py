@@ -82,6 +82,7 @@ def test_batches_compare_by_value(pair):
     assert batch == pa_batch and batch.equals(pa_batch)
     assert batch == arrowmm.record_batch(pa_batch)
     assert (batch == pa_batch.slice(1)) is False
+    assert (batch == batch["i"]) is False and (batch == pa_batch.column("i")) is False
     renamed = pa_batch.rename_columns([n + "_" for n in pa_batch.schema.names])
     assert (batch == renamed) is (pa_batch == renamed) is False
 

@@ -50,7 +50,7 @@ class RecordBatch(PandasConvertible):
         # the storage arrays (an extension column is wrapped when handed out: ``column``)
         self._columns: List[Optional[Array]] = [None if c is None else storage_of(c) for c in columns] \
             if columns is not None else [None] * len(schema)
-        self._wrapped = None  # column index -> its extension array, made on first hand-out
+        self._wrapped = {}  # column index -> its extension array, made on first hand-out
         self._offset = offset  # row offset into the loader's columns (for slices of lazy batches)
         self._locks = {} if loader is not None else None  # column -> lock held while decoding it
 
@@ -120,8 +120,6 @@ class RecordBatch(PandasConvertible):
     def _extension_column(self, k: int, ext, storage: Array) -> Array:
         """Column ``k`` wrapped as ``ext``, the same object for every caller."""
         wrapped = self._wrapped
-        if wrapped is None:
-            self._wrapped = wrapped = {}  # (threads may race here: a lost dict is only a cache)
         col = wrapped.get(k)
         if col is None:
             col = wrapped.setdefault(k, wrap(ext, storage))
@@ -274,6 +272,8 @@ class RecordBatch(PandasConvertible):
         """Whether ``other`` (an arrowmm batch, or any object exporting a record batch through
         ``__arrow_c_array__``, such as a pyarrow batch) has the same schema (names, types,
         nullability; metadata too when ``check_metadata``) and the same values."""
+        if isinstance(other, Array):
+            return False  # (an array is no batch, even a struct array)
         if not isinstance(other, RecordBatch):
             if not hasattr(other, "__arrow_c_array__"):
                 raise TypeError(f"equals: expected a record batch, got {type(other).__name__}")
@@ -287,6 +287,8 @@ class RecordBatch(PandasConvertible):
             return self.equals(other)
         except TypeError:
             return NotImplemented
+        except ArrowInvalid:  # (a foreign array that is not a record batch)
+            return False
 
     __hash__ = None  # like pyarrow's batches: compared by value, so unhashable
 
