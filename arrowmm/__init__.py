@@ -9,7 +9,7 @@ interface); ``ipc`` (readers and writers); ``shm`` (shared memory); ``spark``; `
 __version__ = "0.1.0"
 
 from . import limits
-from .errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
+from .errors import ArrowError, ArrowInvalid, ArrowKeyError, ArrowNotImplementedError
 from .limits import set_limits
 from .types import (  # noqa: F401  (the type factories: int64(), list_(...), ...)
     DataType, NullType, BoolType, IntType, FloatType, DecimalType,
@@ -23,17 +23,23 @@ from .types import (  # noqa: F401  (the type factories: int64(), list_(...), ..
     day_time_interval, month_day_nano_interval, decimal32, decimal64, decimal128, decimal256,
     fixed_size_binary, list_, large_list, list_view, large_list_view, fixed_size_list,
     struct, map_, sparse_union, dense_union, dictionary, run_end_encoded,
-    field, schema,
+    field, schema, ExtensionType, register_extension_type, unregister_extension_type,
 )
 from ._core._region import BufferView, Region
 from .arrays import (Array, BinaryArray, BinaryViewArray, BooleanArray, DayTimeInterval,
                      DictionaryArray, FixedSizeBinaryArray, FixedSizeListArray, ListArray,
                      ListViewArray, MapArray, MonthDayNano, NullArray, PrimitiveArray,
-                     RecordBatch, RunEndEncodedArray, StructArray, UnionArray)
+                     RecordBatch, RunEndEncodedArray, StructArray, UnionArray,
+                     ExtensionArray, UuidArray, JsonArray, Bool8Array, FixedShapeTensorArray,
+                     OpaqueArray, UuidType, JsonType, Bool8Type, FixedShapeTensorType, OpaqueType,
+                     uuid, json_, bool8, fixed_shape_tensor, opaque, VariableShapeTensorType,
+                     VariableShapeTensorArray, variable_shape_tensor)
 from .interop import RecordBatchReader, array, record_batch
-from .ipc import (FileReader, FileWriter, IndexedStreamReader, RepairReport, StreamReader,
+from .ipc import (FeatherV1Reader, FileReader, FileWriter, IndexedStreamReader, RepairReport, StreamReader,
                   StreamWriter, index_stream, new_file, new_stream, open, open_file,  # noqa: A004
                   open_stream, repair)
+from .ipc.messages import (Message, MessageReader, read_message, read_record_batch,
+                           read_schema, serialize_batch, serialize_schema)
 from .ipc.sparse_tensor import (SparseCOOTensor, SparseCSCMatrix, SparseCSFTensor,
                                 SparseCSRMatrix, read_sparse_tensor, write_sparse_tensor)
 from .ipc.tensor import Tensor, get_tensor_size, read_tensor, write_tensor
@@ -42,7 +48,8 @@ from . import shm
 __all__ = [
     "__version__",
     # errors and limits
-    "ArrowError", "ArrowInvalid", "ArrowNotImplementedError", "limits", "set_limits",
+    "ArrowError", "ArrowInvalid", "ArrowNotImplementedError", "ArrowKeyError", "limits",
+    "set_limits",
     # types
     "DataType", "NullType", "BoolType", "IntType", "FloatType", "DecimalType",
     "DateType", "TimeType", "TimestampType", "DurationType", "IntervalType", "BinaryType",
@@ -56,6 +63,7 @@ __all__ = [
     "fixed_size_binary", "list_", "large_list", "list_view", "large_list_view", "fixed_size_list",
     "struct", "map_", "sparse_union", "dense_union", "dictionary", "run_end_encoded",
     "field", "schema",
+    "ExtensionType", "register_extension_type", "unregister_extension_type",
     # memory
     "BufferView", "Region",
     # arrays
@@ -63,12 +71,18 @@ __all__ = [
     "BinaryArray", "BinaryViewArray", "ListArray", "ListViewArray", "MapArray",
     "FixedSizeListArray", "StructArray", "UnionArray", "DictionaryArray", "RunEndEncodedArray",
     "RecordBatch", "DayTimeInterval", "MonthDayNano",
+    "ExtensionArray", "UuidArray", "JsonArray", "Bool8Array", "FixedShapeTensorArray",
+    "OpaqueArray", "UuidType", "JsonType", "Bool8Type", "FixedShapeTensorType", "OpaqueType",
+    "uuid", "json_", "bool8", "fixed_shape_tensor", "opaque", "VariableShapeTensorType",
+    "VariableShapeTensorArray", "variable_shape_tensor",
     # interop
     "array", "record_batch", "RecordBatchReader",
     # ipc
-    "open_file", "open_stream", "open", "FileReader", "StreamReader",
+    "open_file", "open_stream", "open", "FileReader", "StreamReader", "FeatherV1Reader",
     "new_file", "new_stream", "FileWriter", "StreamWriter",
     "IndexedStreamReader", "index_stream", "repair", "RepairReport",
+    "Message", "MessageReader", "read_message", "read_schema", "read_record_batch",
+    "serialize_schema", "serialize_batch",
     "Tensor", "read_tensor", "write_tensor", "get_tensor_size",
     "SparseCOOTensor", "SparseCSRMatrix", "SparseCSCMatrix", "SparseCSFTensor",
     "read_sparse_tensor", "write_sparse_tensor",

@@ -4,7 +4,7 @@ Each class is also a built-in exception (pyarrow's habit), so callers that
 catch ``ValueError`` or ``NotImplementedError`` keep working.
 """
 
-__all__ = ["ArrowError", "ArrowInvalid", "ArrowNotImplementedError"]
+__all__ = ["ArrowError", "ArrowInvalid", "ArrowNotImplementedError", "ArrowKeyError"]
 
 
 class ArrowError(Exception):
@@ -17,3 +17,7 @@ class ArrowInvalid(ArrowError, ValueError):
 
 class ArrowNotImplementedError(ArrowError, NotImplementedError):
     """Valid input that uses something arrowmm does not support."""
+
+
+class ArrowKeyError(ArrowError, KeyError):
+    """A name that is not registered, or registered already (extension types)."""

@@ -10,7 +10,7 @@ from typing import Iterator, Mapping, Optional
 
 import numpy as np
 
-from .errors import ArrowInvalid
+from .errors import ArrowInvalid, ArrowKeyError
 
 __all__ = [
     "DataType", "NullType", "BoolType", "IntType", "FloatType", "DecimalType",
@@ -27,6 +27,8 @@ __all__ = [
     "list_", "large_list", "list_view", "large_list_view", "fixed_size_list",
     "struct", "map_", "sparse_union", "dense_union", "dictionary",
     "run_end_encoded", "field", "schema",
+    "ExtensionType", "register_extension_type", "unregister_extension_type",
+    "extension_type_of", "EXTENSION_NAME", "EXTENSION_METADATA", "register_schema_serializer",
 ]
 
 
@@ -497,6 +499,156 @@ class RunEndEncodedType(DataType):
         return f"run_end_encoded<run_ends: {self.run_end_type}, values: {self.value_type}>"
 
 
+# -- extension types ---------------------------------------------------------------------------
+#: The field metadata keys that carry an extension type through IPC and the C data interface.
+EXTENSION_NAME = "ARROW:extension:name"
+EXTENSION_METADATA = "ARROW:extension:metadata"
+
+
+class ExtensionType(DataType):
+    """A logical type over a storage type, as pyarrow's ``pyarrow.ExtensionType``.
+
+    Subclass it like pyarrow's: call ``super().__init__(storage_type, extension_name)``,
+    define ``__arrow_ext_serialize__(self) -> bytes`` and the classmethod
+    ``__arrow_ext_deserialize__(cls, storage_type, serialized)``, and optionally
+    ``__arrow_ext_class__(self)`` (the array class, an ``arrowmm.ExtensionArray`` subclass).
+    Register an instance with ``arrowmm.register_extension_type`` so reads recognise it.
+
+    In a schema the field keeps the storage type as ``Field.type`` (the layout every reader
+    and writer follows) and names the extension in its metadata (``ARROW:extension:name``,
+    ``ARROW:extension:metadata``); ``Field.extension_type`` gives this object back, and the
+    arrays a batch hands out carry it as their ``type``.  ``Field(name, ext_type)`` accepts one.
+    """
+
+    __slots__ = ("_storage", "_name", "__dict__")
+
+    def __init__(self, storage_type: DataType, extension_name: str):
+        if not isinstance(storage_type, DataType) or isinstance(storage_type, ExtensionType):
+            raise ArrowInvalid(f"an extension type's storage must be a plain arrowmm DataType, "
+                               f"got {storage_type!r}")
+        object.__setattr__(self, "_storage", storage_type)
+        object.__setattr__(self, "_name", str(extension_name))
+
+    def __setattr__(self, name, value):  # subclasses keep their parameters, as pyarrow's do
+        object.__setattr__(self, name, value)
+
+    @property
+    def _key(self):
+        return (type(self), self._name, self._storage, bytes(self.__arrow_ext_serialize__()))
+
+    storage_type = property(lambda self: self._storage)
+    extension_name = property(lambda self: self._name)
+    buffer_count = property(lambda self: self._storage.buffer_count)
+    byte_width = property(lambda self: self._storage.byte_width)
+
+    @property
+    def children(self) -> tuple:
+        return self._storage.children
+
+    def __arrow_ext_serialize__(self) -> bytes:
+        raise NotImplementedError(f"{type(self).__name__} must define __arrow_ext_serialize__")
+
+    @classmethod
+    def __arrow_ext_deserialize__(cls, storage_type: DataType, serialized: bytes):
+        raise NotImplementedError(f"{cls.__name__} must define __arrow_ext_deserialize__")
+
+    def __arrow_ext_class__(self):
+        """The array class for this type; None means ``arrowmm.ExtensionArray``."""
+        return None
+
+    def field_metadata(self) -> dict:
+        """The two metadata entries that name this type on a field."""
+        serialized = bytes(self.__arrow_ext_serialize__())
+        return {EXTENSION_NAME: self._name,
+                EXTENSION_METADATA: serialized.decode("utf-8", "surrogateescape")}
+
+    def wrap_value(self, value):
+        """One storage value (a Python object, not None) as this type's Python value; the
+        storage value itself unless a subclass says otherwise."""
+        return value
+
+    def unwrap_value(self, value):
+        """One Python value of this type (not None) as its storage value, for building arrays
+        from Python values; the value itself unless a subclass says otherwise."""
+        return value
+
+    def __reduce__(self):
+        return (_rebuild_extension, (type(self), self._storage, bytes(self.__arrow_ext_serialize__())))
+
+    def __str__(self):
+        return f"extension<{self._name}<{type(self).__name__}>>"
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self})"
+
+    def __arrow_c_schema__(self):
+        from .interop._cdata import export_schema
+        return export_schema(Field("", self))
+
+
+def _rebuild_extension(cls, storage, serialized):
+    return cls.__arrow_ext_deserialize__(storage, serialized)
+
+
+#: extension name -> the registered instance whose class deserializes that name
+_EXTENSION_REGISTRY: dict = {}
+#: (name, storage type, serialized) -> the deserialized type (or None when it did not fit)
+_EXTENSION_CACHE: dict = {}
+
+
+def register_extension_type(ext_type: ExtensionType) -> None:
+    """Make reads (files, streams, the C data interface) recognise ``ext_type``'s name:
+    pyarrow's ``register_extension_type``.  A name registered already raises ArrowKeyError
+    (the canonical ``arrow.*`` types are registered when arrowmm is imported)."""
+    if not isinstance(ext_type, ExtensionType):
+        raise TypeError(f"register_extension_type takes an ExtensionType instance, got "
+                        f"{type(ext_type).__name__}")
+    name = ext_type.extension_name
+    if name in _EXTENSION_REGISTRY:
+        raise ArrowKeyError(f"A type extension with name {name} already defined")
+    _EXTENSION_REGISTRY[name] = ext_type
+    _EXTENSION_CACHE.clear()
+
+
+def unregister_extension_type(type_name: str) -> None:
+    """Forget the extension type registered under ``type_name`` (ArrowKeyError if none)."""
+    if type_name not in _EXTENSION_REGISTRY:
+        raise ArrowKeyError(f"No type extension with name {type_name} found")
+    del _EXTENSION_REGISTRY[type_name]
+    _EXTENSION_CACHE.clear()
+
+
+def extension_type_of(field: "Field") -> Optional[ExtensionType]:
+    """The registered extension type ``field`` names in its metadata, or None: a field with
+    no extension name, an unregistered name, or metadata its class refuses keeps its storage
+    type and its metadata (pyarrow's reading of unknown extensions)."""
+    md = field.metadata
+    if not md:
+        return None
+    name = md.get(EXTENSION_NAME)
+    if name is None:
+        return None
+    serialized = md.get(EXTENSION_METADATA, "").encode("utf-8", "surrogateescape")
+    key = (name, field.type, serialized)
+    try:
+        return _EXTENSION_CACHE[key]
+    except KeyError:
+        pass
+    proto = _EXTENSION_REGISTRY.get(name)
+    ext = None
+    if proto is not None:
+        try:
+            ext = type(proto).__arrow_ext_deserialize__(field.type, serialized)
+        except (ArrowInvalid, ValueError, TypeError, KeyError, RecursionError):
+            ext = None  # (metadata the class refuses: read as the storage, metadata kept)
+        if ext is not None and (not isinstance(ext, ExtensionType) or ext.storage_type != field.type):
+            ext = None
+    if len(_EXTENSION_CACHE) > 4096:
+        _EXTENSION_CACHE.clear()
+    _EXTENSION_CACHE[key] = ext
+    return ext
+
+
 class Field:
     """A named, typed column (or child), with nullability and custom metadata.
 
@@ -510,6 +662,9 @@ class Field:
                  metadata: Optional[Mapping[str, str]] = None, dictionary_id: Optional[int] = None):
         if not isinstance(type, DataType):
             raise ArrowInvalid(f"field {name!r}: type must be an arrowmm DataType, got {type!r}")
+        if isinstance(type, ExtensionType):  # stored as its storage, named in the metadata
+            metadata = {**(dict(metadata) if metadata else {}), **type.field_metadata()}
+            type = type.storage_type
         set_ = object.__setattr__
         set_(self, "name", str(name))
         set_(self, "type", type)
@@ -551,10 +706,21 @@ class Field:
     @property
     def extension_name(self) -> Optional[str]:
         """``ARROW:extension:name`` from the metadata, when the field is an extension type."""
-        return self.metadata.get("ARROW:extension:name") if self.metadata else None
+        return self.metadata.get(EXTENSION_NAME) if self.metadata else None
+
+    @property
+    def extension_type(self) -> Optional[ExtensionType]:
+        """The registered extension type the metadata names (None for plain fields and
+        unregistered extensions); ``type`` stays the storage type."""
+        return extension_type_of(self)
+
+    @property
+    def logical_type(self) -> DataType:
+        """``extension_type`` when there is one, else ``type``: the type pyarrow shows."""
+        return extension_type_of(self) or self.type
 
     def _short(self):
-        return f"{self.name}: {self.type}{'' if self.nullable else ' not null'}"
+        return f"{self.name}: {self.logical_type}{'' if self.nullable else ' not null'}"
 
     def __str__(self):
         return self._short()
@@ -570,7 +736,7 @@ class Field:
 class Schema:
     """The fields of a record batch, in order, plus schema-level custom metadata."""
 
-    __slots__ = ("fields", "metadata", "endianness", "_index")
+    __slots__ = ("fields", "metadata", "endianness", "_index", "_ext")
 
     def __init__(self, fields, metadata: Optional[Mapping[str, str]] = None,
                  endianness: str = "little"):
@@ -582,6 +748,16 @@ class Schema:
         set_(self, "metadata", _freeze_metadata(metadata))
         set_(self, "endianness", endianness)
         set_(self, "_index", None)  # name -> indices, made by the first lookup by name
+        set_(self, "_ext", None)  # each field's extension type, resolved once on first use
+
+    def extension_types(self) -> tuple:
+        """Each field's registered extension type (None for the others), resolved once per
+        schema: what is registered when the schema is first read decides, as in pyarrow."""
+        ext = self._ext
+        if ext is None:
+            ext = tuple(extension_type_of(f) for f in self.fields)
+            object.__setattr__(self, "_ext", ext)
+        return ext
 
     def _name_index(self) -> dict:
         index = self._index
@@ -643,6 +819,11 @@ class Schema:
     def with_metadata(self, metadata) -> "Schema":
         return Schema(self.fields, metadata, self.endianness)
 
+    def serialize(self) -> bytes:
+        """The schema as one IPC schema message (pyarrow's ``Schema.serialize``);
+        ``arrowmm.read_schema(buf)`` reads it."""
+        return _SCHEMA_SERIALIZER["schema"](self)
+
     def __str__(self):
         lines = [f._short() for f in self.fields]
         if self.metadata:
@@ -656,6 +837,15 @@ class Schema:
     def __arrow_c_schema__(self):
         from .interop._cdata import export_schema
         return export_schema(self)
+
+
+#: ``Schema.serialize`` is written by ``arrowmm.ipc.messages``, which registers it here
+_SCHEMA_SERIALIZER: dict = {}
+
+
+def register_schema_serializer(serialize_schema) -> None:
+    """Called by ``arrowmm.ipc.messages``: the function behind ``Schema.serialize``."""
+    _SCHEMA_SERIALIZER["schema"] = serialize_schema
 
 
 def _freeze_metadata(metadata):

@@ -589,6 +589,11 @@ def assert_array_matches(mm, pa_arr, where="", region=None, deep=True):
     """Every comparison of one arrowmm array with the pyarrow array holding the same data."""
     if isinstance(pa_arr, pa.ChunkedArray):
         pa_arr = pa_arr.combine_chunks()
+    if isinstance(mm, arrowmm.ExtensionArray):  # a registered extension: the type pyarrow
+        assert str(mm.type) == str(pa_arr.type), where  # prints, then the storage compared
+        if not isinstance(pa_arr.type, pa.FixedShapeTensorType):  # (pyarrow: flat storage lists)
+            assert_values_equal(mm.to_pylist(), pa_arr.to_pylist(), f"{where} extension values")
+        mm = mm.storage
     assert str(mm.type) == str(plain_type(pa_arr.type)), where
     assert len(mm) == len(pa_arr), where
     assert mm.null_count == pa_arr.null_count, where
@@ -618,6 +623,18 @@ def assert_array_matches(mm, pa_arr, where="", region=None, deep=True):
     assert_numpy_matches(mm, pa_arr, region, where)
 
 
+def storage_batch(batch):
+    """``batch`` with its extension columns seen as their storage (the extension names dropped
+    from the field metadata), for comparing with pyarrow's storage values."""
+    if not any(f.extension_type for f in batch.schema):
+        return batch
+    fields = [f.with_metadata({k: v for k, v in f.metadata.items()
+                               if not k.startswith("ARROW:extension:")}) if f.extension_type else f
+              for f in batch.schema]
+    return arrowmm.RecordBatch(arrowmm.Schema(fields, batch.schema.metadata), batch.num_rows,
+                               batch.storage_columns, metadata=batch.metadata)
+
+
 def assert_batch_matches(mm_batch, pa_batch, pa_metadata=None, where="", region=None, deep=True):
     assert mm_batch.num_rows == pa_batch.num_rows, where
     assert mm_batch.num_columns == pa_batch.num_columns, where
@@ -626,6 +643,7 @@ def assert_batch_matches(mm_batch, pa_batch, pa_metadata=None, where="", region=
     for k in range(pa_batch.num_columns):
         assert_array_matches(mm_batch.column(k), pa_batch.column(k),
                              f"{where} column {pa_batch.schema.names[k]!r}", region, deep)
+    mm_batch = storage_batch(mm_batch)  # the rows below are compared as storage values
     plain = pa_batch
     if any(isinstance(f.type, pa.BaseExtensionType) for f in pa_batch.schema):
         plain = pa.RecordBatch.from_arrays(

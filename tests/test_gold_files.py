@@ -77,6 +77,8 @@ def _norm_metadata(md) -> dict[str, str] | None:
 
 
 def check_column(array, col: ij.JsonColumn, where: str) -> None:
+    if isinstance(array, arrowmm.ExtensionArray):  # the JSON holds storage values
+        array = array.storage
     if col.values is not None:
         got = array.to_pylist(temporal="int")
         diff = ij.first_difference(col.values, got, where)
@@ -101,8 +103,8 @@ def test_schema(gold_dir, expected_files, case, fmt):
         assert len(schema) == len(expected.schema)
         assert list(schema.names) == expected.names
         # Only custom_metadata has schema / field metadata, and extension
-        # carries the ARROW:extension:* keys (arrowmm does no extension type
-        # handling, so they stay plain field metadata).  Everywhere else the
+        # carries the ARROW:extension:* keys (arrowmm keeps them in the field
+        # metadata, the storage as Field.type).  Everywhere else the
         # JSON has none and arrowmm must report none (None or {}).
         assert _norm_metadata(schema.metadata) == expected.schema_metadata
         for j, jf in enumerate(expected.schema):

@@ -3,13 +3,20 @@
 
 ``array`` holds the array classes, ``batch`` the record batch, ``provenance`` which memory
 is borrowed and which was copied; ``numpy_compat``, ``pandas_compat`` and ``scalars``
-convert values; ``concat`` joins arrays.
+convert values; ``concat`` joins arrays; ``selection`` takes and filters rows;
+``extension`` holds extension arrays and the canonical extension types;
+``display`` lays out reprs.
 """
 from .array import (Array, BinaryArray, BinaryViewArray, BooleanArray, DictionaryArray,
                     FixedSizeBinaryArray, FixedSizeListArray, ListArray, ListViewArray, MapArray,
                     NullArray, PrimitiveArray, RunEndEncodedArray, StructArray, UnionArray,
                     make_array)
 from .batch import RecordBatch
+from .extension import (Bool8Array, Bool8Type, ExtensionArray, FixedShapeTensorArray,
+                        FixedShapeTensorType, JsonArray, JsonType, OpaqueArray, OpaqueType,
+                        UuidArray, UuidType, VariableShapeTensorArray, VariableShapeTensorType, bool8,
+                        fixed_shape_tensor, json_, opaque, uuid, variable_shape_tensor)
+from . import selection  # noqa: F401  (registers Array.take / Array.filter)
 from .scalars import DayTimeInterval, MonthDayNano
 
 __all__ = [
@@ -17,4 +24,8 @@ __all__ = [
     "BinaryArray", "BinaryViewArray", "ListArray", "ListViewArray", "MapArray",
     "FixedSizeListArray", "StructArray", "UnionArray", "DictionaryArray", "RunEndEncodedArray",
     "make_array", "RecordBatch", "DayTimeInterval", "MonthDayNano",
+    "ExtensionArray", "UuidArray", "JsonArray", "Bool8Array", "FixedShapeTensorArray",
+    "OpaqueArray", "UuidType", "JsonType", "Bool8Type", "FixedShapeTensorType", "OpaqueType",
+    "uuid", "json_", "bool8", "fixed_shape_tensor", "opaque", "VariableShapeTensorType",
+    "VariableShapeTensorArray", "variable_shape_tensor",
 ]

@@ -11,6 +11,7 @@ Per-type code is named ``_<kind>_...`` / ``<Kind>Array`` so one grep finds it.
 from __future__ import annotations
 
 import copyreg
+import operator
 
 from typing import List, Optional, Sequence
 
@@ -37,9 +38,51 @@ from .._core._pylist import (
 from .._core._region import BufferView, empty_view
 from .._core._utf8 import check_utf8_offsets
 from ..errors import ArrowInvalid
+from .display import array_lines, preview
 from .provenance import copy_reason
 from .numpy_compat import convert as _convert, object_array, with_nulls
 from .scalars import fixed_width_to_list
+
+
+#: ``take`` and ``filter`` live in ``selection`` (which imports these classes) and are
+#: registered here when it is imported: see ``register_selection``.
+_SELECTION: dict = {}
+
+
+def register_selection(take, filter_mask, as_indices, as_mask) -> None:
+    """Called once by ``arrowmm.arrays.selection``: the functions behind ``take``/``filter``."""
+    _SELECTION.update(take=take, filter=filter_mask, as_indices=as_indices, as_mask=as_mask)
+
+
+def selection(name: str):
+    """A function registered by ``selection`` (``take``, ``filter``, ``as_indices``, ``as_mask``)."""
+    return _SELECTION[name]
+
+
+def imported_array(obj) -> "Array":
+    """An object exporting ``__arrow_c_array__`` (a pyarrow or polars array, ...) as an arrowmm
+    array over the same memory (the C data interface)."""
+    from ..interop._cdata import import_array
+    return import_array(*obj.__arrow_c_array__())
+
+
+def exported_schema(obj):
+    """``obj`` (a type, field or schema) as an ``arrow_schema`` capsule."""
+    from ..interop._cdata import export_schema
+    return export_schema(obj)
+
+
+def exported_array(array: "Array", requested_schema=None):
+    """``array`` as (``arrow_schema``, ``arrow_array``) capsules over its memory."""
+    from ..interop._cdata import export_array
+    return export_array(array, requested_schema)
+
+
+def imported_batch(obj):
+    """An object exporting ``__arrow_c_array__`` as a struct (a record batch) as an arrowmm
+    RecordBatch over the same memory."""
+    from ..interop._cdata import import_batch
+    return import_batch(*obj.__arrow_c_array__())
 
 
 def reduce_registered(obj):
@@ -114,25 +157,68 @@ class Array:
         return self.length
 
     def __repr__(self):
-        preview = self.slice(0, 10).to_pylist(temporal="int") if self.length else []
-        more = ", ..." if self.length > 10 else ""
-        return f"<arrowmm.{type(self).__name__} type={self.type} length={self.length}> {preview!r}"[:-1] + more + "]"
+        """pyarrow's layout: the class, then one value per line (first and last ten of many)."""
+        return f"<arrowmm.{type(self).__name__} object at {hex(id(self))}>\n" + self.to_string()
+
+    def to_string(self) -> str:
+        """The values as pyarrow's ``to_string`` lays them out, one per line."""
+        return array_lines(*preview(self))
 
     def __iter__(self):
         return iter(self.to_pylist())
 
     def __getitem__(self, i):
+        """A value (negative indices count from the end), or for a slice an array: zero-copy
+        for step 1, a copy (``take``) for any other step, as pyarrow does."""
         if isinstance(i, slice):
             start, stop, step = i.indices(self.length)
-            if step != 1:
-                raise ArrowInvalid("arrays only take contiguous slices (step 1)")
-            return self.slice(start, max(stop - start, 0))
-        k = int(i)
+            if step == 1:
+                return self.slice(start, max(stop - start, 0))
+            return self.take(np.arange(start, stop, step, dtype=np.int64))
+        try:
+            k = operator.index(i)
+        except TypeError:
+            raise TypeError(f"array indices must be integers or slices, not "
+                            f"{type(i).__name__}") from None
         if k < 0:
             k += self.length
         if not 0 <= k < self.length:
             raise IndexError(f"index {i} out of range for an array of length {self.length}")
         return self.slice(k, 1).to_pylist()[0]
+
+    # -- values compared, as pyarrow compares them ------------------------------------------
+    def __eq__(self, other):
+        """``equals``: True when the other array has the same type and values (pyarrow's ``==``).
+
+        Arrays are mutable-free but, like pyarrow's, unhashable: equality is by value."""
+        try:
+            return self.equals(other)
+        except TypeError:
+            return NotImplemented
+
+    __hash__ = None  # pyarrow's arrays are unhashable: equal values, not identity
+
+    def equals(self, other) -> bool:
+        """Whether ``other`` (an arrowmm array or any object exporting ``__arrow_c_array__``,
+        such as a pyarrow array) holds the same type and the same values, nulls in the same
+        slots.  NaN is not equal to NaN, as in pyarrow.  Other objects raise TypeError."""
+        if not isinstance(other, Array):
+            if not hasattr(other, "__arrow_c_array__"):
+                raise TypeError(f"equals: expected an array, got {type(other).__name__}")
+            other = imported_array(other)
+        return (self.type == other.type and len(self) == len(other)
+                and self.to_pylist(temporal="int") == other.to_pylist(temporal="int"))
+
+    # -- selection (copies, in ``selection``) ---------------------------------------------------
+    def take(self, indices) -> "Array":
+        """The values at ``indices`` (numpy, list or integer array), a copy; a null index gives
+        a null.  Out-of-range indices raise IndexError (negative ones are out of range)."""
+        return _SELECTION["take"](self, indices)
+
+    def filter(self, mask) -> "Array":
+        """The values where ``mask`` (numpy bool, list, or boolean array of the same length) is
+        True; a null in the mask drops its value, as pyarrow's default does."""
+        return _SELECTION["filter"](self, mask)
 
     @property
     def null_count(self) -> int:
@@ -229,10 +315,6 @@ class Array:
             return out
         out = self.to_numpy(zero_copy_only=False, writable=bool(copy))
         return out if dtype is None else out.astype(dtype, copy=False)
-
-    def equals(self, other: "Array") -> bool:
-        return (isinstance(other, Array) and self.type == other.type and len(self) == len(other)
-                and self.to_pylist(temporal="int") == other.to_pylist(temporal="int"))
 
     def validate(self, full: bool = False, path: str = "array") -> None:
         """Check the array: structure always; every offset, byte and index when ``full``."""

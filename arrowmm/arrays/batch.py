@@ -1,15 +1,29 @@
 """Record batches: a schema plus columns, each decoded the first time it is touched."""
 from __future__ import annotations
 
+import operator
 import threading
 from typing import Iterator, List, Optional, Sequence
 
+import numpy as np
+
 from .. import types as t
-from .array import Array, reduce_registered, unbacked_rows
+from .array import Array, imported_batch, reduce_registered, selection, unbacked_rows
+from .display import inline_values, preview
+from .extension import ExtensionArray, storage_of, wrap
 from ..errors import ArrowInvalid
 from .pandas_compat import PandasConvertible
 
 __all__ = ["RecordBatch"]
+
+
+#: ``serialize`` lives in ``arrowmm.ipc.messages``, above this layer: it registers itself here
+_SERIALIZER: dict = {}
+
+
+def register_batch_serializer(serialize_batch) -> None:
+    """Called by ``arrowmm.ipc.messages``: the function behind ``RecordBatch.serialize``."""
+    _SERIALIZER["batch"] = serialize_batch
 
 
 class RecordBatch(PandasConvertible):
@@ -25,7 +39,7 @@ class RecordBatch(PandasConvertible):
     """
 
     __slots__ = ("schema", "num_rows", "metadata", "_loader", "_columns", "_offset", "_locks",
-                 "__weakref__")
+                 "_wrapped", "__weakref__")
 
     def __init__(self, schema: t.Schema, num_rows: int, columns: Optional[Sequence[Array]] = None,
                  loader=None, metadata: Optional[dict] = None, offset: int = 0):
@@ -33,7 +47,10 @@ class RecordBatch(PandasConvertible):
         self.num_rows = int(num_rows)
         self.metadata = metadata
         self._loader = loader
-        self._columns: List[Optional[Array]] = list(columns) if columns is not None else [None] * len(schema)
+        # the storage arrays (an extension column is wrapped when handed out: ``column``)
+        self._columns: List[Optional[Array]] = [None if c is None else storage_of(c) for c in columns] \
+            if columns is not None else [None] * len(schema)
+        self._wrapped = {}  # column index -> its extension array, made on first hand-out
         self._offset = offset  # row offset into the loader's columns (for slices of lazy batches)
         self._locks = {} if loader is not None else None  # column -> lock held while decoding it
 
@@ -51,8 +68,10 @@ class RecordBatch(PandasConvertible):
         lengths = {len(a) for a in arrays}
         if len(lengths) > 1:
             raise ArrowInvalid(f"arrays have different lengths: {sorted(lengths)}")
-        for f, a in zip(schema, arrays):
-            if f.type != a.type:
+        for f, a, ext in zip(schema, arrays, schema.extension_types()):
+            if isinstance(a, ExtensionArray) and a.type != ext:
+                raise ArrowInvalid(f"field {f.name!r} is {f.logical_type} but its array is {a.type}")
+            if f.type != storage_of(a).type:
                 raise ArrowInvalid(f"field {f.name!r} is {f.type} but its array is {a.type}")
         return cls(schema, lengths.pop() if lengths else 0, arrays)
 
@@ -75,13 +94,18 @@ class RecordBatch(PandasConvertible):
                 raise KeyError(f"batch has {'no' if not hits else len(hits)} column(s) named {i!r}")
             return hits[0]
         n = len(self._columns)
-        k = int(i)
+        try:
+            k = operator.index(i)
+        except TypeError:
+            raise TypeError(f"a column is chosen by name or integer index, not "
+                            f"{type(i).__name__}") from None
         if not -n <= k < n:
             raise IndexError(f"column index {i} out of range for {n} columns")
         return k % n
 
     def column(self, i) -> Array:
-        """Column ``i`` (index or name), decoded now if it was not yet."""
+        """Column ``i`` (index or name), decoded now if it was not yet; a column of a
+        registered extension type comes as its ``ExtensionArray``."""
         cols = self._columns
         if type(i) is int and 0 <= i < len(cols):
             k = i
@@ -90,7 +114,26 @@ class RecordBatch(PandasConvertible):
         col = cols[k]
         if col is None:
             col = self._decode(k, None)
+        ext = self.schema.extension_types()[k]
+        return col if ext is None else self._extension_column(k, ext, col)
+
+    def _extension_column(self, k: int, ext, storage: Array) -> Array:
+        """Column ``k`` wrapped as ``ext``, the same object for every caller."""
+        wrapped = self._wrapped
+        col = wrapped.get(k)
+        if col is None:
+            col = wrapped.setdefault(k, wrap(ext, storage))
         return col
+
+    def storage_column(self, i) -> Array:
+        """Column ``i`` as stored: an extension column's storage array (what writers and
+        exporters lay out, the extension being named in the field's metadata)."""
+        return storage_of(self.column(i))
+
+    @property
+    def storage_columns(self) -> List[Array]:
+        """Every column as stored (see ``storage_column``)."""
+        return [storage_of(c) for c in self.columns]
 
     def _decode(self, k: int, decoded) -> Array:
         """Column ``k`` decoded by the loader, once: a thread that finds another decoding it
@@ -110,7 +153,15 @@ class RecordBatch(PandasConvertible):
         locks.pop(k, None)  # (a late thread makes a new lock, then finds the column decoded)
         return col
 
-    __getitem__ = column
+    def __getitem__(self, i):
+        """``batch["name"]`` / ``batch[k]``: a column; ``batch[a:b]``: rows, zero-copy (a step
+        other than 1 copies them with ``take``), as pyarrow's batches do."""
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self.num_rows)
+            if step == 1:
+                return self.slice(start, max(stop - start, 0))
+            return self.take(np.arange(start, stop, step, dtype=np.int64))
+        return self.column(i)
 
     @property
     def columns(self) -> List[Array]:
@@ -122,7 +173,9 @@ class RecordBatch(PandasConvertible):
             for k in missing:
                 if self._columns[k] is None:
                     self._decode(k, decoded)
-        return list(self._columns)
+        exts = self.schema.extension_types()
+        return [c if e is None else self._extension_column(k, e, c)
+                for k, (c, e) in enumerate(zip(self._columns, exts))]
 
     @property
     def column_names(self) -> List[str]:
@@ -147,9 +200,45 @@ class RecordBatch(PandasConvertible):
         return out
 
     def select(self, columns: Sequence) -> "RecordBatch":
+        """The columns named or numbered in ``columns``, in that order (no copy)."""
+        if isinstance(columns, (str, int)):
+            raise TypeError("select takes a list of column names or indices")
         ks = [self._index(c) for c in columns]
         return RecordBatch(t.Schema([self.schema.fields[k] for k in ks], self.schema.metadata),
                            self.num_rows, [self.column(k) for k in ks], metadata=self.metadata)
+
+    def rename_columns(self, names) -> "RecordBatch":
+        """The same columns under new names: a list of one name per column, or a dict mapping
+        some old names to new ones (names not in the batch raise KeyError), as pyarrow does."""
+        if isinstance(names, dict):
+            missing = [k for k in names if k not in self.schema.names]
+            if missing:
+                raise KeyError(f"rename_columns: the batch has no column named {missing[0]!r}")
+            new = [names.get(n, n) for n in self.schema.names]
+        else:
+            new = [str(n) for n in names]
+            if len(new) != self.num_columns:
+                raise ArrowInvalid(f"tried to rename a record batch of {self.num_columns} columns "
+                                   f"but {len(new)} names were provided")
+        schema = t.Schema([f.with_name(n) for f, n in zip(self.schema.fields, new)],
+                          self.schema.metadata, self.schema.endianness)
+        return RecordBatch(schema, self.num_rows, self._columns, self._loader, self.metadata,
+                           self._offset)
+
+    def take(self, indices) -> "RecordBatch":
+        """The rows at ``indices`` (numpy, list or integer array), a copy; null indices give
+        null rows, out-of-range ones raise IndexError."""
+        values, nulls = selection("as_indices")(indices, self.num_rows)
+        picks = values if nulls is None else [None if z else int(v) for v, z in
+                                               zip(values.tolist(), nulls.tolist())]
+        cols = [c.take(picks) for c in self.columns]
+        return RecordBatch(self.schema, len(values), cols, metadata=self.metadata)
+
+    def filter(self, mask) -> "RecordBatch":
+        """The rows where ``mask`` (numpy bool, list, or boolean array) is True; a null in the
+        mask drops its row, as pyarrow's default does."""
+        keep = selection("as_mask")(mask, self.num_rows)
+        return self.take(np.flatnonzero(keep))
 
     # -- conversion ----------------------------------------------------------------------
     def to_pydict(self, *, temporal: str = "python") -> dict:
@@ -164,24 +253,54 @@ class RecordBatch(PandasConvertible):
     def _pandas_batches(self):
         return [self]
 
+    def serialize(self, alignment: int = 8) -> bytes:
+        """The batch as one IPC record batch message, without schema or dictionaries (pyarrow's
+        ``RecordBatch.serialize``); ``arrowmm.read_record_batch(buf, schema)`` reads it."""
+        return _SERIALIZER["batch"](self, alignment)
+
     def validate(self, full: bool = False) -> None:
         """Decode every column and check it (structure; every offset, byte and index if ``full``)."""
         for k, f in enumerate(self.schema):
-            col = self.column(k)
+            col = self.storage_column(k)
             if len(col) != self.num_rows:
                 raise ArrowInvalid(f"column {k} ({f.name!r}) has {len(col)} rows, the batch {self.num_rows}")
             if col.type != f.type:
                 raise ArrowInvalid(f"column {k} ({f.name!r}) is {col.type}, the schema says {f.type}")
             col.validate(full, f"column {k} ({f.name!r})")
 
-    def equals(self, other: "RecordBatch") -> bool:
-        return (isinstance(other, RecordBatch) and self.schema.equals(other.schema)
+    def equals(self, other, check_metadata: bool = False) -> bool:
+        """Whether ``other`` (an arrowmm batch, or any object exporting a record batch through
+        ``__arrow_c_array__``, such as a pyarrow batch) has the same schema (names, types,
+        nullability; metadata too when ``check_metadata``) and the same values."""
+        if isinstance(other, Array):
+            return False  # (an array is no batch, even a struct array)
+        if not isinstance(other, RecordBatch):
+            if not hasattr(other, "__arrow_c_array__"):
+                raise TypeError(f"equals: expected a record batch, got {type(other).__name__}")
+            other = imported_batch(other)
+        return (self.schema.equals(other.schema, check_metadata)
                 and self.num_rows == other.num_rows
                 and all(a.equals(b) for a, b in zip(self.columns, other.columns)))
 
+    def __eq__(self, other):
+        try:
+            return self.equals(other)
+        except TypeError:
+            return NotImplemented
+        except ArrowInvalid:  # (a foreign array that is not a record batch)
+            return False
+
+    __hash__ = None  # like pyarrow's batches: compared by value, so unhashable
+
     def __repr__(self):
-        return (f"arrowmm.RecordBatch num_rows={self.num_rows} num_columns={self.num_columns}\n"
-                + str(self.schema))
+        return "arrowmm.RecordBatch\n" + self.to_string()
+
+    def to_string(self) -> str:
+        """pyarrow's layout: the schema, ``----``, then each column's first and last values."""
+        lines = [f._short() for f in self.schema] + ["----"]
+        lines += [f"{f.name}: {inline_values(*preview(self.column(k)))}"
+                  for k, f in enumerate(self.schema)]
+        return "\n".join(lines)
 
     def __reduce__(self):
         """Pickles by name when read from a shared segment (``arrowmm.shm``), else TypeError."""

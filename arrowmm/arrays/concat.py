@@ -11,6 +11,7 @@ import numpy as np
 from .. import types as t
 from .._core._bitmap import pack_bitmap
 from .._core._region import BufferView
+from .extension import ExtensionArray
 from .provenance import copied_view
 from .array import (Array, BinaryArray, BinaryViewArray, BooleanArray, DictionaryArray,
                     FixedSizeBinaryArray, FixedSizeListArray, ListArray, ListViewArray, NullArray,
@@ -57,6 +58,8 @@ def concat_arrays(arrays: List[Array]) -> Array:
     for a in arrays[1:]:
         if a.type != dtype:
             raise ArrowInvalid(f"cannot concatenate {dtype} with {a.type}")
+    if isinstance(arrays[0], ExtensionArray):  # the storages joined, viewed as the extension
+        return type(arrays[0])(dtype, concat_arrays([a.storage for a in arrays]))
     length = sum(len(a) for a in arrays)
     cls = type(arrays[0])
     if cls is NullArray:

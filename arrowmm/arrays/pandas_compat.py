@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import types as t
 from .array import Array
+from .extension import storage_of
 from .concat import concat_arrays
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .numpy_compat import convert, object_array, with_nulls
@@ -90,6 +91,7 @@ def _categorical(chunks: List[Array], dtype: t.DictionaryType):
 
 def _values(array: Array, field: Optional[t.Field]):
     """One column's values as pyarrow's ``to_pandas`` gives them (before the Series is made)."""
+    array = storage_of(array)  # (extension columns convert as their storage, uuid aside)
     dtype = array.type
     if field is not None and field.extension_name == "arrow.uuid":
         return _uuid(array)

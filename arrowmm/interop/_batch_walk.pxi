@@ -495,7 +495,7 @@ cdef int _fill_batch(ArrowArray* out, object batch) except -1:
             if columns[k] is None and prog is not None and \
                     _walk_column(<_WalkProgram>prog, loader, k, out.children[k], arena):
                 continue
-            column = batch.column(k)
+            column = batch.storage_column(k)
             _fill_array(out.children[k], column, column)
     finally:
         _arena_drop(arena)

@@ -39,6 +39,7 @@ from arrowmm import limits, types as t
 from arrowmm._core._region import empty_view
 from arrowmm.arrays.array import make_array
 from arrowmm.arrays.batch import RecordBatch
+from arrowmm.arrays.extension import wrap
 from sys import byteorder as NATIVE  # (= arrowmm.ipc.byteorder.NATIVE)
 from arrowmm.errors import ArrowInvalid, ArrowNotImplementedError
 from arrowmm.interop.requests import check_request_nulls, requested_array_field, requested_schema_for
@@ -525,7 +526,7 @@ def export_batch(batch, requested_schema=None):
     wanted = _requested(requested_schema)
     schema = requested_schema_for(batch.schema, wanted)
     if wanted is not None:
-        check_request_nulls(schema.fields, batch.columns, "batch")
+        check_request_nulls(schema.fields, batch.storage_columns, "batch")
     return export_schema(schema), _batch_capsule(batch)
 
 
@@ -584,7 +585,7 @@ cdef int _get_next_gil(_StreamState state, ArrowArray* out) noexcept:
             raise ArrowInvalid(f"batch schema {batch.schema.types} differs from the stream "
                                f"schema {state.source_schema.types}")
         if state.requested:
-            check_request_nulls(state.schema.fields, batch.columns, "stream batch")
+            check_request_nulls(state.schema.fields, batch.storage_columns, "stream batch")
         _export_batch_into(out, batch)
     except BaseException as exc:
         return state.fail(exc)
@@ -927,11 +928,11 @@ def import_array(schema_capsule, array_capsule):
         A bad schema, counts that do not fit the type, negative lengths or
         offsets, or a structure that fails validation.
     """
-    dtype = import_field(schema_capsule).type
+    field = import_field(schema_capsule)
     holder = _move_array(array_capsule)
-    array = _import_node(holder.c, dtype, holder, "array", 0)
+    array = _import_node(holder.c, field.type, holder, "array", 0)
     array.validate(False, "array")
-    return array
+    return wrap(field.extension_type, array)  # (a registered extension named in the metadata)
 
 
 cdef object _batch_from_struct(object schema, _ImportedArray holder, str path):

@@ -24,6 +24,7 @@ from .infer import infer_type, numpy_dtype_to_arrow
 from .._core._region import as_view
 from ..arrays.array import Array, make_array
 from ..arrays.batch import RecordBatch
+from ..arrays.extension import ExtensionArray, storage_of
 from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 from ._cdata import import_array
 from ._cdata import import_batch
@@ -47,6 +48,13 @@ def array(obj, type: t.DataType = None, *, mask=None, from_pandas: bool = False)
     """
     if type is not None and not isinstance(type, t.DataType):
         raise ArrowInvalid(f"type must be an arrowmm DataType, got {type!r}")
+    if isinstance(type, t.ExtensionType):  # the storage built from the values, then viewed
+        if isinstance(obj, Array) or hasattr(obj, "__arrow_c_array__"):
+            return ExtensionArray.from_storage(type, obj)
+        if isinstance(obj, Iterable) and not isinstance(obj, (str, bytes, np.ndarray, Mapping)):
+            obj = [None if v is None else type.unwrap_value(v) for v in obj]
+        return ExtensionArray.from_storage(type, array(obj, type.storage_type, mask=mask,
+                                                       from_pandas=from_pandas))
     if isinstance(obj, Array):
         return _same_type(obj, type, mask)
     if isinstance(obj, np.ndarray):
@@ -262,7 +270,7 @@ def _batch_from_stream(obj) -> RecordBatch:
         return batches[0]
     if not batches:
         return RecordBatch(schema, 0, [array([], f.type) for f in schema])
-    columns = [concat_arrays([b.column(k) for b in batches]) for k in range(len(schema))]
+    columns = [concat_arrays([b.storage_column(k) for b in batches]) for k in range(len(schema))]
     return RecordBatch(schema, sum(b.num_rows for b in batches), columns)
 
 
@@ -278,7 +286,7 @@ def _conform(batch: RecordBatch, schema, metadata) -> RecordBatch:
         raise ArrowInvalid(f"the batch has columns {batch.schema.names}, the schema {schema.names}")
     if metadata is not None:
         schema = schema.with_metadata(metadata)
-    return _checked(schema, batch.columns)
+    return _checked(schema, batch.storage_columns)
 
 
 def _batch_from_columns(data, schema, names, metadata) -> RecordBatch:
@@ -328,8 +336,9 @@ def _checked(schema: t.Schema, arrays) -> RecordBatch:
         detail = ", ".join(f"{f.name!r}: {n}" for f, n in zip(schema, lengths))
         raise ArrowInvalid(f"columns have different lengths ({detail})")
     for f, a in zip(schema, arrays):
-        if a.type != f.type:
-            raise ArrowInvalid(f"column {f.name!r} is {a.type}, the schema says {f.type}")
+        if storage_of(a).type != f.type or (isinstance(a, ExtensionArray)
+                                            and a.type != f.extension_type):
+            raise ArrowInvalid(f"column {f.name!r} is {a.type}, the schema says {f.logical_type}")
         if not f.nullable and a.null_count:
             raise ArrowInvalid(f"column {f.name!r} is declared non-nullable but has "
                                f"{a.null_count} null(s)")

@@ -1,9 +1,13 @@
 """The IPC formats: message framing, the lazy loader, compression and byte order,
-dictionaries and statistics, the file and stream readers and writers, repair, tensors.
+dictionaries and statistics, the file and stream readers and writers, repair, tensors,
+the message-level API (``messages``) and Feather V1 files (``feather``).
 
 ``io`` holds what every writer shares: sinks, temporary files, fsync and the magic bytes.
 """
+from .feather import FeatherV1Reader
 from .indexed import IndexedStreamReader, index_stream
+from .messages import (Message, MessageReader, read_message, read_record_batch, read_schema,
+                       serialize_batch, serialize_schema)
 from .opening import open, open_file, open_stream  # noqa: A004
 from .reader import FileReader, StreamReader
 from .repair import RepairReport, repair
@@ -11,4 +15,6 @@ from .writer import FileWriter, StreamWriter, new_file, new_stream
 
 __all__ = ["FileReader", "StreamReader", "open_file", "open_stream", "open",
            "FileWriter", "StreamWriter", "new_file", "new_stream",
-           "IndexedStreamReader", "index_stream", "RepairReport", "repair"]
+           "IndexedStreamReader", "index_stream", "RepairReport", "repair", "FeatherV1Reader",
+           "Message", "MessageReader", "read_message", "read_schema", "read_record_batch",
+           "serialize_schema", "serialize_batch"]

@@ -151,7 +151,7 @@ def unify_batch_dictionaries(batches: list, schema: t.Schema) -> list:
     for k, f in enumerate(schema.fields):
         if isinstance(f.type, t.DictionaryType):
             by_id.setdefault(f.dictionary_id, []).append(k)
-    columns = [list(b.columns) for b in batches]
+    columns = [list(b.storage_columns) for b in batches]
     for dict_id, fields in by_id.items():
         arrays = [(i, k, cols[k]) for i, cols in enumerate(columns) for k in fields]
         if not arrays:
@@ -168,7 +168,7 @@ def unify_batch_dictionaries(batches: list, schema: t.Schema) -> list:
         for i, k, a in arrays:
             columns[i][k] = _remap(a, mappings[id(a.dictionary)], unified, schema.fields[k].name)
     _check_nested_unchanged(batches, schema)
-    return [b if all(x is y for x, y in zip(cols, b.columns))
+    return [b if all(x is y for x, y in zip(cols, b.storage_columns))
             else RecordBatch(b.schema, b.num_rows, cols, metadata=b.metadata)
             for b, cols in zip(batches, columns)]
 
@@ -251,5 +251,5 @@ def _check_nested_unchanged(batches: list, schema: t.Schema) -> None:
             walk(child, cf, f"{path}.{cf.name}", False)
 
     for b in batches:
-        for f, col in zip(schema.fields, b.columns):
+        for f, col in zip(schema.fields, b.storage_columns):
             walk(col, f, f.name, True)

@@ -12,9 +12,10 @@ import os
 
 from .._core._region import Region
 from ..errors import ArrowInvalid
+from .feather import FeatherV1Reader, is_feather_v1
 from .io import MAGIC
-from .reader import (FileReader, StreamReader, first_bytes, is_file_object, is_pipe_path,
-                     read_head, region_of, source_name)
+from .reader import (FileReader, StreamReader, file_region, first_bytes, is_file_object,
+                     is_pipe_path, read_head, region_of, source_name)
 from .sniff import not_arrow
 from .unmapped import UnmappedFileReader, UnmappedStreamReader, open_unmapped
 
@@ -42,7 +43,10 @@ def open_file(source, *, allow_copies: bool = True, mmap: bool = True) -> FileRe
     """
     if not mmap and _is_path(source):
         return UnmappedFileReader(source, allow_copies=allow_copies)
-    return FileReader(source, allow_copies=allow_copies)
+    region = file_region(source)
+    if is_feather_v1(region):  # (Feather V1: ``FEA1``, not the IPC file's ``ARROW1``)
+        return FeatherV1Reader(region, region.description)
+    return FileReader(region, allow_copies=allow_copies)
 
 
 def open_stream(source, *, recover: bool = False, allow_copies: bool = True,

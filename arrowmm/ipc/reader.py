@@ -34,7 +34,7 @@ from .memory import advise, resident_bytes
 from .message import Message, MessageDecoder, message_end, read_message_at
 from .sniff import HEAD_SIZE, describe, not_arrow
 
-__all__ = ["FileReader", "StreamReader", "region_of", "is_file_object", "file_object_region"]
+__all__ = ["FileReader", "StreamReader", "region_of", "is_file_object", "file_object_region", "file_region"]
 
 _I32 = struct.Struct("<i")
 _READ_CHUNK = 1 << 22  # largest single read from a file-like object (bounds allocation)
@@ -221,6 +221,15 @@ def read_head(source, n: int) -> bytes:
     return out
 
 
+def file_region(source) -> Region:
+    """The bytes of an IPC file, for random access: a path mapped (a FIFO or ``/dev/stdin``
+    read whole), a file object mapped or read (``file_object_region``), a buffer as it is."""
+    if is_pipe_path(source):
+        with io.open(source, "rb") as f:
+            return Region(f.read(), description=os.fspath(source))
+    return file_object_region(source) if is_file_object(source) else region_of(source)
+
+
 class ReaderBase(PandasConvertible):
     """What file and stream readers share: schema, stats, closing, the stream capsule."""
 
@@ -318,6 +327,32 @@ class ReaderBase(PandasConvertible):
         return export_reader_stream(self, requested_schema)
 
 
+class MessageBatchDecoder(ReaderBase):
+    """Dictionary and record batch messages decoded one at a time under ``schema``, outside
+    any stream (``arrowmm.read_record_batch``): dictionaries replace or extend (deltas) the
+    ones given before, as in a stream."""
+
+    def __init__(self, schema: t.Schema, allow_copies: bool = True):
+        super().__init__(allow_copies)
+        self.schema = schema
+        self._dict_plans = {}
+        self._memo = DictionaryMemo(schema, file_mode=False)
+
+    def set_dictionary(self, dict_id: int, values) -> None:
+        """Dictionary ``dict_id`` given as its values array."""
+        field = self._memo.field(dict_id, f"dictionary {dict_id}")  # (an unused id raises)
+        if values.type != field.type:
+            raise ArrowInvalid(f"dictionary {dict_id}: the schema's dictionary values are "
+                               f"{field.type}, the array given is {values.type}")
+        self._memo.apply(dict_id, values, False, f"dictionary {dict_id}")
+
+    def dictionary(self, msg: Message, where: str) -> None:
+        self._dictionary_batch(msg, self._memo, where)
+
+    def record_batch(self, msg: Message, where: str) -> RecordBatch:
+        return self._record_batch(msg, self._memo.get, where)
+
+
 class FileReader(ReaderBase):
     """Random access to the record batches of an IPC file.
 
@@ -340,11 +375,7 @@ class FileReader(ReaderBase):
 
     def __init__(self, source, *, allow_copies: bool = True):
         super().__init__(allow_copies)
-        if is_pipe_path(source):  # a FIFO or /dev/stdin: random access needs it all in memory
-            with io.open(source, "rb") as f:
-                source = Region(f.read(), description=os.fspath(source))
-        region = self._region = (file_object_region(source) if is_file_object(source)
-                                 else region_of(source))
+        region = self._region = file_region(source)
         size = region.size
         name = region.description
         if size < 2 * len(MAGIC) + 4 or region.view(0, 6).to_bytes() != MAGIC:
@@ -435,6 +466,12 @@ class FileReader(ReaderBase):
         return self._record_batch(msg, self._dictionaries().get, BatchWhere(k, msg.offset))
 
     get_record_batch = get_batch
+
+    def __getitem__(self, i):
+        """``reader[i]`` is ``get_batch(i)``; ``reader[a:b]`` a list of those batches."""
+        if isinstance(i, slice):
+            return [self.get_batch(k) for k in range(*i.indices(len(self._blocks)))]
+        return self.get_batch(i)
 
     def batch_extents(self) -> list:
         """``(byte offset, byte length)`` of each record batch message, from the footer alone."""

@@ -73,7 +73,7 @@ def column_statistics(array) -> Optional[dict]:
 def batch_statistics(batch) -> Dict[str, dict]:
     """Statistics of every supported top-level column of ``batch``, by column name."""
     out = {}
-    for field, column in zip(batch.schema, batch.columns):
+    for field, column in zip(batch.schema, batch.storage_columns):
         stats = column_statistics(column)
         if stats is not None:
             out[field.name] = stats

@@ -285,7 +285,7 @@ class _WriterBase:
         batch = self._coerce(batch)
         metadata = _check_metadata(metadata if metadata is not None else batch.metadata,
                                    "record batch metadata")
-        columns = batch.columns
+        columns = batch.storage_columns
         found = []
         for f, col in zip(self.schema.fields, columns):
             _dictionaries_in(col, f, found, f.name)

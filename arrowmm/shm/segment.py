@@ -94,9 +94,13 @@ _TMP_NAME = re.compile(r"^\.arrowmm-share-([0-9]+)-([0-9]+)-([0-9]+)-[0-9a-f]+$"
 _REGIONS: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
 _IDENTITY: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # Region -> key
 # readers that rebuild unpickled batches: (key, allow_copies) -> reader, alive while a batch
-# rebuilt through it is (batch -> reader)
+# rebuilt through it is (a finalizer on the batch holds the reader: batches compare by value,
+# so they are unhashable and cannot key a WeakKeyDictionary)
 _READERS: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
-_READER_OF: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _release_reader(reader) -> None:
+    """Finalizer of a rebuilt batch: dropping it drops the batch's hold on ``reader``."""
 
 
 def _check_name(name) -> str:
@@ -708,7 +712,7 @@ def reduce_batch(batch):
                                 bool(getattr(batch._loader, "allow_copies", True)))
     if batch._loader is not None:
         raise _not_shared("RecordBatch", "it was imported from another library's memory")
-    return type(batch), (batch.schema, batch.num_rows, batch.columns, None, batch.metadata)
+    return type(batch), (batch.schema, batch.num_rows, batch.storage_columns, None, batch.metadata)
 
 
 def _reader_for(key, allow_copies) -> FileReader:
@@ -732,7 +736,7 @@ def _rebuild_batch(key, body_offset, row_offset, num_rows, allow_copies):
     batch = reader.get_batch(int(hits[0]))
     if row_offset or num_rows != batch.num_rows:
         batch = batch.slice(row_offset, num_rows)
-    _READER_OF[batch] = reader
+    weakref.finalize(batch, _release_reader, reader)
     return batch
 
 

@@ -1,0 +1,166 @@
+"""Selecting rows by position (``take``) or by a boolean mask (``filter``), as pyarrow does.
+
+Both copy: the result owns new memory, made by gathering fixed-width values with numpy or by
+joining zero-copy runs of consecutive rows with ``concat_arrays``.  A null index gives a null
+row; a null in a mask drops the row (pyarrow's default ``null_selection_behavior="drop"``).
+The methods ``Array.take`` / ``Array.filter`` and the batch's reach these functions through
+``register_selection`` (this module imports the array classes, so they cannot import it).
+"""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import numpy as np
+
+from .. import types as t
+from .._core._bitmap import pack_bitmap
+from ..errors import ArrowInvalid
+from .array import (Array, BooleanArray, FixedSizeBinaryArray, NullArray, PrimitiveArray,
+                    imported_array, make_array, register_selection)
+from .concat import concat_arrays
+from .provenance import copied_view
+
+__all__ = ["take", "filter_mask", "as_indices", "as_mask"]
+
+
+def _new(data):
+    return copied_view(data, "taken")
+
+
+def as_indices(indices, length: int) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    """``indices`` (numpy, list, arrowmm or capsule-exporting integer array) as int64 positions
+    checked against ``length``, and a bool mask of null indices (None when there is none)."""
+    nulls = None
+    if not isinstance(indices, Array) and hasattr(indices, "__arrow_c_array__"):
+        indices = imported_array(indices)
+    if isinstance(indices, Array):
+        if not isinstance(indices.type, t.IntType):
+            raise ArrowInvalid(f"take: indices must be integers, got a {indices.type} array")
+        valid = indices._valid_mask()
+        values = np.asarray(indices.values(), dtype=np.int64)
+        if valid is not None:
+            nulls = ~valid
+            values = np.where(valid, values, 0)
+    else:
+        if isinstance(indices, (list, tuple)) and any(i is None for i in indices):
+            nulls = np.array([i is None for i in indices], dtype=bool)
+            indices = [0 if i is None else i for i in indices]
+        arr = np.asarray(indices)
+        if arr.size == 0:
+            arr = arr.astype(np.int64)
+        if arr.ndim != 1 or arr.dtype.kind not in "iu":
+            raise ArrowInvalid(f"take: indices must be a 1-D sequence of integers, got "
+                               f"{arr.dtype} with shape {arr.shape}")
+        if arr.dtype.kind == "u" and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+            raise IndexError(f"take: index {int(arr.max())} out of bounds for length {length}")
+        values = arr.astype(np.int64)
+    live = values if nulls is None else values[~nulls]
+    if live.size:
+        lo, hi = int(live.min()), int(live.max())
+        if lo < 0 or hi >= length:
+            raise IndexError(f"take: index {lo if lo < 0 else hi} out of bounds for length {length} "
+                             f"(negative indices are not counted from the end, as in pyarrow)")
+    if nulls is not None and not nulls.any():
+        nulls = None
+    if nulls is not None and length == 0:
+        raise IndexError("take: null indices into an empty array are not supported")
+    return values, nulls
+
+
+def as_mask(mask, length: int) -> np.ndarray:
+    """``mask`` (numpy bool, list of bools / None, arrowmm or capsule-exporting boolean array)
+    as a numpy bool array of ``length`` with nulls False (they drop their row)."""
+    if not isinstance(mask, Array) and hasattr(mask, "__arrow_c_array__"):
+        mask = imported_array(mask)
+    if isinstance(mask, Array):
+        if not isinstance(mask.type, t.BoolType):
+            raise ArrowInvalid(f"filter: the mask must be boolean, got a {mask.type} array")
+        out = mask.values()
+        valid = mask._valid_mask()
+        if valid is not None:
+            out = out & valid
+    else:
+        if isinstance(mask, (list, tuple)):
+            if any(m is not None and not isinstance(m, (bool, np.bool_)) for m in mask):
+                raise ArrowInvalid("filter: a mask list must hold only True, False or None")
+            mask = [bool(m) for m in mask]
+        out = np.asarray(mask)
+        if out.ndim != 1 or out.dtype != np.bool_:
+            raise ArrowInvalid(f"filter: the mask must be a 1-D boolean array, got {out.dtype} "
+                               f"with shape {out.shape}")
+    if len(out) != length:
+        raise ArrowInvalid(f"filter: the mask has {len(out)} values, the data {length} rows; "
+                           f"they must be the same length")
+    return out
+
+
+def _runs(values: np.ndarray):
+    """(start, length) of each run of consecutive increasing positions in ``values``."""
+    if values.size == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(values) != 1) + 1
+    starts = np.concatenate(([0], breaks))
+    ends = np.concatenate((breaks, [values.size]))
+    return [(int(values[s]), int(e - s)) for s, e in zip(starts.tolist(), ends.tolist())]
+
+
+def _with_nulls(out: Array, nulls: Optional[np.ndarray]) -> Array:
+    """``out`` with the rows where ``nulls`` is True made null."""
+    if nulls is None or isinstance(out, NullArray):
+        return out
+    if out.validity is None and out.null_count == 0 and not out._buffers:
+        raise ArrowInvalid(f"take: null indices into a {out.type} array are not supported")
+    if isinstance(out.type, (t.UnionType, t.RunEndEncodedType)):
+        raise ArrowInvalid(f"take: null indices into a {out.type} array are not supported "
+                           f"(the type has no validity bitmap)")
+    valid = out.is_valid() & ~nulls
+    bitmap, set_count = pack_bitmap(valid)
+    # the bitmap is packed from bit 0: rebuild at offset 0 when the array is not there already
+    if out.offset:
+        raise ArrowInvalid("take: internal offset")  # (take always returns offset-0 arrays)
+    return make_array(out.type, len(out), [_new(bitmap)] + list(out._buffers[1:]), out.children,
+                      len(out) - set_count, 0, out.dictionary)
+
+
+def take(array: Array, indices) -> Array:
+    """The rows of ``array`` at ``indices``, in that order (a copy); a null index, a null row."""
+    values, nulls = as_indices(indices, len(array))
+    n = int(values.size)
+    if isinstance(array, NullArray):
+        return make_array(array.type, n, [], null_count=n)
+    if type(array) in (PrimitiveArray, BooleanArray, FixedSizeBinaryArray) and len(array):
+        if isinstance(array, BooleanArray):
+            data = pack_bitmap(array.values()[values])[0]
+        elif isinstance(array, FixedSizeBinaryArray):
+            width = array.type.byte_width
+            raw = np.frombuffer(array._buffers[1].to_bytes(), dtype=np.uint8) if width else None
+            if width:
+                rows = raw[array.offset * width:(array.offset + len(array)) * width].reshape(-1, width)
+                data = np.ascontiguousarray(rows[values]).reshape(-1)
+            else:
+                data = np.zeros(0, dtype=np.uint8)
+        else:
+            data = np.ascontiguousarray(array.values()[values])
+        valid = array._valid_mask()
+        if valid is not None or nulls is not None:
+            keep = np.ones(n, dtype=bool) if valid is None else valid[values]
+            if nulls is not None:
+                keep &= ~nulls
+            bitmap, set_count = pack_bitmap(keep)
+            return make_array(array.type, n, [_new(bitmap), _new(data)], null_count=n - set_count)
+        return make_array(array.type, n, [None, _new(data)], null_count=0)
+    if n == 0:
+        out = array.slice(0, 0)
+        return concat_arrays([out, out]) if len(array) else out
+    pieces = [array.slice(start, count) for start, count in _runs(values)]
+    out = concat_arrays(pieces) if len(pieces) > 1 else concat_arrays([pieces[0], array.slice(0, 0)])
+    return _with_nulls(out, nulls)
+
+
+def filter_mask(array: Array, mask) -> Array:
+    """The rows of ``array`` where ``mask`` is True (nulls in the mask drop their row)."""
+    keep = as_mask(mask, len(array))
+    return take(array, np.flatnonzero(keep))
+
+
+register_selection(take, filter_mask, as_indices, as_mask)
