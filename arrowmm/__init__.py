@@ -30,6 +30,7 @@ from .arrays import (Array, BinaryArray, BinaryViewArray, BooleanArray, DayTimeI
                      DictionaryArray, FixedSizeBinaryArray, FixedSizeListArray, ListArray,
                      ListViewArray, MapArray, MonthDayNano, NullArray, PrimitiveArray,
                      RecordBatch, RunEndEncodedArray, StructArray, UnionArray)
+from .arrays import ChunkedArray, Table
 from .interop import RecordBatchReader, array, record_batch
 from .ipc import (FileReader, FileWriter, IndexedStreamReader, RepairReport, StreamReader,
                   StreamWriter, index_stream, new_file, new_stream, open, open_file,  # noqa: A004
@@ -62,7 +63,7 @@ __all__ = [
     "Array", "NullArray", "BooleanArray", "PrimitiveArray", "FixedSizeBinaryArray",
     "BinaryArray", "BinaryViewArray", "ListArray", "ListViewArray", "MapArray",
     "FixedSizeListArray", "StructArray", "UnionArray", "DictionaryArray", "RunEndEncodedArray",
-    "RecordBatch", "DayTimeInterval", "MonthDayNano",
+    "RecordBatch", "DayTimeInterval", "MonthDayNano", "Table", "ChunkedArray",
     # interop
     "array", "record_batch", "RecordBatchReader",
     # ipc

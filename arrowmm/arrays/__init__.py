@@ -10,11 +10,13 @@ from .array import (Array, BinaryArray, BinaryViewArray, BooleanArray, Dictionar
                     NullArray, PrimitiveArray, RunEndEncodedArray, StructArray, UnionArray,
                     make_array)
 from .batch import RecordBatch
+from .chunked import ChunkedArray
+from .table import Table
 from .scalars import DayTimeInterval, MonthDayNano
 
 __all__ = [
     "Array", "NullArray", "BooleanArray", "PrimitiveArray", "FixedSizeBinaryArray",
     "BinaryArray", "BinaryViewArray", "ListArray", "ListViewArray", "MapArray",
     "FixedSizeListArray", "StructArray", "UnionArray", "DictionaryArray", "RunEndEncodedArray",
-    "make_array", "RecordBatch", "DayTimeInterval", "MonthDayNano",
+    "make_array", "RecordBatch", "DayTimeInterval", "MonthDayNano", "Table", "ChunkedArray",
 ]

@@ -19,6 +19,7 @@ from ..arrays.batch import RecordBatch, SequentialBatches
 from ..errors import ArrowInvalid
 from ._cdata import import_schema, import_stream
 from ..arrays.pandas_compat import PandasConvertible
+from ..arrays.table import Table, register_stream_export
 from ._cdata import export_schema
 from ._cdata import export_stream
 
@@ -105,8 +106,12 @@ class RecordBatchReader(SequentialBatches, PandasConvertible):
             raise ArrowInvalid("the reader is closed")
         return next(self._batches)
 
+    def read_all(self) -> Table:
+        """Every remaining batch, in order, as an ``arrowmm.Table`` (as pyarrow's)."""
+        return Table(self.schema, list(self))
+
     def _pandas_batches(self):
-        return self.read_all()
+        return list(self)
 
     def close(self) -> None:
         """Release the producer's stream now (idempotent); batches already read stay valid."""
@@ -141,3 +146,6 @@ def _checked_batches(schema: t.Schema, batches: Iterable[RecordBatch]) -> Iterat
             raise ArrowInvalid(f"batch {i} has schema {batch.schema.types}, the reader "
                                f"{schema.types}")
         yield batch
+
+
+register_stream_export(export_stream)  # (Table, in a layer below, exports through it)
