@@ -39,6 +39,8 @@ from .ipc.sparse_tensor import (SparseCOOTensor, SparseCSCMatrix, SparseCSFTenso
                                 SparseCSRMatrix, read_sparse_tensor, write_sparse_tensor)
 from .ipc.tensor import Tensor, get_tensor_size, read_tensor, write_tensor
 from . import shm
+from . import dataset  # (a package that is also callable: arrowmm.dataset(source, ...))
+from .dataset import Dataset
 
 __all__ = [
     "__version__",
@@ -75,4 +77,6 @@ __all__ = [
     "read_sparse_tensor", "write_sparse_tensor",
     # shared memory
     "shm",
+    # datasets
+    "dataset", "Dataset",
 ]

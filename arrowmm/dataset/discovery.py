@@ -17,14 +17,14 @@ import glob
 import json
 import os
 import re
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from ..errors import ArrowInvalid
 from ..ipc.io import MAGIC
 
 __all__ = ["MANIFEST", "LOG_DIR", "FORMAT", "resolve_paths", "read_manifest", "check_names",
            "version_name", "log_versions", "read_version", "latest_manifest", "data_files_in",
-           "sniff", "discover", "manifest_files"]
+           "sniff", "discover", "discover_with_bases", "manifest_files"]
 
 MANIFEST = "_SUCCESS"
 #: The folder of versioned manifests inside a directory (docs/commit-protocol.md).
@@ -204,10 +204,16 @@ def _walk(directory: str, out: List[str]) -> None:
 
 
 def discover(source) -> List[str]:
-    """The data files of a dataset ``source``: a path to a file, a directory (walked
+    """The data files of a dataset ``source`` (see ``discover_with_bases``)."""
+    return [path for path, _ in discover_with_bases(source)]
+
+
+def discover_with_bases(source) -> List[Tuple[str, Optional[str]]]:
+    """``(path, base)`` of each data file of a dataset ``source``: a path to a file, a directory (walked
     recursively; a directory with a manifest gives exactly the files it lists), a glob, or a
     list of those, in a stable order (a directory's files sorted by path, as pyarrow.dataset
-    sorts them)."""
+    sorts them).  ``base``: the directory given whose folders below hold partition values
+    (None for a file or a glob given directly)."""
     if isinstance(source, (str, os.PathLike)):
         sources = [os.fspath(source)]
     elif isinstance(source, (list, tuple)):
@@ -218,14 +224,16 @@ def discover(source) -> List[str]:
     else:
         raise ArrowInvalid(f"dataset source must be a path, a glob or a list of paths, got "
                            f"{type(source).__name__}")
-    out: List[str] = []
+    out: List[Tuple[str, Optional[str]]] = []
     for p in sources:
         if os.path.isdir(p):
             found: List[str] = []
             _walk(p, found)
-            out.extend(found if manifest_files(p) is not None else sorted(found))
+            base = os.path.abspath(p)
+            out.extend((f, base) for f in
+                       (found if manifest_files(p) is not None else sorted(found)))
         elif os.path.isfile(p):
-            out.append(os.path.abspath(p))
+            out.append((os.path.abspath(p), None))
         elif glob.has_magic(p):
             matches = sorted(m for m in glob.glob(p)
                              if not os.path.basename(m).startswith(("_", ".")))
@@ -235,10 +243,10 @@ def discover(source) -> List[str]:
                 if os.path.isdir(m):
                     found = []
                     _walk(m, found)
-                    out.extend(sorted(found))
+                    out.extend((f, None) for f in sorted(found))
                 else:
-                    out.append(os.path.abspath(m))
+                    out.append((os.path.abspath(m), None))
         else:
             raise FileNotFoundError(2, "No such file or directory", p)
     seen = set()
-    return [p for p in out if not (p in seen or seen.add(p))]
+    return [(p, b) for p, b in out if not (p in seen or seen.add(p))]
