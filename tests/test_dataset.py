@@ -228,8 +228,15 @@ def test_bad_arguments_are_arrow_invalid(hive):
         ds.to_table(filter=[("x", "~", 1)])
     with pytest.raises(ArrowInvalid, match="list of values"):
         ds.to_table(filter=[("x", "in", 3)])
-    with pytest.raises(ArrowInvalid, match="compares with numbers"):
+    with pytest.raises(ArrowInvalid, match="compares with a number, got str '3'"):
         ds.to_table(filter=[("x", "==", "3")])
+    # a mistyped value on a partition column is refused too, not matched against nothing
+    with pytest.raises(ArrowInvalid, match="'year' is int32"):
+        ds.count_rows(filter=[("year", "==", "2020")])
+    with pytest.raises(ArrowInvalid, match="'city' is string"):
+        ds.to_batches(filter=[("city", "in", ["paris", 3])])
+    with pytest.raises(ArrowInvalid, match="datetime.date"):
+        ds.to_table(filter=[("d", ">", datetime.datetime(2024, 1, 1))])
     with pytest.raises(ArrowInvalid, match="time-zone-aware"):
         ds.to_table(filter=[("ts", ">", datetime.datetime(2024, 1, 1,
                                                           tzinfo=datetime.timezone.utc))])

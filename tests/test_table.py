@@ -167,3 +167,19 @@ def test_table_checks_its_batches():
         arrowmm.Table.from_batches([])
     empty = arrowmm.Table(b.schema, [])
     assert empty.num_rows == 0 and empty.to_pydict() == {"x": []} and pa.table(empty).num_rows == 0
+
+
+def test_chunked_array_exports_an_array_stream(paths):
+    want, path = paths
+    t = arrowmm.open_file(path).read_all()
+    for name in want.column_names:
+        got = pa.chunked_array(t.column(name))
+        assert got.type == want.column(name).type and got.num_chunks == 3
+        assert got.to_pylist() == want.column(name).to_pylist()
+    f = pa.chunked_array(t.column("f"))
+    assert f.chunk(1).buffers()[1].address == \
+        t.column("f").chunk(1).to_numpy().__array_interface__["data"][0]  # zero-copy
+    empty = pa.chunked_array(t.slice(11).column("s"))
+    assert empty.type == pa.string() and len(empty) == 0
+    pl = pytest.importorskip("polars")
+    assert pl.Series(t.column("i")).to_list() == want.column("i").to_pylist()

@@ -25,7 +25,8 @@ import numpy as np
 from .. import types as t
 from ..errors import ArrowInvalid
 
-__all__ = ["Term", "normalize_filter", "filter_columns", "scalar_match", "partition_verdict",
+__all__ = ["Term", "normalize_filter", "filter_columns", "check_term", "scalar_match",
+           "partition_verdict",
            "statistics_allow", "row_mask"]
 
 _OPS = {"=": "==", "==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=",
@@ -100,6 +101,42 @@ def filter_columns(dnf: Optional[List[List[Term]]]) -> List[str]:
             if term.column not in seen:
                 seen.append(term.column)
     return seen
+
+
+def _kind(dtype: t.DataType):
+    """(what a filter value on ``dtype`` must be, a test of a value), or None: any value."""
+    if isinstance(dtype, t.BoolType):
+        return "a bool", lambda v: isinstance(v, (bool, np.bool_))
+    if isinstance(dtype, (t.IntType, t.FloatType, t.DecimalType)):
+        return "a number", lambda v: (_is_number(v) or isinstance(v, decimal.Decimal))
+    if isinstance(dtype, t.TimestampType):
+        return "a datetime", lambda v: isinstance(v, (datetime.datetime, np.datetime64))
+    if isinstance(dtype, t.DateType):
+        return "a datetime.date", lambda v: (isinstance(v, datetime.date)
+                                             and not isinstance(v, datetime.datetime))
+    if isinstance(dtype, t.BinaryType):
+        if dtype.utf8:
+            return "a str", lambda v: isinstance(v, str)
+        return "bytes", lambda v: isinstance(v, (bytes, bytearray))
+    if isinstance(dtype, t.DictionaryType):
+        return _kind(dtype.value_type)
+    return None
+
+
+def check_term(term: Term, dtype: t.DataType) -> None:
+    """ArrowInvalid when ``term``'s value cannot be compared with a ``dtype`` column (checked
+    before any file is read, so a mistyped filter never quietly matches nothing)."""
+    if term.op in _NULL_OPS:
+        return
+    kind = _kind(dtype)
+    if kind is None:
+        return
+    what, ok = kind
+    values = term.value if term.op in _SETS else [term.value]
+    for v in values:
+        if v is not None and not ok(v):
+            raise ArrowInvalid(f"filter {term!r}: column {term.column!r} is {dtype}: it "
+                               f"compares with {what}, got {type(v).__name__} {v!r}")
 
 
 # -- one value ---------------------------------------------------------------------------------

@@ -25,8 +25,8 @@ from ..ipc.opening import open as open_ipc
 from ..ipc.reader import FileReader
 from ..ipc.statistics import STATISTICS_KEY, decode_statistics
 from .discovery import discover_with_bases
-from .filters import (filter_columns, normalize_filter, partition_verdict, row_mask,
-                      scalar_match, statistics_allow)
+from .filters import (check_term, filter_columns, normalize_filter, partition_verdict,
+                      row_mask, scalar_match, statistics_allow)
 from .partitioning import hive_pairs, infer_hive
 
 __all__ = ["Dataset", "dataset"]
@@ -222,6 +222,9 @@ class Dataset:
         out_idx = self._output(columns)
         dnf = normalize_filter(filter)
         self._check_names(filter_columns(dnf), "filter")
+        for group in dnf or ():
+            for term in group:
+                check_term(term, self.schema.field(term.column).type)
         return self._scan(out_idx, dnf)
 
     def _scan(self, out_idx: List[int], dnf) -> Iterator[RecordBatch]:
