@@ -13,6 +13,7 @@ import pytest
 
 import arrowmm
 from arrowmm import ArrowInvalid, ArrowNotImplementedError
+from arrowmm.dataset.scan import promotable
 
 SCHEMA = arrowmm.schema([("x", arrowmm.int64()), ("s", arrowmm.string()),
                          ("f", arrowmm.float64()), ("ts", arrowmm.timestamp("us")),
@@ -208,11 +209,17 @@ def test_schemas_unified_or_refused(tmp_path):
     got = arrowmm.dataset(str(tmp_path)).to_table()
     assert pa.table(got).equals(pads.dataset(str(tmp_path), format="ipc").to_table())
     assert got.to_pydict() == {"x": [1, 2, 3], "y": ["a", "b", None]}
-    _write(tmp_path / "2.arrow", {"x": ["oops"], "y": ["c"]})
-    with pytest.raises(ArrowInvalid, match=r"2\.arrow.*'x' is string.*int64"):
+    # a narrower integer is promoted, as pyarrow.dataset casts it
+    _write(tmp_path / "2.arrow", {"x": pa.array([4, None], pa.int32()), "y": ["c", "d"]})
+    got = arrowmm.dataset(str(tmp_path)).to_table(filter=[("x", ">", 2)])
+    assert _same(got, pads.dataset(str(tmp_path), format="ipc").to_table(
+        filter=pc.field("x") > 2))
+    assert got.to_pydict() == {"x": [3, 4], "y": [None, "c"]}
+    _write(tmp_path / "3.arrow", {"x": ["oops"], "y": ["e"]})
+    with pytest.raises(ArrowInvalid, match=r"3\.arrow.*'x' is string.*int64"):
         arrowmm.dataset(str(tmp_path)).to_table()
     only = arrowmm.dataset(str(tmp_path), schema=arrowmm.schema([("y", arrowmm.string())]))
-    assert only.to_table().to_pydict() == {"y": ["a", "b", None, "c"]}
+    assert only.to_table().to_pydict() == {"y": ["a", "b", None, "c", "d", "e"]}
     strict = arrowmm.schema([arrowmm.field("z", arrowmm.int64(), nullable=False)])
     with pytest.raises(ArrowInvalid, match="no column 'z'"):
         arrowmm.dataset(str(tmp_path), schema=strict).to_table()
@@ -257,3 +264,26 @@ def test_stream_files_and_stream_statistics(tmp_path):
     assert ds.count_rows() == 20
     assert ds.to_table(filter=[("x", "in", [3, 12, 19])]).to_pydict() == {"x": [3, 12, 19]}
     assert ds.head(7).column("x").to_pylist() == list(range(7))
+
+
+@pytest.mark.parametrize("src,dst,ok", [
+    ("int32", "int64", True), ("int64", "int32", False), ("uint32", "int64", True),
+    ("uint32", "int32", False), ("int8", "uint16", False), ("int16", "float32", True),
+    ("int32", "float32", False), ("int32", "float64", True), ("int64", "float64", False),
+    ("float32", "float64", True), ("float64", "float32", False),
+])
+def test_promotions_are_exact_only(tmp_path, src, dst, ok):
+    types = {"int8": arrowmm.int8(), "int16": arrowmm.int16(), "int32": arrowmm.int32(),
+             "int64": arrowmm.int64(), "uint16": arrowmm.uint16(), "uint32": arrowmm.uint32(),
+             "float32": arrowmm.float32(), "float64": arrowmm.float64()}
+    assert promotable(types[src], types[dst]) is ok
+    _write(tmp_path / "a.arrow", {"x": pa.array([1, None, 3], dst)})
+    _write(tmp_path / "b.arrow", {"x": pa.array([100, None], src)})
+    ds = arrowmm.dataset(str(tmp_path))
+    if ok:
+        got = ds.to_table()
+        assert str(got.schema.field("x").type) == str(pa.schema(ds.schema).field("x").type)
+        assert got.column("x").to_pylist() == [1, None, 3, 100, None]
+    else:
+        with pytest.raises(ArrowInvalid, match="do not all fit"):
+            ds.to_table()

@@ -80,10 +80,31 @@ def dataset(source, *, partitioning=None, format=None, schema=None,  # noqa: A00
     return Dataset([p for p, _ in found], [b for _, b in found], partitioning, schema)
 
 
+def promotable(src: t.DataType, dst: t.DataType) -> bool:
+    """Whether every ``src`` value is exactly a ``dst`` value (a wider integer, or a float
+    wide enough): the promotions a dataset makes between files."""
+    if isinstance(src, t.IntType) and isinstance(dst, t.IntType):
+        if src.signed == dst.signed:
+            return dst.bit_width >= src.bit_width
+        return dst.signed and dst.bit_width > src.bit_width
+    if isinstance(src, t.IntType) and isinstance(dst, t.FloatType):
+        return src.bit_width <= {16: 8, 32: 16, 64: 32}[dst.bit_width]  # (within the mantissa)
+    if isinstance(src, t.FloatType) and isinstance(dst, t.FloatType):
+        return dst.bit_width >= src.bit_width
+    return False
+
+
+def promote(array: Array, dtype: t.DataType) -> Array:
+    """``array`` (numbers) as ``dtype``: a copy, nulls kept."""
+    values = np.asarray(array.values()).astype(dtype.numpy_dtype)
+    mask = ~array.is_valid() if array.null_count else None
+    return build_array(values, dtype, mask=mask)
+
+
 class _Columns:
     """A loader of a dataset batch's columns: ``("col", i)`` column ``i`` of a file's batch
-    (decoded when touched), ``("const", value)`` a partition value repeated, ``("null",)``
-    a column the file lacks."""
+    (decoded when touched), ``("cast", i)`` the same promoted to the dataset's type,
+    ``("const", value)`` a partition value repeated, ``("null",)`` a column the file lacks."""
 
     __slots__ = ("batch", "plan", "types")
 
@@ -100,6 +121,8 @@ class _Columns:
         how = self.plan[k]
         if how[0] == "col":
             return self.batch.column(how[1])
+        if how[0] == "cast":
+            return promote(self.batch.column(how[1]), self.types[k])
         n = self.batch.num_rows
         return constant_array(how[1] if how[0] == "const" else None, self.types[k], n)
 
@@ -191,9 +214,10 @@ class Dataset:
             out.append(self.schema.names.index(c))
         return out
 
-    def _file_plan(self, k: int, reader, names: Sequence[str]) -> Dict[str, Optional[int]]:
+    def _file_plan(self, k: int, reader, names: Sequence[str], casts: dict
+                   ) -> Dict[str, Optional[int]]:
         """Each data column's index in file ``k`` (None: the file lacks it, filled with nulls),
-        checking its type against the dataset's."""
+        checking its type against the dataset's (``casts`` gets the columns to promote)."""
         fschema = reader.schema
         plan = {}
         for name in names:
@@ -209,8 +233,11 @@ class Dataset:
                 raise ArrowInvalid(f"{self.files[k]}: has {len(hits)} columns named {name!r}")
             got = fschema.fields[hits[0]].type
             if got != field.type:
-                raise ArrowInvalid(f"{self.files[k]}: column {name!r} is {got}, the dataset's "
-                                   f"schema says {field.type} (arrowmm does not cast)")
+                if not promotable(got, field.type):
+                    raise ArrowInvalid(f"{self.files[k]}: column {name!r} is {got}, the "
+                                       f"dataset's schema says {field.type}, and {got} values "
+                                       f"do not all fit in {field.type}")
+                casts[name] = got
             plan[name] = hits[0]
         return plan
 
@@ -245,11 +272,13 @@ class Dataset:
 
     def _scan_file(self, k, schema, out_names, data_names, groups, values):
         reader = open_ipc(self.files[k])
-        plan = self._file_plan(k, reader, data_names)
+        casts = {}
+        plan = self._file_plan(k, reader, data_names, casts)
         types = [f.type for f in schema]
-        layout = [("col", plan[n]) if n in plan and plan[n] is not None else
-                  ("const", values.get(n)) if n in values else ("null",) for n in out_names]
-        dtypes = {n: self.schema.field(n).type for n in data_names}
+        layout = [(("cast" if n in casts else "col"), plan[n]) if n in plan and plan[n] is not None
+                  else ("const", values.get(n)) if n in values else ("null",) for n in out_names]
+        # (statistics and row tests judge the file's own values, before any promotion)
+        dtypes = {n: casts.get(n, self.schema.field(n).type) for n in data_names}
         if isinstance(reader, FileReader):
             doc = decode_statistics((reader.footer.metadata or {}).get(STATISTICS_KEY))
             stats = doc.get("batches") if doc else None
@@ -288,7 +317,8 @@ class Dataset:
                 continue
             n = int(mask.sum())
             cols = [take_runs(batch.column(how[1]), runs) if how[0] == "col" else
-                    constant_array(how[1] if how[0] == "const" else None, types[j], n)
+                    promote(take_runs(batch.column(how[1]), runs), types[j]) if how[0] == "cast"
+                    else constant_array(how[1] if how[0] == "const" else None, types[j], n)
                     for j, how in enumerate(layout)]
             yield RecordBatch(schema, n, cols)
 
