@@ -287,3 +287,18 @@ def test_promotions_are_exact_only(tmp_path, src, dst, ok):
     else:
         with pytest.raises(ArrowInvalid, match="do not all fit"):
             ds.to_table()
+
+
+def test_filter_at_construction_and_dataset_filter_and_together(hive):
+    flt, more = [[("year", "==", 2021)], [("x", "<", -40)]], [("s", ">", "s05")]
+    ds = arrowmm.dataset(hive, partitioning="hive", filter=flt)
+    theirs = _theirs(hive)
+    a = pq.filters_to_expression(flt)
+    b = pq.filters_to_expression(more)
+    assert _same(ds.to_table(), theirs.to_table(filter=a))
+    assert ds.count_rows() == theirs.count_rows(filter=a) > 0
+    assert _same(ds.to_table(filter=more), theirs.to_table(filter=a & b))
+    again = arrowmm.dataset(hive, partitioning="hive").filter(flt).filter(more)
+    assert _same(again.to_table(columns=["x", "city"]),
+                 theirs.to_table(columns=["x", "city"], filter=a & b))
+    assert again.count_rows() == theirs.count_rows(filter=a & b)

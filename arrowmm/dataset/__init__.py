@@ -18,9 +18,9 @@ class _CallableModule(_types.ModuleType):
     """The ``arrowmm.dataset`` package, which, called, opens a dataset."""
 
     def __call__(self, source, *, partitioning=None, format=None, schema=None,  # noqa: A002
-                 filesystem=None) -> Dataset:
+                 filesystem=None, filter=None) -> Dataset:
         return dataset(source, partitioning=partitioning, format=format, schema=schema,
-                       filesystem=filesystem)
+                       filesystem=filesystem, filter=filter)
 
     __call__.__doc__ = dataset.__doc__
 

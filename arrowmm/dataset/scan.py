@@ -9,6 +9,7 @@ one run, one copy of the selected columns otherwise).
 """
 from __future__ import annotations
 
+import copy
 from typing import Dict, Iterator, List, Optional, Sequence
 
 import numpy as np
@@ -35,7 +36,7 @@ _FORMATS = (None, "arrow", "ipc", "feather", "arrows")
 
 
 def dataset(source, *, partitioning=None, format=None, schema=None,  # noqa: A002
-            filesystem=None) -> "Dataset":
+            filesystem=None, filter=None) -> "Dataset":
     """Many Arrow IPC files read as one table, as ``pyarrow.dataset.dataset`` reads them.
 
     Parameters
@@ -49,6 +50,8 @@ def dataset(source, *, partitioning=None, format=None, schema=None,  # noqa: A00
         Arrow IPC (file or stream format, told apart by each file's first bytes).
     schema : Schema, optional
         The dataset's schema; by default the first file's (plus the partition columns).
+    filter : list of tuples, optional
+        Rows every scan keeps (ANDed with a method's own ``filter``), as ``Dataset.filter``.
 
     Examples
     --------
@@ -77,7 +80,8 @@ def dataset(source, *, partitioning=None, format=None, schema=None,  # noqa: A00
     if schema is not None and not isinstance(schema, t.Schema):
         raise ArrowInvalid(f"schema must be an arrowmm Schema, got {type(schema).__name__}")
     found = discover_with_bases(source)
-    return Dataset([p for p, _ in found], [b for _, b in found], partitioning, schema)
+    out = Dataset([p for p, _ in found], [b for _, b in found], partitioning, schema)
+    return out if filter is None else out.filter(filter)
 
 
 def promotable(src: t.DataType, dst: t.DataType) -> bool:
@@ -161,6 +165,7 @@ class Dataset:
         else:
             fields, values = [], [{} for _ in files]
         self._partition_values: List[Dict[str, object]] = values
+        self._filter = None  # the DNF every scan ANDs with its own (Dataset.filter)
         if schema is None:
             if self.files:
                 first = open_ipc(self.files[0])
@@ -242,17 +247,31 @@ class Dataset:
         return plan
 
     # -- scanning ------------------------------------------------------------------------------
-    def to_batches(self, columns=None, filter=None) -> Iterator[RecordBatch]:  # noqa: A002
-        """The dataset's batches, lazily and in order (files in order, batches in order):
-        ``columns`` (names, in that order; default all), rows matching ``filter``
-        (pyarrow.parquet's list-of-tuples form; see ``arrowmm.dataset.filters``)."""
-        out_idx = self._output(columns)
+    def _dnf(self, filter):  # noqa: A002
         dnf = normalize_filter(filter)
         self._check_names(filter_columns(dnf), "filter")
         for group in dnf or ():
             for term in group:
                 check_term(term, self.schema.field(term.column).type)
-        return self._scan(out_idx, dnf)
+        if self._filter is None:
+            return dnf
+        if dnf is None:
+            return self._filter
+        return [a + b for a in self._filter for b in dnf]  # (A or B) and (C or D), distributed
+
+    def filter(self, filter) -> "Dataset":  # noqa: A002
+        """A dataset of the rows matching ``filter`` (and this one's), as pyarrow's
+        ``Dataset.filter``: nothing is read now."""
+        out = copy.copy(self)
+        out._filter = self._dnf(filter)
+        return out
+
+    def to_batches(self, columns=None, filter=None) -> Iterator[RecordBatch]:  # noqa: A002
+        """The dataset's batches, lazily and in order (files in order, batches in order):
+        ``columns`` (names, in that order; default all), rows matching ``filter``
+        (pyarrow.parquet's list-of-tuples form; see ``arrowmm.dataset.filters``)."""
+        out_idx = self._output(columns)
+        return self._scan(out_idx, self._dnf(filter))
 
     def _scan(self, out_idx: List[int], dnf) -> Iterator[RecordBatch]:
         schema = t.Schema([self.schema.fields[k] for k in out_idx], self.schema.metadata,
@@ -387,7 +406,7 @@ class Dataset:
 
     def count_rows(self, filter=None) -> int:  # noqa: A002
         """Rows matching ``filter`` (all rows: from the batch headers alone)."""
-        if filter is None:
+        if filter is None and self._filter is None:
             total = 0
             for path in self.files:
                 reader = open_ipc(path)
