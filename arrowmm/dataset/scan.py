@@ -166,6 +166,7 @@ class Dataset:
             fields, values = [], [{} for _ in files]
         self._partition_values: List[Dict[str, object]] = values
         self._filter = None  # the DNF every scan ANDs with its own (Dataset.filter)
+        self._statistics = {}  # file index -> its footer's per-batch statistics (or None)
         if schema is None:
             if self.files:
                 first = open_ipc(self.files[0])
@@ -299,15 +300,10 @@ class Dataset:
         # (statistics and row tests judge the file's own values, before any promotion)
         dtypes = {n: casts.get(n, self.schema.field(n).type) for n in data_names}
         if isinstance(reader, FileReader):
-            doc = decode_statistics((reader.footer.metadata or {}).get(STATISTICS_KEY))
-            stats = doc.get("batches") if doc else None
-            if not isinstance(stats, list) or len(stats) != reader.num_record_batches:
-                stats = None
-            counts = reader.batch_num_rows() if (groups and stats) else None
-            indices = range(reader.num_record_batches)
-            batches = ((i, None) for i in indices)
+            stats = self._file_statistics(k, reader) if groups else None
+            batches = ((i, None) for i in range(reader.num_record_batches))
         else:
-            stats, counts = None, None
+            stats = None
             batches = enumerate(reader)
         for i, batch in batches:
             live = groups
@@ -315,8 +311,8 @@ class Dataset:
                 doc_i = stats[i] if stats is not None else None
                 if batch is not None and doc_i is None:
                     doc_i = decode_statistics((batch.metadata or {}).get(STATISTICS_KEY))
-                rows = counts[i] if counts is not None else \
-                    (batch.num_rows if batch is not None else None)
+                rows = batch.num_rows if batch is not None else \
+                    (doc_i.get("rows") if isinstance(doc_i, dict) else None)
                 live = self._statistics_groups(groups, doc_i, rows, plan, dtypes)
                 if not live:
                     continue  # the statistics rule the batch out: its body is never read
@@ -340,6 +336,21 @@ class Dataset:
                     else constant_array(how[1] if how[0] == "const" else None, types[j], n)
                     for j, how in enumerate(layout)]
             yield RecordBatch(schema, n, cols)
+
+    def _file_statistics(self, k: int, reader) -> Optional[list]:
+        """File ``k``'s per-batch statistics from its footer (read once per dataset), with each
+        batch's row count checked against its header: a document that disagrees with the file
+        is not trusted at all."""
+        if k in self._statistics:
+            return self._statistics[k]
+        doc = decode_statistics((reader.footer.metadata or {}).get(STATISTICS_KEY))
+        stats = doc.get("batches") if doc else None
+        if not isinstance(stats, list) or len(stats) != reader.num_record_batches or \
+                [s.get("rows") if isinstance(s, dict) else None for s in stats] != \
+                reader.batch_num_rows():
+            stats = None
+        self._statistics[k] = stats
+        return stats
 
     @staticmethod
     def _statistics_groups(groups, doc, rows, plan, dtypes):
