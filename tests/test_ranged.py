@@ -5,6 +5,8 @@ import io
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
+import pyarrow.dataset as pads
 import pytest
 
 import arrowmm
@@ -103,3 +105,33 @@ def test_damage_is_arrow_invalid():
     reader = open_ranged(io.BytesIO(data))
     with pytest.raises(ArrowInvalid, match="maps nothing"):
         reader.memory()
+
+
+def test_dataset_on_an_fsspec_filesystem_matches_the_local_one(tmp_path):
+    mem = fsspec.filesystem("memory")
+    schema = arrowmm.schema([("x", arrowmm.int64()), ("s", arrowmm.string())])
+    try:
+        for part in ("k=1", "k=2"):
+            for f in range(2):
+                local = tmp_path / part / f"{f}.arrow"
+                local.parent.mkdir(exist_ok=True)
+                with arrowmm.new_file(str(local), schema, statistics=True) as w:
+                    w.write({"x": list(range(10 * f, 10 * f + 10)), "s": [part] * 10})
+                    w.write({"x": [100 + f], "s": [None]})
+                mem.pipe_file(f"/ds/{part}/{f}.arrow", local.read_bytes())
+        mem.pipe_file("/ds/_hidden.arrow", b"not read")
+        flt = [("x", ">=", 5), ("k", "==", 2)]
+        remote = arrowmm.dataset("memory://ds", partitioning="hive")
+        assert remote.files == ["/ds/k=1/0.arrow", "/ds/k=1/1.arrow", "/ds/k=2/0.arrow",
+                                "/ds/k=2/1.arrow"]
+        want = pads.dataset(str(tmp_path), format="ipc", partitioning="hive").to_table(
+            filter=(pa.compute.field("x") >= 5) & (pa.compute.field("k") == 2))
+        assert pa.table(remote.to_table(filter=flt)).equals(want)
+        same = arrowmm.dataset("/ds", filesystem=mem, partitioning="hive")
+        assert same.count_rows() == 44 and same.count_rows(filter=flt) == want.num_rows
+        # a Spark manifest on the filesystem is honoured as on a local disk
+        mem.pipe_file("/ds/k=1/_SUCCESS", b'{"files": ["1.arrow"]}')
+        assert arrowmm.dataset("memory://ds").files == ["/ds/k=1/1.arrow", "/ds/k=2/0.arrow",
+                                                        "/ds/k=2/1.arrow"]
+    finally:
+        mem.rm("/ds", recursive=True)

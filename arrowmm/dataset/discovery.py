@@ -24,15 +24,16 @@ from ..ipc.io import MAGIC
 
 __all__ = ["MANIFEST", "LOG_DIR", "FORMAT", "resolve_paths", "read_manifest", "check_names",
            "version_name", "log_versions", "read_version", "latest_manifest", "data_files_in",
-           "sniff", "discover", "discover_with_bases", "manifest_files"]
+           "sniff", "discover", "discover_with_bases", "manifest_files", "parse_manifest",
+           "parse_version", "version_of", "EXTENSIONS", "STREAM_CONTINUATION"]
 
 MANIFEST = "_SUCCESS"
 #: The folder of versioned manifests inside a directory (docs/commit-protocol.md).
 LOG_DIR = "_arrowmm_log"
 FORMAT = "arrowmm-manifest/1"
 _VERSION_NAME = re.compile(r"^([0-9]{20})\.json$")
-_STREAM_CONTINUATION = b"\xff\xff\xff\xff"
-_EXTENSIONS = (".arrow", ".arrows", ".ipc", ".feather")
+STREAM_CONTINUATION = b"\xff\xff\xff\xff"
+EXTENSIONS = (".arrow", ".arrows", ".ipc", ".feather")
 
 
 def resolve_paths(paths: Sequence[str]) -> List[str]:
@@ -66,6 +67,11 @@ def read_manifest(directory: str) -> Optional[dict]:
             text = f.read()
     except FileNotFoundError:
         return None
+    return parse_manifest(text, path)
+
+
+def parse_manifest(text: bytes, path: str) -> Optional[dict]:
+    """A ``_SUCCESS`` manifest's document (None for an empty marker), checked."""
     if not text.strip():
         return None  # an empty _SUCCESS marker (Hadoop-style writers): no list to trust
     try:
@@ -97,7 +103,13 @@ def log_versions(directory: str) -> List[int]:
         names = os.listdir(os.path.join(directory, LOG_DIR))
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return sorted(int(m.group(1)) for m in map(_VERSION_NAME.match, names) if m)
+    return sorted(v for v in map(version_of, names) if v is not None)
+
+
+def version_of(name: str) -> Optional[int]:
+    """The version a log file name holds (``00000000000000000007.json``: 7), or None."""
+    m = _VERSION_NAME.match(name)
+    return int(m.group(1)) if m else None
 
 
 def read_version(directory: str, version: int) -> dict:
@@ -106,6 +118,11 @@ def read_version(directory: str, version: int) -> dict:
     path = os.path.join(directory, LOG_DIR, version_name(version))
     with open(path, "rb") as f:
         text = f.read()
+    return parse_version(text, path, version)
+
+
+def parse_version(text: bytes, path: str, version: int) -> dict:
+    """Manifest ``version``'s document, checked (FileNotFoundError for a tombstone)."""
     try:
         doc = json.loads(text)
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
@@ -151,7 +168,7 @@ def data_files_in(directory: str) -> List[str]:
         if name.startswith(("_", ".")):
             continue
         path = os.path.join(directory, name)
-        if os.path.isfile(path) and sniff(path, strict=not name.endswith(_EXTENSIONS)) is not None:
+        if os.path.isfile(path) and sniff(path, strict=not name.endswith(EXTENSIONS)) is not None:
             out.append(os.path.abspath(path))
     return out
 
@@ -166,7 +183,7 @@ def sniff(path: str, strict: bool = False) -> Optional[str]:
         return None
     if head[:6] == MAGIC:
         return "file"
-    if head[:4] == _STREAM_CONTINUATION:
+    if head[:4] == STREAM_CONTINUATION:
         return "stream"
     if not strict and len(head) >= 4 and head[:4] != b"\x00\x00\x00\x00":
         return "stream"
@@ -199,7 +216,7 @@ def _walk(directory: str, out: List[str]) -> None:
         path = os.path.join(directory, name)
         if os.path.isdir(path):
             _walk(path, out)
-        elif os.path.isfile(path) and sniff(path, strict=not name.endswith(_EXTENSIONS)) is not None:
+        elif os.path.isfile(path) and sniff(path, strict=not name.endswith(EXTENSIONS)) is not None:
             out.append(os.path.abspath(path))
 
 

@@ -25,7 +25,9 @@ from ..interop.build import array as build_array
 from ..ipc.opening import open as open_ipc
 from ..ipc.reader import FileReader
 from ..ipc.statistics import STATISTICS_KEY, decode_statistics
+from ..ipc.ranged import open_ranged
 from .discovery import discover_with_bases
+from .remote import discover_on, filesystem_for
 from .filters import (check_term, filter_columns, normalize_filter, partition_verdict,
                       row_mask, scalar_match, statistics_allow)
 from .partitioning import hive_pairs, infer_hive
@@ -50,6 +52,9 @@ def dataset(source, *, partitioning=None, format=None, schema=None,  # noqa: A00
         Arrow IPC (file or stream format, told apart by each file's first bytes).
     schema : Schema, optional
         The dataset's schema; by default the first file's (plus the partition columns).
+    filesystem : an fsspec filesystem, optional
+        Where ``source`` lives (also implied by a URL: ``"s3://bucket/dir"``): files are read by
+        byte ranges (footers, batch headers, the columns touched), never mapped or downloaded.
     filter : list of tuples, optional
         Rows every scan keeps (ANDed with a method's own ``filter``), as ``Dataset.filter``.
 
@@ -68,9 +73,8 @@ def dataset(source, *, partitioning=None, format=None, schema=None,  # noqa: A00
     {'x': [2, 3], 'k': ['b', 'b']}
     >>> tmp.cleanup()
     """
-    if filesystem is not None:
-        raise ArrowNotImplementedError("dataset(filesystem=...): only local paths are read "
-                                       "so far")
+    if filesystem is None:
+        filesystem, source = filesystem_for(source)
     if format not in _FORMATS:
         raise ArrowInvalid(f"dataset format {format!r}: arrowmm reads Arrow IPC "
                            f"(format None, 'arrow', 'ipc' or 'feather')")
@@ -79,8 +83,10 @@ def dataset(source, *, partitioning=None, format=None, schema=None,  # noqa: A00
                                        f"are supported")
     if schema is not None and not isinstance(schema, t.Schema):
         raise ArrowInvalid(f"schema must be an arrowmm Schema, got {type(schema).__name__}")
-    found = discover_with_bases(source)
-    out = Dataset([p for p, _ in found], [b for _, b in found], partitioning, schema)
+    found = discover_with_bases(source) if filesystem is None else \
+        discover_on(filesystem, source)
+    out = Dataset([p for p, _ in found], [b for _, b in found], partitioning, schema,
+                  filesystem)
     return out if filter is None else out.filter(filter)
 
 
@@ -157,8 +163,9 @@ class Dataset:
     """Arrow IPC files read as one table: ``arrowmm.dataset(...)`` makes one."""
 
     def __init__(self, files: Sequence[str], bases: Sequence[Optional[str]], partitioning,
-                 schema: Optional[t.Schema] = None):
+                 schema: Optional[t.Schema] = None, filesystem=None):
         self.files = list(files)
+        self.filesystem = filesystem  # an fsspec filesystem (files read by ranges), or None
         self.partitioning = partitioning
         if partitioning == "hive":
             fields, values = infer_hive([hive_pairs(f, b) for f, b in zip(files, bases)], files)
@@ -169,7 +176,7 @@ class Dataset:
         self._statistics = {}  # file index -> its footer's per-batch statistics (or None)
         if schema is None:
             if self.files:
-                first = open_ipc(self.files[0])
+                first = self._open(0)
                 try:
                     file_schema = first.schema
                 finally:
@@ -198,6 +205,14 @@ class Dataset:
 
     def __repr__(self):
         return f"<arrowmm.Dataset {len(self.files)} files>\n{self.schema}"
+
+    def _open(self, k: int):
+        """A reader of file ``k``: mapped (local), or read by byte ranges (a filesystem)."""
+        if self.filesystem is None:
+            return open_ipc(self.files[k])
+        if isinstance(self.filesystem, str):
+            raise ArrowInvalid("filesystem= takes an fsspec filesystem object")
+        return open_ranged(self.files[k], filesystem=self.filesystem)
 
     # -- planning ------------------------------------------------------------------------------
     def _check_names(self, names, what: str) -> None:
@@ -291,7 +306,7 @@ class Dataset:
             yield from self._scan_file(k, schema, out_names, data_names, groups, values)
 
     def _scan_file(self, k, schema, out_names, data_names, groups, values):
-        reader = open_ipc(self.files[k])
+        reader = self._open(k)
         casts = {}
         plan = self._file_plan(k, reader, data_names, casts)
         types = [f.type for f in schema]
@@ -419,8 +434,8 @@ class Dataset:
         """Rows matching ``filter`` (all rows: from the batch headers alone)."""
         if filter is None and self._filter is None:
             total = 0
-            for path in self.files:
-                reader = open_ipc(path)
+            for k in range(len(self.files)):
+                reader = self._open(k)
                 total += reader.count_rows()
             return total
         return sum(b.num_rows for b in self.to_batches([], filter))
