@@ -20,7 +20,7 @@ import numpy as np
 from .._core._flatbuf import frame_at
 from .._core._region import Region, as_view
 from ..errors import ArrowInvalid, ArrowNotImplementedError
-from ..format.metadata import MessageHeader, parse_message
+from ..format import MessageHeader, parse_message
 from .message import Message
 from .reader import FileReader
 
