@@ -3,8 +3,9 @@
 The face of the package: every public name, grouped by the layer it comes from
 (``../shared/CONTRACT.md`` lists the contract).  Layers, lowest first: ``errors``,
 ``limits``, ``types`` (ground); ``_core`` (Cython kernels); ``format`` (FlatBuffers
-metadata); ``arrays`` (typed arrays and batches); ``interop`` (building arrays, the C data
-interface); ``ipc`` (readers and writers); ``shm`` (shared memory); ``spark``; ``cli``.
+metadata); ``arrays`` (typed arrays, batches, tables); ``interop`` (building arrays, the C
+data interface); ``ipc`` (readers and writers); ``shm`` (shared memory) and ``dataset`` (many
+files as one table); ``spark``; ``cli``.
 """
 __version__ = "0.1.0"
 
