@@ -140,6 +140,11 @@ class RangedFileReader(FileReader):
         self._projection = list(range(len(self.schema)))
 
     @property
+    def projection(self):
+        every = list(range(len(self._file_schema)))
+        return None if self._projection == every else super().projection
+
+    @property
     def bytes_read(self) -> int:
         return self._source.bytes_read
 

@@ -253,6 +253,14 @@ class ReaderBase(PandasConvertible):
         """The schema of the file or stream (``schema`` is its projection with ``columns=``)."""
         return self._file_schema if self._file_schema is not None else self.schema
 
+    @property
+    def projection(self) -> Optional[list]:
+        """The columns the reader was projected onto (indices, or dotted paths for struct
+        fields), as ``select_columns`` takes them again; None when it reads every column."""
+        if self._projection is None:
+            return None
+        return [k if isinstance(k, int) else k[2] for k in self._projection]
+
     def select_columns(self, columns) -> None:
         """Project the reader onto ``columns`` (names or indices, in the order given): its
         schema and every batch it reads expose those only, and the others are never decoded
