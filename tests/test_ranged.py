@@ -129,6 +129,16 @@ def test_dataset_on_an_fsspec_filesystem_matches_the_local_one(tmp_path):
         assert pa.table(remote.to_table(filter=flt)).equals(want)
         same = arrowmm.dataset("/ds", filesystem=mem, partitioning="hive")
         assert same.count_rows() == 44 and same.count_rows(filter=flt) == want.num_rows
+        # a file in the IPC stream format is read as it comes
+        stream = tmp_path / "s.arrows"
+        with arrowmm.new_stream(str(stream), schema) as w:
+            w.write({"x": [7, 8], "s": ["p", "q"]})
+        mem.pipe_file("/ds/k=2/z.arrows", stream.read_bytes())
+        assert arrowmm.dataset("memory://ds/k=2/z.arrows").to_table().to_pydict() == \
+            {"x": [7, 8], "s": ["p", "q"]}
+        assert arrowmm.dataset("memory://ds", partitioning="hive").count_rows(
+            filter=[("x", "==", 8)]) == 3  # (the stream's row, k=1/0.arrow's and k=2/0.arrow's)
+        mem.rm("/ds/k=2/z.arrows")
         # a Spark manifest on the filesystem is honoured as on a local disk
         mem.pipe_file("/ds/k=1/_SUCCESS", b'{"files": ["1.arrow"]}')
         assert arrowmm.dataset("memory://ds").files == ["/ds/k=1/1.arrow", "/ds/k=2/0.arrow",

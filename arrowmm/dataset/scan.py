@@ -23,9 +23,10 @@ from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..interop._cdata import export_schema, export_stream
 from ..interop.build import array as build_array
 from ..ipc.opening import open as open_ipc
-from ..ipc.reader import FileReader
+from ..ipc.io import MAGIC
+from ..ipc.ranged import RangedFileReader, RangeSource
+from ..ipc.reader import FileReader, StreamReader
 from ..ipc.statistics import STATISTICS_KEY, decode_statistics
-from ..ipc.ranged import open_ranged
 from .discovery import discover_with_bases
 from .remote import discover_on, filesystem_for
 from .filters import (check_term, filter_columns, normalize_filter, partition_verdict,
@@ -210,9 +211,18 @@ class Dataset:
         """A reader of file ``k``: mapped (local), or read by byte ranges (a filesystem)."""
         if self.filesystem is None:
             return open_ipc(self.files[k])
-        if isinstance(self.filesystem, str):
+        if isinstance(self.filesystem, str) or not hasattr(self.filesystem, "open"):
             raise ArrowInvalid("filesystem= takes an fsspec filesystem object")
-        return open_ranged(self.files[k], filesystem=self.filesystem)
+        f = self.filesystem.open(self.files[k], "rb")
+        try:
+            head = f.read(6)
+            f.seek(0)
+            if head == MAGIC:
+                return RangedFileReader(RangeSource(f, self.files[k], owns=True))
+            return StreamReader(f)  # (a stream is read as it comes, in order)
+        except BaseException:
+            f.close()
+            raise
 
     # -- planning ------------------------------------------------------------------------------
     def _check_names(self, names, what: str) -> None:
