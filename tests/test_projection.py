@@ -29,12 +29,23 @@ def _write(path, table, fmt="file", compression=None, chunk=4):
     return str(path)
 
 
+class _Pipe:
+    """A file object with ``read()`` only (no buffer protocol, no seeking): a pipe."""
+
+    def __init__(self, data):
+        self._f = io.BytesIO(data)
+
+    def read(self, n=-1):
+        return self._f.read(n)
+
+
 OPENERS = {
     "file": lambda p, **kw: arrowmm.open_file(p, **kw),
     "file-unmapped": lambda p, **kw: arrowmm.open_file(p, mmap=False, **kw),
     "file-buffer": lambda p, **kw: arrowmm.open_file(open(p, "rb").read(), **kw),
     "stream": lambda p, **kw: arrowmm.open_stream(p, **kw),
-    "stream-fileobj": lambda p, **kw: arrowmm.open_stream(io.BytesIO(open(p, "rb").read()), **kw),
+    "stream-bytesio": lambda p, **kw: arrowmm.open_stream(io.BytesIO(open(p, "rb").read()), **kw),
+    "stream-pipe": lambda p, **kw: arrowmm.open_stream(_Pipe(open(p, "rb").read()), **kw),
     "open": lambda p, **kw: arrowmm.open(p, **kw),
 }
 
@@ -118,7 +129,7 @@ def test_num_rows_from_headers_without_decoding(tmp_path):
         assert reader.num_rows == 10  # the whole stream, read ahead of the position
         assert reader.read_next_batch().num_rows == 3  # ... which did not move
         assert reader.count_rows() == 10
-    with arrowmm.open_stream(io.BytesIO(open(spath, "rb").read())) as reader:
+    with arrowmm.open_stream(_Pipe(open(spath, "rb").read())) as reader:
         with pytest.raises(ArrowNotImplementedError, match="count_rows"):
             reader.num_rows
         reader.read_next_batch()
