@@ -3,8 +3,9 @@
 The face of the package: every public name, grouped by the layer it comes from
 (``../shared/CONTRACT.md`` lists the contract).  Layers, lowest first: ``errors``,
 ``limits``, ``types`` (ground); ``_core`` (Cython kernels); ``format`` (FlatBuffers
-metadata); ``arrays`` (typed arrays and batches); ``interop`` (building arrays, the C data
-interface); ``ipc`` (readers and writers); ``shm`` (shared memory); ``spark``; ``cli``.
+metadata); ``arrays`` (typed arrays, batches, tables); ``interop`` (building arrays, the C
+data interface); ``ipc`` (readers and writers); ``shm`` (shared memory) and ``dataset`` (many
+files as one table); ``spark``; ``cli``.
 """
 __version__ = "0.1.0"
 
@@ -34,6 +35,7 @@ from .arrays import (Array, BinaryArray, BinaryViewArray, BooleanArray, DayTimeI
                      OpaqueArray, UuidType, JsonType, Bool8Type, FixedShapeTensorType, OpaqueType,
                      uuid, json_, bool8, fixed_shape_tensor, opaque, VariableShapeTensorType,
                      VariableShapeTensorArray, variable_shape_tensor)
+from .arrays import ChunkedArray, Table
 from .interop import RecordBatchReader, array, record_batch
 from .ipc import (FeatherV1Reader, FileReader, FileWriter, IndexedStreamReader, RepairReport, StreamReader,
                   StreamWriter, index_stream, new_file, new_stream, open, open_file,  # noqa: A004
@@ -44,6 +46,8 @@ from .ipc.sparse_tensor import (SparseCOOTensor, SparseCSCMatrix, SparseCSFTenso
                                 SparseCSRMatrix, read_sparse_tensor, write_sparse_tensor)
 from .ipc.tensor import Tensor, get_tensor_size, read_tensor, write_tensor
 from . import shm
+from . import dataset  # (a package that is also callable: arrowmm.dataset(source, ...))
+from .dataset import Dataset
 
 __all__ = [
     "__version__",
@@ -70,7 +74,7 @@ __all__ = [
     "Array", "NullArray", "BooleanArray", "PrimitiveArray", "FixedSizeBinaryArray",
     "BinaryArray", "BinaryViewArray", "ListArray", "ListViewArray", "MapArray",
     "FixedSizeListArray", "StructArray", "UnionArray", "DictionaryArray", "RunEndEncodedArray",
-    "RecordBatch", "DayTimeInterval", "MonthDayNano",
+    "RecordBatch", "DayTimeInterval", "MonthDayNano", "Table", "ChunkedArray",
     "ExtensionArray", "UuidArray", "JsonArray", "Bool8Array", "FixedShapeTensorArray",
     "OpaqueArray", "UuidType", "JsonType", "Bool8Type", "FixedShapeTensorType", "OpaqueType",
     "uuid", "json_", "bool8", "fixed_shape_tensor", "opaque", "VariableShapeTensorType",
@@ -88,4 +92,6 @@ __all__ = [
     "read_sparse_tensor", "write_sparse_tensor",
     # shared memory
     "shm",
+    # datasets
+    "dataset", "Dataset",
 ]

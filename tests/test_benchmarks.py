@@ -38,6 +38,8 @@ SCRIPTS = {
                               "| 2. pyarrow.table(reader), small batches |",
                               "| 3. polars.DataFrame(reader) |"),
                              "polars", True, None),
+    "bench_dataset.py": (("| 1. selective filter (statistics prune 99%) |", "| 2. count_rows |",
+                          "| 3. one column of 100 (columns=) |", PYARROW_HEADER), None, True, None),
     "bench_limits.py": (("| 1a. wide-schema open, 10,000 fields |",
                          "| 1b. wide-schema open, 100,000 fields |",
                          "| 2. high-ratio zstd decode |", PYARROW_HEADER), None, True, None),

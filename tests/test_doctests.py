@@ -6,8 +6,11 @@ import pytest
 
 import arrowmm._core._region
 import arrowmm.ipc.reader
+from arrowmm.arrays import chunked, table
+from arrowmm.dataset import scan
 
-MODULES = [arrowmm.ipc.reader, sys.modules["arrowmm.ipc.repair"], arrowmm._core._region]  # (ipc.repair is the function)
+MODULES = [arrowmm.ipc.reader, sys.modules["arrowmm.ipc.repair"],  # (ipc.repair is the function)
+           arrowmm._core._region, table, chunked, scan]
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)

@@ -324,9 +324,9 @@ def test_reader_from_polars_and_duckdb():
     pl = pytest.importorskip("polars")
     duckdb = pytest.importorskip("duckdb")
     frame = pl.DataFrame({"a": [1, 2, None], "b": ["x", "y", "z"]})
-    batches = arrowmm.RecordBatchReader.from_stream(frame).read_all()
-    assert sum(b.num_rows for b in batches) == 3
-    assert [v for b in batches for v in b.column("a").to_pylist()] == [1, 2, None]
+    table = arrowmm.RecordBatchReader.from_stream(frame).read_all()
+    assert isinstance(table, arrowmm.Table) and table.num_rows == 3
+    assert table.column("a").to_pylist() == [1, 2, None]
     rel = duckdb.sql("select range::INTEGER as r from range(5)")
     with arrowmm.RecordBatchReader.from_stream(rel) as reader:
         assert [v for b in reader for v in b.column("r").to_pylist()] == [0, 1, 2, 3, 4]
@@ -335,7 +335,7 @@ def test_reader_from_polars_and_duckdb():
 def test_reader_schema_request_and_from_batches_checks():
     table = pa.table({"x": [1, 2]})
     got = arrowmm.RecordBatchReader.from_stream(table, schema=t.schema([("x", t.int64())]))
-    assert got.read_all()[0].to_pydict() == {"x": [1, 2]}
+    assert got.read_all().to_pydict() == {"x": [1, 2]}
     with pytest.raises(ArrowInvalid, match="not the requested"):  # pyarrow casts; arrowmm does not
         arrowmm.RecordBatchReader.from_stream(_NoCast(table), schema=t.schema([("x", t.int32())]))
     with pytest.raises(ArrowInvalid, match="__arrow_c_stream__"):

@@ -137,7 +137,7 @@ def test_gold_files_to_pandas(case):
     ("categories cannot be null"), arrowmm converts: those null values are NaN there."""
     oracle = pa.ipc.open_file(gold_path(case, "arrow_file")).read_all()
     with arrowmm.open_file(gold_path(case, "arrow_file")) as reader:
-        batches = reader.read_all()
+        batches = reader.read_all().to_batches()
         for k, field in enumerate(reader.schema):
             schema = arrowmm.schema([field], reader.schema.metadata)
             got = _outcome(lambda: arrowmm.RecordBatchReader.from_batches(

@@ -313,6 +313,24 @@ def test_pickle_round_trip_in_process(name):
         assert back.column("v").buffers()[1].region is batch.column("v").buffers()[1].region
 
 
+def test_projected_readers_and_batches_pickle_as_projected(name):
+    """A reader opened with columns= (and its batches, a Table.select of them) pickle by name
+    and come back with the same columns, not the file's."""
+    table = _table(1000)
+    with shm.share(table, name=name) as shared:
+        reader = shm.open_shared(shared.name)
+        reader.select_columns(["f", 0])
+        assert reader.projection == [1, 0]
+        again = pickle.loads(pickle.dumps(reader))
+        assert again.schema.names == reader.schema.names == ["f", "v"]
+        assert pa.table(again).equals(table.select(["f", "v"]))
+        batch = reader.get_batch(0)
+        back = pickle.loads(pickle.dumps(batch))
+        assert back.schema.names == batch.schema.names and back.to_pylist() == batch.to_pylist()
+        picked = reader.read_all().select(["v"]).to_batches()[0]
+        assert pickle.loads(pickle.dumps(picked)).to_pydict() == picked.to_pydict()
+
+
 def test_unpickled_batches_do_not_keep_the_mapping(name):
     """The reader reused to rebuild unpickled batches lives only as long as they do."""
     shared = shm.share(arrowmm.record_batch({"v": np.arange(1000)}), name=name)

@@ -17,13 +17,15 @@ from .extension import (Bool8Array, Bool8Type, ExtensionArray, FixedShapeTensorA
                         UuidArray, UuidType, VariableShapeTensorArray, VariableShapeTensorType, bool8,
                         fixed_shape_tensor, json_, opaque, uuid, variable_shape_tensor)
 from . import selection  # noqa: F401  (registers Array.take / Array.filter)
+from .chunked import ChunkedArray
+from .table import Table
 from .scalars import DayTimeInterval, MonthDayNano
 
 __all__ = [
     "Array", "NullArray", "BooleanArray", "PrimitiveArray", "FixedSizeBinaryArray",
     "BinaryArray", "BinaryViewArray", "ListArray", "ListViewArray", "MapArray",
     "FixedSizeListArray", "StructArray", "UnionArray", "DictionaryArray", "RunEndEncodedArray",
-    "make_array", "RecordBatch", "DayTimeInterval", "MonthDayNano",
+    "make_array", "RecordBatch", "DayTimeInterval", "MonthDayNano", "Table", "ChunkedArray",
     "ExtensionArray", "UuidArray", "JsonArray", "Bool8Array", "FixedShapeTensorArray",
     "OpaqueArray", "UuidType", "JsonType", "Bool8Type", "FixedShapeTensorType", "OpaqueType",
     "uuid", "json_", "bool8", "fixed_shape_tensor", "opaque", "VariableShapeTensorType",

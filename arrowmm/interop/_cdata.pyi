@@ -11,7 +11,7 @@ SchemaCapsule = object
 ArrayCapsule = object
 StreamCapsule = object
 
-__all__ = ["export_schema", "export_array", "export_batch", "export_stream",
+__all__ = ["export_schema", "export_array", "export_batch", "export_stream", "export_array_stream",
            "export_reader_stream", "compile_walk", "import_schema", "import_field", "import_type", "import_array", "import_batch",
            "import_stream", "ImportedStream"]
 
@@ -22,6 +22,8 @@ def export_batch(batch: RecordBatch, requested_schema: Optional[object] = None
                  ) -> Tuple[SchemaCapsule, ArrayCapsule]: ...
 def export_stream(schema: Schema, batch_iterator: Iterable[RecordBatch],
                   requested_schema: Optional[object] = None) -> StreamCapsule: ...
+def export_array_stream(dtype: DataType, arrays: Iterable[Array],
+                        requested_schema: Optional[object] = None) -> StreamCapsule: ...
 def export_reader_stream(reader: object, requested_schema: Optional[object] = None
                          ) -> StreamCapsule: ...  # a FileReader's or StreamReader's batches
 def compile_walk(plan: object) -> Optional[object]: ...  # a SchemaPlan's walk, or None

@@ -37,7 +37,7 @@ import numpy as np
 
 from arrowmm import limits, types as t
 from arrowmm._core._region import empty_view
-from arrowmm.arrays.array import make_array
+from arrowmm.arrays.array import Array, make_array
 from arrowmm.arrays.batch import RecordBatch
 from arrowmm.arrays.extension import wrap
 from sys import byteorder as NATIVE  # (= arrowmm.ipc.byteorder.NATIVE)
@@ -538,6 +538,7 @@ cdef class _StreamState:
     cdef object schema         # the schema the consumer sees (the request's, if any)
     cdef object source_schema  # the schema every batch must have
     cdef bint requested
+    cdef bint arrays           # a stream of arrays of one type (a chunked array), not batches
     cdef object iterator       # of RecordBatch, or None for a reader's own batches:
     cdef _ReaderBatches batches  # (then these, walked in C where they can be)
     cdef bytes last_error
@@ -576,6 +577,8 @@ cdef int _get_next_gil(_StreamState state, ArrowArray* out) noexcept:
         return 0
     except BaseException as exc:
         return state.fail(exc)
+    if state.arrays:
+        return _next_array_into(state, batch, out)
     try:
         if not isinstance(batch, RecordBatch):
             raise ArrowInvalid(f"stream iterator yielded a {type(batch).__name__}, "
@@ -587,6 +590,23 @@ cdef int _get_next_gil(_StreamState state, ArrowArray* out) noexcept:
         if state.requested:
             check_request_nulls(state.schema.fields, batch.storage_columns, "stream batch")
         _export_batch_into(out, batch)
+    except BaseException as exc:
+        return state.fail(exc)
+    return 0
+
+
+cdef int _next_array_into(_StreamState state, object array, ArrowArray* out) noexcept:
+    """One chunk of an array stream into ``out``: an Array of the stream's type."""
+    try:
+        if not isinstance(array, Array):
+            raise ArrowInvalid(f"array stream iterator yielded a {type(array).__name__}, not an "
+                               f"arrowmm Array")
+        if array.type != state.source_schema:
+            raise ArrowInvalid(f"array stream chunk is {array.type}, the stream "
+                               f"{state.source_schema}")
+        if state.requested:
+            check_request_nulls([state.schema], [array], "stream chunk")
+        _export_array_into(out, array, array)
     except BaseException as exc:
         return state.fail(exc)
     return 0
@@ -674,6 +694,36 @@ def export_stream(schema, batch_iterator, requested_schema=None):
         state.batches = batch_iterator
     else:
         state.iterator = iter(batch_iterator)
+    cdef ArrowArrayStream* s = <ArrowArrayStream*>_calloc(1, sizeof(ArrowArrayStream))
+    Py_INCREF(state)
+    s.private_data = <void*>state
+    s.get_schema = _stream_get_schema
+    s.get_next = _stream_get_next
+    s.get_last_error = _stream_get_last_error
+    s.release = _stream_release
+    try:
+        return PyCapsule_New(s, "arrow_array_stream", _stream_capsule_destructor)
+    except BaseException:
+        s.release(s)
+        free(s)
+        raise
+
+
+def export_array_stream(dtype, arrays, requested_schema=None):
+    """Export arrays of one type (a chunked array's chunks) as an ``"arrow_array_stream"``
+    capsule whose schema is the type, not a struct: what ``pyarrow.chunked_array(obj)`` reads.
+
+    ``requested_schema``: as for ``export_array``."""
+    if not isinstance(dtype, t.DataType):
+        raise ArrowInvalid(f"array stream type must be an arrowmm DataType, got "
+                           f"{type(dtype).__name__}")
+    wanted = _requested(requested_schema)
+    state = _StreamState()
+    state.schema = dtype if wanted is None else requested_array_field(dtype, wanted)
+    state.source_schema = dtype
+    state.requested = wanted is not None
+    state.arrays = True
+    state.iterator = iter(arrays)
     cdef ArrowArrayStream* s = <ArrowArrayStream*>_calloc(1, sizeof(ArrowArrayStream))
     Py_INCREF(state)
     s.private_data = <void*>state

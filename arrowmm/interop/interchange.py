@@ -19,8 +19,10 @@ from ..arrays.batch import RecordBatch, SequentialBatches
 from ..errors import ArrowInvalid
 from ._cdata import import_schema, import_stream
 from ..arrays.pandas_compat import PandasConvertible
+from ..arrays.chunked import register_array_stream_export
+from ..arrays.table import Table, register_stream_export
 from ._cdata import export_schema
-from ._cdata import export_stream
+from ._cdata import export_array_stream, export_stream
 
 __all__ = ["RecordBatchReader"]
 
@@ -105,8 +107,12 @@ class RecordBatchReader(SequentialBatches, PandasConvertible):
             raise ArrowInvalid("the reader is closed")
         return next(self._batches)
 
+    def read_all(self) -> Table:
+        """Every remaining batch, in order, as an ``arrowmm.Table`` (as pyarrow's)."""
+        return Table(self.schema, list(self))
+
     def _pandas_batches(self):
-        return self.read_all()
+        return list(self)
 
     def close(self) -> None:
         """Release the producer's stream now (idempotent); batches already read stay valid."""
@@ -141,3 +147,7 @@ def _checked_batches(schema: t.Schema, batches: Iterable[RecordBatch]) -> Iterat
             raise ArrowInvalid(f"batch {i} has schema {batch.schema.types}, the reader "
                                f"{schema.types}")
         yield batch
+
+
+register_stream_export(export_stream)  # (Table and ChunkedArray, in a layer below, export
+register_array_stream_export(export_array_stream)  # through these)

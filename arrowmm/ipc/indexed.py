@@ -129,9 +129,6 @@ class IndexedStreamReader(ReaderBase):
         for i in range(len(self._batches)):
             yield self.get_batch(i)
 
-    def read_all(self) -> list:
-        return list(self)
-
     def __repr__(self):
         return f"<arrowmm.IndexedStreamReader {self.num_record_batches} batches>\n{self.schema}"
 

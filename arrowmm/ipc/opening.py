@@ -26,7 +26,19 @@ def _is_path(source) -> bool:
     return isinstance(source, (str, os.PathLike))
 
 
-def open_file(source, *, allow_copies: bool = True, mmap: bool = True) -> FileReader:
+def _projected(reader, columns):
+    """``reader`` projected onto ``columns`` (closed again when they do not fit)."""
+    if columns is not None:
+        try:
+            reader.select_columns(columns)
+        except BaseException:
+            reader.close()
+            raise
+    return reader
+
+
+def open_file(source, *, columns=None, allow_copies: bool = True, mmap: bool = True
+              ) -> FileReader:
     """Open an IPC file: a path (str or ``os.PathLike``, memory-mapped), a buffer-protocol object
     (bytes, bytearray, memoryview, mmap, numpy array: no copy), an ``io.BytesIO`` (its buffer, no
     copy) or a seekable binary file object (mapped when it is a regular file, else read).
@@ -40,16 +52,18 @@ def open_file(source, *, allow_copies: bool = True, mmap: bool = True) -> FileRe
     read each batch into memory of its own when it is asked for (``pread``), instead of
     mapping the file: for files another program may truncate or rewrite, where a mapping
     would die of SIGBUS or see values change (see ``arrowmm.ipc.unmapped``).
+    ``columns``: names or indices of the columns to read, in that order (the reader's
+    schema and batches have only those; the others are never decoded).
     """
     if not mmap and _is_path(source):
-        return UnmappedFileReader(source, allow_copies=allow_copies)
+        return _projected(UnmappedFileReader(source, allow_copies=allow_copies), columns)
     region = file_region(source)
     if is_feather_v1(region):  # (Feather V1: ``FEA1``, not the IPC file's ``ARROW1``)
-        return FeatherV1Reader(region, region.description)
-    return FileReader(region, allow_copies=allow_copies)
+        return _projected(FeatherV1Reader(region, region.description), columns)
+    return _projected(FileReader(region, allow_copies=allow_copies), columns)
 
 
-def open_stream(source, *, recover: bool = False, allow_copies: bool = True,
+def open_stream(source, *, columns=None, recover: bool = False, allow_copies: bool = True,
                 require_eos: bool = False, mmap: bool = True) -> StreamReader:
     """Open an IPC stream: a path, a buffer-protocol object, an ``io.BytesIO`` (from its
     position, no copy) or a binary file-like object with ``.read()`` (pipe, socket file,
@@ -60,18 +74,24 @@ def open_stream(source, *, recover: bool = False, allow_copies: bool = True,
     ``allow_copies=False`` as for ``open_file``.  ``require_eos=True``: a stream that ends
     without its end-of-stream marker (a writer that did not finish) raises ``ArrowInvalid``
     after its last complete batch instead of ending quietly.  ``mmap=False`` (a path): read
-    the file as a file object, into memory of the reader's own.
+    the file as a file object, into memory of the reader's own.  ``columns``: as for
+    ``open_file``.
     """
     if not mmap and _is_path(source):
-        return UnmappedStreamReader(source, recover=recover, allow_copies=allow_copies,
-                                    require_eos=require_eos)
-    return StreamReader(source, recover=recover, allow_copies=allow_copies,
-                        require_eos=require_eos)
+        return _projected(UnmappedStreamReader(source, recover=recover,
+                                               allow_copies=allow_copies,
+                                               require_eos=require_eos), columns)
+    return _projected(StreamReader(source, recover=recover, allow_copies=allow_copies,
+                                   require_eos=require_eos), columns)
 
 
-def open(source, *, mmap: bool = True):  # noqa: A001  (mirrors the CONTRACT's arrowmm.open)
-    """Open ``source`` as whichever IPC format its first bytes say it is (``mmap=False``: see
-    ``open_file``)."""
+def open(source, *, columns=None, mmap: bool = True):  # noqa: A001  (the CONTRACT's arrowmm.open)
+    """Open ``source`` as whichever IPC format its first bytes say it is (``mmap=False`` and
+    ``columns``: see ``open_file``)."""
+    return _projected(_open(source, mmap), columns)
+
+
+def _open(source, mmap: bool):
     if not mmap and _is_path(source):
         return open_unmapped(source)
     if is_pipe_path(source):  # read, not mapped; a stream reader closes it when closed

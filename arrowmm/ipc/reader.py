@@ -24,14 +24,16 @@ from .._core._region import Region
 from ..arrays.array import reduce_registered
 from ..arrays.batch import RecordBatch, SequentialBatches
 from ..arrays.pandas_compat import PandasConvertible
+from ..arrays.table import Table, slice_batches
 from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 from ..format import BLOCK, MessageHeader, MetadataVersion, RecordBatchHeader, parse_footer
-from ..interop._cdata import export_reader_stream, export_schema
+from ..interop._cdata import export_reader_stream, export_schema, export_stream
 from .dictionaries import DictionaryMemo
 from .io import MAGIC
 from .loader import BatchLoader, LoadStats, SchemaPlan
 from .memory import advise, resident_bytes
 from .message import Message, MessageDecoder, message_end, read_message_at
+from .projection import ProjectedLoader, project_schema, resolve_columns
 from .sniff import HEAD_SIZE, describe, not_arrow
 
 __all__ = ["FileReader", "StreamReader", "region_of", "is_file_object", "file_object_region", "file_region"]
@@ -235,6 +237,8 @@ class ReaderBase(PandasConvertible):
 
     schema = None
     _region: Optional[Region] = None
+    _file_schema = None  # the schema the messages are written in, when ``schema`` projects it
+    _projection = None   # indices of ``schema``'s columns in ``_file_schema``, or None
 
     #: Schema.features the file or stream declares (names: "COMPRESSED_BODY",
     #: "DICTIONARY_REPLACEMENT"); informational, an unknown one is refused when opening.
@@ -250,8 +254,34 @@ class ReaderBase(PandasConvertible):
     def _plan(self, version: int) -> SchemaPlan:
         plan = self._plans.get(version)
         if plan is None:  # (two threads may both build it: the same plan, one is kept)
-            plan = self._plans.setdefault(version, SchemaPlan.build(self.schema, version))
+            plan = self._plans.setdefault(version, SchemaPlan.build(self.file_schema, version))
         return plan
+
+    @property
+    def file_schema(self):
+        """The schema of the file or stream (``schema`` is its projection with ``columns=``)."""
+        return self._file_schema if self._file_schema is not None else self.schema
+
+    @property
+    def projection(self) -> Optional[list]:
+        """The columns the reader was projected onto (indices, or dotted paths for struct
+        fields), as ``select_columns`` takes them again; None when it reads every column."""
+        if self._projection is None:
+            return None
+        return [k if isinstance(k, int) else k[2] for k in self._projection]
+
+    def select_columns(self, columns) -> None:
+        """Project the reader onto ``columns`` (names or indices, in the order given): its
+        schema and every batch it reads expose those only, and the others are never decoded
+        (``open_file(..., columns=...)`` calls this).  An unknown name is ``ArrowInvalid``
+        naming it and the columns there are."""
+        if columns is None:
+            return
+        full = self.file_schema
+        indices = resolve_columns(full, columns)
+        self._file_schema = full
+        self._projection = indices
+        self.schema = project_schema(full, indices)
 
     def _check_open(self):
         if self._closed:
@@ -277,6 +307,8 @@ class ReaderBase(PandasConvertible):
         header, metadata = _v4_codec(msg.header, msg.record, where)
         loader = BatchLoader(self._plan(msg.record.version), header, msg.body, lookup, where,
                              self.stats, self.allow_copies)
+        if self._projection is not None:
+            loader = ProjectedLoader(loader, self._projection)
         return RecordBatch(self.schema, loader.num_rows, loader=loader, metadata=metadata)
 
     def memory(self) -> dict:
@@ -318,12 +350,34 @@ class ReaderBase(PandasConvertible):
         self.close()
 
     def _pandas_batches(self):
-        return self.read_all()
+        return list(self)
+
+    def read_all(self) -> Table:
+        """Every (remaining) record batch, in order, as an ``arrowmm.Table`` (its batches are
+        the reader's, their columns decoded when touched)."""
+        return Table(self.schema, list(self))
+
+    def head(self, n: int) -> Table:
+        """The first ``n`` rows (of a stream: the next ``n``) as a Table; batches past them
+        are not read."""
+        n = int(n)
+        if n < 0:
+            raise ArrowInvalid(f"head(n): n must be >= 0, got {n}")
+        out, have = [], 0
+        if n:
+            for b in self:
+                out.append(b if have + b.num_rows <= n else b.slice(0, n - have))
+                have += out[-1].num_rows
+                if have >= n:
+                    break
+        return Table(self.schema, out)
 
     def __arrow_c_schema__(self):
         return export_schema(self.schema)
 
     def __arrow_c_stream__(self, requested_schema=None):
+        if self._projection is not None:  # (the mapped walk knows whole schemas only)
+            return export_stream(self.schema, iter(self), requested_schema)
         return export_reader_stream(self, requested_schema)
 
 
@@ -398,6 +452,7 @@ class FileReader(ReaderBase):
         self._blocks = _flat_blocks(footer.record_batches)
         self._dict_blocks = _flat_blocks(footer.dictionaries)
         self._num_batches = len(self._blocks)
+        self._batch_rows = None
         self._memo: Optional[DictionaryMemo] = None
         self._dict_plans = {}
 
@@ -449,7 +504,7 @@ class FileReader(ReaderBase):
             with self._lock:  # read once: every batch of every thread shares the same arrays
                 memo = self._memo
                 if memo is None:
-                    memo = DictionaryMemo(self.schema, file_mode=True)
+                    memo = DictionaryMemo(self.file_schema, file_mode=True)
                     for i in range(len(self._dict_blocks)):
                         msg = self._read_block(self._dict_blocks, i, MessageHeader.DictionaryBatch,
                                                "dictionary batch")
@@ -484,9 +539,42 @@ class FileReader(ReaderBase):
         for i in range(len(self._blocks)):
             yield self.get_batch(i)
 
-    def read_all(self) -> list:
-        """Every record batch, in order (a list: arrowmm has no Table)."""
-        return list(self)
+    def batch_num_rows(self) -> list:
+        """The number of rows of each record batch, from the message headers alone: no
+        batch body is touched (read once, then remembered)."""
+        counts = self._batch_rows
+        if counts is None:
+            counts = [self._read_block(self._blocks, i, MessageHeader.RecordBatch,
+                                       "record batch").header.length
+                      for i in range(len(self._blocks))]
+            self._batch_rows = counts
+        return list(counts)
+
+    @property
+    def num_rows(self) -> int:
+        """Rows in the file: the sum of the batch headers' lengths (no body is read)."""
+        return sum(self.batch_num_rows())
+
+    def count_rows(self) -> int:
+        """Rows in the file (``num_rows``; the name of pyarrow.dataset's method)."""
+        return self.num_rows
+
+    def slice(self, offset: int = 0, length: Optional[int] = None) -> Table:
+        """Rows ``[offset, offset + length)`` across batches, as a Table: batches wholly
+        outside are not read, those inside are sliced zero-copy."""
+        offset = int(offset)
+        if offset < 0 or (length is not None and int(length) < 0):
+            raise ArrowInvalid(f"slice(offset={offset}, length={length}): both must be >= 0")
+        counts = self.batch_num_rows()
+        end = None if length is None else offset + int(length)
+        picked, start = [], 0
+        for i, n in enumerate(counts):
+            if (end is None or start < end) and start + n > offset:
+                picked.append(i)
+            start += n
+        skip = offset - sum(counts[:picked[0]]) if picked else 0
+        batches = [self.get_batch(i) for i in picked]
+        return Table(self.schema, slice_batches(batches, skip, length))
 
     def close(self) -> None:
         """Release the reader and, once no array or exported struct uses it, the mapping: the
@@ -573,6 +661,7 @@ class StreamReader(SequentialBatches, ReaderBase):
         self.version = first.record.version
         self._memo = DictionaryMemo(self.schema, file_mode=False)
         self._done = False
+        self._first_pos = self._pos  # where the messages after the schema start (a region)
 
     def _next_message(self) -> Optional[Message]:
         if not self._recover:
@@ -652,6 +741,65 @@ class StreamReader(SequentialBatches, ReaderBase):
             else:
                 raise ArrowNotImplementedError(f"{where}: {msg.kind} message inside a record batch stream")
         raise StopIteration
+
+    def read_all(self) -> Table:
+        """Every remaining record batch, in order, as an ``arrowmm.Table``."""
+        return Table(self.schema, list(self))
+
+    @property
+    def num_rows(self) -> int:
+        """Rows in the whole stream, from its record batch headers (no body is read, and
+        the reader's position does not move).  A stream read from a file object cannot be
+        looked ahead in: ``ArrowNotImplementedError`` (``count_rows()`` reads it)."""
+        self._check_open()
+        region = self._region
+        if self._file is not None or region is None:
+            raise ArrowNotImplementedError(f"{self._description}: num_rows of a stream read from "
+                                           f"a file object needs reading it; count_rows() counts "
+                                           f"the remaining rows as it reads them")
+        pos, index, total = self._first_pos, 1, 0
+        while self._end is None or pos < self._end:
+            try:
+                msg = read_message_at(region, pos, index)
+            except ArrowInvalid:
+                if self._recover:
+                    break
+                raise
+            if msg is None:
+                break
+            if msg.record.header_type == MessageHeader.RecordBatch:
+                total += msg.header.length
+            pos = message_end(msg)
+            index += 1
+        return total
+
+    def count_rows(self) -> int:
+        """Rows of the stream: ``num_rows`` over a mapping or a buffer; over a file object,
+        the remaining rows, counted from the headers of the batches as they are read."""
+        if self._file is None:
+            return self.num_rows
+        return sum(b.num_rows for b in self)
+
+    def slice(self, offset: int = 0, length: Optional[int] = None) -> Table:
+        """The remaining rows ``[offset, offset + length)``, as a Table; reads the batches up
+        to the last row asked for, and slices them zero-copy."""
+        offset = int(offset)
+        if offset < 0 or (length is not None and int(length) < 0):
+            raise ArrowInvalid(f"slice(offset={offset}, length={length}): both must be >= 0")
+        end = None if length is None else offset + int(length)
+        kept, start = [], 0
+        skipped = None
+        for b in self:
+            if end is not None and start >= end:
+                break
+            if start + b.num_rows > offset:
+                if skipped is None:
+                    skipped = offset - start
+                kept.append(b)
+            start += b.num_rows
+            if end is not None and start >= end:
+                break
+        return Table(self.schema, slice_batches(kept, skipped or 0, length))
 
     def close(self):
         super().close()

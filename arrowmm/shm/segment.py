@@ -687,16 +687,18 @@ def _not_shared(what: str, why: str = "its memory is not a shared-memory segment
 
 
 def reduce_reader(reader):
-    """``FileReader.__reduce__``: (segment, allow_copies)."""
+    """``FileReader.__reduce__``: (segment, allow_copies, the columns it was opened with)."""
     key = _shared_key(reader._region)
     if key is None:
         raise _not_shared("reader", "it is closed" if reader._region is None else
                           "its memory is not a shared-memory segment")
-    return _rebuild_reader, (key, reader.allow_copies)
+    return _rebuild_reader, (key, reader.allow_copies, reader.projection)
 
 
-def _rebuild_reader(key, allow_copies):
-    return FileReader(_region_for(key), allow_copies=allow_copies)
+def _rebuild_reader(key, allow_copies, columns=None):
+    reader = FileReader(_region_for(key), allow_copies=allow_copies)
+    reader.select_columns(columns)  # (None: every column)
+    return reader
 
 
 def reduce_batch(batch):
@@ -710,8 +712,8 @@ def reduce_batch(batch):
             raise _not_shared("RecordBatch")
         return _rebuild_batch, (key, body.offset, batch._offset, batch.num_rows,
                                 bool(getattr(batch._loader, "allow_copies", True)))
-    if batch._loader is not None:
-        raise _not_shared("RecordBatch", "it was imported from another library's memory")
+    # a batch assembled from arrays, or a lazy view of other batches' columns (a projection
+    # at open, Table.select, a dataset's batch): its columns, each pickled by name
     return type(batch), (batch.schema, batch.num_rows, batch.storage_columns, None, batch.metadata)
 
 

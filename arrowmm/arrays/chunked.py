@@ -1,0 +1,199 @@
+"""``ChunkedArray``: one column across the batches of a table, its chunks borrowed."""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+from .. import types as t
+from .array import Array
+from .concat import concat_arrays
+from ..errors import ArrowInvalid
+from .pandas_compat import array_to_pandas
+
+__all__ = ["ChunkedArray", "aligned_pieces", "register_array_stream_export"]
+
+_array_stream_export: List = []  # export_array_stream(type, arrays, requested_schema)
+
+
+def register_array_stream_export(export) -> None:
+    """Set how a ChunkedArray exports its chunks as an Arrow C stream (called by ``interop``,
+    the layer above, which this one does not import)."""
+    _array_stream_export[:] = [export]
+
+
+def aligned_pieces(a: Sequence[Array], b: Sequence[Array]):
+    """Pairs of equal-length slices of the chunks ``a`` and ``b`` (same total length) that
+    cover both in order: how two chunkings of the same values are compared."""
+    ia = ib = oa = ob = 0
+    while ia < len(a) and ib < len(b):
+        ca, cb = a[ia], b[ib]
+        n = min(len(ca) - oa, len(cb) - ob)
+        if n > 0:
+            yield ca.slice(oa, n), cb.slice(ob, n)
+        oa += n
+        ob += n
+        if oa >= len(ca):
+            ia, oa = ia + 1, 0
+        if ob >= len(cb):
+            ib, ob = ib + 1, 0
+
+
+class ChunkedArray:
+    """Arrays of one type read as one: a column of a ``Table`` (a chunk per batch).
+
+    Examples
+    --------
+    >>> import arrowmm
+    >>> c = arrowmm.ChunkedArray([arrowmm.array([1, 2]), arrowmm.array([3])])
+    >>> c.num_chunks, len(c), c.to_pylist()
+    (2, 3, [1, 2, 3])
+    """
+
+    __slots__ = ("_chunks", "_type", "_length")
+
+    def __init__(self, chunks: Sequence[Array], type: Optional[t.DataType] = None):  # noqa: A002
+        chunks = list(chunks)
+        if type is None:
+            if not chunks:
+                raise ArrowInvalid("a ChunkedArray of no chunks needs its type")
+            type = chunks[0].type  # noqa: A001
+        for k, c in enumerate(chunks):
+            if not isinstance(c, Array):
+                raise ArrowInvalid(f"chunk {k} is a {c.__class__.__name__}, not an arrowmm Array")
+            if c.type != type:
+                raise ArrowInvalid(f"chunk {k} is {c.type}, the chunked array {type}")
+        self._chunks = chunks
+        self._type = type
+        self._length = sum(len(c) for c in chunks)
+
+    @property
+    def type(self) -> t.DataType:
+        return self._type
+
+    @property
+    def chunks(self) -> List[Array]:
+        return list(self._chunks)
+
+    @property
+    def num_chunks(self) -> int:
+        return len(self._chunks)
+
+    def chunk(self, i: int) -> Array:
+        return self._chunks[i]
+
+    def __len__(self) -> int:
+        return self._length
+
+    def length(self) -> int:
+        return self._length
+
+    @property
+    def null_count(self) -> int:
+        return sum(c.null_count for c in self._chunks)
+
+    def __iter__(self):
+        for c in self._chunks:
+            yield from c.to_pylist()
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self._length)
+            if step != 1:
+                raise ArrowInvalid("a ChunkedArray slice takes no step")
+            return self.slice(start, max(0, stop - start))
+        k = int(i)
+        if k < 0:
+            k += self._length
+        if not 0 <= k < self._length:
+            raise IndexError(f"index {i} out of range for a chunked array of {self._length}")
+        for c in self._chunks:
+            if k < len(c):
+                return c[k]
+            k -= len(c)
+        raise IndexError(f"index {i} out of range")  # (unreachable: lengths were summed)
+
+    def slice(self, offset: int = 0, length: Optional[int] = None) -> "ChunkedArray":
+        """Rows ``[offset, offset + length)``, zero-copy (chunks outside dropped)."""
+        offset = int(offset)
+        if offset < 0:
+            raise ArrowInvalid(f"slice offset must be >= 0, got {offset}")
+        offset = min(offset, self._length)
+        length = self._length - offset if length is None else \
+            max(0, min(int(length), self._length - offset))
+        out = []
+        for c in self._chunks:
+            n = len(c)
+            if length <= 0:
+                break
+            if offset >= n:
+                offset -= n
+                continue
+            take = min(n - offset, length)
+            out.append(c if (offset == 0 and take == n) else c.slice(offset, take))
+            length -= take
+            offset = 0
+        return ChunkedArray(out, self._type)
+
+    def combine_chunks(self) -> Array:
+        """One array of every chunk (the chunk itself when there is one; else a copy)."""
+        if len(self._chunks) == 1:
+            return self._chunks[0]
+        if not self._chunks:
+            raise ArrowInvalid("combine_chunks() of a chunked array with no chunks")
+        return concat_arrays(self._chunks)
+
+    def to_pylist(self, *, temporal: str = "python") -> list:
+        out = []
+        for c in self._chunks:
+            out.extend(c.to_pylist(temporal=temporal))
+        return out
+
+    def to_numpy(self, zero_copy_only: bool = False, writable: bool = False) -> np.ndarray:
+        """The values as numpy: a view of the mapping for one chunk of a fixed-width type,
+        one copy (the chunks concatenated) otherwise.  ``zero_copy_only=True`` raises
+        ``ArrowInvalid`` when there is more than one chunk."""
+        chunks = self._chunks
+        if len(chunks) == 1:
+            return chunks[0].to_numpy(zero_copy_only=zero_copy_only, writable=writable)
+        if zero_copy_only:
+            raise ArrowInvalid(f"{len(chunks)} chunks have no single zero-copy view; use "
+                               f"to_numpy(zero_copy_only=False) (one copy)")
+        if not chunks:
+            dtype = self._type.numpy_dtype
+            return np.empty(0, dtype=dtype if dtype is not None else object)
+        return concat_arrays(chunks).to_numpy(zero_copy_only=False, writable=writable)
+
+    def to_pandas(self):
+        """A ``pandas.Series``, as pyarrow's ``ChunkedArray.to_pandas()``.  Needs pandas."""
+        return array_to_pandas(self._chunks, t.Field("", self._type)) if self._chunks else \
+            array_to_pandas_empty(self._type)
+
+    def equals(self, other: "ChunkedArray") -> bool:
+        """Same type and values, however each is cut into chunks."""
+        if not isinstance(other, ChunkedArray) or self._type != other._type or \
+                self._length != other._length:
+            return False
+        return all(x.equals(y) for x, y in aligned_pieces(self._chunks, other._chunks))
+
+    def __eq__(self, other):
+        return self.equals(other)
+
+    __hash__ = None
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        """The chunks as an Arrow C stream of arrays (``pyarrow.chunked_array(c)``, polars
+        ``Series``), zero-copy."""
+        if not _array_stream_export:
+            raise ArrowInvalid("no stream export registered (import arrowmm, not arrowmm.arrays)")
+        return _array_stream_export[0](self._type, list(self._chunks), requested_schema)
+
+    def __repr__(self):
+        return f"<arrowmm.ChunkedArray {self._type} chunks={len(self._chunks)} length={self._length}>"
+
+
+def array_to_pandas_empty(dtype: t.DataType):
+    """An empty Series of the dtype pandas would give ``dtype`` (no chunks to convert)."""
+    import pandas  # (optional: only to_pandas needs it)
+    np_dtype = dtype.numpy_dtype
+    return pandas.Series(np.empty(0, dtype=np_dtype if np_dtype is not None else object), name="")

@@ -1,0 +1,240 @@
+"""``Table``: a schema and record batches borrowed from a reader (or a dataset), read as one.
+
+Nothing is copied or decoded to make one: the batches keep their lazy columns, ``select``
+and ``slice`` make new lazy batches over them, and ``column(name)`` gathers one column's
+chunks (decoding that column only).  The Arrow C stream export is registered from the
+``interop`` layer (``register_stream_export``): this layer does not import it.
+"""
+from __future__ import annotations
+
+from typing import Callable, List, Optional, Sequence
+
+from .. import types as t
+from .batch import RecordBatch
+from .chunked import ChunkedArray, aligned_pieces
+from ..errors import ArrowInvalid
+from .pandas_compat import PandasConvertible
+
+__all__ = ["Table", "select_batch", "slice_batches", "register_stream_export"]
+
+_stream_export: List[Callable] = []  # export_stream(schema, batches, requested_schema)
+
+
+def register_stream_export(export: Callable) -> None:
+    """Set how a Table exports its batches as an Arrow C stream (called by ``interop``)."""
+    _stream_export[:] = [export]
+
+
+class _ColumnsOf:
+    """A loader whose column ``k`` is column ``indices[k]`` of ``batch``: a projection of a
+    batch that decodes a column when it is touched (the parent decodes it once, for both)."""
+
+    __slots__ = ("batch", "indices")
+
+    def __init__(self, batch: RecordBatch, indices: Sequence[int]):
+        self.batch = batch
+        self.indices = tuple(indices)
+
+    @property
+    def num_rows(self) -> int:
+        return self.batch.num_rows
+
+    def column(self, k: int, decoded=None):
+        return self.batch.column(self.indices[k])
+
+
+def column_indices(schema: t.Schema, columns) -> List[int]:
+    """Indices of ``columns`` (names or indices) in ``schema``; KeyError for an unknown name,
+    as pyarrow's ``Table.select``."""
+    if isinstance(columns, (str, int)):
+        raise ArrowInvalid(f"select takes a list of column names or indices, got {columns!r}")
+    names = schema.names
+    out = []
+    for c in columns:
+        if isinstance(c, str):
+            hits = [k for k, n in enumerate(names) if n == c]
+            if len(hits) != 1:
+                raise KeyError(f"Field {c!r} does not exist in schema" if not hits else
+                               f"Field {c!r} exists {len(hits)} times in schema")
+            out.append(hits[0])
+        else:
+            k = int(c)
+            if not -len(names) <= k < len(names):
+                raise IndexError(f"column index {c} out of range for {len(names)} columns")
+            out.append(k % len(names))
+    return out
+
+
+def select_batch(batch: RecordBatch, indices: Sequence[int], schema: Optional[t.Schema] = None
+                 ) -> RecordBatch:
+    """Columns ``indices`` of ``batch``, lazily: none is decoded until touched."""
+    if schema is None:
+        schema = t.Schema([batch.schema.fields[k] for k in indices], batch.schema.metadata,
+                          endianness=batch.schema.endianness)
+    return RecordBatch(schema, batch.num_rows, loader=_ColumnsOf(batch, indices),
+                       metadata=batch.metadata)
+
+
+def slice_batches(batches: Sequence[RecordBatch], offset: int, length: Optional[int]
+                  ) -> List[RecordBatch]:
+    """Rows ``[offset, offset + length)`` across ``batches`` (zero-copy slices, lazy columns)."""
+    offset = int(offset)
+    if offset < 0:
+        raise ArrowInvalid(f"slice offset must be >= 0, got {offset}")
+    if length is not None:
+        length = int(length)
+        if length < 0:
+            raise ArrowInvalid(f"slice length must be >= 0, got {length}")
+    out = []
+    for b in batches:
+        if length is not None and length <= 0:
+            break
+        n = b.num_rows
+        if offset >= n:
+            offset -= n
+            continue
+        take = n - offset if length is None else min(n - offset, length)
+        out.append(b if (offset == 0 and take == n) else b.slice(offset, take))
+        if length is not None:
+            length -= take
+        offset = 0
+    return out
+
+
+class Table(PandasConvertible):
+    """Record batches of one schema, read as one table (pyarrow's ``Table``, borrowed).
+
+    ``reader.read_all()``, ``reader.head(n)``, ``reader.slice(...)`` and a dataset's
+    ``to_table()`` return one.  Its batches are the reader's, columns decoded when touched.
+
+    Examples
+    --------
+    >>> import arrowmm
+    >>> b = arrowmm.record_batch({"x": [1, 2], "y": ["a", "b"]})
+    >>> t = arrowmm.Table.from_batches([b, b])
+    >>> t.num_rows, t.column("x").to_pylist()
+    (4, [1, 2, 1, 2])
+    """
+
+    __slots__ = ("schema", "_batches", "_num_rows")
+
+    def __init__(self, schema: t.Schema, batches: Sequence[RecordBatch] = ()):
+        if not isinstance(schema, t.Schema):
+            raise ArrowInvalid(f"a Table's schema must be an arrowmm Schema, got "
+                               f"{type(schema).__name__}")
+        batches = list(batches)
+        for k, b in enumerate(batches):
+            if not isinstance(b, RecordBatch):
+                raise ArrowInvalid(f"batch {k} is a {type(b).__name__}, not an arrowmm RecordBatch")
+            if b.schema is not schema and not b.schema.equals(schema):
+                raise ArrowInvalid(f"batch {k} has schema\n{b.schema}\nthe table\n{schema}")
+        self.schema = schema
+        self._batches = batches
+        self._num_rows = sum(b.num_rows for b in batches)
+
+    @classmethod
+    def from_batches(cls, batches: Sequence[RecordBatch], schema: Optional[t.Schema] = None
+                     ) -> "Table":
+        """A table of ``batches`` (their schema, or ``schema`` when there are none)."""
+        batches = list(batches)
+        if schema is None:
+            if not batches:
+                raise ArrowInvalid("from_batches of no batches needs a schema")
+            schema = batches[0].schema
+        return cls(schema, batches)
+
+    # -- shape -----------------------------------------------------------------------------
+    @property
+    def num_rows(self) -> int:
+        return self._num_rows
+
+    @property
+    def num_columns(self) -> int:
+        return len(self.schema)
+
+    @property
+    def shape(self):
+        return (self._num_rows, len(self.schema))
+
+    @property
+    def column_names(self) -> List[str]:
+        return self.schema.names
+
+    def __len__(self) -> int:
+        return self._num_rows
+
+    def field(self, i) -> t.Field:
+        return self.schema.field(i)
+
+    # -- columns ---------------------------------------------------------------------------
+    def column(self, i) -> ChunkedArray:
+        """Column ``i`` (name or index) across the batches: a chunk per batch."""
+        k = column_indices(self.schema, [i])[0]
+        return ChunkedArray([b.column(k) for b in self._batches], self.schema.fields[k].type)
+
+    __getitem__ = column
+
+    @property
+    def columns(self) -> List[ChunkedArray]:
+        return [self.column(k) for k in range(len(self.schema))]
+
+    def itercolumns(self):
+        for k in range(len(self.schema)):
+            yield self.column(k)
+
+    def select(self, columns) -> "Table":
+        """Columns ``columns`` (names or indices) in that order; nothing is decoded."""
+        ks = column_indices(self.schema, columns)
+        schema = t.Schema([self.schema.fields[k] for k in ks], self.schema.metadata,
+                          endianness=self.schema.endianness)
+        return Table(schema, [select_batch(b, ks, schema) for b in self._batches])
+
+    def slice(self, offset: int = 0, length: Optional[int] = None) -> "Table":
+        """Rows ``[offset, offset + length)``, zero-copy, as pyarrow's ``Table.slice``."""
+        return Table(self.schema, slice_batches(self._batches, offset, length))
+
+    def to_batches(self) -> List[RecordBatch]:
+        return list(self._batches)
+
+    # -- conversions -----------------------------------------------------------------------
+    def to_pydict(self, *, temporal: str = "python") -> dict:
+        return {f.name: self.column(k).to_pylist(temporal=temporal)
+                for k, f in enumerate(self.schema)}
+
+    def to_pylist(self, *, temporal: str = "python") -> list:
+        out = []
+        for b in self._batches:
+            out.extend(b.to_pylist(temporal=temporal))
+        return out
+
+    def _pandas_batches(self):
+        return self._batches
+
+    def equals(self, other: "Table", check_metadata: bool = False) -> bool:
+        """Same schema and values, however each is cut into batches."""
+        if not isinstance(other, Table) or self._num_rows != other._num_rows:
+            return False
+        if not self.schema.equals(other.schema, check_metadata=check_metadata):
+            return False
+        for k in range(len(self.schema)):
+            mine = [b.column(k) for b in self._batches]
+            theirs = [b.column(k) for b in other._batches]
+            if not all(x.equals(y) for x, y in aligned_pieces(mine, theirs)):
+                return False
+        return True
+
+    def __eq__(self, other):
+        return self.equals(other)
+
+    __hash__ = None
+
+    def __repr__(self):
+        return (f"arrowmm.Table num_rows={self._num_rows} num_columns={len(self.schema)} "
+                f"batches={len(self._batches)}\n{self.schema}")
+
+    # -- the Arrow PyCapsule interface -----------------------------------------------------
+    def __arrow_c_stream__(self, requested_schema=None):
+        """The batches as an Arrow C stream: zero-copy (pyarrow.table, polars, duckdb)."""
+        if not _stream_export:
+            raise ArrowInvalid("no stream export registered (import arrowmm, not arrowmm.arrays)")
+        return _stream_export[0](self.schema, list(self._batches), requested_schema)

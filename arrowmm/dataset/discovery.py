@@ -1,0 +1,269 @@
+"""Finding the data files of a path: a file, a directory (its manifest honoured), a glob, a list.
+
+A directory written by the arrowmm Spark writer has a log of versioned manifests
+(``_arrowmm_log/``, see docs/commit-protocol.md); a reader reads exactly the files the latest
+version lists, so files of unfinished, crashed or failed jobs are never read.  A directory
+written by older arrowmm versions has only a ``_SUCCESS`` manifest listing its files, which is
+trusted the same way.  Without either, a directory's data files are its visible files (names
+not starting with ``_`` or ``.``) that begin with Arrow's file or stream framing (a pre-0.15
+stream, which has no marker, only under an Arrow file extension).
+
+``resolve_paths`` (the Spark source's) looks one directory deep; ``discover`` (a dataset's)
+walks folders recursively, as pyarrow.dataset does, for hive-partitioned layouts.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+from typing import List, Optional, Sequence, Tuple
+
+from ..errors import ArrowInvalid
+from ..ipc.io import MAGIC
+
+__all__ = ["MANIFEST", "LOG_DIR", "FORMAT", "resolve_paths", "read_manifest", "check_names",
+           "version_name", "log_versions", "read_version", "latest_manifest", "data_files_in",
+           "sniff", "discover", "discover_with_bases", "manifest_files", "parse_manifest",
+           "parse_version", "version_of", "EXTENSIONS", "STREAM_CONTINUATION"]
+
+MANIFEST = "_SUCCESS"
+#: The folder of versioned manifests inside a directory (docs/commit-protocol.md).
+LOG_DIR = "_arrowmm_log"
+FORMAT = "arrowmm-manifest/1"
+_VERSION_NAME = re.compile(r"^([0-9]{20})\.json$")
+STREAM_CONTINUATION = b"\xff\xff\xff\xff"
+EXTENSIONS = (".arrow", ".arrows", ".ipc", ".feather")
+
+
+def resolve_paths(paths: Sequence[str]) -> List[str]:
+    """Every data file under ``paths`` (files, directories, globs), in a stable order."""
+    out: List[str] = []
+    for p in paths:
+        if os.path.isdir(p):
+            out.extend(data_files_in(p))
+        elif os.path.isfile(p):
+            out.append(os.path.abspath(p))
+        elif glob.has_magic(p):
+            # like Spark's file sources, a glob skips _ and . names (_SUCCESS, the commit log)
+            matches = sorted(m for m in glob.glob(p)
+                             if not os.path.basename(m).startswith(("_", ".")))
+            if not matches:
+                raise ArrowInvalid(f"path {p!r} matches no file")
+            for m in matches:
+                out.extend(data_files_in(m) if os.path.isdir(m) else [os.path.abspath(m)])
+        else:
+            raise ArrowInvalid(f"path {p!r} does not exist")
+    seen = set()
+    return [p for p in out if not (p in seen or seen.add(p))]
+
+
+def read_manifest(directory: str) -> Optional[dict]:
+    """The ``_SUCCESS`` manifest of ``directory`` (the layout older arrowmm versions write and
+    this one mirrors), or None when there is none."""
+    path = os.path.join(directory, MANIFEST)
+    try:
+        with open(path, "rb") as f:
+            text = f.read()
+    except FileNotFoundError:
+        return None
+    return parse_manifest(text, path)
+
+
+def parse_manifest(text: bytes, path: str) -> Optional[dict]:
+    """A ``_SUCCESS`` manifest's document (None for an empty marker), checked."""
+    if not text.strip():
+        return None  # an empty _SUCCESS marker (Hadoop-style writers): no list to trust
+    try:
+        doc = json.loads(text)
+        check_names(doc["files"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ArrowInvalid(f"{path}: not an arrowmm manifest ({exc})") from None
+    return doc
+
+
+def check_names(files) -> List[str]:
+    """``files`` if it is a list of plain file names (no folder part): ValueError if not."""
+    if not isinstance(files, list) or not all(isinstance(n, str) for n in files):
+        raise ValueError("files is not a list of names")
+    for n in files:
+        if not n or n in (".", "..") or "/" in n or os.sep in n or "\0" in n:
+            raise ValueError(f"file name {n!r} is not a plain name inside the directory")
+    return files
+
+
+def version_name(version: int) -> str:
+    """The file name of manifest ``version`` in the log: 20 digits, ``.json``."""
+    return f"{version:020d}.json"
+
+
+def log_versions(directory: str) -> List[int]:
+    """The manifest versions present in ``directory``'s log, ascending ([] without a log)."""
+    try:
+        names = os.listdir(os.path.join(directory, LOG_DIR))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(v for v in map(version_of, names) if v is not None)
+
+
+def version_of(name: str) -> Optional[int]:
+    """The version a log file name holds (``00000000000000000007.json``: 7), or None."""
+    m = _VERSION_NAME.match(name)
+    return int(m.group(1)) if m else None
+
+
+def read_version(directory: str, version: int) -> dict:
+    """Manifest ``version`` of ``directory``'s log (FileNotFoundError if it is gone or was
+    pruned to a tombstone: only versions well below the latest are)."""
+    path = os.path.join(directory, LOG_DIR, version_name(version))
+    with open(path, "rb") as f:
+        text = f.read()
+    return parse_version(text, path, version)
+
+
+def parse_version(text: bytes, path: str, version: int) -> dict:
+    """Manifest ``version``'s document, checked (FileNotFoundError for a tombstone)."""
+    try:
+        doc = json.loads(text)
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise ValueError(f"format is not {FORMAT!r}")
+        if doc.get("version") != version:
+            raise ValueError(f"it says version {doc.get('version')!r}")
+        if doc.get("pruned") is True:
+            raise FileNotFoundError(f"{path}: version {version} was pruned (a tombstone)")
+        check_names(doc["files"])
+        streams = doc.get("streams", {})
+        if not isinstance(streams, dict) or not all(
+                isinstance(k, str) and isinstance(b, int) for k, b in streams.items()):
+            raise ValueError("streams is not a map of query id to batch id")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ArrowInvalid(f"{path}: not a manifest of version {version} ({exc})") from None
+    return doc
+
+
+def latest_manifest(directory: str) -> Optional[dict]:
+    """The latest version of ``directory``'s log, or None when the log has none."""
+    for _ in range(100):
+        versions = log_versions(directory)
+        if not versions:
+            return None
+        try:
+            return read_version(directory, versions[-1])
+        except FileNotFoundError:  # removed by a writer keeping the log short: list again
+            continue
+    raise ArrowInvalid(f"{os.path.join(directory, LOG_DIR)}: the latest manifest keeps "
+                       f"disappearing while read")
+
+
+def data_files_in(directory: str) -> List[str]:
+    """The data files of one directory: its latest manifest's list (the log's, else
+    ``_SUCCESS``'s), else its Arrow files."""
+    manifest = latest_manifest(directory)
+    if manifest is None:
+        manifest = read_manifest(directory)
+    if manifest is not None:
+        return [os.path.abspath(os.path.join(directory, n)) for n in manifest["files"]]
+    out = []
+    for name in sorted(os.listdir(directory)):
+        if name.startswith(("_", ".")):
+            continue
+        path = os.path.join(directory, name)
+        if os.path.isfile(path) and sniff(path, strict=not name.endswith(EXTENSIONS)) is not None:
+            out.append(os.path.abspath(path))
+    return out
+
+
+def sniff(path: str, strict: bool = False) -> Optional[str]:
+    """"file", "stream" or None.  A pre-0.15 stream starts with a bare length, which any
+    file might: ``strict`` (files found in a folder, not named for Arrow) rules that out."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError:
+        return None
+    if head[:6] == MAGIC:
+        return "file"
+    if head[:4] == STREAM_CONTINUATION:
+        return "stream"
+    if not strict and len(head) >= 4 and head[:4] != b"\x00\x00\x00\x00":
+        return "stream"
+    return None
+
+
+def manifest_files(directory: str) -> Optional[List[str]]:
+    """The files ``directory``'s latest manifest lists (the log's, else ``_SUCCESS``'s), as
+    absolute paths, or None when it has no manifest."""
+    manifest = latest_manifest(directory)
+    if manifest is None:
+        manifest = read_manifest(directory)
+    if manifest is None:
+        return None
+    return [os.path.abspath(os.path.join(directory, n)) for n in manifest["files"]]
+
+
+def _walk(directory: str, out: List[str]) -> None:
+    listed = manifest_files(directory)
+    if listed is not None:
+        out.extend(listed)
+        return
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError as exc:
+        raise ArrowInvalid(f"cannot list {directory!r}: {exc}") from None
+    for name in names:
+        if name.startswith(("_", ".")):
+            continue
+        path = os.path.join(directory, name)
+        if os.path.isdir(path):
+            _walk(path, out)
+        elif os.path.isfile(path) and sniff(path, strict=not name.endswith(EXTENSIONS)) is not None:
+            out.append(os.path.abspath(path))
+
+
+def discover(source) -> List[str]:
+    """The data files of a dataset ``source`` (see ``discover_with_bases``)."""
+    return [path for path, _ in discover_with_bases(source)]
+
+
+def discover_with_bases(source) -> List[Tuple[str, Optional[str]]]:
+    """``(path, base)`` of each data file of a dataset ``source``: a path to a file, a directory (walked
+    recursively; a directory with a manifest gives exactly the files it lists), a glob, or a
+    list of those, in a stable order (a directory's files sorted by path, as pyarrow.dataset
+    sorts them).  ``base``: the directory given whose folders below hold partition values
+    (None for a file or a glob given directly)."""
+    if isinstance(source, (str, os.PathLike)):
+        sources = [os.fspath(source)]
+    elif isinstance(source, (list, tuple)):
+        sources = [os.fspath(s) if isinstance(s, os.PathLike) else s for s in source]
+        bad = [s for s in sources if not isinstance(s, str)]
+        if bad:
+            raise ArrowInvalid(f"dataset source list holds {bad[0]!r}, not a path")
+    else:
+        raise ArrowInvalid(f"dataset source must be a path, a glob or a list of paths, got "
+                           f"{type(source).__name__}")
+    out: List[Tuple[str, Optional[str]]] = []
+    for p in sources:
+        if os.path.isdir(p):
+            found: List[str] = []
+            _walk(p, found)
+            base = os.path.abspath(p)
+            out.extend((f, base) for f in
+                       (found if manifest_files(p) is not None else sorted(found)))
+        elif os.path.isfile(p):
+            out.append((os.path.abspath(p), None))
+        elif glob.has_magic(p):
+            matches = sorted(m for m in glob.glob(p)
+                             if not os.path.basename(m).startswith(("_", ".")))
+            if not matches:
+                raise ArrowInvalid(f"dataset path {p!r} matches no file")
+            for m in matches:
+                if os.path.isdir(m):
+                    found = []
+                    _walk(m, found)
+                    out.extend((f, None) for f in sorted(found))
+                else:
+                    out.append((os.path.abspath(m), None))
+        else:
+            raise FileNotFoundError(2, "No such file or directory", p)
+    seen = set()
+    return [(p, b) for p, b in out if not (p in seen or seen.add(p))]

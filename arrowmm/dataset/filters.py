@@ -1,0 +1,444 @@
+"""Row filters in pyarrow.parquet's list-of-tuples form, judged three ways.
+
+``[("x", ">", 5), ("part", "in", ["a", "b"])]`` is a conjunction (AND); a list of such lists
+is a disjunction (OR) of them.  Operators: ``==`` (``=``), ``!=``, ``<``, ``<=``, ``>``,
+``>=``, ``in``, ``not in``, and ``is null`` / ``is not null`` (the value is ignored; a
+2-tuple will do).  Semantics follow pyarrow's compute functions (what
+``pyarrow.parquet.filters_to_expression`` builds): a comparison with a null is never true,
+``in`` matches a null only when the values hold None, and ``not in`` is its negation (so a null
+row passes ``not in [1, 2]``).
+
+* ``partition_verdict``: whether a file's partition values rule a conjunction out;
+* ``statistics_allow``: whether a batch whose footer statistics say (min, max, nulls) may hold
+  a matching row (never wrong the other way: a batch it rules out has none);
+* ``row_mask``: exactly which rows of a batch match.
+"""
+from __future__ import annotations
+
+import datetime
+import decimal
+import math
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .. import types as t
+from ..errors import ArrowInvalid
+
+__all__ = ["Term", "normalize_filter", "filter_columns", "check_term", "scalar_match",
+           "partition_verdict",
+           "statistics_allow", "row_mask"]
+
+_OPS = {"=": "==", "==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=",
+        "in": "in", "not in": "not in", "is null": "is null", "is not null": "is not null",
+        "not null": "is not null", "is_null": "is null", "is_valid": "is not null"}
+_SETS = ("in", "not in")
+_NULL_OPS = ("is null", "is not null")
+_EPOCH = datetime.datetime(1970, 1, 1)
+_EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_EPOCH_DATE = datetime.date(1970, 1, 1)
+_NS_PER = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
+
+
+class Term:
+    """One ``(column, op, value)`` of a filter, its operator normalised."""
+
+    __slots__ = ("column", "op", "value")
+
+    def __init__(self, column: str, op: str, value):
+        self.column = column
+        self.op = op
+        self.value = value
+
+    def __repr__(self):
+        return f"({self.column!r}, {self.op!r}, {self.value!r})"
+
+
+def _term(item, where: str) -> Term:
+    if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
+        raise ArrowInvalid(f"filter {where}: {item!r} is not a (column, op, value) tuple")
+    column, op = item[0], item[1]
+    if not isinstance(column, str):
+        raise ArrowInvalid(f"filter {where}: column {column!r} is not a name")
+    if not isinstance(op, str) or op.lower() not in _OPS:
+        raise ArrowInvalid(f"filter {where}: operator {op!r} is not one of "
+                           f"{sorted(set(_OPS))}")
+    op = _OPS[op.lower()]
+    if len(item) == 2 and op not in _NULL_OPS:
+        raise ArrowInvalid(f"filter {where}: {item!r} has no value to compare with")
+    value = item[2] if len(item) == 3 else None
+    if op in _SETS:
+        if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+            raise ArrowInvalid(f"filter {where}: {op!r} needs a list of values, got {value!r}")
+        value = list(value)
+    return Term(column, op, value)
+
+
+def normalize_filter(filters) -> Optional[List[List[Term]]]:
+    """The filter as a list of conjunctions (OR of ANDs), or None for no filter."""
+    if filters is None:
+        return None
+    if not isinstance(filters, (list, tuple)) or not filters:
+        raise ArrowInvalid(f"filter must be a non-empty list of (column, op, value) tuples or "
+                           f"a list of such lists, got {filters!r}")
+    if all(isinstance(f, list) and (not f or isinstance(f[0], (list, tuple))) for f in filters):
+        groups = filters
+    else:
+        groups = [filters]
+    out = []
+    for g, group in enumerate(groups):
+        if not group:
+            raise ArrowInvalid(f"filter: conjunction {g} is empty")
+        out.append([_term(item, f"conjunction {g}, term {k}") for k, item in enumerate(group)])
+    return out
+
+
+def filter_columns(dnf: Optional[List[List[Term]]]) -> List[str]:
+    """Every column a filter names, in order of appearance."""
+    seen: List[str] = []
+    for group in dnf or ():
+        for term in group:
+            if term.column not in seen:
+                seen.append(term.column)
+    return seen
+
+
+def _kind(dtype: t.DataType):
+    """(what a filter value on ``dtype`` must be, a test of a value), or None: any value."""
+    if isinstance(dtype, t.BoolType):
+        return "a bool", lambda v: isinstance(v, (bool, np.bool_))
+    if isinstance(dtype, (t.IntType, t.FloatType, t.DecimalType)):
+        return "a number", lambda v: (_is_number(v) or isinstance(v, decimal.Decimal))
+    if isinstance(dtype, t.TimestampType):
+        return "a datetime", lambda v: isinstance(v, (datetime.datetime, np.datetime64))
+    if isinstance(dtype, t.DateType):
+        return "a datetime.date", lambda v: (isinstance(v, datetime.date)
+                                             and not isinstance(v, datetime.datetime))
+    if isinstance(dtype, t.BinaryType):
+        if dtype.utf8:
+            return "a str", lambda v: isinstance(v, str)
+        return "bytes", lambda v: isinstance(v, (bytes, bytearray))
+    if isinstance(dtype, t.DictionaryType):
+        return _kind(dtype.value_type)
+    return None
+
+
+def check_term(term: Term, dtype: t.DataType) -> None:
+    """ArrowInvalid when ``term``'s value cannot be compared with a ``dtype`` column (checked
+    before any file is read, so a mistyped filter never quietly matches nothing)."""
+    if term.op in _NULL_OPS:
+        return
+    kind = _kind(dtype)
+    if kind is None:
+        return
+    what, ok = kind
+    values = term.value if term.op in _SETS else [term.value]
+    for v in values:
+        if v is not None and not ok(v):
+            raise ArrowInvalid(f"filter {term!r}: column {term.column!r} is {dtype}: it "
+                               f"compares with {what}, got {type(v).__name__} {v!r}")
+
+
+# -- one value ---------------------------------------------------------------------------------
+def _compare(a, op: str, b) -> bool:
+    if op == "==":
+        return a == b
+    if op == "!=":
+        return a != b
+    if op == "<":
+        return a < b
+    if op == "<=":
+        return a <= b
+    if op == ">":
+        return a > b
+    return a >= b
+
+
+def scalar_match(v, term: Term) -> bool:
+    """Whether one Python value (None for null) matches ``term``."""
+    op = term.op
+    if op == "is null":
+        return v is None
+    if op == "is not null":
+        return v is not None
+    if op in _SETS:
+        if v is None:
+            hit = any(x is None for x in term.value)
+        else:
+            hit = any(x is not None and _equal(v, x) for x in term.value)
+        return hit if op == "in" else not hit
+    if v is None or term.value is None:
+        return False
+    try:
+        return bool(_compare(v, op, term.value))
+    except TypeError:
+        raise ArrowInvalid(f"filter {term!r}: cannot compare a {type(v).__name__} value with "
+                           f"{term.value!r}") from None
+
+
+def _equal(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except TypeError:
+        return False
+
+
+def partition_verdict(group: Sequence[Term], values: dict) -> bool:
+    """False when a term on a partition column (``values``: column -> value) is false for a
+    file, so no row of it matches ``group``; True otherwise."""
+    for term in group:
+        if term.column in values and not scalar_match(values[term.column], term):
+            return False
+    return True
+
+
+# -- integers in a column's stored unit ---------------------------------------------------------
+def _temporal_target(dtype: t.DataType, value, term: Term) -> Tuple[int, int]:
+    """``value`` as an exact fraction ``(numerator, denominator)`` of the column's stored unit
+    (dates and timestamps), or ArrowInvalid when it is not a value of that kind."""
+    if isinstance(dtype, t.TimestampType):
+        ns = _timestamp_ns(value, dtype, term)
+        return ns, _NS_PER[dtype.unit]
+    if isinstance(value, datetime.datetime) or not isinstance(value, datetime.date):
+        raise ArrowInvalid(f"filter {term!r}: a {dtype} column compares with a datetime.date, "
+                           f"got {type(value).__name__}")
+    days = (value - _EPOCH_DATE).days
+    return (days, 1) if dtype.unit == "day" else (days * 86_400_000, 1)
+
+
+def _timestamp_ns(value, dtype: t.TimestampType, term: Term) -> int:
+    if isinstance(value, np.datetime64):
+        if dtype.tz:
+            raise ArrowInvalid(f"filter {term!r}: {dtype} has a time zone, numpy.datetime64 "
+                               f"has none")
+        return int(value.astype("datetime64[ns]").astype(np.int64))
+    if not isinstance(value, datetime.datetime):
+        raise ArrowInvalid(f"filter {term!r}: a {dtype} column compares with a datetime, got "
+                           f"{type(value).__name__}")
+    aware = value.tzinfo is not None and value.utcoffset() is not None
+    if aware != bool(dtype.tz):
+        raise ArrowInvalid(f"filter {term!r}: cannot compare {dtype} with a "
+                           f"{'time-zone-aware' if aware else 'naive'} datetime")
+    delta = value - (_EPOCH_UTC if aware else _EPOCH.replace(tzinfo=value.tzinfo))
+    us = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    return us * 1000 + int(getattr(value, "nanosecond", 0) or 0)
+
+
+def _bounds(num: int, den: int) -> Tuple[int, int, bool]:
+    """floor, ceil of num/den and whether it is exact."""
+    q, r = divmod(num, den)
+    return q, q + (1 if r else 0), r == 0
+
+
+def _int_mask(x: np.ndarray, op: str, num: int, den: int) -> np.ndarray:
+    """Stored integers ``x`` compared with num/den exactly."""
+    lo, hi, exact = _bounds(num, den)
+    if op == "==":
+        return x == lo if exact else np.zeros(len(x), dtype=bool)
+    if op == "!=":
+        return x != lo if exact else np.ones(len(x), dtype=bool)
+    if op == "<":
+        return x < hi
+    if op == "<=":
+        return x <= lo
+    if op == ">":
+        return x > lo
+    return x >= hi
+
+
+def _stored_ints(array) -> np.ndarray:
+    return np.asarray(array.values()).view(f"<i{array.type.byte_width}")
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+
+
+# -- the rows of one column ---------------------------------------------------------------------
+def row_mask(array, term: Term) -> np.ndarray:
+    """A bool numpy array: which rows of ``array`` (one column) match ``term``."""
+    n = len(array)
+    op = term.op
+    valid = array.validity_mask() if array.null_count else None
+    if op in _NULL_OPS:
+        if valid is None:
+            return np.full(n, op == "is not null")
+        return ~valid if op == "is null" else valid.copy()
+    dtype = array.type
+    fast = _fast_mask(array, dtype, term)
+    if fast is None:
+        return np.fromiter((scalar_match(v, term) for v in array.to_pylist()), dtype=bool,
+                           count=n)
+    if valid is not None:
+        if op in _SETS:
+            nulls_match = scalar_match(None, term)
+            fast = np.where(valid, fast, nulls_match)
+        else:
+            fast &= valid
+    return fast
+
+
+def _fast_mask(array, dtype, term: Term) -> Optional[np.ndarray]:
+    """The mask by numpy for numbers, dates and timestamps (nulls not yet applied), or None."""
+    op = term.op
+    values = [x for x in term.value if x is not None] if op in _SETS else [term.value]
+    if op not in _SETS and term.value is None:
+        return np.zeros(len(array), dtype=bool)
+    if isinstance(dtype, (t.IntType, t.FloatType)) and not isinstance(dtype, t.BoolType):
+        if isinstance(dtype, t.FloatType) and dtype.bit_width == 16:
+            return None
+        for v in values:
+            if not _is_number(v):
+                raise ArrowInvalid(f"filter {term!r}: a {dtype} column compares with numbers, "
+                                   f"got {v!r}")
+        x = np.asarray(array.values())
+        if op in _SETS:
+            hit = _int_isin(x, values) if isinstance(dtype, t.IntType) else \
+                np.isin(x, np.array([float(v) for v in values], dtype=np.float64))
+            return hit if op == "in" else ~hit
+        if isinstance(dtype, t.IntType):
+            v = term.value
+            if isinstance(v, (float, np.floating)):
+                if math.isnan(v):
+                    return np.full(len(x), op == "!=")
+                if math.isinf(v):
+                    return np.full(len(x), _compare(0, op, v))
+                num, den = decimal.Decimal(float(v)).as_integer_ratio()
+                return _int_mask(x, op, num, den)
+            return _int_mask(x, op, int(v), 1)
+        return _compare(x, op, float(term.value))
+    if isinstance(dtype, (t.TimestampType, t.DateType)):
+        x = _stored_ints(array)
+        if op in _SETS:
+            exact = set()
+            for v in values:
+                num, den = _temporal_target(dtype, v, term)
+                lo, _, ok = _bounds(num, den)
+                if ok:
+                    exact.add(lo)
+            hit = np.isin(x, np.array(sorted(exact), dtype=np.int64)) if exact else \
+                np.zeros(len(x), dtype=bool)
+            return hit if op == "in" else ~hit
+        num, den = _temporal_target(dtype, term.value, term)
+        return _int_mask(x, op, num, den)
+    return None
+
+
+def _int_isin(x: np.ndarray, values) -> np.ndarray:
+    """``x`` (integers) in ``values`` (numbers), exactly: integral values within the dtype's
+    range only (no float rounding)."""
+    info = np.iinfo(x.dtype)
+    keep = set()
+    for v in values:
+        if isinstance(v, (float, np.floating)):
+            if not math.isfinite(v) or v != int(v):
+                continue
+            v = int(v)
+        v = int(v)
+        if info.min <= v <= info.max:
+            keep.add(v)
+    if not keep:
+        return np.zeros(len(x), dtype=bool)
+    return np.isin(x, np.array(sorted(keep), dtype=x.dtype))
+
+
+# -- statistics ---------------------------------------------------------------------------------
+def _stat_number(raw, dtype):
+    if raw is None:
+        return None
+    if isinstance(dtype, t.FloatType):
+        if raw in ("inf", "-inf"):
+            return float(raw)
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+            return float(raw)
+        raise TypeError("not a float statistic")
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
+    raise TypeError("not an integer statistic")
+
+
+def statistics_allow(term: Term, dtype: t.DataType, stats: Optional[dict],
+                     rows: Optional[int]) -> bool:
+    """False only when a batch with these statistics (``{"nulls", "min", "max", "nan"}``, as
+    arrowmm writes them) has no row matching ``term``; True when it may have (or when the
+    statistics cannot tell)."""
+    if not isinstance(stats, dict) or not isinstance(rows, int):
+        return True
+    nulls = stats.get("nulls")
+    if not isinstance(nulls, int) or not 0 <= nulls <= rows:
+        return True
+    op = term.op
+    if op == "is null":
+        return nulls > 0
+    if op == "is not null":
+        return nulls < rows
+    if op in _SETS and nulls and scalar_match(None, term):
+        return True
+    if nulls == rows:
+        return False  # every value is null, and nulls do not match
+    try:
+        return _range_allows(term, dtype, stats)
+    except (TypeError, ValueError, ArithmeticError, ArrowInvalid):
+        return True
+
+
+def _range_allows(term: Term, dtype, stats: dict) -> bool:
+    op = term.op
+    nan = bool(stats.get("nan"))
+    if isinstance(dtype, (t.IntType, t.FloatType)) and not isinstance(dtype, t.BoolType):
+        lo, hi = _stat_number(stats.get("min"), dtype), _stat_number(stats.get("max"), dtype)
+        if nan and op in ("!=", "not in", "in"):
+            return True
+        values = [x for x in term.value if x is not None] if op in _SETS else [term.value]
+        if not all(_is_number(v) for v in values) or \
+                any(isinstance(v, float) and math.isnan(v) for v in values):
+            return True
+        return _allows(op, lo, hi, values)
+    if isinstance(dtype, (t.TimestampType, t.DateType)):
+        lo, hi = _stat_number(stats.get("min"), t.int64()), _stat_number(stats.get("max"), t.int64())
+        if op in _SETS:
+            exact = []
+            for v in term.value:
+                if v is None:
+                    continue
+                num, den = _temporal_target(dtype, v, term)
+                q, _, ok = _bounds(num, den)
+                if ok:
+                    exact.append(q)
+            return _allows(op, lo, hi, exact)
+        num, den = _temporal_target(dtype, term.value, term)
+        floor, ceil, ok = _bounds(num, den)
+        if op == "==":
+            return ok and _allows("==", lo, hi, [floor])
+        if op == "!=":
+            return not ok or _allows("!=", lo, hi, [floor])
+        if op in ("<", ">="):
+            return _allows(op, lo, hi, [ceil])
+        return _allows(op, lo, hi, [floor])
+    if isinstance(dtype, t.BinaryType) and dtype.utf8 and not dtype.view:
+        lo, hi = stats.get("min"), stats.get("max")  # (a long max is omitted: no upper bound)
+        if lo is not None and not isinstance(lo, str) or hi is not None and not isinstance(hi, str):
+            return True
+        values = [x for x in term.value if x is not None] if op in _SETS else [term.value]
+        if not all(isinstance(v, str) for v in values):
+            return True
+        if op in ("!=", "not in"):
+            return True  # (a truncated minimum is not the value itself)
+        return _allows(op, lo, hi, values)
+    return True
+
+
+def _allows(op: str, lo, hi, values) -> bool:
+    """Whether some x in [lo, hi] (None: unbounded) satisfies ``x op v``."""
+    if op in ("==", "in"):
+        return any((lo is None or lo <= v) and (hi is None or v <= hi) for v in values)
+    if op in ("!=", "not in"):
+        return not (lo is not None and lo == hi and lo in values)
+    v = values[0]
+    if op == "<":
+        return lo is None or lo < v
+    if op == "<=":
+        return lo is None or lo <= v
+    if op == ">":
+        return hi is None or hi > v
+    return hi is None or hi >= v

@@ -1,0 +1,107 @@
+"""Finding a dataset's files on an fsspec filesystem (object stores, memory, local), with the
+same rules as ``discovery``: folders walked, Spark manifests honoured, ``_`` / ``.`` names
+skipped, Arrow files told by their first bytes, paths sorted.  Reading them is
+``arrowmm.ipc.ranged`` (byte ranges, nothing mapped).
+"""
+from __future__ import annotations
+
+import posixpath
+from typing import List, Optional, Tuple
+
+from ..errors import ArrowInvalid
+from ..ipc.io import MAGIC
+from .discovery import (EXTENSIONS, LOG_DIR, MANIFEST, STREAM_CONTINUATION, parse_manifest,
+                        parse_version, version_name, version_of)
+
+__all__ = ["filesystem_for", "discover_on"]
+
+
+def filesystem_for(source):
+    """``(filesystem, source)`` for a URL with a scheme fsspec knows (``"s3://b/x"``), else
+    ``(None, source)``."""
+    first = source[0] if isinstance(source, (list, tuple)) and source else source
+    if not isinstance(first, str) or "://" not in first or first.startswith("file://"):
+        return None, source
+    try:
+        import fsspec  # (optional: only URLs and filesystem= need it)
+    except ImportError:
+        raise ArrowInvalid(f"{first!r}: reading a URL needs fsspec (pip install fsspec)") from None
+    fs, path = fsspec.core.url_to_fs(first)
+    if not isinstance(source, (list, tuple)):
+        return fs, path
+    return fs, [fsspec.core.url_to_fs(s)[1] if isinstance(s, str) else s for s in source]
+
+
+def _sniff(fs, path: str, strict: bool) -> Optional[str]:
+    try:
+        with fs.open(path, "rb") as f:
+            head = f.read(8)
+    except OSError:
+        return None
+    if head[:6] == MAGIC:
+        return "file"
+    if head[:4] == STREAM_CONTINUATION:
+        return "stream"
+    if not strict and len(head) >= 4 and head[:4] != b"\x00\x00\x00\x00":
+        return "stream"
+    return None
+
+
+def _manifest_files(fs, directory: str) -> Optional[List[str]]:
+    log = posixpath.join(directory, LOG_DIR)
+    if fs.isdir(log):
+        versions = sorted(v for v in (version_of(posixpath.basename(p))
+                                      for p in fs.ls(log, detail=False)) if v is not None)
+        if versions:
+            path = posixpath.join(log, version_name(versions[-1]))
+            doc = parse_version(fs.cat_file(path), path, versions[-1])
+            return [posixpath.join(directory, n) for n in doc["files"]]
+    path = posixpath.join(directory, MANIFEST)
+    if fs.isfile(path):
+        doc = parse_manifest(fs.cat_file(path), path)
+        if doc is not None:
+            return [posixpath.join(directory, n) for n in doc["files"]]
+    return None
+
+
+def _walk(fs, directory: str, out: List[str]) -> None:
+    listed = _manifest_files(fs, directory)
+    if listed is not None:
+        out.extend(listed)
+        return
+    for entry in sorted(fs.ls(directory, detail=True), key=lambda e: e["name"]):
+        path = entry["name"].rstrip("/")
+        name = posixpath.basename(path)
+        if name.startswith(("_", ".")):
+            continue
+        if entry["type"] == "directory":
+            _walk(fs, path, out)
+        elif _sniff(fs, path, strict=not name.endswith(EXTENSIONS)) is not None:
+            out.append(path)
+
+
+def discover_on(fs, source) -> List[Tuple[str, Optional[str]]]:
+    """``(path, base)`` of each data file of ``source`` (a path, a glob or a list) on ``fs``."""
+    sources = list(source) if isinstance(source, (list, tuple)) else [source]
+    out: List[Tuple[str, Optional[str]]] = []
+    for p in sources:
+        if not isinstance(p, str):
+            raise ArrowInvalid(f"dataset source {p!r} is not a path")
+        p = p.rstrip("/") or "/"
+        if fs.isdir(p):
+            found: List[str] = []
+            _walk(fs, p, found)
+            manifest = _manifest_files(fs, p) is not None
+            out.extend((f, p) for f in (found if manifest else sorted(found)))
+        elif fs.isfile(p):
+            out.append((p, None))
+        elif any(c in p for c in "*?["):
+            matches = sorted(m for m in fs.glob(p)
+                             if not posixpath.basename(m).startswith(("_", ".")))
+            if not matches:
+                raise ArrowInvalid(f"dataset path {p!r} matches no file")
+            out.extend((m, None) for m in matches if fs.isfile(m))
+        else:
+            raise FileNotFoundError(2, "No such file or directory", p)
+    seen = set()
+    return [(p, b) for p, b in out if not (p in seen or seen.add(p))]

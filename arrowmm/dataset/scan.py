@@ -1,0 +1,469 @@
+"""``Dataset``: many IPC files (and their partition folders) read as one table.
+
+A scan visits the files in order and each file's batches in order.  With a ``filter``, a
+file whose partition values rule it out is never opened, a batch whose footer statistics
+rule it out is never read (its header aside), and the rows left are filtered exactly; the
+columns neither asked for nor filtered on are never decoded.  Batches that pass whole keep
+their lazy columns; a batch filtered in part is cut into its matching runs (zero-copy for
+one run, one copy of the selected columns otherwise).
+"""
+from __future__ import annotations
+
+import copy
+from typing import Dict, Iterator, List, Optional, Sequence
+
+import numpy as np
+
+from .. import types as t
+from ..arrays.array import Array
+from ..arrays.batch import RecordBatch
+from ..arrays.concat import concat_arrays
+from ..arrays.table import Table
+from ..errors import ArrowInvalid, ArrowNotImplementedError
+from ..interop._cdata import export_schema, export_stream
+from ..interop.build import array as build_array
+from ..ipc.opening import open as open_ipc
+from ..ipc.io import MAGIC
+from ..ipc.ranged import RangedFileReader, RangeSource
+from ..ipc.reader import FileReader, StreamReader
+from ..ipc.statistics import STATISTICS_KEY, decode_statistics
+from .discovery import discover_with_bases
+from .remote import discover_on, filesystem_for
+from .filters import (check_term, filter_columns, normalize_filter, partition_verdict,
+                      row_mask, scalar_match, statistics_allow)
+from .partitioning import hive_pairs, infer_hive
+
+__all__ = ["Dataset", "dataset"]
+
+_FORMATS = (None, "arrow", "ipc", "feather", "arrows")
+
+
+def dataset(source, *, partitioning=None, format=None, schema=None,  # noqa: A002
+            filesystem=None, filter=None) -> "Dataset":
+    """Many Arrow IPC files read as one table, as ``pyarrow.dataset.dataset`` reads them.
+
+    Parameters
+    ----------
+    source : str, os.PathLike or list of them
+        A file, a directory (walked recursively; a directory written by arrowmm's Spark
+        writer gives exactly the files its latest manifest lists), a glob, or a list of these.
+    partitioning : None or "hive"
+        ``"hive"``: ``key=value`` folders become columns appended to the schema.
+    format : None, "arrow", "ipc" or "feather"
+        Arrow IPC (file or stream format, told apart by each file's first bytes).
+    schema : Schema, optional
+        The dataset's schema; by default the first file's (plus the partition columns).
+    filesystem : an fsspec filesystem, optional
+        Where ``source`` lives (also implied by a URL: ``"s3://bucket/dir"``): files are read by
+        byte ranges (footers, batch headers, the columns touched), never mapped or downloaded.
+    filter : list of tuples, optional
+        Rows every scan keeps (ANDed with a method's own ``filter``), as ``Dataset.filter``.
+
+    Examples
+    --------
+    >>> import arrowmm, os, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> root = tmp.name
+    >>> for part in ("a", "b"):
+    ...     os.makedirs(os.path.join(root, f"k={part}"))
+    ...     with arrowmm.new_file(os.path.join(root, f"k={part}", "0.arrow"),
+    ...                           arrowmm.schema([("x", arrowmm.int64())])) as w:
+    ...         w.write({"x": [1, 2, 3]})
+    >>> ds = arrowmm.dataset(root, partitioning="hive")
+    >>> ds.to_table(filter=[("k", "==", "b"), ("x", ">", 1)]).to_pydict()
+    {'x': [2, 3], 'k': ['b', 'b']}
+    >>> tmp.cleanup()
+    """
+    if filesystem is None:
+        filesystem, source = filesystem_for(source)
+    if format not in _FORMATS:
+        raise ArrowInvalid(f"dataset format {format!r}: arrowmm reads Arrow IPC "
+                           f"(format None, 'arrow', 'ipc' or 'feather')")
+    if partitioning not in (None, "hive"):
+        raise ArrowNotImplementedError(f"partitioning={partitioning!r}: only None and 'hive' "
+                                       f"are supported")
+    if schema is not None and not isinstance(schema, t.Schema):
+        raise ArrowInvalid(f"schema must be an arrowmm Schema, got {type(schema).__name__}")
+    found = discover_with_bases(source) if filesystem is None else \
+        discover_on(filesystem, source)
+    out = Dataset([p for p, _ in found], [b for _, b in found], partitioning, schema,
+                  filesystem)
+    return out if filter is None else out.filter(filter)
+
+
+def promotable(src: t.DataType, dst: t.DataType) -> bool:
+    """Whether every ``src`` value is exactly a ``dst`` value (a wider integer, or a float
+    wide enough): the promotions a dataset makes between files."""
+    if isinstance(src, t.IntType) and isinstance(dst, t.IntType):
+        if src.signed == dst.signed:
+            return dst.bit_width >= src.bit_width
+        return dst.signed and dst.bit_width > src.bit_width
+    if isinstance(src, t.IntType) and isinstance(dst, t.FloatType):
+        return src.bit_width <= {16: 8, 32: 16, 64: 32}[dst.bit_width]  # (within the mantissa)
+    if isinstance(src, t.FloatType) and isinstance(dst, t.FloatType):
+        return dst.bit_width >= src.bit_width
+    return False
+
+
+def promote(array: Array, dtype: t.DataType) -> Array:
+    """``array`` (numbers) as ``dtype``: a copy, nulls kept."""
+    values = np.asarray(array.values()).astype(dtype.numpy_dtype)
+    mask = ~array.is_valid() if array.null_count else None
+    return build_array(values, dtype, mask=mask)
+
+
+class _Columns:
+    """A loader of a dataset batch's columns: ``("col", i)`` column ``i`` of a file's batch
+    (decoded when touched), ``("cast", i)`` the same promoted to the dataset's type,
+    ``("const", value)`` a partition value repeated, ``("null",)`` a column the file lacks."""
+
+    __slots__ = ("batch", "plan", "types")
+
+    def __init__(self, batch: RecordBatch, plan, types):
+        self.batch = batch
+        self.plan = plan
+        self.types = types
+
+    @property
+    def num_rows(self) -> int:
+        return self.batch.num_rows
+
+    def column(self, k: int, decoded=None) -> Array:
+        how = self.plan[k]
+        if how[0] == "col":
+            return self.batch.column(how[1])
+        if how[0] == "cast":
+            return promote(self.batch.column(how[1]), self.types[k])
+        n = self.batch.num_rows
+        return constant_array(how[1] if how[0] == "const" else None, self.types[k], n)
+
+
+def constant_array(value, dtype: t.DataType, n: int) -> Array:
+    """``value`` repeated ``n`` times (None: nulls) as an array of ``dtype``."""
+    if value is not None and isinstance(dtype, t.IntType):
+        return build_array(np.full(n, value, dtype=dtype.numpy_dtype), dtype)
+    return build_array([value] * n, dtype)
+
+
+def _runs(mask: np.ndarray):
+    """(start, stop) of each run of True in ``mask``."""
+    padded = np.concatenate(([False], mask, [False]))
+    edges = np.flatnonzero(padded[1:] != padded[:-1])
+    return list(zip(edges[0::2].tolist(), edges[1::2].tolist()))
+
+
+def take_runs(array: Array, runs) -> Array:
+    """The rows of ``runs`` of ``array``: a slice for one run, else one concatenated copy."""
+    if len(runs) == 1:
+        s, e = runs[0]
+        return array.slice(s, e - s)
+    return concat_arrays([array.slice(s, e - s) for s, e in runs])
+
+
+class Dataset:
+    """Arrow IPC files read as one table: ``arrowmm.dataset(...)`` makes one."""
+
+    def __init__(self, files: Sequence[str], bases: Sequence[Optional[str]], partitioning,
+                 schema: Optional[t.Schema] = None, filesystem=None):
+        self.files = list(files)
+        self.filesystem = filesystem  # an fsspec filesystem (files read by ranges), or None
+        self.partitioning = partitioning
+        if partitioning == "hive":
+            fields, values = infer_hive([hive_pairs(f, b) for f, b in zip(files, bases)], files)
+        else:
+            fields, values = [], [{} for _ in files]
+        self._partition_values: List[Dict[str, object]] = values
+        self._filter = None  # the DNF every scan ANDs with its own (Dataset.filter)
+        self._statistics = {}  # file index -> its footer's per-batch statistics (or None)
+        if schema is None:
+            if self.files:
+                first = self._open(0)
+                try:
+                    file_schema = first.schema
+                finally:
+                    first.close()
+            else:
+                file_schema = t.Schema([])
+            clash = [f.name for f in fields if f.name in file_schema.names]
+            if clash:
+                raise ArrowInvalid(f"partition key(s) {clash} are also columns of "
+                                   f"{self.files[0]}")
+            schema = t.Schema(list(file_schema.fields) + fields, file_schema.metadata,
+                              endianness=file_schema.endianness)
+            self._partition_names = [f.name for f in fields]
+        else:
+            keys = {f.name for f in fields}
+            self._partition_names = [f.name for f in schema if f.name in keys]
+            for f in schema:
+                if f.name in keys and not isinstance(f.type, (t.IntType, t.BinaryType)):
+                    raise ArrowNotImplementedError(f"partition column {f.name!r} as {f.type}: "
+                                                   f"integers and strings only")
+            for vals in self._partition_values:
+                for f in schema:
+                    if f.name in keys and vals.get(f.name) is not None:
+                        vals[f.name] = _partition_value(vals[f.name], f)
+        self.schema = schema
+
+    def __repr__(self):
+        return f"<arrowmm.Dataset {len(self.files)} files>\n{self.schema}"
+
+    def _open(self, k: int):
+        """A reader of file ``k``: mapped (local), or read by byte ranges (a filesystem)."""
+        if self.filesystem is None:
+            return open_ipc(self.files[k])
+        if isinstance(self.filesystem, str) or not hasattr(self.filesystem, "open"):
+            raise ArrowInvalid("filesystem= takes an fsspec filesystem object")
+        f = self.filesystem.open(self.files[k], "rb")
+        try:
+            head = f.read(6)
+            f.seek(0)
+            if head == MAGIC:
+                return RangedFileReader(RangeSource(f, self.files[k], owns=True))
+            return StreamReader(f)  # (a stream is read as it comes, in order)
+        except BaseException:
+            f.close()
+            raise
+
+    # -- planning ------------------------------------------------------------------------------
+    def _check_names(self, names, what: str) -> None:
+        have = self.schema.names
+        for n in names:
+            if n not in have:
+                raise ArrowInvalid(f"{what}: no column named {n!r} in the dataset; it has {have}")
+
+    def _output(self, columns) -> List[int]:
+        if columns is None:
+            return list(range(len(self.schema)))
+        if isinstance(columns, str) or not hasattr(columns, "__iter__"):
+            raise ArrowInvalid(f"columns must be a list of column names, got {columns!r}")
+        columns = list(columns)
+        self._check_names([c for c in columns if isinstance(c, str)], "columns")
+        out = []
+        for c in columns:
+            if not isinstance(c, str):
+                raise ArrowInvalid(f"columns: {c!r} is not a column name")
+            out.append(self.schema.names.index(c))
+        return out
+
+    def _file_plan(self, k: int, reader, names: Sequence[str], casts: dict
+                   ) -> Dict[str, Optional[int]]:
+        """Each data column's index in file ``k`` (None: the file lacks it, filled with nulls),
+        checking its type against the dataset's (``casts`` gets the columns to promote)."""
+        fschema = reader.schema
+        plan = {}
+        for name in names:
+            field = self.schema.field(name)
+            hits = [i for i, f in enumerate(fschema) if f.name == name]
+            if not hits:
+                if not field.nullable:
+                    raise ArrowInvalid(f"{self.files[k]}: has no column {name!r}, which the "
+                                       f"dataset's schema says is not nullable")
+                plan[name] = None
+                continue
+            if len(hits) > 1:
+                raise ArrowInvalid(f"{self.files[k]}: has {len(hits)} columns named {name!r}")
+            got = fschema.fields[hits[0]].type
+            if got != field.type:
+                if not promotable(got, field.type):
+                    raise ArrowInvalid(f"{self.files[k]}: column {name!r} is {got}, the "
+                                       f"dataset's schema says {field.type}, and {got} values "
+                                       f"do not all fit in {field.type}")
+                casts[name] = got
+            plan[name] = hits[0]
+        return plan
+
+    # -- scanning ------------------------------------------------------------------------------
+    def _dnf(self, filter):  # noqa: A002
+        dnf = normalize_filter(filter)
+        self._check_names(filter_columns(dnf), "filter")
+        for group in dnf or ():
+            for term in group:
+                check_term(term, self.schema.field(term.column).type)
+        if self._filter is None:
+            return dnf
+        if dnf is None:
+            return self._filter
+        return [a + b for a in self._filter for b in dnf]  # (A or B) and (C or D), distributed
+
+    def filter(self, filter) -> "Dataset":  # noqa: A002
+        """A dataset of the rows matching ``filter`` (and this one's), as pyarrow's
+        ``Dataset.filter``: nothing is read now."""
+        out = copy.copy(self)
+        out._filter = self._dnf(filter)
+        return out
+
+    def to_batches(self, columns=None, filter=None) -> Iterator[RecordBatch]:  # noqa: A002
+        """The dataset's batches, lazily and in order (files in order, batches in order):
+        ``columns`` (names, in that order; default all), rows matching ``filter``
+        (pyarrow.parquet's list-of-tuples form; see ``arrowmm.dataset.filters``)."""
+        out_idx = self._output(columns)
+        return self._scan(out_idx, self._dnf(filter))
+
+    def _scan(self, out_idx: List[int], dnf) -> Iterator[RecordBatch]:
+        schema = t.Schema([self.schema.fields[k] for k in out_idx], self.schema.metadata,
+                          endianness=self.schema.endianness)
+        out_names = [f.name for f in schema]
+        parts = set(self._partition_names)
+        data_names = [n for n in out_names if n not in parts]
+        for name in filter_columns(dnf):
+            if name not in parts and name not in data_names:
+                data_names.append(name)
+        for k, path in enumerate(self.files):
+            values = self._partition_values[k]
+            groups = None if dnf is None else [g for g in dnf if partition_verdict(g, values)]
+            if groups is not None and not groups:
+                continue  # the partition values rule the file out: it is never opened
+            yield from self._scan_file(k, schema, out_names, data_names, groups, values)
+
+    def _scan_file(self, k, schema, out_names, data_names, groups, values):
+        reader = self._open(k)
+        casts = {}
+        plan = self._file_plan(k, reader, data_names, casts)
+        types = [f.type for f in schema]
+        layout = [(("cast" if n in casts else "col"), plan[n]) if n in plan and plan[n] is not None
+                  else ("const", values.get(n)) if n in values else ("null",) for n in out_names]
+        # (statistics and row tests judge the file's own values, before any promotion)
+        dtypes = {n: casts.get(n, self.schema.field(n).type) for n in data_names}
+        if isinstance(reader, FileReader):
+            stats = self._file_statistics(k, reader) if groups else None
+            batches = ((i, None) for i in range(reader.num_record_batches))
+        else:
+            stats = None
+            batches = enumerate(reader)
+        for i, batch in batches:
+            live = groups
+            if groups:
+                doc_i = stats[i] if stats is not None else None
+                if batch is not None and doc_i is None:
+                    doc_i = decode_statistics((batch.metadata or {}).get(STATISTICS_KEY))
+                rows = batch.num_rows if batch is not None else \
+                    (doc_i.get("rows") if isinstance(doc_i, dict) else None)
+                live = self._statistics_groups(groups, doc_i, rows, plan, dtypes)
+                if not live:
+                    continue  # the statistics rule the batch out: its body is never read
+            if batch is None:
+                batch = reader.get_batch(i)
+            if batch.num_rows == 0:
+                continue
+            if live is None:
+                yield RecordBatch(schema, batch.num_rows, loader=_Columns(batch, layout, types))
+                continue
+            mask = self._mask(batch, live, plan, values)
+            if mask.all():
+                yield RecordBatch(schema, batch.num_rows, loader=_Columns(batch, layout, types))
+                continue
+            runs = _runs(mask)
+            if not runs:
+                continue
+            n = int(mask.sum())
+            cols = [take_runs(batch.column(how[1]), runs) if how[0] == "col" else
+                    promote(take_runs(batch.column(how[1]), runs), types[j]) if how[0] == "cast"
+                    else constant_array(how[1] if how[0] == "const" else None, types[j], n)
+                    for j, how in enumerate(layout)]
+            yield RecordBatch(schema, n, cols)
+
+    def _file_statistics(self, k: int, reader) -> Optional[list]:
+        """File ``k``'s per-batch statistics from its footer (read once per dataset), with each
+        batch's row count checked against its header: a document that disagrees with the file
+        is not trusted at all."""
+        if k in self._statistics:
+            return self._statistics[k]
+        doc = decode_statistics((reader.footer.metadata or {}).get(STATISTICS_KEY))
+        stats = doc.get("batches") if doc else None
+        if not isinstance(stats, list) or len(stats) != reader.num_record_batches or \
+                [s.get("rows") if isinstance(s, dict) else None for s in stats] != \
+                reader.batch_num_rows():
+            stats = None
+        self._statistics[k] = stats
+        return stats
+
+    @staticmethod
+    def _statistics_groups(groups, doc, rows, plan, dtypes):
+        columns = doc.get("columns") if isinstance(doc, dict) else None
+        if not isinstance(columns, dict):
+            return groups
+        live = []
+        for g in groups:
+            ok = True
+            for term in g:
+                if plan.get(term.column) is None:
+                    continue  # a partition column (judged already) or one the file lacks
+                if not statistics_allow(term, dtypes[term.column], columns.get(term.column), rows):
+                    ok = False
+                    break
+            if ok:
+                live.append(g)
+        return live
+
+    @staticmethod
+    def _mask(batch, groups, plan, values) -> np.ndarray:
+        n = batch.num_rows
+        total = np.zeros(n, dtype=bool)
+        for g in groups:
+            m = np.ones(n, dtype=bool)
+            for term in g:
+                if term.column in values:
+                    if not scalar_match(values[term.column], term):
+                        m[:] = False
+                elif plan.get(term.column) is None:
+                    if not scalar_match(None, term):
+                        m[:] = False
+                else:
+                    m &= row_mask(batch.column(plan[term.column]), term)
+                if not m.any():
+                    break
+            total |= m
+        return total
+
+    # -- answers -------------------------------------------------------------------------------
+    def to_table(self, columns=None, filter=None) -> Table:  # noqa: A002
+        """The rows matching ``filter``, columns ``columns``, as an ``arrowmm.Table``."""
+        out_idx = self._output(columns)
+        schema = t.Schema([self.schema.fields[k] for k in out_idx], self.schema.metadata,
+                          endianness=self.schema.endianness)
+        return Table(schema, list(self.to_batches(columns, filter)))
+
+    def head(self, num_rows: int, columns=None, filter=None) -> Table:  # noqa: A002
+        """The first ``num_rows`` rows (files and batches past them are not read)."""
+        n = int(num_rows)
+        if n < 0:
+            raise ArrowInvalid(f"head(num_rows): must be >= 0, got {n}")
+        out_idx = self._output(columns)
+        schema = t.Schema([self.schema.fields[k] for k in out_idx], self.schema.metadata,
+                          endianness=self.schema.endianness)
+        got, have = [], 0
+        if n:
+            for b in self.to_batches(columns, filter):
+                got.append(b if have + b.num_rows <= n else b.slice(0, n - have))
+                have += got[-1].num_rows
+                if have >= n:
+                    break
+        return Table(schema, got)
+
+    def count_rows(self, filter=None) -> int:  # noqa: A002
+        """Rows matching ``filter`` (all rows: from the batch headers alone)."""
+        if filter is None and self._filter is None:
+            total = 0
+            for k in range(len(self.files)):
+                reader = self._open(k)
+                total += reader.count_rows()
+            return total
+        return sum(b.num_rows for b in self.to_batches([], filter))
+
+    def __arrow_c_schema__(self):
+        return export_schema(self.schema)
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        """Every batch as an Arrow C stream (pyarrow.table, polars, duckdb), zero-copy."""
+        return export_stream(self.schema, self.to_batches(), requested_schema)
+
+
+def _partition_value(value, field: t.Field):
+    """A partition value as ``field``'s type says (integers and strings)."""
+    if isinstance(field.type, t.IntType):
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise ArrowInvalid(f"partition value {value!r} of {field.name!r} is not an "
+                               f"integer, as the schema says ({field.type})") from None
+    return str(value)

@@ -1,0 +1,241 @@
+"""IPC files behind a seekable file object or an fsspec filesystem, read by byte ranges.
+
+Nothing is mapped: opening reads the trailing magic, the footer length and the footer;
+``get_batch(i)`` reads batch ``i``'s metadata (its message header) only; a column reads the
+byte ranges of its own buffers when it is first touched, nearby ranges coalesced into one
+read (``READ_AHEAD``).  One column of a 100-column file costs about one column's bytes.
+``reader.bytes_read`` and ``reader.read_requests`` count what was asked of the source.
+
+Used by ``open_ranged`` (a file object, a path on an fsspec filesystem, or a URL with a scheme
+fsspec knows; fsspec is optional) and by ``arrowmm.dataset(..., filesystem=fs)``.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Optional
+
+import numpy as np
+
+from .._core._flatbuf import frame_at
+from .._core._region import Region, as_view
+from ..errors import ArrowInvalid, ArrowNotImplementedError
+from ..format import MessageHeader, parse_message
+from .message import Message
+from .reader import FileReader
+
+__all__ = ["READ_AHEAD", "RangeSource", "RangedFileReader", "open_ranged"]
+
+#: A column's read covers what it asks for plus up to this many bytes after (the next buffers
+#: of the same column usually start there), so its buffers take one read, not one each.
+READ_AHEAD = 1 << 12
+_ALIGN = 64
+
+
+class RangeSource:
+    """A seekable binary file object read by offset (``pread``), counting what it reads.
+
+    Reads are serialised (seek + read under a lock), so batches may be decoded from many
+    threads.  ``owns``: close the file object with the source."""
+
+    shared_name = None
+
+    def __init__(self, fileobj, description: Optional[str] = None, owns: bool = False):
+        if not (hasattr(fileobj, "read") and hasattr(fileobj, "seek")):
+            raise ArrowInvalid(f"a ranged source needs a seekable binary file object, got "
+                               f"{type(fileobj).__name__}")
+        self._file = fileobj
+        self._owns = owns
+        self._lock = threading.Lock()
+        self.description = description or str(getattr(fileobj, "path", None) or
+                                               getattr(fileobj, "name", None) or
+                                               type(fileobj).__name__)
+        try:
+            size = getattr(fileobj, "size", None)
+            size = size() if callable(size) else size
+            if not isinstance(size, int):
+                size = fileobj.seek(0, os.SEEK_END)
+        except (OSError, ValueError) as exc:
+            raise ArrowInvalid(f"{self.description}: cannot find its size: {exc}") from None
+        self.size = int(size)
+        self.bytes_read = 0
+        self.read_requests = 0
+
+    def pread(self, offset: int, length: int, what: str = "bytes") -> np.ndarray:
+        if self._file is None:
+            raise ArrowInvalid(f"{self.description}: the source is closed")
+        if offset < 0 or length < 0 or offset + length > self.size:
+            raise ArrowInvalid(f"{self.description}: {what}: bytes {offset}..{offset + length} "
+                               f"lie outside the {self.size}-byte file")
+        raw = np.empty(length + _ALIGN, dtype=np.uint8)
+        start = (-raw.ctypes.data) % _ALIGN
+        out = raw[start:start + length]
+        with self._lock:
+            self.read_requests += 1
+            try:
+                self._file.seek(offset)
+                got = 0
+                while got < length:
+                    chunk = self._file.read(length - got)
+                    if not chunk:
+                        raise ArrowInvalid(f"{self.description}: {what}: read {got} of {length} "
+                                           f"bytes at byte {offset}: the file is shorter than "
+                                           f"the {self.size} bytes it had when opened")
+                    out[got:got + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
+                    got += len(chunk)
+            except (OSError, ValueError) as exc:
+                raise ArrowInvalid(f"{self.description}: {what}: read failed: {exc}") from None
+            self.bytes_read += length
+        return out
+
+    def view(self, offset: int, length: int, what: str = "bytes"):
+        return as_view(self.pread(offset, length, what), description=f"{what} of {self.description}")
+
+    def close(self) -> None:
+        f, self._file = self._file, None
+        if f is not None and self._owns:
+            f.close()
+
+    def __repr__(self):
+        return f"<arrowmm.RangeSource {self.description!r} size={self.size}>"
+
+
+class LazyBody:
+    """A message body on a ``RangeSource``: ``slice`` reads the bytes asked for (and up to
+    ``READ_AHEAD`` more of the body, kept for the next slices) when it is called."""
+
+    __slots__ = ("source", "offset", "size", "_chunks", "_lock")
+
+    def __init__(self, source: RangeSource, offset: int, size: int):
+        self.source = source
+        self.offset = offset  # (absolute, as a region view's: message_end works on it)
+        self.size = size
+        self._chunks = []  # (start, end, array) read so far, relative to the body
+        self._lock = threading.Lock()
+
+    def slice(self, offset: int, size: int):
+        if offset < 0 or size < 0 or offset + size > self.size:
+            raise ArrowInvalid(f"bytes {offset}..{offset + size} lie outside the message body "
+                               f"of {self.size} bytes")
+        with self._lock:
+            for start, end, data in self._chunks:
+                if start <= offset and offset + size <= end:
+                    return as_view(data[offset - start:offset - start + size],
+                                   description=f"body bytes of {self.source.description}")
+            end = min(self.size, offset + size + READ_AHEAD)
+            data = self.source.pread(self.offset + offset, end - offset, "buffer")
+            self._chunks.append((offset, end, data))
+        return as_view(data[:size], description=f"body bytes of {self.source.description}")
+
+
+class RangedFileReader(FileReader):
+    """A ``FileReader`` over a ``RangeSource``: the footer when opened, a batch's header when
+    it is asked for, a column's byte ranges when the column is touched."""
+
+    def __init__(self, source: RangeSource, *, allow_copies: bool = True):
+        super().__init__(source, allow_copies=allow_copies)
+        self._source = source
+        # (batches always go through a ProjectedLoader: the C walks read mapped bodies only)
+        self._file_schema = self.schema
+        self._projection = list(range(len(self.schema)))
+
+    @property
+    def projection(self):
+        every = list(range(len(self._file_schema)))
+        return None if self._projection == every else super().projection
+
+    @property
+    def bytes_read(self) -> int:
+        return self._source.bytes_read
+
+    @property
+    def read_requests(self) -> int:
+        return self._source.read_requests
+
+    def _read_block(self, blocks, i: int, kind: int, what: str) -> Message:
+        self._check_open()
+        offset, meta_len, body_len = blocks[i].tolist()
+        meta_len = (meta_len & 0xFFFFFFFF) - ((meta_len & 0x80000000) << 1)  # int32 + 4 pad bytes
+        where = f"{what} {i} (block at byte {offset})"
+        if offset < 8 or offset >= self._footer_offset or meta_len <= 0 or body_len < 0 \
+                or offset + meta_len + body_len > self._footer_offset:
+            raise ArrowInvalid(f"{where}: block (offset={offset}, metaDataLength={meta_len}, "
+                               f"bodyLength={body_len}) lies outside the file's data section")
+        data = self._source.pread(offset, meta_len, where)
+        chunk = Region(data, description=f"{where} of {self._source.description}")
+        try:
+            frame = frame_at(chunk, 0, i)
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"{where}: {exc}") from None
+        if frame is None:
+            raise ArrowInvalid(f"{where}: block points at an end-of-stream marker")
+        meta_start, meta_size, legacy = frame
+        if meta_start + meta_size != meta_len:
+            raise ArrowInvalid(f"{where}: block metaDataLength {meta_len} disagrees with the "
+                               f"message's own length prefix ({meta_start + meta_size})")
+        record = parse_message(memoryview(chunk.view(meta_start, meta_size)), 0, where)
+        if record.body_length != body_len:
+            raise ArrowInvalid(f"{where}: message bodyLength {record.body_length} differs from "
+                               f"the file footer's block bodyLength {body_len}")
+        if record.header_type != kind:
+            raise ArrowInvalid(f"{where}: expected a {MessageHeader.NAMES[kind]} message, "
+                               f"found {record.kind}")
+        return Message(record, LazyBody(self._source, offset + meta_len, body_len), i, offset,
+                       legacy)
+
+    def memory(self) -> dict:
+        raise ArrowInvalid("memory(): this reader reads a file object by ranges: it maps nothing")
+
+    def advise(self, advice: str, offset: int = 0, length=None) -> None:
+        raise ArrowInvalid("advise(): this reader reads a file object by ranges: it maps nothing")
+
+    def close(self) -> None:
+        if not self._closed:
+            self._source.close()
+        super().close()
+
+    def __reduce__(self):
+        raise TypeError("a reader of a file object cannot be pickled")
+
+    def __repr__(self):
+        return f"<arrowmm.RangedFileReader {self.num_record_batches} batches>\n{self.schema}"
+
+
+def _fsspec_open(path: str, filesystem):
+    if filesystem is None:
+        try:
+            import fsspec  # (optional: only URLs and filesystem= need it)
+        except ImportError:
+            raise ArrowNotImplementedError(f"{path!r}: reading a URL needs fsspec "
+                                           f"(pip install fsspec)") from None
+        filesystem, path = fsspec.core.url_to_fs(path)
+    try:
+        return filesystem.open(path, "rb"), path
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise ArrowInvalid(f"cannot open {path!r} on {type(filesystem).__name__}: {exc}") from None
+
+
+def open_ranged(source, *, columns=None, filesystem=None, allow_copies: bool = True
+                ) -> RangedFileReader:
+    """Open an IPC file behind a seekable binary file object, a path on ``filesystem`` (an
+    fsspec filesystem) or a URL (``"s3://bucket/x.arrow"``, ``"memory://x.arrow"``: fsspec),
+    reading byte ranges only: the footer now, then the header of each batch asked for and the
+    buffers of each column touched.  ``columns`` as for ``open_file``.  A file object passed
+    in stays open after ``close()``; one opened here is closed with the reader."""
+    if isinstance(source, (str, os.PathLike)):
+        fileobj, path = _fsspec_open(os.fspath(source), filesystem)
+        src = RangeSource(fileobj, description=str(path), owns=True)
+    else:
+        if filesystem is not None:
+            raise ArrowInvalid("filesystem= goes with a path, not a file object")
+        src = RangeSource(source)
+    try:
+        reader = RangedFileReader(src, allow_copies=allow_copies)
+        if columns is not None:
+            reader.select_columns(columns)
+    except BaseException:
+        src.close()
+        raise
+    return reader
