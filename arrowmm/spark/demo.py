@@ -9,10 +9,11 @@
 """
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 import time
+
+from ..dataset.discovery import data_files_in
 
 __all__ = ["run"]
 
@@ -50,10 +51,11 @@ def run(rows: int = 4_000_000, partitions: int = 4, folder: str = None, out=prin
                       (F.sin(F.col("id") / 1000.0) * 10).alias("value")))
         _, t = _timed(lambda: df.write.format("arrowmm").mode("overwrite")
                       .option("compression", "zstd").save(data))
-        manifest = json.load(open(os.path.join(data, "_SUCCESS")))
-        size = sum(os.path.getsize(os.path.join(data, n)) for n in manifest["files"])
-        out(f"2. wrote {len(manifest['files'])} files, {size / 2**20:.1f} MiB (zstd, statistics "
-            f"in the footers) in {t:.1f} s, committed by the _SUCCESS manifest")
+        files = data_files_in(data)
+        size = sum(os.path.getsize(f) for f in files)
+        out(f"2. wrote {len(files)} files, {size / 2**20:.1f} MiB (zstd, statistics "
+            f"in the footers) in {t:.1f} s, committed atomically (a new manifest version in "
+            f"_arrowmm_log/, mirrored to _SUCCESS)")
 
         full, t_full = _timed(lambda: spark.read.format("arrowmm").load(data)
                               .agg(F.count("*").alias("n"), F.sum("value").alias("total")).first())
@@ -69,8 +71,7 @@ def run(rows: int = 4_000_000, partitions: int = 4, folder: str = None, out=prin
                                   .option("batchLog", log).load(data).filter(query)
                                   .agg(F.count("*").alias("n"), F.max("ts").alias("last")).first())
         read = len(open(log).read().splitlines()) if os.path.exists(log) else 0
-        batches = sum(arrowmm.open_file(os.path.join(data, n)).num_record_batches
-                      for n in manifest["files"])
+        batches = sum(arrowmm.open_file(f).num_record_batches for f in files)
         assert pruned == plain, (pruned, plain)
         out(f"4. selective query ({query}): {pruned['n']:,} rows, last {pruned['last']}; "
             f"statistics let tasks read {read} of {batches} record batches: "
@@ -78,12 +79,11 @@ def run(rows: int = 4_000_000, partitions: int = 4, folder: str = None, out=prin
     finally:
         spark.stop()
 
-    biggest = max(manifest["files"], key=lambda n: os.path.getsize(os.path.join(data, n)))
-    path = os.path.join(data, biggest)
+    path = max(files, key=os.path.getsize)
     reader, t_open = _timed(lambda: arrowmm.open_file(path))
     batch, t_get = _timed(lambda: reader.get_batch(-1))
     values, t_col = _timed(lambda: batch.column("value").to_numpy())
-    out(f"5. lazy reader on {biggest}: open {t_open * 1e3:.2f} ms ({reader.num_record_batches} "
+    out(f"5. lazy reader on {os.path.basename(path)}: open {t_open * 1e3:.2f} ms ({reader.num_record_batches} "
         f"batches, footer and schema only), get_batch(-1) {t_get * 1e3:.2f} ms, "
         f"column 'value' decompressed and viewed in {t_col * 1e3:.1f} ms "
         f"({len(values):,} float64, mean {float(np.mean(values)):.4f}); "
