@@ -238,3 +238,20 @@ def test_help_has_an_example(command):
     out = _run(command, "--help")
     assert out.returncode == 0
     assert f"example: arrowmm {command} " in out.out
+
+
+@pytest.mark.parametrize("to", ["jsonl", "csv", "arrows"])
+def test_cat_into_a_closed_pipe_ends_quietly(tmp_path, to):
+    """``arrowmm cat big.arrow --to jsonl | head -1``: exit 0 and nothing on stderr when the
+    reader stops early (the output is far larger than a pipe's buffer)."""
+    path = tmp_path / "big.arrow"
+    with arrowmm.new_file(path, arrowmm.schema([("x", arrowmm.int64())])) as w:
+        for _ in range(4):
+            w.write({"x": list(range(100_000))})
+    proc = subprocess.Popen([sys.executable, "-m", "arrowmm", "cat", str(path), "--to", to],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.read(64)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=300) == 0, err
+    assert err == b"" and len(first) == 64
