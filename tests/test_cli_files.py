@@ -255,3 +255,13 @@ def test_cat_into_a_closed_pipe_ends_quietly(tmp_path, to):
     err = proc.stderr.read()
     assert proc.wait(timeout=300) == 0, err
     assert err == b"" and len(first) == 64
+
+
+def test_convert_in_place(tmp_path):
+    """OUT may be IN: the new file replaces the old one whole (written beside it, then renamed)."""
+    path = _write(tmp_path / "same.arrow", "file")
+    before = path.read_bytes()
+    out = _run("convert", str(path), str(path), "--columns", "name", "--format", "stream")
+    assert out.returncode == 0, out.err
+    assert path.read_bytes() != before and [p.name for p in tmp_path.iterdir()] == ["same.arrow"]
+    assert pa.ipc.open_stream(path).read_all().to_pylist() == [{"name": r["name"]} for r in ROWS]
