@@ -1,6 +1,7 @@
 """The ``arrowmm`` command: ``demo`` (the Spark pipeline; ``--local`` without Spark),
-``info PATH``, ``validate PATH``, ``repair SRC DST``, ``shm ls`` / ``shm rm NAME`` /
-``shm rm --stale`` (shared-memory segments).
+``info PATH``, ``validate PATH``, ``repair SRC DST``, ``schema PATH``, ``head PATH``,
+``stats PATH``, ``cat PATH --to FORMAT``, ``convert IN OUT`` (see ``arrowmm.cli.files``),
+``shm ls`` / ``shm rm NAME`` / ``shm rm --stale`` (shared-memory segments).
 
 Exit codes: 0 success; 1 the input is missing, unreadable or not valid Arrow IPC (one line
 on stderr says which file and why); 2 wrong usage (argparse); 3 something the command needs
@@ -19,6 +20,7 @@ import time
 import numpy as np
 
 from .. import shm
+from . import files
 from .. import __version__
 from ..errors import ArrowError
 
@@ -317,6 +319,7 @@ def main(argv=None) -> int:
     p_repair.add_argument("dst", help="repaired IPC file (may be SRC: replaced atomically)")
     p_repair.add_argument("--no-validate", action="store_true",
                           help="keep batches without checking their structure")
+    files.add_parsers(sub)
     p_shm = sub.add_parser("shm", help="shared-memory segments made by arrowmm.shm.share")
     shm_sub = p_shm.add_subparsers(dest="shm_command", required=True)
     shm_sub.add_parser("ls", help="list this user's segments and unfinished temporaries, "
@@ -372,6 +375,8 @@ def _run(args) -> int:
         finally:
             print(f"\n{work.close()}")
         return code
+    if args.command in files.COMMANDS:
+        return files.run(args)
     if args.command == "info":
         return info(args.path)
     if args.command == "repair":
