@@ -61,6 +61,9 @@ def test_open_file_reads_feather_v1_with_pyarrows_values(v1_file):
         assert repr(got) == repr(want)
         assert pa.table(reader).equals(expected)
         assert reader.get_batch(-1) is batch and reader[:] == [batch]
+        table = reader.read_all()  # a Table, as every reader's read_all
+        assert isinstance(table, arrowmm.Table) and table.num_rows == expected.num_rows
+        assert pa.table(table).equals(expected)
         with pytest.raises(IndexError):
             reader.get_batch(1)
 

@@ -317,7 +317,8 @@ class RecordBatch(PandasConvertible):
 
 
 class SequentialBatches:
-    """``__iter__`` and ``read_all`` for readers that only have ``read_next_batch``."""
+    """``__iter__`` for readers that only have ``read_next_batch`` (each gives ``read_all`` as
+    an ``arrowmm.Table``)."""
 
     def __iter__(self) -> Iterator[RecordBatch]:
         while True:
@@ -325,7 +326,3 @@ class SequentialBatches:
                 yield self.read_next_batch()
             except StopIteration:
                 return
-
-    def read_all(self) -> list:
-        """Every remaining batch, in order (a list: arrowmm has no Table)."""
-        return list(self)

@@ -10,13 +10,14 @@ mapping, checked against the file's bounds like any IPC buffer.  The reader look
 from __future__ import annotations
 
 import struct
-from typing import Iterator, List, Optional
+from typing import Iterator, Optional
 
 from .. import limits
 from .. import types as t
 from .._core._region import Region
 from ..arrays.array import make_array
 from ..arrays.batch import RecordBatch
+from ..arrays.table import Table
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..format.feather import FEATHER_MAGIC, FeatherArray, FeatherColumn, parse_feather_v1
 from ..interop._cdata import export_schema, export_stream
@@ -163,8 +164,9 @@ class FeatherV1Reader:
     def __iter__(self) -> Iterator[RecordBatch]:
         yield self.get_batch(0)
 
-    def read_all(self) -> List[RecordBatch]:
-        return list(self)
+    def read_all(self) -> Table:
+        """The file's one batch as an ``arrowmm.Table``, as every reader gives it."""
+        return Table(self.schema, list(self))
 
     def close(self) -> None:
         self._closed = True
