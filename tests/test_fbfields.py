@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 
 import numpy as np
+import pytest
 import pyarrow as pa
 
 from writer_support import CASES, N  # noqa: E402
@@ -140,3 +141,28 @@ def test_corrupted_footers_give_the_same_schema_or_error(monkeypatch):
             differing.append((trial, fast, slow))
     assert not differing, differing[:3]
     assert errors > 50  # the corruptions did reach the field tables' checks
+
+
+def _schema_message_with_long_string(kind: str) -> bytes:
+    """A schema message whose last string (a field name, or a metadata value) is declared one
+    byte longer than the bytes that follow it."""
+    import pyarrow as pa
+    meta = {"k": "v"} if kind == "metadata" else None
+    name = "n" if kind == "metadata" else "name_at_the_end"
+    schema = pa.schema([pa.field(name, pa.int8(), metadata=meta)])
+    data = bytearray(schema.serialize().to_pybytes()[8:])  # the FlatBuffers bytes of the message
+    target = b"v" if kind == "metadata" else name.encode()
+    at = data.rfind(target) - 4
+    length = int.from_bytes(data[at:at + 4], "little")
+    assert length == len(target)
+    data[at:at + 4] = (len(data) - at - 4 + 1).to_bytes(4, "little")  # one byte past the end
+    return bytes(data)
+
+
+@pytest.mark.parametrize("kind", ["name", "metadata"])
+def test_a_string_running_past_the_metadata_is_refused_not_cut_short(kind):
+    """The FlatBuffers runtime returns what is there of an overlong string; a field name or a
+    metadata value cut short would be a wrong value, so it is refused."""
+    data = _schema_message_with_long_string(kind)
+    with pytest.raises(ArrowInvalid, match="runs past the end"):
+        decode.parse_message(data)

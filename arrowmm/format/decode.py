@@ -50,7 +50,7 @@ __all__ = [
     "RecordBatchHeader", "DictionaryBatchHeader", "MessageRecord", "FooterRecord",
     "parse_message", "parse_footer", "schema_from_fb",
     "COMPRESSION_NAMES", "FEATURE_CODES", "FLOAT_BITS", "INTERVAL_UNITS", "TIME_UNITS",
-    "check_vector", "decode_text", "guarded", "init_table", "int_type", "unit_of",
+    "check_vector", "decode_text", "guarded", "init_table", "int_type", "unit_of", "string_at",
 ]
 
 #: FieldNode { length: long; null_count: long }
@@ -204,14 +204,30 @@ def _key_values(obj, what: str) -> Optional[dict]:
     size, cap = 0, limits.max_custom_metadata_size
     for j in range(n):
         kv = obj.CustomMetadata(j)
-        key = kv.Key()
-        value = kv.Value()
+        key = string_at(kv._tab, 4, f"{what}: custom metadata key {j}")
+        value = string_at(kv._tab, 6, f"{what}: custom metadata value {j}")
         size += len(key or b"") + len(value or b"")
         if size > cap:
             raise limits.exceeded("max_custom_metadata_size", size, f"{what}: custom metadata bytes "
                                   f"(keys and values, through entry {j} of {n})")
         out[decode_text(key, what)] = decode_text(value, what) if value is not None else ""
     return out
+
+
+def string_at(tab, slot: int, what: str) -> Optional[bytes]:
+    """The string in ``slot`` of table ``tab`` (None when absent), its declared length checked
+    against the bytes there: the FlatBuffers runtime would cut an overlong one short, silently."""
+    o = tab.Offset(slot)
+    if not o:
+        return None
+    buf = tab.Bytes
+    at = o + tab.Pos
+    at += struct.unpack_from("<I", buf, at)[0]
+    length = struct.unpack_from("<I", buf, at)[0]
+    if length > len(buf) - at - 4:
+        raise ArrowInvalid(f"{what}: a string of {length} bytes at byte {at} runs past the end "
+                           f"of the {len(buf)}-byte metadata")
+    return bytes(buf[at + 4:at + 4 + length])
 
 
 def decode_text(raw: Optional[bytes], what: str) -> str:
@@ -326,7 +342,7 @@ def _field_from_fb(fb: FbField, path: str, depth: int, budget: list) -> t.Field:
         raise ArrowInvalid(f"{path}: missing field table")
     if depth > budget[1]:
         raise limits.exceeded("max_nesting", depth, f"{path}: type nesting depth")
-    name = decode_text(fb.Name(), path)
+    name = decode_text(string_at(fb._tab, 4, f"{path}: name"), path)
     path = f"{path} ({name!r})" if depth == 0 else f"{path}.{name}"
     n_children = _table_vector_len(fb, 5, f"{path} children")
     if n_children:

@@ -14,7 +14,7 @@ from ._fbs import Int as _Int
 from ._fbs.FloatingPoint import FloatingPoint as FbFloatingPoint
 from ._fbs.Int import Int as FbInt
 from .decode import (FLOAT_BITS, MessageHeader, MetadataVersion, check_vector, decode_text,
-                     guarded, init_table, int_type, unit_of)
+                     guarded, init_table, int_type, string_at, unit_of)
 from .encode import encode_type, finish_message
 
 __all__ = ["TensorHeader", "SparseTensorHeader", "parse_tensor_header", "parse_sparse_tensor_header",
@@ -104,7 +104,8 @@ def _dims(fb, what: str):
         if dim is None:
             raise ArrowInvalid(f"{what}: shape dimension {i} is missing")
         sizes.append(dim.Size())
-        names.append(decode_text(dim.Name(), f"{what} dimension {i} name"))
+        names.append(decode_text(string_at(dim._tab, 6, f"{what} dimension {i} name"),
+                                 f"{what} dimension {i} name"))
     return tuple(sizes), tuple(names)
 
 
