@@ -23,9 +23,9 @@ from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..interop._cdata import export_schema, export_stream
 from ..interop.build import array as build_array
 from ..ipc.opening import open as open_ipc
-from ..ipc.io import MAGIC
 from ..ipc.ranged import RangedFileReader, RangeSource
 from ..ipc.reader import FileReader, StreamReader
+from ..ipc.sniff import KIND_HEAD, ipc_kind
 from ..ipc.statistics import STATISTICS_KEY, decode_statistics
 from .discovery import discover_with_bases
 from .remote import discover_on, filesystem_for
@@ -215,9 +215,9 @@ class Dataset:
             raise ArrowInvalid("filesystem= takes an fsspec filesystem object")
         f = self.filesystem.open(self.files[k], "rb")
         try:
-            head = f.read(6)
+            head = f.read(KIND_HEAD)
             f.seek(0)
-            if head == MAGIC:
+            if ipc_kind(head) == "file":
                 return RangedFileReader(RangeSource(f, self.files[k], owns=True))
             return StreamReader(f)  # (a stream is read as it comes, in order)
         except BaseException:
