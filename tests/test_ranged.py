@@ -1,7 +1,9 @@
 """IPC files behind file objects and fsspec filesystems, read by byte ranges (issue 18,
 item 4): the answers are pyarrow's, and the bytes asked of the source are about the bytes
 of what was touched."""
+import gzip
 import io
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
@@ -236,7 +238,6 @@ def test_a_regular_file_object_is_still_mapped(tmp_path):
 
 
 def test_a_gzip_file_object_is_read_through_not_mapped_or_ranged(tmp_path):
-    import gzip
     table, data = _wide(columns=3, rows=100)
     path = tmp_path / "t.arrow.gz"
     path.write_bytes(gzip.compress(data))
@@ -270,7 +271,6 @@ def test_an_fsspec_object_store_file_is_read_by_ranges():
 
 
 def test_ranged_batches_read_from_many_threads_match():
-    from concurrent.futures import ThreadPoolExecutor
     table, data = _wide(columns=20, rows=500, batches=16)
     f = UnmappableFile(data)
     with arrowmm.open_file(f) as reader:
