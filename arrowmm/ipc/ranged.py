@@ -34,6 +34,7 @@ READ_AHEAD = 1 << 12
 #: Opening reads this many bytes of the file's end at once: the footer's length, the trailing
 #: magic and, for most files, the whole footer (a larger footer takes one more read).
 TAIL_GUESS = 1 << 12
+_NO_BYTES = np.empty(0, dtype=np.uint8)
 #: A file that does not start with the magic: this many of its first bytes say what it is.
 _SNIFF_BYTES = 1 << 16
 
@@ -132,8 +133,9 @@ class RangeSource:
 
 
 class LazyBody:
-    """A message body on a ``RangeSource``: ``slice`` reads the bytes asked for (and up to
-    ``READ_AHEAD`` more of the body, kept for the next slices) when it is called."""
+    """A message body on a ``RangeSource``: ``fetch`` reads a column's buffers before the
+    loader walks them; ``slice`` serves them, or reads a range no ``fetch`` announced (and up
+    to ``READ_AHEAD`` more of the body, kept for the next slices)."""
 
     __slots__ = ("source", "offset", "size", "_chunks", "_lock")
 
@@ -144,10 +146,32 @@ class LazyBody:
         self._chunks = []  # (start, end, array) read so far, relative to the body
         self._lock = threading.Lock()
 
+    def fetch(self, ranges) -> None:
+        """Read the ``(offset, size)`` ranges of the body (a column's buffers, before its
+        walk) that are not read yet, ranges less than ``READ_AHEAD`` apart in one read.  Ranges
+        outside the body are left for ``slice`` to refuse where the walk meets them."""
+        spans = sorted((o, o + n) for o, n in ranges if n > 0 and o >= 0 and o + n <= self.size)
+        if not spans:
+            return
+        merged = [list(spans[0])]
+        for start, end in spans[1:]:
+            if start - merged[-1][1] <= READ_AHEAD:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        with self._lock:
+            for start, end in merged:
+                if any(s <= start and end <= e for s, e, _ in self._chunks):
+                    continue
+                data = self.source.pread(self.offset + start, end - start, "buffers")
+                self._chunks.append((start, end, data))
+
     def slice(self, offset: int, size: int):
         if offset < 0 or size < 0 or offset + size > self.size:
             raise ArrowInvalid(f"bytes {offset}..{offset + size} lie outside the message body "
                                f"of {self.size} bytes")
+        if size == 0:
+            return as_view(_NO_BYTES, description=self.source.description)
         with self._lock:
             for start, end, data in self._chunks:
                 if start <= offset and offset + size <= end:
