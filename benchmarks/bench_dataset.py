@@ -199,12 +199,13 @@ def bench(cfg: dict, data: Path) -> list:
     assert amm_fileobj().equals(pa_fileobj())
     size = small_wide.stat().st_size
     t_amm, t_pa = compare(amm_fileobj, pa_fileobj, cfg["repeats"] * 20, cfg["warmup"])
+    small = dict(asked)
     amm_fileobj(wide)
     big_share = asked["arrowmm"] / wide.stat().st_size
     results.append(Result("4. one column of 100 through a file object", t_amm, t_pa, 1.5,
                           f"{size / 2**20:.2f} MiB file; bytes read: arrowmm "
-                          f"{asked['arrowmm']:,} ({asked['arrowmm'] / size:.1%}), pyarrow "
-                          f"{asked['pyarrow']:,} ({asked['pyarrow'] / size:.1%}); on the "
+                          f"{small['arrowmm']:,} ({small['arrowmm'] / size:.1%}), pyarrow "
+                          f"{small['pyarrow']:,} ({small['pyarrow'] / size:.1%}); on the "
                           f"{wide.stat().st_size / 2**20:,.0f} MiB file arrowmm reads "
                           f"{big_share:.2%}"))
     return results

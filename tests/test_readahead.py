@@ -97,8 +97,9 @@ def test_read_ahead_is_bounded():
         with lock:
             most_ahead = max(most_ahead, made[0] - taken)
     assert taken == 300
-    # each running part holds at most its queue plus the one item it is putting
-    assert most_ahead <= fragments * (batches + 1), most_ahead
+    # each running part holds at most the list handed over and the one it fills, and the
+    # caller up to one list it has taken
+    assert most_ahead <= fragments * 2 * batches + batches, most_ahead
     assert not _scan_threads()
 
 

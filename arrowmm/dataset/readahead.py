@@ -2,13 +2,13 @@
 
 A scan is a sequence of files, each a sequence of batches.  ``ordered_readahead`` runs up to
 ``fragment_readahead`` files' scans at once on worker threads, each worker holding at most
-``batch_readahead`` finished batches it has not handed over yet (it waits when it has that
-many), and yields the batches in the sequential order: the first file's in order, then the
+``2 * batch_readahead`` finished batches the caller has not taken yet (a list of them handed
+over, one being filled: it waits when both are full), and yields the batches in the sequential order: the first file's in order, then the
 second's.  What a worker does ahead is what the scan does per batch (open the file, read its
 footer, batch headers and statistics, filter rows) and, through ``prepare``, decoding the
 output columns (for a file read by byte ranges that is where its bytes are fetched).
 
-Memory: at most ``fragment_readahead * (batch_readahead + 1)`` batches are held beyond the one
+Memory: at most ``fragment_readahead * 2 * batch_readahead`` batches are held beyond the one
 the caller has.  Errors: an exception of a file's scan is raised to the caller when the scan
 reaches that file, naming it (``ArrowError``s as the same class with ``"path: "`` in front,
 others with a note).  Early close: closing the iterator (or leaving a ``for`` loop early, or
@@ -64,9 +64,13 @@ def named_error(exc: BaseException, label: str) -> BaseException:
 
 
 def _work(label: str, make: Callable[[], Iterable], prepare: Optional[Callable], out: queue.Queue,
-          stop: threading.Event) -> None:
-    """One file's scan on a worker: its items into ``out`` (waiting while it is full), then
-    ``_DONE``, or a ``_Failed``; returns early once ``stop`` is set."""
+          stop: threading.Event, most: int) -> None:
+    """One part's scan on a worker: its items into ``out`` in lists (waiting while it is full),
+    then ``_DONE``, or a ``_Failed``; returns early once ``stop`` is set.
+
+    The lists grow from one item (the caller gets the first batch at once) to ``most`` (a
+    hand-off between threads costs the caller up to the interpreter's switch interval, so a
+    scan of many small batches hands them over in fewer, larger lists)."""
     def put(item) -> bool:
         while not stop.is_set():
             try:
@@ -79,13 +83,19 @@ def _work(label: str, make: Callable[[], Iterable], prepare: Optional[Callable],
     try:
         it = iter(make())
         try:
+            size, chunk = 1, []
             for item in it:
                 if stop.is_set():
                     return
                 if prepare is not None:
                     prepare(item)
-                if not put(item):
-                    return
+                chunk.append(item)
+                if len(chunk) >= size:
+                    if not put(chunk):
+                        return
+                    size, chunk = min(most, 2 * size), []
+            if chunk and not put(chunk):
+                return
         finally:
             close = getattr(it, "close", None)
             if close is not None:
@@ -142,8 +152,8 @@ def _pooled(parts, ahead: int, per_part: int, prepare) -> Iterator:
             # first part, which the caller waits on, is never queued behind a blocked one)
             while nxt < len(parts) and len(pending) < ahead:
                 label, make = parts[nxt]
-                q = queue.Queue(maxsize=per_part)
-                pool.submit(_work, label, make, prepare, q, stop)
+                q = queue.Queue(maxsize=1)  # (a list of up to per_part items)
+                pool.submit(_work, label, make, prepare, q, stop, per_part)
                 pending.append((label, q))
                 nxt += 1
             label, q = pending[0]
@@ -157,7 +167,7 @@ def _pooled(parts, ahead: int, per_part: int, prepare) -> Iterator:
                     if named is exc:
                         raise exc
                     raise named from exc
-                yield item
+                yield from item
             pending.popleft()
     finally:
         stop.set()

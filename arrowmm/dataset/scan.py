@@ -333,6 +333,10 @@ class Dataset:
         # (a file read by byte ranges fetches a column's bytes when the column is decoded:
         # the workers do that ahead; a mapped column decodes in place, when it is touched)
         prepare = _decode_all if self.filesystem is not None else None
+        if prepare is None and len(todo) < 2:
+            # (one mapped file: a worker would only do, under the GIL, what the caller does,
+            # and each hand-off can wait out the interpreter's switch interval: 3x slower)
+            fragment_readahead = 0
         return ordered_readahead(todo, fragment_readahead=fragment_readahead,
                                  batch_readahead=batch_readahead, prepare=prepare)
 
@@ -477,8 +481,9 @@ class Dataset:
         if filter is None and self._filter is None:
             parts = [(path, functools.partial(self._count_file, k))
                      for k, path in enumerate(self.files)]
+            threads = use_threads and (len(parts) > 1 or self.filesystem is not None)
             return sum(ordered_readahead(parts, fragment_readahead=FRAGMENT_READAHEAD
-                                         if use_threads else 0))
+                                         if threads else 0))
         return sum(b.num_rows for b in self.to_batches([], filter, use_threads=use_threads))
 
     def _count_file(self, k: int):
