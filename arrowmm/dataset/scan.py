@@ -33,7 +33,7 @@ from ..ipc.statistics import STATISTICS_KEY, decode_statistics
 from .discovery import discover_with_bases
 from .remote import discover_on, filesystem_for
 from .filters import (check_term, filter_columns, normalize_filter, partition_verdict,
-                      row_mask, scalar_match, statistics_allow)
+                      row_mask, scalar_match, statistics_allow, statistics_verdicts)
 from .partitioning import hive_pairs, infer_hive
 from .readahead import BATCH_READAHEAD, FRAGMENT_READAHEAD, ordered_readahead
 
@@ -355,9 +355,14 @@ class Dataset:
         else:
             stats = None
             batches = enumerate(reader)
+        file_live = None if stats is None else self._file_groups(groups, stats, plan, dtypes)
         for i, batch in batches:
             live = groups
-            if groups:
+            if file_live is not None:
+                live = file_live[i]
+                if not live:
+                    continue  # the statistics rule the batch out: its body is never read
+            elif groups:
                 doc_i = stats[i] if stats is not None else None
                 if batch is not None and doc_i is None:
                     doc_i = decode_statistics((batch.metadata or {}).get(STATISTICS_KEY))
@@ -401,6 +406,27 @@ class Dataset:
             stats = None
         self._statistics[k] = stats
         return stats
+
+    @staticmethod
+    def _file_groups(groups, stats: list, plan, dtypes) -> list:
+        """``_statistics_groups`` for every batch of a file (its footer's ``stats``), each
+        term judged across all the batches at once (``statistics_verdicts``)."""
+        cols = [s.get("columns") if isinstance(s, dict) else None for s in stats]
+        rows = [s.get("rows") if isinstance(s, dict) else None for s in stats]
+        known = [isinstance(c, dict) for c in cols]
+        live = [[] for _ in stats]
+        for g in groups:
+            ok = [True] * len(stats)
+            for term in g:
+                if plan.get(term.column) is None:
+                    continue  # a partition column (judged already) or one the file lacks
+                docs = [c.get(term.column) if h else None for c, h in zip(cols, known)]
+                verdicts = statistics_verdicts(term, dtypes[term.column], docs, rows)
+                ok = [a and b for a, b in zip(ok, verdicts)]
+            for i, (h, o) in enumerate(zip(known, ok)):
+                if o or not h:
+                    live[i].append(g)
+        return live
 
     @staticmethod
     def _statistics_groups(groups, doc, rows, plan, dtypes):
