@@ -5,6 +5,7 @@ import gc
 import glob
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
@@ -178,4 +179,22 @@ def test_a_threaded_scan_of_files_read_by_ranges(many):
         assert remote.count_rows() == pads.dataset(many, format="ipc").count_rows()
     finally:
         mem.rm("/ra", recursive=True)
+    assert not _scan_threads()
+
+
+def test_one_dataset_scanned_from_many_threads_at_once(many):
+    """A Dataset looks immutable, so it is shared: concurrent threaded scans (each with its
+    own workers) give pyarrow's answers."""
+    ds = arrowmm.dataset(many)
+    pa_ds = pads.dataset(many, format="ipc")
+    cases = [None, [("x", ">=", 100)], [("x", "<", 30)], [("s", "==", "f3")]]
+    exprs = [None, pc.field("x") >= 100, pc.field("x") < 30, pc.field("s") == "f3"]
+    want = [pa_ds.to_table(filter=e) for e in exprs]
+
+    def scan(i):
+        return pa.table(ds.to_table(filter=cases[i % 4], batch_readahead=2))
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(scan, range(16)))
+    for i, table in enumerate(got):
+        assert table.equals(want[i % 4]), i
     assert not _scan_threads()
