@@ -280,3 +280,32 @@ def test_ranged_batches_read_from_many_threads_match():
             got = list(pool.map(one, range(64)))
     for i, values in enumerate(got):
         assert values == table.column(f"c{i % 20}").to_pylist()[(i % 16) * 500:(i % 16 + 1) * 500]
+
+
+def test_a_file_object_with_read_only_and_no_readinto():
+    """A RawIOBase that implements read() alone (its inherited readinto raises
+    NotImplementedError) is read through read()."""
+    table, data = _wide(columns=5, rows=50)
+
+    class ReadOnly(io.RawIOBase):
+        def __init__(self):
+            self._data = io.BytesIO(data)
+
+        def readable(self):
+            return True
+
+        def seekable(self):
+            return True
+
+        def seek(self, offset, whence=io.SEEK_SET):
+            return self._data.seek(offset, whence)
+
+        def tell(self):
+            return self._data.tell()
+
+        def read(self, n=-1):
+            return self._data.read(min(n, 7) if n and n > 0 else n)  # (short reads too)
+
+    with arrowmm.open_file(ReadOnly(), columns=["c2"]) as reader:
+        assert isinstance(reader, RangedFileReader)
+        assert pa.table(reader).equals(table.select(["c2"]))

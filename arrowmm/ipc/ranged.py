@@ -11,6 +11,7 @@ fsspec knows; fsspec is optional) and by ``arrowmm.dataset(..., filesystem=fs)``
 """
 from __future__ import annotations
 
+import io
 import os
 import threading
 from typing import Optional
@@ -68,6 +69,7 @@ class RangeSource:
         self.bytes_read = 0
         self.read_requests = 0
         self._kept = []  # (start, array) read once and served again (``keep``)
+        self._readinto = getattr(fileobj, "readinto", None)
 
     def keep(self, offset: int, length: int) -> None:
         """Read bytes ``offset..offset+length`` now and serve later reads inside them from
@@ -90,7 +92,7 @@ class RangeSource:
         # read, than the read of a small file object)
         out = np.empty(length, dtype=np.uint8)
         f = self._file
-        readinto = getattr(f, "readinto", None)  # (straight into the buffer: no bytes object)
+        readinto = self._readinto  # (straight into the buffer: no bytes object)
         with self._lock:
             self.read_requests += 1
             try:
@@ -98,7 +100,12 @@ class RangeSource:
                 got = 0
                 while got < length:
                     if readinto is not None:
-                        n = readinto(memoryview(out)[got:])
+                        try:
+                            n = readinto(memoryview(out)[got:])
+                        except (NotImplementedError, io.UnsupportedOperation):
+                            # (a RawIOBase that implements read() only: read() from now on)
+                            readinto = self._readinto = None
+                            continue
                         if n is None:
                             raise ArrowInvalid(f"{self.description}: {what}: the file object "
                                                f"is non-blocking and had no data")
