@@ -26,6 +26,11 @@ The files are written once (by arrowmm, with footer statistics) into ``--data-di
                       file), both libraries reading through it.  The details give the bytes
                       each asked of it (the issue asks <= 2% of the file).     target <= 1.5
 
+5. threads vs none   - ``arrowmm.dataset(dir, filesystem=fs).to_table()`` over 8 files behind
+                      a filesystem whose every read waits 2 ms (an object store's latency),
+                      with the scan's thread pool vs ``use_threads=False`` (both arrowmm: the
+                      "pyarrow" column holds the sequential time here).        target <= 0.5
+
 The exit status is 0 whatever the ratios (machines are noisy) unless ``--strict``.
 """
 from __future__ import annotations
@@ -200,6 +205,7 @@ def bench(cfg: dict, data: Path) -> list:
     size = small_wide.stat().st_size
     t_amm, t_pa = compare(amm_fileobj, pa_fileobj, cfg["repeats"] * 20, cfg["warmup"])
     small = dict(asked)
+    t_threads, t_seq, files = _bench_latency(cfg)
     amm_fileobj(wide)
     big_share = asked["arrowmm"] / wide.stat().st_size
     results.append(Result("4. one column of 100 through a file object", t_amm, t_pa, 1.5,
@@ -208,7 +214,72 @@ def bench(cfg: dict, data: Path) -> list:
                           f"{small['pyarrow']:,} ({small['pyarrow'] / size:.1%}); on the "
                           f"{wide.stat().st_size / 2**20:,.0f} MiB file arrowmm reads "
                           f"{big_share:.2%}"))
+    results.append(Result("5. threaded scan, reads of 2 ms (vs use_threads=False)", t_threads,
+                          t_seq, 0.5, f"{files} files on a filesystem whose reads wait 2 ms; "
+                          f"the second column is arrowmm with use_threads=False"))
     return results
+
+
+class SlowFile(io.RawIOBase):
+    """A seekable file object whose every read first waits ``delay`` seconds (a request to an
+    object store)."""
+
+    def __init__(self, data: bytes, delay: float):
+        self._data = io.BytesIO(data)
+        self._delay = delay
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def seek(self, offset, whence=io.SEEK_SET):
+        return self._data.seek(offset, whence)
+
+    def tell(self):
+        return self._data.tell()
+
+    def readinto(self, buffer):
+        time.sleep(self._delay)
+        return self._data.readinto(buffer)
+
+
+def _bench_latency(cfg: dict, files: int = 8, delay: float = 0.002):
+    """Median seconds of a threaded and of a sequential scan of ``files`` small files on an
+    in-memory fsspec filesystem whose reads wait ``delay`` (fsspec needed, else skipped: 0s)."""
+    try:
+        from fsspec.implementations.memory import MemoryFileSystem
+    except ImportError:
+        print("  (fsspec is not installed: benchmark 5 is not run)")
+        return float("nan"), float("nan"), files
+
+    class SlowFS(MemoryFileSystem):
+        protocol = "arrowmm-bench-slow"
+
+        def _open(self, path, mode="rb", **kwargs):
+            if mode == "rb":
+                return SlowFile(self.cat_file(path), delay)
+            return super()._open(path, mode, **kwargs)
+
+    fs = SlowFS()
+    schema = arrowmm.schema([("x", arrowmm.int64()), ("y", arrowmm.float64())])
+    rng = np.random.default_rng(2)
+    try:
+        for f in range(files):
+            sink = io.BytesIO()
+            with arrowmm.new_file(sink, schema, statistics=True) as w:
+                for b in range(4):
+                    w.write({"x": np.arange(10_000) + 10_000 * (4 * f + b), "y": rng.random(10_000)})
+            fs.pipe_file(f"/bench-slow/part-{f}.arrow", sink.getvalue())
+        ds = arrowmm.dataset("/bench-slow", filesystem=fs)
+        assert pa.table(ds.to_table()).equals(pa.table(ds.to_table(use_threads=False)))
+        t_threads, t_seq = compare(lambda: pa.table(ds.to_table()),
+                                   lambda: pa.table(ds.to_table(use_threads=False)),
+                                   cfg["repeats"], cfg["warmup"])
+    finally:
+        fs.rm("/bench-slow", recursive=True)
+    return t_threads, t_seq, files
 
 
 def main(argv=None) -> int:
