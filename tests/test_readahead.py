@@ -198,3 +198,14 @@ def test_one_dataset_scanned_from_many_threads_at_once(many):
     for i, table in enumerate(got):
         assert table.equals(want[i % 4]), i
     assert not _scan_threads()
+
+
+def test_a_c_stream_released_early_leaves_no_threads(many):
+    ds = arrowmm.dataset(many)
+    reader = pa.RecordBatchReader.from_stream(ds)
+    first = reader.read_next_batch()
+    assert first.column("x").to_pylist()[0] == 0
+    reader.close()  # (releases the C stream: the scan's generator is dropped)
+    del reader
+    gc.collect()
+    assert not _scan_threads()
