@@ -7,8 +7,11 @@ or from a file-like object through ``MessageDecoder``.
 """
 from __future__ import annotations
 
+import bz2
 import dataclasses
+import gzip
 import io
+import lzma
 import mmap
 import os
 import stat
@@ -36,7 +39,8 @@ from .message import Message, MessageDecoder, message_end, read_message_at
 from .projection import ProjectedLoader, project_schema, resolve_columns
 from .sniff import HEAD_SIZE, describe, not_arrow
 
-__all__ = ["FileReader", "StreamReader", "region_of", "is_file_object", "file_object_region", "file_region"]
+__all__ = ["FileReader", "StreamReader", "region_of", "is_file_object", "file_object_region", "file_region",
+           "decompressing"]
 
 _I32 = struct.Struct("<i")
 _READ_CHUNK = 1 << 22  # largest single read from a file-like object (bounds allocation)
@@ -143,13 +147,20 @@ def source_name(source) -> str:
     return str(name) if isinstance(name, (str, bytes, os.PathLike)) else type(source).__name__
 
 
+def decompressing(source) -> bool:
+    """Whether ``source`` is a standard library decompressor (gzip, bz2, lzma file object):
+    its ``fileno()`` is the compressed file's, and a backward ``seek`` decompresses again from
+    the start, so it is read through once, never mapped or read by ranges."""
+    return isinstance(source, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile))
+
+
 def file_object_region(source) -> Region:
     """The whole file behind a binary file object, for the file format's random access: mapped
     when it is a regular file, else read into memory (it must be seekable)."""
     name = source_name(source)
     try:
-        fd = source.fileno()
-        st = os.fstat(fd)
+        fd = None if decompressing(source) else source.fileno()
+        st = os.fstat(fd) if fd is not None else None
     except (AttributeError, OSError, ValueError):
         fd = None
     if fd is not None and stat.S_ISREG(st.st_mode) and st.st_size > 0:
@@ -182,7 +193,7 @@ def first_bytes(region: Region) -> bytes:
     return region.view(0, min(region.size, HEAD_SIZE)).to_bytes()
 
 
-def _not_a_file(region: Region) -> ArrowInvalid:
+def not_a_file(region: Region) -> ArrowInvalid:
     """Why ``region``, which does not start (or end) like an IPC file, is not one, as
     precisely as its first bytes allow."""
     name, size = region.description, region.size
@@ -433,7 +444,7 @@ class FileReader(ReaderBase):
         size = region.size
         name = region.description
         if size < 2 * len(MAGIC) + 4 or region.view(0, 6).to_bytes() != MAGIC:
-            raise _not_a_file(region)
+            raise not_a_file(region)
         if region.view(size - 6, 6).to_bytes() != MAGIC:
             raise ArrowInvalid(f"{name}: does not end with the Arrow file magic 'ARROW1' "
                                f"(truncated or still being written? "
