@@ -203,6 +203,29 @@ cdef class SharedMap:
                 i += 1
         return now
 
+    def min_where32(self, int64_t table, int64_t stride, int64_t count, int64_t state_at,
+                    uint32_t state, int64_t value_at):
+        """The least 64-bit word at ``value_at`` of the ``count`` records of ``stride`` bytes
+        from ``table`` whose 32-bit word at ``state_at`` is ``state`` (-1: none is): the
+        slowest consumer's cursor in one call."""
+        cdef int64_t i
+        cdef uint64_t best = 0xFFFFFFFFFFFFFFFF, v
+        cdef bint found = False
+        if count < 0 or stride < 8 or table < 0:
+            raise ArrowInvalid(f"bad table: {count} records of {stride} bytes at {table}")
+        if count:  # (the last record's words bound-check every earlier one's)
+            self._at(table + (count - 1) * stride + state_at, 4)
+            self._at(table + (count - 1) * stride + value_at, 8)
+            self._at(table + state_at, 4)
+            self._at(table + value_at, 8)
+        for i in range(count):
+            if AMM_LOAD32(self.ptr + table + i * stride + state_at) == state:
+                v = AMM_LOAD64(self.ptr + table + i * stride + value_at)
+                found = True
+                if v < best:
+                    best = v
+        return best if found else -1
+
     def wake32(self, int64_t offset):
         """Wake every process waiting on the 32-bit word."""
         cdef uint32_t* word = <uint32_t*>self._at(offset, 4)

@@ -68,8 +68,12 @@ from ..interop._cdata import export_schema, export_stream
 from ..ipc.dictionaries import dictionary_value_fields
 from ..ipc.message import message_end, read_message_at
 from ..ipc.reader import MessageBatchDecoder
-from ..ipc.writer import StreamWriter
 from ..format import MessageHeader
+from ..format.batch_header import record_batch_message
+from ..interop.build import record_batch
+from ..ipc.byteorder import NATIVE
+from ..ipc.encoder import FlatBatch, flatten
+from ..ipc.writer import StreamWriter
 from .liveness import process_alive, temporary_name, this_process
 
 __all__ = ["Channel", "Consumer", "CHANNEL_MAGIC", "channel_record"]
@@ -377,6 +381,9 @@ class Channel:
         self._writer = writer
         self.schema = writer.schema  # (with the dictionary ids the messages use)
         self._has_dicts = _has_dictionaries(self.schema)
+        # batches the hand-laid header covers: no dictionaries, this machine's byte order
+        self._plain = not self._has_dicts and self.schema.endianness == NATIVE
+        self._matched = None
         self._lock = threading.Lock()
         self._next = 0
         self._closed = False
@@ -407,7 +414,7 @@ class Channel:
             if self._closed:
                 raise ArrowInvalid(f"channel {self.name!r} is closed")
             parts = self._encode(batch, metadata)
-            nbytes = sum(p.nbytes for p in parts)
+            nbytes = sum(memoryview(p).nbytes for p in parts)
             seg = self._seg
             lay = seg.layout
             if nbytes > lay.slot_size:
@@ -418,7 +425,7 @@ class Channel:
             s = n % lay.slots
             deadline = _deadline(timeout)
             if not seg.drop and n >= lay.slots:
-                self._wait(lambda: self._behind(n - lay.slots + 1) is None, deadline,
+                self._wait(lambda: self._slowest() > n - lay.slots, deadline,
                            lambda: f"a consumer has not taken batch {n - lay.slots} "
                                    f"({self._behind(n - lay.slots + 1)})")
             m = seg.map
@@ -444,8 +451,32 @@ class Channel:
             self._next = n + 1
             return n
 
-    def _encode(self, batch, metadata) -> List[memoryview]:
+    def _coerce(self, batch) -> RecordBatch:
+        if not isinstance(batch, RecordBatch):
+            if hasattr(batch, "__arrow_c_array__") or hasattr(batch, "__arrow_c_stream__"):
+                batch = record_batch(batch)  # (zero-copy import; its schema is checked below)
+            else:  # columns ({name: values}, [values]) take the channel's types
+                batch = record_batch(batch, schema=self.schema)
+        theirs, ours = batch.schema, self.schema
+        if theirs is self._matched:
+            return batch
+        if len(theirs) != len(ours) or not all(
+                a.name == b.name and a.type == b.type and a.nullable == b.nullable
+                for a, b in zip(theirs, ours)):
+            raise ArrowInvalid(f"channel {self.name!r}: batch schema does not match the "
+                               f"channel's schema:\nbatch:\n{theirs}\nchannel:\n{ours}")
+        self._matched = theirs  # (schemas are immutable: the next batch of it needs no check)
+        return batch
+
+    def _encode(self, batch, metadata) -> List:
         """The messages of ``batch`` (dictionaries first) as buffers, nothing copied yet."""
+        batch = self._coerce(batch)
+        if self._plain and metadata is None and not batch.metadata:
+            flat = FlatBatch()
+            for col in batch.storage_columns:
+                flat = flatten(col, flat)
+            if not flat.variadic:
+                return _plain_message(batch.num_rows, flat)
         if self._has_dicts:  # a fresh writer: every dictionary goes with every batch
             writer = StreamWriter(self._parts, self.schema)
             self._parts.take()  # (its schema message)
@@ -480,6 +511,13 @@ class Channel:
             if m.load64(slot + _S_HOLDS) == 0:  # (a consumer that took it just before keeps it)
                 return s
         return None
+
+    def _slowest(self) -> int:
+        """The cursor of the slowest attached consumer (-1 if none is attached)."""
+        lay = self._seg.layout
+        low = self._seg.map.min_where32(lay.consumers, _ENTRY, lay.max_consumers, _E_STATE,
+                                        _ACTIVE, _E_CURSOR)
+        return (1 << 64) if low == -1 else low
 
     def _behind(self, need: int) -> Optional[str]:
         """Who (pid) has not taken batch ``need - 1`` yet, or None."""
@@ -589,6 +627,28 @@ class Channel:
         return (f"<arrowmm.shm.Channel {self.name!r} {self._seg.layout.slots} slots of "
                 f"{self._seg.layout.slot_size} bytes, on_slow={self.on_slow!r}, sent "
                 f"{self._next}, {state}>")
+
+
+def _plain_message(num_rows: int, flat: FlatBatch) -> list:
+    """[framed header, body buffers and padding...] of a batch the writer would encode the same
+    way (64-byte aligned buffers), its header laid out by ``record_batch_message``."""
+    parts: list = [None]
+    layout: List[int] = []
+    pos = 0
+    for buf in flat.buffers:
+        size = 0 if buf is None else memoryview(buf).nbytes
+        layout += (pos, size)
+        if size:
+            parts.append(buf)
+            pad = -size % 64
+            if pad:
+                parts.append(_PAD[:pad])
+            pos += size + pad
+    parts[0] = record_batch_message(num_rows, flat.nodes, layout, pos)
+    return parts
+
+
+_PAD = bytes(64)
 
 
 def _end(seg: _Segment) -> None:
