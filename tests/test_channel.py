@@ -514,3 +514,12 @@ def test_docstring_examples():
     from arrowmm.shm import channel
     result = doctest.testmod(channel, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_a_ring_larger_than_dev_shm_is_an_oserror_at_create(name):
+    free = os.statvfs("/dev/shm")
+    too_big = (free.f_blocks + 1) * free.f_frsize * 2
+    with pytest.raises(OSError, match="cannot allocate") as info:
+        Channel.create(name, SCHEMA, capacity=too_big, slots=1)
+    assert not isinstance(info.value, ArrowInvalid)
+    assert not os.path.exists(f"/dev/shm/{name}")

@@ -354,7 +354,13 @@ class Channel:
         fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o600)
         try:
-            os.ftruncate(fd, layout.size)  # (tmpfs: pages are allocated when first written)
+            # the ring's memory is taken now: a full /dev/shm is an OSError here, not a SIGBUS
+            # when a page is first written later (tmpfs allocates on write otherwise)
+            try:
+                os.posix_fallocate(fd, 0, layout.size)
+            except OSError as exc:
+                raise OSError(exc.errno, f"cannot allocate the {layout.size}-byte ring of channel "
+                                         f"{name!r} in {_DIR}: {exc.strerror}") from None
             os.pwrite(fd, header, 0)
             os.pwrite(fd, schema_bytes, layout.schema_offset)
             seg = _Segment(name, fd, layout, on_slow == "drop", me)
