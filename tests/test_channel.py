@@ -523,3 +523,59 @@ def test_a_ring_larger_than_dev_shm_is_an_oserror_at_create(name):
         Channel.create(name, SCHEMA, capacity=too_big, slots=1)
     assert not isinstance(info.value, ArrowInvalid)
     assert not os.path.exists(f"/dev/shm/{name}")
+
+
+def test_threads_share_a_producer_and_a_consumer(name):
+    import threading
+    with Channel.create(name, SCHEMA, capacity=1 << 20, slots=8) as ch:
+        with Channel.attach(name) as c:
+            got, errors = [], []
+
+            def produce(base):
+                try:
+                    for i in range(200):
+                        ch.send(batch_of(base + i), timeout=HANG)
+                except BaseException as exc:  # (reported below)
+                    errors.append(exc)
+
+            def consume():
+                try:
+                    for _ in range(200):
+                        got.append(c.recv(timeout=HANG).column("i").to_pylist()[0] // 10)
+                except BaseException as exc:
+                    errors.append(exc)
+
+            threads = [threading.Thread(target=produce, args=(b,)) for b in (0, 1000)]
+            threads += [threading.Thread(target=consume) for _ in range(2)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(HANG)
+            assert not errors
+            assert sorted(got) == list(range(200)) + list(range(1000, 1200))  # each once
+            assert c.dropped == 0 and ch.sent == 400
+
+
+def test_garbage_tables_give_errors_or_timeouts_not_crashes(name):
+    rng = random.Random(7)
+    for trial in range(20):
+        with Channel.create(f"{name}-{trial}", SCHEMA, capacity=1 << 16, slots=2,
+                            max_consumers=2, on_slow=rng.choice(["wait", "drop"])) as ch:
+            c = Channel.attach(ch.name)
+            ch.send(batch_of(0))
+            lay = c._seg.layout
+            start = rng.choice([_OFF for _OFF in (192, lay.consumers, lay.slot_table)])
+            _poke(ch.name, start, os.urandom(rng.randint(8, 128)))
+            outcomes = []
+            for call in (lambda: ch.send(batch_of(1), timeout=0.1),
+                         lambda: c.recv(timeout=0.1)):
+                try:
+                    call()
+                    outcomes.append("ok")
+                except (ArrowInvalid, TimeoutError, EOFError) as exc:
+                    outcomes.append(type(exc).__name__)
+            assert len(outcomes) == 2
+            c.close()
+            ch.close()
+        if os.path.exists(f"/dev/shm/{ch.name}"):
+            os.unlink(f"/dev/shm/{ch.name}")  # (a garbage consumer table may look attached)
