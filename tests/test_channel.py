@@ -579,3 +579,19 @@ def test_garbage_tables_give_errors_or_timeouts_not_crashes(name):
             ch.close()
         if os.path.exists(f"/dev/shm/{ch.name}"):
             os.unlink(f"/dev/shm/{ch.name}")  # (a garbage consumer table may look attached)
+
+
+def test_a_forked_child_dropping_inherited_ends_changes_nothing(name):
+    with Channel.create(name, SCHEMA, capacity=1 << 16, slots=2) as ch:
+        c = Channel.attach(name)
+        pid = os.fork()
+        if pid == 0:  # the child lets go of both ends and exits: finalizers must not run here
+            try:
+                del ch, c
+                gc.collect()
+            finally:
+                os._exit(0)
+        assert os.waitpid(pid, 0)[1] == 0
+        ch.send(batch_of(3), timeout=HANG)  # still open, the consumer still attached
+        assert ch.consumers == 1 and c.recv(timeout=HANG).column("i").to_pylist() == [30, 31]
+        c.close()

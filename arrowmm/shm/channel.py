@@ -4,8 +4,8 @@ Why this module exists: ``share`` hands over data that already exists; a
 producer that makes batches continuously (a reader feeding training workers, a
 pipeline stage) otherwise pickles them or writes an IPC stream to a pipe, and
 every consumer copies every byte out of the kernel.  A ``Channel`` is a ring of
-slots in one shared-memory segment (``/dev/shm/<name>``): the producer encodes
-each record batch once, straight into a free slot, and every consumer reads it
+slots in one shared-memory segment (``/dev/shm/<name>``): the producer copies
+each record batch once, into a free slot, and every consumer reads it
 in place, zero-copy, as an arrowmm ``RecordBatch`` (which exports to pyarrow,
 polars or duckdb through the capsule interface without a copy either).
 
@@ -14,7 +14,8 @@ the published count ``write_seq``, futex words), a table of consumers (state,
 pid and start time, read cursor, batches dropped), a table of slots (the
 sequence number a slot holds, its length, and a 64-bit *hold mask*: bit ``i``
 set while consumer ``i`` has anything pointing into the slot), the schema
-message, and the slots.  Batch ``n`` goes to slot ``n % slots``.
+message, and the slots.  Batch ``n`` goes to slot ``n % slots`` (with ``on_slow="drop"``,
+to the next slot nobody holds if that one is held; consumers then look it up by number).
 
 Ordering and memory reuse.  The producer writes batch ``n`` only when no hold
 bit of its slot is set: a consumer sets its bit before it checks which batch
@@ -24,7 +25,8 @@ of the received batch owns it; every array, numpy view and exported pyarrow
 array holds that Region).  With ``on_slow="wait"`` the producer also waits
 until every consumer has *taken* the batch the slot held (backpressure: it
 blocks while the slowest consumer is a full ring behind, at most ``timeout``);
-with ``on_slow="drop"`` it overwrites what a slow consumer has not taken yet,
+with ``on_slow="drop"`` it overwrites what a slow consumer has not taken yet
+(never what one holds: it passes over a held slot, and waits only if all are),
 and that consumer skips ahead (``Consumer.dropped`` counts what it missed,
 ``Consumer.sequence`` numbers each batch).  Loads and stores of the shared
 words are sequentially consistent atomics; sleeping is a futex (not private:
@@ -85,7 +87,7 @@ _VERSION = 1
 _MAX_CONSUMERS = 64  # one bit each in a slot's 64-bit hold mask
 _WRITING = (1 << 64) - 1  # a slot's sequence while the producer rewrites it
 _SLICE = 0.05  # seconds between liveness checks while waiting
-_SPINS = 2000  # busy rounds before sleeping on a futex (a batch often comes within them)
+_SPINS = 200  # busy rounds (~10 us) before sleeping on a futex: a batch often comes within them
 _REWRITER = 4096  # batches per stream writer (its bookkeeping grows per batch)
 
 # header (fixed part, written once before the segment is published)
@@ -393,7 +395,7 @@ class Channel:
         self._lock = threading.Lock()
         self._next = 0
         self._closed = False
-        self._finalizer = weakref.finalize(self, _abandon, seg)
+        self._finalizer = weakref.finalize(self, _abandon, seg, os.getpid())
 
     @staticmethod
     def attach(name: str, *, owner: Optional[int] = None) -> "Consumer":
@@ -666,8 +668,11 @@ def _end(seg: _Segment) -> None:
         seg.unlink_if_ours()
 
 
-def _abandon(seg: _Segment) -> None:
-    """A producer collected without ``close()``: its consumers see the end of the stream."""
+def _abandon(seg: _Segment, pid: int) -> None:
+    """A producer collected without ``close()``: its consumers see the end of the stream
+    (not when a forked copy of the producer's process lets go of it)."""
+    if os.getpid() != pid:
+        return
     try:
         _end(seg)
     except Exception:  # pragma: no cover (interpreter shutdown)
@@ -727,7 +732,7 @@ class Consumer:
         self._closed = False
         self.sequence: Optional[int] = None
         self._claim()
-        self._finalizer = weakref.finalize(self, _leave, seg, self._index)
+        self._finalizer = weakref.finalize(self, _leave_from, seg, self._index, os.getpid())
 
     def _claim(self) -> None:
         seg = self._seg
@@ -923,6 +928,12 @@ class Consumer:
     def __repr__(self):
         return (f"<arrowmm.shm.Consumer of {self.name!r} entry {self._index}"
                 f"{' closed' if self._closed else ''}>")
+
+
+def _leave_from(seg: _Segment, index: int, pid: int) -> None:
+    """A consumer collected without ``close()`` leaves (not in a forked copy of its process)."""
+    if os.getpid() == pid:
+        _leave(seg, index)
 
 
 def _leave(seg: _Segment, index: int) -> None:
