@@ -48,6 +48,7 @@ import os
 import pickle
 import statistics
 import sys
+import tempfile
 import time
 from multiprocessing import shared_memory
 from pathlib import Path
@@ -299,7 +300,6 @@ class LatencyResult(Result):
 
 def bench_channel(cfg) -> list:
     """4. and 5.: every route in turn within each repeat; ratios of medians."""
-    import tempfile
     ctx = multiprocessing.get_context("spawn")
     rows = (1 << 20) // 8  # 1 MiB of float64 per batch
     rng = np.random.default_rng(7)
