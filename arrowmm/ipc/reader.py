@@ -415,7 +415,7 @@ class MessageBatchDecoder(ReaderBase):
         self._dictionary_batch(msg, self._memo, where)
 
     def record_batch(self, msg: Message, where: str) -> RecordBatch:
-        return self._record_batch(msg, self._memo.get, where)
+        return self._record_batch(msg, self._memo.snapshot(), where)
 
 
 class FileReader(ReaderBase):
