@@ -18,6 +18,14 @@ Queries: 1. ``sum`` of the 4 float64 columns plus ``count(*)``; 2. ``sum(a)``
 arrowmm_jvm time (higher is better); the issue's target is >= 2.0 for both.
 ``--compressed`` adds query 1 over ZSTD and LZ4_FRAME copies of the IPC file
 (written by arrowmm; the issue's target is >= 0.8).
+
+``--filter`` adds the statistics benchmark, on the same rows cut into 10x more,
+10x smaller batches (200 x 100,000; the Parquet copy has one row group per
+batch): query 3 is query 1 under a filter on the sorted key ``k`` that the
+footer statistics narrow to 1% of the batches (2 of 200), timed interleaved
+with the unfiltered query 1 on the same file; speed-up = full-scan time /
+filtered time (the issue's target is >= 5), with Parquet's (row-group
+statistics) for comparison.  ``--no-scan`` leaves out queries 1 and 2.
 """
 from __future__ import annotations
 
@@ -34,6 +42,8 @@ from bench_spark import DATA_DIR, make_data  # noqa: E402
 
 FULL = dict(batches=20, rows=1_000_000, rounds=5)
 QUICK = dict(batches=4, rows=50_000, rounds=1)
+FILTER_FULL = dict(batches=200, rows=100_000)
+FILTER_QUICK = dict(batches=100, rows=2_000)
 
 
 def compressed_copy(ipc: Path, codec: str) -> Path:
@@ -57,6 +67,9 @@ def main(argv=None) -> int:
     ap.add_argument("--strict", action="store_true", help="exit 1 if any benchmark misses its target")
     ap.add_argument("--compressed", action="store_true",
                     help="also time query 1 over ZSTD and LZ4 copies of the IPC file")
+    ap.add_argument("--filter", action="store_true",
+                    help="also time a filter the statistics narrow to 1%% of the batches")
+    ap.add_argument("--no-scan", action="store_true", help="leave out queries 1 and 2")
     args = ap.parse_args(argv)
     cfg = dict(QUICK if args.quick else FULL)
     if args.rounds:
@@ -82,6 +95,8 @@ def main(argv=None) -> int:
     q1 = [F.sum(c) for c in "abcd"] + [F.count("*")]
     queries = {"1. sum of 4 float64 + count": lambda df: tuple(df.agg(*q1).first()),
                "2. sum(a), 1 of 5 columns": lambda df: tuple(df.agg(F.sum("a")).first())}
+    if args.no_scan:
+        queries = {}
     results = {}
     for qname, q in queries.items():
         times = {v: [] for v in variants}
@@ -100,6 +115,7 @@ def main(argv=None) -> int:
                 (qname, vname, ans, ref)
         results[qname] = {v: statistics.median(ts) for v, ts in times.items() if ts}
         print(qname, {v: f"{s:.3f} s" for v, s in results[qname].items()}, flush=True)
+    filter_lines = filter_benchmark(spark, args, cfg) if args.filter else []
     version = spark.version
     spark.stop()
 
@@ -118,6 +134,9 @@ def main(argv=None) -> int:
                 lines.append(f"| {qname}, {codec} file | {r[f'arrowmm_jvm {codec}']:.3f} s | "
                              f"{r['parquet']:.3f} s | {ratio:.2f} | >= 0.8 | "
                              f"{'PASS' if ratio >= 0.8 else 'FAIL'} |")
+    if filter_lines:
+        lines += ["", *filter_lines]
+        ok &= all("FAIL" not in line for line in filter_lines)
     table = "\n".join(lines)
     env = "\n".join(machine_lines(args.quick) + [
         f"- spark {version}, local[2], driver 2g, session start {start_s:.1f} s",
@@ -129,6 +148,46 @@ def main(argv=None) -> int:
     if args.out:
         args.out.write_text(f"# arrowmm JVM reader vs Parquet\n\n{env}\n\n{table}\n")
     return 1 if args.strict and not ok else 0
+
+
+def filter_benchmark(spark, args, cfg) -> list:
+    """Query 1 with and without a filter the statistics narrow to 1% of the batches."""
+    from pyspark.sql import functions as F
+    from arrowmm.spark import JVM_FORMAT
+    shape = FILTER_QUICK if args.quick else FILTER_FULL
+    ipc, parquet = make_data(args.data_dir, shape["batches"], shape["rows"])
+    first = shape["batches"] // 2 * shape["rows"]
+    stop = first + shape["batches"] // 100 * shape["rows"]  # 1% of the batches
+    q1 = [F.sum(c) for c in "abcd"] + [F.count("*")]
+    narrow = (F.col("k") >= first) & (F.col("k") < stop)
+    readers = {"arrowmm_jvm": lambda: spark.read.format(JVM_FORMAT).load(str(ipc)),
+               "parquet": lambda: spark.read.parquet(str(parquet))}
+    runs = {f"{r} {kind}": (make, kind) for r, make in readers.items() for kind in ("full", "1%")}
+    times = {name: [] for name in runs}
+    answers = {}
+    for round_ in range(cfg["rounds"] + 1):  # round 0 warms up
+        for name, (make, kind) in runs.items():
+            t = time.perf_counter()
+            df = make()
+            answers[name] = tuple((df.filter(narrow) if kind == "1%" else df).agg(*q1).first())
+            if round_:
+                times[name].append(time.perf_counter() - t)
+    assert answers["arrowmm_jvm 1%"][-1] == stop - first, answers
+    for kind in ("full", "1%"):
+        a, p = answers[f"arrowmm_jvm {kind}"], answers[f"parquet {kind}"]
+        assert a[-1] == p[-1] and all(abs(x - y) <= 1e-9 * abs(y) for x, y in zip(a, p)), (a, p)
+    med = {name: statistics.median(ts) for name, ts in times.items()}
+    print("3. filter to 1% of batches", {n: f"{s:.3f} s" for n, s in med.items()}, flush=True)
+    out = ["| query 1 on {} batches x {:,} rows | full scan | filter to 1% of the batches | "
+           "speed-up | target | result |".format(shape["batches"], shape["rows"]),
+           "|---|---:|---:|---:|---:|:---:|"]
+    for r in readers:
+        full, part = med[f"{r} full"], med[f"{r} 1%"]
+        target = r == "arrowmm_jvm"
+        verdict = ("PASS" if full / part >= 5 else "FAIL") if target else ""
+        out.append(f"| {r} | {full:.3f} s | {part:.3f} s | {full / part:.1f}x | "
+                   f"{'>= 5' if target else ''} | {verdict} |")
+    return out
 
 
 if __name__ == "__main__":
