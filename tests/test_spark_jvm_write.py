@@ -179,3 +179,45 @@ def test_unwritable_columns_are_named(spark, tmp_path):
         df.write.format(FMT).save(str(tmp_path / "nested"))
     assert not os.path.exists(tmp_path / "nested" / "_arrowmm_log") or \
         _log(str(tmp_path / "nested"))[-1]["files"] == []
+
+
+_PYTHON_COMMITTER = r"""
+import sys, types, uuid
+import pyarrow as pa
+import arrowmm
+from arrowmm.spark.commit import commit_files
+out, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    job = uuid.uuid4().hex
+    tmp = f"{out}/.arrowmm-{job}-part-0-0-x.arrow"
+    with arrowmm.new_file(tmp, arrowmm.schema([("k", arrowmm.int64()), ("v", arrowmm.float64())]),
+                          statistics=True) as w:
+        w.write({"k": pa.array([10_000 + i], pa.int64()), "v": pa.array([0.5])})
+    commit_files(out, [types.SimpleNamespace(tmp=tmp, name=f"part-00000-{job}.arrow", rows=1)],
+                 job, overwrite=False)
+    print("committed", flush=True)
+"""
+
+
+def test_concurrent_commits_of_both_implementations_all_land(spark, tmp_path):
+    import subprocess
+    import sys
+    out = str(tmp_path / "race")
+    spark.range(0, 10, numPartitions=2).selectExpr("id as k", "cast(id as double) / 2 as v") \
+        .write.format(FMT).save(out)
+    python = subprocess.Popen([sys.executable, "-c", _PYTHON_COMMITTER, out, "30"],
+                              stdout=subprocess.PIPE, text=True)
+    jvm_jobs = 0
+    while python.poll() is None or jvm_jobs < 3:  # JVM appends while Python commits
+        spark.range(100 * (jvm_jobs + 1), 100 * (jvm_jobs + 1) + 3, numPartitions=1) \
+            .selectExpr("id as k", "cast(id as double) / 2 as v").write.format(FMT).mode("append").save(out)
+        jvm_jobs += 1
+    assert python.wait() == 0 and python.stdout.read().count("committed") == 30
+    keys = sorted(r.k for r in spark.read.format(FMT).load(out).select("k").collect())
+    expected = list(range(10)) + [10_000 + i for i in range(30)] + \
+        [100 * j + d for j in range(1, jvm_jobs + 1) for d in range(3)]
+    assert keys == sorted(expected)  # no lost job, whichever implementation committed it
+    log = _log(out)
+    assert [d["version"] for d in log if "pruned" not in d] == \
+        list(range(len(log)))[-len([d for d in log if "pruned" not in d]):]
+    assert len(log) == 1 + 1 + 30 + jvm_jobs  # adopt, the first write, then one per job
