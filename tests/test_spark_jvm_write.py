@@ -221,3 +221,32 @@ def test_concurrent_commits_of_both_implementations_all_land(spark, tmp_path):
     assert [d["version"] for d in log if "pruned" not in d] == \
         list(range(len(log)))[-len([d for d in log if "pruned" not in d]):]
     assert len(log) == 1 + 1 + 30 + jvm_jobs  # adopt, the first write, then one per job
+
+
+def test_streaming_sink_commits_each_micro_batch_once(spark, tmp_path):
+    src, out, chk = tmp_path / "in", str(tmp_path / "out"), str(tmp_path / "chk")
+    src.mkdir()
+
+    def run():
+        q = (spark.readStream.schema("k long").json(str(src)).writeStream.format(FMT)
+             .option("checkpointLocation", chk).trigger(availableNow=True).start(out))
+        q.awaitTermination()
+        return q.id
+
+    (src / "a.json").write_text("".join(json.dumps({"k": k}) + "\n" for k in range(5)))
+    query = run()
+    (src / "b.json").write_text("".join(json.dumps({"k": k}) + "\n" for k in range(5, 8)))
+    assert run() == query  # the same query (one checkpoint) resumed
+    assert _keys(spark.read.format(FMT).load(out)) == list(range(8))
+    log = _log(out)
+    assert log[-1]["streams"] == {query: 1}
+    assert all(n.startswith(("batch-00000000-", "batch-00000001-")) for n in log[-1]["files"])
+    # Spark replays micro-batch 1 when its commit record is lost: it is not added twice
+    os.remove(os.path.join(chk, "commits", "1"))
+    if os.path.exists(os.path.join(chk, "commits", ".1.crc")):  # Hadoop's checksum beside it
+        os.remove(os.path.join(chk, "commits", ".1.crc"))
+    run()
+    assert _keys(spark.read.format(FMT).load(out)) == list(range(8))
+    assert len(_log(out)) == len(log)
+    assert sorted(n for n in os.listdir(out) if not n.startswith("_")) == \
+        sorted(log[-1]["files"])  # the replay's own files are gone

@@ -5,6 +5,9 @@ import java.util.Map;
 import java.util.Set;
 
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
@@ -15,8 +18,12 @@ import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
-/** The files of one load path, as a table that can be read in batches. */
-final class ArrowmmTable implements SupportsRead {
+/**
+ * The files of one load path, as a table that can be read in batches and written by a
+ * Structured Streaming query.  (Batch writes go through {@link ArrowmmJvmSource#createRelation}:
+ * no BATCH_WRITE here, so that Spark hands every save mode to it.)
+ */
+final class ArrowmmTable implements SupportsRead, SupportsWrite {
   private final StructType schema;
   private final Map<String, String> properties;
 
@@ -38,7 +45,12 @@ final class ArrowmmTable implements SupportsRead {
 
   @Override
   public Set<TableCapability> capabilities() {
-    return EnumSet.of(TableCapability.BATCH_READ);
+    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.STREAMING_WRITE);
+  }
+
+  @Override
+  public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    return new ArrowmmWrite(properties, info);
   }
 
   @Override

@@ -18,6 +18,8 @@ import org.apache.spark.sql.connector.write.SupportsTruncate;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory;
+import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
@@ -26,14 +28,17 @@ import org.apache.spark.sql.types.StructType;
  * the job commits them with {@link CommitLog} (append, or overwrite after {@link #truncate()}).
  * The log is made before any task writes, so a task's file is never visible uncommitted.
  * Options: {@code compression} (none, lz4, zstd), {@code maxRecordsPerBatch} (rows per record
- * batch, default 131072).
+ * batch, default 131072).  As a Structured Streaming sink each micro-batch commits like an
+ * append, keyed by the streaming query's id and the batch id so a replay is committed once.
  */
-final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, BatchWrite {
+final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, BatchWrite,
+    StreamingWrite {
   private final Path dir;
   private final StructType schema;
   private final String compression;
   private final int batchRows;
   private final String job = UUID.randomUUID().toString().replace("-", "");
+  private final String queryId;
   private boolean overwrite;
 
   ArrowmmWrite(Map<String, String> properties, LogicalWriteInfo info) {
@@ -43,6 +48,7 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
     }
     this.dir = Path.of(paths.get(0)).toAbsolutePath().normalize();
     this.schema = info.schema();
+    this.queryId = info.queryId();
     Map<String, String> o = info.options();
     this.compression = o.getOrDefault("compression", "none");
     ArrowmmDataWriter.codec(compression);  // a bad name fails before any task runs
@@ -81,6 +87,54 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
     return this;
   }
 
+  @Override
+  public StreamingWrite toStreaming() {
+    if (overwrite) {
+      throw new ArrowmmException(dir + ": the streaming sink appends (outputMode append)");
+    }
+    toBatch();  // the log before any task writes; an append keeps the directory's schema
+    return this;
+  }
+
+  @Override
+  public boolean useCommitCoordinator() {
+    return true;  // one committed attempt per task, for batch and streaming writes alike
+  }
+
+  @Override
+  public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
+    return new Factory(dir.toString(), job, schema, compression, batchRows);
+  }
+
+  @Override
+  public void commit(long epochId, WriterCommitMessage[] messages) {
+    if (queryId == null || queryId.isEmpty()) {
+      throw new ArrowmmException(dir + ": cannot tell which streaming query wrote micro-batch "
+          + epochId + " (Spark gave no query id)");
+    }
+    try {
+      CommitLog.commit(dir, written(messages), job, false, queryId, epochId);
+      CommitLog.abort(dir, job);
+    } catch (IOException e) {
+      throw new UncheckedIOException(dir + ": committing micro-batch " + epochId + ": " + e, e);
+    }
+  }
+
+  @Override
+  public void abort(long epochId, WriterCommitMessage[] messages) {
+    abort(messages);
+  }
+
+  private static List<CommitLog.Written> written(WriterCommitMessage[] messages) {
+    List<CommitLog.Written> out = new ArrayList<>();
+    for (WriterCommitMessage m : messages) {
+      if (m != null) {
+        out.add((CommitLog.Written) m);
+      }
+    }
+    return out;
+  }
+
   /** An append must keep the directory's schema (its readers refuse files that differ). */
   private void checkAppendSchema() {
     List<String> files = DataFiles.filesIn(dir);
@@ -113,14 +167,8 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
 
   @Override
   public void commit(WriterCommitMessage[] messages) {
-    List<CommitLog.Written> written = new ArrayList<>();
-    for (WriterCommitMessage m : messages) {
-      if (m != null) {
-        written.add((CommitLog.Written) m);
-      }
-    }
     try {
-      CommitLog.commit(dir, written, job, overwrite);
+      CommitLog.commit(dir, written(messages), job, overwrite);
       CommitLog.abort(dir, job);  // temporaries of failed task attempts (listed files stay)
     } catch (IOException e) {
       throw new UncheckedIOException(dir + ": committing job " + job + ": " + e, e);
@@ -137,7 +185,7 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
   }
 
   /** Sent to the executors: makes each task's writer. */
-  static final class Factory implements DataWriterFactory {
+  static final class Factory implements DataWriterFactory, StreamingDataWriterFactory {
     private static final long serialVersionUID = 1L;
     private final String dir;
     private final String job;
@@ -161,6 +209,11 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
       } catch (IOException e) {
         throw new UncheckedIOException(dir + ": " + e, e);
       }
+    }
+
+    @Override
+    public DataWriter<InternalRow> createWriter(int partitionId, long taskId, long epochId) {
+      return createWriter(partitionId, taskId);
     }
   }
 }

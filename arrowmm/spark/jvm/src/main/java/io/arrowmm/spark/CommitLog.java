@@ -223,7 +223,30 @@ final class CommitLog {
    */
   static long commit(Path dir, List<Written> written, String job, boolean overwrite)
       throws IOException {
+    return commit(dir, written, job, overwrite, null, -1);
+  }
+
+  /** Whether micro-batch {@code batch} of streaming query {@code query} is in {@code doc}. */
+  private static boolean already(JsonNode doc, String query, long batch) {
+    JsonNode done = doc == null ? null : doc.path("streams").get(query);
+    return done != null && done.isIntegralNumber() && batch <= done.asLong();
+  }
+
+  /**
+   * Commit a job, or with {@code query} a streaming micro-batch {@code batch}: its files are
+   * named {@code batch-<8 digits>-part-...} and a micro-batch a version already records (Spark
+   * replays one after a failure) is not added again (§5.3 steps 2 and 4.2, §10).  Returns the
+   * published version, or -1 for a replay.
+   */
+  static long commit(Path dir, List<Written> written, String job, boolean overwrite,
+      String query, long batch) throws IOException {
     ensureLog(dir);
+    if (query != null && already(latest(dir), query, batch)) {
+      for (Written w : written) {
+        Files.deleteIfExists(dir.resolve(w.tmp));
+      }
+      return -1;
+    }
     List<Written> keep = new ArrayList<>();
     for (Written w : written) {
       if (w.rows > 0) {
@@ -240,13 +263,14 @@ final class CommitLog {
     }
     List<String> added = new ArrayList<>();
     for (Written w : keep) {
-      Path fin = dir.resolve(w.name);
+      String name = query == null ? w.name : String.format("batch-%08d-%s", batch, w.name);
+      Path fin = dir.resolve(name);
       if (Files.exists(fin, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
         throw new ArrowmmException(fin + ": a file of job " + job + " already exists; job ids "
             + "must be unique and committed once");
       }
       Files.move(dir.resolve(w.tmp), fin, StandardCopyOption.ATOMIC_MOVE);
-      added.add(w.name);
+      added.add(name);
     }
     fsyncDir(dir);
     ObjectNode doc = null;
@@ -256,6 +280,12 @@ final class CommitLog {
       ObjectNode base = read(dir, v);
       if (base == null) {
         continue;  // pruned meanwhile: many newer versions exist
+      }
+      if (query != null && already(base, query, batch)) {  // another run of it won
+        for (String n : added) {
+          Files.deleteIfExists(dir.resolve(n));
+        }
+        return -1;
       }
       List<String> old = files(base);
       List<String> files = new ArrayList<>(overwrite ? List.of() : old);
@@ -276,7 +306,12 @@ final class CommitLog {
         }
       }
       JsonNode streams = base.get("streams");
-      next.set("streams", streams == null ? JSON.createObjectNode() : streams.deepCopy());
+      ObjectNode st = streams == null ? JSON.createObjectNode() : (ObjectNode) streams.deepCopy();
+      if (query != null) {
+        JsonNode was = st.get(query);
+        st.put(query, was != null && was.isIntegralNumber() ? Math.max(batch, was.asLong()) : batch);
+      }
+      next.set("streams", st);
       if (publish(dir, v + 1, next)) {
         doc = next;
       } else {
