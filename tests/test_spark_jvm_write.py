@@ -250,3 +250,15 @@ def test_streaming_sink_commits_each_micro_batch_once(spark, tmp_path):
     assert len(_log(out)) == len(log)
     assert sorted(n for n in os.listdir(out) if not n.startswith("_")) == \
         sorted(log[-1]["files"])  # the replay's own files are gone
+
+
+def test_batches_are_cut_by_rows_and_by_bytes(spark, tmp_path):
+    out = str(tmp_path / "cut")
+    df = spark.range(0, 100, numPartitions=1).selectExpr("id as k", "repeat('x', 1000) as s")
+    df.write.format(FMT).option("maxBytesPerBatch", "10000").save(out)
+    (name,) = _log(out)[-1]["files"]
+    reader = pa.ipc.open_file(os.path.join(out, name))
+    assert [reader.get_batch(i).num_rows for i in range(reader.num_record_batches)] == [10] * 10
+    assert _keys(spark.read.format(FMT).load(out)) == list(range(100))
+    with pytest.raises(Exception, match="must be positive"):
+        df.write.format(FMT).option("maxRecordsPerBatch", "0").save(str(tmp_path / "zero"))

@@ -57,8 +57,8 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
- * One task's writer: rows go into Arrow vectors, every {@code maxRecordsPerBatch} rows (or 64
- * MiB of strings) become a record batch of an Arrow IPC file (Arrow Java's writer: 8-byte
+ * One task's writer: rows go into Arrow vectors, every {@code maxRecordsPerBatch} rows (or
+ * {@code maxBytesPerBatch} of string and binary values, default 64 MiB) become a record batch of an Arrow IPC file (Arrow Java's writer: 8-byte
  * aligned buffers, optionally LZ4_FRAME or ZSTD bodies), with each batch's statistics gathered
  * while its values are set and stored in the footer as {@code arrowmm/ipc/statistics.py} lays
  * them out.  The file is written under a hidden temporary name, fsynced, and named by the job's
@@ -74,6 +74,7 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
   private final String tmpName;
   private final String finalName;
   private final int batchRows;
+  private final long batchBytes;
   private final BufferAllocator allocator;
   private final VectorSchemaRoot root;
   private final Column[] columns;
@@ -83,11 +84,14 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
   private final ArrayNode batchStats = JSON.createArrayNode();
   private final StructType schema;
   private int n;
+  /** Bytes of string and binary values in the batch being gathered. */
+  private long varBytes;
   private long rows;
   private boolean done;
 
   ArrowmmDataWriter(Path dir, String job, StructType schema, int partition, String compression,
-      int batchRows) throws IOException {
+      int batchRows, long batchBytes) throws IOException {
+    this.batchBytes = batchBytes;
     this.dir = dir;
     this.schema = schema;
     int attempt = TaskContext.get() == null ? 0 : TaskContext.get().attemptNumber();
@@ -167,12 +171,11 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
 
   @Override
   public void write(InternalRow row) throws IOException {
-    long bytes = 0;
     for (int i = 0; i < columns.length; i++) {
-      bytes += columns[i].set(row, i, n);
+      varBytes += columns[i].set(row, i, n);
     }
     n++;
-    if (n >= batchRows || bytes >= BATCH_BYTES) {
+    if (n >= batchRows || varBytes >= batchBytes) {
       flush();
     }
   }
@@ -192,6 +195,7 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
     }
     rows += n;
     n = 0;
+    varBytes = 0;
   }
 
   @Override

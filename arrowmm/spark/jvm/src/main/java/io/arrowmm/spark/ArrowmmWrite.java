@@ -28,7 +28,8 @@ import org.apache.spark.sql.types.StructType;
  * the job commits them with {@link CommitLog} (append, or overwrite after {@link #truncate()}).
  * The log is made before any task writes, so a task's file is never visible uncommitted.
  * Options: {@code compression} (none, lz4, zstd), {@code maxRecordsPerBatch} (rows per record
- * batch, default 131072).  As a Structured Streaming sink each micro-batch commits like an
+ * batch, default 131072), {@code maxBytesPerBatch} (string and binary bytes per record batch,
+ * default 64m).  As a Structured Streaming sink each micro-batch commits like an
  * append, keyed by the streaming query's id and the batch id so a replay is committed once.
  */
 final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, BatchWrite,
@@ -37,6 +38,7 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
   private final StructType schema;
   private final String compression;
   private final int batchRows;
+  private final long batchBytes;
   private final String job = UUID.randomUUID().toString().replace("-", "");
   private final String queryId;
   private boolean overwrite;
@@ -54,9 +56,12 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
     ArrowmmDataWriter.codec(compression);  // a bad name fails before any task runs
     String rows = o.get("maxRecordsPerBatch");
     this.batchRows = rows == null ? ArrowmmDataWriter.DEFAULT_BATCH_ROWS : Integer.parseInt(rows);
-    if (batchRows < 1) {
-      throw new ArrowmmException("option maxRecordsPerBatch: " + rows + " is not a positive "
-          + "number of rows");
+    String bytes = o.get("maxBytesPerBatch");
+    this.batchBytes = bytes == null ? ArrowmmDataWriter.BATCH_BYTES
+        : org.apache.spark.network.util.JavaUtils.byteStringAsBytes(bytes);
+    if (batchRows < 1 || batchBytes < 1) {
+      throw new ArrowmmException("options maxRecordsPerBatch (" + rows + ") and "
+          + "maxBytesPerBatch (" + bytes + ") must be positive");
     }
     for (StructField f : schema.fields()) {
       ArrowmmDataWriter.arrowType(f);  // an unwritable column fails before any task runs
@@ -103,7 +108,7 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
 
   @Override
   public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
-    return new Factory(dir.toString(), job, schema, compression, batchRows);
+    return new Factory(dir.toString(), job, schema, compression, batchRows, batchBytes);
   }
 
   @Override
@@ -162,7 +167,7 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
 
   @Override
   public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-    return new Factory(dir.toString(), job, schema, compression, batchRows);
+    return new Factory(dir.toString(), job, schema, compression, batchRows, batchBytes);
   }
 
   @Override
@@ -192,8 +197,11 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
     private final StructType schema;
     private final String compression;
     private final int batchRows;
+    private final long batchBytes;
 
-    Factory(String dir, String job, StructType schema, String compression, int batchRows) {
+    Factory(String dir, String job, StructType schema, String compression, int batchRows,
+        long batchBytes) {
+      this.batchBytes = batchBytes;
       this.dir = dir;
       this.job = job;
       this.schema = schema;
@@ -205,7 +213,7 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
     public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
       try {
         return new ArrowmmDataWriter(Path.of(dir), job, schema, partitionId, compression,
-            batchRows);
+            batchRows, batchBytes);
       } catch (IOException e) {
         throw new UncheckedIOException(dir + ": " + e, e);
       }
