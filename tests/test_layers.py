@@ -24,15 +24,12 @@ LAYERS = [
 ]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 
-# Known upward edges, each with the reason it is still here.  The list only shrinks.
-ALLOWED_UPWARD = {
-    # A frame of zero batches builds its empty columns with the builder; an empty-array
-    # constructor beside the arrays removes it.
-    ("arrowmm.arrays.pandas_compat", "arrowmm.interop.build"),
-}
+# Known upward edges, each with the reason it is still here.  The list only shrinks: it is
+# empty since the C data interface was split (issue 21).
+ALLOWED_UPWARD = set()
 
 # Function-level imports of arrowmm modules that remain, each a cycle that is still to break.
-ALLOWED_FUNCTION_LEVEL = ALLOWED_UPWARD
+ALLOWED_FUNCTION_LEVEL = set()
 # pyspark is optional: the modules of arrowmm.spark that import it are imported when used.
 OPTIONAL_PACKAGES = ("arrowmm.spark",)
 
