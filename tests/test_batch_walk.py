@@ -397,3 +397,50 @@ def test_capsule_methods_find_their_exporters_registered_from_above():
     assert _cabi.exporter("batch") is _cdata.export_batch
     with pytest.raises(arrowmm.ArrowInvalid, match="'no such' is not registered"):
         _cabi.exporter("no such")
+
+
+def test_a_get_next_inside_another_fills_its_own_struct_only():
+    """Each get_next's walk writes into that call's struct only: a second get_next arriving
+    while the first is between the consumer and the reader (here nested, deterministically;
+    with threads, whenever the GIL switches there) leaves the first call's struct to it."""
+    import ctypes
+
+    from arrowmm.format import MetadataVersion
+    from arrowmm.ipc._batch_walk import export_stream_batches
+    from test_cdata import CArray, _capi
+
+    class CStream(ctypes.Structure):
+        pass
+
+    CStream._fields_ = [
+        ("get_schema", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(CStream), ctypes.c_void_p)),
+        ("get_next", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(CStream),
+                                      ctypes.POINTER(CArray))),
+        ("get_last_error", ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.POINTER(CStream))),
+        ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(CStream))),
+        ("private_data", ctypes.c_void_p)]
+
+    table, data = _stream_bytes(2)
+    reader = arrowmm.open_stream(data)
+    inner = CArray()
+    calls = []
+
+    def next_for_export(walk):
+        calls.append(walk is not None)
+        if len(calls) == 1:  # the outer call: another get_next runs before it reads
+            assert stream.get_next(pointer, ctypes.byref(inner)) == 0
+        return reader._next_for_export(walk)
+
+    capsule = export_stream_batches(reader.schema, reader._plan(MetadataVersion.V5).c_walk,
+                                    next_for_export)
+    pointer = ctypes.cast(_capi.PyCapsule_GetPointer(capsule, b"arrow_array_stream"),
+                          ctypes.POINTER(CStream))
+    stream = pointer.contents
+    outer = CArray()
+    assert stream.get_next(pointer, ctypes.byref(outer)) == 0
+    assert calls == [True, True]
+    schema = pa.schema(reader.schema)
+    first = pa.RecordBatch._import_from_c(ctypes.addressof(inner), schema)
+    second = pa.RecordBatch._import_from_c(ctypes.addressof(outer), schema)
+    expected = table.to_batches(max_chunksize=3)
+    assert first.equals(expected[0]) and second.equals(expected[1])

@@ -538,29 +538,42 @@ def export_file_batches(schema, c_walk, blocks, int64_t footer_offset, mapping, 
     return batch_stream_capsule(stream, schema, None, requested_schema)
 
 
+cdef class _WalkInto:
+    """The ``walk`` a StreamReader is offered for one ``get_next``: it writes into that call's
+    struct only.  One per call, never shared: two threads calling ``get_next`` at once (the
+    reader refuses the second) must not see each other's struct."""
+
+    cdef _WalkProgram program
+    cdef ArrowArray* out  # NULL once the call is over
+
+    def __call__(self, Region region, int64_t offset, int64_t end, lookup):
+        """Walk the record batch message at ``offset`` of ``region`` (ending by ``end``) into
+        the struct: the offset past it, or -1 (nothing written: the reader reads it)."""
+        if self.out == NULL:
+            raise RuntimeError("a stream export's walk is used after its get_next returned")
+        return _walk_message(self.program, region, offset, end, -1, -1, lookup, self.out)
+
+
 cdef class _StreamBatches(BatchStream):
     """A StreamReader's remaining batches.  The reader's ``next_for_export(walk)`` is the
-    whole source: it offers each message to ``walk`` (this object's ``_walk_at``) and keeps its
-    own position; dictionary batches and anything unusual it reads itself."""
+    whole source: it offers the message at its position to ``walk`` (a ``_WalkInto``), which
+    returns where the message ends, and keeps its own position; dictionary batches and
+    anything unusual it reads itself."""
 
     cdef _WalkProgram program  # the V5 plan's walk, or None
     cdef object next_for_export
-    cdef ArrowArray* out       # where _walk_at writes, during one next_into
 
     cdef object next_into(self, ArrowArray* out, bint walk):
-        self.out = out
+        cdef _WalkInto walker = None
+        if walk and self.program is not None:
+            walker = _WalkInto.__new__(_WalkInto)
+            walker.program = self.program
+            walker.out = out
         try:
-            return self.next_for_export(
-                self._walk_at if walk and self.program is not None else None)
+            return self.next_for_export(walker)
         finally:
-            self.out = NULL
-
-    def _walk_at(self, Region region, int64_t offset, int64_t end, lookup):
-        """Walk the record batch message at ``offset`` of ``region`` (ending by ``end``) into
-        the struct being filled: the offset past it, or -1 (nothing written: read it)."""
-        if self.out == NULL:
-            raise RuntimeError("_walk_at is called only from within a get_next")
-        return _walk_message(self.program, region, offset, end, -1, -1, lookup, self.out)
+            if walker is not None:
+                walker.out = NULL
 
 
 def export_stream_batches(schema, c_walk, next_for_export, requested_schema=None):
