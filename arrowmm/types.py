@@ -10,6 +10,7 @@ from typing import Iterator, Mapping, Optional
 
 import numpy as np
 
+from ._core._cabi import exporter
 from .errors import ArrowInvalid, ArrowKeyError
 
 __all__ = [
@@ -68,8 +69,7 @@ class DataType:
         return self._key[1:]
 
     def __arrow_c_schema__(self):
-        from .interop._cdata import export_schema
-        return export_schema(self)
+        return exporter("schema")(self)
 
     @property
     def children(self) -> tuple:
@@ -582,8 +582,7 @@ class ExtensionType(DataType):
         return f"{type(self).__name__}({self})"
 
     def __arrow_c_schema__(self):
-        from .interop._cdata import export_schema
-        return export_schema(Field("", self))
+        return exporter("schema")(Field("", self))
 
 
 def _rebuild_extension(cls, storage, serialized):
@@ -729,8 +728,7 @@ class Field:
         return f"arrowmm.Field<{self._short()}>"
 
     def __arrow_c_schema__(self):
-        from .interop._cdata import export_schema
-        return export_schema(self)
+        return exporter("schema")(self)
 
 
 class Schema:
@@ -835,8 +833,7 @@ class Schema:
         return "arrowmm.Schema\n" + str(self)
 
     def __arrow_c_schema__(self):
-        from .interop._cdata import export_schema
-        return export_schema(self)
+        return exporter("schema")(self)
 
 
 #: ``Schema.serialize`` is written by ``arrowmm.ipc.messages``, which registers it here

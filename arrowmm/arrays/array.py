@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import types as t
 from .._core._bitmap import count_set_bits, unpack_bitmap
+from .._core._cabi import exporter
 from .._core._offsets import (
     check_binary_views,
     check_dense_union_offsets,
@@ -62,27 +63,23 @@ def selection(name: str):
 def imported_array(obj) -> "Array":
     """An object exporting ``__arrow_c_array__`` (a pyarrow or polars array, ...) as an arrowmm
     array over the same memory (the C data interface)."""
-    from ..interop._cdata import import_array
-    return import_array(*obj.__arrow_c_array__())
+    return exporter("import_array")(*obj.__arrow_c_array__())
 
 
 def exported_schema(obj):
     """``obj`` (a type, field or schema) as an ``arrow_schema`` capsule."""
-    from ..interop._cdata import export_schema
-    return export_schema(obj)
+    return exporter("schema")(obj)
 
 
 def exported_array(array: "Array", requested_schema=None):
     """``array`` as (``arrow_schema``, ``arrow_array``) capsules over its memory."""
-    from ..interop._cdata import export_array
-    return export_array(array, requested_schema)
+    return exporter("array")(array, requested_schema)
 
 
 def imported_batch(obj):
     """An object exporting ``__arrow_c_array__`` as a struct (a record batch) as an arrowmm
     RecordBatch over the same memory."""
-    from ..interop._cdata import import_batch
-    return import_batch(*obj.__arrow_c_array__())
+    return exporter("import_batch")(*obj.__arrow_c_array__())
 
 
 def reduce_registered(obj):
@@ -348,12 +345,10 @@ class Array:
 
     # -- the Arrow PyCapsule interface ---------------------------------------------------------
     def __arrow_c_schema__(self):
-        from ..interop._cdata import export_schema
-        return export_schema(self.type)
+        return exporter("schema")(self.type)
 
     def __arrow_c_array__(self, requested_schema=None):
-        from ..interop._cdata import export_array
-        return export_array(self, requested_schema)
+        return exporter("array")(self, requested_schema)
 
 
 class NullArray(Array):

@@ -8,6 +8,7 @@ from typing import Iterator, List, Optional, Sequence
 import numpy as np
 
 from .. import types as t
+from .._core._cabi import exporter
 from .array import Array, imported_batch, reduce_registered, selection, unbacked_rows
 from .display import inline_values, preview
 from .extension import ExtensionArray, storage_of, wrap
@@ -308,12 +309,10 @@ class RecordBatch(PandasConvertible):
 
     # -- the Arrow PyCapsule interface ---------------------------------------------------
     def __arrow_c_schema__(self):
-        from ..interop._cdata import export_schema
-        return export_schema(self.schema)
+        return exporter("schema")(self.schema)
 
     def __arrow_c_array__(self, requested_schema=None):
-        from ..interop._cdata import export_batch
-        return export_batch(self, requested_schema)
+        return exporter("batch")(self, requested_schema)
 
 
 class SequentialBatches:

@@ -22,6 +22,7 @@ from .. import types as t
 from .array import Array
 from .extension import storage_of
 from .concat import concat_arrays
+from .empty import empty_array
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .numpy_compat import convert, object_array, with_nulls
 
@@ -148,8 +149,7 @@ def batches_to_pandas(schema: t.Schema, batches, *, ignore_metadata: bool = Fals
         if batches:
             chunks = [b.column(k) for b in batches]
         else:
-            from ..interop.build import array as build_array
-            chunks = [build_array([], f.type)]
+            chunks = [empty_array(f.type)]
         columns.append(array_to_pandas(chunks, f))
     meta = None if ignore_metadata else _pandas_metadata(schema)
     names = list(schema.names)

@@ -27,9 +27,9 @@ from .. import limits
 from .. import types as t
 from .._core._region import BufferView, as_view
 from ..arrays.array import Array, array_class, make_array
+from ._batch_walk import compile_walk
 from .byteorder import NATIVE, byteswap, swap_kind
 from ..arrays.provenance import CopiedMemory, copied_view, copy_reason
-from ..interop._cdata import compile_walk
 from .compression import compressed_size, decompress_many, decompress_payload
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..format import MetadataVersion, RecordBatchHeader
@@ -111,7 +111,7 @@ class SchemaPlan:
 
     @cached_property
     def c_walk(self):
-        """This plan compiled for the C export's walk over undecoded columns (``_cdata``), or
+        """This plan compiled for the C export's walk over undecoded columns (``_batch_walk``), or
         None when some column needs the full loader."""
         return compile_walk(self)
 
@@ -195,6 +195,17 @@ class BatchLoader:
     @property
     def num_rows(self) -> int:
         return self.header.length
+
+    def c_export(self, offset: int, num_rows: int):
+        """How the C data interface exports this loader's batch (rows ``offset`` to
+        ``offset + num_rows``): ``(column exporter, owner)``.  The exporter walks undecoded
+        columns from the message straight into C structs (None when they need decoding: a
+        slice, a compressed body, a schema the walk leaves to the loader); the owner is what
+        the exported struct keeps alive (the body: not the batch, its loader and header)."""
+        walk = None
+        if not offset and num_rows == self.header.length and self.header.compression is None:
+            walk = self.plan.c_walk
+        return walk, self.body
 
     def _first_buffer(self, k: int) -> int:
         plan = self.plan

@@ -30,9 +30,10 @@ from ..arrays.pandas_compat import PandasConvertible
 from ..arrays.table import Table, slice_batches
 from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 from ..format import BLOCK, MessageHeader, MetadataVersion, RecordBatchHeader, parse_footer
-from ..interop._cdata import export_reader_stream, export_schema, export_stream
+from ..interop._cdata import export_schema, export_stream
 from .dictionaries import DictionaryMemo
 from .io import MAGIC
+from ._batch_walk import export_file_batches, export_stream_batches
 from .loader import BatchLoader, LoadStats, SchemaPlan
 from .memory import advise, resident_bytes
 from .message import Message, MessageDecoder, message_end, read_message_at
@@ -387,9 +388,23 @@ class ReaderBase(PandasConvertible):
         return export_schema(self.schema)
 
     def __arrow_c_stream__(self, requested_schema=None):
-        if self._projection is not None:  # (the mapped walk knows whole schemas only)
-            return export_stream(self.schema, iter(self), requested_schema)
-        return export_reader_stream(self, requested_schema)
+        """The (remaining) batches, in order, as an ``"arrow_array_stream"`` capsule: the plain
+        record batches of a FileReader or StreamReader are walked from the mapping without
+        making Python objects (``ipc._batch_walk``), the others exported as read."""
+        if self._projection is None:  # (the mapped walk knows whole schemas only)
+            if type(self) is FileReader:
+                return export_file_batches(
+                    self.schema, self._plan(MetadataVersion.V5).c_walk, self._blocks,
+                    self._footer_offset, self._mapping, self._dictionaries, self.get_batch,
+                    requested_schema)
+            if type(self) is StreamReader:
+                return export_stream_batches(self.schema, self._plan(MetadataVersion.V5).c_walk,
+                                             self._next_for_export, requested_schema)
+        return export_stream(self.schema, iter(self), requested_schema)
+
+    def _mapping(self) -> Optional[Region]:
+        """The mapped file, or None once closed (what the C stream export may still walk)."""
+        return None if self._closed else self._region
 
 
 class MessageBatchDecoder(ReaderBase):
@@ -720,6 +735,26 @@ class StreamReader(SequentialBatches, ReaderBase):
         may be shared freely)."""
         self._enter()
         try:
+            return self._read_next_batch()
+        finally:
+            self._consumer.release()
+
+    def _next_for_export(self, walk) -> Optional[RecordBatch]:
+        """The next record batch for the C stream export (StopIteration at the end), or None
+        when ``walk(region, offset, end, lookup)`` took the message at this reader's position
+        straight into the C struct: it returns the offset past the message (or -1: this
+        reader reads it, as it does dictionary batches and anything unusual)."""
+        self._enter()  # one consumer at a time, as for read_next_batch
+        try:
+            region = self._region
+            if walk is not None and self._file is None and region is not None \
+                    and not self._closed and not self._done:
+                end = walk(region, self._pos, region.size if self._end is None else self._end,
+                           self._memo.get)
+                if end >= 0:
+                    self._pos = end
+                    self._index += 1
+                    return None
             return self._read_next_batch()
         finally:
             self._consumer.release()
