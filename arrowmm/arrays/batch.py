@@ -70,8 +70,8 @@ class RecordBatch(PandasConvertible):
             raise ArrowInvalid(f"arrays have different lengths: {sorted(lengths)}")
         for f, a, ext in zip(schema, arrays, schema.extension_types()):
             if isinstance(a, ExtensionArray) and a.type != ext:
-                raise ArrowInvalid(f"field {f.name!r} is {f.logical_type} but its array is {a.type}")
-            if f.type != storage_of(a).type:
+                raise ArrowInvalid(f"field {f.name!r} is {f.type} but its array is {a.type}")
+            if f.storage_type != storage_of(a).type:
                 raise ArrowInvalid(f"field {f.name!r} is {f.type} but its array is {a.type}")
         return cls(schema, lengths.pop() if lengths else 0, arrays)
 
@@ -264,7 +264,7 @@ class RecordBatch(PandasConvertible):
             col = self.storage_column(k)
             if len(col) != self.num_rows:
                 raise ArrowInvalid(f"column {k} ({f.name!r}) has {len(col)} rows, the batch {self.num_rows}")
-            if col.type != f.type:
+            if col.type != f.storage_type:
                 raise ArrowInvalid(f"column {k} ({f.name!r}) is {col.type}, the schema says {f.type}")
             col.validate(full, f"column {k} ({f.name!r})")
 

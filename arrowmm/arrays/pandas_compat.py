@@ -114,8 +114,8 @@ def _values(array: Array, field: Optional[t.Field]):
 def array_to_pandas(chunks: List[Array], field: t.Field):
     """A ``pandas.Series`` (named ``field.name``) of the concatenated ``chunks``."""
     pd = _pandas()
-    if isinstance(field.type, t.DictionaryType):
-        values = _categorical(chunks, field.type)
+    if isinstance(field.storage_type, t.DictionaryType):
+        values = _categorical(chunks, field.storage_type)
     else:
         values = _values(concat_arrays(chunks) if len(chunks) != 1 else chunks[0], field)
     return pd.Series(values, name=field.name, copy=False)

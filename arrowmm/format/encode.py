@@ -133,7 +133,7 @@ def encode_type(b, dtype: t.DataType):
 
 
 def _encode_field(b, f: t.Field) -> int:
-    dtype = f.type
+    dtype = f.storage_type
     encoding = None
     if isinstance(dtype, t.DictionaryType):
         if f.dictionary_id is None:
@@ -155,7 +155,7 @@ def _encode_field(b, f: t.Field) -> int:
         b.PrependUOffsetTRelative(off)
     children = b.EndVector()
     type_code, type_table = encode_type(b, dtype)
-    metadata = _encode_key_values(b, f.metadata)
+    metadata = _encode_key_values(b, f.storage_metadata)
     _Field.Start(b)
     _Field.AddName(b, name)
     _Field.AddNullable(b, f.nullable)
