@@ -429,3 +429,38 @@ def test_unregistered_extension_field_keeps_storage_and_metadata():
     assert f.type == arrowmm.int32() and f.extension_type is None
     assert f.metadata == md and f.extension_name == "no.such.ext"
     assert pa.field(f).equals(pf, check_metadata=True)
+
+
+def _nested_cases():
+    pu = pa.ExtensionArray.from_storage(pa.uuid(), pa.array([U[0].bytes, None], pa.binary(16)))
+    pb8 = pa.ExtensionArray.from_storage(pa.bool8(), pa.array([1, 0], pa.int8()))
+    return {
+        "list": pa.ListArray.from_arrays([0, 1, 2], pu),
+        "large_list": pa.LargeListArray.from_arrays([0, 1, 2], pu),
+        "list_view": pa.ListViewArray.from_arrays([0, 1], [1, 1], pu),
+        "fixed_size_list": pa.FixedSizeListArray.from_arrays(pu, 1),
+        "sliced list": pa.ListArray.from_arrays([0, 2], pb8).slice(0, 1),
+        "struct": pa.StructArray.from_arrays([pu, pb8], names=["u", "b"]),
+        "map": pa.MapArray.from_arrays([0, 2], pa.array(["a", "b"]), pb8),
+        "sparse_union": pa.UnionArray.from_sparse(pa.array([0, 1], pa.int8()), [pu, pb8]),
+        "dense_union": pa.UnionArray.from_dense(pa.array([0, 1], pa.int8()),
+                                                pa.array([0, 1], pa.int32()), [pu, pb8]),
+        "run_end_encoded": pa.RunEndEncodedArray.from_arrays(pa.array([1, 2], pa.int32()), pb8),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_nested_cases()))
+def test_extension_values_at_any_depth_are_pyarrows(tmp_path, name):
+    """An extension type below the top level gives its own values (uuid.UUID, bool), through
+    the C data interface and through a file, as pyarrow's to_pylist does."""
+    theirs = _nested_cases()[name]
+    ours = arrowmm.array(theirs)
+    assert str(ours.type) == str(theirs.type)
+    assert ours.to_pylist() == theirs.to_pylist()
+    assert [ours[i] for i in range(len(ours))] == theirs.to_pylist()
+    path = str(tmp_path / "nested.arrow")
+    with arrowmm.new_file(path, arrowmm.schema([arrowmm.field("c", ours.type)])) as w:
+        w.write(arrowmm.record_batch({"c": ours}))
+    with arrowmm.open_file(path) as r:
+        assert r.get_batch(0).to_pylist() == [{"c": v} for v in theirs.to_pylist()]
+    assert pa.ipc.open_file(path).read_all().column("c").to_pylist() == theirs.to_pylist()
