@@ -879,12 +879,23 @@ class Schema:
         ``arrowmm.read_schema(buf)`` reads it."""
         return _SCHEMA_SERIALIZER["schema"](self)
 
+    def to_string(self, truncate_metadata: bool = True, show_field_metadata: bool = True,
+                  show_schema_metadata: bool = True) -> str:
+        """The schema as pyarrow's ``Schema.to_string`` prints it: each field, the children of
+        nested types (``child i, ...``), field and schema metadata, long values cut as Arrow
+        C++ cuts them unless ``truncate_metadata=False``."""
+        out = []
+        options = (truncate_metadata, show_field_metadata)
+        for f in self.fields:
+            out.append("\n")
+            _print_field(out, f, 0, options)
+        if show_schema_metadata and self.metadata:
+            out.append("\n-- schema metadata --")
+            _print_metadata(out, self.metadata, 0, truncate_metadata)
+        return "".join(out)[1:]
+
     def __str__(self):
-        lines = [f._short() for f in self.fields]
-        if self.metadata:
-            lines.append("-- schema metadata --")
-            lines.extend(f"{k}: {v!r}" for k, v in self.metadata.items())
-        return "\n".join(lines)
+        return self.to_string()
 
     def __repr__(self):
         return "arrowmm.Schema\n" + str(self)
@@ -892,6 +903,29 @@ class Schema:
     def __arrow_c_schema__(self):
         from .interop._cdata import export_schema
         return export_schema(self)
+
+
+def _print_field(out: list, f: Field, indent: int, options) -> None:
+    # (Arrow C++'s SchemaPrinter: a child line is indented by the parent's indent plus the
+    # child's, so each level adds more than the one before, as pyarrow prints it)
+    dtype = f.type
+    out.append(f"{f.name}: {dtype}{'' if f.nullable else ' not null'}")
+    kids = () if isinstance(dtype, (ExtensionType, DictionaryType)) else dtype.children
+    for i, child in enumerate(kids):
+        out.append("\n" + " " * indent + " " * (indent + 2) + f"child {i}, ")
+        _print_field(out, child, indent + 2, options)
+    if options[1] and f.metadata:
+        out.append("\n" + " " * (indent + 2) + "-- field metadata --")
+        _print_metadata(out, f.metadata, indent + 2, options[0])
+
+
+def _print_metadata(out: list, metadata, indent: int, truncate: bool) -> None:
+    for k, v in metadata.items():
+        raw = v.encode("utf-8", "surrogateescape")
+        keep = max(10, 70 - len(k.encode("utf-8", "surrogateescape")) - indent)
+        text = f"'{v}'" if not truncate or len(raw) <= keep else \
+            f"'{raw[:keep].decode('utf-8', 'replace')}' + {len(raw) - keep}"
+        out.append("\n" + " " * indent + f"{k}: {text}")
 
 
 #: ``Schema.serialize`` is written by ``arrowmm.ipc.messages``, which registers it here

@@ -297,7 +297,8 @@ class RecordBatch(PandasConvertible):
 
     def to_string(self) -> str:
         """pyarrow's layout: the schema, ``----``, then each column's first and last values."""
-        lines = [f._short() for f in self.schema] + ["----"]
+        lines = [self.schema.to_string(show_field_metadata=False, show_schema_metadata=False),
+                 "----"]
         lines += [f"{f.name}: {inline_values(*preview(self.column(k)))}"
                   for k, f in enumerate(self.schema)]
         return "\n".join(lines)
