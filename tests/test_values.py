@@ -324,7 +324,8 @@ def test_schema_prints_as_pyarrows(name):
         assert ours.to_string(**kw) == theirs.to_string(**kw), kw
     # (truncate_metadata=False: arrowmm prints every value whole; pyarrow 26 still cuts a line
     # past about 100 characters with "(... n chars omitted)")
-    assert "t" * 100 in ours.to_string(truncate_metadata=False)
+    if name == "nested and metadata":
+        assert "t" * 100 in ours.to_string(truncate_metadata=False)
 
 
 def test_batch_repr_shows_the_schema_as_pyarrows_does():
