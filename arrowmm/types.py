@@ -29,6 +29,7 @@ __all__ = [
     "run_end_encoded", "field", "schema",
     "ExtensionType", "register_extension_type", "unregister_extension_type",
     "extension_type_of", "EXTENSION_NAME", "EXTENSION_METADATA", "register_schema_serializer",
+    "register_schema_importer",
 ]
 
 
@@ -796,6 +797,9 @@ class Schema:
     def __init__(self, fields, metadata: Optional[Mapping[str, str]] = None,
                  endianness: str = "little"):
         set_ = object.__setattr__
+        if hasattr(fields, "__arrow_c_schema__") and not isinstance(fields, (list, tuple, Mapping)):
+            imported = _SCHEMA_IMPORTER["schema"](fields)  # (pyarrow's, polars', any producer's)
+            fields, metadata = imported.fields, imported.metadata if metadata is None else metadata
         fields = tuple(_field_items(fields))
         if any(type(f) is not Field for f in fields):
             fields = tuple(map(_as_field, fields))
@@ -930,6 +934,16 @@ def _print_metadata(out: list, metadata, indent: int, truncate: bool) -> None:
 
 #: ``Schema.serialize`` is written by ``arrowmm.ipc.messages``, which registers it here
 _SCHEMA_SERIALIZER: dict = {}
+
+
+#: ``Schema(obj)`` of an ``__arrow_c_schema__`` producer: ``arrowmm.interop`` registers it
+_SCHEMA_IMPORTER: dict = {}
+
+
+def register_schema_importer(import_schema) -> None:
+    """Called by ``arrowmm.interop``: the function ``Schema(obj)`` reads a producer's schema
+    with (``import_schema(obj) -> Schema``), as ``pyarrow.schema(obj)`` accepts one."""
+    _SCHEMA_IMPORTER["schema"] = import_schema
 
 
 def register_schema_serializer(serialize_schema) -> None:

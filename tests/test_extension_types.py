@@ -464,3 +464,13 @@ def test_extension_values_at_any_depth_are_pyarrows(tmp_path, name):
     with arrowmm.open_file(path) as r:
         assert r.get_batch(0).to_pylist() == [{"c": v} for v in theirs.to_pylist()]
     assert pa.ipc.open_file(path).read_all().column("c").to_pylist() == theirs.to_pylist()
+
+
+def test_schema_of_a_producer_as_pyarrow_schema_takes_one():
+    theirs = pa.schema([pa.field("u", pa.uuid()), ("x", pa.int8())], metadata={"a": "b"})
+    ours = arrowmm.schema(theirs)  # any __arrow_c_schema__ producer, as pa.schema(obj)
+    assert ours.field("u").type == arrowmm.uuid() and ours.metadata == {"a": "b"}
+    assert str(ours) == str(theirs) and pa.schema(ours).equals(theirs, check_metadata=True)
+    assert arrowmm.schema(theirs, metadata={"c": "d"}).metadata == {"c": "d"}
+    with pytest.raises(arrowmm.ArrowInvalid, match="must be a struct"):
+        arrowmm.schema(pa.int8())

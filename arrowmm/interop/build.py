@@ -29,6 +29,7 @@ from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 from ._cdata import import_array
 from ._cdata import import_batch
 from ._cdata import import_stream
+from ._cdata import import_schema
 from ..arrays.concat import concat_arrays
 
 __all__ = ["array", "record_batch"]
@@ -343,3 +344,11 @@ def _checked(schema: t.Schema, arrays) -> RecordBatch:
             raise ArrowInvalid(f"column {f.name!r} is declared non-nullable but has "
                                f"{a.null_count} null(s)")
     return RecordBatch(schema, lengths[0] if lengths else 0, list(arrays))
+
+
+def _schema_of_producer(obj) -> t.Schema:
+    """The Schema an ``__arrow_c_schema__`` producer describes (a struct, as for batches)."""
+    return import_schema(obj.__arrow_c_schema__())
+
+
+t.register_schema_importer(_schema_of_producer)  # (``arrowmm.schema(pa_schema)`` works)
