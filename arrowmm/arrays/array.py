@@ -101,8 +101,16 @@ __all__ = [
     "Array", "NullArray", "BooleanArray", "PrimitiveArray", "FixedSizeBinaryArray",
     "BinaryArray", "BinaryViewArray", "ListArray", "ListViewArray", "MapArray",
     "FixedSizeListArray", "StructArray", "UnionArray", "DictionaryArray",
-    "RunEndEncodedArray", "make_array",
+    "RunEndEncodedArray", "make_array", "register_array_to_pandas",
 ]
+
+#: ``Array.to_pandas``: ``arrowmm.arrays.pandas_compat`` registers it (it imports this module)
+_TO_PANDAS: list = []
+
+
+def register_array_to_pandas(convert_array) -> None:
+    """Called by ``pandas_compat``: ``convert_array(array) -> pandas.Series``."""
+    _TO_PANDAS[:] = [convert_array]
 
 _ZERO_OFFSET = {4: np.zeros(1, dtype="<i4"), 8: np.zeros(1, dtype="<i8")}
 
@@ -287,6 +295,11 @@ class Array:
         stored integers (exact for values Python's ``datetime`` cannot hold).
         """
         return self._pylist(temporal)
+
+    def to_pandas(self):
+        """A ``pandas.Series`` of the values, as pyarrow's ``Array.to_pandas()`` gives it
+        (extension values included: ``uuid.UUID``, ``bool``).  Needs pandas."""
+        return _TO_PANDAS[0](self)
 
     def to_numpy(self, zero_copy_only: bool = True, writable: bool = False) -> np.ndarray:
         """The values as numpy: a read-only view of the mapping where one exists.

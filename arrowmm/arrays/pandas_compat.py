@@ -19,7 +19,7 @@ from typing import List, Optional
 import numpy as np
 
 from .. import types as t
-from .array import Array
+from .array import Array, register_array_to_pandas
 from .extension import storage_of
 from .concat import concat_arrays
 from ..errors import ArrowInvalid, ArrowNotImplementedError
@@ -235,3 +235,12 @@ class PandasConvertible:
         remaining batches).  Needs pandas."""
         return batches_to_pandas(self.schema, self._pandas_batches(),
                                  ignore_metadata=ignore_metadata)
+
+
+def _array_to_series(array: Array):
+    series = array_to_pandas([array], t.Field("", array.type))
+    series.name = None  # (pyarrow's Array.to_pandas names none)
+    return series
+
+
+register_array_to_pandas(_array_to_series)
