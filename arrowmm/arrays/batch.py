@@ -71,8 +71,8 @@ class RecordBatch(PandasConvertible):
             raise ArrowInvalid(f"arrays have different lengths: {sorted(lengths)}")
         for f, a, ext in zip(schema, arrays, schema.extension_types()):
             if isinstance(a, ExtensionArray) and a.type != ext:
-                raise ArrowInvalid(f"field {f.name!r} is {f.logical_type} but its array is {a.type}")
-            if f.type != storage_of(a).type:
+                raise ArrowInvalid(f"field {f.name!r} is {f.type} but its array is {a.type}")
+            if f.storage_type != storage_of(a).type:
                 raise ArrowInvalid(f"field {f.name!r} is {f.type} but its array is {a.type}")
         return cls(schema, lengths.pop() if lengths else 0, arrays)
 
@@ -265,7 +265,7 @@ class RecordBatch(PandasConvertible):
             col = self.storage_column(k)
             if len(col) != self.num_rows:
                 raise ArrowInvalid(f"column {k} ({f.name!r}) has {len(col)} rows, the batch {self.num_rows}")
-            if col.type != f.type:
+            if col.type != f.storage_type:
                 raise ArrowInvalid(f"column {k} ({f.name!r}) is {col.type}, the schema says {f.type}")
             col.validate(full, f"column {k} ({f.name!r})")
 
@@ -298,7 +298,8 @@ class RecordBatch(PandasConvertible):
 
     def to_string(self) -> str:
         """pyarrow's layout: the schema, ``----``, then each column's first and last values."""
-        lines = [f._short() for f in self.schema] + ["----"]
+        lines = [self.schema.to_string(show_field_metadata=False, show_schema_metadata=False),
+                 "----"]
         lines += [f"{f.name}: {inline_values(*preview(self.column(k)))}"
                   for k, f in enumerate(self.schema)]
         return "\n".join(lines)

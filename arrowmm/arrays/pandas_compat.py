@@ -19,7 +19,7 @@ from typing import List, Optional
 import numpy as np
 
 from .. import types as t
-from .array import Array
+from .array import Array, register_array_to_pandas
 from .extension import storage_of
 from .concat import concat_arrays
 from .empty import empty_array
@@ -115,8 +115,8 @@ def _values(array: Array, field: Optional[t.Field]):
 def array_to_pandas(chunks: List[Array], field: t.Field):
     """A ``pandas.Series`` (named ``field.name``) of the concatenated ``chunks``."""
     pd = _pandas()
-    if isinstance(field.type, t.DictionaryType):
-        values = _categorical(chunks, field.type)
+    if isinstance(field.storage_type, t.DictionaryType):
+        values = _categorical(chunks, field.storage_type)
     else:
         values = _values(concat_arrays(chunks) if len(chunks) != 1 else chunks[0], field)
     return pd.Series(values, name=field.name, copy=False)
@@ -235,3 +235,12 @@ class PandasConvertible:
         remaining batches).  Needs pandas."""
         return batches_to_pandas(self.schema, self._pandas_batches(),
                                  ignore_metadata=ignore_metadata)
+
+
+def _array_to_series(array: Array):
+    series = array_to_pandas([array], t.Field("", array.type))
+    series.name = None  # (pyarrow's Array.to_pandas names none)
+    return series
+
+
+register_array_to_pandas(_array_to_series)

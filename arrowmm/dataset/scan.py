@@ -199,7 +199,7 @@ class Dataset:
             keys = {f.name for f in fields}
             self._partition_names = [f.name for f in schema if f.name in keys]
             for f in schema:
-                if f.name in keys and not isinstance(f.type, (t.IntType, t.BinaryType)):
+                if f.name in keys and not isinstance(f.storage_type, (t.IntType, t.BinaryType)):
                     raise ArrowNotImplementedError(f"partition column {f.name!r} as {f.type}: "
                                                    f"integers and strings only")
             for vals in self._partition_values:
@@ -266,9 +266,9 @@ class Dataset:
                 continue
             if len(hits) > 1:
                 raise ArrowInvalid(f"{self.files[k]}: has {len(hits)} columns named {name!r}")
-            got = fschema.fields[hits[0]].type
-            if got != field.type:
-                if not promotable(got, field.type):
+            got = fschema.fields[hits[0]].storage_type
+            if got != field.storage_type:
+                if not promotable(got, field.storage_type):
                     raise ArrowInvalid(f"{self.files[k]}: column {name!r} is {got}, the "
                                        f"dataset's schema says {field.type}, and {got} values "
                                        f"do not all fit in {field.type}")
@@ -282,7 +282,7 @@ class Dataset:
         self._check_names(filter_columns(dnf), "filter")
         for group in dnf or ():
             for term in group:
-                check_term(term, self.schema.field(term.column).type)
+                check_term(term, self.schema.field(term.column).storage_type)
         if self._filter is None:
             return dnf
         if dnf is None:
@@ -344,11 +344,11 @@ class Dataset:
         reader = self._open(k)
         casts = {}
         plan = self._file_plan(k, reader, data_names, casts)
-        types = [f.type for f in schema]
+        types = [f.storage_type for f in schema]
         layout = [(("cast" if n in casts else "col"), plan[n]) if n in plan and plan[n] is not None
                   else ("const", values.get(n)) if n in values else ("null",) for n in out_names]
         # (statistics and row tests judge the file's own values, before any promotion)
-        dtypes = {n: casts.get(n, self.schema.field(n).type) for n in data_names}
+        dtypes = {n: casts.get(n, self.schema.field(n).storage_type) for n in data_names}
         if isinstance(reader, FileReader):
             stats = self._file_statistics(k, reader) if groups else None
             batches = ((i, None) for i in range(reader.num_record_batches))
@@ -535,7 +535,7 @@ def _decode_all(batch: RecordBatch) -> None:
 
 def _partition_value(value, field: t.Field):
     """A partition value as ``field``'s type says (integers and strings)."""
-    if isinstance(field.type, t.IntType):
+    if isinstance(field.storage_type, t.IntType):
         try:
             return int(value)
         except (TypeError, ValueError):

@@ -190,7 +190,7 @@ cdef int _fill_schema(ArrowSchema* out, str name, object dtype, bint nullable,
     out.n_children = len(children)
     for i, f in enumerate(children):
         out.children[i] = <ArrowSchema*>checked_calloc(1, sizeof(ArrowSchema))
-        _fill_schema(out.children[i], f.name, f.type, f.nullable, f.metadata)
+        _fill_schema(out.children[i], f.name, f.storage_type, f.nullable, f.storage_metadata)
     return 0
 
 
@@ -201,7 +201,9 @@ cdef int _export_schema_into(ArrowSchema* out, object obj) except -1:
         if isinstance(obj, t.Schema):
             _fill_schema(out, "", t.StructType(obj.fields), False, obj.metadata)
         elif isinstance(obj, t.Field):
-            _fill_schema(out, obj.name, obj.type, obj.nullable, obj.metadata)
+            _fill_schema(out, obj.name, obj.storage_type, obj.nullable, obj.storage_metadata)
+        elif isinstance(obj, t.ExtensionType):  # (its storage, named in the metadata)
+            _fill_schema(out, "", obj.storage_type, True, obj.field_metadata())
         elif isinstance(obj, t.DataType):
             _fill_schema(out, "", obj, True, None)
         else:
@@ -583,7 +585,7 @@ cdef object _import_field_at(const ArrowSchema* s, str path, int depth):
         if not isinstance(dtype, t.IntType):
             raise ArrowInvalid(f"{here}: dictionary-encoded with non-integer index format {fmt!r}")
         values = _import_field_at(s.dictionary, f"{here}.dictionary", depth + 1)
-        dtype = t.DictionaryType(dtype, values.type, bool(s.flags & FLAG_DICTIONARY_ORDERED))
+        dtype = t.DictionaryType(dtype, values.storage_type, bool(s.flags & FLAG_DICTIONARY_ORDERED))
     return t.Field(name, dtype, bool(s.flags & FLAG_NULLABLE), decode_metadata(s.metadata, here))
 
 
@@ -612,9 +614,9 @@ def import_schema(capsule):
     schema metadata (the form every producer uses for record batches).
     """
     f = import_field(capsule)
-    if not isinstance(f.type, t.StructType):
+    if not isinstance(f.storage_type, t.StructType):
         raise ArrowInvalid(f"a record batch schema must be a struct, got {f.type}")
-    return t.Schema(f.type.fields, f.metadata)
+    return t.Schema(f.storage_type.fields, f.metadata)
 
 
 # == array import ==========================================================================
@@ -707,7 +709,7 @@ cdef object _import_node(const ArrowArray* a, object dtype, object owner, str pa
     elif dtype.byte_width is not None:  # every other fixed-width type
         bufs.append(_view(a, 1, end * dtype.byte_width, owner, f"{path}: values"))
     fields = dtype.children
-    children = [_import_node(a.children[i], fields[i].type, owner, f"{path}.{fields[i].name}",
+    children = [_import_node(a.children[i], fields[i].storage_type, owner, f"{path}.{fields[i].name}",
                              depth + 1) for i in range(n_children)]
     dictionary = None
     if cls is t.DictionaryType:
@@ -737,7 +739,7 @@ def import_array(schema_capsule, array_capsule):
     """
     field = import_field(schema_capsule)
     holder = move_array(array_capsule)
-    array = _import_node(holder.c, field.type, holder, "array", 0)
+    array = _import_node(holder.c, field.storage_type, holder, "array", 0)
     array.validate(False, "array")
     return wrap(field.extension_type, array)  # (a registered extension named in the metadata)
 
@@ -801,9 +803,9 @@ cdef class ImportedStream:
         finally:
             if s.release != NULL:
                 s.release(&s)
-        if not isinstance(f.type, t.StructType):
+        if not isinstance(f.storage_type, t.StructType):
             raise ArrowInvalid(f"a stream schema must be a struct, got {f.type}")
-        self.schema = t.Schema(f.type.fields, f.metadata)
+        self.schema = t.Schema(f.storage_type.fields, f.metadata)
         return 0
 
     def __iter__(self):

@@ -84,7 +84,7 @@ cdef class _WalkProgram(ColumnExporter):
 
 def _walk_ops(field, list ops, list dicts):
     """Append ``field``'s ops; False when some type in it is not one the walk knows."""
-    dtype = field.type
+    dtype = field.storage_type
     kind = type(dtype)
     if kind is t.NullType:
         ops.append((W_NULL, 0, 1, 0, 0, -1))

@@ -30,9 +30,9 @@ def dictionary_value_fields(schema: t.Schema) -> Dict[int, t.Field]:
     out: Dict[int, t.Field] = {}
 
     def walk(f: t.Field):
-        dtype = f.type
+        dtype = f.storage_type
         if isinstance(dtype, t.DictionaryType):
-            if f.dictionary_id in out and out[f.dictionary_id].type != dtype.value_type:
+            if f.dictionary_id in out and out[f.dictionary_id].storage_type != dtype.value_type:
                 raise ArrowInvalid(f"dictionary id {f.dictionary_id} is used for both "
                                    f"{out[f.dictionary_id].type} and {dtype.value_type}")
             out[f.dictionary_id] = t.Field("dictionary", dtype.value_type, True)
@@ -193,7 +193,7 @@ def unify_batch_dictionaries(batches: list, schema: t.Schema) -> list:
     """
     by_id: Dict[int, List[int]] = {}
     for k, f in enumerate(schema.fields):
-        if isinstance(f.type, t.DictionaryType):
+        if isinstance(f.storage_type, t.DictionaryType):
             by_id.setdefault(f.dictionary_id, []).append(k)
     columns = [list(b.storage_columns) for b in batches]
     for dict_id, fields in by_id.items():
@@ -224,7 +224,7 @@ def _equal(a: Array, b: Array) -> bool:
 
 
 def _holds_dictionary(dtype) -> bool:
-    return isinstance(dtype, t.DictionaryType) or any(_holds_dictionary(c.type) for c in dtype.children)
+    return isinstance(dtype, t.DictionaryType) or any(_holds_dictionary(c.storage_type) for c in dtype.children)
 
 
 def _unify(dicts: List[Array]):
@@ -282,7 +282,7 @@ def _check_nested_unchanged(batches: list, schema: t.Schema) -> None:
     seen: Dict[int, tuple] = {}
 
     def walk(arr: Array, f: t.Field, path: str, top: bool):
-        if isinstance(f.type, t.DictionaryType):
+        if isinstance(f.storage_type, t.DictionaryType):
             if not top:
                 got = seen.setdefault(f.dictionary_id, (arr.dictionary, path))
                 if got[0] is not arr.dictionary and not _equal(got[0], arr.dictionary):
@@ -291,7 +291,7 @@ def _check_nested_unchanged(batches: list, schema: t.Schema) -> None:
                         f"dictionary differs between batches; only top-level dictionaries are "
                         f"unified")
             return
-        for cf, child in zip(f.type.children, arr.children):
+        for cf, child in zip(f.storage_type.children, arr.children):
             walk(child, cf, f"{path}.{cf.name}", False)
 
     for b in batches:

@@ -72,7 +72,7 @@ class LoadStats:
 
 def _counts(f: t.Field, v4: bool):
     """(nodes, fixed buffers, view-typed nodes) one field occupies in a record batch."""
-    dtype = f.type
+    dtype = f.storage_type
     if isinstance(dtype, t.DictionaryType):
         return 1, 2, 0
     nodes, buffers = 1, dtype.buffer_count
@@ -371,7 +371,7 @@ class _Walk:
 
     # -- per type ---------------------------------------------------------------------------
     def _load(self, f: t.Field, path: str) -> Array:
-        dtype = f.type
+        dtype = f.storage_type
         loader = _LOADERS.get(type(dtype))
         if loader is None:
             raise ArrowNotImplementedError(f"{path}: cannot load type {dtype}")

@@ -421,7 +421,7 @@ class MessageBatchDecoder(ReaderBase):
     def set_dictionary(self, dict_id: int, values) -> None:
         """Dictionary ``dict_id`` given as its values array."""
         field = self._memo.field(dict_id, f"dictionary {dict_id}")  # (an unused id raises)
-        if values.type != field.type:
+        if values.type != field.storage_type:
             raise ArrowInvalid(f"dictionary {dict_id}: the schema's dictionary values are "
                                f"{field.type}, the array given is {values.type}")
         self._memo.apply(dict_id, values, False, f"dictionary {dict_id}")
