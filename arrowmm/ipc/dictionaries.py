@@ -90,6 +90,10 @@ class DictionaryMemo:
             self._keep_merged(dict_id, chunks, merged)
         return merged
 
+    def defined(self) -> List[int]:
+        """The ids a dictionary batch has defined so far."""
+        return list(self._chunks)
+
     def merge_all(self) -> None:
         """Concatenate every dictionary's deltas now, so that ``get`` only reads (a memo shared
         by threads then hands every one of them the same arrays)."""
