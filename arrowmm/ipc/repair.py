@@ -95,7 +95,7 @@ def _describe(src) -> str:
     return os.fspath(src) if isinstance(src, (str, os.PathLike)) else type(src).__name__
 
 
-def repair(src, dst, *, validate: bool = True) -> RepairReport:
+def repair(src, dst, *, validate: bool = True, progress=None) -> RepairReport:
     """Write to ``dst`` a valid IPC file holding what can be salvaged from ``src``.
 
     Parameters
@@ -109,6 +109,9 @@ def repair(src, dst, *, validate: bool = True) -> RepairReport:
     validate : bool
         Also check each record batch's structure (``RecordBatch.validate()``) and each
         dictionary; the first that fails ends the salvage as damage does.
+    progress : callable, optional
+        Called with the number of bytes of ``src`` walked so far after each message (the
+        command line's progress bar).
 
     Returns
     -------
@@ -190,6 +193,8 @@ def repair(src, dst, *, validate: bool = True) -> RepairReport:
             break
         blocks.append((msg.offset - start + 8, msg.body.offset - msg.offset, msg.record.body_length))
         kept_end = message_end(msg)
+        if progress is not None:
+            progress(kept_end)
 
     footer_metadata = None
     if damage_at is not None:
