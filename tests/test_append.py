@@ -341,9 +341,9 @@ def test_sigkill_at_random_points_leaves_old_or_new(tmp_path):
     with arrowmm.append_file(path) as w:
         w.write(_batch(base, 2))
     assert _all_x(path)[-3:] == [base - 1, base, base + 1]
-    # Not a timed assertion: the kills must have landed both inside and between appends for
-    # the test to have tested anything, and with 20 random kills over ~0.4 s they do.
-    assert seen_unfinished and seen_complete, (seen_unfinished, seen_complete)
+    # Where the kills landed is up to the scheduler (no timed assertion): said, not asserted.
+    # test_reader_recovers_and_repair_cuts_the_tail covers an unfinished tail deterministically.
+    print(f"{trials} kills: {seen_unfinished} inside an append, {seen_complete} between appends")
 
 
 def test_reader_recovers_and_repair_cuts_the_tail(tmp_path):
@@ -359,6 +359,10 @@ def test_reader_recovers_and_repair_cuts_the_tail(tmp_path):
         pa_ipc.open_file(path)  # what pyarrow sees until the next append or repair
     with arrowmm.open_file(path) as r:
         assert r.num_rows == 5 and r.unfinished_bytes == 60
+    with arrowmm.open(path) as r:  # (sniffed as a file from its head, not read as a stream)
+        assert isinstance(r, arrowmm.FileReader) and r.read_all().num_rows == 5
+    with pytest.raises(arrowmm.ArrowInvalid, match="does not end with the Arrow file magic"):
+        arrowmm.open_file(path, mmap=False)  # only mapped readers search (as documented)
     report = arrowmm.repair(path, path)
     assert report.rows == 5 and report.batches == 2 and not report.complete
     assert _all_x(path) == list(range(5))

@@ -439,7 +439,8 @@ class FileReader(ReaderBase):
         try:
             self._open_footer(region)
         except ArrowInvalid:
-            end = valid_end(region) if hasattr(region, "view") else None
+            # (mapped or in-memory bytes only: a pread or ranged source would be read whole)
+            end = valid_end(region) if isinstance(region, Region) else None
             if end is None or end >= region.size:
                 raise
             self.unfinished_bytes = region.size - end
