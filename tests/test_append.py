@@ -371,3 +371,18 @@ def test_reader_recovers_and_repair_cuts_the_tail(tmp_path):
     assert cut_unfinished_tail(path) == 3
     assert open(path, "rb").read() != b"" and _all_x(path) == list(range(5))
     assert len(open(path, "rb").read()) <= len(complete) + 64
+
+
+def test_an_appended_file_read_as_a_stream_gives_every_batch(tmp_path):
+    """arrowmm reads the messages of an IPC file as a stream too: past each old footer."""
+    path = str(tmp_path / "st.arrow")
+    _new(path, 3)
+    for k in range(2):
+        with arrowmm.append_file(path) as w:
+            w.write(_batch(3 + k, 1))
+    with arrowmm.open_stream(path) as r:
+        assert [v for b in r for v in b.column("x").to_pylist()] == [0, 1, 2, 3, 4]
+    with open(path, "ab") as f:  # an interrupted append: what comes before it is read
+        f.write(b"\x00" * 8 + b"\xff\xff\xff\xff\x40\x00\x00\x00")
+    with arrowmm.open_stream(path, recover=True) as r:
+        assert sum(b.num_rows for b in r) == 5 and "64" in r.recovery_error

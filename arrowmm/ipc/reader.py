@@ -35,7 +35,7 @@ from .memory import advise, resident_bytes
 from .message import Message, MessageDecoder, message_end, read_message_at
 from .projection import ProjectedLoader, project_schema, resolve_columns
 from .sniff import HEAD_SIZE, describe, not_arrow
-from .trailer import valid_end
+from .trailer import resume_after_eos, valid_end
 
 __all__ = ["FileReader", "StreamReader", "region_of", "is_file_object", "file_object_region", "file_region"]
 
@@ -642,6 +642,7 @@ class StreamReader(SequentialBatches, ReaderBase):
         self._pending = []
         self._pos = 0
         self._end = None  # where the messages end: the footer of an IPC file read as a stream
+        self._in_file = False  # reading the messages of an IPC file (appended ones included)
         self._index = 0
         self._dict_plans = {}
         self._owned = None
@@ -663,6 +664,7 @@ class StreamReader(SequentialBatches, ReaderBase):
         try:
             if head[:6] == MAGIC and len(head) >= 8:
                 self._pos += 8  # the stream inside an IPC file (or a file cut short)
+                self._in_file = self._region is not None
                 if self._region is not None:
                     self._end = _footer_start(self._region)
             elif self._file is not None and head:
@@ -702,6 +704,11 @@ class StreamReader(SequentialBatches, ReaderBase):
             if self._end is not None and self._pos >= self._end:
                 return None  # the footer of an IPC file written without an end-of-stream marker
             msg = read_message_at(self._region, self._pos, self._index)
+            if msg is None and self._in_file:  # an appended file: its next generation
+                resume = resume_after_eos(self._region, self._pos)
+                if resume is not None:
+                    self._pos = resume
+                    return self._read_message()
             if msg is not None:
                 self._pos = message_end(msg)
                 self._index += 1

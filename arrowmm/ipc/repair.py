@@ -29,7 +29,7 @@ from ..errors import ArrowError, ArrowInvalid
 from .message import EOS_BYTES, message_end
 from ..format import MessageHeader, encode_footer
 from .io import MAGIC, footer_blocks, write_atomically
-from .trailer import next_generation
+from .trailer import resume_after_eos
 from .reader import FileReader, StreamReader, region_of
 
 __all__ = ["RepairReport", "repair"]
@@ -230,10 +230,9 @@ def _next_generation(region, reader):
     """Where the messages after the end-of-stream marker at ``reader``'s position resume, in
     a file appended to (``arrowmm.ipc.trailer``); None at the last generation."""
     pos = reader._pos
-    if (reader._end is not None and pos >= reader._end) or pos + 8 > region.size:
+    if reader._end is not None and pos >= reader._end:
         return None
-    eos_end = pos + (8 if _U32.unpack_from(region.view(pos, 4), 0)[0] == 0xFFFFFFFF else 4)
-    return next_generation(region, eos_end)
+    return resume_after_eos(region, pos)
 
 
 def _check_footer(region, eos_end: int, batch_rows, dict_rows):

@@ -30,7 +30,8 @@ from ..format import MessageHeader, parse_footer
 from .io import MAGIC
 from .message import read_message_at
 
-__all__ = ["TRAILER_SIZE", "valid_end", "trailer_is_valid", "next_generation", "aligned"]
+__all__ = ["TRAILER_SIZE", "valid_end", "trailer_is_valid", "next_generation", "resume_after_eos",
+           "aligned"]
 
 TRAILER_SIZE = 10  # int32 footer length + "ARROW1"
 _I32 = struct.Struct("<i")
@@ -153,3 +154,12 @@ def next_generation(region, eos_end: int) -> Optional[int]:
                 return None
             return start
         pos += 1
+
+
+def resume_after_eos(region, pos: int) -> Optional[int]:
+    """``next_generation`` for the end-of-stream marker that *starts* at ``pos`` (8 bytes, or 4
+    in the pre-0.15 framing): where reading an appended file as a stream goes on, or None."""
+    if pos + 8 > region.size:
+        return None
+    head = _I32.unpack_from(region.view(pos, 4), 0)[0]
+    return next_generation(region, pos + (8 if head == -1 else 4))
