@@ -40,19 +40,14 @@ def _new(path, n=3, **kw):
 def _all_x(path):
     """x of every row as arrowmm, pyarrow and polars read it (all three must agree)."""
     with arrowmm.open_file(path) as r:
-        mm = [v for i in range(r.num_record_batches) for v in r.get_batch(i).column("x").to_pylist()]
+        mm = [v for i in range(r.num_record_batches)
+              for v in r.get_batch(i).column("x").to_pylist()]
     with pa_ipc.open_file(path) as r:
         pa_x = [v for i in range(r.num_record_batches)
                 for v in r.get_batch(i).column("x").to_pylist()]
-    pl_x = polars.read_ipc(path, memory_map=False)["x"].to_list() if _polars_kw() else \
-        polars.read_ipc(path)["x"].to_list()
+    pl_x = polars.read_ipc(path)["x"].to_list()
     assert mm == pa_x == pl_x
     return mm
-
-
-def _polars_kw():
-    import inspect
-    return "memory_map" in inspect.signature(polars.read_ipc).parameters
 
 
 def test_append_reads_in_arrowmm_pyarrow_polars(tmp_path):
@@ -101,7 +96,8 @@ def test_compressed_appends_mix_with_plain_batches(tmp_path, codec):
 def test_pyarrow_file_without_statistics(tmp_path):
     path = str(tmp_path / "p.arrow")
     table = pa.table({"x": pa.array([1, 2], pa.int64()), "s": ["a", "b"]})
-    with pa_ipc.new_file(path, table.schema, options=pa_ipc.IpcWriteOptions(compression="zstd")) as w:
+    options = pa_ipc.IpcWriteOptions(compression="zstd")
+    with pa_ipc.new_file(path, table.schema, options=options) as w:
         w.write_table(table)
     with pytest.raises(arrowmm.ArrowInvalid, match="no arrowmm statistics"):
         arrowmm.append_file(path, statistics=True)
@@ -133,8 +129,8 @@ def test_dictionaries_follow_the_file_rules(tmp_path):
         w.write_batch(first)
     same = pa.record_batch([pa.DictionaryArray.from_arrays(pa.array([1, 1], pa.int32()),
                                                            pa.array(["a", "b"]))], names=["k"])
-    grown = pa.record_batch([pa.DictionaryArray.from_arrays(pa.array([2, 0], pa.int32()),
-                                                            pa.array(["a", "b", "c"]))], names=["k"])
+    grown = pa.record_batch([pa.DictionaryArray.from_arrays(
+        pa.array([2, 0], pa.int32()), pa.array(["a", "b", "c"]))], names=["k"])
     changed = pa.record_batch([pa.DictionaryArray.from_arrays(pa.array([0], pa.int32()),
                                                               pa.array(["z"]))], names=["k"])
     assert same.schema.field("k").type == dtype

@@ -92,7 +92,7 @@ def _map(fd: int, path: str) -> Region:
     as long as arrays use it, and the lock on ``fd``'s open file would live as long."""
     st = os.fstat(fd)
     if st.st_size == 0:
-        raise ArrowInvalid(f"{path}: empty file, not an Arrow IPC file (use new_file to create one)")
+        raise ArrowInvalid(f"{path}: empty file, not an Arrow IPC file (new_file creates one)")
     region = Region.from_path(path)
     if (os.stat(path).st_ino, os.stat(path).st_dev) != (st.st_ino, st.st_dev):
         raise ArrowInvalid(f"{path}: the file was replaced while opening it for appending")
