@@ -232,6 +232,10 @@ class BatchLoader:
         for it, if it was called.  Safe to call from several threads at once (each call walks
         on its own; ``RecordBatch`` makes sure one column is decoded once)."""
         plan = self.plan
+        fetch = getattr(self.body, "fetch", None)
+        if fetch is not None:  # (a body read by byte ranges: this column's buffers in one read)
+            buffers = self._buffers
+            fetch([buffers.get(i) for i in range(self._first_buffer(k), self._first_buffer(k + 1))])
         if decoded is None and self.header.compression is not None:
             decoded = self.prefetch((k,))
         walk = _Walk(self, plan.node_starts[k], self._first_buffer(k), plan.view_starts[k],

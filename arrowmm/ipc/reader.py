@@ -7,8 +7,11 @@ or from a file-like object through ``MessageDecoder``.
 """
 from __future__ import annotations
 
+import bz2
 import dataclasses
+import gzip
 import io
+import lzma
 import mmap
 import os
 import stat
@@ -37,7 +40,8 @@ from .projection import ProjectedLoader, project_schema, resolve_columns
 from .sniff import HEAD_SIZE, describe, not_arrow
 from .trailer import resume_after_eos, valid_end
 
-__all__ = ["FileReader", "StreamReader", "region_of", "is_file_object", "file_object_region", "file_region"]
+__all__ = ["FileReader", "StreamReader", "region_of", "is_file_object", "file_object_region", "file_region",
+           "decompressing"]
 
 _I32 = struct.Struct("<i")
 _READ_CHUNK = 1 << 22  # largest single read from a file-like object (bounds allocation)
@@ -144,13 +148,20 @@ def source_name(source) -> str:
     return str(name) if isinstance(name, (str, bytes, os.PathLike)) else type(source).__name__
 
 
+def decompressing(source) -> bool:
+    """Whether ``source`` is a standard library decompressor (gzip, bz2, lzma file object):
+    its ``fileno()`` is the compressed file's, and a backward ``seek`` decompresses again from
+    the start, so it is read through once, never mapped or read by ranges."""
+    return isinstance(source, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile))
+
+
 def file_object_region(source) -> Region:
     """The whole file behind a binary file object, for the file format's random access: mapped
     when it is a regular file, else read into memory (it must be seekable)."""
     name = source_name(source)
     try:
-        fd = source.fileno()
-        st = os.fstat(fd)
+        fd = None if decompressing(source) else source.fileno()
+        st = os.fstat(fd) if fd is not None else None
     except (AttributeError, OSError, ValueError):
         fd = None
     if fd is not None and stat.S_ISREG(st.st_mode) and st.st_size > 0:
@@ -183,7 +194,7 @@ def first_bytes(region: Region) -> bytes:
     return region.view(0, min(region.size, HEAD_SIZE)).to_bytes()
 
 
-def _not_a_file(region: Region) -> ArrowInvalid:
+def not_a_file(region: Region) -> ArrowInvalid:
     """Why ``region``, which does not start (or end) like an IPC file, is not one, as
     precisely as its first bytes allow."""
     name, size = region.description, region.size
@@ -405,7 +416,7 @@ class MessageBatchDecoder(ReaderBase):
         self._dictionary_batch(msg, self._memo, where)
 
     def record_batch(self, msg: Message, where: str) -> RecordBatch:
-        return self._record_batch(msg, self._memo.get, where)
+        return self._record_batch(msg, self._memo.snapshot(), where)
 
 
 class FileReader(ReaderBase):
@@ -432,7 +443,7 @@ class FileReader(ReaderBase):
         super().__init__(allow_copies)
         region = self._region = file_region(source)
         if region.size < 2 * len(MAGIC) + 4 or region.view(0, 6).to_bytes() != MAGIC:
-            raise _not_a_file(region)
+            raise not_a_file(region)
         #: Bytes after the last complete trailer, ignored: an append in progress or
         #: interrupted by a crash (``arrowmm.append_file``); 0 for a complete file.
         self.unfinished_bytes = 0
