@@ -19,6 +19,11 @@ PYARROW_HEADER = "| benchmark | arrowmm | pyarrow | ratio | target | result |"
 
 # script -> (rows its table must have, module it needs, whether it takes --data-dir, leftovers glob)
 SCRIPTS = {
+    "bench_append.py": (("| 1. append 1 batch (64 KiB) to a 10 MB file |",
+                         "| 2. append 1 batch (64 KiB) to a 100 MB file |",
+                         "| 3. growth: arrowmm append, 100 MB file vs 10 MB file |",
+                         "| 4. growth: arrowmm append + fsync, 100 MB file vs 10 MB file |",
+                         PYARROW_HEADER), None, True, "*"),
     "bench_read.py": (("| 1. open |", "| 2. random get_batch/column/to_numpy |",
                        "| 3. full scan (sum 1 float64 column) |",
                        "| 4. validate(full=True) string + list<int64> |", PYARROW_HEADER),

@@ -1,4 +1,4 @@
-"""The commands on files: ``schema``, ``head``, ``stats``, ``cat`` and ``convert``.
+"""The commands on files: ``schema``, ``head``, ``stats``, ``cat``, ``convert`` and ``append``.
 
 Each takes an IPC file, an IPC stream or ``-`` (standard input); errors propagate to
 ``main()``, which prints them as one line and exits 1.
@@ -17,10 +17,11 @@ import sys
 
 import arrowmm
 from ..ipc.statistics import STATISTICS_KEY, decode_statistics
+from .progress import bar
 
 __all__ = ["add_parsers", "run", "COMMANDS"]
 
-COMMANDS = ("schema", "head", "stats", "cat", "convert")
+COMMANDS = ("schema", "head", "stats", "cat", "convert", "append")
 _SOURCE_HELP = "IPC file or stream ('-' for standard input)"
 _CELL_WIDTH = 40  # head: longer values are cut to this many characters
 
@@ -238,10 +239,23 @@ def _rebatched(batches, batch_rows):
             yield batch.slice(start, batch_rows)
 
 
+def _total_rows(reader):
+    """The rows a reader will give, when known without reading (a file), else None."""
+    return reader.num_rows if isinstance(reader, arrowmm.FileReader) else None
+
+
+def _with_progress(reader, desc):
+    """The batches of ``reader``, counted on a progress bar (on a terminal only)."""
+    with bar(_total_rows(reader), desc=desc) as progress:
+        for batch in reader:
+            yield batch
+            progress.update(batch.num_rows)
+
+
 def _write_ipc(reader, sink, fmt: str, compression=None, batch_rows=None) -> None:
     new = arrowmm.new_file if fmt == "file" else arrowmm.new_stream
     with new(sink, reader.schema, compression=compression) as writer:
-        for batch in _rebatched(reader, batch_rows):
+        for batch in _rebatched(_with_progress(reader, "writing"), batch_rows):
             writer.write(batch)
 
 
@@ -258,7 +272,7 @@ def cat(path: str, to: str, columns=None) -> int:
         writer = csv.writer(out, lineterminator="\n") if to == "csv" else None
         if writer is not None:
             writer.writerow(names)
-        for batch in reader:
+        for batch in _with_progress(reader, "cat"):
             for row in batch.to_pylist():
                 if writer is not None:
                     writer.writerow([_text(row[name]) for name in names])
@@ -290,6 +304,41 @@ def convert(src: str, dst: str, compression=None, columns=None, fmt=None, batch_
             n = check.num_rows if fmt == "file" else sum(b.num_rows for b in check)
     print(f"wrote {dst}: Arrow IPC {fmt}, {n:,} rows"
           f"{f', {codec}-compressed' if codec else ''}", file=sys.stderr)
+    return 0
+
+
+# -- append -----------------------------------------------------------------------------------
+
+def append(dst: str, sources, compression=None, deltas: bool = False, lock_timeout=None,
+           as_json: bool = False) -> int:
+    """Add every batch of each source (IPC file, stream, ``-``) to the IPC file ``dst``, all in
+    one append: a failure (a source with another schema, unreadable) leaves ``dst`` as it was."""
+    codec = None if compression in (None, "none") else compression
+    if sources.count("-") > 1:
+        raise ValueError("'-' (standard input) can be given once")
+    added = rows_added = 0
+    with arrowmm.append_file(dst, compression=codec, emit_dictionary_deltas=deltas,
+                             lock_timeout=lock_timeout) as writer:
+        cut = writer.unfinished_bytes
+        for src in sources:
+            with arrowmm.open(_source(src)) as reader:
+                name = "stdin" if src == "-" else os.path.basename(src)
+                for batch in _with_progress(reader, f"append {name}"):
+                    writer.write(batch)
+                    added += 1
+                    rows_added += batch.num_rows
+        existing = writer.existing_batches
+    with arrowmm.open_file(dst) as check:
+        facts = {"path": dst, "sources": list(sources), "batches_added": added,
+                 "rows_added": rows_added, "batches": check.num_record_batches,
+                 "rows": check.num_rows, "batches_before": existing,
+                 "unfinished_bytes_cut": cut, "compression": codec}
+    if as_json:
+        print(json.dumps(facts, indent=2))
+    else:
+        print(f"appended {added:,} batch{'es' * (added != 1)} ({rows_added:,} rows) to {dst}: "
+              f"now {facts['batches']:,} batches, {facts['rows']:,} rows"
+              + (f" (cut {cut:,} bytes an interrupted append left)" if cut else ""))
     return 0
 
 
@@ -344,6 +393,21 @@ def add_parsers(sub) -> None:
                    help="cut larger batches into batches of at most N rows")
 
 
+    p = _parser(sub, "append", "add the record batches of IPC files or streams to an IPC "
+                               "file, in place and crash-safely (its old bytes are not touched)",
+                "arrowmm append log.arrow today.arrows more.arrow --compression zstd")
+    p.add_argument("dst", help="existing IPC file to add to")
+    p.add_argument("sources", nargs="+", metavar="SRC",
+                   help="IPC files or streams with DST's schema ('-' for standard input)")
+    p.add_argument("--compression", choices=("zstd", "lz4", "none"), default="none",
+                   help="buffer compression of the added batches (default none)")
+    p.add_argument("--deltas", action="store_true",
+                   help="write a dictionary that grew as a delta (pyarrow reads it, polars not)")
+    p.add_argument("--lock-timeout", type=float, default=None, metavar="SECONDS",
+                   help="give up when another append holds the file this long (default: wait)")
+    p.add_argument("--json", action="store_true", help="what was added, as JSON")
+
+
 def run(args) -> int:
     """Run one of ``COMMANDS`` from parsed arguments."""
     if args.command == "schema":
@@ -354,5 +418,8 @@ def run(args) -> int:
         return stats(args.path, args.json)
     if args.command == "cat":
         return cat(args.path, args.to, args.columns)
+    if args.command == "append":
+        return append(args.dst, args.sources, args.compression, args.deltas, args.lock_timeout,
+                      args.json)
     return convert(args.src, args.dst, args.compression, args.columns, args.format,
                    args.batch_rows)

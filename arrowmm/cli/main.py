@@ -1,7 +1,9 @@
 """The ``arrowmm`` command: ``demo`` (the Spark pipeline; ``--local`` without Spark),
 ``info PATH``, ``validate PATH``, ``repair SRC DST``, ``schema PATH``, ``head PATH``,
-``stats PATH``, ``cat PATH --to FORMAT``, ``convert IN OUT`` (see ``arrowmm.cli.files``),
-``shm ls`` / ``shm rm NAME`` / ``shm rm --stale`` (shared-memory segments).
+``stats PATH``, ``cat PATH --to FORMAT``, ``convert IN OUT``, ``append DST SRC...`` (see
+``arrowmm.cli.files``), ``shm ls`` / ``shm rm NAME`` / ``shm rm --stale`` (shared-memory
+segments).  ``--json`` on every command that prints facts; progress bars on standard error
+when it is a terminal (``arrowmm.cli.progress``); ``arrowmm COMMAND --help`` shows an example.
 
 Exit codes: 0 success; 1 the input is missing, unreadable or not valid Arrow IPC (one line
 on stderr says which file and why); 2 wrong usage (argparse); 3 something the command needs
@@ -10,6 +12,7 @@ is not installed (pyspark, Java).  ``-`` as PATH reads standard input.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -21,6 +24,7 @@ import numpy as np
 
 from .. import shm
 from . import files
+from .progress import bar
 from .. import __version__
 from ..errors import ArrowError
 
@@ -180,74 +184,123 @@ def demo(batches: int = 200, rows: int = 50_000, folder=None) -> int:
     return 0
 
 
-def info(path: str) -> int:
+def _fields(schema) -> list:
+    return [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in schema]
+
+
+def info(path: str, as_json: bool = False) -> int:
     """Schema, batches and rows of an IPC file or stream (``-``: standard input)."""
     import arrowmm
     with arrowmm.open(sys.stdin.buffer if path == "-" else path) as reader:
         kind = "file" if isinstance(reader, arrowmm.FileReader) else "stream"
+        if kind == "file":
+            batches, rows = reader.num_record_batches, reader.num_rows
+        else:
+            batches = rows = 0
+            for b in reader:
+                batches += 1
+                rows += b.num_rows
+        if as_json:
+            print(json.dumps({"path": path, "format": kind, "fields": _fields(reader.schema),
+                              "batches": batches, "rows": rows}, indent=2))
+            return 0
         print(f"{path}: Arrow IPC {kind}")
         print(reader.schema)
         if kind == "file":
-            rows = sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches))
-            print(f"{reader.num_record_batches} record batches, {rows:,} rows")
+            print(f"{batches} record batches, {rows:,} rows")
         else:
-            print(f"{sum(b.num_rows for b in reader):,} rows")
+            print(f"{rows:,} rows")
     return 0
 
 
-def validate(path: str, full: bool = False) -> int:
+def validate(path: str, full: bool = False, as_json: bool = False) -> int:
     """Check every batch of an IPC file or stream; 0 if valid, 1 (and why, on stderr) if not.
 
     Every batch's header is parsed and every column built, which checks the buffers
     against their body and the structure (lengths, counts, nesting); ``full`` also
     checks every value (offsets, UTF-8, union ids, dictionary indices, run ends, ...).
-    ``path`` ``-`` reads standard input.
+    ``path`` ``-`` reads standard input.  ``as_json``: the verdict as JSON on standard
+    output (``valid``, ``error``), with the same exit code.
     """
     import arrowmm
     source = sys.stdin.buffer if path == "-" else path
     count = rows = 0
+    kind = None
+    level = "full" if full else "structural"
+
+    def verdict(error):
+        print(json.dumps({"path": path, "valid": error is None, "format": kind,
+                          "batches": count, "rows": rows, "validation": level,
+                          "error": error}, indent=2))
+
     try:
         with arrowmm.open(source) as reader:
             kind = "file" if isinstance(reader, arrowmm.FileReader) else "stream"
-            for batch in reader:
-                batch.validate(full=full)
-                for k in range(batch.num_columns):
-                    batch.column(k).validate(full=full)
-                count += 1
-                rows += batch.num_rows
+            total = reader.num_record_batches if kind == "file" else None
+            with bar(total, unit="batches", desc="validate") as progress:
+                for batch in reader:
+                    batch.validate(full=full)
+                    for k in range(batch.num_columns):
+                        batch.column(k).validate(full=full)
+                    count += 1
+                    rows += batch.num_rows
+                    progress.update(1)
     except OSError as exc:
+        if as_json:
+            verdict(_problem(exc))
         print(f"arrowmm validate: {_problem(exc)}", file=sys.stderr)
         return EXIT_INVALID
     except arrowmm.ArrowError as exc:
+        if as_json:
+            verdict(" ".join(str(exc).split()))
         print(f"{path}: INVALID: {exc}", file=sys.stderr)
         if count:
             print(f"{path}: ({count} batch(es) before it were valid)", file=sys.stderr)
         return EXIT_INVALID
+    if as_json:
+        verdict(None)
+        return 0
     print(f"{path}: valid Arrow IPC {kind} ({count} batches, {rows:,} rows, "
-          f"{'full' if full else 'structural'} validation)")
+          f"{level} validation)")
     return 0
 
 
-def repair(src: str, dst: str, validate: bool = True) -> int:
+def repair(src: str, dst: str, validate: bool = True, as_json: bool = False) -> int:
     """Salvage ``src`` into a valid IPC file ``dst``; 0 if anything (even just the schema) was
     kept, 1 (and why, on stderr) if not even the schema could be read."""
     import arrowmm
     try:
-        report = arrowmm.repair(src, dst, validate=validate)
+        size = os.path.getsize(src) if os.path.isfile(src) else None
+        with bar(size, unit="B", desc="repair") as progress:
+            report = arrowmm.repair(src, dst, validate=validate,
+                                    progress=lambda done: progress.update(done - progress.n))
     except (arrowmm.ArrowError, OSError) as exc:
         print(f"{src}: cannot repair: {_problem(exc)}", file=sys.stderr)
         return EXIT_INVALID
+    if as_json:
+        print(json.dumps({"src": report.src, "dst": report.dst, "format": report.source_format,
+                          "complete": report.complete, "batches": report.batches,
+                          "rows": report.rows, "dictionary_batches": report.dictionary_batches,
+                          "dropped_bytes": report.dropped_bytes, "reason": report.reason},
+                         indent=2))
+        return 0
     print(report)
     return 0
 
 
-def shm_ls() -> int:
+def shm_ls(as_json: bool = False) -> int:
     """List this user's arrowmm segments and unfinished temporaries, with their creators."""
     try:
         found = shm.segments()
     except ArrowError as exc:
         print(f"arrowmm shm ls: {exc}", file=sys.stderr)
         return 1
+    if as_json:
+        print(json.dumps([{"name": i.name, "kind": i.kind, "size": i.size,
+                           "pid": i.creator.get("pid") if i.creator else None,
+                           "alive": i.alive, "keep": bool(i.keep), "stale": bool(i.stale)}
+                          for i in found], indent=2))
+        return 0
     if not found:
         print(f"no arrowmm shared-memory segments of this user in {shm.SHM_DIR}")
         return 0
@@ -290,13 +343,21 @@ def shm_rm(names, stale: bool = False, dry_run: bool = False) -> int:
     return status
 
 
+def _command(sub, name: str, help: str, example: str):
+    """A subcommand whose --help ends with an example."""
+    return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
+                          epilog=f"example: {example}",
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="arrowmm", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"arrowmm {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    p_demo = sub.add_parser("demo", help="the main job: a local Spark pipeline writing and reading "
-                                         ".arrow through arrowmm (--local: arrowmm alone)")
+    p_demo = _command(sub, "demo", "the main job: a local Spark pipeline writing and reading "
+                                   ".arrow through arrowmm (--local: arrowmm alone)",
+                      "arrowmm demo --local --batches 20")
     p_demo.add_argument("--local", action="store_true",
                         help="without Spark: write a sample file, then read it lazily and zero-copy")
     p_demo.add_argument("--batches", type=int, default=200, help="--local: record batches")
@@ -306,26 +367,38 @@ def main(argv=None) -> int:
                         help="where to write (created if missing; default a new temporary folder)")
     p_demo.add_argument("--keep", action="store_true",
                         help="keep what the demo wrote (by default it is removed at the end)")
-    sub.add_parser("info", help="schema and size of an IPC file or stream").add_argument(
-        "path", help="IPC file or stream ('-' for standard input)")
-    p_validate = sub.add_parser("validate", help="check every batch; exit code 0 if valid, 1 if not")
+    p_info = _command(sub, "info", "schema and size of an IPC file or stream",
+                      "arrowmm info data.arrow --json")
+    p_info.add_argument("path", help="IPC file or stream ('-' for standard input)")
+    p_info.add_argument("--json", action="store_true", help="format, fields, batches, rows as JSON")
+    p_validate = _command(sub, "validate", "check every batch; exit code 0 if valid, 1 if not",
+                          "arrowmm validate data.arrow --full --json")
     p_validate.add_argument("path", help="IPC file or stream ('-' for standard input)")
     p_validate.add_argument("--full", action="store_true",
                             help="check every value too (offsets, UTF-8, indices, ...), not just structure")
-    p_repair = sub.add_parser("repair", help="rebuild a valid IPC file from a truncated or "
-                                             "footer-less one (or a stream): exit code 0 if "
-                                             "anything was salvaged, 1 if not")
+    p_validate.add_argument("--json", action="store_true",
+                            help="the verdict as JSON on standard output (same exit code)")
+    p_repair = _command(sub, "repair", "rebuild a valid IPC file from a truncated or "
+                                       "footer-less one (or a stream), or cut what an "
+                                       "interrupted append left: exit code 0 if anything was "
+                                       "salvaged, 1 if not",
+                        "arrowmm repair crashed.arrow crashed.arrow")
     p_repair.add_argument("src", help="damaged IPC file or stream")
     p_repair.add_argument("dst", help="repaired IPC file (may be SRC: replaced atomically)")
     p_repair.add_argument("--no-validate", action="store_true",
                           help="keep batches without checking their structure")
+    p_repair.add_argument("--json", action="store_true", help="the repair report as JSON")
     files.add_parsers(sub)
-    p_shm = sub.add_parser("shm", help="shared-memory segments made by arrowmm.shm.share")
+    p_shm = _command(sub, "shm", "shared-memory segments made by arrowmm.shm.share",
+                     "arrowmm shm ls --json")
     shm_sub = p_shm.add_subparsers(dest="shm_command", required=True)
-    shm_sub.add_parser("ls", help="list this user's segments and unfinished temporaries, "
-                                  "with their creator pid and whether it still runs")
-    p_rm = shm_sub.add_parser("rm", help="remove segments by name (mappings stay valid), or "
-                                         "--stale: those whose creator died")
+    p_ls = _command(shm_sub, "ls", "list this user's segments and unfinished temporaries, "
+                                   "with their creator pid and whether it still runs",
+                    "arrowmm shm ls --json")
+    p_ls.add_argument("--json", action="store_true", help="the segments as a JSON list")
+    p_rm = _command(shm_sub, "rm", "remove segments by name (mappings stay valid), or "
+                                   "--stale: those whose creator died",
+                    "arrowmm shm rm --stale --dry-run")
     p_rm.add_argument("names", nargs="*", metavar="NAME")
     p_rm.add_argument("--stale", action="store_true",
                       help="remove segments and temporaries whose creator process is gone "
@@ -350,7 +423,7 @@ def main(argv=None) -> int:
 def _run(args) -> int:
     if args.command == "shm":
         if args.shm_command == "ls":
-            return shm_ls()
+            return shm_ls(args.json)
         return shm_rm(args.names, args.stale, args.dry_run)
     if args.command == "demo":
         if not args.local:
@@ -378,10 +451,10 @@ def _run(args) -> int:
     if args.command in files.COMMANDS:
         return files.run(args)
     if args.command == "info":
-        return info(args.path)
+        return info(args.path, args.json)
     if args.command == "repair":
-        return repair(args.src, args.dst, not args.no_validate)
-    return validate(args.path, args.full)
+        return repair(args.src, args.dst, not args.no_validate, args.json)
+    return validate(args.path, args.full, args.json)
 
 
 if __name__ == "__main__":

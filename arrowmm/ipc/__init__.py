@@ -4,6 +4,7 @@ the message-level API (``messages``) and Feather V1 files (``feather``).
 
 ``io`` holds what every writer shares: sinks, temporary files, fsync and the magic bytes.
 """
+from .append import AppendWriter, append_file, cut_unfinished_tail
 from .feather import FeatherV1Reader
 from .indexed import IndexedStreamReader, index_stream
 from .messages import (Message, MessageReader, read_message, read_record_batch, read_schema,
@@ -14,7 +15,8 @@ from .repair import RepairReport, repair
 from .writer import FileWriter, StreamWriter, new_file, new_stream
 
 __all__ = ["FileReader", "StreamReader", "open_file", "open_stream", "open",
-           "FileWriter", "StreamWriter", "new_file", "new_stream",
+           "FileWriter", "StreamWriter", "new_file", "new_stream", "append_file", "AppendWriter",
+           "cut_unfinished_tail",
            "IndexedStreamReader", "index_stream", "RepairReport", "repair", "FeatherV1Reader",
            "Message", "MessageReader", "read_message", "read_schema", "read_record_batch",
            "serialize_schema", "serialize_batch"]

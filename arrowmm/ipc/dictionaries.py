@@ -146,6 +146,11 @@ class DictionaryMemo:
             raise ArrowInvalid(f"dictionary {dict_id} is used before any dictionary batch defines it")
         return generation.last
 
+    def defined(self) -> List[int]:
+        """The ids a dictionary batch has defined so far."""
+        with self._lock:
+            return list(self._current)
+
     def merge_all(self) -> None:
         """Concatenate every dictionary's deltas now, so that later lookups only read."""
         with self._lock:

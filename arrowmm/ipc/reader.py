@@ -39,6 +39,7 @@ from .memory import advise, resident_bytes
 from .message import Message, MessageDecoder, message_end, read_message_at
 from .projection import ProjectedLoader, project_schema, resolve_columns
 from .sniff import HEAD_SIZE, describe, not_arrow
+from .trailer import resume_after_eos, valid_end
 
 __all__ = ["FileReader", "StreamReader", "region_of", "is_file_object", "file_object_region", "file_region",
            "decompressing"]
@@ -456,10 +457,28 @@ class FileReader(ReaderBase):
     def __init__(self, source, *, allow_copies: bool = True):
         super().__init__(allow_copies)
         region = self._region = file_region(source)
+        if region.size < 2 * len(MAGIC) + 4 or region.view(0, 6).to_bytes() != MAGIC:
+            raise not_a_file(region)
+        #: Bytes after the last complete trailer, ignored: an append in progress or
+        #: interrupted by a crash (``arrowmm.append_file``); 0 for a complete file.
+        self.unfinished_bytes = 0
+        try:
+            self._open_footer(region)
+        except ArrowInvalid:
+            # (mapped or in-memory bytes only: a pread or ranged source would be read whole)
+            end = valid_end(region) if isinstance(region, Region) else None
+            if end is None or end >= region.size:
+                raise
+            self.unfinished_bytes = region.size - end
+            region = self._region = Region(region.view(0, end), description=region.description)
+            self._open_footer(region)
+        self._batch_rows = None
+        self._memo: Optional[DictionaryMemo] = None
+        self._dict_plans = {}
+
+    def _open_footer(self, region) -> None:
         size = region.size
         name = region.description
-        if size < 2 * len(MAGIC) + 4 or region.view(0, 6).to_bytes() != MAGIC:
-            raise not_a_file(region)
         if region.view(size - 6, 6).to_bytes() != MAGIC:
             raise ArrowInvalid(f"{name}: does not end with the Arrow file magic 'ARROW1' "
                                f"(truncated or still being written? "
@@ -478,9 +497,6 @@ class FileReader(ReaderBase):
         self._blocks = _flat_blocks(footer.record_batches)
         self._dict_blocks = _flat_blocks(footer.dictionaries)
         self._num_batches = len(self._blocks)
-        self._batch_rows = None
-        self._memo: Optional[DictionaryMemo] = None
-        self._dict_plans = {}
 
     @property
     def num_record_batches(self) -> int:
@@ -538,6 +554,13 @@ class FileReader(ReaderBase):
                     memo.merge_all()  # (deltas concatenated now: later lookups only read)
                     self._memo = memo
         return memo
+
+    def dictionaries(self) -> dict:
+        """``{dictionary id: values}`` of every dictionary the file defines, deltas merged
+        (what an appender must extend or keep: a file holds one dictionary per id)."""
+        self._check_open()
+        memo = self._dictionaries()
+        return {dict_id: memo.get(dict_id) for dict_id in memo.defined()}
 
     def get_batch(self, i: int) -> RecordBatch:
         """Record batch ``i`` (negative counts from the end); columns decode when touched."""
@@ -645,6 +668,7 @@ class StreamReader(SequentialBatches, ReaderBase):
         self._pending = []
         self._pos = 0
         self._end = None  # where the messages end: the footer of an IPC file read as a stream
+        self._in_file = False  # reading the messages of an IPC file (appended ones included)
         self._index = 0
         self._dict_plans = {}
         self._owned = None
@@ -666,6 +690,7 @@ class StreamReader(SequentialBatches, ReaderBase):
         try:
             if head[:6] == MAGIC and len(head) >= 8:
                 self._pos += 8  # the stream inside an IPC file (or a file cut short)
+                self._in_file = self._region is not None
                 if self._region is not None:
                     self._end = _footer_start(self._region)
             elif self._file is not None and head:
@@ -705,6 +730,11 @@ class StreamReader(SequentialBatches, ReaderBase):
             if self._end is not None and self._pos >= self._end:
                 return None  # the footer of an IPC file written without an end-of-stream marker
             msg = read_message_at(self._region, self._pos, self._index)
+            if msg is None and self._in_file:  # an appended file: its next generation
+                resume = resume_after_eos(self._region, self._pos)
+                if resume is not None:
+                    self._pos = resume
+                    return self._read_message()
             if msg is not None:
                 self._pos = message_end(msg)
                 self._index += 1

@@ -29,6 +29,7 @@ from ..errors import ArrowError, ArrowInvalid
 from .message import EOS_BYTES, message_end
 from ..format import MessageHeader, encode_footer
 from .io import MAGIC, footer_blocks, write_atomically
+from .trailer import resume_after_eos
 from .reader import FileReader, StreamReader, region_of
 
 __all__ = ["RepairReport", "repair"]
@@ -94,7 +95,7 @@ def _describe(src) -> str:
     return os.fspath(src) if isinstance(src, (str, os.PathLike)) else type(src).__name__
 
 
-def repair(src, dst, *, validate: bool = True) -> RepairReport:
+def repair(src, dst, *, validate: bool = True, progress=None) -> RepairReport:
     """Write to ``dst`` a valid IPC file holding what can be salvaged from ``src``.
 
     Parameters
@@ -108,6 +109,9 @@ def repair(src, dst, *, validate: bool = True) -> RepairReport:
     validate : bool
         Also check each record batch's structure (``RecordBatch.validate()``) and each
         dictionary; the first that fails ends the salvage as damage does.
+    progress : callable, optional
+        Called with the number of bytes of ``src`` walked so far after each message (the
+        command line's progress bar).
 
     Returns
     -------
@@ -153,7 +157,11 @@ def repair(src, dst, *, validate: bool = True) -> RepairReport:
         try:
             msg = reader._read_message()
             if msg is None:
-                break
+                resume = _next_generation(region, reader) if is_file else None
+                if resume is None:
+                    break
+                reader._pos = resume  # an appended file: the next generation's messages
+                continue
             where = f"message {msg.index} (byte {msg.offset})"
             if (msg.offset - start) % 8 or (msg.body.offset - start) % 8:
                 raise ArrowInvalid(f"{where}: not 8-byte aligned (body at byte {msg.body.offset}), "
@@ -185,6 +193,8 @@ def repair(src, dst, *, validate: bool = True) -> RepairReport:
             break
         blocks.append((msg.offset - start + 8, msg.body.offset - msg.offset, msg.record.body_length))
         kept_end = message_end(msg)
+        if progress is not None:
+            progress(kept_end)
 
     footer_metadata = None
     if damage_at is not None:
@@ -198,8 +208,11 @@ def repair(src, dst, *, validate: bool = True) -> RepairReport:
         eos_end = kept_end + (8 if _U32.unpack_from(region.view(kept_end, 4), 0)[0] == 0xFFFFFFFF else 4)
         dropped = 0
         if is_file:
-            reason, footer_metadata = _check_footer(region, eos_end, batch_rows, dict_rows)
-            if reason is not None and eos_end < size:
+            reason, footer_metadata, unfinished = _check_footer(region, eos_end, batch_rows,
+                                                                dict_rows)
+            if unfinished:
+                dropped = unfinished
+            elif reason is not None and eos_end < size:
                 dropped = size - eos_end
         elif eos_end < size:
             dropped = size - eos_end
@@ -213,21 +226,34 @@ def repair(src, dst, *, validate: bool = True) -> RepairReport:
                         "file" if is_file else "stream", _describe(src), os.fspath(dst))
 
 
+def _next_generation(region, reader):
+    """Where the messages after the end-of-stream marker at ``reader``'s position resume, in
+    a file appended to (``arrowmm.ipc.trailer``); None at the last generation."""
+    pos = reader._pos
+    if reader._end is not None and pos >= reader._end:
+        return None
+    return resume_after_eos(region, pos)
+
+
 def _check_footer(region, eos_end: int, batch_rows, dict_rows):
-    """(reason or None, footer custom metadata to keep) for the footer after the stream of a file."""
+    """(reason or None, footer custom metadata to keep, bytes of an interrupted append) for the
+    footer after the stream of a file."""
     if eos_end == region.size:
-        return "the file has its end-of-stream marker but no footer", None
+        return "the file has its end-of-stream marker but no footer", None, 0
     try:
         footer_reader = FileReader(region)
     except ArrowError as exc:
-        return f"damaged footer: {exc}", None
+        return f"damaged footer: {exc}", None, 0
+    if footer_reader.unfinished_bytes:
+        return (f"an append was interrupted: {footer_reader.unfinished_bytes} byte(s) after the "
+                f"last complete footer"), footer_reader.footer.metadata, footer_reader.unfinished_bytes
     if footer_reader._footer_offset != eos_end:
         return (f"the footer starts at byte {footer_reader._footer_offset}, not just after the "
-                f"end-of-stream marker (byte {eos_end})"), None
+                f"end-of-stream marker (byte {eos_end})"), None, 0
     found = [(o, m & 0xFFFFFFFF, b) for o, m, b in footer_reader._blocks.tolist()]
     found_dicts = [(o, m & 0xFFFFFFFF, b) for o, m, b in footer_reader._dict_blocks.tolist()]
     if found != batch_rows or found_dicts != dict_rows:
         return (f"the footer's blocks ({len(found)} record batches, {len(found_dicts)} "
                 f"dictionaries) do not match the messages in the file ({len(batch_rows)} "
-                f"record batches, {len(dict_rows)} dictionaries)"), None
-    return None, footer_reader.footer.metadata
+                f"record batches, {len(dict_rows)} dictionaries)"), None, 0
+    return None, footer_reader.footer.metadata, 0
