@@ -30,6 +30,7 @@ from ..format import BLOCK, MessageHeader, MetadataVersion, RecordBatchHeader, p
 from ..interop._cdata import export_reader_stream, export_schema, export_stream
 from .dictionaries import DictionaryMemo
 from .io import MAGIC
+from ..arrays.readahead import ReadAhead, decoded_in_order
 from .loader import BatchLoader, LoadStats, SchemaPlan
 from .memory import advise, resident_bytes
 from .message import Message, MessageDecoder, message_end, read_message_at
@@ -303,13 +304,37 @@ class ReaderBase(PandasConvertible):
         loader = BatchLoader(plan, data, msg.body, memo.get, where, self.stats, self.allow_copies)
         memo.apply(header.id, loader.column(0), header.is_delta, where)
 
-    def _record_batch(self, msg: Message, lookup, where: str) -> RecordBatch:
+    def _record_batch(self, msg: Message, lookup, where: str, index: Optional[int] = None
+                      ) -> RecordBatch:
+        """Record batch message ``msg`` as a lazy batch; ``index``: its place among the
+        reader's record batches, for the read-ahead of compressed columns (``readahead``)."""
         header, metadata = _v4_codec(msg.header, msg.record, where)
         loader = BatchLoader(self._plan(msg.record.version), header, msg.body, lookup, where,
                              self.stats, self.allow_copies)
         if self._projection is not None:
             loader = ProjectedLoader(loader, self._projection)
-        return RecordBatch(self.schema, loader.num_rows, loader=loader, metadata=metadata)
+        batch = RecordBatch(self.schema, loader.num_rows, loader=loader, metadata=metadata)
+        if index is not None and header.compression is not None and self.allow_copies:
+            ahead = self._ahead
+            if ahead is None:
+                ahead = self._ahead = ReadAhead()
+            ahead.track(index, batch)
+            batch._ahead = (ahead, index)
+        return batch
+
+    _ahead: Optional[ReadAhead] = None
+
+    def _export_ahead(self) -> bool:
+        """Whether the C stream export goes through ``_decoded_batches``: when the next record
+        batch is compressed (its columns are then decoded together, on the pool, rather than
+        one at a time), or the batches come from a file object (read ahead in the background
+        while the consumer works).  False when it cannot be told cheaply."""
+        return False
+
+    def _decoded_batches(self):
+        """The reader's (remaining) batches, each decoded whole on the pool, the next read
+        ahead while the consumer works (``readahead.decoded_in_order``)."""
+        return decoded_in_order(self)
 
     def memory(self) -> dict:
         """What the reader's data costs in RAM, to tell page cache from copies.
@@ -350,7 +375,7 @@ class ReaderBase(PandasConvertible):
         self.close()
 
     def _pandas_batches(self):
-        return list(self)
+        return list(self._decoded_batches())
 
     def read_all(self) -> Table:
         """Every (remaining) record batch, in order, as an ``arrowmm.Table`` (its batches are
@@ -376,6 +401,11 @@ class ReaderBase(PandasConvertible):
         return export_schema(self.schema)
 
     def __arrow_c_stream__(self, requested_schema=None):
+        """The remaining batches as an Arrow C stream: uncompressed batches of a mapping are
+        walked in C without decoding them; compressed ones are decoded a whole batch at a
+        time on the codec pool, the next batch read ahead while the consumer takes this one."""
+        if self._export_ahead():
+            return export_stream(self.schema, self._decoded_batches(), requested_schema)
         if self._projection is not None:  # (the mapped walk knows whole schemas only)
             return export_stream(self.schema, iter(self), requested_schema)
         return export_reader_stream(self, requested_schema)
@@ -518,9 +548,18 @@ class FileReader(ReaderBase):
         self._check_open()
         k = batch_index(i, len(self._blocks))
         msg = self._read_block(self._blocks, k, MessageHeader.RecordBatch, "record batch")
-        return self._record_batch(msg, self._dictionaries().get, BatchWhere(k, msg.offset))
+        return self._record_batch(msg, self._dictionaries().get, BatchWhere(k, msg.offset), k)
 
     get_record_batch = get_batch
+
+    def _export_ahead(self) -> bool:
+        if not self._num_batches or self._closed:
+            return False
+        try:
+            msg = self._read_block(self._blocks, 0, MessageHeader.RecordBatch, "record batch")
+        except ArrowInvalid:
+            return False  # (the export reports it, where it belongs)
+        return msg.header.compression is not None
 
     def __getitem__(self, i):
         """``reader[i]`` is ``get_batch(i)``; ``reader[a:b]`` a list of those batches."""
@@ -620,6 +659,7 @@ class StreamReader(SequentialBatches, ReaderBase):
         self._pos = 0
         self._end = None  # where the messages end: the footer of an IPC file read as a stream
         self._index = 0
+        self._batch_index = -1  # of the last record batch read
         self._dict_plans = {}
         self._owned = None
         if is_pipe_path(source):  # a FIFO or a device (/dev/stdin): read it, it cannot be mapped
@@ -671,6 +711,28 @@ class StreamReader(SequentialBatches, ReaderBase):
         except ArrowInvalid as exc:
             self.recovery_error = str(exc)
             return None
+
+    def _export_ahead(self) -> bool:
+        if self._closed or self._done:
+            return False
+        if self._file is not None:
+            return True
+        if self._region is None:
+            return False
+        pos, index = self._pos, self._index
+        for _ in range(64):  # (past the dictionaries to the next record batch, not further)
+            if self._end is not None and pos >= self._end:
+                return False
+            try:
+                msg = read_message_at(self._region, pos, index)
+            except ArrowInvalid:
+                return False  # (the export reports it, where it belongs)
+            if msg is None:
+                return False
+            if msg.record.header_type == MessageHeader.RecordBatch:
+                return msg.header.compression is not None
+            pos, index = message_end(msg), index + 1
+        return False
 
     def _read_message(self) -> Optional[Message]:
         if self._file is None:
@@ -733,7 +795,8 @@ class StreamReader(SequentialBatches, ReaderBase):
             where = f"message {msg.index}" + (f" (byte {msg.offset})" if msg.offset >= 0 else "")
             header_type = msg.record.header_type
             if header_type == MessageHeader.RecordBatch:
-                return self._record_batch(msg, self._memo.snapshot(), where)
+                self._batch_index += 1
+                return self._record_batch(msg, self._memo.snapshot(), where, self._batch_index)
             if header_type == MessageHeader.DictionaryBatch:
                 self._dictionary_batch(msg, self._memo, where)
             elif header_type == MessageHeader.Schema:
