@@ -16,11 +16,17 @@ import struct
 import threading
 from typing import Iterator, Optional
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX
+    fcntl = None
+
 import numpy as np
 
 from .. import limits
 from .. import types as t
-from .._core._region import Region
+from .._core import _arena
+from .._core._region import BufferView, Region, as_view
 from ..arrays.array import reduce_registered
 from ..arrays.batch import RecordBatch, SequentialBatches
 from ..arrays.pandas_compat import PandasConvertible
@@ -41,6 +47,9 @@ __all__ = ["FileReader", "StreamReader", "region_of", "is_file_object", "file_ob
 
 _I32 = struct.Struct("<i")
 _READ_CHUNK = 1 << 22  # largest single read from a file-like object (bounds allocation)
+#: Bodies up to this size are read from a file object straight into one buffer of their
+#: declared size (address space only until the bytes arrive); bigger ones in chunks.
+_DIRECT_BODY_MAX = 1 << 34
 
 
 class BatchWhere:
@@ -202,6 +211,27 @@ def _not_a_file(region: Region) -> ArrowInvalid:
     found = f" (found {head[:8]!r})" if size else ""
     return ArrowInvalid(f"{name}: does not start with the Arrow file magic 'ARROW1'{found}"
                         + (f": {what}" if what else ""))
+
+
+_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031) if fcntl is not None else None
+_F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032) if fcntl is not None else None
+#: Pipe buffer asked for when reading a stream from a pipe (Linux's default is 64 KiB, and
+#: 1 MiB the most an unprivileged process may set): fewer, bigger reads, and a writer that
+#: blocks less often.  Measured: see benchmarks/bench_paths.py, row 3.
+PIPE_BUFFER = 1 << 20
+
+
+def _widen_pipe(source) -> None:
+    """Ask the kernel for a bigger buffer on ``source`` when it is a pipe; quietly nothing
+    otherwise (not Linux, not a pipe, or not allowed)."""
+    if _F_SETPIPE_SZ is None:
+        return
+    try:
+        fd = source.fileno()
+        if stat.S_ISFIFO(os.fstat(fd).st_mode) and fcntl.fcntl(fd, _F_GETPIPE_SZ) < PIPE_BUFFER:
+            fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_BUFFER)
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        pass
 
 
 def read_head(source, n: int) -> bytes:
@@ -664,8 +694,11 @@ class StreamReader(SequentialBatches, ReaderBase):
         self._owned = None
         if is_pipe_path(source):  # a FIFO or a device (/dev/stdin): read it, it cannot be mapped
             source = self._owned = io.open(source, "rb")
+        self._readinto = None
         if is_file_object(source):
             self._file = source
+            self._readinto = getattr(source, "readinto", None)
+            _widen_pipe(source)
             self._decoder = MessageDecoder()
             self._description = source_name(source)
             head = read_head(source, 8)
@@ -752,6 +785,11 @@ class StreamReader(SequentialBatches, ReaderBase):
             if dec.eos:
                 self._saw_eos = True
                 return None
+            size = dec.body_size
+            if 0 < size <= _DIRECT_BODY_MAX and self._readinto is not None:
+                body = self._read_body(size)
+                if body is not None:
+                    return dec.feed_body(body)
             need = dec.next_required_size
             try:
                 data = self._file.read(min(need, _READ_CHUNK))
@@ -762,6 +800,35 @@ class StreamReader(SequentialBatches, ReaderBase):
                 return None
             self._pending.extend(dec.feed(data))
         return self._pending.pop(0)
+
+    def _read_body(self, size: int) -> Optional[BufferView]:
+        """A message body of ``size`` bytes read from the file object with ``readinto``
+        calls as big as what is left, straight into a new aligned buffer (an ``_arena``
+        block: its pages are reused for a later body once no batch views this one, and cost
+        memory only as the bytes arrive, so a false length costs address space only).
+        None when the file object turns out to have no working ``readinto`` (io.RawIOBase
+        subclasses that define ``read`` only): nothing was read, and ``read`` is used from
+        then on."""
+        buf = _arena.empty(size)
+        view = memoryview(buf)
+        n = 0
+        try:
+            while n < size:
+                got = self._readinto(view[n:])
+                if not got:
+                    break
+                n += got
+        except (NotImplementedError, io.UnsupportedOperation):
+            if n:
+                raise
+            self._readinto = None
+            return None
+        except (OSError, ValueError) as exc:
+            raise ArrowInvalid(f"{self._description}: read failed: {exc}") from exc
+        if n < size:  # (the decoder names what was cut short, as when fed in pieces)
+            self._decoder.feed(view[:n])
+            self._decoder.finish()
+        return as_view(buf, description=f"body of message {self._index}")
 
     def read_next_batch(self) -> RecordBatch:
         """The next record batch; raises ``StopIteration`` at the end of the stream.
