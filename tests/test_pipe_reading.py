@@ -188,3 +188,22 @@ def test_a_raw_io_subclass_without_readinto_still_reads(stream_bytes):
     data, table = stream_bytes
     with arrowmm.open_stream(RawReadOnly(data)) as r:
         assert pa.table(r).equals(table)
+
+
+def test_body_buffers_are_reused_only_when_nothing_references_them(stream_bytes):
+    data, table = stream_bytes
+    expected = table.to_batches()
+    with arrowmm.open_stream(pa.BufferReader(data)) as r:  # (a file object: bodies are read)
+        first = r.read_next_batch()
+        x0 = first.column("x").to_numpy()
+        kept = x0.copy()
+        del first  # x0 still views batch 0's body: that buffer must not be reused
+        second = r.read_next_batch()
+        third = r.read_next_batch()
+        del second  # nothing references batch 1's body now: batch 3 may reuse it
+        fourth = r.read_next_batch()
+        assert np.array_equal(x0, kept)  # batch 0's memory untouched by later reads
+        assert pa.record_batch(third).equals(expected[2])
+        assert pa.record_batch(fourth).equals(expected[3])
+        assert not np.shares_memory(x0, fourth.column("x").to_numpy())
+        assert not np.shares_memory(third.column("x").to_numpy(), fourth.column("x").to_numpy())
