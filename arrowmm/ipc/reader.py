@@ -409,7 +409,7 @@ class ReaderBase(PandasConvertible):
         self.close()
 
     def _pandas_batches(self):
-        return list(self._decoded_batches())
+        return list(self)  # (batches_to_pandas decodes compressed ones a batch at a time)
 
     def read_all(self) -> Table:
         """Every (remaining) record batch, in order, as an ``arrowmm.Table`` (its batches are
