@@ -10,7 +10,9 @@ Every row is measured in one process, arrowmm and its peer alternately after war
 the reported time is the median of the timed repeats and ``ratio`` is arrowmm time / pyarrow
 time (for throughput rows too: a throughput target of ">= 1.2x" is a time ratio <= 1/1.2).
 The data files are written by pyarrow into ``--data-dir`` (default ``benchmarks/data/``,
-git-ignored) the first time and reused.  The machine these numbers come from is shared: a
+git-ignored) the first time and reused: about 9 GB for a full run (the 100-column file of
+row 4 alone is 8 GB, as the issue sizes it; --quick writes under 60 MB), so delete them
+when done.  The machine these numbers come from is shared: a
 ratio between 0.85 and 1.2 means "the same".
 
 1a/1b. ``pyarrow.table(reader)`` of a ZSTD / LZ4_FRAME file of 1M-row batches (float64,
