@@ -24,7 +24,7 @@ from .extension import storage_of
 from .concat import concat_arrays
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .numpy_compat import convert, object_array, with_nulls
-from .readahead import decoded_in_order
+from .decode_ahead import decoded_in_order
 
 __all__ = ["batches_to_pandas", "array_to_pandas"]
 

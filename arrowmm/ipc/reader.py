@@ -37,7 +37,7 @@ from ..format import BLOCK, MessageHeader, MetadataVersion, RecordBatchHeader, p
 from ..interop._cdata import export_reader_stream, export_schema, export_stream
 from .dictionaries import DictionaryMemo
 from .io import MAGIC
-from ..arrays.readahead import ReadAhead, decoded_in_order
+from ..arrays.decode_ahead import ReadAhead, decoded_in_order
 from .loader import BatchLoader, LoadStats, SchemaPlan
 from .memory import advise, resident_bytes
 from .message import Message, MessageDecoder, message_end, read_message_at
@@ -341,7 +341,7 @@ class ReaderBase(PandasConvertible):
     def _record_batch(self, msg: Message, lookup, where: str, index: Optional[int] = None
                       ) -> RecordBatch:
         """Record batch message ``msg`` as a lazy batch; ``index``: its place among the
-        reader's record batches, for the read-ahead of compressed columns (``readahead``)."""
+        reader's record batches, for the read-ahead of compressed columns (``decode_ahead``)."""
         header, metadata = _v4_codec(msg.header, msg.record, where)
         loader = BatchLoader(self._plan(msg.record.version), header, msg.body, lookup, where,
                              self.stats, self.allow_copies)
@@ -367,7 +367,7 @@ class ReaderBase(PandasConvertible):
 
     def _decoded_batches(self):
         """The reader's (remaining) batches, each decoded whole on the pool, the next read
-        ahead while the consumer works (``readahead.decoded_in_order``)."""
+        ahead while the consumer works (``decode_ahead.decoded_in_order``)."""
         return decoded_in_order(self)
 
     def memory(self) -> dict:

@@ -1,4 +1,4 @@
-"""Compressed batches decoded together and ahead (``arrowmm.arrays.readahead``,
+"""Compressed batches decoded together and ahead (``arrowmm.arrays.decode_ahead``,
 ``RecordBatch.decode_columns``): values equal pyarrow's on every path (exports, ``to_*``,
 ``columns``), each column decoded once under its lock, read-ahead bounded and only for walks
 in order (one column of a wide file decodes that column only), errors named on the caller's
@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 import arrowmm
-from arrowmm.arrays import readahead
+from arrowmm.arrays import decode_ahead
 from arrowmm.errors import ArrowInvalid
 from helpers import write_ipc
 
@@ -132,7 +132,7 @@ def test_one_column_of_a_fresh_reader_decodes_that_column_only(tmp_path):
     with arrowmm.open_file(path) as r:
         b = r.get_batch(0)
         assert b.column(57).to_pylist() == table.column(57).to_pylist()
-        readahead.drain()
+        decode_ahead.drain()
         assert [k for k in range(100) if b.is_loaded(k)] == [57]
         assert r.stats.columns_loaded == 1
 
@@ -142,7 +142,7 @@ def test_a_column_walked_across_held_batches_is_read_ahead(compressed):
     with arrowmm.open_file(path) as r:
         batches = [r.get_batch(i) for i in range(3)]
         batches[0].column(2)
-        readahead.drain()
+        decode_ahead.drain()
         assert batches[1].is_loaded(2)  # the same column of the next batch, in the background
         assert not batches[1].is_loaded(1) and not batches[2].is_loaded(2)  # (bounded: one ahead)
 
@@ -152,10 +152,10 @@ def test_columns_walked_in_order_read_the_next_one_ahead(compressed):
     with arrowmm.open_file(path) as r:
         b = r.get_batch(0)
         b.column(1)
-        readahead.drain()
+        decode_ahead.drain()
         assert not b.is_loaded(2)  # one column: no pattern yet
         b.column(2)
-        readahead.drain()
+        decode_ahead.drain()
         assert b.is_loaded(3) and not b.is_loaded(4)
 
 
@@ -170,7 +170,7 @@ def test_read_ahead_does_not_keep_dropped_batches_alive(compressed):
         gc.collect()
         assert ref() is None
         b0.column(0)  # (the next batch is gone: nothing to read ahead, no error)
-        readahead.drain()
+        decode_ahead.drain()
 
 
 def test_a_corrupt_compressed_batch_raises_on_the_consumers_side(tmp_path):

@@ -50,7 +50,7 @@ def _submit(fn, *args):
     with _executor_lock:
         if _executor is None or _executor_pid != pid:
             from concurrent.futures import ThreadPoolExecutor
-            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arrowmm-readahead")
+            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arrowmm-decode-ahead")
             _executor_pid = pid
         return _executor.submit(fn, *args)
 
