@@ -10,7 +10,8 @@ files as one table); ``spark``; ``cli``.
 __version__ = "0.1.0"
 
 from . import limits
-from .errors import ArrowError, ArrowInvalid, ArrowKeyError, ArrowNotImplementedError
+from .errors import (ArrowError, ArrowInvalid, ArrowKeyError, ArrowNotImplementedError,
+                     ProducerDiedError)
 from .limits import set_limits
 from .types import (  # noqa: F401  (the type factories: int64(), list_(...), ...)
     DataType, NullType, BoolType, IntType, FloatType, DecimalType,
@@ -52,7 +53,8 @@ from .dataset import Dataset
 __all__ = [
     "__version__",
     # errors and limits
-    "ArrowError", "ArrowInvalid", "ArrowNotImplementedError", "ArrowKeyError", "limits",
+    "ArrowError", "ArrowInvalid", "ArrowNotImplementedError", "ArrowKeyError",
+    "ProducerDiedError", "limits",
     "set_limits",
     # types
     "DataType", "NullType", "BoolType", "IntType", "FloatType", "DecimalType",

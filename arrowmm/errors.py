@@ -4,7 +4,7 @@ Each class is also a built-in exception (pyarrow's habit), so callers that
 catch ``ValueError`` or ``NotImplementedError`` keep working.
 """
 
-__all__ = ["ArrowError", "ArrowInvalid", "ArrowNotImplementedError", "ArrowKeyError"]
+__all__ = ["ArrowError", "ArrowInvalid", "ArrowNotImplementedError", "ArrowKeyError", "ProducerDiedError"]
 
 
 class ArrowError(Exception):
@@ -21,3 +21,8 @@ class ArrowNotImplementedError(ArrowError, NotImplementedError):
 
 class ArrowKeyError(ArrowError, KeyError):
     """A name that is not registered, or registered already (extension types)."""
+
+
+class ProducerDiedError(ArrowError, ConnectionError):
+    """The producer of a shared-memory channel died without closing it (``arrowmm.shm.Channel``):
+    the batches it published were delivered, and no more will come."""

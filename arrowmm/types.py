@@ -10,6 +10,7 @@ from typing import Iterator, Mapping, Optional
 
 import numpy as np
 
+from ._core._cabi import exporter
 from .errors import ArrowInvalid, ArrowKeyError
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "run_end_encoded", "field", "schema",
     "ExtensionType", "register_extension_type", "unregister_extension_type",
     "extension_type_of", "EXTENSION_NAME", "EXTENSION_METADATA", "register_schema_serializer",
+    "register_schema_importer",
 ]
 
 
@@ -68,8 +70,7 @@ class DataType:
         return self._key[1:]
 
     def __arrow_c_schema__(self):
-        from .interop._cdata import export_schema
-        return export_schema(self)
+        return exporter("schema")(self)
 
     @property
     def children(self) -> tuple:
@@ -329,7 +330,7 @@ class ListType(DataType):
         super().__init__(_as_field(value_field, "item"), kind)
 
     value_field = property(lambda self: self._key[1])
-    value_type = property(lambda self: self._key[1].type)
+    value_type = property(lambda self: self._key[1].storage_type)  # the layout's
     kind = property(lambda self: self._key[2])
     large = property(lambda self: self._key[2].startswith("large"))
     view = property(lambda self: self._key[2].endswith("view"))
@@ -351,7 +352,7 @@ class FixedSizeListType(DataType):
         super().__init__(_as_field(value_field, "item"), int(list_size))
 
     value_field = property(lambda self: self._key[1])
-    value_type = property(lambda self: self._key[1].type)
+    value_type = property(lambda self: self._key[1].storage_type)  # the layout's
     list_size = property(lambda self: self._key[2])
     children = property(lambda self: (self._key[1],))
 
@@ -394,18 +395,18 @@ class MapType(DataType):
         if entries is None:
             key_field = _as_field(key, "key")
             if key_field.nullable:
-                key_field = Field(key_field.name, key_field.type, False, key_field.metadata)
+                key_field = key_field.with_nullable(False)
             entries = Field("entries", StructType([key_field, _as_field(item, "value")]), False)
-        if not (isinstance(entries.type, StructType) and len(entries.type.fields) == 2):
+        if not (isinstance(entries.storage_type, StructType) and len(entries.storage_type.fields) == 2):
             raise ArrowInvalid(f"map entries must be a struct of two fields, got {entries.type}")
         super().__init__(entries, bool(keys_sorted))
 
     entries = property(lambda self: self._key[1])
     value_field = entries
-    key_field = property(lambda self: self._key[1].type.fields[0])
-    item_field = property(lambda self: self._key[1].type.fields[1])
-    key_type = property(lambda self: self.key_field.type)
-    item_type = property(lambda self: self.item_field.type)
+    key_field = property(lambda self: self._key[1].storage_type.fields[0])
+    item_field = property(lambda self: self._key[1].storage_type.fields[1])
+    key_type = property(lambda self: self.key_field.storage_type)
+    item_type = property(lambda self: self.item_field.storage_type)
     keys_sorted = property(lambda self: self._key[2])
     children = property(lambda self: (self._key[1],))
 
@@ -482,21 +483,21 @@ class RunEndEncodedType(DataType):
 
     def __init__(self, run_end_type, value_type):
         run_ends = _as_field(run_end_type, "run_ends")
-        if not (isinstance(run_ends.type, IntType) and run_ends.type.signed
-                and run_ends.type.bit_width in (16, 32, 64)):
+        if not (isinstance(run_ends.storage_type, IntType) and run_ends.storage_type.signed
+                and run_ends.storage_type.bit_width in (16, 32, 64)):
             raise ArrowInvalid(f"run ends must be int16, int32 or int64, got {run_ends.type}")
         if run_ends.nullable:
-            run_ends = Field(run_ends.name, run_ends.type, False, run_ends.metadata)
+            run_ends = run_ends.with_nullable(False)
         super().__init__(run_ends, _as_field(value_type, "values"))
 
     run_end_field = property(lambda self: self._key[1])
     value_field = property(lambda self: self._key[2])
-    run_end_type = property(lambda self: self._key[1].type)
-    value_type = property(lambda self: self._key[2].type)
+    run_end_type = property(lambda self: self._key[1].storage_type)
+    value_type = property(lambda self: self._key[2].storage_type)
     children = property(lambda self: self._key[1:3])
 
     def __str__(self):
-        return f"run_end_encoded<run_ends: {self.run_end_type}, values: {self.value_type}>"
+        return f"run_end_encoded<run_ends: {self.run_end_type}, values: {self.value_field.type}>"
 
 
 # -- extension types ---------------------------------------------------------------------------
@@ -514,10 +515,11 @@ class ExtensionType(DataType):
     ``__arrow_ext_class__(self)`` (the array class, an ``arrowmm.ExtensionArray`` subclass).
     Register an instance with ``arrowmm.register_extension_type`` so reads recognise it.
 
-    In a schema the field keeps the storage type as ``Field.type`` (the layout every reader
-    and writer follows) and names the extension in its metadata (``ARROW:extension:name``,
-    ``ARROW:extension:metadata``); ``Field.extension_type`` gives this object back, and the
-    arrays a batch hands out carry it as their ``type``.  ``Field(name, ext_type)`` accepts one.
+    A field made with one (``Field(name, ext_type)``) or read with its name in the metadata
+    has it as ``Field.type``, as in pyarrow; the field stores ``storage_type`` (the layout
+    every reader and writer follows) and names the extension in ``storage_metadata``
+    (``ARROW:extension:name``, ``ARROW:extension:metadata``), and the arrays a batch hands
+    out carry it as their ``type``.
     """
 
     __slots__ = ("_storage", "_name", "__dict__")
@@ -582,8 +584,7 @@ class ExtensionType(DataType):
         return f"{type(self).__name__}({self})"
 
     def __arrow_c_schema__(self):
-        from .interop._cdata import export_schema
-        return export_schema(Field("", self))
+        return exporter("schema")(Field("", self))
 
 
 def _rebuild_extension(cls, storage, serialized):
@@ -619,17 +620,22 @@ def unregister_extension_type(type_name: str) -> None:
 
 
 def extension_type_of(field: "Field") -> Optional[ExtensionType]:
-    """The registered extension type ``field`` names in its metadata, or None: a field with
-    no extension name, an unregistered name, or metadata its class refuses keeps its storage
-    type and its metadata (pyarrow's reading of unknown extensions)."""
-    md = field.metadata
+    """The extension type of ``field`` (``Field.type`` when that is one), or None: a field
+    with no extension name, an unregistered name, or metadata its class refuses keeps its
+    storage type and its metadata (pyarrow's reading of unknown extensions)."""
+    return field.extension_type
+
+
+def _resolve_extension(storage: DataType, md) -> Optional[ExtensionType]:
+    """The registered extension type that ``md`` (a field's metadata as stored) names over
+    ``storage``, or None."""
     if not md:
         return None
     name = md.get(EXTENSION_NAME)
     if name is None:
         return None
     serialized = md.get(EXTENSION_METADATA, "").encode("utf-8", "surrogateescape")
-    key = (name, field.type, serialized)
+    key = (name, storage, serialized)
     try:
         return _EXTENSION_CACHE[key]
     except KeyError:
@@ -638,10 +644,10 @@ def extension_type_of(field: "Field") -> Optional[ExtensionType]:
     ext = None
     if proto is not None:
         try:
-            ext = type(proto).__arrow_ext_deserialize__(field.type, serialized)
+            ext = type(proto).__arrow_ext_deserialize__(storage, serialized)
         except (ArrowInvalid, ValueError, TypeError, KeyError, RecursionError):
             ext = None  # (metadata the class refuses: read as the storage, metadata kept)
-        if ext is not None and (not isinstance(ext, ExtensionType) or ext.storage_type != field.type):
+        if ext is not None and (not isinstance(ext, ExtensionType) or ext.storage_type != storage):
             ext = None
     if len(_EXTENSION_CACHE) > 4096:
         _EXTENSION_CACHE.clear()
@@ -649,35 +655,83 @@ def extension_type_of(field: "Field") -> Optional[ExtensionType]:
     return ext
 
 
+#: ``Field._ext`` before the field's extension type has been looked up
+_UNRESOLVED = object()
+
+
 class Field:
     """A named, typed column (or child), with nullability and custom metadata.
+
+    As in pyarrow, ``type`` is the type users see: for an extension field (one made from an
+    ``ExtensionType``, or one whose metadata names a registered extension) it is the
+    extension type, and ``metadata`` leaves out the two ``ARROW:extension:*`` entries.
+    What IPC and the C data interface carry is the storage field: ``storage_type`` (the
+    physical layout every reader, writer and kernel follows; ``type`` for the other fields)
+    and ``storage_metadata`` (the metadata with the extension entries).  Code that plans
+    buffers reads ``storage_type``, so the meaning is plain at each call site.
+
+    The extension type of a field read from metadata is looked up once, on first use: what is
+    registered then decides, as pyarrow decides when it reads the schema.
 
     ``dictionary_id`` is the IPC dictionary id of a dictionary-encoded field;
     it is bookkeeping for the reader and writer and takes no part in equality.
     """
 
-    __slots__ = ("name", "type", "nullable", "metadata", "dictionary_id")
+    __slots__ = ("name", "storage_type", "nullable", "storage_metadata", "dictionary_id", "_ext")
 
     def __init__(self, name: str, type: DataType, nullable: bool = True,
                  metadata: Optional[Mapping[str, str]] = None, dictionary_id: Optional[int] = None):
         if not isinstance(type, DataType):
             raise ArrowInvalid(f"field {name!r}: type must be an arrowmm DataType, got {type!r}")
+        ext = _UNRESOLVED
         if isinstance(type, ExtensionType):  # stored as its storage, named in the metadata
             metadata = {**(dict(metadata) if metadata else {}), **type.field_metadata()}
-            type = type.storage_type
+            ext, type = type, type.storage_type
         set_ = object.__setattr__
         set_(self, "name", str(name))
-        set_(self, "type", type)
+        set_(self, "storage_type", type)
         set_(self, "nullable", bool(nullable))
-        set_(self, "metadata", _freeze_metadata(metadata))
+        set_(self, "storage_metadata", _freeze_metadata(metadata))
         set_(self, "dictionary_id", dictionary_id)
+        set_(self, "_ext", ext)
 
     def __setattr__(self, name, value):
         raise AttributeError("Field is immutable")
 
+    @property
+    def extension_type(self) -> Optional[ExtensionType]:
+        """The field's extension type: the one it was made with, or the registered one its
+        metadata names (None for plain fields and unregistered extensions)."""
+        ext = self._ext
+        if ext is _UNRESOLVED:  # (threads may both resolve it: the same answer, one is kept)
+            ext = _resolve_extension(self.storage_type, self.storage_metadata)
+            object.__setattr__(self, "_ext", ext)
+        return ext
+
+    @property
+    def type(self) -> DataType:
+        """The field's type as pyarrow gives it: the extension type for extension fields,
+        else the storage type."""
+        return self.extension_type or self.storage_type
+
+    @property
+    def logical_type(self) -> DataType:
+        """Deprecated alias of ``type`` (kept from when ``type`` was the storage type)."""
+        return self.type
+
+    @property
+    def metadata(self):
+        """Custom metadata as pyarrow shows it: without the ``ARROW:extension:*`` entries
+        when the field is an extension type (``storage_metadata`` keeps them)."""
+        md = self.storage_metadata
+        if md and self.extension_type is not None:
+            md = {k: v for k, v in md.items() if k not in (EXTENSION_NAME, EXTENSION_METADATA)}
+            return md or None
+        return md
+
     def _cmp_key(self):
-        md = tuple(sorted(self.metadata.items())) if self.metadata else None
-        return (self.name, self.type, self.nullable, md)
+        md = tuple(sorted(self.storage_metadata.items())) if self.storage_metadata else None
+        return (self.name, self.storage_type, self.nullable, md)
 
     def __eq__(self, other):
         return isinstance(other, Field) and self._cmp_key() == other._cmp_key()
@@ -697,6 +751,16 @@ class Field:
     def with_type(self, type: DataType) -> "Field":
         return Field(self.name, type, self.nullable, self.metadata, self.dictionary_id)
 
+    def with_storage_type(self, storage_type: DataType) -> "Field":
+        """This field over another physical type, its stored metadata kept (the reader and
+        writer use it to swap a layout, say a dictionary's index type)."""
+        return Field(self.name, storage_type, self.nullable, self.storage_metadata,
+                     self.dictionary_id)
+
+    def with_nullable(self, nullable: bool) -> "Field":
+        return Field(self.name, self.storage_type, nullable, self.storage_metadata,
+                     self.dictionary_id)
+
     def with_name(self, name: str) -> "Field":
         return Field(name, self.type, self.nullable, self.metadata, self.dictionary_id)
 
@@ -705,22 +769,13 @@ class Field:
 
     @property
     def extension_name(self) -> Optional[str]:
-        """``ARROW:extension:name`` from the metadata, when the field is an extension type."""
-        return self.metadata.get(EXTENSION_NAME) if self.metadata else None
-
-    @property
-    def extension_type(self) -> Optional[ExtensionType]:
-        """The registered extension type the metadata names (None for plain fields and
-        unregistered extensions); ``type`` stays the storage type."""
-        return extension_type_of(self)
-
-    @property
-    def logical_type(self) -> DataType:
-        """``extension_type`` when there is one, else ``type``: the type pyarrow shows."""
-        return extension_type_of(self) or self.type
+        """``ARROW:extension:name`` from the stored metadata, when the field names one
+        (registered or not)."""
+        md = self.storage_metadata
+        return md.get(EXTENSION_NAME) if md else None
 
     def _short(self):
-        return f"{self.name}: {self.logical_type}{'' if self.nullable else ' not null'}"
+        return f"{self.name}: {self.type}{'' if self.nullable else ' not null'}"
 
     def __str__(self):
         return self._short()
@@ -729,8 +784,7 @@ class Field:
         return f"arrowmm.Field<{self._short()}>"
 
     def __arrow_c_schema__(self):
-        from .interop._cdata import export_schema
-        return export_schema(self)
+        return exporter("schema")(self)
 
 
 class Schema:
@@ -741,6 +795,9 @@ class Schema:
     def __init__(self, fields, metadata: Optional[Mapping[str, str]] = None,
                  endianness: str = "little"):
         set_ = object.__setattr__
+        if hasattr(fields, "__arrow_c_schema__") and not isinstance(fields, (list, tuple, Mapping)):
+            imported = _SCHEMA_IMPORTER["schema"](fields)  # (pyarrow's, polars', any producer's)
+            fields, metadata = imported.fields, imported.metadata if metadata is None else metadata
         fields = tuple(_field_items(fields))
         if any(type(f) is not Field for f in fields):
             fields = tuple(map(_as_field, fields))
@@ -824,23 +881,66 @@ class Schema:
         ``arrowmm.read_schema(buf)`` reads it."""
         return _SCHEMA_SERIALIZER["schema"](self)
 
+    def to_string(self, truncate_metadata: bool = True, show_field_metadata: bool = True,
+                  show_schema_metadata: bool = True) -> str:
+        """The schema as pyarrow's ``Schema.to_string`` prints it: each field, the children of
+        nested types (``child i, ...``), field and schema metadata, long values cut as Arrow
+        C++ cuts them unless ``truncate_metadata=False``."""
+        out = []
+        options = (truncate_metadata, show_field_metadata)
+        for f in self.fields:
+            out.append("\n")
+            _print_field(out, f, 0, options)
+        if show_schema_metadata and self.metadata:
+            out.append("\n-- schema metadata --")
+            _print_metadata(out, self.metadata, 0, truncate_metadata)
+        return "".join(out)[1:]
+
     def __str__(self):
-        lines = [f._short() for f in self.fields]
-        if self.metadata:
-            lines.append("-- schema metadata --")
-            lines.extend(f"{k}: {v!r}" for k, v in self.metadata.items())
-        return "\n".join(lines)
+        return self.to_string()
 
     def __repr__(self):
         return "arrowmm.Schema\n" + str(self)
 
     def __arrow_c_schema__(self):
-        from .interop._cdata import export_schema
-        return export_schema(self)
+        return exporter("schema")(self)
+
+
+def _print_field(out: list, f: Field, indent: int, options) -> None:
+    # (Arrow C++'s SchemaPrinter: a child line is indented by the parent's indent plus the
+    # child's, so each level adds more than the one before, as pyarrow prints it)
+    dtype = f.type
+    out.append(f"{f.name}: {dtype}{'' if f.nullable else ' not null'}")
+    kids = () if isinstance(dtype, (ExtensionType, DictionaryType)) else dtype.children
+    for i, child in enumerate(kids):
+        out.append("\n" + " " * indent + " " * (indent + 2) + f"child {i}, ")
+        _print_field(out, child, indent + 2, options)
+    if options[1] and f.metadata:
+        out.append("\n" + " " * (indent + 2) + "-- field metadata --")
+        _print_metadata(out, f.metadata, indent + 2, options[0])
+
+
+def _print_metadata(out: list, metadata, indent: int, truncate: bool) -> None:
+    for k, v in metadata.items():
+        raw = v.encode("utf-8", "surrogateescape")
+        keep = max(10, 70 - len(k.encode("utf-8", "surrogateescape")) - indent)
+        text = f"'{v}'" if not truncate or len(raw) <= keep else \
+            f"'{raw[:keep].decode('utf-8', 'replace')}' + {len(raw) - keep}"
+        out.append("\n" + " " * indent + f"{k}: {text}")
 
 
 #: ``Schema.serialize`` is written by ``arrowmm.ipc.messages``, which registers it here
 _SCHEMA_SERIALIZER: dict = {}
+
+
+#: ``Schema(obj)`` of an ``__arrow_c_schema__`` producer: ``arrowmm.interop`` registers it
+_SCHEMA_IMPORTER: dict = {}
+
+
+def register_schema_importer(import_schema) -> None:
+    """Called by ``arrowmm.interop``: the function ``Schema(obj)`` reads a producer's schema
+    with (``import_schema(obj) -> Schema``), as ``pyarrow.schema(obj)`` accepts one."""
+    _SCHEMA_IMPORTER["schema"] = import_schema
 
 
 def register_schema_serializer(serialize_schema) -> None:

@@ -23,6 +23,18 @@ timed run hands the table over and waits for the worker's sum of column ``c0``:
                 ``multiprocessing`` (pickled: the bytes are copied through a pipe)
                                                                            target <= 0.5
 
+4. channel    - a stream of 1 MiB batches (one float64 column) from this process to a worker
+                that takes each one (and reads its first and last value): ``arrowmm.shm.Channel`` (a ring in /dev/shm) against
+                (a) an arrowmm IPC stream over a pipe, (b) a pyarrow IPC stream over a pipe
+                (a FIFO grown to 1 MiB with F_SETPIPE_SZ where allowed), (c) a
+                ``multiprocessing.Queue`` of pyarrow batches (pickled).  One long-lived worker
+                per route; the four routes run in turn within each repeat (interleaved).
+                                                               target <= 0.2 (>= 5x a pipe)
+5. latency    - one small batch (a timestamp) at a time, 0.5 ms apart, so the worker is asleep
+                when it comes: median one-way time from before ``send`` until the worker has the
+                value (CLOCK_MONOTONIC, shared by processes), channel vs pyarrow over a pipe.
+                                                               target: channel < 50 us
+
 Both shared-memory routes are zero-copy on the worker side; what differs is the writing,
 the per-batch bookkeeping and, for 3, the copy.  Times include the page faults of mapping
 the segment in the worker each time (the worker drops its mapping after every run).  The
@@ -30,9 +42,13 @@ exit status is 0 whatever the ratios (machines are noisy) unless ``--strict``.
 """
 from __future__ import annotations
 
+import fcntl
 import multiprocessing
+import os
 import pickle
+import statistics
 import sys
+import tempfile
 import time
 from multiprocessing import shared_memory
 from pathlib import Path
@@ -48,8 +64,10 @@ from common import (Result, base_parser, compare, machine_lines, print_result,  
 import arrowmm  # noqa: E402
 import arrowmm.shm  # noqa: E402
 
-FULL = dict(columns=8, rows=1 << 24, batch_rows=1 << 20, repeats=5, warmup=1)   # 1 GiB
-QUICK = dict(columns=8, rows=1 << 19, batch_rows=1 << 16, repeats=3, warmup=1)  # 32 MiB
+FULL = dict(columns=8, rows=1 << 24, batch_rows=1 << 20, repeats=5, warmup=1,   # 1 GiB
+            stream_batches=256, pings=2000)
+QUICK = dict(columns=8, rows=1 << 19, batch_rows=1 << 16, repeats=3, warmup=1,  # 32 MiB
+             stream_batches=16, pings=100)
 
 
 # -- the worker side (module level: spawn imports it) ------------------------------------------
@@ -145,6 +163,194 @@ def bench(pool, table: pa.Table, cfg) -> list:
     return results
 
 
+# -- 4. and 5.: a live stream of batches to a worker -------------------------------------------
+F_SETPIPE_SZ = 1031
+
+
+def _now_ns() -> int:
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+
+
+def stream_worker(route: str, where, conn) -> None:
+    """A worker that receives batches by ``route`` and answers ("sum", n) with the sum of the
+    first and last values of column 0 over n batches and ("latency", n) with the median one-way latency of n batches (ns)."""
+    consumer = arrowmm.shm.Channel.attach(where) if route == "channel" else None
+    conn.send("ready")
+    while True:
+        cmd = conn.recv()
+        if cmd is None:
+            break
+        kind, n = cmd
+        if route == "channel":
+            source = (consumer.recv(timeout=300) for _ in range(n))
+            column = lambda b: b.column(0).to_numpy()  # noqa: E731
+        elif route == "queue":
+            source = (where.get(timeout=300) for _ in range(n))
+            column = lambda b: b.column(0).to_numpy()  # noqa: E731
+        else:
+            f = open(where, "rb")  # (buffered: read(n) returns n bytes, as pyarrow expects)
+            if route == "arrowmm-pipe":
+                reader = arrowmm.open_stream(f)
+                column = lambda b: b.column(0).to_numpy()  # noqa: E731
+            else:
+                reader = pa.ipc.open_stream(f)
+                column = lambda b: b.column(0).to_numpy()  # noqa: E731
+            source = iter(reader)
+        if kind == "sum":  # (first + last value: the data is there, and in order; a worker
+            total = 0.0     # that scans every byte adds the same cost to every route)
+            for batch in source:
+                values = column(batch)
+                total += float(values[0] + values[-1])
+            values = None
+            out = total
+        else:
+            lat = []
+            for batch in source:
+                lat.append(_now_ns() - int(column(batch)[0]))
+            out = float(np.median(lat))
+        if route in ("arrowmm-pipe", "pyarrow-pipe"):
+            for _ in source:  # (the end of the stream)
+                pass
+            f.close()
+        batch = None
+        conn.send(out)
+    if consumer is not None:
+        consumer.close()
+
+
+class _Route:
+    """The producer's side of one route to its worker."""
+
+    def __init__(self, ctx, route: str, schema: pa.Schema, tmp: Path, tag: str = ""):
+        self.route = route
+        self.schema = schema
+        self.channel = None
+        if route == "channel":
+            self.channel = arrowmm.shm.Channel.create(None, schema, capacity=16 << 20, slots=8)
+            where = self.channel.name
+        elif route == "queue":
+            where = self.queue = ctx.Queue(maxsize=8)
+        else:
+            where = self.fifo = str(tmp / f"{tag}{route}.fifo")
+            os.mkfifo(where)
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=stream_worker, args=(route, where, child), daemon=True)
+        self.proc.start()
+        assert self.conn.recv() == "ready"
+
+    def run(self, kind: str, batches, gap: float = 0.0):
+        """Send ``batches`` (each library's own batches: arrowmm's to the channel and the arrowmm
+        pipe, pyarrow's to the others) and return the worker's answer.  For latency, each batch
+        is a one-row view of ``stamp``, which gets the time just before it is sent."""
+        self.conn.send((kind, len(batches)))
+        native = self.route in ("channel", "arrowmm-pipe")
+        if kind == "latency":
+            stamp = np.zeros(1, dtype=np.int64)
+            one = (arrowmm.record_batch({"t": stamp}) if native else
+                   pa.record_batch({"t": pa.array(stamp)}))
+            batches = [one] * len(batches)
+        else:
+            batches = [arrowmm.record_batch(b) for b in batches] if native else batches
+
+        def each():
+            for b in batches:
+                if kind == "latency":
+                    time.sleep(gap)
+                    stamp[0] = _now_ns()  # (the batch is a view of it: no copy)
+                yield b
+
+        if self.channel is not None:
+            for b in each():
+                self.channel.send(b, timeout=300)
+        elif self.route == "queue":
+            for b in each():
+                self.queue.put(b)
+        else:
+            with open(self.fifo, "wb", buffering=0) as f:
+                try:
+                    fcntl.fcntl(f.fileno(), F_SETPIPE_SZ, 1 << 20)
+                except OSError:
+                    pass  # (pipe-max-size below 1 MiB: the default 64 KiB)
+                new = arrowmm.new_stream if native else pa.ipc.new_stream
+                with new(f, self.schema) as w:
+                    for b in each():
+                        w.write_batch(b)
+        return self.conn.recv()
+
+    def close(self):
+        self.conn.send(None)
+        self.proc.join(60)
+        if self.channel is not None:
+            self.channel.close()
+
+
+class LatencyResult(Result):
+    """Median one-way latency: passes when the channel's is under ``target`` seconds."""
+
+    @property
+    def passed(self):
+        return self.arrowmm_s < self.target
+
+    def cell(self, v: float) -> str:
+        return f"{v * 1e6:.1f} us"
+
+    def target_cell(self) -> str:
+        return f"channel < {self.target * 1e6:.0f} us"
+
+
+def bench_channel(cfg) -> list:
+    """4. and 5.: every route in turn within each repeat; ratios of medians."""
+    ctx = multiprocessing.get_context("spawn")
+    rows = (1 << 20) // 8  # 1 MiB of float64 per batch
+    rng = np.random.default_rng(7)
+    batches = [pa.record_batch({"v": rng.random(rows)}) for _ in range(8)]
+    stream = [batches[i % len(batches)] for i in range(cfg["stream_batches"])]
+    expected = sum(float(b.column(0)[0].as_py() + b.column(0)[-1].as_py()) for b in stream)
+    names = ["channel", "arrowmm-pipe", "pyarrow-pipe", "queue"]
+    times = {n: [] for n in names}
+    lat = {"channel": [], "pyarrow-pipe": []}
+    with tempfile.TemporaryDirectory(prefix="amm-bench-") as tmp:
+        routes = {n: _Route(ctx, n, batches[0].schema, Path(tmp)) for n in names}
+        try:
+            for rep in range(cfg["warmup"] + cfg["repeats"]):
+                for n in names:
+                    t0 = time.perf_counter()
+                    total = routes[n].run("sum", stream)
+                    dt = time.perf_counter() - t0
+                    assert abs(total - expected) <= 1e-6 * abs(expected), (n, total, expected)
+                    if rep >= cfg["warmup"]:
+                        times[n].append(dt)
+        finally:
+            for r in routes.values():
+                r.close()
+        tiny = pa.schema([("t", pa.int64())])
+        pings = [None] * cfg["pings"]
+        routes = {n: _Route(ctx, n, tiny, Path(tmp), "small-") for n in lat}
+        try:
+            for rep in range(cfg["warmup"] + cfg["repeats"]):
+                for n in lat:
+                    got = routes[n].run("latency", pings, gap=0.0005)
+                    if rep >= cfg["warmup"]:
+                        lat[n].append(got * 1e-9)
+        finally:
+            for r in routes.values():
+                r.close()
+    med = {n: statistics.median(v) for n, v in times.items()}
+    mib = cfg["stream_batches"]
+    out = []
+    for n, label in (("arrowmm-pipe", "4a. channel vs arrowmm stream over a pipe"),
+                     ("pyarrow-pipe", "4b. channel vs pyarrow stream over a pipe"),
+                     ("queue", "4c. channel vs multiprocessing.Queue of pyarrow batches")):
+        out.append(Result(label, med["channel"], med[n], 0.2,
+                          f"{mib} x 1 MiB: channel {mib / med['channel']:,.0f} MiB/s, "
+                          f"{n} {mib / med[n]:,.0f} MiB/s"))
+    out.append(LatencyResult("5. small batch one-way latency (median) vs pyarrow pipe",
+                             statistics.median(lat["channel"]),
+                             statistics.median(lat["pyarrow-pipe"]), 50e-6,
+                             f"{cfg['pings']} one-row batches, 0.5 ms apart, per repeat"))
+    return out
+
+
 def main(argv=None) -> int:
     args = base_parser(__doc__, quick_help="small smoke version").parse_args(argv)
     cfg = settings(args, FULL, QUICK)
@@ -159,6 +365,8 @@ def main(argv=None) -> int:
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         pool.apply(amm_sum, ([],))  # the worker is up (and has imported both libraries)
         results = bench(pool, table, cfg)
+    del table
+    results += bench_channel(cfg)
     for r in results:
         print_result(r)
     return report(results, "arrowmm shared-memory benchmarks", env, cfg, args.out, args.strict)

@@ -411,7 +411,8 @@ def int_pylist(arr) -> list:
 
 
 def expected_field_metadata(pa_field: pa.Field):
-    """Field metadata as arrowmm keeps it: extension name and metadata stay in it."""
+    """Field metadata as arrowmm stores it (``Field.storage_metadata``): extension name and
+    metadata stay in it."""
     md = {k.decode(): v.decode() for k, v in (pa_field.metadata or {}).items()}
     ty = pa_field.type
     if isinstance(ty, pa.BaseExtensionType):
@@ -441,8 +442,12 @@ def assert_field_matches(mm_field, pa_field, where=""):
     where = f"{where}.{pa_field.name}" if where else pa_field.name
     assert mm_field.name == pa_field.name, where
     assert mm_field.nullable == pa_field.nullable, where
-    assert (mm_field.metadata or None) == expected_field_metadata(pa_field), where
-    assert_type_matches(mm_field.type, pa_field.type, where)
+    assert (mm_field.storage_metadata or None) == expected_field_metadata(pa_field), where
+    if mm_field.extension_type is not None:  # shown as pyarrow shows it: the extension type,
+        assert str(mm_field.type) == str(pa_field.type), where  # its entries not in metadata
+        want = {k.decode(): v.decode() for k, v in (pa_field.metadata or {}).items()} or None
+        assert (mm_field.metadata or None) == want, where
+    assert_type_matches(mm_field.storage_type, pa_field.type, where)
 
 
 def assert_type_matches(mm_type, pa_type, where=""):
@@ -628,9 +633,8 @@ def storage_batch(batch):
     from the field metadata), for comparing with pyarrow's storage values."""
     if not any(f.extension_type for f in batch.schema):
         return batch
-    fields = [f.with_metadata({k: v for k, v in f.metadata.items()
-                               if not k.startswith("ARROW:extension:")}) if f.extension_type else f
-              for f in batch.schema]
+    fields = [arrowmm.Field(f.name, f.storage_type, f.nullable, f.metadata) if f.extension_type
+              else f for f in batch.schema]
     return arrowmm.RecordBatch(arrowmm.Schema(fields, batch.schema.metadata), batch.num_rows,
                                batch.storage_columns, metadata=batch.metadata)
 

@@ -18,9 +18,11 @@ SIZE = 3 << 20
 @pytest.fixture(autouse=True)
 def empty_cache():
     _arena.clear_cache()
-    limit = _arena.cache_limit()
+    limit, resident, idle = _arena.cache_limit(), _arena.cache_resident(), _arena.cache_idle()
     yield
     _arena.cache_limit(limit)
+    _arena.cache_resident(resident)
+    _arena.cache_idle(idle)
     _arena.clear_cache()
 
 
@@ -89,3 +91,107 @@ def test_decoded_columns_reuse_blocks_and_stay_correct(codec):
             kept.append(cols[1].to_numpy())  # alive: its block must not be handed out again
     assert _arena.cache_info()[0] >= 1
     assert all(np.array_equal(k, values[1]) for k in kept)
+
+
+# -- the cache's policy: how much, what the kernel may take back, what idle time gives back ---
+
+GiB = 1 << 30
+
+
+def test_default_limit_follows_physical_memory_within_bounds():
+    assert _arena.default_cache_limit(physical=24 * GiB) == 3 * GiB  # an eighth
+    assert _arena.default_cache_limit(physical=1 * GiB) == 256 << 20  # at least 256 MiB
+    assert _arena.default_cache_limit(physical=256 * GiB) == 4 * GiB  # at most 4 GiB
+    assert _arena.default_cache_limit(physical=0) == 256 << 20  # (physical memory unknown)
+
+
+@pytest.mark.parametrize("text, expected", [("123", 123), ("512m", 512 << 20), ("512MiB", 512 << 20),
+                                            ("2g", 2 * GiB), ("64k", 64 << 10), ("0", 0),
+                                            (" ", None)])
+def test_environment_variable_sets_the_limit(text, expected):
+    got = _arena.default_cache_limit(physical=24 * GiB, env=text)
+    assert got == (3 * GiB if expected is None else expected)
+
+
+def test_malformed_environment_variable_is_refused():
+    with pytest.raises(ValueError, match="ARROWMM_BLOCK_CACHE='lots'"):
+        _arena.default_cache_limit(env="lots")
+
+
+def test_environment_variable_reaches_a_new_process():
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, ARROWMM_BLOCK_CACHE="64m")
+    out = subprocess.run([sys.executable, "-c", "from arrowmm._core import _arena; "
+                          "print(_arena.cache_limit())"], env=env, capture_output=True, text=True,
+                         check=True)
+    assert int(out.stdout) == 64 << 20
+
+
+def _lazy_free_kib(addresses) -> int:
+    """LazyFree (kB) of the mappings holding ``addresses``, from /proc/self/smaps (adjacent
+    anonymous mappings show as one: each counted once)."""
+    total, found, inside = 0, set(), False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()[0]
+            if "-" in head and not head.endswith(":"):
+                lo, hi = (int(x, 16) for x in head.split("-"))
+                held = {a for a in addresses if lo <= a < hi}
+                found |= held
+                inside = bool(held)
+            elif inside and head == "LazyFree:":
+                total += int(line.split()[1])
+    assert found == set(addresses), "a block's mapping is missing from smaps"
+    return total
+
+
+def test_blocks_beyond_the_resident_part_are_left_to_the_kernel():
+    """The first ``cache_resident()`` bytes stay as they are; blocks cached beyond are marked
+    MADV_FREE (the kernel's own count, LazyFree in smaps, sees them and not the first), and
+    taking one back gives writable memory that holds what is written."""
+    import os
+    if not os.path.exists("/proc/self/smaps"):
+        pytest.skip("/proc/self/smaps (Linux) is needed to see what the kernel counts")
+    _arena.cache_limit(16 * SIZE)
+    _arena.cache_resident(SIZE)
+    blocks = [_arena.empty(SIZE) for _ in range(3)]
+    for b in blocks:
+        b[:] = 1  # (fault the pages in: only present pages can be lazily freed)
+    addresses = [b.ctypes.data for b in blocks]
+    assert _lazy_free_kib(addresses) == 0
+    del blocks, b
+    count, nbytes = _arena.cache_info()
+    assert count == 3
+    cap = nbytes // 3
+    assert _arena.lazily_freed() == 2 * cap  # the first block fits the resident part
+    # (the kernel reclaims lazily freed pages only under memory pressure: not within this test
+    # on a machine with memory to spare, and then never more than the two blocks marked)
+    assert 0 < _lazy_free_kib(addresses) <= 2 * cap // 1024
+    reused = _arena.empty(SIZE)
+    assert reused.ctypes.data in addresses[1:]  # the newest first
+    assert _arena.lazily_freed() == cap
+    reused[:] = 5
+    assert int(reused.min()) == int(reused.max()) == 5
+
+
+def test_idle_blocks_are_unmapped():
+    import time
+    _arena.cache_idle(0.001)
+    a = _arena.empty(SIZE)
+    del a
+    assert _arena.cache_info()[0] == 1
+    time.sleep(0.05)  # (not a timing assertion: only makes the block older than 1 ms)
+    b = _arena.empty(2 * SIZE)  # another size class: taking it expires the idle one
+    assert _arena.cache_info() == (0, 0)
+    del b
+
+
+def test_policy_knobs_refuse_negative_values():
+    with pytest.raises(ValueError):
+        _arena.cache_resident(-1)
+    with pytest.raises(ValueError):
+        _arena.cache_idle(-1)
+    with pytest.raises(ValueError):
+        _arena.cache_idle(float("nan"))

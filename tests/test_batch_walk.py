@@ -1,4 +1,4 @@
-"""The C export's walk over undecoded columns (``_batch_walk.pxi``) agrees with the loader.
+"""The C export's walk over undecoded columns (``ipc/_batch_walk.pyx``) agrees with the loader.
 
 Exporting a batch whose columns were never touched goes from the message's FieldNode and
 Buffer vectors straight to C structs; exporting one whose columns were decoded goes through
@@ -328,3 +328,119 @@ def test_closing_a_reader_lets_its_mapping_go_after_a_walked_export(tmp_path):
     del got
     gc.collect()
     assert region() is None
+
+
+def _stream_bytes(n_batches: int) -> tuple:
+    table = pa.table({"x": pa.array(range(3 * n_batches), pa.int64()),
+                      "s": pa.array([str(i) for i in range(3 * n_batches)])})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        for batch in table.to_batches(max_chunksize=3):
+            w.write_batch(batch)
+    return table, sink.getvalue().to_pybytes()
+
+
+def test_stream_walk_returns_each_position_and_the_reader_keeps_it():
+    """The reader's stream export hands the walk a narrow source: the walk is offered the
+    message at the reader's position and returns where it ends; the reader moves itself."""
+    from arrowmm.ipc._batch_walk import export_stream_batches
+    from arrowmm.format import MetadataVersion
+
+    table, data = _stream_bytes(4)
+    reader = arrowmm.open_stream(data)
+    walked = []
+
+    def next_for_export(walk):
+        def recording(region, offset, end, lookup):
+            after = walk(region, offset, end, lookup)
+            walked.append((offset, after))
+            return after
+        return reader._next_for_export(recording if walk is not None else None)
+
+    capsule = export_stream_batches(reader.schema, reader._plan(MetadataVersion.V5).c_walk,
+                                    next_for_export)
+    got = pa.RecordBatchReader._import_from_c_capsule(capsule).read_all()
+    assert got.equals(table)
+    assert len(walked) == 5  # four batches walked, then the end-of-stream marker declined
+    starts = [pa.ipc.read_message(pa.py_buffer(data[o:])).type for o, _ in walked[:4]]
+    assert starts == ["record batch"] * 4
+    assert all(after > offset for offset, after in walked[:4])
+    assert [o for o, _ in walked[1:]] == [a for _, a in walked[:4]]  # each starts where it ended
+    assert walked[4][1] == -1
+    assert reader.stats.columns_loaded == 0  # nothing went through the loader
+
+
+def test_file_stream_export_walks_nothing_once_the_reader_is_closed(tmp_path):
+    """The file stream export holds the reader's callables, not its mapping: closed halfway,
+    the next get_next fails with the reader's own error instead of reading the mapping."""
+    table, _ = _stream_bytes(3)
+    path = tmp_path / "f.arrow"
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+        for batch in table.to_batches(max_chunksize=3):
+            w.write_batch(batch)
+    reader = arrowmm.open_file(path)
+    stream = pa.RecordBatchReader._import_from_c_capsule(reader.__arrow_c_stream__())
+    first = stream.read_next_batch()
+    assert first.equals(table.slice(0, 3).to_batches()[0])
+    reader.close()
+    with pytest.raises(pa.ArrowInvalid, match="closed"):
+        stream.read_next_batch()
+
+
+def test_capsule_methods_find_their_exporters_registered_from_above():
+    """types and arrays reach the C interface through _core._cabi's table, which
+    interop._cdata fills when imported; an unknown name is an ArrowInvalid naming it."""
+    from arrowmm._core import _cabi
+
+    assert _cabi.exporter("schema") is _cdata.export_schema
+    assert _cabi.exporter("array") is _cdata.export_array
+    assert _cabi.exporter("batch") is _cdata.export_batch
+    with pytest.raises(arrowmm.ArrowInvalid, match="'no such' is not registered"):
+        _cabi.exporter("no such")
+
+
+def test_a_get_next_inside_another_fills_its_own_struct_only():
+    """Each get_next's walk writes into that call's struct only: a second get_next arriving
+    while the first is between the consumer and the reader (here nested, deterministically;
+    with threads, whenever the GIL switches there) leaves the first call's struct to it."""
+    import ctypes
+
+    from arrowmm.format import MetadataVersion
+    from arrowmm.ipc._batch_walk import export_stream_batches
+    from test_cdata import CArray, _capi
+
+    class CStream(ctypes.Structure):
+        pass
+
+    CStream._fields_ = [
+        ("get_schema", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(CStream), ctypes.c_void_p)),
+        ("get_next", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(CStream),
+                                      ctypes.POINTER(CArray))),
+        ("get_last_error", ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.POINTER(CStream))),
+        ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(CStream))),
+        ("private_data", ctypes.c_void_p)]
+
+    table, data = _stream_bytes(2)
+    reader = arrowmm.open_stream(data)
+    inner = CArray()
+    calls = []
+
+    def next_for_export(walk):
+        calls.append(walk is not None)
+        if len(calls) == 1:  # the outer call: another get_next runs before it reads
+            assert stream.get_next(pointer, ctypes.byref(inner)) == 0
+        return reader._next_for_export(walk)
+
+    capsule = export_stream_batches(reader.schema, reader._plan(MetadataVersion.V5).c_walk,
+                                    next_for_export)
+    pointer = ctypes.cast(_capi.PyCapsule_GetPointer(capsule, b"arrow_array_stream"),
+                          ctypes.POINTER(CStream))
+    stream = pointer.contents
+    outer = CArray()
+    assert stream.get_next(pointer, ctypes.byref(outer)) == 0
+    assert calls == [True, True]
+    schema = pa.schema(reader.schema)
+    first = pa.RecordBatch._import_from_c(ctypes.addressof(inner), schema)
+    second = pa.RecordBatch._import_from_c(ctypes.addressof(outer), schema)
+    expected = table.to_batches(max_chunksize=3)
+    assert first.equals(expected[0]) and second.equals(expected[1])

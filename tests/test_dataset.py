@@ -1,6 +1,7 @@
 """``arrowmm.dataset`` (issue 18, item 3): every answer compared with pyarrow.dataset on the
 same files (schema, files, columns, filters, partition values, row order)."""
 import datetime
+import itertools
 import json
 import os
 
@@ -13,6 +14,7 @@ import pytest
 
 import arrowmm
 from arrowmm import ArrowInvalid, ArrowNotImplementedError
+from arrowmm.dataset.filters import Term, statistics_allow, statistics_verdicts
 from arrowmm.dataset.scan import promotable
 
 SCHEMA = arrowmm.schema([("x", arrowmm.int64()), ("s", arrowmm.string()),
@@ -302,3 +304,22 @@ def test_filter_at_construction_and_dataset_filter_and_together(hive):
     assert _same(again.to_table(columns=["x", "city"]),
                  theirs.to_table(columns=["x", "city"], filter=a & b))
     assert again.count_rows() == theirs.count_rows(filter=a & b)
+
+
+def test_statistics_verdicts_agree_with_statistics_allow_batch_by_batch():
+    """The per-file fast path gives statistics_allow's answer for every batch, hostile
+    documents included."""
+    docs = [None, "junk", {}, {"nulls": 0, "min": 1, "max": 5}, {"nulls": 3, "min": 1, "max": 5},
+            {"nulls": 4, "min": None, "max": None}, {"nulls": -1, "min": 1, "max": 5},
+            {"nulls": 0, "min": 2**63 - 1, "max": 2**63 - 1}, {"nulls": 0, "min": 1.5, "max": 2.5},
+            {"nulls": 0, "min": "-inf", "max": "inf"}, {"nulls": 0, "min": 1, "max": 5, "nan": True},
+            {"nulls": 0, "min": True, "max": 5}, {"nulls": 0, "max": 5}, {"nulls": 1.0, "min": 1, "max": 2}]
+    rows = [4, 4, None, 4, "4"]
+    values = [0, 1, 3, 5, 6, 2**63 - 1, 2**63, -2**63, 1.5, 2.0, float("nan"), float("inf"), True]
+    for dtype in (arrowmm.int64(), arrowmm.uint8(), arrowmm.float64(), arrowmm.float32()):
+        for op, v in itertools.product(["<", "<=", ">", ">=", "==", "!="], values):
+            term = Term("x", op, v)
+            batch_docs = [d for d, _ in itertools.product(docs, rows)]
+            batch_rows = [n for _, n in itertools.product(docs, rows)]
+            want = [statistics_allow(term, dtype, d, n) for d, n in zip(batch_docs, batch_rows)]
+            assert statistics_verdicts(term, dtype, batch_docs, batch_rows) == want, (dtype, op, v)

@@ -51,10 +51,11 @@ def test_schema_prints_extension_types_as_pyarrow(written):
     path, batch = written
     with arrowmm.open_file(path) as r:
         for f, pf in zip(r.schema, batch.schema):
-            assert str(f.logical_type) == str(pf.type)
-            assert str(f.extension_type) == str(pf.type)
-            assert f.type == arrowmm.array(pf.type.storage_type.__class__ and
-                                           pa.array([], pf.type.storage_type)).type
+            assert str(f.type) == str(pf.type) == str(f.logical_type)  # (the old alias)
+            assert f.type is f.extension_type
+            assert f.storage_type == arrowmm.array(pa.array([], pf.type.storage_type)).type
+            assert f.type.storage_type == f.storage_type
+            assert f.metadata == pf.metadata  # (pyarrow leaves out the extension's entries)
         assert str(r.schema).splitlines()[0] == "u: extension<arrow.uuid>"
 
 
@@ -195,8 +196,9 @@ def test_metadata_bytes_match_pyarrow():
         assert pa.field("x", theirs).type == pa.schema(arrowmm.schema([("x", ours)])).field("x").type
         got = import_field(pa.field("x", theirs).__arrow_c_schema__())
         assert got.extension_type == ours
-        assert got.metadata["ARROW:extension:metadata"] == \
-            arrowmm.field("x", ours).metadata["ARROW:extension:metadata"]  # byte for byte
+        assert got.type == ours and got.metadata is None  # as pyarrow's field shows it
+        assert got.storage_metadata["ARROW:extension:metadata"] == \
+            arrowmm.field("x", ours).storage_metadata["ARROW:extension:metadata"]  # byte for byte
 
 
 def test_gold_extension_file_reads_with_pyarrows_values():
@@ -338,7 +340,7 @@ def test_variable_shape_tensor_round_trips_through_files(tmp_path):
     field = theirs.schema.field("t")
     assert str(field.type) == str(ty)  # Arrow C++ recognises it (no pyarrow class)
     again = import_field(field.__arrow_c_schema__())  # its metadata, as pyarrow exports it
-    assert again.metadata["ARROW:extension:metadata"] == '{"uniform_shape":[null,2,null]}'
+    assert again.storage_metadata["ARROW:extension:metadata"] == '{"uniform_shape":[null,2,null]}'
     assert again.extension_type == ty
     assert theirs.column("t").combine_chunks().storage.to_pylist()[1] == \
         {"data": [0, 1], "shape": [1, 2, 1]}
@@ -359,3 +361,116 @@ def test_variable_shape_tensor_refuses_a_shape_its_data_does_not_fill():
         [storage], schema=pa.schema([pa.field("t", storage.type, metadata=meta)])))
     with pytest.raises(arrowmm.ArrowInvalid, match="holds 4 values, its data 3"):
         got["t"][0]
+
+
+# -- a field's type is the extension type, as in pyarrow --------------------------------------
+
+def _both_schemas():
+    ours = arrowmm.schema([arrowmm.field("u", arrowmm.uuid()),
+                           arrowmm.field("b", arrowmm.bool8(), nullable=False),
+                           arrowmm.field("j", arrowmm.json_(), metadata={"k": "v"}),
+                           arrowmm.field("t", arrowmm.fixed_shape_tensor(arrowmm.int32(), [2, 2])),
+                           arrowmm.field("x", arrowmm.int64())])
+    theirs = pa.schema([pa.field("u", pa.uuid()), pa.field("b", pa.bool8(), nullable=False),
+                        pa.field("j", pa.json_(), metadata={"k": "v"}),
+                        pa.field("t", pa.fixed_shape_tensor(pa.int32(), [2, 2])),
+                        pa.field("x", pa.int64())])
+    return ours, theirs
+
+
+def test_field_type_is_the_extension_type_as_in_pyarrow():
+    ours, theirs = _both_schemas()
+    assert ours.field("u").type == arrowmm.uuid()
+    assert [str(x) for x in ours.types] == [str(x) for x in theirs.types]
+    for f, pf in zip(ours, theirs):
+        assert str(f) == str(pf)[len("pyarrow.Field<"):-1] and \
+            repr(f) == repr(pf).replace("pyarrow.", "arrowmm.")
+        want_md = {k.decode(): v.decode() for k, v in pf.metadata.items()} if pf.metadata else None
+        assert f.metadata == want_md  # no ARROW:extension:* entries, as pyarrow
+        if isinstance(pf.type, pa.BaseExtensionType):
+            assert f.type.extension_name == pf.type.extension_name
+            assert str(f.type.storage_type) == str(pf.type.storage_type) == str(f.storage_type)
+            assert f.logical_type is f.type and f.extension_type is f.type  # (old names)
+        else:
+            assert f.type is f.storage_type and f.extension_type is None
+    assert str(ours).splitlines()[:3] == str(theirs).splitlines()[:3]
+
+
+def test_pyarrow_sees_the_extension_types_through_the_c_interface():
+    ours, theirs = _both_schemas()
+    assert pa.schema(ours).equals(theirs, check_metadata=True)
+    assert pa.field(ours.field("u")).type == pa.uuid()
+    assert pa.DataType._import_from_c_capsule(arrowmm.uuid().__arrow_c_schema__()) == pa.uuid()
+    back = arrowmm.schema([import_field(f.__arrow_c_schema__()) for f in theirs])
+    assert back == ours and back.types == ours.types
+
+
+def test_extension_fields_survive_renames_pickles_and_nesting():
+    import pickle
+    f = arrowmm.field("u", arrowmm.uuid(), metadata={"k": "v"})
+    for g in (f.with_name("w"), f.with_metadata({"z": "1"}), pickle.loads(pickle.dumps(f)),
+              f.with_nullable(False)):
+        assert g.type == arrowmm.uuid() and g.storage_type == arrowmm.fixed_size_binary(16)
+    assert f.with_metadata({"z": "1"}).metadata == {"z": "1"}
+    assert f.with_type(arrowmm.int8()).type == arrowmm.int8()
+    assert f.with_type(arrowmm.int8()).storage_metadata == {"k": "v"}  # the extension dropped
+    nested = arrowmm.list_(arrowmm.field("item", arrowmm.uuid()))
+    assert str(nested) == str(pa.list_(pa.field("item", pa.uuid()))) == \
+        "list<item: extension<arrow.uuid>>"
+    # (the element's layout: ``value_type`` stays the storage, ``value_field.type`` the extension)
+    assert nested.value_type == arrowmm.fixed_size_binary(16)
+    assert nested.value_field.type == arrowmm.uuid()
+
+
+def test_unregistered_extension_field_keeps_storage_and_metadata():
+    md = {"ARROW:extension:name": "no.such.ext", "ARROW:extension:metadata": "x"}
+    f = arrowmm.field("a", arrowmm.int32(), metadata=md)
+    pf = pa.field("a", pa.int32(), metadata=md)
+    assert f.type == arrowmm.int32() and f.extension_type is None
+    assert f.metadata == md and f.extension_name == "no.such.ext"
+    assert pa.field(f).equals(pf, check_metadata=True)
+
+
+def _nested_cases():
+    pu = pa.ExtensionArray.from_storage(pa.uuid(), pa.array([U[0].bytes, None], pa.binary(16)))
+    pb8 = pa.ExtensionArray.from_storage(pa.bool8(), pa.array([1, 0], pa.int8()))
+    return {
+        "list": pa.ListArray.from_arrays([0, 1, 2], pu),
+        "large_list": pa.LargeListArray.from_arrays([0, 1, 2], pu),
+        "list_view": pa.ListViewArray.from_arrays([0, 1], [1, 1], pu),
+        "fixed_size_list": pa.FixedSizeListArray.from_arrays(pu, 1),
+        "sliced list": pa.ListArray.from_arrays([0, 2], pb8).slice(0, 1),
+        "struct": pa.StructArray.from_arrays([pu, pb8], names=["u", "b"]),
+        "map": pa.MapArray.from_arrays([0, 2], pa.array(["a", "b"]), pb8),
+        "sparse_union": pa.UnionArray.from_sparse(pa.array([0, 1], pa.int8()), [pu, pb8]),
+        "dense_union": pa.UnionArray.from_dense(pa.array([0, 1], pa.int8()),
+                                                pa.array([0, 1], pa.int32()), [pu, pb8]),
+        "run_end_encoded": pa.RunEndEncodedArray.from_arrays(pa.array([1, 2], pa.int32()), pb8),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_nested_cases()))
+def test_extension_values_at_any_depth_are_pyarrows(tmp_path, name):
+    """An extension type below the top level gives its own values (uuid.UUID, bool), through
+    the C data interface and through a file, as pyarrow's to_pylist does."""
+    theirs = _nested_cases()[name]
+    ours = arrowmm.array(theirs)
+    assert str(ours.type) == str(theirs.type)
+    assert ours.to_pylist() == theirs.to_pylist()
+    assert [ours[i] for i in range(len(ours))] == theirs.to_pylist()
+    path = str(tmp_path / "nested.arrow")
+    with arrowmm.new_file(path, arrowmm.schema([arrowmm.field("c", ours.type)])) as w:
+        w.write(arrowmm.record_batch({"c": ours}))
+    with arrowmm.open_file(path) as r:
+        assert r.get_batch(0).to_pylist() == [{"c": v} for v in theirs.to_pylist()]
+    assert pa.ipc.open_file(path).read_all().column("c").to_pylist() == theirs.to_pylist()
+
+
+def test_schema_of_a_producer_as_pyarrow_schema_takes_one():
+    theirs = pa.schema([pa.field("u", pa.uuid()), ("x", pa.int8())], metadata={"a": "b"})
+    ours = arrowmm.schema(theirs)  # any __arrow_c_schema__ producer, as pa.schema(obj)
+    assert ours.field("u").type == arrowmm.uuid() and ours.metadata == {"a": "b"}
+    assert str(ours) == str(theirs) and pa.schema(ours).equals(theirs, check_metadata=True)
+    assert arrowmm.schema(theirs, metadata={"c": "d"}).metadata == {"c": "d"}
+    with pytest.raises(arrowmm.ArrowInvalid, match="must be a struct"):
+        arrowmm.schema(pa.int8())

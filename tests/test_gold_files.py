@@ -103,12 +103,13 @@ def test_schema(gold_dir, expected_files, case, fmt):
         assert len(schema) == len(expected.schema)
         assert list(schema.names) == expected.names
         # Only custom_metadata has schema / field metadata, and extension
-        # carries the ARROW:extension:* keys (arrowmm keeps them in the field
-        # metadata, the storage as Field.type).  Everywhere else the
+        # carries the ARROW:extension:* keys (arrowmm keeps them in the field's
+        # storage_metadata; a recognised extension is Field.type and leaves them
+        # out of Field.metadata, as pyarrow does).  Everywhere else the
         # JSON has none and arrowmm must report none (None or {}).
         assert _norm_metadata(schema.metadata) == expected.schema_metadata
         for j, jf in enumerate(expected.schema):
-            got = _norm_metadata(schema.field(j).metadata)
+            got = _norm_metadata(schema.field(j).storage_metadata)
             assert got == jf.metadata, f"field {j} ({jf.name}): metadata {got!r} != {jf.metadata!r}"
     finally:
         _close(reader)

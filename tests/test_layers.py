@@ -13,34 +13,23 @@ import pytest
 
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "arrowmm")
 
-# Lowest first.  A module may import its own layer and the layers below it.
+# Lowest first.  A module may import its own layer and the layers below it.  ``_core`` (the
+# Cython kernels and the C ABI) imports only ``errors`` and ``limits``, so it sits below
+# ``types``: the types' ``__arrow_c_schema__`` reach the C interface through
+# ``_core._cabi.exporter``, registered by ``interop._cdata``.
 LAYERS = [
-    ("errors",), ("limits",), ("types",),
-    ("_core",), ("format",), ("arrays",), ("interop",), ("ipc",),
+    ("errors",), ("limits",), ("_core",), ("types",),
+    ("format",), ("arrays",), ("interop",), ("ipc",),
     ("shm", "dataset"), ("spark",), ("cli",), ("__init__", "__main__"),
 ]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 
-# Known upward edges, each with the reason it is still here.  The list only shrinks.
-ALLOWED_UPWARD = {
-    # The C data interface is one Cython module: its export of a reader's batches walks the
-    # loader's plan and the readers' state, and the typed classes' capsule methods call it.
-    # Splitting it into a C ABI in _core and the walks in ipc removes these.
-    ("arrowmm.types", "arrowmm.interop._cdata"),
-    ("arrowmm.arrays.array", "arrowmm.interop._cdata"),
-    ("arrowmm.arrays.batch", "arrowmm.interop._cdata"),
-    # A frame of zero batches builds its empty columns with the builder; an empty-array
-    # constructor beside the arrays removes it.
-    ("arrowmm.arrays.pandas_compat", "arrowmm.interop.build"),
-}
-# ... and it imports the loader and the readers when first used (never while loading).
-ALLOWED_UPWARD_FROM_CDATA = {"arrowmm.ipc.loader", "arrowmm.ipc.reader"}
+# Known upward edges, each with the reason it is still here.  The list only shrinks: it is
+# empty since the C data interface was split (issue 21).
+ALLOWED_UPWARD = set()
 
 # Function-level imports of arrowmm modules that remain, each a cycle that is still to break.
-ALLOWED_FUNCTION_LEVEL = ALLOWED_UPWARD | {
-    ("arrowmm.interop._cdata", "arrowmm.ipc.reader"),
-    ("arrowmm.interop._cdata", "arrowmm.ipc.loader"),
-}
+ALLOWED_FUNCTION_LEVEL = set()
 # pyspark is optional: the modules of arrowmm.spark that import it are imported when used.
 OPTIONAL_PACKAGES = ("arrowmm.spark",)
 
@@ -151,9 +140,7 @@ def _graph():
 def test_imports_only_go_down():
     _, details = _graph()
     upward = sorted({(me, target) for me, target, _ in details if _layer(target) > _layer(me)
-                     and (me, target) not in ALLOWED_UPWARD
-                     and not (me == "arrowmm.interop._cdata"
-                              and target in ALLOWED_UPWARD_FROM_CDATA)})
+                     and (me, target) not in ALLOWED_UPWARD})
     assert upward == [], "imports that reach up a layer:\n" + "\n".join(
         f"  {me} -> {target}" for me, target in upward)
 
@@ -179,8 +166,7 @@ def test_no_import_cycle():
         stack.append(v)
         on_stack.add(v)
         for w in edges.get(v, ()):
-            if (v, w) in ALLOWED_UPWARD or (v == "arrowmm.interop._cdata"
-                                            and w in ALLOWED_UPWARD_FROM_CDATA):
+            if (v, w) in ALLOWED_UPWARD:
                 continue
             if w not in index:
                 visit(w)
@@ -207,9 +193,9 @@ def test_no_import_cycle():
 @pytest.mark.parametrize("path", [p for p in _sources() if p.endswith((".pyx", ".pxd", ".pxi"))
                                   and os.sep + "_core" + os.sep in p])
 def test_core_cython_knows_no_python_class(path):
-    """A _core kernel imports only the ground modules and other kernels."""
+    """A _core kernel imports only the ground below it (errors, limits) and other kernels."""
     known = _known_modules()
-    allowed = {"arrowmm.errors", "arrowmm.limits", "arrowmm.types"}
+    allowed = {"arrowmm.errors", "arrowmm.limits"}
     bad = [t for t, _ in _imports(path, known)
            if t not in allowed and not t.startswith("arrowmm._core")]
     assert bad == [], f"{os.path.basename(path)} imports {bad}"
@@ -221,4 +207,6 @@ def test_the_checker_sees_imports():
     seen = {(me, target) for me, target, _ in details}
     assert ("arrowmm.ipc.loader", "arrowmm.arrays.array") in seen
     assert ("arrowmm.interop._cdata", "arrowmm._core._region") in seen
+    assert ("arrowmm.ipc._batch_walk", "arrowmm._core._cabi") in seen  # (a cimport)
+    assert ("arrowmm.types", "arrowmm._core._cabi") in seen
     assert len(seen) > 100

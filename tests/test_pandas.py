@@ -152,3 +152,15 @@ def test_gold_files_to_pandas(case):
                 assert values == decoded
                 continue
             _check(got, want)
+
+
+def test_array_to_pandas_is_pyarrows_series():
+    cases = [pa.array([1, None, 3]), pa.array(["a", None]), pa.array([1.5, 2.0]),
+             pa.array([True, None]),
+             pa.ExtensionArray.from_storage(pa.uuid(), pa.array([uuid.UUID(int=1).bytes, None],
+                                                                pa.binary(16))),
+             pa.ExtensionArray.from_storage(pa.json_(), pa.array(['{"a":1}', None])),
+             pa.ExtensionArray.from_storage(pa.bool8(), pa.array([1, 0], pa.int8()))]
+    for theirs in cases:
+        want, got = theirs.to_pandas(), arrowmm.array(theirs).to_pandas()
+        assert got.equals(want) and got.dtype == want.dtype and got.name is want.name, theirs.type

@@ -1,7 +1,9 @@
 """IPC files behind file objects and fsspec filesystems, read by byte ranges (issue 18,
 item 4): the answers are pyarrow's, and the bytes asked of the source are about the bytes
 of what was touched."""
+import gzip
 import io
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
@@ -17,7 +19,7 @@ fsspec = pytest.importorskip("fsspec")
 
 
 class CountingFile(io.BytesIO):
-    """A file object that counts the bytes read from it."""
+    """A file object that counts the bytes read from it (``read`` and ``readinto``)."""
 
     def __init__(self, data):
         super().__init__(data)
@@ -27,6 +29,11 @@ class CountingFile(io.BytesIO):
         out = super().read(n)
         self.bytes += len(out)
         return out
+
+    def readinto(self, buffer):
+        n = super().readinto(buffer)
+        self.bytes += n
+        return n
 
 
 def _wide(columns=100, rows=8192, batches=2):
@@ -145,3 +152,160 @@ def test_dataset_on_an_fsspec_filesystem_matches_the_local_one(tmp_path):
                                                         "/ds/k=2/1.arrow"]
     finally:
         mem.rm("/ds", recursive=True)
+
+
+class UnmappableFile(io.RawIOBase):
+    """A seekable binary file object that cannot be mapped (no ``fileno()``, like an fsspec
+    or a socket-backed file), counting the bytes and the reads asked of it."""
+
+    def __init__(self, data: bytes):
+        self._data = io.BytesIO(data)
+        self.bytes = 0
+        self.reads = 0
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def seek(self, offset, whence=io.SEEK_SET):
+        return self._data.seek(offset, whence)
+
+    def tell(self):
+        return self._data.tell()
+
+    def readinto(self, buffer):
+        n = self._data.readinto(buffer)
+        self.bytes += n
+        self.reads += 1
+        return n
+
+
+def test_open_file_reads_an_unmappable_file_object_by_ranges():
+    table, data = _wide()
+    f = UnmappableFile(data)
+    with arrowmm.open_file(f, columns=["c7"]) as reader:
+        assert isinstance(reader, RangedFileReader)
+        got = pa.table(reader)
+        assert reader.bytes_read == f.bytes
+    assert got.equals(table.select(["c7"]))
+    assert f.bytes <= 0.02 * len(data), (f.bytes, len(data))
+    assert not f.closed  # (the caller's file object stays open)
+    # the same through a BufferedReader, the usual wrapper of a raw file object
+    buffered = io.BufferedReader(UnmappableFile(data))
+    with arrowmm.open_file(buffered, columns=[7]) as reader:
+        assert isinstance(reader, RangedFileReader)
+        assert pa.table(reader).equals(table.select(["c7"]))
+    assert buffered.raw.bytes <= 0.02 * len(data) + 2 * io.DEFAULT_BUFFER_SIZE
+
+
+def test_open_sniffs_an_unmappable_file_object_and_reads_it_by_ranges():
+    table, data = _wide(columns=100, rows=1000)
+    f = UnmappableFile(data)
+    with arrowmm.open(f, columns=["c3", "c99"]) as reader:
+        assert isinstance(reader, RangedFileReader)
+        assert pa.table(reader).equals(table.select(["c3", "c99"]))
+    assert f.bytes < 0.1 * len(data)
+    # a stream behind a seekable file object: open() reads it as a stream, open_file says why not
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    with arrowmm.open(UnmappableFile(sink.getvalue())) as reader:
+        assert isinstance(reader, arrowmm.StreamReader)
+        assert pa.table(reader).equals(table)
+    with pytest.raises(ArrowInvalid, match="is an Arrow IPC stream, not a file"):
+        arrowmm.open_file(UnmappableFile(sink.getvalue()))
+    with pytest.raises(ArrowInvalid, match="Parquet"):
+        arrowmm.open_file(UnmappableFile(b"PAR1" + bytes(100)))
+    with pytest.raises(ArrowInvalid, match="empty"):
+        arrowmm.open_file(UnmappableFile(b""))
+    with pytest.raises(ArrowInvalid, match="magic"):  # (cut short: the footer is gone)
+        arrowmm.open_file(UnmappableFile(data[:-100]))
+
+
+def test_a_regular_file_object_is_still_mapped(tmp_path):
+    table, data = _wide(columns=3, rows=100)
+    path = tmp_path / "t.arrow"
+    path.write_bytes(data)
+    with open(path, "rb") as f, arrowmm.open_file(f) as reader:
+        assert not isinstance(reader, RangedFileReader)
+        assert reader.memory()["mapped"] == len(data)
+        assert pa.table(reader).equals(table)
+    with open(path, "rb") as f, arrowmm.open(f) as reader:
+        assert not isinstance(reader, RangedFileReader)
+        assert pa.table(reader).equals(table)
+
+
+def test_a_gzip_file_object_is_read_through_not_mapped_or_ranged(tmp_path):
+    table, data = _wide(columns=3, rows=100)
+    path = tmp_path / "t.arrow.gz"
+    path.write_bytes(gzip.compress(data))
+    with gzip.open(path, "rb") as f, arrowmm.open_file(f) as reader:
+        assert not isinstance(reader, RangedFileReader)  # (its fileno() is the .gz file's)
+        assert pa.table(reader).equals(table)
+    with gzip.open(path, "rb") as f, arrowmm.open(f) as reader:
+        assert pa.table(reader).equals(table)
+
+
+def test_an_fsspec_object_store_file_is_read_by_ranges():
+    """fsspec's AbstractBufferedFile is what s3fs, gcsfs and adlfs hand out: ``_fetch_range``
+    is one GET of a byte range."""
+    from fsspec.spec import AbstractBufferedFile
+    table, data = _wide(columns=100, rows=4096)
+    fetched = []
+
+    class ObjectFile(AbstractBufferedFile):
+        def _fetch_range(self, start, end):
+            fetched.append(end - start)
+            return data[start:end]
+
+    fs = fsspec.filesystem("memory")
+    with ObjectFile(fs, "bucket/t.arrow", mode="rb", size=len(data), block_size=1 << 12,
+                    cache_type="none") as f:
+        with arrowmm.open_file(f, columns=["c42"]) as reader:
+            assert isinstance(reader, RangedFileReader)
+            assert pa.table(reader).equals(table.select(["c42"]))
+            assert reader.bytes_read <= 0.02 * len(data)
+    assert sum(fetched) <= 0.02 * len(data), (sum(fetched), len(data))
+
+
+def test_ranged_batches_read_from_many_threads_match():
+    table, data = _wide(columns=20, rows=500, batches=16)
+    f = UnmappableFile(data)
+    with arrowmm.open_file(f) as reader:
+        def one(i):
+            return reader.get_batch(i % 16).column(f"c{i % 20}").to_pylist()
+        with ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(one, range(64)))
+    for i, values in enumerate(got):
+        assert values == table.column(f"c{i % 20}").to_pylist()[(i % 16) * 500:(i % 16 + 1) * 500]
+
+
+def test_a_file_object_with_read_only_and_no_readinto():
+    """A RawIOBase that implements read() alone (its inherited readinto raises
+    NotImplementedError) is read through read()."""
+    table, data = _wide(columns=5, rows=50)
+
+    class ReadOnly(io.RawIOBase):
+        def __init__(self):
+            self._data = io.BytesIO(data)
+
+        def readable(self):
+            return True
+
+        def seekable(self):
+            return True
+
+        def seek(self, offset, whence=io.SEEK_SET):
+            return self._data.seek(offset, whence)
+
+        def tell(self):
+            return self._data.tell()
+
+        def read(self, n=-1):
+            return self._data.read(min(n, 7) if n and n > 0 else n)  # (short reads too)
+
+    with arrowmm.open_file(ReadOnly(), columns=["c2"]) as reader:
+        assert isinstance(reader, RangedFileReader)
+        assert pa.table(reader).equals(table.select(["c2"]))

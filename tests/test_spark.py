@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 import arrowmm
-from spark_support import start_session
+from spark_support import start_jvm_session
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
 from pyspark.sql import functions as F  # noqa: E402
@@ -24,9 +24,14 @@ from pyspark.sql import functions as F  # noqa: E402
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory):
-    session = start_session(str(tmp_path_factory.mktemp("spark")))
+    # the JVM connector's jar is on the session: the write tests run against both engines
+    session = start_jvm_session(str(tmp_path_factory.mktemp("spark")), "local[2,2]")
     yield session
     session.stop()
+
+
+#: the same write cases against the Python data source and the JVM connector
+ENGINES = ["arrowmm", "arrowmm_jvm"]
 
 
 def _rows(df, order=None):
@@ -204,11 +209,12 @@ def test_pushdown_is_safe_when_spark_has_it_disabled(spark, tmp_path):
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
 
 
-def test_write_then_read_back_with_compression(spark, tmp_path):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_write_then_read_back_with_compression(spark, tmp_path, engine):
     out = str(tmp_path / "out")
     df = spark.range(0, 25_000, numPartitions=3).select(
         F.col("id"), (F.col("id") % 7).alias("m"), F.concat(F.lit("r"), F.col("id").cast("string")).alias("s"))
-    df.write.format("arrowmm").mode("overwrite").option("compression", "zstd").save(out)
+    df.write.format(engine).mode("overwrite").option("compression", "zstd").save(out)
     names = sorted(os.listdir(out))
     parts = [n for n in names if n.startswith("part-")]
     assert len(parts) == 3 and "_SUCCESS" in names
@@ -219,21 +225,22 @@ def test_write_then_read_back_with_compression(spark, tmp_path):
     assert sorted(table["id"].to_pylist()) == list(range(25_000))
     footer = arrowmm.open_file(os.path.join(out, parts[0]))
     assert "arrowmm:statistics" in footer.footer.metadata
-    back = spark.read.format("arrowmm").load(out)
+    back = spark.read.format(engine).load(out)
     assert back.count() == 25_000
     assert back.agg(F.sum("m")).first()[0] == sum(i % 7 for i in range(25_000))
     # append adds files; overwrite replaces them
     spark.range(0, 10, numPartitions=1).select("id", (F.col("id") % 7).alias("m"),
-                                               F.lit("z").alias("s")).write.format("arrowmm") \
+                                               F.lit("z").alias("s")).write.format(engine) \
         .mode("append").save(out)
     assert len(json.load(open(os.path.join(out, "_SUCCESS")))["files"]) == 4
-    assert spark.read.format("arrowmm").load(out).count() == 25_010
-    df.limit(5).write.format("arrowmm").mode("overwrite").save(out)
-    assert spark.read.format("arrowmm").load(out).count() == 5
+    assert spark.read.format(engine).load(out).count() == 25_010
+    df.limit(5).write.format(engine).mode("overwrite").save(out)
+    assert spark.read.format(engine).load(out).count() == 5
     assert len([n for n in os.listdir(out) if n.startswith("part-")]) == 1
 
 
-def test_a_task_failing_once_leaves_no_duplicate_or_temporary_file(spark, tmp_path):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_task_failing_once_leaves_no_duplicate_or_temporary_file(spark, tmp_path, engine):
     out = str(tmp_path / "retry")
 
     def fail_first_attempt_of_partition_1(batches):
@@ -245,14 +252,14 @@ def test_a_task_failing_once_leaves_no_duplicate_or_temporary_file(spark, tmp_pa
             raise RuntimeError("injected failure")
 
     df = spark.range(0, 3000, numPartitions=3)
-    df.mapInArrow(fail_first_attempt_of_partition_1, df.schema).write.format("arrowmm") \
+    df.mapInArrow(fail_first_attempt_of_partition_1, df.schema).write.format(engine) \
         .mode("overwrite").save(out)
     names = sorted(os.listdir(out))
     assert [n for n in names if n.startswith("part-")] == sorted(
         json.load(open(os.path.join(out, "_SUCCESS")))["files"])
     assert len([n for n in names if n.startswith("part-")]) == 3
     assert not [n for n in names if n.startswith(("_", ".")) and n not in ("_SUCCESS", "_arrowmm_log")]
-    ids = spark.read.format("arrowmm").load(out).select("id").collect()
+    ids = spark.read.format(engine).load(out).select("id").collect()
     assert sorted(r.id for r in ids) == list(range(3000))
 
 
@@ -296,9 +303,10 @@ def test_two_applications_appending_at_once_lose_nothing(spark, tmp_path):
     assert latest_manifest(out)["version"] == 8  # 8 jobs, 8 versions after the empty one
 
 
-def test_a_failed_job_leaves_the_previous_data(spark, tmp_path):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_failed_job_leaves_the_previous_data(spark, tmp_path, engine):
     out = str(tmp_path / "keep")
-    spark.range(0, 10, numPartitions=1).write.format("arrowmm").mode("overwrite").save(out)
+    spark.range(0, 10, numPartitions=1).write.format(engine).mode("overwrite").save(out)
     before = sorted(os.listdir(out))
 
     def always_fail(batches):
@@ -308,9 +316,9 @@ def test_a_failed_job_leaves_the_previous_data(spark, tmp_path):
 
     df = spark.range(0, 10, numPartitions=2)
     with pytest.raises(Exception):
-        df.mapInArrow(always_fail, df.schema).write.format("arrowmm").mode("overwrite").save(out)
+        df.mapInArrow(always_fail, df.schema).write.format(engine).mode("overwrite").save(out)
     assert sorted(os.listdir(out)) == before
-    assert spark.read.format("arrowmm").load(out).count() == 10
+    assert spark.read.format(engine).load(out).count() == 10
 
 
 def test_a_user_schema_selects_and_casts_columns_by_name(spark, tmp_path):

@@ -271,6 +271,122 @@ def test_indexed_stream_get_batch_from_threads(tmp_path, fast_switching):
     assert not failures, _report(failures)
 
 
+@pytest.fixture
+def switch_at_every_line(fast_switching):
+    """Give up the GIL at every line run in ``arrowmm/ipc/`` (a trace function that sleeps 0
+    there), in the threads started while the fixture is active: windows of a line or two
+    between a check and the store that relies on it, which ``setswitchinterval`` alone
+    reaches about once in a thousand runs, are then open in every run."""
+    import os
+    import time
+    here = os.sep + os.path.join("arrowmm", "ipc") + os.sep
+
+    def local(frame, event, arg):
+        if event == "line":
+            time.sleep(0)
+        return local
+
+    def trace(frame, event, arg):
+        return local if here in frame.f_code.co_filename else None
+
+    threading.settrace(trace)
+    try:
+        yield
+    finally:
+        threading.settrace(None)
+
+
+def test_dictionary_lookups_race_deltas(switch_at_every_line):
+    """A reader's dictionary state applies deltas while other threads look up the dictionaries
+    of batches read just before (a stream handing batches to workers, ``IndexedStreamReader``
+    between rewinds): every lookup gives the dictionary of its own point of the stream, and the
+    state goes on right.  Before the fix a lookup wrote its merged deltas back into the current
+    state and could put an older dictionary back in force ("dictionary index 7 out of range for
+    a dictionary of 7 values" in later batches); with a switch at every line this test
+    failed in each of 3 runs of the old code (deltas lost from the state)."""
+    from arrowmm.ipc.dictionaries import DictionaryMemo
+    schema = arrowmm.schema([arrowmm.field("g", arrowmm.dictionary(arrowmm.int32(), arrowmm.string()))])
+    dict_id = schema.field(0).dictionary_id
+    n = 300
+    wrong = []
+    for trial in range(10):
+        memo = DictionaryMemo(schema, file_mode=False)
+        memo.apply(dict_id, arrowmm.array(["v0"]), False, "first")
+        latest = [(1, memo.snapshot())]
+        done = threading.Event()
+
+        def apply_deltas():
+            try:
+                for i in range(1, n):
+                    memo.apply(dict_id, arrowmm.array([f"v{i}"]), True, f"delta {i}")
+                    latest[0] = (i + 1, memo.snapshot())
+            finally:
+                done.set()
+
+        def look_up():
+            while not done.is_set():
+                size, lookup = latest[0]
+                got = len(lookup(dict_id))  # (a cheap check keeps the lookups frequent)
+                if got != size:
+                    wrong.append((trial, size, got))
+
+        threads = [threading.Thread(target=apply_deltas)] + [threading.Thread(target=look_up)
+                                                             for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert memo.get(dict_id).to_pylist() == [f"v{i}" for i in range(n)]
+        assert latest[0][1](dict_id).to_pylist() == [f"v{i}" for i in range(n)]
+    assert not wrong, f"{len(wrong)} wrong lookups, first: {wrong[:3]}"
+
+
+def test_stream_batches_read_by_workers_while_reading_on(tmp_path, fast_switching):
+    """The usual producer/workers shape: one thread reads a stream whose dictionaries are
+    replaced and grown by deltas, workers decode each batch it hands over while it reads on."""
+    pa = pytest.importorskip("pyarrow", reason="pyarrow writes the stream")
+    path = str(tmp_path / "d.arrows")
+    n = 40
+    expected = _replacing_dictionaries_stream(pa, path, n, rows=50)
+
+    failures = []
+    for trial in range(10):
+        reader = arrowmm.open_stream(path)
+        handed = [None]
+        done = threading.Event()
+
+        def produce():
+            try:
+                for b in range(n):
+                    handed[0] = (b, reader.read_next_batch())
+            finally:
+                done.set()
+
+        def work():
+            seen = set()
+            while not done.is_set() or len(seen) < n:
+                item = handed[0]
+                if item is None or item[0] in seen:
+                    if done.is_set():
+                        break
+                    continue
+                b, batch = item
+                seen.add(b)
+                try:
+                    assert batch.to_pydict() == expected[b], f"batch {b}"
+                except BaseException as exc:  # noqa: BLE001 (counted and reported)
+                    failures.append((trial, b, exc))
+
+        threads = [threading.Thread(target=produce)] + [threading.Thread(target=work)
+                                                        for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert handed[0][0] == n - 1  # (the producer read every batch)
+    assert not failures, _report(failures)
+
+
 def test_shared_memory_batches(fast_switching):
     """A batch of a shared-memory segment (LZ4), first-touched from several threads."""
     from arrowmm import shm

@@ -20,6 +20,18 @@ def empty(nbytes: int) -> npt.NDArray[np.uint8]:
 def cache_limit(limit: Optional[int] = ...) -> int:
     """The most bytes of freed blocks kept for reuse; with ``limit``, set it."""
 
+def default_cache_limit(physical: Optional[int] = ..., env: Optional[str] = ...) -> int:
+    """ARROWMM_BLOCK_CACHE if set, else an eighth of physical memory within [256 MiB, 4 GiB]."""
+
+def cache_resident(nbytes: Optional[int] = ...) -> int:
+    """Cached bytes kept as they are; blocks beyond are marked MADV_FREE."""
+
+def cache_idle(seconds: Optional[float] = ...) -> float:
+    """Seconds a cached block may stay unused before it is unmapped."""
+
+def lazily_freed() -> int:
+    """Bytes of cached blocks marked MADV_FREE."""
+
 def cache_info() -> Tuple[int, int]:
     """(blocks, bytes) currently cached."""
 

@@ -6,12 +6,33 @@ Allocators like jemalloc keep freed pages mapped and hand them out again; glibc
 gives big allocations fresh mappings each time.  A ``Block`` is ``size`` bytes
 of an anonymous mapping that, when the last reference to it goes (every numpy
 array or view over it holds one, through the buffer protocol), returns to a
-small cache instead of being unmapped; the next block of the same size class
-reuses its (already faulted) pages.
+cache instead of being unmapped; the next block of the same size class reuses
+its (already faulted) pages.
 
-The cache is bounded (``cache_limit``) and forgets blocks idle for longer than
-two seconds (checked whenever a block is taken or returned), so a program
-that stops reading does not keep the memory for long.
+The policy, and why:
+
+- **How much**: at most ``cache_limit()`` bytes of freed blocks, by default an
+  eighth of physical memory, at least 256 MiB and at most 4 GiB
+  (``ARROWMM_BLOCK_CACHE=<bytes>[k|m|g]`` at import, or ``cache_limit(n)``).
+  One decoded batch of a few GiB (8 columns of 256 MiB: the high-ratio ZSTD
+  benchmark) then decodes again into its own pages, as pyarrow's jemalloc
+  does, instead of faulting 7 of its 8 columns in afresh each time.
+- **Given back under memory pressure**: only the first ``cache_resident()``
+  bytes of the cache (256 MiB) are kept as they are.  Any block that enters the
+  cache beyond that is marked ``madvise(MADV_FREE)``: its pages stay mapped
+  and are reused without a fault while memory is plentiful, but the kernel
+  takes them back, without asking, as soon as something else needs the memory
+  (they are then zero pages again on reuse).  So the bigger limit costs other
+  programs nothing they would not get back when they need it.
+- **Given back after idle time**: blocks unused for ``cache_idle()`` seconds
+  (2 s) are unmapped, checked whenever a block is taken or returned; a program
+  that stops reading keeps at most the resident part (and the lazily freed
+  rest only until there is pressure), and ``clear_cache()`` drops it all.
+
+The cache is process-global state changed without a lock of its own: every
+change happens with the GIL held (``Block`` creation and deallocation), which
+is what makes it thread-safe under a CPython with the GIL.  A free-threaded
+build would need a lock here (see the README's thread-safety section).
 """
 from libc.stdint cimport uint8_t, uintptr_t
 from posix.mman cimport (MAP_ANONYMOUS, MAP_FAILED, MAP_PRIVATE, PROT_READ, PROT_WRITE,
@@ -21,11 +42,15 @@ from arrowmm._core._buffer cimport fill_byte_buffer
 
 import numpy as np
 
-__all__ = ["Block", "empty", "cache_limit", "cache_info", "clear_cache", "MIN_SIZE"]
+import os
+
+__all__ = ["Block", "empty", "cache_limit", "cache_resident", "cache_idle", "cache_info",
+           "lazily_freed", "clear_cache", "default_cache_limit", "MIN_SIZE"]
 
 cdef extern from "sys/mman.h" nogil:
     int madvise(void* addr, size_t length, int advice)
     int MADV_HUGEPAGE
+    int MADV_FREE
 
 #: Smaller outputs come from numpy (malloc reuses small heap chunks well by itself).
 MIN_SIZE = 1 << 16
@@ -33,13 +58,42 @@ DEF _SLOTS = 64
 DEF _HUGE = 2 << 20
 
 
-# The cache: parallel arrays of (address, mapped bytes, when returned); taken newest first.
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def default_cache_limit(physical=None, env=None) -> int:
+    """The cache limit a process starts with: ``env`` (``ARROWMM_BLOCK_CACHE``: bytes, with
+    an optional k/m/g suffix) if given, else an eighth of ``physical`` memory, clamped to
+    [256 MiB, 4 GiB].  A malformed ``env`` raises ValueError naming it."""
+    if env is not None and env.strip():
+        text = env.strip().lower().rstrip("ib").rstrip("b")
+        scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(text[-1:], 1)
+        digits = text[:-1] if scale > 1 else text
+        if not digits.isdigit():
+            raise ValueError(f"ARROWMM_BLOCK_CACHE={env!r}: expected a number of bytes, "
+                             f"optionally with a k, m or g suffix (e.g. 512m)")
+        return int(digits) * scale
+    physical = _physical_memory() if physical is None else physical
+    return min(max(physical // 8, 256 << 20), 4 << 30)
+
+
+# The cache: parallel arrays of (address, mapped bytes, when returned, lazily freed?); taken
+# newest first.
 cdef void* _ptrs[_SLOTS]
 cdef size_t _caps[_SLOTS]
 cdef double _times[_SLOTS]
+cdef bint _lazy[_SLOTS]
 cdef int _count = 0
 cdef size_t _cached = 0
-cdef size_t _limit = 256 << 20
+cdef size_t _lazy_bytes = 0   # of _cached, in blocks marked MADV_FREE
+cdef size_t _limit = default_cache_limit(env=os.environ.get("ARROWMM_BLOCK_CACHE"))
+cdef size_t _resident = 256 << 20  # cached bytes kept as they are; beyond: MADV_FREE
 cdef double _idle = 2.0  # seconds: cached blocks unused for longer are unmapped
 
 
@@ -57,12 +111,20 @@ cdef size_t _size_class(size_t n) noexcept:
     return (n + step - 1) // step * step
 
 
-cdef void _drop(int i) noexcept:
-    global _count, _cached
-    munmap(_ptrs[i], _caps[i])
+cdef void _remove(int i) noexcept:
+    """Take entry ``i`` out of the cache's arrays (not unmapped)."""
+    global _count, _cached, _lazy_bytes
     _cached -= _caps[i]
+    if _lazy[i]:
+        _lazy_bytes -= _caps[i]
     _count -= 1
-    _ptrs[i], _caps[i], _times[i] = _ptrs[_count], _caps[_count], _times[_count]
+    _ptrs[i], _caps[i], _times[i], _lazy[i] = _ptrs[_count], _caps[_count], _times[_count], \
+        _lazy[_count]
+
+
+cdef void _drop(int i) noexcept:
+    munmap(_ptrs[i], _caps[i])
+    _remove(i)
 
 
 cdef int _oldest() noexcept:
@@ -92,9 +154,7 @@ cdef void* _take(size_t cap) except? NULL:
     cdef void* p
     if best >= 0:
         p = _ptrs[best]
-        _cached -= cap
-        _count -= 1
-        _ptrs[best], _caps[best], _times[best] = _ptrs[_count], _caps[_count], _times[_count]
+        _remove(best)
         return p
     p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
     if p == MAP_FAILED:
@@ -105,17 +165,24 @@ cdef void* _take(size_t cap) except? NULL:
 
 
 cdef void _give_back(void* p, size_t cap) noexcept:
-    global _count, _cached
+    global _count, _cached, _lazy_bytes
     cdef double now = _now()
+    cdef bint lazy = False
     _expire(now)
     while _count and (_count == _SLOTS or _cached + cap > _limit):
         _drop(_oldest())
     if cap > _limit:
         munmap(p, cap)
         return
-    _ptrs[_count], _caps[_count], _times[_count] = p, cap, now
+    if _cached + cap > _resident:
+        # beyond the resident part: the kernel may take the pages back under pressure
+        # (reused without a fault otherwise); on a kernel without MADV_FREE they stay
+        lazy = madvise(p, cap, MADV_FREE) == 0
+    _ptrs[_count], _caps[_count], _times[_count], _lazy[_count] = p, cap, now, lazy
     _count += 1
     _cached += cap
+    if lazy:
+        _lazy_bytes += cap
 
 
 cdef class Block:
@@ -164,8 +231,8 @@ def empty(Py_ssize_t nbytes):
 
 
 def cache_limit(limit=None):
-    """The most bytes of freed blocks kept for reuse (default 256 MiB); with ``limit``, set it
-    (0: keep none; blocks over the limit are unmapped at once)."""
+    """The most bytes of freed blocks kept for reuse (default ``default_cache_limit()``); with
+    ``limit``, set it (0: keep none; blocks over the limit are unmapped at once)."""
     global _limit
     if limit is not None:
         if limit < 0:
@@ -176,9 +243,37 @@ def cache_limit(limit=None):
     return _limit
 
 
+def cache_resident(nbytes=None):
+    """Cached bytes kept as they are (default 256 MiB); blocks cached beyond are marked
+    ``MADV_FREE`` for the kernel to reclaim under memory pressure.  With ``nbytes``, set it
+    (it applies to blocks given back from then on)."""
+    global _resident
+    if nbytes is not None:
+        if nbytes < 0:
+            raise ValueError(f"resident cache size must be >= 0, got {nbytes}")
+        _resident = nbytes
+    return _resident
+
+
+def cache_idle(seconds=None):
+    """Seconds a cached block may stay unused before it is unmapped (default 2); with
+    ``seconds``, set it.  Checked whenever a block is taken or given back."""
+    global _idle
+    if seconds is not None:
+        if not seconds >= 0:
+            raise ValueError(f"idle time must be >= 0, got {seconds}")
+        _idle = seconds
+    return _idle
+
+
 def cache_info():
     """(blocks, bytes) currently cached."""
     return _count, _cached
+
+
+def lazily_freed():
+    """Bytes of the cached blocks marked ``MADV_FREE`` (part of ``cache_info()[1]``)."""
+    return _lazy_bytes
 
 
 def clear_cache():

@@ -428,10 +428,11 @@ cdef object _leaf_field(const uint8_t* buf, Py_ssize_t size, Py_ssize_t pos, obj
         return None
     field = field_cls.__new__(field_cls)
     PyObject_GenericSetAttr(field, "name", name)
-    PyObject_GenericSetAttr(field, "type", dtype)
+    PyObject_GenericSetAttr(field, "storage_type", dtype)
     PyObject_GenericSetAttr(field, "nullable", at != 0 and buf[at] != 0)
-    PyObject_GenericSetAttr(field, "metadata", None)
+    PyObject_GenericSetAttr(field, "storage_metadata", None)
     PyObject_GenericSetAttr(field, "dictionary_id", None)
+    PyObject_GenericSetAttr(field, "_ext", None)  # (no metadata: no extension)
     return field
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import types as t
 from .._core._bitmap import count_set_bits, unpack_bitmap
+from .._core._cabi import exporter
 from .._core._offsets import (
     check_binary_views,
     check_dense_union_offsets,
@@ -63,27 +64,23 @@ def selection(name: str):
 def imported_array(obj) -> "Array":
     """An object exporting ``__arrow_c_array__`` (a pyarrow or polars array, ...) as an arrowmm
     array over the same memory (the C data interface)."""
-    from ..interop._cdata import import_array
-    return import_array(*obj.__arrow_c_array__())
+    return exporter("import_array")(*obj.__arrow_c_array__())
 
 
 def exported_schema(obj):
     """``obj`` (a type, field or schema) as an ``arrow_schema`` capsule."""
-    from ..interop._cdata import export_schema
-    return export_schema(obj)
+    return exporter("schema")(obj)
 
 
 def exported_array(array: "Array", requested_schema=None):
     """``array`` as (``arrow_schema``, ``arrow_array``) capsules over its memory."""
-    from ..interop._cdata import export_array
-    return export_array(array, requested_schema)
+    return exporter("array")(array, requested_schema)
 
 
 def imported_batch(obj):
     """An object exporting ``__arrow_c_array__`` as a struct (a record batch) as an arrowmm
     RecordBatch over the same memory."""
-    from ..interop._cdata import import_batch
-    return import_batch(*obj.__arrow_c_array__())
+    return exporter("import_batch")(*obj.__arrow_c_array__())
 
 
 def reduce_registered(obj):
@@ -102,8 +99,16 @@ __all__ = [
     "Array", "NullArray", "BooleanArray", "PrimitiveArray", "FixedSizeBinaryArray",
     "BinaryArray", "BinaryViewArray", "ListArray", "ListViewArray", "MapArray",
     "FixedSizeListArray", "StructArray", "UnionArray", "DictionaryArray",
-    "RunEndEncodedArray", "make_array",
+    "RunEndEncodedArray", "make_array", "register_array_to_pandas",
 ]
+
+#: ``Array.to_pandas``: ``arrowmm.arrays.pandas_compat`` registers it (it imports this module)
+_TO_PANDAS: list = []
+
+
+def register_array_to_pandas(convert_array) -> None:
+    """Called by ``pandas_compat``: ``convert_array(array) -> pandas.Series``."""
+    _TO_PANDAS[:] = [convert_array]
 
 _ZERO_OFFSET = {4: np.zeros(1, dtype="<i4"), 8: np.zeros(1, dtype="<i8")}
 
@@ -289,6 +294,11 @@ class Array:
         """
         return self._pylist(temporal)
 
+    def to_pandas(self):
+        """A ``pandas.Series`` of the values, as pyarrow's ``Array.to_pandas()`` gives it
+        (extension values included: ``uuid.UUID``, ``bool``).  Needs pandas."""
+        return _TO_PANDAS[0](self)
+
     def to_numpy(self, zero_copy_only: bool = True, writable: bool = False) -> np.ndarray:
         """The values as numpy: a read-only view of the mapping where one exists.
 
@@ -349,12 +359,10 @@ class Array:
 
     # -- the Arrow PyCapsule interface ---------------------------------------------------------
     def __arrow_c_schema__(self):
-        from ..interop._cdata import export_schema
-        return export_schema(self.type)
+        return exporter("schema")(self.type)
 
     def __arrow_c_array__(self, requested_schema=None):
-        from ..interop._cdata import export_array
-        return export_array(self, requested_schema)
+        return exporter("array")(self, requested_schema)
 
 
 class NullArray(Array):
@@ -646,14 +654,16 @@ class BinaryViewArray(Array):
                              self.offset, list(self._buffers[2:]), self.type.utf8)
 
 
-def _pylist_where_used(part: Array, temporal: str, used) -> list:
+def _pylist_where_used(part: Array, temporal: str, used, field: Optional[t.Field] = None) -> list:
     """``part`` as Python values, converted in bulk, values no slot shows included (those under
     null list / struct slots, union children's unselected ones).  If the bulk conversion raises
     (a value Python cannot hold) and some values are unused, only the used runs are converted
     (unused ones stay None): pyarrow never touches them, so they must not raise.
-    ``used()`` gives the bool mask of the used values."""
+    ``used()`` gives the bool mask of the used values.  ``field`` is the child's field: the
+    values of an extension child are that type's values (``uuid.UUID``, ``bool``), as pyarrow
+    gives them at any depth."""
     try:
-        return part._pylist(temporal)
+        out = part._pylist(temporal)
     except ArrowInvalid:
         mask = used()
         if mask.all():
@@ -662,7 +672,15 @@ def _pylist_where_used(part: Array, temporal: str, used) -> list:
         edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.view(np.int8), [0]))))
         for start, stop in zip(edges[::2].tolist(), edges[1::2].tolist()):
             out[start:stop] = part.slice(start, stop - start)._pylist(temporal)
-        return out
+    return _extension_values(out, field)
+
+
+def _extension_values(values: list, field: Optional[t.Field]) -> list:
+    ext = field.extension_type if field is not None else None
+    if ext is None or type(ext).wrap_value is t.ExtensionType.wrap_value:
+        return values
+    wrap_value = ext.wrap_value
+    return [None if v is None else wrap_value(v) for v in values]
 
 
 def _covered(starts: np.ndarray, ends: np.ndarray, size: int) -> np.ndarray:
@@ -727,7 +745,8 @@ class ListArray(_OffsetsMixin, Array):
         base = int(offs[0])
         valid = self._valid_mask()
         part = self.children[0].slice(base, int(offs[-1]) - base)
-        values = _pylist_where_used(part, temporal, _rows_used(offs, base, valid, len(part)))
+        values = _pylist_where_used(part, temporal, _rows_used(offs, base, valid, len(part)),
+                                    self.type.value_field)
         return _rows_from_offsets(values, offs, base, valid)
 
 
@@ -756,8 +775,8 @@ class MapArray(ListArray):
         valid = self._valid_mask()
         entries = self.children[0].slice(base, int(offs[-1]) - base)
         used = _rows_used(offs, base, valid, len(entries))
-        keys = _pylist_where_used(entries.field(0), temporal, used)
-        items = _pylist_where_used(entries.field(1), temporal, used)
+        keys = _pylist_where_used(entries.field(0), temporal, used, self.type.key_field)
+        items = _pylist_where_used(entries.field(1), temporal, used, self.type.item_field)
         pairs = list(zip(keys, items))
         return _rows_from_offsets(pairs, offs, base, valid)
 
@@ -808,7 +827,8 @@ class ListViewArray(Array):
         if lo < 0 or hi > len(child):
             raise ArrowInvalid(f"list-view values [{lo}, {hi}) lie outside the {len(child)}-element child")
         values = _pylist_where_used(child.slice(lo, hi - lo), temporal,
-                                    lambda: _covered(starts[nonempty] - lo, ends[nonempty] - lo, hi - lo))
+                                    lambda: _covered(starts[nonempty] - lo, ends[nonempty] - lo, hi - lo),
+                                    self.type.value_field)
         rows = [values[s - lo:e - lo] if e > s else [] for s, e in zip(starts.tolist(), ends.tolist())]
         if valid is None:
             return rows
@@ -852,7 +872,7 @@ class FixedSizeListArray(Array):
         size = self.type.list_size
         valid = self._valid_mask()
         values = _pylist_where_used(self.flatten(), temporal, lambda: np.repeat(
-            np.ones(self.length, dtype=bool) if valid is None else valid, size))
+            np.ones(self.length, dtype=bool) if valid is None else valid, size), self.type.value_field)
         rows = [values[i * size:(i + 1) * size] for i in range(self.length)]
         return rows if valid is None else [r if ok else None for r, ok in zip(rows, valid.tolist())]
 
@@ -894,7 +914,8 @@ class StructArray(Array):
             raise ArrowInvalid(f"cannot convert {self.type} to dicts: duplicate field names; "
                                f"use .field(i) for each child")
         used = (lambda: np.ones(self.length, dtype=bool)) if valid is None else (lambda: valid)
-        columns = [_pylist_where_used(self.field(i), temporal, used) for i in range(len(names))]
+        columns = [_pylist_where_used(self.field(i), temporal, used, f)
+                   for i, f in enumerate(self.type.fields)]
         rows = [dict(zip(names, vals)) for vals in zip(*columns)] if columns else \
             [{} for _ in range(unbacked_rows(self.length, "struct without fields"))]
         return rows if valid is None else [r if ok else None for r, ok in zip(rows, valid.tolist())]
@@ -960,17 +981,17 @@ class UnionArray(Array):
         out = [None] * self.length
         code_list = codes.tolist()
         if self.type.mode == "sparse":
-            for code, child in zip(self.type.type_codes, self.children):
+            for code, child, f in zip(self.type.type_codes, self.children, self.type.fields):
                 picks = np.flatnonzero(codes == code)
                 if len(picks) == 0:
                     continue
                 vals = _pylist_where_used(child.slice(self.offset, self.length), temporal,
-                                          lambda: codes == code)
+                                          lambda: codes == code, f)
                 for k in picks.tolist():
                     out[k] = vals[k]
             return out
         offs = self.value_offsets()
-        for code, child in zip(self.type.type_codes, self.children):
+        for code, child, f in zip(self.type.type_codes, self.children, self.type.fields):
             picks = np.flatnonzero(codes == code)
             if len(picks) == 0:
                 continue
@@ -980,7 +1001,7 @@ class UnionArray(Array):
                 raise ArrowInvalid(f"dense union offset {lo if lo < 0 else hi} outside child of "
                                    f"length {len(child)}")
             vals = _pylist_where_used(child.slice(lo, hi - lo + 1), temporal,
-                                      lambda: np.isin(np.arange(lo, hi + 1), sel))
+                                      lambda: np.isin(np.arange(lo, hi + 1), sel), f)
             for k, o in zip(picks.tolist(), sel.tolist()):
                 out[k] = vals[o - lo]
         del code_list
@@ -1082,7 +1103,8 @@ class RunEndEncodedArray(Array):
         check_run_ends(ends, self.offset + self.length, "run ends")
         first = int(np.searchsorted(ends, self.offset, side="right"))
         last = int(np.searchsorted(ends, self.offset + self.length - 1, side="right"))
-        vals = self.children[1].slice(first, last - first + 1)._pylist(temporal)
+        vals = _extension_values(self.children[1].slice(first, last - first + 1)._pylist(temporal),
+                                 self.type.value_field)
         bounds = np.minimum(ends[first:last + 1], self.offset + self.length) - self.offset
         counts = np.diff(np.concatenate(([0], bounds)))
         out = []

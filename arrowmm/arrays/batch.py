@@ -8,6 +8,7 @@ from typing import Iterator, List, Optional, Sequence
 import numpy as np
 
 from .. import types as t
+from .._core._cabi import exporter
 from .array import Array, imported_batch, reduce_registered, selection, unbacked_rows
 from .display import inline_values, preview
 from .extension import ExtensionArray, storage_of, wrap
@@ -71,8 +72,8 @@ class RecordBatch(PandasConvertible):
             raise ArrowInvalid(f"arrays have different lengths: {sorted(lengths)}")
         for f, a, ext in zip(schema, arrays, schema.extension_types()):
             if isinstance(a, ExtensionArray) and a.type != ext:
-                raise ArrowInvalid(f"field {f.name!r} is {f.logical_type} but its array is {a.type}")
-            if f.type != storage_of(a).type:
+                raise ArrowInvalid(f"field {f.name!r} is {f.type} but its array is {a.type}")
+            if f.storage_type != storage_of(a).type:
                 raise ArrowInvalid(f"field {f.name!r} is {f.type} but its array is {a.type}")
         return cls(schema, lengths.pop() if lengths else 0, arrays)
 
@@ -290,7 +291,7 @@ class RecordBatch(PandasConvertible):
             col = self.storage_column(k)
             if len(col) != self.num_rows:
                 raise ArrowInvalid(f"column {k} ({f.name!r}) has {len(col)} rows, the batch {self.num_rows}")
-            if col.type != f.type:
+            if col.type != f.storage_type:
                 raise ArrowInvalid(f"column {k} ({f.name!r}) is {col.type}, the schema says {f.type}")
             col.validate(full, f"column {k} ({f.name!r})")
 
@@ -323,7 +324,8 @@ class RecordBatch(PandasConvertible):
 
     def to_string(self) -> str:
         """pyarrow's layout: the schema, ``----``, then each column's first and last values."""
-        lines = [f._short() for f in self.schema] + ["----"]
+        lines = [self.schema.to_string(show_field_metadata=False, show_schema_metadata=False),
+                 "----"]
         lines += [f"{f.name}: {inline_values(*preview(self.column(k)))}"
                   for k, f in enumerate(self.schema)]
         return "\n".join(lines)
@@ -334,12 +336,10 @@ class RecordBatch(PandasConvertible):
 
     # -- the Arrow PyCapsule interface ---------------------------------------------------
     def __arrow_c_schema__(self):
-        from ..interop._cdata import export_schema
-        return export_schema(self.schema)
+        return exporter("schema")(self.schema)
 
     def __arrow_c_array__(self, requested_schema=None):
-        from ..interop._cdata import export_batch
-        return export_batch(self, requested_schema)
+        return exporter("batch")(self, requested_schema)
 
 
 class SequentialBatches:

@@ -24,14 +24,14 @@ def nested_field(field: t.Field, path: Sequence[str], name: str) -> t.Field:
     on the way is."""
     nullable = field.nullable
     for step in path:
-        if not isinstance(field.type, t.StructType):
+        if not isinstance(field.storage_type, t.StructType):
             raise ArrowInvalid(f"columns: {name!r}: {field.name!r} is {field.type}, not a struct "
                                f"with a field {step!r}")
-        hits = [f for f in field.type.fields if f.name == step]
+        hits = [f for f in field.storage_type.fields if f.name == step]
         if len(hits) != 1:
             raise ArrowInvalid(f"columns: {name!r}: struct {field.name!r} has "
                                f"{len(hits) or 'no'} field(s) named {step!r}; its fields are "
-                               f"{[f.name for f in field.type.fields]}")
+                               f"{[f.name for f in field.storage_type.fields]}")
         field = hits[0]
         nullable = nullable or field.nullable
     return t.Field(name, field.type, nullable, field.metadata)

@@ -19,9 +19,10 @@ from typing import List, Optional
 import numpy as np
 
 from .. import types as t
-from .array import Array
+from .array import Array, register_array_to_pandas
 from .extension import storage_of
 from .concat import concat_arrays
+from .empty import empty_array
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .numpy_compat import convert, object_array, with_nulls
 from .decode_ahead import decoded_in_order
@@ -136,8 +137,8 @@ def array_to_pandas(chunks: List[Array], field: t.Field, *, deduplicate_objects:
     """A ``pandas.Series`` (named ``field.name``) of the concatenated ``chunks``; a dictionary
     column, or any column with ``categorical``, as a ``Categorical``."""
     pd = _pandas()
-    if isinstance(field.type, t.DictionaryType):
-        values = _categorical(chunks, field.type)
+    if isinstance(field.storage_type, t.DictionaryType):
+        values = _categorical(chunks, field.storage_type)
     else:
         array = concat_arrays(chunks) if len(chunks) != 1 else chunks[0]
         values = _values(array, field, deduplicate_objects)
@@ -187,8 +188,7 @@ def batches_to_pandas(schema: t.Schema, batches, *, ignore_metadata: bool = Fals
         if batches:
             chunks = [b.column(k) for b in batches]
         else:
-            from ..interop.build import array as build_array
-            chunks = [build_array([], f.type)]
+            chunks = [empty_array(f.type)]
         categorical = f.name in wanted or (strings_to_categorical and
                                            isinstance(f.type, t.BinaryType))
         columns.append(array_to_pandas(chunks, f, deduplicate_objects=deduplicate_objects,
@@ -286,3 +286,12 @@ class PandasConvertible:
                                  ignore_metadata=ignore_metadata, categories=categories,
                                  strings_to_categorical=strings_to_categorical,
                                  deduplicate_objects=deduplicate_objects)
+
+
+def _array_to_series(array: Array):
+    series = array_to_pandas([array], t.Field("", array.type))
+    series.name = None  # (pyarrow's Array.to_pandas names none)
+    return series
+
+
+register_array_to_pandas(_array_to_series)

@@ -20,19 +20,18 @@ import re
 from typing import List, Optional, Sequence, Tuple
 
 from ..errors import ArrowInvalid
-from ..ipc.io import MAGIC
+from ..ipc.sniff import KIND_HEAD, ipc_kind
 
 __all__ = ["MANIFEST", "LOG_DIR", "FORMAT", "resolve_paths", "read_manifest", "check_names",
            "version_name", "log_versions", "read_version", "latest_manifest", "data_files_in",
            "sniff", "discover", "discover_with_bases", "manifest_files", "parse_manifest",
-           "parse_version", "version_of", "EXTENSIONS", "STREAM_CONTINUATION"]
+           "parse_version", "version_of", "EXTENSIONS"]
 
 MANIFEST = "_SUCCESS"
 #: The folder of versioned manifests inside a directory (docs/commit-protocol.md).
 LOG_DIR = "_arrowmm_log"
 FORMAT = "arrowmm-manifest/1"
 _VERSION_NAME = re.compile(r"^([0-9]{20})\.json$")
-STREAM_CONTINUATION = b"\xff\xff\xff\xff"
 EXTENSIONS = (".arrow", ".arrows", ".ipc", ".feather")
 
 
@@ -174,20 +173,14 @@ def data_files_in(directory: str) -> List[str]:
 
 
 def sniff(path: str, strict: bool = False) -> Optional[str]:
-    """"file", "stream" or None.  A pre-0.15 stream starts with a bare length, which any
-    file might: ``strict`` (files found in a folder, not named for Arrow) rules that out."""
+    """"file", "stream" or None, as ``arrowmm.ipc.sniff.ipc_kind`` judges the first bytes of
+    the local file ``path`` (None also when it cannot be read)."""
     try:
         with open(path, "rb") as f:
-            head = f.read(8)
+            head = f.read(KIND_HEAD)
     except OSError:
         return None
-    if head[:6] == MAGIC:
-        return "file"
-    if head[:4] == STREAM_CONTINUATION:
-        return "stream"
-    if not strict and len(head) >= 4 and head[:4] != b"\x00\x00\x00\x00":
-        return "stream"
-    return None
+    return ipc_kind(head, strict)
 
 
 def manifest_files(directory: str) -> Optional[List[str]]:

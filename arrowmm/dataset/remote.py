@@ -9,9 +9,9 @@ import posixpath
 from typing import List, Optional, Tuple
 
 from ..errors import ArrowInvalid
-from ..ipc.io import MAGIC
-from .discovery import (EXTENSIONS, LOG_DIR, MANIFEST, STREAM_CONTINUATION, parse_manifest,
-                        parse_version, version_name, version_of)
+from ..ipc.sniff import KIND_HEAD, ipc_kind
+from .discovery import (EXTENSIONS, LOG_DIR, MANIFEST, parse_manifest, parse_version,
+                        version_name, version_of)
 
 __all__ = ["filesystem_for", "discover_on"]
 
@@ -33,18 +33,13 @@ def filesystem_for(source):
 
 
 def _sniff(fs, path: str, strict: bool) -> Optional[str]:
+    """``discovery.sniff`` on an fsspec filesystem: ``ipc_kind`` of the file's first bytes."""
     try:
         with fs.open(path, "rb") as f:
-            head = f.read(8)
+            head = f.read(KIND_HEAD)
     except OSError:
         return None
-    if head[:6] == MAGIC:
-        return "file"
-    if head[:4] == STREAM_CONTINUATION:
-        return "stream"
-    if not strict and len(head) >= 4 and head[:4] != b"\x00\x00\x00\x00":
-        return "stream"
-    return None
+    return ipc_kind(head, strict)
 
 
 def _manifest_files(fs, directory: str) -> Optional[List[str]]:

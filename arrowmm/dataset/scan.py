@@ -1,6 +1,8 @@
 """``Dataset``: many IPC files (and their partition folders) read as one table.
 
-A scan visits the files in order and each file's batches in order.  With a ``filter``, a
+A scan yields the files' batches in order (files in order, each file's batches in order),
+reading up to a few files ahead on a small thread pool, bounded in memory (``readahead``).
+With a ``filter``, a
 file whose partition values rule it out is never opened, a batch whose footer statistics
 rule it out is never read (its header aside), and the rows left are filtered exactly; the
 columns neither asked for nor filtered on are never decoded.  Batches that pass whole keep
@@ -10,6 +12,7 @@ one run, one copy of the selected columns otherwise).
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Dict, Iterator, List, Optional, Sequence
 
 import numpy as np
@@ -23,15 +26,16 @@ from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..interop._cdata import export_schema, export_stream
 from ..interop.build import array as build_array
 from ..ipc.opening import open as open_ipc
-from ..ipc.io import MAGIC
 from ..ipc.ranged import RangedFileReader, RangeSource
 from ..ipc.reader import FileReader, StreamReader
+from ..ipc.sniff import KIND_HEAD, ipc_kind
 from ..ipc.statistics import STATISTICS_KEY, decode_statistics
 from .discovery import discover_with_bases
 from .remote import discover_on, filesystem_for
 from .filters import (check_term, filter_columns, normalize_filter, partition_verdict,
-                      row_mask, scalar_match, statistics_allow)
+                      row_mask, scalar_match, statistics_allow, statistics_verdicts)
 from .partitioning import hive_pairs, infer_hive
+from .readahead import BATCH_READAHEAD, FRAGMENT_READAHEAD, ordered_readahead
 
 __all__ = ["Dataset", "dataset"]
 
@@ -195,7 +199,7 @@ class Dataset:
             keys = {f.name for f in fields}
             self._partition_names = [f.name for f in schema if f.name in keys]
             for f in schema:
-                if f.name in keys and not isinstance(f.type, (t.IntType, t.BinaryType)):
+                if f.name in keys and not isinstance(f.storage_type, (t.IntType, t.BinaryType)):
                     raise ArrowNotImplementedError(f"partition column {f.name!r} as {f.type}: "
                                                    f"integers and strings only")
             for vals in self._partition_values:
@@ -215,9 +219,9 @@ class Dataset:
             raise ArrowInvalid("filesystem= takes an fsspec filesystem object")
         f = self.filesystem.open(self.files[k], "rb")
         try:
-            head = f.read(6)
+            head = f.read(KIND_HEAD)
             f.seek(0)
-            if head == MAGIC:
+            if ipc_kind(head) == "file":
                 return RangedFileReader(RangeSource(f, self.files[k], owns=True))
             return StreamReader(f)  # (a stream is read as it comes, in order)
         except BaseException:
@@ -262,9 +266,9 @@ class Dataset:
                 continue
             if len(hits) > 1:
                 raise ArrowInvalid(f"{self.files[k]}: has {len(hits)} columns named {name!r}")
-            got = fschema.fields[hits[0]].type
-            if got != field.type:
-                if not promotable(got, field.type):
+            got = fschema.fields[hits[0]].storage_type
+            if got != field.storage_type:
+                if not promotable(got, field.storage_type):
                     raise ArrowInvalid(f"{self.files[k]}: column {name!r} is {got}, the "
                                        f"dataset's schema says {field.type}, and {got} values "
                                        f"do not all fit in {field.type}")
@@ -278,7 +282,7 @@ class Dataset:
         self._check_names(filter_columns(dnf), "filter")
         for group in dnf or ():
             for term in group:
-                check_term(term, self.schema.field(term.column).type)
+                check_term(term, self.schema.field(term.column).storage_type)
         if self._filter is None:
             return dnf
         if dnf is None:
@@ -292,14 +296,24 @@ class Dataset:
         out._filter = self._dnf(filter)
         return out
 
-    def to_batches(self, columns=None, filter=None) -> Iterator[RecordBatch]:  # noqa: A002
+    def to_batches(self, columns=None, filter=None, *, use_threads: bool = True,  # noqa: A002
+                   batch_readahead: int = BATCH_READAHEAD,
+                   fragment_readahead: int = FRAGMENT_READAHEAD) -> Iterator[RecordBatch]:
         """The dataset's batches, lazily and in order (files in order, batches in order):
         ``columns`` (names, in that order; default all), rows matching ``filter``
-        (pyarrow.parquet's list-of-tuples form; see ``arrowmm.dataset.filters``)."""
-        out_idx = self._output(columns)
-        return self._scan(out_idx, self._dnf(filter))
+        (pyarrow.parquet's list-of-tuples form; see ``arrowmm.dataset.filters``).
 
-    def _scan(self, out_idx: List[int], dnf) -> Iterator[RecordBatch]:
+        With ``use_threads`` (pyarrow.dataset's names and defaults), up to
+        ``fragment_readahead`` files are read ahead on worker threads, each up to
+        ``batch_readahead`` batches ahead of the caller; the order is the same.  An error of a
+        file is raised when the scan reaches it, naming the file.  Closing the iterator early
+        (or leaving a ``for`` loop) stops the workers."""
+        out_idx = self._output(columns)
+        return self._scan(out_idx, self._dnf(filter),
+                          fragment_readahead if use_threads else 0, batch_readahead)
+
+    def _scan(self, out_idx: List[int], dnf, fragment_readahead: int = FRAGMENT_READAHEAD,
+              batch_readahead: int = BATCH_READAHEAD) -> Iterator[RecordBatch]:
         schema = t.Schema([self.schema.fields[k] for k in out_idx], self.schema.metadata,
                           endianness=self.schema.endianness)
         out_names = [f.name for f in schema]
@@ -308,31 +322,47 @@ class Dataset:
         for name in filter_columns(dnf):
             if name not in parts and name not in data_names:
                 data_names.append(name)
+        todo = []
         for k, path in enumerate(self.files):
             values = self._partition_values[k]
             groups = None if dnf is None else [g for g in dnf if partition_verdict(g, values)]
             if groups is not None and not groups:
                 continue  # the partition values rule the file out: it is never opened
-            yield from self._scan_file(k, schema, out_names, data_names, groups, values)
+            todo.append((path, functools.partial(self._scan_file, k, schema, out_names,
+                                                 data_names, groups, values)))
+        # (a file read by byte ranges fetches a column's bytes when the column is decoded:
+        # the workers do that ahead; a mapped column decodes in place, when it is touched)
+        prepare = _decode_all if self.filesystem is not None else None
+        if prepare is None and len(todo) < 2:
+            # (one mapped file: a worker would only do, under the GIL, what the caller does,
+            # and each hand-off can wait out the interpreter's switch interval: 3x slower)
+            fragment_readahead = 0
+        return ordered_readahead(todo, fragment_readahead=fragment_readahead,
+                                 batch_readahead=batch_readahead, prepare=prepare)
 
     def _scan_file(self, k, schema, out_names, data_names, groups, values):
         reader = self._open(k)
         casts = {}
         plan = self._file_plan(k, reader, data_names, casts)
-        types = [f.type for f in schema]
+        types = [f.storage_type for f in schema]
         layout = [(("cast" if n in casts else "col"), plan[n]) if n in plan and plan[n] is not None
                   else ("const", values.get(n)) if n in values else ("null",) for n in out_names]
         # (statistics and row tests judge the file's own values, before any promotion)
-        dtypes = {n: casts.get(n, self.schema.field(n).type) for n in data_names}
+        dtypes = {n: casts.get(n, self.schema.field(n).storage_type) for n in data_names}
         if isinstance(reader, FileReader):
             stats = self._file_statistics(k, reader) if groups else None
             batches = ((i, None) for i in range(reader.num_record_batches))
         else:
             stats = None
             batches = enumerate(reader)
+        file_live = None if stats is None else self._file_groups(groups, stats, plan, dtypes)
         for i, batch in batches:
             live = groups
-            if groups:
+            if file_live is not None:
+                live = file_live[i]
+                if not live:
+                    continue  # the statistics rule the batch out: its body is never read
+            elif groups:
                 doc_i = stats[i] if stats is not None else None
                 if batch is not None and doc_i is None:
                     doc_i = decode_statistics((batch.metadata or {}).get(STATISTICS_KEY))
@@ -378,6 +408,27 @@ class Dataset:
         return stats
 
     @staticmethod
+    def _file_groups(groups, stats: list, plan, dtypes) -> list:
+        """``_statistics_groups`` for every batch of a file (its footer's ``stats``), each
+        term judged across all the batches at once (``statistics_verdicts``)."""
+        cols = [s.get("columns") if isinstance(s, dict) else None for s in stats]
+        rows = [s.get("rows") if isinstance(s, dict) else None for s in stats]
+        known = [isinstance(c, dict) for c in cols]
+        live = [[] for _ in stats]
+        for g in groups:
+            ok = [True] * len(stats)
+            for term in g:
+                if plan.get(term.column) is None:
+                    continue  # a partition column (judged already) or one the file lacks
+                docs = [c.get(term.column) if h else None for c, h in zip(cols, known)]
+                verdicts = statistics_verdicts(term, dtypes[term.column], docs, rows)
+                ok = [a and b for a, b in zip(ok, verdicts)]
+            for i, (h, o) in enumerate(zip(known, ok)):
+                if o or not h:
+                    live[i].append(g)
+        return live
+
+    @staticmethod
     def _statistics_groups(groups, doc, rows, plan, dtypes):
         columns = doc.get("columns") if isinstance(doc, dict) else None
         if not isinstance(columns, dict):
@@ -416,15 +467,21 @@ class Dataset:
         return total
 
     # -- answers -------------------------------------------------------------------------------
-    def to_table(self, columns=None, filter=None) -> Table:  # noqa: A002
-        """The rows matching ``filter``, columns ``columns``, as an ``arrowmm.Table``."""
+    def to_table(self, columns=None, filter=None, *, use_threads: bool = True,  # noqa: A002
+                 batch_readahead: int = BATCH_READAHEAD,
+                 fragment_readahead: int = FRAGMENT_READAHEAD) -> Table:
+        """The rows matching ``filter``, columns ``columns``, as an ``arrowmm.Table``
+        (threads and read-ahead as for ``to_batches``)."""
         out_idx = self._output(columns)
         schema = t.Schema([self.schema.fields[k] for k in out_idx], self.schema.metadata,
                           endianness=self.schema.endianness)
-        return Table(schema, list(self.to_batches(columns, filter)))
+        return Table(schema, list(self.to_batches(
+            columns, filter, use_threads=use_threads, batch_readahead=batch_readahead,
+            fragment_readahead=fragment_readahead)))
 
     def head(self, num_rows: int, columns=None, filter=None) -> Table:  # noqa: A002
-        """The first ``num_rows`` rows (files and batches past them are not read)."""
+        """The first ``num_rows`` rows (files and batches past them are not read, beyond the
+        scan's bounded read-ahead, which stops when they are there)."""
         n = int(num_rows)
         if n < 0:
             raise ArrowInvalid(f"head(num_rows): must be >= 0, got {n}")
@@ -433,22 +490,34 @@ class Dataset:
                           endianness=self.schema.endianness)
         got, have = [], 0
         if n:
-            for b in self.to_batches(columns, filter):
-                got.append(b if have + b.num_rows <= n else b.slice(0, n - have))
-                have += got[-1].num_rows
-                if have >= n:
-                    break
+            batches = self.to_batches(columns, filter)
+            try:
+                for b in batches:
+                    got.append(b if have + b.num_rows <= n else b.slice(0, n - have))
+                    have += got[-1].num_rows
+                    if have >= n:
+                        break
+            finally:
+                batches.close()  # (stops the read-ahead now, not when collected)
         return Table(schema, got)
 
-    def count_rows(self, filter=None) -> int:  # noqa: A002
-        """Rows matching ``filter`` (all rows: from the batch headers alone)."""
+    def count_rows(self, filter=None, *, use_threads: bool = True) -> int:  # noqa: A002
+        """Rows matching ``filter``; all rows from metadata alone (each file's footer and
+        batch headers, or a stream's headers: no body is read), files on the thread pool."""
         if filter is None and self._filter is None:
-            total = 0
-            for k in range(len(self.files)):
-                reader = self._open(k)
-                total += reader.count_rows()
-            return total
-        return sum(b.num_rows for b in self.to_batches([], filter))
+            parts = [(path, functools.partial(self._count_file, k))
+                     for k, path in enumerate(self.files)]
+            threads = use_threads and (len(parts) > 1 or self.filesystem is not None)
+            return sum(ordered_readahead(parts, fragment_readahead=FRAGMENT_READAHEAD
+                                         if threads else 0))
+        return sum(b.num_rows for b in self.to_batches([], filter, use_threads=use_threads))
+
+    def _count_file(self, k: int):
+        reader = self._open(k)
+        try:
+            yield reader.count_rows()
+        finally:
+            reader.close()
 
     def __arrow_c_schema__(self):
         return export_schema(self.schema)
@@ -458,9 +527,15 @@ class Dataset:
         return export_stream(self.schema, self.to_batches(), requested_schema)
 
 
+def _decode_all(batch: RecordBatch) -> None:
+    """Decode every column of ``batch`` now (a read-ahead worker's: fetches their bytes)."""
+    for k in range(batch.num_columns):
+        batch.column(k)
+
+
 def _partition_value(value, field: t.Field):
     """A partition value as ``field``'s type says (integers and strings)."""
-    if isinstance(field.type, t.IntType):
+    if isinstance(field.storage_type, t.IntType):
         try:
             return int(value)
         except (TypeError, ValueError):

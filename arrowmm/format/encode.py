@@ -43,8 +43,8 @@ def _encode_key_values(b, metadata: Optional[dict]):
     for k, v in metadata.items():
         key, value = b.CreateString(str(k)), b.CreateString(str(v))
         _KeyValue.Start(b)
-        _KeyValue.AddKey(b, key)
         _KeyValue.AddValue(b, value)
+        _KeyValue.AddKey(b, key)
         items.append(_KeyValue.End(b))
     b.StartVector(4, len(items), 4)
     for off in reversed(items):
@@ -73,9 +73,9 @@ def encode_type(b, dtype: t.DataType):
         return 6, _empty_table(b)
     if isinstance(dtype, t.DecimalType):
         _Decimal.Start(b)
-        _Decimal.AddPrecision(b, dtype.precision)
-        _Decimal.AddScale(b, dtype.scale)
         _Decimal.AddBitWidth(b, dtype.bit_width)
+        _Decimal.AddScale(b, dtype.scale)
+        _Decimal.AddPrecision(b, dtype.precision)
         return 7, _Decimal.End(b)
     if isinstance(dtype, t.DateType):
         _Date.Start(b)
@@ -83,15 +83,15 @@ def encode_type(b, dtype: t.DataType):
         return 8, _Date.End(b)
     if isinstance(dtype, t.TimeType):
         _Time.Start(b)
-        _Time.AddUnit(b, _UNIT_CODE[dtype.unit])
         _Time.AddBitWidth(b, dtype.bit_width)
+        _Time.AddUnit(b, _UNIT_CODE[dtype.unit])
         return 9, _Time.End(b)
     if isinstance(dtype, t.TimestampType):
         tz = b.CreateString(dtype.tz) if dtype.tz else None
         _Timestamp.Start(b)
-        _Timestamp.AddUnit(b, _UNIT_CODE[dtype.unit])
         if tz is not None:
             _Timestamp.AddTimezone(b, tz)
+        _Timestamp.AddUnit(b, _UNIT_CODE[dtype.unit])
         return 10, _Timestamp.End(b)
     if isinstance(dtype, t.IntervalType):
         _Interval.Start(b)
@@ -112,8 +112,8 @@ def encode_type(b, dtype: t.DataType):
             b.PrependInt32(code)
         codes = b.EndVector()
         _Union.Start(b)
-        _Union.AddMode(b, 1 if dtype.mode == "dense" else 0)
         _Union.AddTypeIds(b, codes)
+        _Union.AddMode(b, 1 if dtype.mode == "dense" else 0)
         return 14, _Union.End(b)
     if isinstance(dtype, t.FixedSizeBinaryType):
         _FixedSizeBinary.Start(b)
@@ -133,7 +133,14 @@ def encode_type(b, dtype: t.DataType):
 
 
 def _encode_field(b, f: t.Field) -> int:
-    dtype = f.type
+    # Arrow C++'s order (``FieldToFlatbufferVisitor::GetResult``), so the bytes are the same:
+    # the children, the type table, the dictionary encoding, the metadata, the name, the
+    # children vector; each table's fields added as flatc's ``Create*`` adds them (widest
+    # first, then last declared first).
+    dtype = f.storage_type
+    value_type = dtype.value_type if isinstance(dtype, t.DictionaryType) else dtype
+    kids = [_encode_field(b, c) for c in value_type.children]
+    type_code, type_table = encode_type(b, value_type)
     encoding = None
     if isinstance(dtype, t.DictionaryType):
         if f.dictionary_id is None:
@@ -147,26 +154,35 @@ def _encode_field(b, f: t.Field) -> int:
         _DictionaryEncoding.AddIndexType(b, index)
         _DictionaryEncoding.AddIsOrdered(b, dtype.ordered)
         encoding = _DictionaryEncoding.End(b)
-        dtype = dtype.value_type
+    metadata = _encode_key_values(b, _cpp_metadata_order(f.storage_metadata))
     name = b.CreateString(f.name)
-    kids = [_encode_field(b, c) for c in dtype.children]
     b.StartVector(4, len(kids), 4)
     for off in reversed(kids):
         b.PrependUOffsetTRelative(off)
     children = b.EndVector()
-    type_code, type_table = encode_type(b, dtype)
-    metadata = _encode_key_values(b, f.metadata)
     _Field.Start(b)
-    _Field.AddName(b, name)
-    _Field.AddNullable(b, f.nullable)
-    _Field.AddTypeType(b, type_code)
-    _Field.AddType(b, type_table)
-    if encoding is not None:
-        _Field.AddDictionary(b, encoding)
-    _Field.AddChildren(b, children)
     if metadata is not None:
         _Field.AddCustomMetadata(b, metadata)
+    _Field.AddChildren(b, children)
+    if encoding is not None:
+        _Field.AddDictionary(b, encoding)
+    _Field.AddType(b, type_table)
+    _Field.AddName(b, name)
+    _Field.AddTypeType(b, type_code)
+    _Field.AddNullable(b, f.nullable)
     return _Field.End(b)
+
+
+def _cpp_metadata_order(metadata):
+    """A field's stored metadata with the extension's entries last, metadata before name,
+    where Arrow C++ writes them (after the field's own metadata)."""
+    if not metadata or t.EXTENSION_NAME not in metadata:
+        return metadata
+    out = {k: v for k, v in metadata.items() if k not in (t.EXTENSION_NAME, t.EXTENSION_METADATA)}
+    if t.EXTENSION_METADATA in metadata:
+        out[t.EXTENSION_METADATA] = metadata[t.EXTENSION_METADATA]
+    out[t.EXTENSION_NAME] = metadata[t.EXTENSION_NAME]
+    return out
 
 
 def _encode_schema(b, schema: t.Schema, features=()) -> int:
@@ -180,18 +196,21 @@ def _encode_schema(b, schema: t.Schema, features=()) -> int:
     if features:
         feature_vec = b.CreateNumpyVector(np.array([FEATURE_CODES[f] for f in features], dtype="<i8"))
     _Schema.Start(b)
-    _Schema.AddEndianness(b, 1 if schema.endianness == "big" else 0)
-    _Schema.AddFields(b, vec)
-    if metadata is not None:
-        _Schema.AddCustomMetadata(b, metadata)
     if feature_vec is not None:
         _Schema.AddFeatures(b, feature_vec)
+    if metadata is not None:
+        _Schema.AddCustomMetadata(b, metadata)
+    _Schema.AddFields(b, vec)
+    _Schema.AddEndianness(b, 1 if schema.endianness == "big" else 0)
     return _Schema.End(b)
 
 
 def _raw_vector(b, payload: bytes, elem_size: int, count: int, alignment: int = 8) -> int:
-    """A vector of ``count`` structs whose little-endian bytes are ``payload`` (one copy)."""
-    b.StartVector(elem_size, count, alignment)
+    """A vector of ``count`` structs whose little-endian bytes are ``payload`` (one copy).
+
+    An empty one is aligned as its length alone (4), as Arrow C++'s builder leaves it (its
+    footer's empty ``dictionaries``): the same bytes as pyarrow's."""
+    b.StartVector(elem_size, count, alignment if count else 4)
     b.head = b.head - len(payload)
     b.Bytes[b.head:b.head + len(payload)] = payload
     return b.EndVector()
@@ -207,29 +226,29 @@ def _encode_record_batch(b, length: int, nodes: np.ndarray, buffers: np.ndarray,
     comp = None
     if compression is not None:
         _BodyCompression.Start(b)
-        _BodyCompression.AddCodec(b, _CODEC_CODE[compression])
         _BodyCompression.AddMethod(b, 0)
+        _BodyCompression.AddCodec(b, _CODEC_CODE[compression])
         comp = _BodyCompression.End(b)
     _RecordBatch.Start(b)
     _RecordBatch.AddLength(b, length)
-    _RecordBatch.AddNodes(b, node_vec)
-    _RecordBatch.AddBuffers(b, buffer_vec)
-    if comp is not None:
-        _RecordBatch.AddCompression(b, comp)
     if variadic_vec is not None:
         _RecordBatch.AddVariadicBufferCounts(b, variadic_vec)
+    if comp is not None:
+        _RecordBatch.AddCompression(b, comp)
+    _RecordBatch.AddBuffers(b, buffer_vec)
+    _RecordBatch.AddNodes(b, node_vec)
     return _RecordBatch.End(b)
 
 
 def finish_message(b, header_type: int, header: int, body_length: int, metadata, version) -> bytes:
     md = _encode_key_values(b, metadata)
     _Message.Start(b)
-    _Message.AddVersion(b, version)
-    _Message.AddHeaderType(b, header_type)
-    _Message.AddHeader(b, header)
     _Message.AddBodyLength(b, body_length)
     if md is not None:
         _Message.AddCustomMetadata(b, md)
+    _Message.AddHeader(b, header)
+    _Message.AddVersion(b, version)
+    _Message.AddHeaderType(b, header_type)
     b.Finish(_Message.End(b))
     return bytes(b.Output())
 
@@ -273,12 +292,12 @@ def encode_footer(schema: t.Schema, dictionaries: np.ndarray, record_batches: np
                             len(record_batches))
     md = _encode_key_values(b, metadata)
     _Footer.Start(b)
-    _Footer.AddVersion(b, version)
-    _Footer.AddSchema(b, sch)
-    _Footer.AddDictionaries(b, dict_vec)
-    _Footer.AddRecordBatches(b, batch_vec)
     if md is not None:
         _Footer.AddCustomMetadata(b, md)
+    _Footer.AddRecordBatches(b, batch_vec)
+    _Footer.AddDictionaries(b, dict_vec)
+    _Footer.AddSchema(b, sch)
+    _Footer.AddVersion(b, version)
     b.Finish(_Footer.End(b))
     return bytes(b.Output())
 

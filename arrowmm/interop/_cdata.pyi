@@ -12,7 +12,7 @@ ArrayCapsule = object
 StreamCapsule = object
 
 __all__ = ["export_schema", "export_array", "export_batch", "export_stream", "export_array_stream",
-           "export_reader_stream", "compile_walk", "import_schema", "import_field", "import_type", "import_array", "import_batch",
+           "import_schema", "import_field", "import_type", "import_array", "import_batch",
            "import_stream", "ImportedStream"]
 
 def export_schema(obj: Union[DataType, Field, Schema]) -> SchemaCapsule: ...
@@ -24,9 +24,6 @@ def export_stream(schema: Schema, batch_iterator: Iterable[RecordBatch],
                   requested_schema: Optional[object] = None) -> StreamCapsule: ...
 def export_array_stream(dtype: DataType, arrays: Iterable[Array],
                         requested_schema: Optional[object] = None) -> StreamCapsule: ...
-def export_reader_stream(reader: object, requested_schema: Optional[object] = None
-                         ) -> StreamCapsule: ...  # a FileReader's or StreamReader's batches
-def compile_walk(plan: object) -> Optional[object]: ...  # a SchemaPlan's walk, or None
 
 def import_field(capsule: SchemaCapsule) -> Field: ...
 def import_type(capsule: SchemaCapsule) -> DataType: ...

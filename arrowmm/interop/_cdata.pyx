@@ -18,83 +18,44 @@ becomes a ``Region`` over the foreign pointer holding that object.  The C
 interface carries no buffer sizes, so they are computed from the type, offset
 and length, and everything that can be checked is (counts, signs, offsets)
 before arrowmm's own structural validation runs.
-"""
-from cpython.bytes cimport PyBytes_AsString
-from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid, PyCapsule_New
-from cpython.pyport cimport PY_SSIZE_T_MAX
-from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
-from libc.errno cimport EINVAL, EIO, ENOMEM, ENOSYS
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcpy, memset
 
-from arrowmm._core._flatbuf cimport MessageInfo, StructPairs, peek_message
-from arrowmm._core._region cimport BufferView, Region, region_from_pointer
+Where the parts live: the structs, their release callbacks, the arena and the capsules are
+``_core._cabi`` (shared with the IPC walk); this module fills them from arrowmm types and
+Arrays, and reads foreign ones.  A lazy batch's undecoded columns are exported by the
+``ColumnExporter`` its loader hands in (``ipc._batch_walk``), and a reader's stream by
+``ipc._batch_walk``'s subclasses of ``BatchStream``: this module never imports the readers.
+The typed classes' capsule methods find the functions below through
+``_core._cabi.exporter``: they are registered at the end of this module.
+"""
+from cpython.pyport cimport PY_SSIZE_T_MAX
+from cpython.ref cimport PyObject
+from libc.errno cimport EINVAL, ENOMEM, ENOSYS
+from libc.stdint cimport int64_t, uint8_t
+from libc.stdlib cimport free
+from libc.string cimport memset
+
+from arrowmm._core._cabi cimport (
+    FLAG_DICTIONARY_ORDERED, FLAG_MAP_KEYS_SORTED, FLAG_NULLABLE, Arena, ArrayPrivate, ArrowArray,
+    ArrowArrayStream, ArrowSchema, ImportedArray, StreamProducer, array_capsule, arena_drop,
+    arena_new, arrowmm_zero, begin_node, begin_owned, capsule_pointer, checked_calloc,
+    decode_metadata, dup_bytes, encode_metadata, free_array, free_schema, move_array, move_stream,
+    node_bytes, schema_capsule, schema_release, stream_capsule)
+from arrowmm._core._region cimport BufferView, region_from_pointer
 
 import sys
 
-import numpy as np
-
 from arrowmm import limits, types as t
+from arrowmm._core._cabi import register_exporter
 from arrowmm._core._region import empty_view
 from arrowmm.arrays.array import Array, make_array
 from arrowmm.arrays.batch import RecordBatch
 from arrowmm.arrays.extension import wrap
-from sys import byteorder as NATIVE  # (= arrowmm.ipc.byteorder.NATIVE)
 from arrowmm.errors import ArrowInvalid, ArrowNotImplementedError
 from arrowmm.interop.requests import check_request_nulls, requested_array_field, requested_schema_for
-from arrowmm.format import MetadataVersion
 
-__all__ = ["export_schema", "export_array", "export_batch", "export_stream",
-           "export_reader_stream", "compile_walk", "import_schema", "import_field", "import_type",
-           "import_array", "import_batch", "import_stream", "ImportedStream"]
-
-cdef extern from "Python.h":
-    int Py_IsInitialized() nogil
-
-# -- the C structs (ABI of the Arrow C data / stream interfaces) ---------------------------
-
-cdef enum:
-    FLAG_DICTIONARY_ORDERED = 1
-    FLAG_NULLABLE = 2
-    FLAG_MAP_KEYS_SORTED = 4
-
-cdef struct ArrowSchema:
-    const char* format
-    const char* name
-    const char* metadata
-    int64_t flags
-    int64_t n_children
-    ArrowSchema** children
-    ArrowSchema* dictionary
-    void (*release)(ArrowSchema*) noexcept nogil
-    void* private_data
-
-cdef struct ArrowArray:
-    int64_t length
-    int64_t null_count
-    int64_t offset
-    int64_t n_buffers
-    int64_t n_children
-    const void** buffers
-    ArrowArray** children
-    ArrowArray* dictionary
-    void (*release)(ArrowArray*) noexcept nogil
-    void* private_data
-
-cdef struct ArrowArrayStream:
-    int (*get_schema)(ArrowArrayStream*, ArrowSchema*) noexcept nogil
-    int (*get_next)(ArrowArrayStream*, ArrowArray*) noexcept nogil
-    const char* (*get_last_error)(ArrowArrayStream*) noexcept nogil
-    void (*release)(ArrowArrayStream*) noexcept nogil
-    void* private_data
-
-cdef struct _ArrayPrivate:
-    PyObject* owner           # strong reference to the exported arrowmm object
-    int64_t* variadic_sizes   # binary/string view: the trailing sizes buffer
-
-# non-NULL address exported for an absent data buffer (some consumers reject NULL)
-cdef int64_t _ZERO[8]
+__all__ = ["export_schema", "export_array", "export_batch", "export_stream", "export_array_stream",
+           "import_schema", "import_field", "import_type", "import_array", "import_batch",
+           "import_stream", "ImportedStream"]
 
 _UNIT_LETTER = {"s": "s", "ms": "m", "us": "u", "ns": "n"}
 _LETTER_UNIT = {v: k for k, v in _UNIT_LETTER.items()}
@@ -202,87 +163,34 @@ def _int(str text, fmt, path):
 
 
 # == schema export =========================================================================
-
-cdef char* _dup(bytes b) except NULL:
-    """A malloc'd, NUL-terminated copy of ``b`` (which may contain NULs)."""
-    cdef Py_ssize_t n = len(b)
-    cdef char* out = <char*>malloc(n + 1)
-    if out == NULL:
-        raise MemoryError()
-    memcpy(out, <const char*>b, n)
-    out[n] = 0
-    return out
-
-
-def _encode_metadata(metadata):
-    """Custom metadata in the C interface encoding, or None when there is none."""
-    if not metadata:
-        return None
-    parts = [len(metadata).to_bytes(4, sys.byteorder, signed=True)]
-    for k, v in metadata.items():
-        for item in (k.encode("utf-8"), v.encode("utf-8", "surrogateescape")):
-            parts.append(len(item).to_bytes(4, sys.byteorder, signed=True))
-            parts.append(item)
-    return b"".join(parts)
-
-
-cdef void _free_schema(ArrowSchema* s) noexcept nogil:
-    """Release (if still live) and free a heap ArrowSchema."""
-    if s != NULL:
-        if s.release != NULL:
-            s.release(s)
-        free(s)
-
-
-cdef void _schema_release(ArrowSchema* s) noexcept nogil:
-    cdef int64_t i
-    if s == NULL or s.release == NULL:
-        return
-    for i in range(s.n_children if s.children != NULL else 0):
-        _free_schema(s.children[i])
-    free(s.children)
-    _free_schema(s.dictionary)
-    free(<void*>s.format)
-    free(<void*>s.name)
-    free(<void*>s.metadata)
-    s.release = NULL
-
-
-cdef void* _calloc(size_t n, size_t size) except NULL:
-    cdef void* p = calloc(n if n else 1, size)
-    if p == NULL:
-        raise MemoryError()
-    return p
-
-
 cdef int _fill_schema(ArrowSchema* out, str name, object dtype, bint nullable,
                       object metadata) except -1:
     """Fill ``out`` (released by the caller if this raises: ``release`` is set first)."""
     cdef int64_t i
     memset(out, 0, sizeof(ArrowSchema))
-    out.release = _schema_release
-    out.format = _dup(_format(dtype).encode("ascii"))
-    out.name = _dup(name.encode("utf-8", "surrogateescape"))
-    encoded = _encode_metadata(metadata)
+    out.release = schema_release
+    out.format = dup_bytes(_format(dtype).encode("ascii"))
+    out.name = dup_bytes(name.encode("utf-8", "surrogateescape"))
+    encoded = encode_metadata(metadata)
     if encoded is not None:
-        out.metadata = _dup(encoded)
+        out.metadata = dup_bytes(encoded)
     flags = FLAG_NULLABLE if nullable else 0
     children = ()
     if isinstance(dtype, t.DictionaryType):
         if dtype.ordered:
             flags |= FLAG_DICTIONARY_ORDERED
-        out.dictionary = <ArrowSchema*>_calloc(1, sizeof(ArrowSchema))
+        out.dictionary = <ArrowSchema*>checked_calloc(1, sizeof(ArrowSchema))
         _fill_schema(out.dictionary, "", dtype.value_type, True, None)
     else:
         children = dtype.children
         if isinstance(dtype, t.MapType) and dtype.keys_sorted:
             flags |= FLAG_MAP_KEYS_SORTED
     out.flags = flags
-    out.children = <ArrowSchema**>_calloc(len(children), sizeof(ArrowSchema*))
+    out.children = <ArrowSchema**>checked_calloc(len(children), sizeof(ArrowSchema*))
     out.n_children = len(children)
     for i, f in enumerate(children):
-        out.children[i] = <ArrowSchema*>_calloc(1, sizeof(ArrowSchema))
-        _fill_schema(out.children[i], f.name, f.type, f.nullable, f.metadata)
+        out.children[i] = <ArrowSchema*>checked_calloc(1, sizeof(ArrowSchema))
+        _fill_schema(out.children[i], f.name, f.storage_type, f.nullable, f.storage_metadata)
     return 0
 
 
@@ -293,7 +201,9 @@ cdef int _export_schema_into(ArrowSchema* out, object obj) except -1:
         if isinstance(obj, t.Schema):
             _fill_schema(out, "", t.StructType(obj.fields), False, obj.metadata)
         elif isinstance(obj, t.Field):
-            _fill_schema(out, obj.name, obj.type, obj.nullable, obj.metadata)
+            _fill_schema(out, obj.name, obj.storage_type, obj.nullable, obj.storage_metadata)
+        elif isinstance(obj, t.ExtensionType):  # (its storage, named in the metadata)
+            _fill_schema(out, "", obj.storage_type, True, obj.field_metadata())
         elif isinstance(obj, t.DataType):
             _fill_schema(out, "", obj, True, None)
         else:
@@ -306,10 +216,6 @@ cdef int _export_schema_into(ArrowSchema* out, object obj) except -1:
     return 0
 
 
-cdef void _schema_capsule_destructor(object capsule) noexcept:
-    _free_schema(<ArrowSchema*>PyCapsule_GetPointer(capsule, "arrow_schema"))
-
-
 def export_schema(obj):
     """Export a DataType, Field or Schema as an ``"arrow_schema"`` capsule.
 
@@ -319,61 +225,26 @@ def export_schema(obj):
     ----------
     obj : DataType, Field or Schema
     """
-    cdef ArrowSchema* s = <ArrowSchema*>_calloc(1, sizeof(ArrowSchema))
+    cdef ArrowSchema* s = <ArrowSchema*>checked_calloc(1, sizeof(ArrowSchema))
     try:
         _export_schema_into(s, obj)
-        return PyCapsule_New(s, "arrow_schema", _schema_capsule_destructor)
     except BaseException:
-        _free_schema(s)
+        free_schema(s)
         raise
+    return schema_capsule(s)
 
 
 # == array export ==========================================================================
-
-cdef void _free_array(ArrowArray* a) noexcept nogil:
-    """Release (if still live) and free a heap ArrowArray."""
-    if a != NULL:
-        if a.release != NULL:
-            a.release(a)
-        free(a)
-
-
-cdef void _array_release(ArrowArray* a) noexcept nogil:
-    cdef int64_t i
-    cdef _ArrayPrivate* p
-    if a == NULL or a.release == NULL:
-        return
-    for i in range(a.n_children if a.children != NULL else 0):
-        _free_array(a.children[i])  # NULL or moved (release NULL) children are skipped
-    free(a.children)
-    _free_array(a.dictionary)
-    free(<void*>a.buffers)
-    p = <_ArrayPrivate*>a.private_data
-    if p != NULL:
-        free(p.variadic_sizes)
-        if p.owner != NULL and Py_IsInitialized():
-            with gil:
-                Py_XDECREF(p.owner)
-        free(p)
-    a.private_data = NULL
-    a.release = NULL
-
 
 cdef bint _has_validity(object dtype):
     return not isinstance(dtype, (t.NullType, t.UnionType, t.RunEndEncodedType))
 
 
-cdef int _fill_array(ArrowArray* out, object array, object owner) except -1:
+cdef int fill_array(ArrowArray* out, object array, object owner) except -1:
     """Fill ``out`` from an arrowmm Array (released by the caller if this raises)."""
-    cdef _ArrayPrivate* p
+    cdef ArrayPrivate* p = begin_owned(out, owner)
     cdef int64_t i, n, nvar = 0
     cdef const uint8_t* ptr
-    memset(out, 0, sizeof(ArrowArray))
-    p = <_ArrayPrivate*>_calloc(1, sizeof(_ArrayPrivate))
-    out.private_data = p
-    out.release = _array_release
-    Py_INCREF(owner)
-    p.owner = <PyObject*>owner
     dtype = array.type
     out.length = array.length
     # nothing of an empty array is read, and pyarrow mis-sizes buffers of an empty array
@@ -391,11 +262,11 @@ cdef int _fill_array(ArrowArray* out, object array, object owner) except -1:
     elif n != dtype.buffer_count:
         raise ArrowInvalid(f"{dtype} array has {n} buffers, the C data interface needs "
                            f"{dtype.buffer_count}")
-    out.buffers = <const void**>_calloc(n, sizeof(void*))
+    out.buffers = <const void**>checked_calloc(n, sizeof(void*))
     out.n_buffers = n
     validity = _has_validity(dtype)
     for i, b in enumerate(bufs):
-        ptr = <const uint8_t*>_ZERO
+        ptr = <const uint8_t*>arrowmm_zero
         if b is None:
             if i == 0 and validity:
                 ptr = NULL
@@ -407,28 +278,28 @@ cdef int _fill_array(ArrowArray* out, object array, object owner) except -1:
                                f"not a BufferView")
         out.buffers[i] = <const void*>ptr
     if is_view:
-        p.variadic_sizes = <int64_t*>_calloc(nvar, sizeof(int64_t))
+        p.variadic_sizes = <int64_t*>checked_calloc(nvar, sizeof(int64_t))
         for i in range(nvar):
             b = bufs[2 + i]
             p.variadic_sizes[i] = 0 if b is None else (<BufferView>b).size
         out.buffers[n - 1] = <const void*>p.variadic_sizes
-    out.children = <ArrowArray**>_calloc(len(array.children), sizeof(ArrowArray*))
+    out.children = <ArrowArray**>checked_calloc(len(array.children), sizeof(ArrowArray*))
     out.n_children = len(array.children)
     for i, child in enumerate(array.children):
-        out.children[i] = <ArrowArray*>_calloc(1, sizeof(ArrowArray))
-        _fill_array(out.children[i], child, child)
+        out.children[i] = <ArrowArray*>checked_calloc(1, sizeof(ArrowArray))
+        fill_array(out.children[i], child, child)
     if isinstance(dtype, t.DictionaryType):
         if array.dictionary is None:
             raise ArrowInvalid(f"{dtype} array without a dictionary")
-        out.dictionary = <ArrowArray*>_calloc(1, sizeof(ArrowArray))
-        _fill_array(out.dictionary, array.dictionary, array.dictionary)
+        out.dictionary = <ArrowArray*>checked_calloc(1, sizeof(ArrowArray))
+        fill_array(out.dictionary, array.dictionary, array.dictionary)
     return 0
 
 
-cdef int _export_array_into(ArrowArray* out, object array, object owner) except -1:
+cdef int export_array_into(ArrowArray* out, object array, object owner) except -1:
     """Fill ``out``; nothing is left allocated (and no reference held) on error."""
     try:
-        _fill_array(out, array, owner)
+        fill_array(out, array, owner)
     except BaseException:
         if out.release != NULL:
             out.release(out)
@@ -436,34 +307,14 @@ cdef int _export_array_into(ArrowArray* out, object array, object owner) except 
     return 0
 
 
-cdef object _BatchLoader = None
-
-
-cdef object _loader_class():
-    """``arrowmm.ipc.loader.BatchLoader``, imported on first use: the loader imports this
-    module (its walk programs), so this module cannot import it while loading."""
-    global _BatchLoader
-    if _BatchLoader is None:
-        from arrowmm.ipc.loader import BatchLoader
-        _BatchLoader = BatchLoader
-    return _BatchLoader
-
-
-include "_batch_walk.pxi"
-
-
-cdef void _array_capsule_destructor(object capsule) noexcept:
-    _free_array(<ArrowArray*>PyCapsule_GetPointer(capsule, "arrow_array"))
-
-
-cdef object _array_capsule(object array, object owner):
-    cdef ArrowArray* a = <ArrowArray*>_calloc(1, sizeof(ArrowArray))
+cdef object _new_array_capsule(object array, object owner):
+    cdef ArrowArray* a = <ArrowArray*>checked_calloc(1, sizeof(ArrowArray))
     try:
-        _export_array_into(a, array, owner)
-        return PyCapsule_New(a, "arrow_array", _array_capsule_destructor)
+        export_array_into(a, array, owner)
     except BaseException:
-        _free_array(a)
+        free_array(a)
         raise
+    return array_capsule(a)
 
 
 def _requested(requested_schema):
@@ -488,13 +339,57 @@ def export_array(array, requested_schema=None):
     """
     wanted = _requested(requested_schema)
     if wanted is None:
-        return export_schema(array.type), _array_capsule(array, array)
+        return export_schema(array.type), _new_array_capsule(array, array)
     field = requested_array_field(array.type, wanted)
     check_request_nulls([field], [array], "array")
-    return export_schema(field), _array_capsule(array, array)
+    return export_schema(field), _new_array_capsule(array, array)
 
 
-cdef int _export_batch_into(ArrowArray* out, object batch) except -1:
+# == batch export ==========================================================================
+
+cdef class ColumnExporter:
+    """Exports the undecoded columns of a lazy batch straight into C structs (subclassed in
+    ``ipc._batch_walk``, which knows the IPC messages).  A batch's loader hands one in through
+    ``loader.c_export(offset, num_rows)``: this module never imports the readers' layer."""
+
+    cdef int fill_column(self, object loader, Py_ssize_t k, ArrowArray* out,
+                         Arena* arena) except -1:
+        return 0
+
+
+cdef int _fill_batch(ArrowArray* out, object batch) except -1:
+    """Fill ``out`` with ``batch`` as a struct array (released by the caller if this raises):
+    undecoded columns through the loader's column exporter when it can, the others through
+    their Arrays."""
+    cdef Py_ssize_t k, n = batch.num_columns
+    cdef ColumnExporter exporter = None
+    # the struct itself has no buffer: it keeps what the loader names alive (the message body),
+    # not the batch, so the batch, its loader and its header are freed as soon as the export
+    # is done (a table of 20,000 exported batches would otherwise keep 20,000 of each for the
+    # garbage collector to scan)
+    owner = batch
+    loader = batch._loader
+    if loader is not None:
+        c_export = getattr(loader, "c_export", None)
+        if c_export is not None:
+            exporter, owner = c_export(batch._offset, batch.num_rows)
+    cdef Arena* arena = arena_new(
+        node_bytes(n) if exporter is None else exporter.arena_bytes, <PyObject*>owner)
+    try:
+        begin_node(arena, out, batch.num_rows, 0, 1, n)
+        columns = batch._columns
+        for k in range(n):
+            if columns[k] is None and exporter is not None and \
+                    exporter.fill_column(loader, k, out.children[k], arena):
+                continue
+            column = batch.storage_column(k)
+            fill_array(out.children[k], column, column)
+    finally:
+        arena_drop(arena)
+    return 0
+
+
+cdef int export_batch_into(ArrowArray* out, object batch) except -1:
     """Fill ``out`` with ``batch`` as a struct array; nothing is left allocated on error."""
     try:
         _fill_batch(out, batch)
@@ -506,13 +401,13 @@ cdef int _export_batch_into(ArrowArray* out, object batch) except -1:
 
 
 cdef object _batch_capsule(object batch):
-    cdef ArrowArray* a = <ArrowArray*>_calloc(1, sizeof(ArrowArray))
+    cdef ArrowArray* a = <ArrowArray*>checked_calloc(1, sizeof(ArrowArray))
     try:
-        _export_batch_into(a, batch)
-        return PyCapsule_New(a, "arrow_array", _array_capsule_destructor)
+        export_batch_into(a, batch)
     except BaseException:
-        _free_array(a)
+        free_array(a)
         raise
+    return array_capsule(a)
 
 
 def export_batch(batch, requested_schema=None):
@@ -532,139 +427,99 @@ def export_batch(batch, requested_schema=None):
 
 # == stream export =========================================================================
 
-cdef class _StreamState:
-    """What an exported stream's callbacks need: schema, iterator, last error."""
+cdef class BatchStream(StreamProducer):
+    """An exported stream of record batches: its schema, and where the batches come from (an
+    iterator here; ``ipc._batch_walk`` subclasses it to walk a reader's messages)."""
 
-    cdef object schema         # the schema the consumer sees (the request's, if any)
-    cdef object source_schema  # the schema every batch must have
-    cdef bint requested
-    cdef bint arrays           # a stream of arrays of one type (a chunked array), not batches
-    cdef object iterator       # of RecordBatch, or None for a reader's own batches:
-    cdef _ReaderBatches batches  # (then these, walked in C where they can be)
-    cdef bytes last_error
-    cdef int error_code
+    cdef int get_schema(self, ArrowSchema* out) noexcept:
+        try:
+            _export_schema_into(out, self.schema)
+        except BaseException as exc:
+            return self.fail(exc)
+        return 0
 
-    cdef int fail(self, exc) noexcept:
-        """Record ``exc`` as the last error; its errno, sticky for later calls."""
-        self.last_error = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")
-        self.error_code = (exc.errno if isinstance(exc, OSError) and exc.errno else
-                           ENOMEM if isinstance(exc, MemoryError) else
-                           ENOSYS if isinstance(exc, NotImplementedError) else
-                           EINVAL if isinstance(exc, (ValueError, TypeError)) else EIO)
-        return self.error_code
+    cdef object next_into(self, ArrowArray* out, bint walk):
+        """The next RecordBatch (StopIteration at the end), or None when a subclass filled
+        ``out`` itself (only when ``walk``: no request to check the batch against)."""
+        return next(self.iterator)
 
-
-cdef int _get_schema_gil(_StreamState state, ArrowSchema* out) noexcept:
-    try:
-        _export_schema_into(out, state.schema)
-    except BaseException as exc:
-        return state.fail(exc)
-    return 0
-
-
-cdef int _get_next_gil(_StreamState state, ArrowArray* out) noexcept:
-    if state.error_code:
-        return state.error_code
-    try:
-        if state.batches is None:
-            batch = next(state.iterator)
-        else:
-            batch = state.batches.next_into(out, not state.requested)
+    cdef int get_next(self, ArrowArray* out) noexcept:
+        try:
+            batch = self.next_into(out, not self.requested)
             if batch is None:
                 return 0
-    except StopIteration:
-        memset(out, 0, sizeof(ArrowArray))  # release = NULL: the end of the stream
+        except StopIteration:
+            memset(out, 0, sizeof(ArrowArray))  # release = NULL: the end of the stream
+            return 0
+        except BaseException as exc:
+            return self.fail(exc)
+        try:
+            if not isinstance(batch, RecordBatch):
+                raise ArrowInvalid(f"stream iterator yielded a {type(batch).__name__}, "
+                                   f"not an arrowmm RecordBatch")
+            if batch.schema is not self.source_schema and \
+                    not batch.schema.equals(self.source_schema):
+                raise ArrowInvalid(f"batch schema {batch.schema.types} differs from the stream "
+                                   f"schema {self.source_schema.types}")
+            if self.requested:
+                check_request_nulls(self.schema.fields, batch.storage_columns, "stream batch")
+            export_batch_into(out, batch)
+        except BaseException as exc:
+            return self.fail(exc)
         return 0
-    except BaseException as exc:
-        return state.fail(exc)
-    if state.arrays:
-        return _next_array_into(state, batch, out)
-    try:
-        if not isinstance(batch, RecordBatch):
-            raise ArrowInvalid(f"stream iterator yielded a {type(batch).__name__}, "
-                               f"not an arrowmm RecordBatch")
-        if batch.schema is not state.source_schema and \
-                not batch.schema.equals(state.source_schema):
-            raise ArrowInvalid(f"batch schema {batch.schema.types} differs from the stream "
-                               f"schema {state.source_schema.types}")
-        if state.requested:
-            check_request_nulls(state.schema.fields, batch.storage_columns, "stream batch")
-        _export_batch_into(out, batch)
-    except BaseException as exc:
-        return state.fail(exc)
-    return 0
 
 
-cdef int _next_array_into(_StreamState state, object array, ArrowArray* out) noexcept:
-    """One chunk of an array stream into ``out``: an Array of the stream's type."""
-    try:
-        if not isinstance(array, Array):
-            raise ArrowInvalid(f"array stream iterator yielded a {type(array).__name__}, not an "
-                               f"arrowmm Array")
-        if array.type != state.source_schema:
-            raise ArrowInvalid(f"array stream chunk is {array.type}, the stream "
-                               f"{state.source_schema}")
-        if state.requested:
-            check_request_nulls([state.schema], [array], "stream chunk")
-        _export_array_into(out, array, array)
-    except BaseException as exc:
-        return state.fail(exc)
-    return 0
+cdef class _ArrayStream(StreamProducer):
+    """An exported stream of arrays of one type (a chunked array's chunks)."""
+
+    cdef object schema         # the type (or requested field) the consumer sees
+    cdef object source_type    # the type every chunk must have
+    cdef bint requested
+    cdef object iterator
+
+    cdef int get_schema(self, ArrowSchema* out) noexcept:
+        try:
+            _export_schema_into(out, self.schema)
+        except BaseException as exc:
+            return self.fail(exc)
+        return 0
+
+    cdef int get_next(self, ArrowArray* out) noexcept:
+        try:
+            array = next(self.iterator)
+        except StopIteration:
+            memset(out, 0, sizeof(ArrowArray))  # release = NULL: the end of the stream
+            return 0
+        except BaseException as exc:
+            return self.fail(exc)
+        try:
+            if not isinstance(array, Array):
+                raise ArrowInvalid(f"array stream iterator yielded a {type(array).__name__}, not "
+                                   f"an arrowmm Array")
+            if array.type != self.source_type:
+                raise ArrowInvalid(f"array stream chunk is {array.type}, the stream "
+                                   f"{self.source_type}")
+            if self.requested:
+                check_request_nulls([self.schema], [array], "stream chunk")
+            export_array_into(out, array, array)
+        except BaseException as exc:
+            return self.fail(exc)
+        return 0
 
 
-cdef const char* _last_error_gil(_StreamState state) noexcept:
-    return NULL if state.last_error is None else PyBytes_AsString(state.last_error)
-
-
-# the callbacks a consumer calls, from any thread, with or without the GIL
-
-cdef int _stream_get_schema(ArrowArrayStream* s, ArrowSchema* out) noexcept nogil:
-    if s.private_data == NULL:
-        return EINVAL
-    with gil:
-        return _get_schema_gil(<_StreamState>s.private_data, out)
-
-
-cdef int _stream_get_next(ArrowArrayStream* s, ArrowArray* out) noexcept nogil:
-    if s.private_data == NULL:
-        return EINVAL
-    with gil:
-        return _get_next_gil(<_StreamState>s.private_data, out)
-
-
-cdef const char* _stream_get_last_error(ArrowArrayStream* s) noexcept nogil:
-    if s.private_data == NULL:
-        return NULL
-    with gil:
-        return _last_error_gil(<_StreamState>s.private_data)
-
-
-cdef void _stream_release(ArrowArrayStream* s) noexcept nogil:
-    if s == NULL or s.release == NULL:
-        return
-    if s.private_data != NULL and Py_IsInitialized():
-        with gil:
-            Py_XDECREF(<PyObject*>s.private_data)
-    s.private_data = NULL
-    s.release = NULL
-
-
-cdef void _stream_capsule_destructor(object capsule) noexcept:
-    cdef ArrowArrayStream* s = <ArrowArrayStream*>PyCapsule_GetPointer(
-        capsule, "arrow_array_stream")
-    if s != NULL and s.release != NULL:
-        s.release(s)
-    free(s)
-
-
-def export_reader_stream(reader, requested_schema=None):
-    """Export the (remaining) record batches of a reader, in order, as an
-    ``"arrow_array_stream"`` capsule: ``export_stream`` of its batches, but the plain ones of a
-    FileReader or StreamReader are walked from the mapping without making Python objects."""
-    from arrowmm.ipc.reader import FileReader, StreamReader
-    source = _FileBatches(reader) if type(reader) is FileReader else \
-        _StreamBatches(reader) if type(reader) is StreamReader else iter(reader)
-    return export_stream(reader.schema, source, requested_schema)
+cdef object batch_stream_capsule(BatchStream stream, object schema, object batch_iterator,
+                                 object requested_schema):
+    """Set up ``stream`` for ``schema`` (and the request) and export it as a capsule;
+    ``batch_iterator`` is what the base class's ``next_into`` reads (None for a subclass that
+    reads its own)."""
+    if not isinstance(schema, t.Schema):
+        raise ArrowInvalid(f"stream schema must be an arrowmm Schema, got {type(schema).__name__}")
+    wanted = _requested(requested_schema)
+    stream.schema = requested_schema_for(schema, wanted)
+    stream.source_schema = schema
+    stream.requested = wanted is not None
+    stream.iterator = None if batch_iterator is None else iter(batch_iterator)
+    return stream_capsule(stream)
 
 
 def export_stream(schema, batch_iterator, requested_schema=None):
@@ -683,30 +538,7 @@ def export_stream(schema, batch_iterator, requested_schema=None):
         As for ``export_batch``; nulls in columns the request declares
         non-nullable fail the ``get_next`` call of that batch.
     """
-    if not isinstance(schema, t.Schema):
-        raise ArrowInvalid(f"stream schema must be an arrowmm Schema, got {type(schema).__name__}")
-    wanted = _requested(requested_schema)
-    state = _StreamState()
-    state.schema = requested_schema_for(schema, wanted)
-    state.source_schema = schema
-    state.requested = wanted is not None
-    if isinstance(batch_iterator, _ReaderBatches):
-        state.batches = batch_iterator
-    else:
-        state.iterator = iter(batch_iterator)
-    cdef ArrowArrayStream* s = <ArrowArrayStream*>_calloc(1, sizeof(ArrowArrayStream))
-    Py_INCREF(state)
-    s.private_data = <void*>state
-    s.get_schema = _stream_get_schema
-    s.get_next = _stream_get_next
-    s.get_last_error = _stream_get_last_error
-    s.release = _stream_release
-    try:
-        return PyCapsule_New(s, "arrow_array_stream", _stream_capsule_destructor)
-    except BaseException:
-        s.release(s)
-        free(s)
-        raise
+    return batch_stream_capsule(BatchStream(), schema, batch_iterator, requested_schema)
 
 
 def export_array_stream(dtype, arrays, requested_schema=None):
@@ -718,66 +550,16 @@ def export_array_stream(dtype, arrays, requested_schema=None):
         raise ArrowInvalid(f"array stream type must be an arrowmm DataType, got "
                            f"{type(dtype).__name__}")
     wanted = _requested(requested_schema)
-    state = _StreamState()
-    state.schema = dtype if wanted is None else requested_array_field(dtype, wanted)
-    state.source_schema = dtype
-    state.requested = wanted is not None
-    state.arrays = True
-    state.iterator = iter(arrays)
-    cdef ArrowArrayStream* s = <ArrowArrayStream*>_calloc(1, sizeof(ArrowArrayStream))
-    Py_INCREF(state)
-    s.private_data = <void*>state
-    s.get_schema = _stream_get_schema
-    s.get_next = _stream_get_next
-    s.get_last_error = _stream_get_last_error
-    s.release = _stream_release
-    try:
-        return PyCapsule_New(s, "arrow_array_stream", _stream_capsule_destructor)
-    except BaseException:
-        s.release(s)
-        free(s)
-        raise
+    stream = _ArrayStream()
+    stream.schema = dtype if wanted is None else requested_array_field(dtype, wanted)
+    stream.source_type = dtype
+    stream.requested = wanted is not None
+    stream.iterator = iter(arrays)
+    return stream_capsule(stream)
+
 
 
 # == schema import =========================================================================
-
-cdef void* _capsule_pointer(object capsule, const char* name) except NULL:
-    if not PyCapsule_IsValid(capsule, name):
-        raise ArrowInvalid(f"expected a PyCapsule named {(<bytes>name).decode()!r}, got "
-                           f"{type(capsule).__name__}")
-    return PyCapsule_GetPointer(capsule, name)
-
-
-cdef int32_t _read_i32(const char* p) noexcept nogil:
-    cdef int32_t v
-    memcpy(&v, p, 4)
-    return v
-
-
-cdef object _import_metadata(const char* md, str path):
-    cdef int32_t n, i, size
-    cdef Py_ssize_t pos = 4
-    if md == NULL:
-        return None
-    n = _read_i32(md)
-    if n < 0:
-        raise ArrowInvalid(f"{path}: metadata has a negative entry count {n}")
-    out = {}
-    for i in range(n):
-        key_value = []
-        for what in ("key", "value"):
-            size = _read_i32(md + pos)
-            if size < 0:
-                raise ArrowInvalid(f"{path}: metadata {what} {i} has negative length {size}")
-            key_value.append(md[pos + 4:pos + 4 + size])
-            pos += 4 + size
-        key, value = key_value
-        try:
-            out[key.decode("utf-8")] = value.decode("utf-8", "surrogateescape")
-        except UnicodeDecodeError:
-            raise ArrowInvalid(f"{path}: metadata key {i} is not UTF-8: {key!r}") from None
-    return out
-
 
 cdef object _import_field_at(const ArrowSchema* s, str path, int depth):
     cdef int64_t i
@@ -803,8 +585,8 @@ cdef object _import_field_at(const ArrowSchema* s, str path, int depth):
         if not isinstance(dtype, t.IntType):
             raise ArrowInvalid(f"{here}: dictionary-encoded with non-integer index format {fmt!r}")
         values = _import_field_at(s.dictionary, f"{here}.dictionary", depth + 1)
-        dtype = t.DictionaryType(dtype, values.type, bool(s.flags & FLAG_DICTIONARY_ORDERED))
-    return t.Field(name, dtype, bool(s.flags & FLAG_NULLABLE), _import_metadata(s.metadata, here))
+        dtype = t.DictionaryType(dtype, values.storage_type, bool(s.flags & FLAG_DICTIONARY_ORDERED))
+    return t.Field(name, dtype, bool(s.flags & FLAG_NULLABLE), decode_metadata(s.metadata, here))
 
 
 def import_field(capsule):
@@ -816,7 +598,7 @@ def import_field(capsule):
         For a released schema, an unknown or malformed format string, or
         child counts that do not fit the format.
     """
-    cdef ArrowSchema* s = <ArrowSchema*>_capsule_pointer(capsule, "arrow_schema")
+    cdef ArrowSchema* s = <ArrowSchema*>capsule_pointer(capsule, "arrow_schema")
     return _import_field_at(s, "schema", 0)
 
 
@@ -832,35 +614,12 @@ def import_schema(capsule):
     schema metadata (the form every producer uses for record batches).
     """
     f = import_field(capsule)
-    if not isinstance(f.type, t.StructType):
+    if not isinstance(f.storage_type, t.StructType):
         raise ArrowInvalid(f"a record batch schema must be a struct, got {f.type}")
-    return t.Schema(f.type.fields, f.metadata)
+    return t.Schema(f.storage_type.fields, f.metadata)
 
 
 # == array import ==========================================================================
-
-cdef class _ImportedArray:
-    """Owns an ArrowArray moved out of a capsule; releasing it when collected."""
-
-    cdef ArrowArray* c
-
-    def __cinit__(self):
-        self.c = <ArrowArray*>_calloc(1, sizeof(ArrowArray))
-
-    def __dealloc__(self):
-        _free_array(self.c)
-        self.c = NULL
-
-
-cdef _ImportedArray _move_array(object capsule):
-    cdef ArrowArray* src = <ArrowArray*>_capsule_pointer(capsule, "arrow_array")
-    if src.release == NULL:
-        raise ArrowInvalid("the ArrowArray capsule was already consumed (released)")
-    cdef _ImportedArray holder = _ImportedArray()
-    memcpy(holder.c, src, sizeof(ArrowArray))
-    src.release = NULL
-    return holder
-
 
 cdef object _view(const ArrowArray* a, int64_t i, object size, object owner, str what,
                   bint optional=False):
@@ -950,7 +709,7 @@ cdef object _import_node(const ArrowArray* a, object dtype, object owner, str pa
     elif dtype.byte_width is not None:  # every other fixed-width type
         bufs.append(_view(a, 1, end * dtype.byte_width, owner, f"{path}: values"))
     fields = dtype.children
-    children = [_import_node(a.children[i], fields[i].type, owner, f"{path}.{fields[i].name}",
+    children = [_import_node(a.children[i], fields[i].storage_type, owner, f"{path}.{fields[i].name}",
                              depth + 1) for i in range(n_children)]
     dictionary = None
     if cls is t.DictionaryType:
@@ -979,13 +738,13 @@ def import_array(schema_capsule, array_capsule):
         offsets, or a structure that fails validation.
     """
     field = import_field(schema_capsule)
-    holder = _move_array(array_capsule)
-    array = _import_node(holder.c, field.type, holder, "array", 0)
+    holder = move_array(array_capsule)
+    array = _import_node(holder.c, field.storage_type, holder, "array", 0)
     array.validate(False, "array")
     return wrap(field.extension_type, array)  # (a registered extension named in the metadata)
 
 
-cdef object _batch_from_struct(object schema, _ImportedArray holder, str path):
+cdef object _batch_from_struct(object schema, ImportedArray holder, str path):
     struct = _import_node(holder.c, t.StructType(schema.fields), holder, path, 0)
     struct.validate(False, path)
     if struct.null_count:
@@ -998,7 +757,7 @@ cdef object _batch_from_struct(object schema, _ImportedArray holder, str path):
 def import_batch(schema_capsule, array_capsule):
     """A RecordBatch over a struct ``"arrow_array"`` capsule and its struct schema (no copy)."""
     schema = import_schema(schema_capsule)
-    return _batch_from_struct(schema, _move_array(array_capsule), "batch")
+    return _batch_from_struct(schema, move_array(array_capsule), "batch")
 
 
 # == stream import =========================================================================
@@ -1016,7 +775,7 @@ cdef class ImportedStream:
     cdef int _count
 
     def __cinit__(self):
-        self.c = <ArrowArrayStream*>_calloc(1, sizeof(ArrowArrayStream))
+        self.c = <ArrowArrayStream*>checked_calloc(1, sizeof(ArrowArrayStream))
 
     def __dealloc__(self):
         self.close()
@@ -1044,9 +803,9 @@ cdef class ImportedStream:
         finally:
             if s.release != NULL:
                 s.release(&s)
-        if not isinstance(f.type, t.StructType):
+        if not isinstance(f.storage_type, t.StructType):
             raise ArrowInvalid(f"a stream schema must be a struct, got {f.type}")
-        self.schema = t.Schema(f.type.fields, f.metadata)
+        self.schema = t.Schema(f.storage_type.fields, f.metadata)
         return 0
 
     def __iter__(self):
@@ -1056,7 +815,7 @@ cdef class ImportedStream:
         cdef int rc
         if self.c.release == NULL:
             raise StopIteration
-        holder = _ImportedArray()
+        holder = ImportedArray()
         with nogil:
             rc = self.c.get_next(self.c, holder.c)
         if rc != 0:
@@ -1096,11 +855,15 @@ def import_stream(capsule):
 
     The stream is moved out of the capsule.
     """
-    cdef ArrowArrayStream* src = <ArrowArrayStream*>_capsule_pointer(capsule, "arrow_array_stream")
-    if src.release == NULL:
-        raise ArrowInvalid("the ArrowArrayStream capsule was already consumed (released)")
     cdef ImportedStream out = ImportedStream.__new__(ImportedStream)
-    memcpy(out.c, src, sizeof(ArrowArrayStream))
-    src.release = NULL
+    move_stream(capsule, out.c)
     out._read_schema()
     return out
+
+
+# the typed classes' capsule methods (types, arrays) call these through _core._cabi.exporter
+register_exporter("schema", export_schema)
+register_exporter("array", export_array)
+register_exporter("batch", export_batch)
+register_exporter("import_array", import_array)
+register_exporter("import_batch", import_batch)

@@ -29,6 +29,7 @@ from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 from ._cdata import import_array
 from ._cdata import import_batch
 from ._cdata import import_stream
+from ._cdata import import_schema
 from ..arrays.concat import concat_arrays
 
 __all__ = ["array", "record_batch"]
@@ -269,7 +270,7 @@ def _batch_from_stream(obj) -> RecordBatch:
     if len(batches) == 1:
         return batches[0]
     if not batches:
-        return RecordBatch(schema, 0, [array([], f.type) for f in schema])
+        return RecordBatch(schema, 0, [array([], f.storage_type) for f in schema])
     columns = [concat_arrays([b.storage_column(k) for b in batches]) for k in range(len(schema))]
     return RecordBatch(schema, sum(b.num_rows for b in batches), columns)
 
@@ -313,7 +314,7 @@ def _batch_from_columns(data, schema, names, metadata) -> RecordBatch:
             raise ArrowInvalid(f"schema has {len(schema)} fields, got {len(columns)} columns")
         arrays = []
         for f, col in zip(schema, columns):
-            arrays.append(_column(col, f.type, f.name))
+            arrays.append(_column(col, f.storage_type, f.name))
         if metadata is not None:
             schema = schema.with_metadata(metadata)
     else:
@@ -336,10 +337,18 @@ def _checked(schema: t.Schema, arrays) -> RecordBatch:
         detail = ", ".join(f"{f.name!r}: {n}" for f, n in zip(schema, lengths))
         raise ArrowInvalid(f"columns have different lengths ({detail})")
     for f, a in zip(schema, arrays):
-        if storage_of(a).type != f.type or (isinstance(a, ExtensionArray)
-                                            and a.type != f.extension_type):
-            raise ArrowInvalid(f"column {f.name!r} is {a.type}, the schema says {f.logical_type}")
+        if storage_of(a).type != f.storage_type or (isinstance(a, ExtensionArray)
+                                                    and a.type != f.extension_type):
+            raise ArrowInvalid(f"column {f.name!r} is {a.type}, the schema says {f.type}")
         if not f.nullable and a.null_count:
             raise ArrowInvalid(f"column {f.name!r} is declared non-nullable but has "
                                f"{a.null_count} null(s)")
     return RecordBatch(schema, lengths[0] if lengths else 0, list(arrays))
+
+
+def _schema_of_producer(obj) -> t.Schema:
+    """The Schema an ``__arrow_c_schema__`` producer describes (a struct, as for batches)."""
+    return import_schema(obj.__arrow_c_schema__())
+
+
+t.register_schema_importer(_schema_of_producer)  # (``arrowmm.schema(pa_schema)`` works)

@@ -524,7 +524,7 @@ def _structs(values, dtype, fp):
         rows = [none_row if isnull[i] else _struct_row(v, dtype, names, i)
                 for i, v in enumerate(values)]
         columns = [[r[j] for r in rows] for j in range(len(names))]
-    children = [_child(col, f.type, fp, lambda k, f=f: [k, "." + f.name])
+    children = [_child(col, f.storage_type, fp, lambda k, f=f: [k, "." + f.name])
                 for col, f in zip(columns, dtype.fields)]
     validity, nulls = validity_from_mask(mask)
     return make_array(dtype, len(values), [validity], children, null_count=nulls)
@@ -589,7 +589,7 @@ def _unions(values, dtype, fp):
         if is_null(v, fp):
             continue
         for j, f in enumerate(fields):
-            if _accepts(f.type, v, fp):
+            if _accepts(f.storage_type, v, fp):
                 picks[i] = j
                 break
         else:
@@ -599,7 +599,7 @@ def _unions(values, dtype, fp):
             _fail(values[0], dtype, "the union has no member types", 0)
     type_ids = np.array([codes[j] for j in picks] if fields else [], dtype=np.int8)
     if dtype.mode == "sparse":
-        children = [convert([v if p == j else None for v, p in zip(values, picks)], f.type, fp)
+        children = [convert([v if p == j else None for v, p in zip(values, picks)], f.storage_type, fp)
                     for j, f in enumerate(fields)]
         return make_array(dtype, n, [as_view(type_ids)], children, null_count=0)
     per_child = [[] for _ in fields]
@@ -607,7 +607,7 @@ def _unions(values, dtype, fp):
     for i, (v, p) in enumerate(zip(values, picks)):
         offsets[i] = len(per_child[p])
         per_child[p].append(v)
-    children = [convert(vals, f.type, fp) for vals, f in zip(per_child, fields)]
+    children = [convert(vals, f.storage_type, fp) for vals, f in zip(per_child, fields)]
     return make_array(dtype, n, [as_view(type_ids), as_view(offsets)], children, null_count=0)
 
 

@@ -20,7 +20,9 @@ def layout_key(item):
     """A type's identity with every field reduced to its type: names, nullability and
     metadata of child fields take no part (they do not change the buffers)."""
     if isinstance(item, t.Field):
-        return layout_key(item.type)
+        return layout_key(item.storage_type)
+    if isinstance(item, t.ExtensionType):
+        return layout_key(item.storage_type)
     if isinstance(item, t.DataType):
         return tuple(layout_key(k) for k in item._key)
     if isinstance(item, tuple):
@@ -51,16 +53,16 @@ def requested_schema_for(schema: t.Schema, wanted: Optional[t.Field]) -> t.Schem
     """
     if wanted is None:
         return schema
-    if not isinstance(wanted.type, t.StructType):
+    if not isinstance(wanted.storage_type, t.StructType):
         raise ArrowInvalid(f"the requested schema for record batches must be a struct, got "
                            f"{wanted.type}")
-    fields = wanted.type.fields
+    fields = wanted.storage_type.fields
     if [f.name for f in fields] != schema.names:
         raise ArrowInvalid(f"the requested schema names columns {[f.name for f in fields]}, the "
                            f"data has {schema.names}: a request may change representation, not "
                            f"which columns there are")
     for ours, theirs in zip(schema, fields):
-        _same_layout(ours.type, theirs.type, f"column {ours.name!r}")
+        _same_layout(ours.storage_type, theirs.storage_type, f"column {ours.name!r}")
     return t.Schema(fields, wanted.metadata, schema.endianness)
 
 
@@ -68,7 +70,7 @@ def _check_nulls(field: t.Field, array: Array, where: str) -> None:
     if not field.nullable and array.null_count:
         raise ArrowInvalid(f"{where}: the requested schema declares {field.name or 'the array'!r} "
                            f"non-nullable but it holds {array.null_count} null(s)")
-    for child_field, child in zip(field.type.children, array.children):
+    for child_field, child in zip(field.storage_type.children, array.children):
         _check_nulls(child_field, child, f"{where}.{child_field.name}")
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Dict, List
+import threading
+from typing import Dict, List, Optional
 
 import numpy as np
 
@@ -29,9 +30,9 @@ def dictionary_value_fields(schema: t.Schema) -> Dict[int, t.Field]:
     out: Dict[int, t.Field] = {}
 
     def walk(f: t.Field):
-        dtype = f.type
+        dtype = f.storage_type
         if isinstance(dtype, t.DictionaryType):
-            if f.dictionary_id in out and out[f.dictionary_id].type != dtype.value_type:
+            if f.dictionary_id in out and out[f.dictionary_id].storage_type != dtype.value_type:
                 raise ArrowInvalid(f"dictionary id {f.dictionary_id} is used for both "
                                    f"{out[f.dictionary_id].type} and {dtype.value_type}")
             out[f.dictionary_id] = t.Field("dictionary", dtype.value_type, True)
@@ -46,15 +47,65 @@ def dictionary_value_fields(schema: t.Schema) -> Dict[int, t.Field]:
     return out
 
 
+class _Generation:
+    """One id's dictionary as one message left it: immutable, merged (deltas concatenated)
+    at most once, on first use.
+
+    A non-delta batch starts a generation that is its values; a delta makes a new generation
+    that points at the one it extends.  Nothing ever writes into an older generation but its
+    own merge, so a batch holding a generation sees exactly the dictionary in force at its
+    place in the stream, whatever other threads read or apply meanwhile.  The merge drops the
+    link to the previous generation: a chain is only as long as the deltas since the last
+    generation anyone read, and a stream of n deltas each followed by a record batch costs
+    n concatenations of two arrays, not O(n**2).
+    """
+
+    __slots__ = ("_state", "_lock")
+
+    def __init__(self, values: Array, previous: "Optional[_Generation]" = None):
+        # (previous generation or None, values): merged when previous is None.  Replaced as
+        # a whole (one attribute store) so a reader never sees half of it.
+        self._state = (previous, values)
+        self._lock = threading.Lock()
+
+    @property
+    def last(self) -> Array:
+        """The values this generation's message added (the whole dictionary, once merged)."""
+        return self._state[1]
+
+    def array(self) -> Array:
+        previous, values = self._state
+        if previous is None:
+            return values
+        with self._lock:  # one merge, every caller gets the same array
+            previous, values = self._state
+            if previous is None:
+                return values
+            parts = [values]
+            while previous is not None:
+                previous, values = previous._state
+                parts.append(values)
+            merged = concat_arrays(parts[::-1])
+            self._state = (None, merged)
+            return merged
+
+
 class DictionaryMemo:
-    """Current dictionary values by id; ``snapshot`` freezes them for one record batch."""
+    """Current dictionary values by id; ``snapshot`` freezes them for one record batch.
+
+    Thread safety: ``apply`` and ``snapshot`` hold the memo's lock, so a snapshot is the state
+    between two messages, never half of one; lookups (``get``, a snapshot) only read the memo
+    and merge within a ``_Generation``, which no later message changes.  (The memo used to
+    write a lookup's merged deltas back into its current state: a lookup racing a delta could
+    put an older dictionary back in force, and later batches then read it.)
+    """
 
     def __init__(self, schema: t.Schema, file_mode: bool):
         self.fields = dictionary_value_fields(schema)
         self.file_mode = file_mode
-        self._chunks: Dict[int, List[Array]] = {}
-        self._merged: Dict[int, Array] = {}
+        self._current: Dict[int, _Generation] = {}
         self._counts: Dict[int, int] = {}  # dictionary batches seen per id (arrowmm.limits)
+        self._lock = threading.Lock()
 
     def field(self, dict_id: int, where: str) -> t.Field:
         try:
@@ -64,65 +115,58 @@ class DictionaryMemo:
                                f"(ids: {sorted(self.fields)})") from None
 
     def apply(self, dict_id: int, values: Array, is_delta: bool, where: str) -> None:
-        chunks = self._chunks.get(dict_id)
-        count = self._counts[dict_id] = self._counts.get(dict_id, 0) + 1
-        if count > limits.max_dictionary_batches:
-            raise limits.exceeded("max_dictionary_batches", count,
-                                  f"{where}: dictionary batches for id {dict_id}")
-        if is_delta:
-            if chunks is None:
-                raise ArrowInvalid(f"{where}: delta for dictionary {dict_id}, which was never sent")
-            self._chunks[dict_id] = chunks + [values]
-        else:
-            if chunks is not None and self.file_mode:
-                raise ArrowInvalid(f"{where}: a second non-delta dictionary batch for id {dict_id}; "
-                                   f"the file format does not allow replacing a dictionary")
-            self._chunks[dict_id] = [values]
-        self._merged.pop(dict_id, None)
+        with self._lock:
+            current = self._current.get(dict_id)
+            count = self._counts.get(dict_id, 0) + 1
+            if count > limits.max_dictionary_batches:
+                raise limits.exceeded("max_dictionary_batches", count,
+                                      f"{where}: dictionary batches for id {dict_id}")
+            if is_delta:
+                if current is None:
+                    raise ArrowInvalid(f"{where}: delta for dictionary {dict_id}, which was never "
+                                       f"sent")
+                generation = _Generation(values, current)
+            else:
+                if current is not None and self.file_mode:
+                    raise ArrowInvalid(f"{where}: a second non-delta dictionary batch for id "
+                                       f"{dict_id}; the file format does not allow replacing a "
+                                       f"dictionary")
+                generation = _Generation(values)
+            self._counts[dict_id] = count
+            self._current[dict_id] = generation
 
     def get(self, dict_id: int) -> Array:
-        merged = self._merged.get(dict_id)
-        if merged is None:
-            chunks = self._chunks.get(dict_id)
-            if chunks is None:
-                raise ArrowInvalid(f"dictionary {dict_id} is used before any dictionary batch defines it")
-            merged = concat_arrays(chunks)
-            self._keep_merged(dict_id, chunks, merged)
-        return merged
+        """Dictionary ``dict_id`` as it stands now (deltas merged)."""
+        return _merged(self._current.get(dict_id), dict_id)
+
+    def latest_part(self, dict_id: int) -> Array:
+        """The values the last message for ``dict_id`` brought (a delta's new part only)."""
+        generation = self._current.get(dict_id)
+        if generation is None:
+            raise ArrowInvalid(f"dictionary {dict_id} is used before any dictionary batch defines it")
+        return generation.last
 
     def merge_all(self) -> None:
-        """Concatenate every dictionary's deltas now, so that ``get`` only reads (a memo shared
-        by threads then hands every one of them the same arrays)."""
-        for dict_id in list(self._chunks):
-            self.get(dict_id)
-
-    def _keep_merged(self, dict_id: int, chunks: List[Array], merged: Array) -> None:
-        """Remember ``merged`` as the one chunk of ``dict_id`` if its chunks are still ``chunks``.
-
-        Chunk lists are replaced, never changed in place, so identity says "unchanged".  The
-        next delta then concatenates two arrays, not every delta so far: a stream of n deltas
-        each followed by a record batch costs O(n) concatenations instead of O(n**2).
-        """
-        if self._chunks.get(dict_id) is chunks:
-            self._chunks[dict_id] = [merged]
-            self._merged[dict_id] = merged
+        """Concatenate every dictionary's deltas now, so that later lookups only read."""
+        with self._lock:
+            current = list(self._current.values())
+        for generation in current:
+            generation.array()
 
     def snapshot(self):
-        """A lookup bound to the dictionaries as they are now (later replacements don't leak in)."""
-        frozen = dict(self._chunks)  # the lists themselves are never changed in place
-        merged = dict(self._merged)
+        """A lookup bound to the dictionaries as they are now (later messages don't leak in)."""
+        with self._lock:
+            frozen = dict(self._current)
 
         def lookup(dict_id: int) -> Array:
-            got = merged.get(dict_id)
-            if got is None:
-                chunks = frozen.get(dict_id)
-                if chunks is None:
-                    raise ArrowInvalid(f"dictionary {dict_id} is used before any dictionary batch "
-                                       f"defines it")
-                got = merged[dict_id] = concat_arrays(chunks)
-                self._keep_merged(dict_id, chunks, got)
-            return got
+            return _merged(frozen.get(dict_id), dict_id)
         return lookup
+
+
+def _merged(generation: "Optional[_Generation]", dict_id: int) -> Array:
+    if generation is None:
+        raise ArrowInvalid(f"dictionary {dict_id} is used before any dictionary batch defines it")
+    return generation.array()
 
 
 # -- unifying the dictionaries of many batches (the writers' ``unify_dictionaries``) ----------
@@ -149,7 +193,7 @@ def unify_batch_dictionaries(batches: list, schema: t.Schema) -> list:
     """
     by_id: Dict[int, List[int]] = {}
     for k, f in enumerate(schema.fields):
-        if isinstance(f.type, t.DictionaryType):
+        if isinstance(f.storage_type, t.DictionaryType):
             by_id.setdefault(f.dictionary_id, []).append(k)
     columns = [list(b.storage_columns) for b in batches]
     for dict_id, fields in by_id.items():
@@ -180,7 +224,7 @@ def _equal(a: Array, b: Array) -> bool:
 
 
 def _holds_dictionary(dtype) -> bool:
-    return isinstance(dtype, t.DictionaryType) or any(_holds_dictionary(c.type) for c in dtype.children)
+    return isinstance(dtype, t.DictionaryType) or any(_holds_dictionary(c.storage_type) for c in dtype.children)
 
 
 def _unify(dicts: List[Array]):
@@ -238,7 +282,7 @@ def _check_nested_unchanged(batches: list, schema: t.Schema) -> None:
     seen: Dict[int, tuple] = {}
 
     def walk(arr: Array, f: t.Field, path: str, top: bool):
-        if isinstance(f.type, t.DictionaryType):
+        if isinstance(f.storage_type, t.DictionaryType):
             if not top:
                 got = seen.setdefault(f.dictionary_id, (arr.dictionary, path))
                 if got[0] is not arr.dictionary and not _equal(got[0], arr.dictionary):
@@ -247,7 +291,7 @@ def _check_nested_unchanged(batches: list, schema: t.Schema) -> None:
                         f"dictionary differs between batches; only top-level dictionaries are "
                         f"unified")
             return
-        for cf, child in zip(f.type.children, arr.children):
+        for cf, child in zip(f.storage_type.children, arr.children):
             walk(child, cf, f"{path}.{cf.name}", False)
 
     for b in batches:

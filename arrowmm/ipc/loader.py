@@ -27,9 +27,9 @@ from .. import limits
 from .. import types as t
 from .._core._region import BufferView, as_view
 from ..arrays.array import Array, array_class, make_array
+from ._batch_walk import compile_walk
 from .byteorder import NATIVE, byteswap, swap_kind
 from ..arrays.provenance import CopiedMemory, copied_view, copy_reason
-from ..interop._cdata import compile_walk
 from .compression import compressed_size, decompress_many, decompress_payload
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..format import MetadataVersion, RecordBatchHeader
@@ -72,7 +72,7 @@ class LoadStats:
 
 def _counts(f: t.Field, v4: bool):
     """(nodes, fixed buffers, view-typed nodes) one field occupies in a record batch."""
-    dtype = f.type
+    dtype = f.storage_type
     if isinstance(dtype, t.DictionaryType):
         return 1, 2, 0
     nodes, buffers = 1, dtype.buffer_count
@@ -125,7 +125,7 @@ class SchemaPlan:
 
     @cached_property
     def c_walk(self):
-        """This plan compiled for the C export's walk over undecoded columns (``_cdata``), or
+        """This plan compiled for the C export's walk over undecoded columns (``_batch_walk``), or
         None when some column needs the full loader."""
         return compile_walk(self)
 
@@ -210,6 +210,17 @@ class BatchLoader:
     def num_rows(self) -> int:
         return self.header.length
 
+    def c_export(self, offset: int, num_rows: int):
+        """How the C data interface exports this loader's batch (rows ``offset`` to
+        ``offset + num_rows``): ``(column exporter, owner)``.  The exporter walks undecoded
+        columns from the message straight into C structs (None when they need decoding: a
+        slice, a compressed body, a schema the walk leaves to the loader); the owner is what
+        the exported struct keeps alive (the body: not the batch, its loader and header)."""
+        walk = None
+        if not offset and num_rows == self.header.length and self.header.compression is None:
+            walk = self.plan.c_walk
+        return walk, self.body
+
     def _first_buffer(self, k: int) -> int:
         plan = self.plan
         if k >= len(plan.buffer_starts):
@@ -246,6 +257,10 @@ class BatchLoader:
         for it, if it was called.  Safe to call from several threads at once (each call walks
         on its own; ``RecordBatch`` makes sure one column is decoded once)."""
         plan = self.plan
+        fetch = getattr(self.body, "fetch", None)
+        if fetch is not None:  # (a body read by byte ranges: this column's buffers in one read)
+            buffers = self._buffers
+            fetch([buffers.get(i) for i in range(self._first_buffer(k), self._first_buffer(k + 1))])
         if self.header.compression is None and not self.swap:
             spec = plan.fixed_columns[k]
             if spec is not None:
@@ -405,7 +420,7 @@ class _Walk:
 
     # -- per type ---------------------------------------------------------------------------
     def _load(self, f: t.Field, path: str) -> Array:
-        dtype = f.type
+        dtype = f.storage_type
         loader = _LOADERS.get(type(dtype))
         if loader is None:
             raise ArrowNotImplementedError(f"{path}: cannot load type {dtype}")

@@ -212,7 +212,9 @@ def read_record_batch(obj, schema: t.Schema, dictionaries=None) -> RecordBatch:
 
 def _stream_bytes(schema: t.Schema, batch: Optional[RecordBatch], alignment: int) -> bytes:
     sink = io.BytesIO()
-    with new_stream(sink, schema, alignment=alignment) as w:
+    # (no DICTIONARY_REPLACEMENT feature: one message declares nothing about later ones, and
+    # the bytes are then pyarrow's)
+    with new_stream(sink, schema, alignment=alignment, allow_dictionary_replacement=False) as w:
         if batch is not None:
             w.write(batch)
     return sink.getvalue()

@@ -2,20 +2,25 @@
 
 A path is memory-mapped (or, with ``mmap=False``, read batch by batch into memory of the
 reader's own: ``unmapped``); a buffer-protocol object is read in place; a binary file object
-is read as it comes.  The readers themselves are in ``reader`` and ``unmapped``.
+over a regular file is mapped, any other seekable one is read by byte ranges (``ranged``:
+the footer, then only the batches' headers and the columns' bytes touched), and one that
+cannot seek is read as it comes (a stream).  The readers themselves are in ``reader``,
+``ranged`` and ``unmapped``.
 """
 from __future__ import annotations
 
 import io
 import mmap as _mmap
 import os
+import stat
 
 from .._core._region import Region
 from ..errors import ArrowInvalid
 from .feather import FeatherV1Reader, is_feather_v1
 from .io import MAGIC
-from .reader import (FileReader, StreamReader, file_region, first_bytes, is_file_object,
-                     is_pipe_path, read_head, region_of, source_name)
+from .ranged import RangedFileReader, RangeSource
+from .reader import (FileReader, StreamReader, decompressing, file_region, first_bytes,
+                     is_file_object, is_pipe_path, read_head, region_of, source_name)
 from .sniff import not_arrow
 from .unmapped import UnmappedFileReader, UnmappedStreamReader, open_unmapped
 
@@ -41,7 +46,10 @@ def open_file(source, *, columns=None, allow_copies: bool = True, mmap: bool = T
               ) -> FileReader:
     """Open an IPC file: a path (str or ``os.PathLike``, memory-mapped), a buffer-protocol object
     (bytes, bytearray, memoryview, mmap, numpy array: no copy), an ``io.BytesIO`` (its buffer, no
-    copy) or a seekable binary file object (mapped when it is a regular file, else read).
+    copy) or a seekable binary file object: mapped when it is a regular file, else read by byte
+    ranges (an fsspec or socket-backed file, a file object without ``fileno()``): the footer
+    when opened, a batch's header when it is asked for, a column's bytes when it is touched
+    (``reader.bytes_read`` counts them).  The file object stays open after ``close()``.
 
     A path that cannot be opened raises ``FileNotFoundError``, ``IsADirectoryError`` or
     ``PermissionError``; bytes that are not an IPC file raise ``ArrowInvalid`` saying what they
@@ -57,6 +65,10 @@ def open_file(source, *, columns=None, allow_copies: bool = True, mmap: bool = T
     """
     if not mmap and _is_path(source):
         return _projected(UnmappedFileReader(source, allow_copies=allow_copies), columns)
+    if is_file_object(source) and ranged_access(source):
+        src = RangeSource(source)
+        if src.size < 4 or src.pread(0, 4, "magic").tobytes() != b"FEA1":
+            return _projected(RangedFileReader(src, allow_copies=allow_copies), columns)
     region = file_region(source)
     if is_feather_v1(region):  # (Feather V1: ``FEA1``, not the IPC file's ``ARROW1``)
         return _projected(FeatherV1Reader(region, region.description), columns)
@@ -109,7 +121,7 @@ def _open(source, mmap: bool):
     if is_file_object(source):
         head = read_head(source, 6)
         if head == MAGIC:
-            return FileReader(_map_or_read(source, head))
+            return _map_or_ranged(source, head)
         name, size = source_name(source), None if head else 0
         source = _Prepend(head, source)
     else:
@@ -126,17 +138,42 @@ def _open(source, mmap: bool):
         raise ArrowInvalid(why) from exc.__cause__ or exc
 
 
-def _map_or_read(source, head: bytes):
-    """An IPC file behind a file object: mapped when it is a real file, else read into memory."""
+def ranged_access(source) -> bool:
+    """Whether a binary file object is read by byte ranges: it seeks, and it is not a
+    regular file that can be mapped (no ``fileno()``, or one of a socket, a pipe...)."""
+    if isinstance(source, io.TextIOBase) or decompressing(source):
+        return False  # (text: refused by the region path, which says why)
     try:
-        fd = source.fileno()
+        st = os.fstat(source.fileno())
+        if stat.S_ISREG(st.st_mode) and st.st_size > 0:
+            return False
+    except (AttributeError, OSError, ValueError):
+        pass
+    seekable = getattr(source, "seekable", None)
+    try:
+        return bool(callable(seekable) and seekable() and hasattr(source, "seek"))
+    except (OSError, ValueError):
+        return False
+
+
+def _map_or_ranged(source, head: bytes) -> FileReader:
+    """An IPC file behind a file object whose first bytes ``head`` were just read: mapped when
+    it is a real file, read by byte ranges when it can seek, else read into memory."""
+    try:
         start = source.tell() - len(head)
     except (AttributeError, OSError, ValueError):
-        return head + source.read()
-    size = os.fstat(fd).st_size
-    if start != 0 or size <= 0:
-        return head + source.read()
-    return Region(_mmap.mmap(fd, 0, access=_mmap.ACCESS_READ), description=source_name(source))
+        start = None
+    if start == 0 and not decompressing(source):
+        if ranged_access(source):
+            return RangedFileReader(RangeSource(source))
+        try:
+            fd = source.fileno()
+            if os.fstat(fd).st_size > 0:
+                return FileReader(Region(_mmap.mmap(fd, 0, access=_mmap.ACCESS_READ),
+                                         description=source_name(source)))
+        except (AttributeError, OSError, ValueError):
+            pass
+    return FileReader(head + source.read())
 
 
 class _Prepend:

@@ -11,6 +11,7 @@ fsspec knows; fsspec is optional) and by ``arrowmm.dataset(..., filesystem=fs)``
 """
 from __future__ import annotations
 
+import io
 import os
 import threading
 from typing import Optional
@@ -18,18 +19,25 @@ from typing import Optional
 import numpy as np
 
 from .._core._flatbuf import frame_at
+from .. import limits
 from .._core._region import Region, as_view
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..format import MessageHeader, parse_message
+from .io import MAGIC
 from .message import Message
-from .reader import FileReader
+from .reader import FileReader, not_a_file
 
 __all__ = ["READ_AHEAD", "RangeSource", "RangedFileReader", "open_ranged"]
 
 #: A column's read covers what it asks for plus up to this many bytes after (the next buffers
 #: of the same column usually start there), so its buffers take one read, not one each.
 READ_AHEAD = 1 << 12
-_ALIGN = 64
+#: Opening reads this many bytes of the file's end at once: the footer's length, the trailing
+#: magic and, for most files, the whole footer (a larger footer takes one more read).
+TAIL_GUESS = 1 << 12
+_NO_BYTES = np.empty(0, dtype=np.uint8)
+#: A file that does not start with the magic: this many of its first bytes say what it is.
+_SNIFF_BYTES = 1 << 16
 
 
 class RangeSource:
@@ -60,6 +68,14 @@ class RangeSource:
         self.size = int(size)
         self.bytes_read = 0
         self.read_requests = 0
+        self._kept = []  # (start, array) read once and served again (``keep``)
+        self._readinto = getattr(fileobj, "readinto", None)
+
+    def keep(self, offset: int, length: int) -> None:
+        """Read bytes ``offset..offset+length`` now and serve later reads inside them from
+        memory (opening keeps the file's head and tail: the magic, the footer)."""
+        data = self.pread(offset, length, "bytes")
+        self._kept.append((offset, data))
 
     def pread(self, offset: int, length: int, what: str = "bytes") -> np.ndarray:
         if self._file is None:
@@ -67,23 +83,45 @@ class RangeSource:
         if offset < 0 or length < 0 or offset + length > self.size:
             raise ArrowInvalid(f"{self.description}: {what}: bytes {offset}..{offset + length} "
                                f"lie outside the {self.size}-byte file")
-        raw = np.empty(length + _ALIGN, dtype=np.uint8)
-        start = (-raw.ctypes.data) % _ALIGN
-        out = raw[start:start + length]
+        if self._kept:
+            for start, data in self._kept:
+                if start <= offset and offset + length <= start + len(data):
+                    return data[offset - start:offset - start + length]
+        # (numpy's allocation is malloc's, 16-byte aligned, and buffers sit at multiples of 8
+        # in a body: aligned as the loader needs them; aligning to 64 here cost more, per
+        # read, than the read of a small file object)
+        out = np.empty(length, dtype=np.uint8)
+        f = self._file
+        readinto = self._readinto  # (straight into the buffer: no bytes object)
         with self._lock:
             self.read_requests += 1
             try:
-                self._file.seek(offset)
+                f.seek(offset)
                 got = 0
                 while got < length:
-                    chunk = self._file.read(length - got)
-                    if not chunk:
+                    if readinto is not None:
+                        try:
+                            n = readinto(memoryview(out)[got:])
+                        except (NotImplementedError, io.UnsupportedOperation):
+                            # (a RawIOBase that implements read() only: read() from now on)
+                            readinto = self._readinto = None
+                            continue
+                        if n is None:
+                            raise ArrowInvalid(f"{self.description}: {what}: the file object "
+                                               f"is non-blocking and had no data")
+                    else:
+                        chunk = f.read(length - got)
+                        if isinstance(chunk, str):
+                            raise ArrowInvalid(f"{self.description}: the file object is in "
+                                               f"text mode; open it with mode 'rb'")
+                        n = len(chunk)
+                        out[got:got + n] = np.frombuffer(chunk, dtype=np.uint8)
+                    if not n:
                         raise ArrowInvalid(f"{self.description}: {what}: read {got} of {length} "
                                            f"bytes at byte {offset}: the file is shorter than "
                                            f"the {self.size} bytes it had when opened")
-                    out[got:got + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
-                    got += len(chunk)
-            except (OSError, ValueError) as exc:
+                    got += n
+            except (OSError, ValueError, TypeError) as exc:
                 raise ArrowInvalid(f"{self.description}: {what}: read failed: {exc}") from None
             self.bytes_read += length
         return out
@@ -92,6 +130,7 @@ class RangeSource:
         return as_view(self.pread(offset, length, what), description=f"{what} of {self.description}")
 
     def close(self) -> None:
+        self._kept = []
         f, self._file = self._file, None
         if f is not None and self._owns:
             f.close()
@@ -101,8 +140,9 @@ class RangeSource:
 
 
 class LazyBody:
-    """A message body on a ``RangeSource``: ``slice`` reads the bytes asked for (and up to
-    ``READ_AHEAD`` more of the body, kept for the next slices) when it is called."""
+    """A message body on a ``RangeSource``: ``fetch`` reads a column's buffers before the
+    loader walks them; ``slice`` serves them, or reads a range no ``fetch`` announced (and up
+    to ``READ_AHEAD`` more of the body, kept for the next slices)."""
 
     __slots__ = ("source", "offset", "size", "_chunks", "_lock")
 
@@ -113,19 +153,58 @@ class LazyBody:
         self._chunks = []  # (start, end, array) read so far, relative to the body
         self._lock = threading.Lock()
 
+    def fetch(self, ranges) -> None:
+        """Read the ``(offset, size)`` ranges of the body (a column's buffers, before its
+        walk) that are not read yet, ranges less than ``READ_AHEAD`` apart in one read.  Ranges
+        outside the body are left for ``slice`` to refuse where the walk meets them."""
+        spans = sorted((o, o + n) for o, n in ranges if n > 0 and o >= 0 and o + n <= self.size)
+        if not spans:
+            return
+        merged = [list(spans[0])]
+        for start, end in spans[1:]:
+            if start - merged[-1][1] <= READ_AHEAD:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        with self._lock:
+            for start, end in merged:
+                if any(s <= start and end <= e for s, e, _ in self._chunks):
+                    continue
+                data = self.source.pread(self.offset + start, end - start, "buffers")
+                self._chunks.append((start, end, data))
+
     def slice(self, offset: int, size: int):
         if offset < 0 or size < 0 or offset + size > self.size:
             raise ArrowInvalid(f"bytes {offset}..{offset + size} lie outside the message body "
                                f"of {self.size} bytes")
+        if size == 0:
+            return as_view(_NO_BYTES, description=self.source.description)
         with self._lock:
             for start, end, data in self._chunks:
                 if start <= offset and offset + size <= end:
                     return as_view(data[offset - start:offset - start + size],
-                                   description=f"body bytes of {self.source.description}")
+                                   description=self.source.description)
             end = min(self.size, offset + size + READ_AHEAD)
             data = self.source.pread(self.offset + offset, end - offset, "buffer")
             self._chunks.append((offset, end, data))
-        return as_view(data[:size], description=f"body bytes of {self.source.description}")
+        return as_view(data[:size], description=self.source.description)
+
+
+class _BlockWhere:
+    """'record batch i (block at byte n)', formatted only when an error message needs it."""
+
+    __slots__ = ("what", "index", "offset")
+
+    def __init__(self, what: str, index: int, offset: int):
+        self.what = what
+        self.index = index
+        self.offset = offset
+
+    def __str__(self):
+        return f"{self.what} {self.index} (block at byte {self.offset})"
+
+    def __format__(self, spec):
+        return format(str(self), spec)
 
 
 class RangedFileReader(FileReader):
@@ -133,6 +212,18 @@ class RangedFileReader(FileReader):
     it is asked for, a column's byte ranges when the column is touched."""
 
     def __init__(self, source: RangeSource, *, allow_copies: bool = True):
+        size = source.size
+        if size < 2 * len(MAGIC) + 4 or source.pread(0, len(MAGIC)).tobytes() != MAGIC:
+            # (a Region of its first bytes, to say what it is: a stream, Parquet, text...)
+            head = source.pread(0, min(size, _SNIFF_BYTES), "first bytes")
+            raise not_a_file(Region(head, description=source.description))
+        # the tail in one read: the footer's length and magic, most footers whole
+        tail = min(size, TAIL_GUESS)
+        source.keep(size - tail, tail)
+        footer_len = int(np.frombuffer(source.pread(size - 10, 4), dtype="<i4")[0])
+        footer_start = size - 10 - footer_len
+        if 8 <= footer_start < size - tail and footer_len <= limits.max_metadata_size:
+            source.keep(footer_start, size - tail - footer_start)
         super().__init__(source, allow_copies=allow_copies)
         self._source = source
         # (batches always go through a ProjectedLoader: the C walks read mapped bodies only)
@@ -156,13 +247,13 @@ class RangedFileReader(FileReader):
         self._check_open()
         offset, meta_len, body_len = blocks[i].tolist()
         meta_len = (meta_len & 0xFFFFFFFF) - ((meta_len & 0x80000000) << 1)  # int32 + 4 pad bytes
-        where = f"{what} {i} (block at byte {offset})"
+        where = _BlockWhere(what, i, offset)  # (formatted only in an error message)
         if offset < 8 or offset >= self._footer_offset or meta_len <= 0 or body_len < 0 \
                 or offset + meta_len + body_len > self._footer_offset:
             raise ArrowInvalid(f"{where}: block (offset={offset}, metaDataLength={meta_len}, "
                                f"bodyLength={body_len}) lies outside the file's data section")
         data = self._source.pread(offset, meta_len, where)
-        chunk = Region(data, description=f"{where} of {self._source.description}")
+        chunk = Region(data, description=self._source.description)
         try:
             frame = frame_at(chunk, 0, i)
         except ArrowInvalid as exc:

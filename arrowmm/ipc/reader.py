@@ -7,8 +7,11 @@ or from a file-like object through ``MessageDecoder``.
 """
 from __future__ import annotations
 
+import bz2
 import dataclasses
+import gzip
 import io
+import lzma
 import mmap
 import os
 import stat
@@ -34,9 +37,10 @@ from ..arrays.pandas_compat import PandasConvertible
 from ..arrays.table import Table, slice_batches
 from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 from ..format import BLOCK, MessageHeader, MetadataVersion, RecordBatchHeader, parse_footer
-from ..interop._cdata import export_reader_stream, export_schema, export_stream
+from ..interop._cdata import export_schema, export_stream
 from .dictionaries import DictionaryMemo
 from .io import MAGIC
+from ._batch_walk import export_file_batches, export_stream_batches
 from ..arrays.decode_ahead import ReadAhead, decoded_in_order
 from .loader import BatchLoader, LoadStats, SchemaPlan
 from .memory import advise, resident_bytes
@@ -44,7 +48,8 @@ from .message import Message, MessageDecoder, message_end, read_message_at
 from .projection import ProjectedLoader, project_schema, resolve_columns
 from .sniff import HEAD_SIZE, describe, not_arrow
 
-__all__ = ["FileReader", "StreamReader", "region_of", "is_file_object", "file_object_region", "file_region"]
+__all__ = ["FileReader", "StreamReader", "region_of", "is_file_object", "file_object_region", "file_region",
+           "decompressing"]
 
 _I32 = struct.Struct("<i")
 _READ_CHUNK = 1 << 22  # largest single read from a file-like object (bounds allocation)
@@ -157,13 +162,20 @@ def source_name(source) -> str:
     return str(name) if isinstance(name, (str, bytes, os.PathLike)) else type(source).__name__
 
 
+def decompressing(source) -> bool:
+    """Whether ``source`` is a standard library decompressor (gzip, bz2, lzma file object):
+    its ``fileno()`` is the compressed file's, and a backward ``seek`` decompresses again from
+    the start, so it is read through once, never mapped or read by ranges."""
+    return isinstance(source, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile))
+
+
 def file_object_region(source) -> Region:
     """The whole file behind a binary file object, for the file format's random access: mapped
     when it is a regular file, else read into memory (it must be seekable)."""
     name = source_name(source)
     try:
-        fd = source.fileno()
-        st = os.fstat(fd)
+        fd = None if decompressing(source) else source.fileno()
+        st = os.fstat(fd) if fd is not None else None
     except (AttributeError, OSError, ValueError):
         fd = None
     if fd is not None and stat.S_ISREG(st.st_mode) and st.st_size > 0:
@@ -196,7 +208,7 @@ def first_bytes(region: Region) -> bytes:
     return region.view(0, min(region.size, HEAD_SIZE)).to_bytes()
 
 
-def _not_a_file(region: Region) -> ArrowInvalid:
+def not_a_file(region: Region) -> ArrowInvalid:
     """Why ``region``, which does not start (or end) like an IPC file, is not one, as
     precisely as its first bytes allow."""
     name, size = region.description, region.size
@@ -435,14 +447,27 @@ class ReaderBase(PandasConvertible):
         return export_schema(self.schema)
 
     def __arrow_c_stream__(self, requested_schema=None):
-        """The remaining batches as an Arrow C stream: uncompressed batches of a mapping are
-        walked in C without decoding them; compressed ones are decoded a whole batch at a
-        time on the codec pool, the next batch read ahead while the consumer takes this one."""
+        """The (remaining) batches, in order, as an ``"arrow_array_stream"`` capsule: the plain
+        record batches of a FileReader or StreamReader are walked from the mapping without
+        making Python objects (``ipc._batch_walk``), the others exported as read; compressed
+        ones (and those of a file object) are decoded a whole batch at a time on the codec
+        pool, the next batch read ahead while the consumer takes this one."""
         if self._export_ahead():
             return export_stream(self.schema, self._decoded_batches(), requested_schema)
-        if self._projection is not None:  # (the mapped walk knows whole schemas only)
-            return export_stream(self.schema, iter(self), requested_schema)
-        return export_reader_stream(self, requested_schema)
+        if self._projection is None:  # (the mapped walk knows whole schemas only)
+            if type(self) is FileReader:
+                return export_file_batches(
+                    self.schema, self._plan(MetadataVersion.V5).c_walk, self._blocks,
+                    self._footer_offset, self._mapping, self._dictionaries, self.get_batch,
+                    requested_schema)
+            if type(self) is StreamReader:
+                return export_stream_batches(self.schema, self._plan(MetadataVersion.V5).c_walk,
+                                             self._next_for_export, requested_schema)
+        return export_stream(self.schema, iter(self), requested_schema)
+
+    def _mapping(self) -> Optional[Region]:
+        """The mapped file, or None once closed (what the C stream export may still walk)."""
+        return None if self._closed else self._region
 
 
 class MessageBatchDecoder(ReaderBase):
@@ -459,7 +484,7 @@ class MessageBatchDecoder(ReaderBase):
     def set_dictionary(self, dict_id: int, values) -> None:
         """Dictionary ``dict_id`` given as its values array."""
         field = self._memo.field(dict_id, f"dictionary {dict_id}")  # (an unused id raises)
-        if values.type != field.type:
+        if values.type != field.storage_type:
             raise ArrowInvalid(f"dictionary {dict_id}: the schema's dictionary values are "
                                f"{field.type}, the array given is {values.type}")
         self._memo.apply(dict_id, values, False, f"dictionary {dict_id}")
@@ -468,7 +493,7 @@ class MessageBatchDecoder(ReaderBase):
         self._dictionary_batch(msg, self._memo, where)
 
     def record_batch(self, msg: Message, where: str) -> RecordBatch:
-        return self._record_batch(msg, self._memo.get, where)
+        return self._record_batch(msg, self._memo.snapshot(), where)
 
 
 class FileReader(ReaderBase):
@@ -497,7 +522,7 @@ class FileReader(ReaderBase):
         size = region.size
         name = region.description
         if size < 2 * len(MAGIC) + 4 or region.view(0, 6).to_bytes() != MAGIC:
-            raise _not_a_file(region)
+            raise not_a_file(region)
         if region.view(size - 6, 6).to_bytes() != MAGIC:
             raise ArrowInvalid(f"{name}: does not end with the Arrow file magic 'ARROW1' "
                                f"(truncated or still being written? "
@@ -865,6 +890,26 @@ class StreamReader(SequentialBatches, ReaderBase):
         may be shared freely)."""
         self._enter()
         try:
+            return self._read_next_batch()
+        finally:
+            self._consumer.release()
+
+    def _next_for_export(self, walk) -> Optional[RecordBatch]:
+        """The next record batch for the C stream export (StopIteration at the end), or None
+        when ``walk(region, offset, end, lookup)`` took the message at this reader's position
+        straight into the C struct: it returns the offset past the message (or -1: this
+        reader reads it, as it does dictionary batches and anything unusual)."""
+        self._enter()  # one consumer at a time, as for read_next_batch
+        try:
+            region = self._region
+            if walk is not None and self._file is None and region is not None \
+                    and not self._closed and not self._done:
+                end = walk(region, self._pos, region.size if self._end is None else self._end,
+                           self._memo.get)
+                if end >= 0:
+                    self._pos = end
+                    self._index += 1
+                    return None
             return self._read_next_batch()
         finally:
             self._consumer.release()

@@ -167,7 +167,7 @@ def repair(src, dst, *, validate: bool = True) -> RepairReport:
                                        f"file cannot hold: the salvage stops before it")
                 reader._dictionary_batch(msg, reader._memo, where)
                 if validate:  # just this batch's values (a delta's new part), not the merged whole
-                    reader._memo._chunks[dict_id][-1].validate()
+                    reader._memo.latest_part(dict_id).validate()
                 defined.add(dict_id)
                 blocks = dict_rows
             elif kind == MessageHeader.RecordBatch:

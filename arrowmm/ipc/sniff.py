@@ -3,15 +3,47 @@
 The readers call ``not_arrow`` with the first bytes of a source when they cannot read it as
 the IPC format asked for: Parquet, Feather V1, compressed or archived data, CSV and other text,
 and empty input are recognised by their first bytes, and the message says what to do instead.
+``ipc_kind`` is the other half: which IPC format first bytes announce (the one test the
+dataset's file discovery, local or on an fsspec filesystem, and the Spark source share).
 """
 from __future__ import annotations
 
 from typing import Optional
 
-__all__ = ["HEAD_SIZE", "describe", "not_arrow"]
+from .io import MAGIC
+
+__all__ = ["HEAD_SIZE", "KIND_HEAD", "STREAM_CONTINUATION", "describe", "ipc_kind", "not_arrow"]
 
 #: Bytes of a source's start that ``describe`` looks at.
 HEAD_SIZE = 256
+#: Bytes of a source's start that ``ipc_kind`` looks at.
+KIND_HEAD = 8
+#: The marker each message of a stream (since Arrow 0.15) starts with.
+STREAM_CONTINUATION = b"\xff\xff\xff\xff"
+
+
+def ipc_kind(head: bytes, strict: bool = False) -> Optional[str]:
+    """``"file"``, ``"stream"`` or None: the IPC format that ``head``, a source's first
+    ``KIND_HEAD`` bytes, announces.
+
+    A file starts with ``ARROW1``, a stream with the continuation marker.  A pre-0.15 stream
+    starts with a bare metadata length, which any binary file might: ``strict`` (a file found
+    in a folder, not named for Arrow) rules that form out, so that stray files are not read.
+
+    Examples
+    --------
+    >>> ipc_kind(b"ARROW1\x00\x00"), ipc_kind(b"\xff\xff\xff\xff\x10\x00\x00\x00")
+    ('file', 'stream')
+    >>> ipc_kind(b"PAR1\x15\x00\x15\x00", strict=True) is None
+    True
+    """
+    if head[:6] == MAGIC:
+        return "file"
+    if head[:4] == STREAM_CONTINUATION:
+        return "stream"
+    if not strict and len(head) >= 4 and head[:4] != b"\x00\x00\x00\x00":
+        return "stream"
+    return None
 
 _SIGNATURES = (
     (b"PAR1", "a Parquet file (it starts with 'PAR1'): read it with a Parquet reader "

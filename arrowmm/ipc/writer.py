@@ -56,7 +56,7 @@ def _assign_dictionary_ids(schema: t.Schema) -> t.Schema:
     def collect(f):
         if f.dictionary_id is not None:
             used.add(f.dictionary_id)
-        for c in _value_type(f.type).children:
+        for c in _value_type(f.storage_type).children:
             collect(c)
 
     for f in schema.fields:
@@ -70,7 +70,7 @@ def _assign_dictionary_ids(schema: t.Schema) -> t.Schema:
         return counter[0]
 
     def assign(f: t.Field) -> t.Field:
-        dtype = f.type
+        dtype = f.storage_type
         inner = _value_type(dtype)
         kids = inner.children
         if kids:
@@ -80,8 +80,8 @@ def _assign_dictionary_ids(schema: t.Schema) -> t.Schema:
         if isinstance(dtype, t.DictionaryType):
             dtype = t.DictionaryType(dtype.index_type, inner, dtype.ordered)
             did = f.dictionary_id if f.dictionary_id is not None else next_id()
-            return t.Field(f.name, dtype, f.nullable, f.metadata, did)
-        return t.Field(f.name, inner, f.nullable, f.metadata, f.dictionary_id) if inner is not dtype else f
+            return t.Field(f.name, dtype, f.nullable, f.storage_metadata, did)
+        return f.with_storage_type(inner) if inner is not dtype else f
 
     return t.Schema([assign(f) for f in schema.fields], schema.metadata, schema.endianness)
 
@@ -108,7 +108,7 @@ def _with_children(dtype, kids):
 
 def _dictionaries_in(array: Array, f: t.Field, out: list, path: str) -> None:
     """(dictionary id, dictionary array, field path) for every dictionary under ``array``."""
-    dtype = f.type
+    dtype = f.storage_type
     if isinstance(dtype, t.DictionaryType):
         out.append((f.dictionary_id, array.dictionary, path))
         return
@@ -136,8 +136,8 @@ def _check_metadata(metadata, what: str) -> Optional[dict]:
 
 def _check_schema_metadata(schema: t.Schema) -> None:
     def walk(f: t.Field, path: str):
-        _check_metadata(f.metadata, f"metadata of field {path}")
-        for c in _value_type(f.type).children:
+        _check_metadata(f.storage_metadata, f"metadata of field {path}")
+        for c in _value_type(f.storage_type).children:
             walk(c, f"{path}.{c.name}")
 
     _check_metadata(schema.metadata, "schema metadata")
@@ -496,7 +496,7 @@ def flatten_empty():
 
 
 def _find_value_type(schema: t.Schema, dict_id: int):
-    return dictionary_value_fields(schema)[dict_id].type
+    return dictionary_value_fields(schema)[dict_id].storage_type
 
 
 def _coerce_schema(schema) -> t.Schema:

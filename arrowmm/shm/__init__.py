@@ -2,13 +2,16 @@
 
 ``share`` writes batches into a segment and ``open_shared`` maps one by name;
 ``segments`` lists what arrowmm made and ``cleanup`` removes what dead producers left.
+``Channel`` streams record batches live from one producer to many consumer processes
+through a ring in one segment.
 Arrays, batches and readers over a segment pickle by name (registered with ``copyreg``
 here, so the data model imports nothing from this package).
 """
+from .channel import Channel, Consumer
 from .segment import (CREATOR_KEY, SHM_DIR, SegmentInfo, SharedFile, cleanup, open_shared,
                       register_pickling, remove, segments, share, unlink)
 
 register_pickling()
 
 __all__ = ["share", "open_shared", "unlink", "SharedFile", "SHM_DIR", "segments", "cleanup", "remove",
-           "SegmentInfo", "CREATOR_KEY"]
+           "SegmentInfo", "CREATOR_KEY", "Channel", "Consumer"]

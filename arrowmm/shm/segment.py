@@ -56,7 +56,6 @@ import errno
 import json
 import mmap
 import os
-import re
 import secrets
 import stat
 import weakref
@@ -74,6 +73,8 @@ from ..interop.interchange import RecordBatchReader
 from ..ipc.writer import new_file
 from ..arrays.provenance import copy_reason
 from ..arrays.array import Array
+from .channel import channel_record
+from .liveness import TMP_NAME, process_alive, temporary_name, this_process
 
 __all__ = ["share", "open_shared", "unlink", "SharedFile", "SHM_DIR", "cleanup", "segments",
            "SegmentInfo", "CREATOR_KEY"]
@@ -85,8 +86,6 @@ _MAX_NAME = 255  # bytes: NAME_MAX (temporaries have their own names)
 #: Custom metadata key of a segment's creator record (JSON: pid, start, pidns, boot, keep).
 CREATOR_KEY = "arrowmm:shm:creator"
 # .arrowmm-share-<pid namespace>-<pid>-<process start>-<random>: a share() in progress
-_TMP_PREFIX = ".arrowmm-share-"
-_TMP_NAME = re.compile(r"^\.arrowmm-share-([0-9]+)-([0-9]+)-([0-9]+)-[0-9a-f]+$")
 
 # segment identity -> Region: one mapping per segment per process, shared by everything
 # unpickled from it; key (name, st_dev, st_ino, size), so a name that was unlinked and made
@@ -116,73 +115,6 @@ def _check_name(name) -> str:
         raise ArrowInvalid(f"invalid shared segment name {name!r} ({size}): 1 to {_MAX_NAME} "
                            f"bytes, no '/' or NUL, not starting with '.'")
     return name
-
-
-# -- who made a segment, and whether they are alive ------------------------------------------
-def _read_text(path: str) -> Optional[str]:
-    try:
-        with open(path, "rb") as f:
-            return f.read().decode("ascii", "replace")
-    except OSError:
-        return None
-
-
-def _process_start(pid: int) -> Optional[Tuple[int, str]]:
-    """(start time in clock ticks since boot, state letter) of ``pid``, None if it is gone."""
-    text = _read_text(f"/proc/{pid}/stat")
-    if text is None:
-        return None
-    try:
-        fields = text[text.rindex(")") + 2:].split()
-        return int(fields[19]), fields[0]
-    except (ValueError, IndexError):
-        return None
-
-
-def _pid_namespace() -> int:
-    try:
-        return os.stat("/proc/self/ns/pid").st_ino
-    except OSError:
-        return 0
-
-
-def _boot_id() -> str:
-    return (_read_text("/proc/sys/kernel/random/boot_id") or "").strip()
-
-
-def _me() -> dict:
-    pid = os.getpid()
-    started = _process_start(pid)
-    return {"pid": pid, "start": started[0] if started else 0, "pidns": _pid_namespace(),
-            "boot": _boot_id()}
-
-
-def _alive(creator: dict) -> Optional[bool]:
-    """Whether the process ``creator`` describes still runs (None: this process cannot tell)."""
-    pid = creator.get("pid")
-    if not isinstance(pid, int) or pid <= 0:
-        return None
-    boot = creator.get("boot")
-    if boot and _boot_id() and boot != _boot_id():
-        return False
-    pidns = creator.get("pidns")
-    if pidns and pidns != _pid_namespace():
-        return None  # another pid namespace (container): its pids mean nothing here
-    if os.path.isdir("/proc/self"):
-        now = _process_start(pid)
-        if now is None:
-            return False
-        start, state = now
-        if creator.get("start") and start != creator["start"]:
-            return False  # the pid was reused by a later process
-        return state not in ("Z", "X")  # a zombie holds nothing
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 # -- the two backends: files under SHM_DIR, or shm_open ----------------------------------
@@ -365,7 +297,7 @@ def _source(data) -> Tuple[t.Schema, object]:
 
 def _write_file(fd: int, data, compression, keep: bool) -> None:
     schema, batches = _source(data)
-    creator = json.dumps({**_me(), "keep": bool(keep)}, separators=(",", ":"))
+    creator = json.dumps({**this_process(), "keep": bool(keep)}, separators=(",", ":"))
     with os.fdopen(fd, "wb", buffering=0, closefd=False) as sink:
         # deltas kept (arrowmm readers take them): any batches the caller has can be shared
         with new_file(sink, schema, compression=compression, emit_dictionary_deltas=True,
@@ -374,16 +306,11 @@ def _write_file(fd: int, data, compression, keep: bool) -> None:
                 writer.write(batch)
 
 
-def _temporary_name() -> str:
-    me = _me()
-    return f"{_TMP_PREFIX}{me['pidns']}-{me['pid']}-{me['start']}-{secrets.token_hex(6)}"
-
-
 def _share_dev_shm(name: str, data, compression, keep: bool) -> tuple:
     """Write under a hidden temporary name, map, then publish by ``os.link`` (atomic, no
     clobbering); the temporary's name says who made it, for ``cleanup``."""
     final = os.path.join(SHM_DIR, name)
-    tmp = os.path.join(SHM_DIR, _temporary_name())
+    tmp = os.path.join(SHM_DIR, temporary_name())
     fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_NOFOLLOW
                  | getattr(os, "O_CLOEXEC", 0), 0o600)
     try:
@@ -528,10 +455,21 @@ class SharedFile:
 
 
 # -- finding and removing what dead producers left -----------------------------------------
+def _channel_info(name: str, fd: int) -> Optional[tuple]:
+    """(producer record, whether any side runs) of a channel segment, None if it is none."""
+    record = channel_record(fd, name)
+    if record is None:
+        return None
+    alive = record.pop("alive")
+    return record, (True if alive else False)
+
+
 @dataclass
 class SegmentInfo:
-    """A segment made by ``share`` (``kind`` "segment") or the temporary of a ``share`` that
-    has not finished (``kind`` "temporary"), with its creator and whether it still runs."""
+    """A segment made by ``share`` (``kind`` "segment"), a ``Channel`` (``kind`` "channel":
+    ``alive`` if its producer or a consumer still runs) or the temporary of a ``share`` or
+    ``Channel.create`` that has not finished (``kind`` "temporary"), with its creator and
+    whether it still runs."""
     name: str
     kind: str
     size: int
@@ -564,7 +502,7 @@ def _creator_record(name: str, fd: int) -> Optional[dict]:
 
 
 def segments() -> List[SegmentInfo]:
-    """This user's segments made by ``share`` and temporaries of unfinished ``share`` calls,
+    """This user's segments made by ``share``, channels, and temporaries of unfinished calls,
     with whether their creators still run (only where segments are files: ``/dev/shm``)."""
     if SHM_DIR is None:
         raise ArrowNotImplementedError("listing shared-memory segments needs /dev/shm; "
@@ -578,10 +516,10 @@ def segments() -> List[SegmentInfo]:
             continue
         if not stat.S_ISREG(st.st_mode) or st.st_uid != me:
             continue
-        m = _TMP_NAME.match(entry.name)
+        m = TMP_NAME.match(entry.name)
         if m:
             creator = {"pidns": int(m.group(1)), "pid": int(m.group(2)), "start": int(m.group(3))}
-            out.append(SegmentInfo(entry.name, "temporary", st.st_size, creator, _alive(creator)))
+            out.append(SegmentInfo(entry.name, "temporary", st.st_size, creator, process_alive(creator)))
             continue
         if entry.name.startswith("."):
             continue
@@ -591,16 +529,20 @@ def segments() -> List[SegmentInfo]:
             continue
         try:
             record = _creator_record(entry.name, fd)
+            channel = None if record is not None else _channel_info(entry.name, fd)
         finally:
             os.close(fd)
-        if record is not None:
-            out.append(SegmentInfo(entry.name, "segment", st.st_size, record, _alive(record),
+        if channel is not None:
+            out.append(SegmentInfo(entry.name, "channel", st.st_size, channel[0], channel[1]))
+        elif record is not None:
+            out.append(SegmentInfo(entry.name, "segment", st.st_size, record, process_alive(record),
                                    bool(record.get("keep"))))
     return out
 
 
 def cleanup(*, dry_run: bool = False) -> List[str]:
-    """Remove this user's segments and temporaries whose creator process is gone.
+    """Remove this user's segments and temporaries whose creator process is gone, and
+    channels whose producer and consumers are all gone.
 
     A segment shared with ``keep=True`` stays (it was meant to outlive its
     creator), as does anything whose creator cannot be judged from here (made
@@ -624,10 +566,14 @@ def _remove_if_same(info: SegmentInfo) -> bool:
         st = os.lstat(path)
         if not stat.S_ISREG(st.st_mode) or st.st_size != info.size:
             return False
-        if info.kind == "segment":
+        if info.kind in ("segment", "channel"):
             fd = _open_fd(info.name)
             try:
-                record = _creator_record(info.name, fd)
+                if info.kind == "segment":
+                    record = _creator_record(info.name, fd)
+                else:  # a channel: the same producer, and still nobody attached alive
+                    channel = _channel_info(info.name, fd)
+                    record = None if channel is None or channel[1] is not False else channel[0]
             finally:
                 os.close(fd)
             if record != info.creator or os.lstat(path).st_ino != st.st_ino:
@@ -640,7 +586,7 @@ def _remove_if_same(info: SegmentInfo) -> bool:
 
 def remove(name: str) -> None:
     """Remove segment ``name``, or a temporary a ``share`` left (for ``arrowmm shm rm``)."""
-    if SHM_DIR is not None and _TMP_NAME.match(name):
+    if SHM_DIR is not None and TMP_NAME.match(name):
         try:
             os.unlink(os.path.join(SHM_DIR, name))
         except FileNotFoundError:

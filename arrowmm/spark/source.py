@@ -214,7 +214,7 @@ def _column_type(info: DataFile, attribute):
         return None
     for field in info.schema:
         if field.name == attribute[0]:
-            return field.type
+            return field.storage_type  # (pushdown compares stored values)
     return None
 
 

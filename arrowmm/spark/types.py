@@ -30,7 +30,7 @@ def spark_schema(schema: t.Schema, cast: bool = False):
     problems: List[str] = []
     fields = []
     for f in schema:
-        dtype = _convert(f.type, cast, f.name, problems)
+        dtype = _convert(f.storage_type, cast, f.name, problems)
         if dtype is not None:
             fields.append(st.StructField(f.name, dtype, f.nullable))
     if problems:
@@ -105,24 +105,24 @@ def _convert(dtype: t.DataType, cast: bool, path: str, problems: List[str]):
         return needs_cast(st.BinaryType())
     if isinstance(dtype, t.ListType):
         child = dtype.value_field
-        element = _convert(child.type, cast, f"{path}.{child.name}", problems)
+        element = _convert(child.storage_type, cast, f"{path}.{child.name}", problems)
         if element is None:
             return None
         target = st.ArrayType(element, child.nullable)
         return target if dtype.kind == "list" else needs_cast(target)
     if isinstance(dtype, t.FixedSizeListType):
         child = dtype.value_field
-        element = _convert(child.type, cast, f"{path}.{child.name}", problems)
+        element = _convert(child.storage_type, cast, f"{path}.{child.name}", problems)
         return None if element is None else needs_cast(st.ArrayType(element, child.nullable))
     if isinstance(dtype, t.MapType):
         key, item = dtype.key_field, dtype.item_field
-        k = _convert(key.type, cast, f"{path}.key", problems)
-        v = _convert(item.type, cast, f"{path}.value", problems)
+        k = _convert(key.storage_type, cast, f"{path}.key", problems)
+        v = _convert(item.storage_type, cast, f"{path}.value", problems)
         return None if k is None or v is None else st.MapType(k, v, item.nullable)
     if isinstance(dtype, t.StructType):
         fields = []
         for child in dtype.children:
-            c = _convert(child.type, cast, f"{path}.{child.name}", problems)
+            c = _convert(child.storage_type, cast, f"{path}.{child.name}", problems)
             if c is not None:
                 fields.append(st.StructField(child.name, c, child.nullable))
         return st.StructType(fields) if len(fields) == len(dtype.children) else None

@@ -1,7 +1,16 @@
 package io.arrowmm.spark;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SQLContext;
+import org.apache.spark.sql.SaveMode;
+import org.apache.spark.sql.sources.BaseRelation;
+import org.apache.spark.sql.sources.CreatableRelationProvider;
 
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableProvider;
@@ -11,12 +20,17 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
- * The JVM reader of arrowmm's Arrow IPC files: {@code spark.read.format("arrowmm_jvm")}.
+ * The JVM connector for arrowmm's Arrow IPC files: {@code spark.read.format("arrowmm_jvm")} and
+ * {@code df.write.format("arrowmm_jvm").mode(...).save(dir)}.
  *
- * <p>Stage 1 of issue 16 reads only; the name {@code arrowmm} stays with the Python data source
- * (which also writes and streams) until this connector does all of that.
+ * <p>Reads are DataSource V2 ({@link ArrowmmTable}).  Writes come through the V1
+ * {@link CreatableRelationProvider} entry, because Spark lets a V2 {@code TableProvider} be
+ * written only with append or overwrite: here the four save modes are decided (errorifexists
+ * and ignore look at whether the path exists, as Spark's file sources do), and the rows are
+ * then written by the V2 write of {@link ArrowmmWriteTable}.
  */
-public final class ArrowmmJvmSource implements TableProvider, DataSourceRegister {
+public final class ArrowmmJvmSource implements TableProvider, DataSourceRegister,
+    CreatableRelationProvider {
   public static final String NAME = "arrowmm_jvm";
 
   @Override
@@ -34,8 +48,49 @@ public final class ArrowmmJvmSource implements TableProvider, DataSourceRegister
     return ColumnSpec.sparkSchema(FileFooter.read(files.get(0)).columns);
   }
 
+  /** True so that a write (which Spark plans through {@link #getTable} with the DataFrame's
+   * schema before it falls back to {@link #createRelation}) needs no existing files; a read
+   * with a user schema checks it against every file's. */
+  @Override
+  public boolean supportsExternalMetadata() {
+    return true;
+  }
+
   @Override
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> props) {
     return new ArrowmmTable(schema, props);
+  }
+
+  @Override
+  public BaseRelation createRelation(SQLContext sqlContext, SaveMode mode,
+      scala.collection.immutable.Map<String, String> parameters, Dataset<Row> data) {
+    Map<String, String> options = scala.jdk.javaapi.CollectionConverters.asJava(parameters);
+    List<String> paths = DataFiles.loadPaths(options);
+    if (paths.size() != 1) {
+      throw new ArrowmmException("a write needs one directory path, got " + paths);
+    }
+    Path dir = Path.of(paths.get(0)).toAbsolutePath().normalize();
+    boolean exists = Files.exists(dir);
+    if (exists && mode == SaveMode.ErrorIfExists) {
+      throw new ArrowmmException("[PATH_ALREADY_EXISTS] Path " + dir + " already exists. Set "
+          + "mode as \"overwrite\" to overwrite the existing path, or \"append\" to add to it.");
+    }
+    if (!(exists && mode == SaveMode.Ignore)) {
+      data.write().format(ArrowmmWriteTable.class.getName())
+          .mode(mode == SaveMode.Overwrite ? SaveMode.Overwrite : SaveMode.Append)
+          .options(options).save();
+    }
+    final StructType schema = data.schema();
+    return new BaseRelation() {
+      @Override
+      public SQLContext sqlContext() {
+        return sqlContext;
+      }
+
+      @Override
+      public StructType schema() {
+        return schema;
+      }
+    };
   }
 }

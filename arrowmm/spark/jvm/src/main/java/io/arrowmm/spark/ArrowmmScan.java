@@ -1,7 +1,10 @@
 package io.arrowmm.spark;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
 
 import org.apache.spark.network.util.JavaUtils;
@@ -12,6 +15,11 @@ import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.MapType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -23,17 +31,95 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * option {@code maxPartitionBytes}), less when that would leave cores idle, so big files split
  * at batch boundaries and small files pack together, each counting {@code
  * spark.sql.files.openCostInBytes} (or the option {@code openCostInBytes}) extra.
+ *
+ * <p>Before cutting, planning drops the batches that the footer statistics show no row of can
+ * pass the pushed filters ({@link StatisticsFilter}), and with a pushed limit keeps only the
+ * first batches that hold that many rows.  Both only drop work: Spark still evaluates every
+ * filter and the limit on what is read.
  */
 final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
   private final StructType schema;
   private final StructType required;
   private final CaseInsensitiveStringMap options;
+  private final Filter[] filters;
+  private final int limit;
   private List<FileFooter> footers;
+  /** Per file (as {@link #footers}): which batches are read. */
+  private List<boolean[]> kept;
 
-  ArrowmmScan(StructType schema, StructType required, CaseInsensitiveStringMap options) {
+  ArrowmmScan(StructType schema, StructType required, CaseInsensitiveStringMap options,
+      Filter[] filters, int limit) {
     this.schema = schema;
     this.required = required;
     this.options = options;
+    this.filters = filters;
+    this.limit = limit;
+  }
+
+  /** The filters statistics may judge, judged by Spark types (what {@code explain} shows as
+   * pushed; they are all also evaluated by Spark after the scan). */
+  static Filter[] usableFilters(StructType schema, Filter[] filters) {
+    List<Filter> out = new ArrayList<>();
+    for (Filter f : filters) {
+      boolean ok = f.references().length > 0;
+      for (String a : f.references()) {
+        DataType t = schema.getFieldIndex(a).isDefined() ? schema.apply(a).dataType() : null;
+        ok &= t != null && !(t instanceof StructType) && !(t instanceof ArrayType)
+            && !(t instanceof MapType) && !t.equals(DataTypes.NullType);
+      }
+      if (ok) {
+        out.add(f);
+      }
+    }
+    return out.toArray(new Filter[0]);
+  }
+
+  /** Which batches of each file are read (statistics and limit applied). */
+  private synchronized List<boolean[]> kept() {
+    if (kept != null) {
+      return kept;
+    }
+    List<boolean[]> out = new ArrayList<>();
+    long rows = 0;
+    boolean counting = limit >= 0;
+    for (FileFooter f : footers()) {
+      boolean[] keep = new boolean[f.numBatches()];
+      Arrays.fill(keep, true);
+      Map<String, ColumnSpec> columns = new HashMap<>();
+      for (ColumnSpec c : f.columns) {
+        columns.put(c.name, c);
+      }
+      if (f.statistics != null) {
+        for (Filter flt : filters) {
+          if (!StatisticsFilter.usable(flt, columns)) {
+            continue;
+          }
+          for (int i = 0; i < keep.length; i++) {
+            if (keep[i] && StatisticsFilter.verdict(flt, columns, f.statistics, i)
+                == StatisticsFilter.NONE) {
+              keep[i] = false;
+            }
+          }
+        }
+      }
+      if (counting) {
+        long[] n = f.batchRows();
+        for (int i = 0; i < keep.length; i++) {
+          if (rows >= limit) {
+            keep[i] = false;
+          } else if (keep[i]) {
+            if (n == null) {
+              counting = false;  // rows unknown: read everything from here on
+              break;
+            }
+            rows += n[i];
+          }
+        }
+      }
+      out.add(keep);
+    }
+    kept = out;
+    return kept;
   }
 
   @Override
@@ -43,7 +129,9 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
 
   @Override
   public String description() {
-    return "arrowmm_jvm " + DataFiles.loadPaths(options) + " columns " + required.simpleString();
+    return "arrowmm_jvm " + DataFiles.loadPaths(options) + " columns " + required.simpleString()
+        + (filters.length > 0 ? " statistics filters " + Arrays.toString(filters) : "")
+        + (limit >= 0 ? " limit " + limit : "");
   }
 
   @Override
@@ -97,6 +185,7 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
   @Override
   public InputPartition[] planInputPartitions() {
     List<FileFooter> files = footers();
+    List<boolean[]> keep = kept();
     long openCost = options.containsKey("openCostInBytes")
         ? JavaUtils.byteStringAsBytes(options.get("openCostInBytes"))
         : conf("spark.sql.files.openCostInBytes", 4L << 20);
@@ -104,34 +193,48 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
         ? JavaUtils.byteStringAsBytes(options.get("maxPartitionBytes"))
         : conf("spark.sql.files.maxPartitionBytes", 128L << 20);
     long total = 0;
-    for (FileFooter f : files) {
+    for (int j = 0; j < files.size(); j++) {
+      FileFooter f = files.get(j);
       total += openCost;
       for (int i = 0; i < f.numBatches(); i++) {
-        total += f.batchBytes(i);
+        total += keep.get(j)[i] ? f.batchBytes(i) : 0;
       }
     }
     long split = Math.max(1, Math.min(maxBytes, Math.max(openCost, total / parallelism())));
     List<InputPartition> parts = new ArrayList<>();
     List<ArrowmmPartition.Range> current = new ArrayList<>();
     long bytes = 0;
-    for (FileFooter f : files) {
-      int start = 0;
-      bytes += openCost;
-      for (int i = 0; i < f.numBatches(); i++) {
+    for (int j = 0; j < files.size(); j++) {
+      FileFooter f = files.get(j);
+      boolean[] k = keep.get(j);
+      int start = -1;  // the first batch of the run being gathered, -1: none
+      boolean opened = false;
+      for (int i = 0; i <= f.numBatches(); i++) {
+        if (i == f.numBatches() || !k[i]) {  // a run of kept batches ends
+          if (start >= 0) {
+            current.add(new ArrowmmPartition.Range(f, start, i));
+            start = -1;
+          }
+          continue;
+        }
+        if (!opened) {
+          bytes += openCost;
+          opened = true;
+        }
         long b = f.batchBytes(i);
-        if (bytes + b > split && (i > start || !current.isEmpty())) {
-          if (i > start) {
+        if (bytes + b > split && (start >= 0 || !current.isEmpty())) {
+          if (start >= 0) {
             current.add(new ArrowmmPartition.Range(f, start, i));
           }
           parts.add(new ArrowmmPartition(current));
           current = new ArrayList<>();
-          start = i;
+          start = -1;
           bytes = 0;
         }
+        if (start < 0) {
+          start = i;
+        }
         bytes += b;
-      }
-      if (f.numBatches() > start) {
-        current.add(new ArrowmmPartition.Range(f, start, f.numBatches()));
       }
     }
     if (!current.isEmpty()) {
@@ -190,21 +293,29 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
 
   @Override
   public Statistics estimateStatistics() {
+    List<FileFooter> files = footers();
+    List<boolean[]> keep = kept();
     long bytes = 0;
     long batches = 0;
-    for (FileFooter f : footers()) {
-      batches += f.numBatches();
-      for (int i = 0; i < f.numBatches(); i++) {
-        bytes += f.batchBytes(i);
+    for (int j = 0; j < files.size(); j++) {
+      for (int i = 0; i < files.get(j).numBatches(); i++) {
+        if (keep.get(j)[i]) {
+          batches++;
+          bytes += files.get(j).batchBytes(i);
+        }
       }
     }
     long rows = batches <= COUNT_ROWS_UP_TO ? 0 : -1;
-    for (FileFooter f : footers()) {
-      if (rows < 0) {
-        break;
+    for (int j = 0; j < files.size() && rows >= 0; j++) {
+      long[] n = files.get(j).batchRows();
+      for (int i = 0; i < files.get(j).numBatches() && rows >= 0; i++) {
+        if (keep.get(j)[i]) {
+          rows = n == null ? -1 : rows + n[i];
+        }
       }
-      long n = f.countRows();
-      rows = n < 0 ? -1 : rows + n;
+    }
+    if (limit >= 0 && rows > limit) {
+      rows = limit;
     }
     final long size = bytes;
     final long numRows = rows;

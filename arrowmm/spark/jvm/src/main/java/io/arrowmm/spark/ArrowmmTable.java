@@ -5,15 +5,25 @@ import java.util.Map;
 import java.util.Set;
 
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
+import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
-/** The files of one load path, as a table that can be read in batches. */
-final class ArrowmmTable implements SupportsRead {
+/**
+ * The files of one load path, as a table that can be read in batches and written by a
+ * Structured Streaming query.  (Batch writes go through {@link ArrowmmJvmSource#createRelation}:
+ * no BATCH_WRITE here, so that Spark hands every save mode to it.)
+ */
+final class ArrowmmTable implements SupportsRead, SupportsWrite {
   private final StructType schema;
   private final Map<String, String> properties;
 
@@ -35,7 +45,12 @@ final class ArrowmmTable implements SupportsRead {
 
   @Override
   public Set<TableCapability> capabilities() {
-    return EnumSet.of(TableCapability.BATCH_READ);
+    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.STREAMING_WRITE);
+  }
+
+  @Override
+  public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    return new ArrowmmWrite(properties, info);
   }
 
   @Override
@@ -43,11 +58,21 @@ final class ArrowmmTable implements SupportsRead {
     return new Builder(schema, options);
   }
 
-  /** Column pruning: the scan reads (and validates) only the columns Spark asks for. */
-  static final class Builder implements ScanBuilder, SupportsPushDownRequiredColumns {
+  /**
+   * Column pruning: the scan reads (and validates) only the columns Spark asks for.  Filters:
+   * the scan skips the record batches the footer statistics exclude, and hands every filter
+   * back to Spark, which checks the rows it reads (so the answer never depends on the
+   * statistics).  Limit: the scan reads the first batches holding that many rows; Spark still
+   * applies the limit.  Spark makes a new builder for each query it plans, so what one query
+   * pushed never narrows another query on the same DataFrame.
+   */
+  static final class Builder implements ScanBuilder, SupportsPushDownRequiredColumns,
+      SupportsPushDownFilters, SupportsPushDownLimit {
     private final StructType schema;
     private final CaseInsensitiveStringMap options;
     private StructType required;
+    private Filter[] filters = new Filter[0];
+    private int limit = -1;
 
     Builder(StructType schema, CaseInsensitiveStringMap options) {
       this.schema = schema;
@@ -61,8 +86,30 @@ final class ArrowmmTable implements SupportsRead {
     }
 
     @Override
+    public Filter[] pushFilters(Filter[] pushed) {
+      this.filters = pushed.clone();
+      return pushed;  // all post-scan: statistics skip batches, Spark still checks every row
+    }
+
+    @Override
+    public Filter[] pushedFilters() {
+      return ArrowmmScan.usableFilters(schema, filters);
+    }
+
+    @Override
+    public boolean pushLimit(int n) {
+      this.limit = n;
+      return true;
+    }
+
+    @Override
+    public boolean isPartiallyPushed() {
+      return true;  // a batch range holds more rows than the limit: Spark keeps its Limit
+    }
+
+    @Override
     public Scan build() {
-      return new ArrowmmScan(schema, required, options);
+      return new ArrowmmScan(schema, required, options, filters, limit);
     }
   }
 }

@@ -26,9 +26,11 @@ final class FileFooter {
   final long[] offsets;
   final int[] metaLengths;
   final long[] bodyLengths;
+  /** The footer's per-batch statistics (arrowmm's writers), or null. */
+  final BatchStatistics statistics;
 
   private FileFooter(String path, long fileSize, Schema schema, long[] offsets, int[] metaLengths,
-      long[] bodyLengths) {
+      long[] bodyLengths, String statisticsText) {
     this.path = path;
     this.fileSize = fileSize;
     this.schema = schema;
@@ -36,6 +38,8 @@ final class FileFooter {
     this.offsets = offsets;
     this.metaLengths = metaLengths;
     this.bodyLengths = bodyLengths;
+    this.statistics = statisticsText == null ? null
+        : BatchStatistics.parse(statisticsText, columns, offsets.length);
   }
 
   int numBatches() {
@@ -46,13 +50,44 @@ final class FileFooter {
     return metaLengths[i] + bodyLengths[i];
   }
 
-  /** The rows of every record batch, from their headers (read, not mapped), or -1 when a
-   * header cannot be read: an estimate for the optimizer; the scan checks them properly. */
+  /** The rows of every record batch, from the statistics or else their headers (read, not
+   * mapped), or -1 when a header cannot be read: an estimate for the optimizer; the scan
+   * checks them properly. */
   long countRows() {
-    long rows = 0;
+    long[] rows = batchRows();
+    if (rows == null) {
+      return -1;
+    }
+    long sum = 0;
+    for (long r : rows) {
+      sum += r;
+    }
+    return sum;
+  }
+
+  private long[] batchRows;
+
+  /** Each record batch's row count (statistics first, then headers), or null when unknown. */
+  synchronized long[] batchRows() {
+    if (batchRows == null) {
+      batchRows = readBatchRows();
+    }
+    return batchRows;
+  }
+
+  private long[] readBatchRows() {
+    long[] rows = new long[offsets.length];
+    boolean all = statistics != null;
+    for (int i = 0; all && i < offsets.length; i++) {
+      rows[i] = statistics.rows(i);
+      all = rows[i] >= 0;
+    }
+    if (all) {
+      return rows;
+    }
     try (FileChannel ch = FileChannel.open(Path.of(path), StandardOpenOption.READ)) {
       if (ch.size() != fileSize) {
-        return -1;
+        return null;
       }
       for (int i = 0; i < offsets.length; i++) {
         ByteBuffer meta = readFully(ch, offsets[i], metaLengths[i]).order(ByteOrder.LITTLE_ENDIAN);
@@ -65,12 +100,12 @@ final class FileFooter {
             m.header(new org.apache.arrow.flatbuf.RecordBatch());
         if (m.headerType() != org.apache.arrow.flatbuf.MessageHeader.RecordBatch || rb == null
             || rb.length() < 0) {
-          return -1;
+          return null;
         }
-        rows += rb.length();
+        rows[i] = rb.length();
       }
     } catch (IOException | RuntimeException e) {
-      return -1;
+      return null;
     }
     return rows;
   }
@@ -114,6 +149,7 @@ final class FileFooter {
     long[] offsets;
     int[] metas;
     long[] bodies;
+    String statisticsText;
     try {
       Footer footer = Footer.getRootAsFooter(fb);
       org.apache.arrow.flatbuf.Schema fs = footer.schema();
@@ -125,6 +161,7 @@ final class FileFooter {
             + "little-endian files)");
       }
       schema = Schema.convertSchema(fs);
+      statisticsText = BatchStatistics.text(footer);
       int n = footer.recordBatchesLength();
       if (n < 0 || (long) n * 24 > fb.capacity()) {
         throw new ArrowmmException(path + ": footer lists " + n + " record batches in "
@@ -152,7 +189,7 @@ final class FileFooter {
     } catch (RuntimeException e) {
       throw new ArrowmmException(path + ": malformed footer (" + e + ")", e);
     }
-    return new FileFooter(path, size, schema, offsets, metas, bodies);
+    return new FileFooter(path, size, schema, offsets, metas, bodies, statisticsText);
   }
 
   private static boolean startsWithMagic(ByteBuffer b, int at) {

@@ -1,19 +1,43 @@
-# Included by _cdata.pyx.  The fast export of a record batch's undecoded columns.
-#
-# Why: exporting a lazy batch through the Python loader builds an arrowmm Array (and its
-# BufferViews) for every node, only for _fill_array to read their pointers back: about
-# 10 us per array, which dominates pyarrow.table(reader) on small batches.  This walk goes
-# from the message's FieldNode and Buffer vectors straight to ArrowArray structs.
-#
-# Trust: the walk accepts a strict subset of what BatchLoader accepts.  It performs the same
-# bounds, size, alignment and offset checks (BatchLoader._buffer and the arrays'
-# _check_structure), and on any doubt it gives up (returns 0) instead of raising: the
-# caller then decodes that column through the loader, which makes the copy the column
-# needs (re-alignment) or raises the precise ArrowInvalid.  Types it does not know
-# (views, unions, run-end encoded), compressed bodies and non-native byte order never
-# reach it.  tests/test_batch_walk.py checks both paths agree on every corpus file.
+"""The C data interface's export of IPC record batches straight from their messages.
 
-from libc.stdint cimport uintptr_t
+Why: exporting a lazy batch through the Python loader builds an arrowmm Array (and its
+BufferViews) for every node, only for ``interop._cdata.fill_array`` to read their pointers back: about
+10 us per array, which dominates pyarrow.table(reader) on small batches.  This walk goes
+from the message's FieldNode and Buffer vectors straight to ArrowArray structs.
+
+Trust: the walk accepts a strict subset of what BatchLoader accepts.  It performs the same
+bounds, size, alignment and offset checks (BatchLoader._buffer and the arrays'
+_check_structure), and on any doubt it gives up (returns 0) instead of raising: the
+caller then decodes that column through the loader, which makes the copy the column
+needs (re-alignment) or raises the precise ArrowInvalid.  Types it does not know
+(views, unions, run-end encoded), compressed bodies and non-native byte order never
+reach it.  tests/test_batch_walk.py checks both paths agree on every corpus file.
+
+Where it plugs in: ``SchemaPlan.c_walk`` compiles a ``_WalkProgram`` (a ``ColumnExporter``), which
+``BatchLoader.c_export`` hands to ``interop._cdata``'s batch export; ``export_file_batches`` and
+``export_stream_batches`` are the readers' ``__arrow_c_stream__``.  The C structs and their
+memory rules are ``_core._cabi``'s.
+"""
+
+from cpython.ref cimport PyObject
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t, uintptr_t
+from libc.stdlib cimport free
+from libc.string cimport memcpy, memset
+
+from arrowmm._core._cabi cimport (
+    Arena, ArrowArray, arena_drop, arena_new, arrowmm_zero, begin_alone, begin_node,
+    checked_calloc, clear_array, free_array, node_bytes)
+from arrowmm._core._flatbuf cimport MessageInfo, StructPairs, peek_message
+from arrowmm._core._region cimport BufferView, Region
+from arrowmm.interop._cdata cimport BatchStream, ColumnExporter, batch_stream_capsule, fill_array
+
+import numpy as np
+
+from arrowmm import limits, types as t
+from arrowmm.format import MetadataVersion
+from arrowmm.ipc.byteorder import NATIVE
+
+__all__ = ["compile_walk", "export_file_batches", "export_stream_batches"]
 
 cdef enum:
     W_NULL = 1
@@ -35,7 +59,7 @@ cdef struct _Op:
     int dict_slot    # index into _WalkProgram.dict_ids
 
 
-cdef class _WalkProgram:
+cdef class _WalkProgram(ColumnExporter):
     """A schema's fields as a flat depth-first list of ops, with each column's first op."""
 
     cdef _Op* ops
@@ -45,17 +69,22 @@ cdef class _WalkProgram:
     cdef tuple buffer_starts
     cdef tuple dict_ids
     cdef list dict_exports  # a _DictionaryExport per dictionary-encoded field
-    cdef size_t arena_bytes  # the nodes of a whole batch: the struct and every column
     cdef Py_ssize_t total_nodes, total_buffers  # in a record batch of the schema
 
     def __dealloc__(self):
         free(self.ops)
         free(self.column_op)
 
+    cdef int fill_column(self, object loader, Py_ssize_t k, ArrowArray* out,
+                         Arena* arena) except -1:
+        """Export column ``k`` of ``loader``'s batch into ``out``, its nodes in ``arena``: 1
+        done, 0 give up (``out`` is then released and zeroed)."""
+        return _walk_column(self, loader, k, out, arena)
+
 
 def _walk_ops(field, list ops, list dicts):
     """Append ``field``'s ops; False when some type in it is not one the walk knows."""
-    dtype = field.type
+    dtype = field.storage_type
     kind = type(dtype)
     if kind is t.NullType:
         ops.append((W_NULL, 0, 1, 0, 0, -1))
@@ -99,14 +128,14 @@ def compile_walk(plan):
         if not _walk_ops(f, ops, dicts):
             return None
     cdef _WalkProgram prog = _WalkProgram.__new__(_WalkProgram)
-    prog.ops = <_Op*>_calloc(len(ops), sizeof(_Op))
+    prog.ops = <_Op*>checked_calloc(len(ops), sizeof(_Op))
     prog.n_ops = len(ops)
-    prog.column_op = <int*>_calloc(len(starts), sizeof(int))
+    prog.column_op = <int*>checked_calloc(len(starts), sizeof(int))
     for i, (kind, width, align, n_children, list_size, dict_slot) in enumerate(ops):
         prog.ops[i] = _Op(kind, width, align, n_children, list_size, dict_slot)
     for i, s in enumerate(starts):
         prog.column_op[i] = s
-    prog.arena_bytes = _node_bytes(len(starts)) + sum(_node_bytes(op[3]) for op in ops)
+    prog.arena_bytes = node_bytes(len(starts)) + sum(node_bytes(op[3]) for op in ops)
     prog.total_nodes, prog.total_buffers = plan.total_nodes, plan.total_buffers
     prog.node_starts = plan.node_starts
     prog.buffer_starts = plan.buffer_starts
@@ -129,7 +158,7 @@ cdef class _DictionarySnapshot:
         cdef int64_t i
         memset(&probe, 0, sizeof(ArrowArray))
         try:
-            _fill_array(&probe, array, array)  # the values every other export gives
+            fill_array(&probe, array, array)  # the values every other export gives
             self.length, self.null_count, self.offset = probe.length, probe.null_count, probe.offset
             self.n_buffers = probe.n_buffers
             for i in range(probe.n_buffers):
@@ -168,9 +197,9 @@ cdef class _DictionaryExport:
             snap.array = array
             self.last = snap
         if not snap.flat:
-            _fill_array(out, array, array)
+            fill_array(out, array, array)
             return 1
-        _begin_alone(out, <PyObject*>array, snap.length, snap.null_count, snap.n_buffers)
+        begin_alone(out, <PyObject*>array, snap.length, snap.null_count, snap.n_buffers)
         out.offset = snap.offset
         for i in range(snap.n_buffers):
             out.buffers[i] = snap.buffers[i]
@@ -188,7 +217,7 @@ cdef struct _Walk:
     Py_ssize_t bi
     const uint8_t* body
     int64_t body_size
-    _Arena* arena
+    Arena* arena
 
 
 cdef inline int64_t _rd64(const uint8_t* p) noexcept nogil:
@@ -235,114 +264,10 @@ cdef inline bint _next_buffer(_Walk* w, int align, const void** ptr, int64_t* si
         return False
     size[0] = length
     if length == 0:
-        ptr[0] = <const void*>_ZERO  # nothing may be read; a consumer reading offsets[0] gets 0
+        ptr[0] = <const void*>arrowmm_zero  # nothing may be read; a consumer reading offsets[0] gets 0
         return True
     ptr[0] = <const void*>(w.body + offset)
     return align <= 1 or (<uintptr_t>ptr[0]) % align == 0
-
-
-# Memory: the structs of one exported batch (or column) live in one allocation, an arena
-# holding the single reference that keeps the source memory alive.  The C data interface
-# lets a consumer move any child out and release it on its own, on any thread, so the arena
-# counts its live nodes atomically and the last release frees it.
-
-cdef extern from *:
-    """
-    static inline int64_t arrowmm_atomic_add(int64_t* p, int64_t v) {
-        return __atomic_add_fetch(p, v, __ATOMIC_ACQ_REL);
-    }
-    """
-    int64_t arrowmm_atomic_add(int64_t* p, int64_t v) nogil
-
-
-cdef struct _Arena:
-    int64_t refs    # live nodes, plus one while the arena is being filled
-    PyObject* owner
-    size_t used
-    size_t size
-
-
-cdef struct _Node:
-    # one node's private data; its children's pointers and structs follow it in the arena
-    _Arena* arena
-    const void* buffers[3]
-
-
-cdef inline size_t _node_bytes(int64_t n_children) noexcept nogil:
-    return sizeof(_Node) + n_children * (sizeof(ArrowArray*) + sizeof(ArrowArray))
-
-
-cdef _Arena* _arena_new(size_t size, PyObject* owner) except NULL:
-    """An arena with room for ``size`` bytes of nodes, holding a reference to ``owner`` and the
-    builder's count (drop it with ``_arena_drop`` when done filling)."""
-    cdef _Arena* arena = <_Arena*>_calloc(1, sizeof(_Arena) + size)
-    arena.refs = 1
-    arena.size = size
-    Py_INCREF(<object>owner)
-    arena.owner = owner
-    return arena
-
-
-cdef void _arena_drop(_Arena* arena) noexcept nogil:
-    if arrowmm_atomic_add(&arena.refs, -1) == 0:
-        if Py_IsInitialized():
-            with gil:
-                Py_XDECREF(arena.owner)
-        free(arena)
-
-
-cdef void _node_release(ArrowArray* a) noexcept nogil:
-    """Release a node made by ``_begin``: its children, its dictionary, its arena count."""
-    cdef int64_t i
-    if a == NULL or a.release == NULL:
-        return
-    for i in range(a.n_children):
-        if a.children[i].release != NULL:  # (a child the consumer moved out has release NULL)
-            a.children[i].release(a.children[i])
-    _free_array(a.dictionary)
-    _arena_drop((<_Node*>a.private_data).arena)
-    a.private_data = NULL
-    a.release = NULL
-
-
-cdef int _begin(_Arena* arena, ArrowArray* out, int64_t length, int64_t nulls, int n_buffers,
-                int n_children) except -1:
-    """Set up ``out`` as a node of ``arena``, with room for up to 3 buffers and ``n_children``
-    zeroed children."""
-    cdef size_t need = _node_bytes(n_children)
-    cdef _Node* node
-    cdef ArrowArray* kids
-    cdef int i
-    if need > arena.size - arena.used:
-        raise ArrowInvalid(f"internal error: export arena of {arena.size} bytes is too small")
-    node = <_Node*>((<char*>arena) + sizeof(_Arena) + arena.used)
-    arena.used += need
-    kids = <ArrowArray*>((<char*>node) + sizeof(_Node) + n_children * sizeof(ArrowArray*))
-    memset(out, 0, sizeof(ArrowArray))
-    node.arena = arena
-    arrowmm_atomic_add(&arena.refs, 1)
-    out.private_data = node
-    out.release = _node_release
-    out.length = length
-    out.null_count = nulls
-    out.n_buffers = n_buffers
-    out.buffers = node.buffers
-    out.n_children = n_children
-    out.children = <ArrowArray**>((<char*>node) + sizeof(_Node))
-    for i in range(n_children):
-        out.children[i] = &kids[i]
-    return 0
-
-
-cdef int _begin_alone(ArrowArray* out, PyObject* owner, int64_t length, int64_t nulls,
-                      int n_buffers) except -1:
-    """A childless node in an arena of its own, holding ``owner``."""
-    cdef _Arena* arena = _arena_new(_node_bytes(0), owner)
-    try:
-        _begin(arena, out, length, nulls, n_buffers, 0)
-    finally:
-        _arena_drop(arena)
-    return 0
 
 
 cdef int _walk(_Walk* w, ArrowArray* out, object lookup, tuple dict_ids, list dict_exports) except -1:
@@ -357,7 +282,7 @@ cdef int _walk(_Walk* w, ArrowArray* out, object lookup, tuple dict_ids, list di
     if not _next_node(w, &length, &nulls):
         return 0
     if op.kind == W_NULL:
-        _begin(w.arena, out, length, length, 0, 0)
+        begin_node(w.arena, out, length, length, 0, 0)
         return 1
     if not _next_buffer(w, 1, &validity, &size):
         return 0
@@ -370,7 +295,7 @@ cdef int _walk(_Walk* w, ArrowArray* out, object lookup, tuple dict_ids, list di
             return 0
         if not (_holds_bits(size, length) if op.kind == W_BOOL else _holds(size, length, op.width)):
             return 0
-        _begin(w.arena, out, length, nulls, 2, 0)
+        begin_node(w.arena, out, length, nulls, 2, 0)
         out.buffers[0] = validity
         out.buffers[1] = ptr
         if op.kind == W_DICT:
@@ -378,7 +303,7 @@ cdef int _walk(_Walk* w, ArrowArray* out, object lookup, tuple dict_ids, list di
                 dictionary = lookup(dict_ids[op.dict_slot])
             except Exception:  # missing or broken: the loader names it
                 return 0
-            out.dictionary = <ArrowArray*>_calloc(1, sizeof(ArrowArray))
+            out.dictionary = <ArrowArray*>checked_calloc(1, sizeof(ArrowArray))
             return (<_DictionaryExport>dict_exports[op.dict_slot]).fill(out.dictionary, dictionary)
         return 1
     if op.kind == W_BINARY:
@@ -386,7 +311,7 @@ cdef int _walk(_Walk* w, ArrowArray* out, object lookup, tuple dict_ids, list di
             return 0
         if not _offsets_fit(ptr, size, op.width, length, dsize):
             return 0
-        _begin(w.arena, out, length, nulls, 3, 0)
+        begin_node(w.arena, out, length, nulls, 3, 0)
         out.buffers[0] = validity
         out.buffers[1] = ptr
         out.buffers[2] = data
@@ -394,14 +319,14 @@ cdef int _walk(_Walk* w, ArrowArray* out, object lookup, tuple dict_ids, list di
     if op.kind == W_LIST:
         if not _next_buffer(w, op.align, &ptr, &size):
             return 0
-        _begin(w.arena, out, length, nulls, 2, 1)
+        begin_node(w.arena, out, length, nulls, 2, 1)
         out.buffers[0] = validity
         out.buffers[1] = ptr
         if not _walk(w, out.children[0], lookup, dict_ids, dict_exports):
             return 0
         return _offsets_fit(ptr, size, op.width, length, out.children[0].length)
     # fixed-size list and struct: validity, then children at least as long as they need
-    _begin(w.arena, out, length, nulls, 1, op.n_children)
+    begin_node(w.arena, out, length, nulls, 1, op.n_children)
     out.buffers[0] = validity
     for i in range(op.n_children):
         if not _walk(w, out.children[i], lookup, dict_ids, dict_exports):
@@ -428,18 +353,8 @@ cdef bint _offsets_fit(const void* ptr, int64_t size, int width, int64_t length,
     return 0 <= first <= last <= target
 
 
-cdef object _walk_program(object batch):
-    """The walk program for ``batch``'s undecoded columns, or None if they need the loader."""
-    loader = batch._loader
-    if type(loader) is not _loader_class() or batch._offset or loader.header.compression is not None:
-        return None
-    if batch.num_rows != loader.header.length:
-        return None
-    return loader.plan.c_walk
-
-
 cdef int _walk_column(_WalkProgram prog, object loader, Py_ssize_t k, ArrowArray* out,
-                      _Arena* arena) except -1:
+                      Arena* arena) except -1:
     """Export column ``k`` of ``loader``'s batch into ``out``, its nodes in ``arena``: 1 done,
     0 give up (``out`` is then released and zeroed)."""
     cdef _Walk w
@@ -463,43 +378,11 @@ cdef int _walk_column(_WalkProgram prog, object loader, Py_ssize_t k, ArrowArray
         if ok and out.length != loader.header.length:
             ok = 0
     except BaseException:
-        _clear(out)
+        clear_array(out)
         raise
     if not ok:
-        _clear(out)
+        clear_array(out)
     return ok
-
-
-cdef inline void _clear(ArrowArray* out) noexcept:
-    if out.release != NULL:
-        out.release(out)
-    memset(out, 0, sizeof(ArrowArray))
-
-
-cdef int _fill_batch(ArrowArray* out, object batch) except -1:
-    """Fill ``out`` with ``batch`` as a struct array (released by the caller if this raises):
-    undecoded columns through the walk when it can, the others through their Arrays."""
-    cdef Py_ssize_t k, n = batch.num_columns
-    # the struct itself has no buffer: it keeps the body alive, not the batch, so the batch,
-    # its loader and its header are freed as soon as the export is done (a table of 20,000
-    # exported batches would otherwise keep 20,000 of each for the garbage collector to scan)
-    loader = batch._loader
-    owner = loader.body if type(loader) is _loader_class() else batch
-    prog = _walk_program(batch)
-    cdef _Arena* arena = _arena_new(
-        _node_bytes(n) if prog is None else (<_WalkProgram>prog).arena_bytes, <PyObject*>owner)
-    try:
-        _begin(arena, out, batch.num_rows, 0, 1, n)
-        columns = batch._columns
-        for k in range(n):
-            if columns[k] is None and prog is not None and \
-                    _walk_column(<_WalkProgram>prog, loader, k, out.children[k], arena):
-                continue
-            column = batch.storage_column(k)
-            _fill_array(out.children[k], column, column)
-    finally:
-        _arena_drop(arena)
-    return 0
 
 
 # -- whole batches of a reader, straight from its mapping -----------------------------------
@@ -550,9 +433,9 @@ cdef int64_t _walk_message(_WalkProgram prog, Region region, int64_t offset, int
     w.n_buffers = info.n_buffers
     w.body = region.ptr + body_start
     w.body_size = body_len
-    w.arena = _arena_new(prog.arena_bytes, <PyObject*>region)
+    w.arena = arena_new(prog.arena_bytes, <PyObject*>region)
     try:
-        _begin(w.arena, out, info.length, 0, 1, len(prog.node_starts))
+        begin_node(w.arena, out, info.length, 0, 1, len(prog.node_starts))
         for k in range(out.n_children):
             w.oi = prog.column_op[k]
             w.ni = prog.node_starts[k]
@@ -562,12 +445,12 @@ cdef int64_t _walk_message(_WalkProgram prog, Region region, int64_t offset, int
                 ok = 0
                 break
     except BaseException:
-        _clear(out)
+        clear_array(out)
         raise
     finally:
-        _arena_drop(w.arena)
+        arena_drop(w.arena)
     if not ok:
-        _clear(out)
+        clear_array(out)
         return -1
     return body_start + body_len
 
@@ -578,87 +461,136 @@ cdef inline int32_t _rd32(const uint8_t* p) noexcept nogil:
     return v
 
 
-cdef class _ReaderBatches:
-    """A reader's batches as its stream export takes them: walked when plain, else read."""
+cdef class _FileBatches(BatchStream):
+    """A FileReader's batches, in order, from the footer's blocks: walked when plain, else
+    read by ``get_batch``."""
 
-    cdef object reader
-    cdef _WalkProgram program  # the V5 plan's walk, or None
-
-    def __init__(self, reader):
-        self.reader = reader
-        plan = reader._plan(MetadataVersion.V5)
-        self.program = plan.c_walk
+    cdef _WalkProgram program       # the V5 plan's walk, or None
+    cdef Py_ssize_t count
+    cdef Py_ssize_t next_index
+    cdef const uint8_t[::1] blocks  # (offset, metaDataLength, bodyLength) per batch
+    cdef int64_t footer_offset
+    cdef object dictionaries        # () -> the file's dictionaries (read at first use)
+    cdef object get_batch           # (i) -> RecordBatch i, read by the reader
+    cdef object mapping             # () -> the mapped Region, None once the reader is closed
+    cdef object lookup              # the dictionaries' get, once they are read
 
     cdef object next_into(self, ArrowArray* out, bint walk):
         """None when the next batch was walked into ``out``, else the next RecordBatch read by
         the reader; StopIteration at the end.  ``walk`` False: always the latter."""
-        raise NotImplementedError
-
-
-cdef class _FileBatches(_ReaderBatches):
-    """A FileReader's batches, in order, from the footer's blocks."""
-
-    cdef Py_ssize_t count
-    cdef Py_ssize_t next_index
-    cdef const uint8_t[::1] blocks  # (offset, metaDataLength, bodyLength) per batch
-    cdef object lookup              # the dictionaries' get, once they are read
-
-    def __init__(self, reader):
-        super().__init__(reader)
-        self.count = reader.num_record_batches
-        if self.count:
-            self.blocks = reader._blocks.reshape(-1).view(np.uint8)
-
-    cdef object next_into(self, ArrowArray* out, bint walk):
         cdef Py_ssize_t i = self.next_index
         cdef const uint8_t* p
-        cdef int64_t offset, meta_len, body_len, footer_offset
+        cdef int64_t offset, meta_len, body_len
         if i >= self.count:
             raise StopIteration
         self.next_index = i + 1
-        reader = self.reader
-        if walk and self.program is not None and not reader._closed:
+        region = self.mapping() if walk and self.program is not None else None
+        if region is not None:
             p = &self.blocks[24 * i]
             offset = _rd64(p)
             meta_len = <int32_t>(<uint64_t>_rd64(p + 8) & 0xFFFFFFFF)  # int32, 4 bytes of padding
             body_len = _rd64(p + 16)
-            footer_offset = reader._footer_offset
-            if 8 <= offset < footer_offset and meta_len > 0 and body_len >= 0 and \
+            if 8 <= offset < self.footer_offset and meta_len > 0 and body_len >= 0 and \
                     self._dictionaries() and \
-                    _walk_message(self.program, reader._region, offset, footer_offset, meta_len,
-                                  body_len, self.lookup, out) >= 0:
+                    _walk_message(self.program, <Region?>region, offset, self.footer_offset,
+                                  meta_len, body_len, self.lookup, out) >= 0:
                 return None
-        return reader.get_batch(i)
+        return self.get_batch(i)
 
     cdef bint _dictionaries(self):
         if self.lookup is None:
             try:
-                self.lookup = self.reader._dictionaries().get
+                self.lookup = self.dictionaries().get
             except Exception:  # get_batch raises it
                 return False
         return True
 
 
-cdef class _StreamBatches(_ReaderBatches):
-    """A StreamReader's remaining batches; dictionary batches and anything unusual go through
-    the reader (which then reads the next record batch too)."""
+def export_file_batches(schema, c_walk, blocks, int64_t footer_offset, mapping, dictionaries,
+                        get_batch, requested_schema=None):
+    """A FileReader's record batches, in order, as an ``"arrow_array_stream"`` capsule; the
+    plain ones are walked from the mapping without making Python objects.
+
+    Parameters
+    ----------
+    schema : Schema
+    c_walk : the V5 ``SchemaPlan.c_walk`` of ``schema`` (None: read every batch)
+    blocks : numpy array of the footer's record batch blocks (``(offset, metaDataLength,
+        bodyLength)`` each, 24 bytes)
+    footer_offset : int
+        Where the footer starts: every message must end before it.
+    mapping, dictionaries, get_batch : callables
+        The reader's mapped file (a Region; None once it is closed: then nothing is walked, and
+        ``get_batch`` raises), its dictionaries (a mapping by id), and its batch ``i``.  The
+        stream holds these, not the mapping: closing the reader lets the mapping go.
+    requested_schema : PyCapsule, optional
+        As for ``interop._cdata.export_stream``.
+    """
+    cdef _FileBatches stream = _FileBatches()
+    stream.program = c_walk
+    stream.count = len(blocks)
+    if stream.count:
+        stream.blocks = blocks.reshape(-1).view(np.uint8)
+    stream.footer_offset = footer_offset
+    stream.dictionaries = dictionaries
+    stream.get_batch = get_batch
+    stream.mapping = mapping
+    return batch_stream_capsule(stream, schema, None, requested_schema)
+
+
+cdef class _WalkInto:
+    """The ``walk`` a StreamReader is offered for one ``get_next``: it writes into that call's
+    struct only.  One per call, never shared: two threads calling ``get_next`` at once (the
+    reader refuses the second) must not see each other's struct."""
+
+    cdef _WalkProgram program
+    cdef ArrowArray* out  # NULL once the call is over
+
+    def __call__(self, Region region, int64_t offset, int64_t end, lookup):
+        """Walk the record batch message at ``offset`` of ``region`` (ending by ``end``) into
+        the struct: the offset past it, or -1 (nothing written: the reader reads it)."""
+        if self.out == NULL:
+            raise RuntimeError("a stream export's walk is used after its get_next returned")
+        return _walk_message(self.program, region, offset, end, -1, -1, lookup, self.out)
+
+
+cdef class _StreamBatches(BatchStream):
+    """A StreamReader's remaining batches.  The reader's ``next_for_export(walk)`` is the
+    whole source: it offers the message at its position to ``walk`` (a ``_WalkInto``), which
+    returns where the message ends, and keeps its own position; dictionary batches and
+    anything unusual it reads itself."""
+
+    cdef _WalkProgram program  # the V5 plan's walk, or None
+    cdef object next_for_export
 
     cdef object next_into(self, ArrowArray* out, bint walk):
-        cdef int64_t end
-        reader = self.reader
-        reader._enter()  # one consumer at a time, as for read_next_batch
+        cdef _WalkInto walker = None
+        if walk and self.program is not None:
+            walker = _WalkInto.__new__(_WalkInto)
+            walker.program = self.program
+            walker.out = out
         try:
-            region = reader._region
-            if walk and self.program is not None and reader._file is None and region is not None \
-                    and not reader._closed and not reader._done:
-                stop = reader._end
-                end = _walk_message(self.program, region, reader._pos,
-                                    (<Region>region).size if stop is None else stop, -1, -1,
-                                    reader._memo.get, out)
-                if end >= 0:
-                    reader._pos = end
-                    reader._index += 1
-                    return None
-            return reader._read_next_batch()
+            return self.next_for_export(walker)
         finally:
-            reader._consumer.release()
+            if walker is not None:
+                walker.out = NULL
+
+
+def export_stream_batches(schema, c_walk, next_for_export, requested_schema=None):
+    """A StreamReader's remaining record batches as an ``"arrow_array_stream"`` capsule.
+
+    Parameters
+    ----------
+    schema : Schema
+    c_walk : the V5 ``SchemaPlan.c_walk`` of ``schema`` (None: read every batch)
+    next_for_export : callable
+        ``next_for_export(walk)``: the reader's next record batch (StopIteration at the end),
+        or None when ``walk(region, offset, end, lookup)`` walked the message at the reader's
+        position (it returns the offset past it, or -1); ``walk`` may be None.
+    requested_schema : PyCapsule, optional
+        As for ``interop._cdata.export_stream``.
+    """
+    cdef _StreamBatches stream = _StreamBatches()
+    stream.program = c_walk
+    stream.next_for_export = next_for_export
+    return batch_stream_capsule(stream, schema, None, requested_schema)

@@ -1,0 +1,319 @@
+"""Cross-process atomics, futex waits and slot leases over a shared mapping.
+
+Python has no atomic operations on shared memory, and polling a mapping from
+Python costs far more than the 50 µs a small batch may take to cross between
+processes.  ``SharedMap`` holds a writable ``Py_buffer`` over a mapping of a
+shared-memory segment (``mmap.mmap`` of a file under ``/dev/shm``) and offers
+sequentially consistent loads, stores and read-modify-writes (GCC/Clang
+``__atomic`` builtins) on 8-byte aligned 64-bit words and 4-byte aligned
+32-bit words, plus ``futex`` wait and wake *without* ``FUTEX_PRIVATE_FLAG``
+(the kernel keys such a futex by the file page, so waiters in other processes
+sharing the segment are woken).  Waits release the GIL and take a timeout.
+
+``SlotLease`` exposes a byte range of the mapping read-only through the
+buffer protocol and, when the last reference to it goes (its ``Region``, so
+every view and exported array over it), clears one bit of a 64-bit hold mask
+in the segment and wakes a waiting producer: the memory of a received record
+batch goes back to the ring exactly when nothing in the process points into
+it any more, with no Python code to run.
+
+Every offset is checked against the mapping (bounds and alignment) before an
+address is formed; the numbers come from a segment other processes write.
+"""
+from cpython.buffer cimport PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
+from libc.string cimport memcpy
+from libc.errno cimport errno, EAGAIN, EINTR, ETIMEDOUT
+from arrowmm._core._buffer cimport fill_byte_buffer
+
+from arrowmm.errors import ArrowInvalid
+
+__all__ = ["SharedMap", "SlotLease", "WOKEN", "TIMED_OUT", "CHANGED"]
+
+cdef extern from "<time.h>" nogil:
+    cdef struct timespec:
+        long tv_sec
+        long tv_nsec
+
+cdef extern from "<sys/syscall.h>" nogil:
+    long SYS_futex
+
+cdef extern from "<unistd.h>" nogil:
+    long syscall(long number, ...)
+
+cdef extern from "<linux/futex.h>" nogil:
+    int FUTEX_WAIT
+    int FUTEX_WAKE
+
+cdef extern from * nogil:
+    """
+    #define AMM_LOAD64(p) __atomic_load_n((uint64_t*)(p), __ATOMIC_SEQ_CST)
+    #define AMM_STORE64(p, v) __atomic_store_n((uint64_t*)(p), (v), __ATOMIC_SEQ_CST)
+    #define AMM_ADD64(p, v) __atomic_add_fetch((uint64_t*)(p), (v), __ATOMIC_SEQ_CST)
+    #define AMM_OR64(p, v) __atomic_or_fetch((uint64_t*)(p), (v), __ATOMIC_SEQ_CST)
+    #define AMM_AND64(p, v) __atomic_and_fetch((uint64_t*)(p), (v), __ATOMIC_SEQ_CST)
+    #define AMM_LOAD32(p) __atomic_load_n((uint32_t*)(p), __ATOMIC_SEQ_CST)
+    #define AMM_STORE32(p, v) __atomic_store_n((uint32_t*)(p), (v), __ATOMIC_SEQ_CST)
+    #define AMM_ADD32(p, v) __atomic_add_fetch((uint32_t*)(p), (v), __ATOMIC_SEQ_CST)
+    static inline int amm_cas32(void* p, uint32_t expected, uint32_t desired) {
+        return __atomic_compare_exchange_n((uint32_t*)p, &expected, desired, 0,
+                                           __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    }
+    static inline void amm_pause(void) {
+    #if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+    #endif
+    }
+    """
+    uint64_t AMM_LOAD64(void* p)
+    void AMM_STORE64(void* p, uint64_t v)
+    uint64_t AMM_ADD64(void* p, uint64_t v)
+    uint64_t AMM_OR64(void* p, uint64_t v)
+    uint64_t AMM_AND64(void* p, uint64_t v)
+    uint32_t AMM_LOAD32(void* p)
+    void AMM_STORE32(void* p, uint32_t v)
+    uint32_t AMM_ADD32(void* p, uint32_t v)
+    int amm_cas32(void* p, uint32_t expected, uint32_t desired)
+    void amm_pause()
+
+cdef enum:
+    _WOKEN = 0
+    _TIMED_OUT = 1
+    _CHANGED = 2
+
+#: ``wait32`` results: woken (or a spurious return), timed out, the word already differed.
+WOKEN = _WOKEN
+TIMED_OUT = _TIMED_OUT
+CHANGED = _CHANGED
+
+
+cdef inline int _futex_wait(uint32_t* word, uint32_t expected, double timeout) noexcept nogil:
+    cdef timespec ts
+    cdef long rc
+    if timeout < 0:
+        timeout = 0
+    ts.tv_sec = <long>timeout
+    ts.tv_nsec = <long>((timeout - <double>ts.tv_sec) * 1e9)
+    rc = syscall(SYS_futex, word, FUTEX_WAIT, expected, &ts, NULL, 0)
+    if rc == 0:
+        return _WOKEN
+    if errno == ETIMEDOUT:
+        return _TIMED_OUT
+    if errno == EAGAIN:
+        return _CHANGED
+    return _WOKEN  # EINTR: the caller re-checks its condition and its deadline
+
+
+cdef inline void _futex_wake(uint32_t* word) noexcept nogil:
+    syscall(SYS_futex, word, FUTEX_WAKE, 0x7FFFFFFF, NULL, NULL, 0)
+
+
+cdef class SharedMap:
+    """Atomic access to a writable shared mapping (``mmap.mmap`` of a shared segment).
+
+    Parameters
+    ----------
+    mapping : writable buffer-protocol object
+        The mapping; it stays exported (so cannot be closed or resized) while this
+        object or any ``SlotLease`` made from it lives.
+    """
+    cdef Py_buffer _view
+    cdef bint _has_view
+    cdef uint8_t* ptr
+    cdef readonly Py_ssize_t size
+    cdef readonly object mapping
+    cdef object __weakref__
+
+    def __cinit__(self, mapping):
+        self._has_view = False
+        PyObject_GetBuffer(mapping, &self._view, PyBUF_WRITABLE)
+        self._has_view = True
+        self.ptr = <uint8_t*>self._view.buf
+        self.size = self._view.len
+        self.mapping = mapping
+
+    def __dealloc__(self):
+        if self._has_view:
+            PyBuffer_Release(&self._view)
+            self._has_view = False
+
+    cdef inline uint8_t* _at(self, int64_t offset, int64_t width) except NULL:
+        if offset < 0 or offset > self.size - width or offset % width:
+            raise ArrowInvalid(f"shared word at byte {offset} (width {width}) lies outside the "
+                               f"{self.size}-byte mapping or is misaligned")
+        return self.ptr + offset
+
+    @property
+    def address(self):
+        """Address of the first byte (for zero-copy checks)."""
+        return <uintptr_t>self.ptr
+
+    def load64(self, int64_t offset):
+        return AMM_LOAD64(self._at(offset, 8))
+
+    def store64(self, int64_t offset, uint64_t value):
+        AMM_STORE64(self._at(offset, 8), value)
+
+    def add64(self, int64_t offset, uint64_t value):
+        """Add (modulo 2**64) and return the new value."""
+        return AMM_ADD64(self._at(offset, 8), value)
+
+    def or64(self, int64_t offset, uint64_t bits):
+        """Set ``bits``; returns the new value."""
+        return AMM_OR64(self._at(offset, 8), bits)
+
+    def and64(self, int64_t offset, uint64_t bits):
+        """Keep only ``bits``; returns the new value."""
+        return AMM_AND64(self._at(offset, 8), bits)
+
+    def load32(self, int64_t offset):
+        return AMM_LOAD32(self._at(offset, 4))
+
+    def store32(self, int64_t offset, uint32_t value):
+        AMM_STORE32(self._at(offset, 4), value)
+
+    def add32(self, int64_t offset, uint32_t value):
+        return AMM_ADD32(self._at(offset, 4), value)
+
+    def cas32(self, int64_t offset, uint32_t expected, uint32_t desired):
+        """Compare-and-swap; True when the word held ``expected`` and now holds ``desired``."""
+        return bool(amm_cas32(self._at(offset, 4), expected, desired))
+
+    def wait32(self, int64_t offset, uint32_t expected, double timeout):
+        """Sleep (GIL released) while the 32-bit word still holds ``expected``, at most
+        ``timeout`` seconds: ``WOKEN`` (re-check: wakes may be spurious), ``TIMED_OUT``, or
+        ``CHANGED`` (it held something else already)."""
+        cdef uint32_t* word = <uint32_t*>self._at(offset, 4)
+        cdef int rc
+        with nogil:
+            rc = _futex_wait(word, expected, timeout)
+        return rc
+
+    def spin_until_changed64(self, int64_t offset, uint64_t value, int spins):
+        """Busy-wait (GIL released) up to ``spins`` rounds for the 64-bit word to differ from
+        ``value``; returns the word (cheaper than a sleep when the other side is about to
+        publish; the caller sleeps on a futex if it did not change)."""
+        cdef uint8_t* p = self._at(offset, 8)
+        cdef uint64_t now = AMM_LOAD64(p)
+        cdef int i = 0
+        with nogil:
+            while now == value and i < spins:
+                amm_pause()
+                now = AMM_LOAD64(p)
+                i += 1
+        return now
+
+    def min_where32(self, int64_t table, int64_t stride, int64_t count, int64_t state_at,
+                    uint32_t state, int64_t value_at):
+        """The least 64-bit word at ``value_at`` of the ``count`` records of ``stride`` bytes
+        from ``table`` whose 32-bit word at ``state_at`` is ``state`` (-1: none is): the
+        slowest consumer's cursor in one call."""
+        cdef int64_t i
+        cdef uint64_t best = 0xFFFFFFFFFFFFFFFF, v
+        cdef bint found = False
+        if count < 0 or stride < 8 or table < 0:
+            raise ArrowInvalid(f"bad table: {count} records of {stride} bytes at {table}")
+        if count:  # (the last record's words bound-check every earlier one's)
+            self._at(table + (count - 1) * stride + state_at, 4)
+            self._at(table + (count - 1) * stride + value_at, 8)
+            self._at(table + state_at, 4)
+            self._at(table + value_at, 8)
+        for i in range(count):
+            if AMM_LOAD32(self.ptr + table + i * stride + state_at) == state:
+                v = AMM_LOAD64(self.ptr + table + i * stride + value_at)
+                found = True
+                if v < best:
+                    best = v
+        return best if found else -1
+
+    def wake32(self, int64_t offset):
+        """Wake every process waiting on the 32-bit word."""
+        cdef uint32_t* word = <uint32_t*>self._at(offset, 4)
+        _futex_wake(word)
+
+    def copy_in(self, int64_t offset, parts):
+        """Copy the buffers ``parts`` one after another to byte ``offset`` (GIL released
+        during each copy); returns the bytes written.  ArrowInvalid if they do not fit."""
+        cdef Py_buffer src
+        cdef int64_t pos = offset
+        cdef uint8_t* dst
+        if offset < 0 or offset > self.size:
+            raise ArrowInvalid(f"copy to byte {offset} of a {self.size}-byte mapping")
+        for part in parts:
+            PyObject_GetBuffer(part, &src, 0)
+            try:
+                if src.len > self.size - pos:
+                    raise ArrowInvalid(f"copy of {src.len} bytes to byte {pos} overruns the "
+                                       f"{self.size}-byte mapping")
+                dst = self.ptr + pos
+                with nogil:
+                    memcpy(dst, src.buf, src.len)
+                pos += src.len
+            finally:
+                PyBuffer_Release(&src)
+        return pos - offset
+
+    def lease(self, int64_t offset, int64_t length, int64_t hold_offset, int bit,
+              int64_t waiting_offset, int64_t wake_offset):
+        """A ``SlotLease`` of ``length`` bytes at ``offset``: when it is collected it clears
+        ``bit`` of the 64-bit hold mask at ``hold_offset``, and, if the 32-bit word at
+        ``waiting_offset`` is non-zero (a producer sleeps), bumps and wakes the 32-bit futex
+        at ``wake_offset``."""
+        if offset < 0 or length < 0 or offset > self.size - length:
+            raise ArrowInvalid(f"slot bytes [{offset}, {offset}+{length}) lie outside the "
+                               f"{self.size}-byte mapping")
+        if bit < 0 or bit > 63:
+            raise ArrowInvalid(f"hold bit {bit} is not in 0..63")
+        cdef SlotLease out = SlotLease.__new__(SlotLease)
+        out.hold = <uint64_t*>self._at(hold_offset, 8)
+        out.waiting = <uint32_t*>self._at(waiting_offset, 4)
+        out.wake = <uint32_t*>self._at(wake_offset, 4)
+        out.ptr = self.ptr + offset
+        out.size = length
+        out.mask = ~((<uint64_t>1) << bit)
+        out.owner = self
+        out.held = True
+        return out
+
+
+cdef class SlotLease:
+    """Read-only bytes of a ring slot, held (one bit of the slot's hold mask) while this
+    object lives; see the module doc."""
+    cdef uint64_t* hold
+    cdef uint32_t* waiting
+    cdef uint32_t* wake
+    cdef const uint8_t* ptr
+    cdef readonly Py_ssize_t size
+    cdef uint64_t mask
+    cdef bint held
+    cdef readonly SharedMap owner
+    cdef Py_ssize_t _shape[1]
+    cdef Py_ssize_t _strides[1]
+
+    @property
+    def address(self):
+        return <uintptr_t>self.ptr
+
+    def __len__(self):
+        return self.size
+
+    def __getbuffer__(self, Py_buffer* buffer, int flags):
+        if flags & PyBUF_WRITABLE:
+            raise BufferError("a channel slot is read-only")
+        fill_byte_buffer(buffer, self, <void*>self.ptr, self.size, 1, flags, self._shape,
+                         self._strides)
+
+    def __releasebuffer__(self, Py_buffer* buffer):
+        pass
+
+    cdef void _release(self) noexcept:
+        if self.held:
+            self.held = False
+            AMM_AND64(self.hold, self.mask)
+            if AMM_LOAD32(self.waiting):
+                AMM_ADD32(self.wake, 1)
+                _futex_wake(self.wake)
+
+    def __dealloc__(self):
+        if self.owner is not None:  # (the mapping is still exported: the words are valid)
+            self._release()

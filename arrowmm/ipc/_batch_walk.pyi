@@ -1,0 +1,21 @@
+"""Type stub for arrowmm.ipc._batch_walk: the C export of IPC record batches straight from
+their messages."""
+from typing import Callable, Optional
+
+import numpy as np
+
+from .._core._region import Region
+from ..types import Schema
+
+__all__ = ["compile_walk", "export_file_batches", "export_stream_batches"]
+
+StreamCapsule = object
+
+def compile_walk(plan: object) -> Optional[object]: ...  # a SchemaPlan's walk, or None
+def export_file_batches(schema: Schema, c_walk: Optional[object], blocks: np.ndarray,
+                        footer_offset: int, mapping: Callable[[], Optional[Region]],
+                        dictionaries: Callable[[], object], get_batch: Callable[[int], object],
+                        requested_schema: Optional[object] = None) -> StreamCapsule: ...
+def export_stream_batches(schema: Schema, c_walk: Optional[object],
+                          next_for_export: Callable[[Optional[Callable[..., int]]], object],
+                          requested_schema: Optional[object] = None) -> StreamCapsule: ...

@@ -1,0 +1,227 @@
+package io.arrowmm.spark;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.write.BatchWrite;
+import org.apache.spark.sql.connector.write.DataWriter;
+import org.apache.spark.sql.connector.write.DataWriterFactory;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
+import org.apache.spark.sql.connector.write.SupportsTruncate;
+import org.apache.spark.sql.connector.write.Write;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory;
+import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * A batch write into one directory: each task writes one IPC file ({@link ArrowmmDataWriter});
+ * the job commits them with {@link CommitLog} (append, or overwrite after {@link #truncate()}).
+ * The log is made before any task writes, so a task's file is never visible uncommitted.
+ * Options: {@code compression} (none, lz4, zstd), {@code maxRecordsPerBatch} (rows per record
+ * batch, default 131072), {@code maxBytesPerBatch} (string and binary bytes per record batch,
+ * default 64m).  As a Structured Streaming sink each micro-batch commits like an
+ * append, keyed by the streaming query's id and the batch id so a replay is committed once.
+ */
+final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, BatchWrite,
+    StreamingWrite {
+  private final Path dir;
+  private final StructType schema;
+  private final String compression;
+  private final int batchRows;
+  private final long batchBytes;
+  private final String job = UUID.randomUUID().toString().replace("-", "");
+  private final String queryId;
+  private boolean overwrite;
+
+  ArrowmmWrite(Map<String, String> properties, LogicalWriteInfo info) {
+    List<String> paths = DataFiles.loadPaths(properties);
+    if (paths.size() != 1) {
+      throw new ArrowmmException("a write needs one directory path, got " + paths);
+    }
+    this.dir = Path.of(paths.get(0)).toAbsolutePath().normalize();
+    this.schema = info.schema();
+    this.queryId = info.queryId();
+    Map<String, String> o = info.options();
+    this.compression = o.getOrDefault("compression", "none");
+    ArrowmmDataWriter.codec(compression);  // a bad name fails before any task runs
+    String rows = o.get("maxRecordsPerBatch");
+    this.batchRows = rows == null ? ArrowmmDataWriter.DEFAULT_BATCH_ROWS : Integer.parseInt(rows);
+    String bytes = o.get("maxBytesPerBatch");
+    this.batchBytes = bytes == null ? ArrowmmDataWriter.BATCH_BYTES
+        : org.apache.spark.network.util.JavaUtils.byteStringAsBytes(bytes);
+    if (batchRows < 1 || batchBytes < 1) {
+      throw new ArrowmmException("options maxRecordsPerBatch (" + rows + ") and "
+          + "maxBytesPerBatch (" + bytes + ") must be positive");
+    }
+    for (StructField f : schema.fields()) {
+      ArrowmmDataWriter.arrowType(f);  // an unwritable column fails before any task runs
+    }
+  }
+
+  @Override
+  public WriteBuilder truncate() {
+    overwrite = true;
+    return this;
+  }
+
+  @Override
+  public Write build() {
+    return this;
+  }
+
+  @Override
+  public BatchWrite toBatch() {
+    try {
+      CommitLog.ensureLog(dir);  // §5.1: from here on, files appear only through the log
+      if (!overwrite) {
+        checkAppendSchema();
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(dir + ": " + e, e);
+    }
+    return this;
+  }
+
+  @Override
+  public StreamingWrite toStreaming() {
+    if (overwrite) {
+      throw new ArrowmmException(dir + ": the streaming sink appends (outputMode append)");
+    }
+    toBatch();  // the log before any task writes; an append keeps the directory's schema
+    return this;
+  }
+
+  @Override
+  public boolean useCommitCoordinator() {
+    return true;  // one committed attempt per task, for batch and streaming writes alike
+  }
+
+  @Override
+  public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
+    return new Factory(dir.toString(), job, schema, compression, batchRows, batchBytes);
+  }
+
+  @Override
+  public void commit(long epochId, WriterCommitMessage[] messages) {
+    if (queryId == null || queryId.isEmpty()) {
+      throw new ArrowmmException(dir + ": cannot tell which streaming query wrote micro-batch "
+          + epochId + " (Spark gave no query id)");
+    }
+    try {
+      CommitLog.commit(dir, written(messages), job, false, queryId, epochId);
+      CommitLog.abort(dir, job);
+    } catch (IOException e) {
+      throw new UncheckedIOException(dir + ": committing micro-batch " + epochId + ": " + e, e);
+    }
+  }
+
+  @Override
+  public void abort(long epochId, WriterCommitMessage[] messages) {
+    abort(messages);
+  }
+
+  private static List<CommitLog.Written> written(WriterCommitMessage[] messages) {
+    List<CommitLog.Written> out = new ArrayList<>();
+    for (WriterCommitMessage m : messages) {
+      if (m != null) {
+        out.add((CommitLog.Written) m);
+      }
+    }
+    return out;
+  }
+
+  /** An append must keep the directory's schema (its readers refuse files that differ). */
+  private void checkAppendSchema() {
+    List<String> files = DataFiles.filesIn(dir);
+    if (files.isEmpty()) {
+      return;
+    }
+    FileFooter first = FileFooter.read(files.get(0));
+    StructType have = ColumnSpec.sparkSchema(first.columns);
+    boolean same = have.fields().length == schema.fields().length;
+    for (int i = 0; same && i < have.fields().length; i++) {
+      same = have.fields()[i].name().equals(schema.fields()[i].name())
+          && have.fields()[i].dataType().equals(schema.fields()[i].dataType());
+    }
+    if (!same) {
+      throw new ArrowmmException(dir + ": cannot append rows of schema " + schema.simpleString()
+          + " to a directory whose files have " + have.simpleString() + " (" + first.path
+          + "); write with mode('overwrite') to replace them");
+    }
+  }
+
+  @Override
+  public String description() {
+    return "arrowmm_jvm write " + dir + (overwrite ? " (overwrite)" : " (append)");
+  }
+
+  @Override
+  public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
+    return new Factory(dir.toString(), job, schema, compression, batchRows, batchBytes);
+  }
+
+  @Override
+  public void commit(WriterCommitMessage[] messages) {
+    try {
+      CommitLog.commit(dir, written(messages), job, overwrite);
+      CommitLog.abort(dir, job);  // temporaries of failed task attempts (listed files stay)
+    } catch (IOException e) {
+      throw new UncheckedIOException(dir + ": committing job " + job + ": " + e, e);
+    }
+  }
+
+  @Override
+  public void abort(WriterCommitMessage[] messages) {
+    try {
+      CommitLog.abort(dir, job);
+    } catch (IOException e) {
+      throw new UncheckedIOException(dir + ": aborting job " + job + ": " + e, e);
+    }
+  }
+
+  /** Sent to the executors: makes each task's writer. */
+  static final class Factory implements DataWriterFactory, StreamingDataWriterFactory {
+    private static final long serialVersionUID = 1L;
+    private final String dir;
+    private final String job;
+    private final StructType schema;
+    private final String compression;
+    private final int batchRows;
+    private final long batchBytes;
+
+    Factory(String dir, String job, StructType schema, String compression, int batchRows,
+        long batchBytes) {
+      this.batchBytes = batchBytes;
+      this.dir = dir;
+      this.job = job;
+      this.schema = schema;
+      this.compression = compression;
+      this.batchRows = batchRows;
+    }
+
+    @Override
+    public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
+      try {
+        return new ArrowmmDataWriter(Path.of(dir), job, schema, partitionId, compression,
+            batchRows, batchBytes);
+      } catch (IOException e) {
+        throw new UncheckedIOException(dir + ": " + e, e);
+      }
+    }
+
+    @Override
+    public DataWriter<InternalRow> createWriter(int partitionId, long taskId, long epochId) {
+      return createWriter(partitionId, taskId);
+    }
+  }
+}
