@@ -16,6 +16,13 @@ def strings_to_list(
 ) -> list[str | None]:
     """Utf8/LargeUtf8 values as str (None at null slots); invalid UTF-8 raises ArrowInvalid."""
 
+def strings_to_objects_dedup(
+    data: Buffer, offsets: _Offsets, length: int, validity: Buffer | None = None, bit_offset: int = 0,
+    utf8: bool = True,
+) -> npt.NDArray[np.object_]:
+    """``strings_to_list`` (bytes when not ``utf8``) as an object array, equal values sharing
+    one object."""
+
 def binaries_to_list(
     data: Buffer, offsets: _Offsets, length: int, validity: Buffer | None = None, bit_offset: int = 0
 ) -> list[bytes | None]:

@@ -9,8 +9,10 @@ and bad ones raise ArrowInvalid naming the slot.
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t
+from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
+from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t, uint64_t, uintptr_t
 from libc.stdlib cimport calloc, free
+from libc.string cimport memcmp, memcpy
 from arrowmm._core._bits cimport bit_is_set, read_le32
 
 import numpy as np
@@ -55,20 +57,132 @@ cdef list _var_loop(const offset_t[::1] o, const uint8_t[::1] d, int64_t length,
     return out
 
 
-cdef list _var_to_list(data, offsets, int64_t length, validity, int64_t bit_offset,
-                       bint utf8):
+cdef inline uint64_t _hash_bytes(const uint8_t* p, int64_t n) noexcept nogil:
+    """FNV-1a, 8 bytes a step (short values dominate; any good spread will do)."""
+    cdef uint64_t h = 14695981039346656037ULL ^ <uint64_t>n
+    cdef uint64_t w
+    cdef int64_t j = 0
+    while j + 8 <= n:
+        memcpy(&w, p + j, 8)
+        h = (h ^ w) * 1099511628211ULL
+        h ^= h >> 29
+        j += 8
+    while j < n:
+        h = (h ^ p[j]) * 1099511628211ULL
+        j += 1
+    return h ^ (h >> 32)
+
+
+cdef object _var_loop_dedup(const offset_t[::1] o, const uint8_t[::1] d, int64_t length,
+                            const uint8_t[::1] bits, bint has_bits, int64_t bit_offset, bint utf8):
+    """``_var_loop`` into a numpy object array, equal values made once and shared (pyarrow's
+    ``deduplicate_objects``): an open-addressing table of (start, size, row) keyed by the
+    bytes, grown at half full, so memory follows the distinct values, not the rows."""
+    cdef int64_t n = d.shape[0], i = 0, s, e, size
+    out = np.empty(length, dtype=object)  # (None everywhere: nulls stay so)
+    cdef PyObject** dst = <PyObject**><uintptr_t>out.ctypes.data
+    cdef object empty = "" if utf8 else b""
+    cdef object value
+    cdef PyObject* shared
+    cdef Py_ssize_t cap = 1024, used = 0, slot, k
+    cdef int64_t* starts = NULL
+    cdef int64_t* sizes = NULL
+    cdef Py_ssize_t* rows = NULL  # the row whose object the slot shares
+    cdef uint64_t h
+    cdef const uint8_t* base = &d[0] if n else NULL
+    try:
+        starts = <int64_t*>calloc(cap, sizeof(int64_t))
+        sizes = <int64_t*>calloc(cap, sizeof(int64_t))
+        rows = <Py_ssize_t*>calloc(cap, sizeof(Py_ssize_t))
+        if starts == NULL or sizes == NULL or rows == NULL:
+            raise MemoryError()
+        for k in range(cap):
+            rows[k] = -1
+        for i in range(length):
+            if has_bits and not bit_is_set(bits, bit_offset + i):
+                continue
+            s = o[i]
+            e = o[i + 1]
+            if s < 0 or e < s or e > n:
+                raise ArrowInvalid(
+                    f"offsets: value[{i}] spans offset[{i}]={s} .. offset[{i + 1}]={e} "
+                    f"(need 0 <= offset[{i}] <= offset[{i + 1}] <= data size {n})")
+            size = e - s
+            if size == 0:
+                shared = <PyObject*>empty
+            else:
+                h = _hash_bytes(base + s, size)
+                slot = <Py_ssize_t>(h & <uint64_t>(cap - 1))
+                while rows[slot] >= 0:
+                    if sizes[slot] == size and memcmp(base + starts[slot], base + s, size) == 0:
+                        break
+                    slot = (slot + 1) & (cap - 1)
+                if rows[slot] >= 0:
+                    shared = dst[rows[slot]]
+                else:
+                    value = _make(<const char*>(base + s), size, utf8)
+                    shared = <PyObject*>value
+                    starts[slot], sizes[slot], rows[slot] = s, size, i
+                    used += 1
+                    if used * 2 > cap:
+                        _grow(&starts, &sizes, &rows, &cap, base)
+            Py_INCREF(<object>shared)
+            Py_DECREF(<object>dst[i])  # (the None np.empty put there)
+            dst[i] = shared
+    except UnicodeDecodeError as exc:
+        raise _decode_error(exc, i, f"data[{o[i]}:{o[i + 1]}]") from None
+    finally:
+        free(starts)
+        free(sizes)
+        free(rows)
+    return out
+
+
+cdef int _grow(int64_t** starts, int64_t** sizes, Py_ssize_t** rows, Py_ssize_t* cap,
+               const uint8_t* base) except -1:
+    """Double the table of ``_var_loop_dedup``, re-inserting what it holds."""
+    cdef Py_ssize_t old = cap[0], new = old * 2, k, slot
+    cdef int64_t* ns = <int64_t*>calloc(new, sizeof(int64_t))
+    cdef int64_t* nz = <int64_t*>calloc(new, sizeof(int64_t))
+    cdef Py_ssize_t* nr = <Py_ssize_t*>calloc(new, sizeof(Py_ssize_t))
+    if ns == NULL or nz == NULL or nr == NULL:
+        free(ns)
+        free(nz)
+        free(nr)
+        raise MemoryError()
+    for k in range(new):
+        nr[k] = -1
+    for k in range(old):
+        if rows[0][k] >= 0:
+            slot = <Py_ssize_t>(_hash_bytes(base + starts[0][k], sizes[0][k]) & <uint64_t>(new - 1))
+            while nr[slot] >= 0:
+                slot = (slot + 1) & (new - 1)
+            ns[slot], nz[slot], nr[slot] = starts[0][k], sizes[0][k], rows[0][k]
+    free(starts[0])
+    free(sizes[0])
+    free(rows[0])
+    starts[0], sizes[0], rows[0], cap[0] = ns, nz, nr, new
+    return 0
+
+
+cdef object _var_to_list(data, offsets, int64_t length, validity, int64_t bit_offset,
+                         bint utf8, bint dedup=False):
     db = _byte_buffer(data, "data")
     cdef const uint8_t[::1] d = db
     arr = _offsets_array(offsets)
     if length < 0:
         raise ArrowInvalid(f"length={length} < 0")
     if length == 0:
-        return []
+        return np.empty(0, dtype=object) if dedup else []
     if arr.shape[0] - 1 < length:
         raise ArrowInvalid(f"offsets: {arr.shape[0]} offsets for length {length} "
                            f"(need length+1={int(length) + 1})")
     vb = _validity_buffer(validity, bit_offset, length, "values")
     cdef const uint8_t[::1] bits = vb if vb is not None else b""
+    if dedup:  # (a numpy object array, not a list)
+        if arr.dtype.itemsize == 4:
+            return _var_loop_dedup[int32_t](arr, d, length, bits, vb is not None, bit_offset, utf8)
+        return _var_loop_dedup[int64_t](arr, d, length, bits, vb is not None, bit_offset, utf8)
     if arr.dtype.itemsize == 4:
         return _var_loop[int32_t](arr, d, length, bits, vb is not None, bit_offset, utf8)
     return _var_loop[int64_t](arr, d, length, bits, vb is not None, bit_offset, utf8)
@@ -77,6 +191,14 @@ cdef list _var_to_list(data, offsets, int64_t length, validity, int64_t bit_offs
 def strings_to_list(data, offsets, int64_t length, validity=None, int64_t bit_offset=0):
     """Utf8/LargeUtf8 values as a list of str (None at null slots)."""
     return _var_to_list(data, offsets, length, validity, bit_offset, True)
+
+
+def strings_to_objects_dedup(data, offsets, int64_t length, validity=None, int64_t bit_offset=0,
+                             bint utf8=True):
+    """``strings_to_list`` (``binaries_to_list`` with ``utf8`` False) as a numpy object array,
+    equal values sharing one object, as pyarrow's ``to_pandas(deduplicate_objects=True)``
+    gives them: memory follows the distinct values, and each is decoded once."""
+    return _var_to_list(data, offsets, length, validity, bit_offset, utf8, True)
 
 
 def binaries_to_list(data, offsets, int64_t length, validity=None, int64_t bit_offset=0):

@@ -33,6 +33,7 @@ from .._core._pylist import (
     binaries_to_list,
     fixed_binaries_to_list,
     strings_to_list,
+    strings_to_objects_dedup,
     values_to_list,
     views_to_list,
 )
@@ -612,6 +613,16 @@ class BinaryArray(_OffsetsMixin, Array):
         out = np.empty(self.length, dtype=object)
         out[:] = self.to_pylist()
         return out
+
+    def to_objects(self, deduplicate: bool = True) -> np.ndarray:
+        """The values as a numpy object array (None at nulls), equal values sharing one
+        ``str``/``bytes`` object when ``deduplicate`` (pyarrow's ``deduplicate_objects``:
+        a column of few distinct values costs memory and time for those only)."""
+        if not deduplicate:
+            return self.to_numpy(zero_copy_only=False)
+        return strings_to_objects_dedup(self._buffers[2], self.value_offsets(), self.length,
+                                        self.validity if self.null_count else None, self.offset,
+                                        self.type.utf8)
 
     def _pylist(self, temporal):
         offs = self.value_offsets()

@@ -40,7 +40,7 @@ class RecordBatch(PandasConvertible):
     """
 
     __slots__ = ("schema", "num_rows", "metadata", "_loader", "_columns", "_offset", "_locks",
-                 "_wrapped", "__weakref__")
+                 "_wrapped", "_ahead", "__weakref__")
 
     def __init__(self, schema: t.Schema, num_rows: int, columns: Optional[Sequence[Array]] = None,
                  loader=None, metadata: Optional[dict] = None, offset: int = 0):
@@ -54,6 +54,7 @@ class RecordBatch(PandasConvertible):
         self._wrapped = {}  # column index -> its extension array, made on first hand-out
         self._offset = offset  # row offset into the loader's columns (for slices of lazy batches)
         self._locks = {} if loader is not None else None  # column -> lock held while decoding it
+        self._ahead = None  # (ReadAhead, batch index) of a compressed batch a reader handed out
 
     @classmethod
     def from_arrays(cls, arrays: Sequence[Array], names: Optional[Sequence[str]] = None,
@@ -115,6 +116,9 @@ class RecordBatch(PandasConvertible):
         col = cols[k]
         if col is None:
             col = self._decode(k, None)
+        ahead = self._ahead
+        if ahead is not None:  # (a compressed batch: decode what a walk in order wants next)
+            ahead[0].hint(ahead[1], self, k)
         ext = self.schema.extension_types()[k]
         return col if ext is None else self._extension_column(k, ext, col)
 
@@ -165,15 +169,35 @@ class RecordBatch(PandasConvertible):
         return self.column(i)
 
     @property
+    def compression(self) -> Optional[str]:
+        """The codec of the batch's body (``"lz4"``, ``"zstd"``), or None: uncompressed, or a
+        batch not read from IPC."""
+        header = getattr(self._loader, "header", None)
+        return None if header is None else header.compression
+
+    def decode_columns(self, indices=None) -> None:
+        """Decode columns ``indices`` (names or indices; default: all) now, those not yet
+        decoded: a compressed batch decompresses their buffers together on the codec pool
+        (the GIL released while codecs run), so several columns cost about what the biggest
+        one costs alone, instead of their sum on the caller's thread.  Thread-safe: each
+        column is still decoded once, under its own lock (a thread that finds one being
+        decoded waits for it).  What ``columns``, ``to_pandas``, ``to_pydict`` and the
+        exports call before they take every column."""
+        cols = self._columns
+        ks = range(len(cols)) if indices is None else [self._index(i) for i in indices]
+        missing = [k for k in dict.fromkeys(ks) if cols[k] is None]
+        if not missing:
+            return
+        decoded = None
+        if len(missing) > 1 and hasattr(self._loader, "prefetch"):
+            decoded = self._loader.prefetch(missing)  # compressed: decode them together
+        for k in missing:
+            if cols[k] is None:
+                self._decode(k, decoded)
+
+    @property
     def columns(self) -> List[Array]:
-        missing = [k for k, c in enumerate(self._columns) if c is None]
-        if missing:
-            decoded = None
-            if len(missing) > 1 and hasattr(self._loader, "prefetch"):
-                decoded = self._loader.prefetch(missing)  # compressed: decode them together
-            for k in missing:
-                if self._columns[k] is None:
-                    self._decode(k, decoded)
+        self.decode_columns()
         exts = self.schema.extension_types()
         return [c if e is None else self._extension_column(k, e, c)
                 for k, (c, e) in enumerate(zip(self._columns, exts))]
@@ -243,10 +267,12 @@ class RecordBatch(PandasConvertible):
 
     # -- conversion ----------------------------------------------------------------------
     def to_pydict(self, *, temporal: str = "python") -> dict:
+        self.decode_columns()
         return {f.name: self.column(k).to_pylist(temporal=temporal) for k, f in enumerate(self.schema)}
 
     def to_pylist(self, *, temporal: str = "python") -> list:
         names = self.schema.names
+        self.decode_columns()
         cols = [self.column(k).to_pylist(temporal=temporal) for k in range(self.num_columns)]
         return [dict(zip(names, row)) for row in zip(*cols)] if cols else \
             [{} for _ in range(unbacked_rows(self.num_rows, "batch without columns"))]

@@ -25,6 +25,7 @@ from .concat import concat_arrays
 from .empty import empty_array
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .numpy_compat import convert, object_array, with_nulls
+from .decode_ahead import decoded_in_order
 
 __all__ = ["batches_to_pandas", "array_to_pandas"]
 
@@ -90,10 +91,29 @@ def _categorical(chunks: List[Array], dtype: t.DictionaryType):
     return pd.Categorical.from_codes(all_codes, categories=categories, ordered=dtype.ordered)
 
 
-def _values(array: Array, field: Optional[t.Field]):
-    """One column's values as pyarrow's ``to_pandas`` gives them (before the Series is made)."""
+def _factorized(array: Array, values):
+    """``array`` (``values``: its column as ``_values`` gave it) as a Categorical whose
+    categories come in order of first appearance, nulls missing: what pyarrow's
+    ``categories=`` / ``strings_to_categorical=`` give (it dictionary-encodes the column
+    first, so integer categories stay integers even when the column has nulls)."""
+    pd = _pandas()
+    valid = array._valid_mask() if array.null_count else None
+    if valid is not None and isinstance(array.type, (t.IntType, t.FloatType)):
+        codes = np.full(len(array), -1, dtype=np.int64)
+        live, uniques = pd.factorize(array.values()[valid])
+        codes[valid] = live
+        return pd.Categorical.from_codes(codes, categories=pd.Index(uniques))
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    return pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=values.dtype))
+
+
+def _values(array: Array, field: Optional[t.Field], deduplicate: bool = True):
+    """One column's values as pyarrow's ``to_pandas`` gives them (before the Series is made);
+    ``deduplicate``: equal strings / bytes share one object (``deduplicate_objects``)."""
     array = storage_of(array)  # (extension columns convert as their storage, uuid aside)
     dtype = array.type
+    if isinstance(dtype, t.BinaryType) and hasattr(array, "to_objects"):
+        return array.to_objects(deduplicate)
     if field is not None and field.extension_name == "arrow.uuid":
         return _uuid(array)
     if isinstance(dtype, t.DateType):  # pyarrow's default date_as_object=True
@@ -112,13 +132,18 @@ def _values(array: Array, field: Optional[t.Field]):
     return array.to_numpy(zero_copy_only=False)
 
 
-def array_to_pandas(chunks: List[Array], field: t.Field):
-    """A ``pandas.Series`` (named ``field.name``) of the concatenated ``chunks``."""
+def array_to_pandas(chunks: List[Array], field: t.Field, *, deduplicate_objects: bool = True,
+                    categorical: bool = False):
+    """A ``pandas.Series`` (named ``field.name``) of the concatenated ``chunks``; a dictionary
+    column, or any column with ``categorical``, as a ``Categorical``."""
     pd = _pandas()
     if isinstance(field.storage_type, t.DictionaryType):
         values = _categorical(chunks, field.storage_type)
     else:
-        values = _values(concat_arrays(chunks) if len(chunks) != 1 else chunks[0], field)
+        array = concat_arrays(chunks) if len(chunks) != 1 else chunks[0]
+        values = _values(array, field, deduplicate_objects)
+        if categorical and isinstance(values, np.ndarray) and values.ndim == 1:
+            values = _factorized(storage_of(array), values)
     return pd.Series(values, name=field.name, copy=False)
 
 
@@ -133,31 +158,53 @@ def _pandas_metadata(schema: t.Schema) -> Optional[dict]:
     return meta if isinstance(meta, dict) else None
 
 
-def batches_to_pandas(schema: t.Schema, batches, *, ignore_metadata: bool = False):
+def batches_to_pandas(schema: t.Schema, batches, *, ignore_metadata: bool = False,
+                      categories=None, strings_to_categorical: bool = False,
+                      deduplicate_objects: bool = True):
     """A DataFrame of ``batches`` (all of ``schema``), as pyarrow's ``Table.to_pandas()``.
 
     Parameters
     ----------
     ignore_metadata : bool
         Skip the ``pandas`` schema metadata (index columns, column names).
+    categories : list of str, optional
+        Names of columns to give as ``pandas.Categorical`` (categories in order of first
+        appearance, as pyarrow's dictionary encoding orders them); dictionary columns are
+        always categorical.  Names not in the schema are ignored, as pyarrow does.
+    strings_to_categorical : bool
+        Every string and binary column as a ``Categorical``.
+    deduplicate_objects : bool
+        Equal strings (and bytes) share one Python object (pyarrow's default): a column
+        of few distinct values costs memory for those only.
     """
     pd = _pandas()
     batches = list(batches)
+    if any(b.compression is not None for b in batches):  # (a batch at a time, on the pool)
+        batches = list(decoded_in_order(batches))
     num_rows = sum(b.num_rows for b in batches)
+    wanted = set(categories or ())
     columns = []
     for k, f in enumerate(schema):
         if batches:
             chunks = [b.column(k) for b in batches]
         else:
             chunks = [empty_array(f.type)]
-        columns.append(array_to_pandas(chunks, f))
+        categorical = f.name in wanted or (strings_to_categorical and
+                                           isinstance(f.type, t.BinaryType))
+        columns.append(array_to_pandas(chunks, f, deduplicate_objects=deduplicate_objects,
+                                       categorical=categorical))
     meta = None if ignore_metadata else _pandas_metadata(schema)
     names = list(schema.names)
     index = pd.RangeIndex(num_rows)
     columns_name = None
     if meta is not None:  # (columns and names become what the metadata describes)
         names, index, columns, columns_name = _apply_metadata(meta, names, columns, num_rows)
-    frame = pd.concat(columns, axis=1, ignore_index=True) if columns else \
+    # Object and Categorical columns were made here, for this frame: they go in as they are
+    # (a million strings copied again cost as much as making them); the others may view
+    # the source (read-only, or a caller's array) and are copied, as pyarrow's frames are.
+    columns = [c if c.dtype == object or isinstance(c.dtype, pd.CategoricalDtype) else c.copy()
+               for c in columns]
+    frame = pd.concat(columns, axis=1, ignore_index=True, copy=False) if columns else \
         pd.DataFrame(index=pd.RangeIndex(num_rows))
     frame.columns = pd.Index(names, name=columns_name) if meta is not None else \
         pd.Index(names, dtype=object)
@@ -229,12 +276,16 @@ class PandasConvertible:
 
     __slots__ = ()
 
-    def to_pandas(self, *, ignore_metadata: bool = False):
+    def to_pandas(self, *, ignore_metadata: bool = False, categories=None,
+                  strings_to_categorical: bool = False, deduplicate_objects: bool = True):
         """A ``pandas.DataFrame``, as pyarrow's ``to_pandas()`` gives it for the same data
         (dtypes and the index from ``pandas`` schema metadata included; a reader gives its
-        remaining batches).  Needs pandas."""
+        remaining batches).  The options are pyarrow's (see ``batches_to_pandas``).  Needs
+        pandas."""
         return batches_to_pandas(self.schema, self._pandas_batches(),
-                                 ignore_metadata=ignore_metadata)
+                                 ignore_metadata=ignore_metadata, categories=categories,
+                                 strings_to_categorical=strings_to_categorical,
+                                 deduplicate_objects=deduplicate_objects)
 
 
 def _array_to_series(array: Array):

@@ -110,6 +110,20 @@ class SchemaPlan:
         return cls(schema, version, tuple(ns), tuple(bs), tuple(vs), n, b, v)
 
     @cached_property
+    def fixed_columns(self) -> tuple:
+        """Per top-level column, ``(array class, type, alignment)`` when it is a plain
+        fixed-width column (integers, floats, temporal, decimal: one node, a validity and a
+        values buffer), else None: what ``BatchLoader.column`` loads without a walk."""
+        out = []
+        for f in self.schema.fields:
+            dtype = f.type
+            if type(dtype) in _FIXED_TYPES:
+                out.append((array_class(dtype), dtype, min(dtype.byte_width, 8), dtype.byte_width))
+            else:
+                out.append(None)
+        return tuple(out)
+
+    @cached_property
     def c_walk(self):
         """This plan compiled for the C export's walk over undecoded columns (``_batch_walk``), or
         None when some column needs the full loader."""
@@ -247,7 +261,13 @@ class BatchLoader:
         if fetch is not None:  # (a body read by byte ranges: this column's buffers in one read)
             buffers = self._buffers
             fetch([buffers.get(i) for i in range(self._first_buffer(k), self._first_buffer(k + 1))])
-        if decoded is None and self.header.compression is not None:
+        if self.header.compression is None and not self.swap:
+            spec = plan.fixed_columns[k]
+            if spec is not None:
+                array = self._fixed_column(k, spec)
+                if array is not None:
+                    return array
+        elif decoded is None and self.header.compression is not None:
             decoded = self.prefetch((k,))
         walk = _Walk(self, plan.node_starts[k], self._first_buffer(k), plan.view_starts[k],
                      decoded)
@@ -264,6 +284,35 @@ class BatchLoader:
             self.stats.add(walk.stats, loaded)
         return array
 
+
+    def _fixed_column(self, k: int, spec) -> Optional[Array]:
+        """Plain fixed-width column ``k`` of an uncompressed native batch, built without a
+        walk (the per-column cost of a wide batch is mostly the walk's Python overhead), or
+        None when anything is unusual (out of range, misaligned, wrong length): the walk then
+        loads it, or names what is wrong exactly as it does for every other column."""
+        cls, dtype, align, width = spec
+        plan = self.plan
+        vi = plan.view_starts[k]
+        bi = plan.buffer_starts[k] + (int(self._variadic[:vi].sum()) if vi else 0)
+        length, nulls = self._nodes.get(plan.node_starts[k])
+        if length != self.header.length or length < 0 or nulls < 0 or nulls > length:
+            return None
+        body = self.body
+        try:
+            validity = body.slice(*self._buffers.get(bi))
+            values = body.slice(*self._buffers.get(bi + 1))
+        except ArrowInvalid:
+            return None
+        # (PrimitiveArray._check_structure's checks, for offset 0: the walk repeats them)
+        if values.size < length * width or (nulls and validity.size < (length + 7) >> 3) or \
+                (values.size and not values.is_aligned(align)):
+            return None
+        self.stats.add(None, 1)
+        return cls(dtype, length, (validity if nulls else None, values), (), nulls)
+
+
+_FIXED_TYPES = frozenset({t.IntType, t.FloatType, t.DecimalType, t.DateType, t.TimeType,
+                          t.TimestampType, t.DurationType, t.IntervalType})
 
 _NOTHING_DECODED = {}  # (only ever popped from: shared by the walks without prefetched buffers)
 

@@ -161,6 +161,22 @@ class MessageDecoder:
                     out.append(msg)
         return out
 
+    @property
+    def body_size(self) -> int:
+        """The length of the body the decoder waits for when it has none of it yet, else -1:
+        a reader may then read that body straight into memory of its own (one big
+        ``readinto``, no copy through ``feed``) and hand it to ``feed_body``."""
+        return self._need if self._state == self._BODY and self._have == 0 else -1
+
+    def feed_body(self, body: BufferView) -> Message:
+        """The message completed by ``body``, all of the body ``body_size`` announced (read
+        by the caller into memory the message then keeps alive)."""
+        if self.body_size < 0 or body.size != self._need:
+            raise ArrowInvalid(f"message {self._index}: feed_body got {body.size} bytes, the "
+                               f"decoder waits for {self.body_size}")
+        self._consumed += body.size
+        return self._emit(body)
+
     def finish(self) -> None:
         """Called at end of input: raises if a message was cut short."""
         if self.eos or (self._state == self._PREFIX and self._have == 0):

@@ -16,14 +16,21 @@ import mmap
 import os
 import stat
 import struct
+import sys
 import threading
 from typing import Iterator, Optional
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX
+    fcntl = None
 
 import numpy as np
 
 from .. import limits
 from .. import types as t
-from .._core._region import Region
+from .._core import _arena
+from .._core._region import BufferView, Region, as_view
 from ..arrays.array import reduce_registered
 from ..arrays.batch import RecordBatch, SequentialBatches
 from ..arrays.pandas_compat import PandasConvertible
@@ -34,6 +41,7 @@ from ..interop._cdata import export_schema, export_stream
 from .dictionaries import DictionaryMemo
 from .io import MAGIC
 from ._batch_walk import export_file_batches, export_stream_batches
+from ..arrays.decode_ahead import ReadAhead, decoded_in_order
 from .loader import BatchLoader, LoadStats, SchemaPlan
 from .memory import advise, resident_bytes
 from .message import Message, MessageDecoder, message_end, read_message_at
@@ -46,6 +54,12 @@ __all__ = ["FileReader", "StreamReader", "region_of", "is_file_object", "file_ob
 
 _I32 = struct.Struct("<i")
 _READ_CHUNK = 1 << 22  # largest single read from a file-like object (bounds allocation)
+#: Bodies up to this size are read from a file object straight into one buffer of their
+#: declared size (address space only until the bytes arrive); bigger ones in chunks.
+_DIRECT_BODY_MAX = 1 << 34
+#: Body buffers of at least this size are kept for reuse, at most this many per reader.
+_SMALL_BODY = 1 << 16
+_SPARE_BODIES = 2
 
 
 class BatchWhere:
@@ -216,6 +230,27 @@ def not_a_file(region: Region) -> ArrowInvalid:
                         + (f": {what}" if what else ""))
 
 
+_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031) if fcntl is not None else None
+_F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032) if fcntl is not None else None
+#: Pipe buffer asked for when reading a stream from a pipe (Linux's default is 64 KiB, and
+#: 1 MiB the most an unprivileged process may set): fewer, bigger reads, and a writer that
+#: blocks less often.  Measured: see benchmarks/bench_paths.py, row 3.
+PIPE_BUFFER = 1 << 20
+
+
+def _widen_pipe(source) -> None:
+    """Ask the kernel for a bigger buffer on ``source`` when it is a pipe; quietly nothing
+    otherwise (not Linux, not a pipe, or not allowed)."""
+    if _F_SETPIPE_SZ is None:
+        return
+    try:
+        fd = source.fileno()
+        if stat.S_ISFIFO(os.fstat(fd).st_mode) and fcntl.fcntl(fd, _F_GETPIPE_SZ) < PIPE_BUFFER:
+            fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_BUFFER)
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        pass
+
+
 def read_head(source, n: int) -> bytes:
     """Up to ``n`` bytes from a file object (fewer only at its end)."""
     if isinstance(source, io.TextIOBase):
@@ -316,13 +351,37 @@ class ReaderBase(PandasConvertible):
         loader = BatchLoader(plan, data, msg.body, memo.get, where, self.stats, self.allow_copies)
         memo.apply(header.id, loader.column(0), header.is_delta, where)
 
-    def _record_batch(self, msg: Message, lookup, where: str) -> RecordBatch:
+    def _record_batch(self, msg: Message, lookup, where: str, index: Optional[int] = None
+                      ) -> RecordBatch:
+        """Record batch message ``msg`` as a lazy batch; ``index``: its place among the
+        reader's record batches, for the read-ahead of compressed columns (``decode_ahead``)."""
         header, metadata = _v4_codec(msg.header, msg.record, where)
         loader = BatchLoader(self._plan(msg.record.version), header, msg.body, lookup, where,
                              self.stats, self.allow_copies)
         if self._projection is not None:
             loader = ProjectedLoader(loader, self._projection)
-        return RecordBatch(self.schema, loader.num_rows, loader=loader, metadata=metadata)
+        batch = RecordBatch(self.schema, loader.num_rows, loader=loader, metadata=metadata)
+        if index is not None and header.compression is not None and self.allow_copies:
+            ahead = self._ahead
+            if ahead is None:
+                ahead = self._ahead = ReadAhead()
+            ahead.track(index, batch)
+            batch._ahead = (ahead, index)
+        return batch
+
+    _ahead: Optional[ReadAhead] = None
+
+    def _export_ahead(self) -> bool:
+        """Whether the C stream export goes through ``_decoded_batches``: when the next record
+        batch is compressed (its columns are then decoded together, on the pool, rather than
+        one at a time), or the batches come from a file object (read ahead in the background
+        while the consumer works).  False when it cannot be told cheaply."""
+        return False
+
+    def _decoded_batches(self):
+        """The reader's (remaining) batches, each decoded whole on the pool, the next read
+        ahead while the consumer works (``decode_ahead.decoded_in_order``)."""
+        return decoded_in_order(self)
 
     def memory(self) -> dict:
         """What the reader's data costs in RAM, to tell page cache from copies.
@@ -363,7 +422,7 @@ class ReaderBase(PandasConvertible):
         self.close()
 
     def _pandas_batches(self):
-        return list(self)
+        return list(self)  # (batches_to_pandas decodes compressed ones a batch at a time)
 
     def read_all(self) -> Table:
         """Every (remaining) record batch, in order, as an ``arrowmm.Table`` (its batches are
@@ -391,7 +450,11 @@ class ReaderBase(PandasConvertible):
     def __arrow_c_stream__(self, requested_schema=None):
         """The (remaining) batches, in order, as an ``"arrow_array_stream"`` capsule: the plain
         record batches of a FileReader or StreamReader are walked from the mapping without
-        making Python objects (``ipc._batch_walk``), the others exported as read."""
+        making Python objects (``ipc._batch_walk``), the others exported as read; compressed
+        ones (and those of a file object) are decoded a whole batch at a time on the codec
+        pool, the next batch read ahead while the consumer takes this one."""
+        if self._export_ahead():
+            return export_stream(self.schema, self._decoded_batches(), requested_schema)
         if self._projection is None:  # (the mapped walk knows whole schemas only)
             if type(self) is FileReader:
                 return export_file_batches(
@@ -567,9 +630,18 @@ class FileReader(ReaderBase):
         self._check_open()
         k = batch_index(i, len(self._blocks))
         msg = self._read_block(self._blocks, k, MessageHeader.RecordBatch, "record batch")
-        return self._record_batch(msg, self._dictionaries().get, BatchWhere(k, msg.offset))
+        return self._record_batch(msg, self._dictionaries().get, BatchWhere(k, msg.offset), k)
 
     get_record_batch = get_batch
+
+    def _export_ahead(self) -> bool:
+        if not self._num_batches or self._closed:
+            return False
+        try:
+            msg = self._read_block(self._blocks, 0, MessageHeader.RecordBatch, "record batch")
+        except ArrowInvalid:
+            return False  # (the export reports it, where it belongs)
+        return msg.header.compression is not None
 
     def __getitem__(self, i):
         """``reader[i]`` is ``get_batch(i)``; ``reader[a:b]`` a list of those batches."""
@@ -670,12 +742,17 @@ class StreamReader(SequentialBatches, ReaderBase):
         self._end = None  # where the messages end: the footer of an IPC file read as a stream
         self._in_file = False  # reading the messages of an IPC file (appended ones included)
         self._index = 0
+        self._batch_index = -1  # of the last record batch read
         self._dict_plans = {}
         self._owned = None
         if is_pipe_path(source):  # a FIFO or a device (/dev/stdin): read it, it cannot be mapped
             source = self._owned = io.open(source, "rb")
+        self._readinto = None
+        self._spares = []  # the last body buffers, reused once nothing references them
         if is_file_object(source):
             self._file = source
+            self._readinto = getattr(source, "readinto", None)
+            _widen_pipe(source)
             self._decoder = MessageDecoder()
             self._description = source_name(source)
             head = read_head(source, 8)
@@ -723,6 +800,28 @@ class StreamReader(SequentialBatches, ReaderBase):
             self.recovery_error = str(exc)
             return None
 
+    def _export_ahead(self) -> bool:
+        if self._closed or self._done:
+            return False
+        if self._file is not None:
+            return True
+        if self._region is None:
+            return False
+        pos, index = self._pos, self._index
+        for _ in range(64):  # (past the dictionaries to the next record batch, not further)
+            if self._end is not None and pos >= self._end:
+                return False
+            try:
+                msg = read_message_at(self._region, pos, index)
+            except ArrowInvalid:
+                return False  # (the export reports it, where it belongs)
+            if msg is None:
+                return False
+            if msg.record.header_type == MessageHeader.RecordBatch:
+                return msg.header.compression is not None
+            pos, index = message_end(msg), index + 1
+        return False
+
     def _read_message(self) -> Optional[Message]:
         if self._file is None:
             if self._region is None:
@@ -746,6 +845,11 @@ class StreamReader(SequentialBatches, ReaderBase):
             if dec.eos:
                 self._saw_eos = True
                 return None
+            size = dec.body_size
+            if 0 < size <= _DIRECT_BODY_MAX and self._readinto is not None:
+                body = self._read_body(size)
+                if body is not None:
+                    return dec.feed_body(body)
             need = dec.next_required_size
             try:
                 data = self._file.read(min(need, _READ_CHUNK))
@@ -756,6 +860,57 @@ class StreamReader(SequentialBatches, ReaderBase):
                 return None
             self._pending.extend(dec.feed(data))
         return self._pending.pop(0)
+
+    def _body_buffer(self, size: int) -> np.ndarray:
+        """``size`` writable aligned bytes for the next body: one of the reader's last two
+        body buffers when nothing else references it any more (no batch, array, numpy view
+        or export of its memory: each holds a reference to it), else a new one, kept as a
+        spare in place of the oldest.  Reusing memory whose pages are already there avoids
+        a page fault per 4 KiB of every body, which under memory pressure cost more than the
+        read itself (measured)."""
+        spares = self._spares
+        for i in range(len(spares)):
+            buf = spares[i]
+            # (3: the list's, ``buf``'s and getrefcount's argument's: nobody else holds it)
+            if size <= buf.size <= 2 * size + _SMALL_BODY and sys.getrefcount(buf) == 3:
+                del spares[i]
+                spares.append(buf)
+                return buf[:size]
+        if size < _SMALL_BODY:
+            return _arena.empty(size)
+        buf = _arena.empty(size + (size >> 4))  # (1/16 more: the next body is often bigger)
+        spares.append(buf)
+        del spares[:-_SPARE_BODIES]
+        return buf[:size]
+
+    def _read_body(self, size: int) -> Optional[BufferView]:
+        """A message body of ``size`` bytes read from the file object with ``readinto``
+        calls as big as what is left, straight into a new aligned buffer (an ``_arena``
+        block: its pages are reused for a later body once no batch views this one, and cost
+        memory only as the bytes arrive, so a false length costs address space only).
+        None when the file object turns out to have no working ``readinto`` (io.RawIOBase
+        subclasses that define ``read`` only): nothing was read, and ``read`` is used from
+        then on."""
+        buf = self._body_buffer(size)
+        view = memoryview(buf)
+        n = 0
+        try:
+            while n < size:
+                got = self._readinto(view[n:])
+                if not got:
+                    break
+                n += got
+        except (NotImplementedError, io.UnsupportedOperation):
+            if n:
+                raise
+            self._readinto = None
+            return None
+        except (OSError, ValueError) as exc:
+            raise ArrowInvalid(f"{self._description}: read failed: {exc}") from exc
+        if n < size:  # (the decoder names what was cut short, as when fed in pieces)
+            self._decoder.feed(view[:n])
+            self._decoder.finish()
+        return as_view(buf, description=f"body of message {self._index}")
 
     def read_next_batch(self) -> RecordBatch:
         """The next record batch; raises ``StopIteration`` at the end of the stream.
@@ -809,7 +964,8 @@ class StreamReader(SequentialBatches, ReaderBase):
             where = f"message {msg.index}" + (f" (byte {msg.offset})" if msg.offset >= 0 else "")
             header_type = msg.record.header_type
             if header_type == MessageHeader.RecordBatch:
-                return self._record_batch(msg, self._memo.snapshot(), where)
+                self._batch_index += 1
+                return self._record_batch(msg, self._memo.snapshot(), where, self._batch_index)
             if header_type == MessageHeader.DictionaryBatch:
                 self._dictionary_batch(msg, self._memo, where)
             elif header_type == MessageHeader.Schema:

@@ -1,0 +1,150 @@
+"""Read-ahead of compressed columns and batches: decode what a caller walking in order wants next.
+
+Why: a compressed column decodes on first touch, on the caller's thread, and one column's
+buffers are usually one big buffer, which one thread decodes.  A caller that walks the
+columns of a batch, or one column across batches, leaves the other cores idle; pyarrow
+decodes a whole batch on its pool as soon as it reads it.  Here a batch whose columns are
+compressed tells ``ReadAhead`` which column it just decoded, and ``ReadAhead`` decodes the
+one the walk will want next on one background thread, while the caller works:
+
+* the same column of the next batch read from the same reader (a caller that holds several
+  batches and reads column ``k`` across them), and
+* the next column of the same batch, once the caller has touched two neighbouring columns in
+  order (a single column, the lazy path, never triggers it).
+
+The read-ahead is bounded: at most ``MAX_PENDING`` decodes wait or run at any time (a hint
+beyond that is dropped, never queued), and a batch is held weakly, so read-ahead never keeps a
+batch alive that its caller dropped.  Decoding goes through ``RecordBatch._decode``, under the
+column's own lock: a column is still decoded once, by whichever thread gets there first, and
+the caller waits for a decode in flight rather than starting its own.
+
+``decoded_in_order(batches)`` is the same idea for a consumer that takes every column of
+every batch (a C stream export, ``to_pandas``, ``to_pydict``): each batch's columns are
+decoded together on the codec pool, and the next batch is decoded in the background while the
+consumer uses the current one.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from typing import Iterable, Iterator
+
+__all__ = ["ReadAhead", "decoded_in_order", "drain", "MAX_PENDING"]
+
+#: The most background decodes waiting or running at once (each holds at most one decoded
+#: column or batch the caller has not asked for yet).
+MAX_PENDING = 2
+
+_executor = None
+_executor_pid = None
+_executor_lock = threading.Lock()
+
+
+def _submit(fn, *args):
+    """``fn(*args)`` on the one read-ahead thread (re-created after a fork).  It is not the
+    codec pool: a read-ahead decode itself spreads buffers over that pool, and a pool thread
+    waiting on its own pool could deadlock."""
+    global _executor, _executor_pid
+    pid = os.getpid()
+    with _executor_lock:
+        if _executor is None or _executor_pid != pid:
+            from concurrent.futures import ThreadPoolExecutor
+            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arrowmm-decode-ahead")
+            _executor_pid = pid
+        return _executor.submit(fn, *args)
+
+
+def drain() -> None:
+    """Wait until the read-ahead decodes started so far have finished (they run in order on
+    one thread): what a test calls before looking at which columns are decoded."""
+    _submit(lambda: None).result()
+
+
+def _quietly(fn, *args):
+    """Run a read-ahead step; an error is left for the caller's own decode to raise (where it
+    names the column), never raised on the background thread."""
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001 (the caller's decode of the same column raises it)
+        pass
+
+
+class ReadAhead:
+    """The read-ahead of one reader: the batches it handed out (weakly, by index) and the
+    decodes in flight.  Thread-safe; ``hint`` is cheap when there is nothing to do."""
+
+    __slots__ = ("_batches", "_pending", "_lock", "__weakref__")
+
+    def __init__(self):
+        self._batches = weakref.WeakValueDictionary()  # batch index -> RecordBatch
+        self._pending = 0
+        self._lock = threading.Lock()
+
+    def track(self, index: int, batch) -> None:
+        """Remember ``batch`` as the reader's batch ``index`` (weakly)."""
+        self._batches[index] = batch
+
+    def hint(self, index: int, batch, k: int) -> None:
+        """Batch ``index`` (``batch``) just decoded column ``k`` on the caller's thread: decode
+        what a walk in order touches next (see the module's docstring), if anything."""
+        nxt = self._batches.get(index + 1)
+        if nxt is not None and nxt._columns[k] is None:
+            self._start(nxt, k)
+        cols = batch._columns
+        if 0 < k < len(cols) - 1 and cols[k - 1] is not None and cols[k + 1] is None:
+            self._start(batch, k + 1)
+
+    def _start(self, batch, k: int) -> None:
+        with self._lock:
+            if self._pending >= MAX_PENDING:
+                return
+            self._pending += 1
+        try:
+            _submit(self._run, weakref.ref(batch), k)
+        except RuntimeError:  # (interpreter shutting down: no new threads)
+            with self._lock:
+                self._pending -= 1
+
+    def _run(self, ref, k: int) -> None:
+        try:
+            batch = ref()
+            if batch is not None and batch._columns[k] is None:
+                _quietly(batch._decode, k, None)
+        finally:
+            with self._lock:
+                self._pending -= 1
+
+
+def decoded_in_order(batches: Iterable) -> Iterator:
+    """``batches``, a compressed one with every column decoded (``RecordBatch.decode_columns``:
+    together, on the codec pool) before it is yielded, the next one read (and decoded) in the
+    background while the consumer uses the current one (one batch ahead: at most two batches
+    the consumer has not finished with).  Uncompressed batches stay lazy.  An error reading or decoding a batch is raised
+    when the consumer reaches that batch."""
+    it = iter(batches)
+
+    def read_next():
+        try:
+            b = next(it)
+        except StopIteration:
+            return None
+        if b.compression is not None:
+            b.decode_columns()
+        return b
+
+    future = _submit(read_next)
+    try:
+        while True:
+            batch = future.result()
+            if batch is None:
+                return
+            future = _submit(read_next)
+            yield batch
+    finally:
+        future.cancel()
+        if not future.cancelled():
+            try:  # (the iterator is not re-entrant: wait for the step in flight before leaving)
+                future.result()
+            except Exception:  # noqa: BLE001 (the consumer stopped; nobody wants this batch)
+                pass

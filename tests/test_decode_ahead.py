@@ -1,0 +1,199 @@
+"""Compressed batches decoded together and ahead (``arrowmm.arrays.decode_ahead``,
+``RecordBatch.decode_columns``): values equal pyarrow's on every path (exports, ``to_*``,
+``columns``), each column decoded once under its lock, read-ahead bounded and only for walks
+in order (one column of a wide file decodes that column only), errors named on the caller's
+side."""
+from __future__ import annotations
+
+import io
+import threading
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import arrowmm
+from arrowmm.arrays import decode_ahead
+from arrowmm.errors import ArrowInvalid
+from helpers import write_ipc
+
+CODECS = ("lz4", "zstd")
+
+
+def mixed(rows: int, seed: int = 0) -> pa.RecordBatch:
+    rng = np.random.default_rng(seed)
+    mask = rng.random(rows) < 0.1
+    words = np.array(["a", "bc", "defghijklmno", "pq"], dtype=object)
+    lengths = rng.integers(0, 9, rows)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    return pa.record_batch({
+        "f64": pa.array(rng.random(rows), mask=mask),
+        "i64": pa.array(rng.integers(0, 1 << 40, rows), mask=mask),
+        "s": pa.array(words[rng.integers(0, 4, rows)], mask=mask),
+        "l": pa.ListArray.from_arrays(pa.array(offsets),
+                                      pa.array(rng.integers(0, 99, offsets[-1], dtype=np.int32))),
+        "b": pa.array(rng.random(rows) < 0.5, mask=mask),
+    })
+
+
+@pytest.fixture(scope="module", params=CODECS)
+def compressed(request, tmp_path_factory):
+    """(path, pyarrow table) of a file of 3 compressed batches."""
+    table = pa.Table.from_batches([mixed(20_000, s) for s in range(3)])
+    path = tmp_path_factory.mktemp("ra") / f"t.{request.param}.arrow"
+    write_ipc(path, table, options=pa.ipc.IpcWriteOptions(compression=request.param))
+    return path, table
+
+
+def test_decode_columns_decodes_the_asked_columns_once(compressed):
+    path, table = compressed
+    with arrowmm.open_file(path) as r:
+        b = r.get_batch(1)
+        assert b.compression in CODECS
+        b.decode_columns(["s", 0, 0])
+        assert [b.is_loaded(k) for k in range(5)] == [True, False, True, False, False]
+        first = b.column(0)
+        b.decode_columns()
+        assert b.column(0) is first  # (decoded once: the same Array afterwards)
+        assert all(b.is_loaded(k) for k in range(5))
+        assert pa.record_batch(b).equals(table.to_batches()[1])
+        with pytest.raises(KeyError):
+            b.decode_columns(["nope"])
+        with pytest.raises(IndexError):
+            b.decode_columns([5])
+
+
+def test_uncompressed_and_built_batches_have_no_compression(tmp_path):
+    path = tmp_path / "plain.arrow"
+    write_ipc(path, pa.table({"x": [1, 2]}))
+    with arrowmm.open_file(path) as r:
+        assert r.get_batch(0).compression is None
+    built = arrowmm.record_batch({"x": [1, 2]})
+    assert built.compression is None
+    built.decode_columns()  # (nothing to decode: no error)
+    assert built.column(0).to_pylist() == [1, 2]
+
+
+def test_threads_decoding_together_get_the_same_arrays(compressed):
+    path, _ = compressed
+    with arrowmm.open_file(path) as r:
+        for _ in range(5):
+            b = r.get_batch(0)
+            barrier = threading.Barrier(4)
+            got = [None] * 4
+
+            def work(i):
+                barrier.wait()
+                if i % 2:
+                    b.decode_columns()
+                got[i] = [b.column(k) for k in range(5)]
+
+            threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+            for th in threads:
+                th.start()
+            for th in threads:
+                th.join()
+            assert all(all(x is y for x, y in zip(g, got[0])) for g in got)
+
+
+@pytest.mark.parametrize("source", ["path", "stream-map", "stream-fileobj"])
+def test_pyarrow_table_of_a_compressed_reader_equals_pyarrows(compressed, tmp_path, source):
+    path, table = compressed
+    if source == "path":
+        reader = arrowmm.open_file(path)
+    else:
+        spath = tmp_path / "s.arrows"
+        write_ipc(spath, table, fmt="stream", options=pa.ipc.IpcWriteOptions(compression="zstd"))
+        reader = arrowmm.open_stream(spath if source == "stream-map"
+                                     else io.BytesIO(spath.read_bytes()))
+        if source == "stream-fileobj":
+            reader = arrowmm.open_stream(open(spath, "rb"))
+    with reader:
+        got = pa.table(reader)
+    assert got.equals(table)
+
+
+def test_to_pandas_pydict_and_columns_of_compressed_batches(compressed):
+    pytest.importorskip("pandas")
+    path, table = compressed
+    with arrowmm.open_file(path) as r:
+        assert r.to_pandas().equals(table.to_pandas())
+        b = r.get_batch(2)
+        assert b.to_pydict() == table.to_batches()[2].to_pydict()
+        assert [c.to_pylist() for c in r.get_batch(0).columns] == \
+            [c.to_pylist() for c in table.to_batches()[0].columns]
+
+
+def test_one_column_of_a_fresh_reader_decodes_that_column_only(tmp_path):
+    rng = np.random.default_rng(1)
+    table = pa.table({f"c{k}": rng.integers(0, 99, 5_000) for k in range(100)})
+    path = tmp_path / "wide.arrow"
+    write_ipc(path, pa.Table.from_batches(table.to_batches() * 3), options=pa.ipc.IpcWriteOptions(compression="zstd"))
+    with arrowmm.open_file(path) as r:
+        b = r.get_batch(0)
+        assert b.column(57).to_pylist() == table.column(57).to_pylist()
+        decode_ahead.drain()
+        assert [k for k in range(100) if b.is_loaded(k)] == [57]
+        assert r.stats.columns_loaded == 1
+
+
+def test_a_column_walked_across_held_batches_is_read_ahead(compressed):
+    path, _ = compressed
+    with arrowmm.open_file(path) as r:
+        batches = [r.get_batch(i) for i in range(3)]
+        batches[0].column(2)
+        decode_ahead.drain()
+        assert batches[1].is_loaded(2)  # the same column of the next batch, in the background
+        assert not batches[1].is_loaded(1) and not batches[2].is_loaded(2)  # (bounded: one ahead)
+
+
+def test_columns_walked_in_order_read_the_next_one_ahead(compressed):
+    path, _ = compressed
+    with arrowmm.open_file(path) as r:
+        b = r.get_batch(0)
+        b.column(1)
+        decode_ahead.drain()
+        assert not b.is_loaded(2)  # one column: no pattern yet
+        b.column(2)
+        decode_ahead.drain()
+        assert b.is_loaded(3) and not b.is_loaded(4)
+
+
+def test_read_ahead_does_not_keep_dropped_batches_alive(compressed):
+    import gc
+    import weakref
+    path, _ = compressed
+    with arrowmm.open_file(path) as r:
+        b0, b1 = r.get_batch(0), r.get_batch(1)
+        ref = weakref.ref(b1)
+        del b1
+        gc.collect()
+        assert ref() is None
+        b0.column(0)  # (the next batch is gone: nothing to read ahead, no error)
+        decode_ahead.drain()
+
+
+def test_a_corrupt_compressed_batch_raises_on_the_consumers_side(tmp_path):
+    table = pa.Table.from_batches([mixed(20_000, s) for s in range(2)])
+    path = tmp_path / "bad.arrow"
+    write_ipc(path, table, options=pa.ipc.IpcWriteOptions(compression="zstd"))
+    data = bytearray(path.read_bytes())
+    with arrowmm.open_file(path) as r:
+        off, size = r.batch_extents()[1]
+    magic = b"\x28\xb5\x2f\xfd"  # every zstd frame of batch 1 loses its magic number
+    hits = 0
+    at = data.find(magic, off, off + size)
+    while at >= 0:
+        data[at:at + 4] = b"\0\0\0\0"
+        hits += 1
+        at = data.find(magic, at + 4, off + size)
+    assert hits
+    bad = tmp_path / "bad2.arrow"
+    bad.write_bytes(bytes(data))
+    with arrowmm.open_file(bad) as r:
+        assert r.get_batch(0).columns  # batch 0 still reads
+        with pytest.raises(ArrowInvalid, match="batch 1|message"):
+            r.get_batch(1).decode_columns()
+        with pytest.raises(Exception) as info:
+            pa.table(r)
+    assert "batch 1" in str(info.value) or "zstd" in str(info.value)
