@@ -373,6 +373,10 @@ cdef int _fill_batch(ArrowArray* out, object batch) except -1:
         c_export = getattr(loader, "c_export", None)
         if c_export is not None:
             exporter, owner = c_export(batch._offset, batch.num_rows)
+    if getattr(batch, "compression", None) is not None:
+        # a compressed batch: its columns decompress together on the codec pool (GIL released,
+        # each column once under its own lock) rather than one by one in the loop below
+        batch.decode_columns()
     cdef Arena* arena = arena_new(
         node_bytes(n) if exporter is None else exporter.arena_bytes, <PyObject*>owner)
     try:
