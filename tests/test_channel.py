@@ -593,3 +593,28 @@ def test_a_forked_child_dropping_inherited_ends_changes_nothing(name):
         ch.send(batch_of(3), timeout=HANG)  # still open, the consumer still attached
         assert ch.consumers == 1 and c.recv(timeout=HANG).column("i").to_pylist() == [30, 31]
         c.close()
+
+
+def test_a_forked_child_dropping_an_inherited_batch_keeps_the_parents_hold(name):
+    """The hold of a received batch is its process's: a forked child that drops its copy must
+    not free the slot, or the producer would overwrite the parent's batch in place."""
+    with Channel.create(name, SCHEMA, capacity=1 << 13, slots=2) as ch:
+        c = Channel.attach(name)
+        ch.send(batch_of(1), timeout=HANG)
+        held = c.recv(timeout=HANG)
+        pid = os.fork()
+        if pid == 0:  # the child drops the batch it inherited, then exits
+            try:
+                del held
+                gc.collect()
+            finally:
+                os._exit(0)
+        assert os.waitpid(pid, 0)[1] == 0
+        ch.send(batch_of(2), timeout=HANG)  # the other slot
+        with pytest.raises(TimeoutError):  # slot 0 is still the parent's
+            ch.send(batch_of(3), timeout=0.5)
+        assert held.column("i").to_pylist() == [10, 11]
+        del held
+        gc.collect()
+        ch.send(batch_of(3), timeout=HANG)  # released by its own process: the slot is free
+        c.close()

@@ -24,6 +24,7 @@ from cpython.buffer cimport PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
 from libc.string cimport memcpy
 from libc.errno cimport errno, EAGAIN, EINTR, ETIMEDOUT
+from posix.unistd cimport getpid, pid_t
 from arrowmm._core._buffer cimport fill_byte_buffer
 
 from arrowmm.errors import ArrowInvalid
@@ -272,6 +273,7 @@ cdef class SharedMap:
         out.size = length
         out.mask = ~((<uint64_t>1) << bit)
         out.owner = self
+        out.pid = getpid()
         out.held = True
         return out
 
@@ -286,6 +288,7 @@ cdef class SlotLease:
     cdef readonly Py_ssize_t size
     cdef uint64_t mask
     cdef bint held
+    cdef pid_t pid  # the process whose hold this is: a forked child's copy releases nothing
     cdef readonly SharedMap owner
     cdef Py_ssize_t _shape[1]
     cdef Py_ssize_t _strides[1]
@@ -307,7 +310,10 @@ cdef class SlotLease:
         pass
 
     cdef void _release(self) noexcept:
-        if self.held:
+        # A child made by fork() inherits this object and the shared mapping, but the hold is
+        # the parent's: were the child to clear it, the producer could overwrite the slot
+        # under the parent's batch.
+        if self.held and self.pid == getpid():
             self.held = False
             AMM_AND64(self.hold, self.mask)
             if AMM_LOAD32(self.waiting):
