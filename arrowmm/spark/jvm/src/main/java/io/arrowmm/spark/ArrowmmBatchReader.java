@@ -265,24 +265,24 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     int nodes = rb.nodesLength();
     int buffers = rb.buffersLength();
     ColumnVector[] built = new ColumnVector[columns.length];
-    FieldNode node = new FieldNode();
     Buffer buf = new Buffer();
     int nodeCursor = 0;
     int bufferCursor = 0;
     for (int c = 0; c < columns.length; c++) {
       ColumnSpec spec = columns[c];
-      if (nodeCursor >= nodes || bufferCursor + spec.kind.buffers > buffers) {
+      int needNodes = spec.nodeCount();
+      int needBuffers = spec.bufferCount();
+      if (nodeCursor + needNodes > nodes || bufferCursor + needBuffers > buffers) {
         throw new ArrowmmException(where + ": column '" + spec.name + "' (field " + c
             + ") has no field node or buffers: the batch has " + nodes + " nodes and "
             + buffers + " buffers");
       }
       if (wanted[c]) {
-        rb.nodes(node, nodeCursor);
-        built[c] = column(rb, buf, spec, node, bufferCursor, n, codec, body, bodyLength,
-            where + ", column '" + spec.name + "'");
+        built[c] = column(rb, buf, spec, nodeCursor, bufferCursor, n, true, codec, body,
+            bodyLength, where + ", column '" + spec.name + "'");
       }
-      nodeCursor++;
-      bufferCursor += spec.kind.buffers;
+      nodeCursor += needNodes;
+      bufferCursor += needBuffers;
     }
     ColumnVector[] out = new ColumnVector[selected.length];
     for (int k = 0; k < selected.length; k++) {
@@ -291,13 +291,24 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     return new ColumnarBatch(out, n);
   }
 
-  private ColumnVector column(RecordBatch rb, Buffer buf, ColumnSpec spec, FieldNode node,
-      int b, int n, int codec, long body, long bodyLength, String where) throws IOException {
+  /**
+   * The vector of one column (or nested child) whose field node is {@code nodeIndex} and whose
+   * first buffer is {@code b}.  A top-level column ({@code exact}) has exactly the batch's
+   * {@code rows}; a child has at least the {@code rows} its parent addresses (Arrow allows
+   * more), and its own node length is its length.
+   */
+  private ColumnVector column(RecordBatch rb, Buffer buf, ColumnSpec spec, int nodeIndex,
+      int b, long rows, boolean exact, int codec, long body, long bodyLength, String where)
+      throws IOException {
     DataType type = spec.sparkType;
-    if (node.length() != n) {
-      throw new ArrowmmException(where + ": field node length " + node.length()
-          + " is not the batch's " + n + " rows");
+    FieldNode node = rb.nodes(new FieldNode(), nodeIndex);
+    long length = node.length();
+    if (exact ? length != rows : length < rows || length > Integer.MAX_VALUE) {
+      throw new ArrowmmException(where + ": field node length " + length
+          + (exact ? " is not the batch's " + rows + " rows"
+              : " is not " + rows + " (the values its parent addresses) to 2^31-1"));
     }
+    int n = (int) length;
     long nc = node.nullCount();
     if (nc < 0 || nc > n) {
       throw new ArrowmmException(where + ": null count " + nc + " is not 0 to " + n);
@@ -316,6 +327,17 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         need(where + ", validity buffer", bufLength, (n + 7L) / 8);
         validity = bufAddress;
       }
+    }
+    switch (spec.kind) {
+      case STRUCT:
+      case LIST:
+      case LARGE_LIST:
+      case FIXED_SIZE_LIST:
+      case MAP:
+        return nested(rb, buf, spec, nodeIndex, b, n, nulls, validity, allNull, codec, body,
+            bodyLength, where);
+      default:
+        break;
     }
     buffer(rb, buf, b + 1, codec, body, bodyLength, where + ", buffer 1");
     long a1 = bufAddress;
@@ -380,6 +402,62 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     }
   }
 
+  /** A struct, list or map column: offsets checked, then its children built recursively. */
+  private ColumnVector nested(RecordBatch rb, Buffer buf, ColumnSpec spec, int nodeIndex, int b,
+      int n, int nulls, long validity, boolean allNull, int codec, long body, long bodyLength,
+      String where) throws IOException {
+    DataType type = spec.sparkType;
+    long offsets = 0;
+    int width = 0;
+    long childRows;
+    switch (spec.kind) {
+      case STRUCT:
+        childRows = n;
+        break;
+      case FIXED_SIZE_LIST:
+        childRows = (long) n * spec.listSize;
+        if (childRows > Integer.MAX_VALUE) {
+          throw new ArrowmmException(where + ": " + n + " lists of " + spec.listSize
+              + " values are more than 2^31-1 values");
+        }
+        break;
+      default: {
+        width = spec.kind == ColumnSpec.Kind.LARGE_LIST ? 8 : 4;
+        buffer(rb, buf, b + 1, codec, body, bodyLength, where + ", offsets buffer");
+        offsets = bufAddress;
+        childRows = n == 0 ? 0
+            : checkOffsets(where, bufAddress, bufLength, n, width == 8, Integer.MAX_VALUE);
+        break;
+      }
+    }
+    ColumnVector[] kids = new ColumnVector[spec.children.length];
+    int childNode = nodeIndex + 1;
+    int childBuffer = b + spec.kind.buffers;
+    for (int k = 0; k < kids.length; k++) {
+      ColumnSpec child = spec.children[k];
+      kids[k] = column(rb, buf, child, childNode, childBuffer, childRows, false, codec, body,
+          bodyLength, where + ", child '" + child.name + "'");
+      childNode += child.nodeCount();
+      childBuffer += child.bufferCount();
+    }
+    if (spec.kind == ColumnSpec.Kind.STRUCT) {
+      return new NestedVector.Struct(type, n, nulls, validity, allNull, kids);
+    }
+    ColumnVector keys = null;
+    ColumnVector items = null;
+    if (spec.kind == ColumnSpec.Kind.MAP) {
+      keys = kids[0].getChild(0);
+      items = kids[0].getChild(1);
+      if (kids[0].hasNull() || keys.hasNull()) {
+        throw new ArrowmmException(where + ": a map with null entries or null keys ("
+            + kids[0].numNulls() + " null entries, " + keys.numNulls() + " null keys); Spark "
+            + "maps have no null keys");
+      }
+    }
+    return new NestedVector.Lists(type, n, nulls, validity, allNull, offsets, width,
+        spec.listSize, kids[0], keys, items);
+  }
+
   private static void need(String where, long have, long need) {
     if (have < need) {
       throw new ArrowmmException(where + ": " + have + " bytes, fewer than the " + need
@@ -389,7 +467,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
 
   /** Offsets must start at 0 or more, never decrease, and end inside the data buffer; then
    * every value lies inside it. */
-  private static void checkOffsets(String where, long address, long length, int n,
+  private static long checkOffsets(String where, long address, long length, int n,
       boolean large, long dataLength) {
     int width = large ? 8 : 4;
     need(where + ", offsets buffer", length, (n + 1L) * width);
@@ -414,6 +492,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       throw new ArrowmmException(where + ", offsets buffer: the last offset " + prev
           + " is past the " + dataLength + "-byte data buffer");
     }
+    return prev;
   }
 
   /** Resolve buffer {@code k} into (bufAddress, bufLength): checked against the body, and

@@ -1,0 +1,180 @@
+"""Nested columns (struct, list, large_list, fixed_size_list, map) in the JVM reader.
+
+Files written by pyarrow and by arrowmm, with nulls at every level, sliced batches (offsets into
+the parent's buffers), empty lists and maps, plain and compressed, read by ``arrowmm_jvm`` give
+the rows the Python source (``format("arrowmm")``) gives and pyarrow's own values.  Hostile
+list offsets raise a clear error; kinds the JVM reader does not read are refused by name.
+"""
+from __future__ import annotations
+
+import struct
+
+import pyarrow as pa
+import pytest
+
+import arrowmm
+from arrowmm.spark import jar as jvm_jar
+
+pyspark = pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
+from pyspark.sql import Row, functions as F  # noqa: E402
+
+from spark_support import start_jvm_session  # noqa: E402
+
+FMT = jvm_jar.JVM_FORMAT
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory):
+    session = start_jvm_session(str(tmp_path_factory.mktemp("spark")))
+    yield session
+    session.stop()
+
+
+def _nested_table(n: int = 13) -> pa.Table:
+    """Every nested kind, with nulls at each level and empty lists and maps."""
+    def pick(i, values):
+        return values[i % len(values)]
+    point = pa.struct([("x", pa.float64()), ("tag", pa.string())])
+    rows = range(n)
+    return pa.table({
+        "id": pa.array(rows, pa.int64()),
+        "st": pa.array([None if i % 5 == 4 else
+                        {"a": None if i % 3 == 2 else i, "s": pick(i, ["x", None, "日本"]),
+                         "p": None if i % 4 == 1 else {"x": i / 2, "tag": pick(i, ["t", None])}}
+                        for i in rows],
+                       pa.struct([("a", pa.int32()), ("s", pa.string()), ("p", point)])),
+        "li": pa.array([None if i % 6 == 5 else pick(i, [[], [1, None, 3], [i], [None]])
+                        for i in rows], pa.list_(pa.int64())),
+        "ll": pa.array([None if i % 4 == 2 else pick(i, [["a", None], [], ["bc" * i]])
+                        for i in rows], pa.large_list(pa.string())),
+        "fl": pa.array([None if i % 5 == 1 else [i, None if i % 2 else -i] for i in rows],
+                       pa.list_(pa.int32(), 2)),
+        "mp": pa.array([None if i % 7 == 3 else pick(i, [[], [("k", i), ("z", None)], [("q", -1)]])
+                        for i in rows], pa.map_(pa.string(), pa.int64())),
+        "lst": pa.array([None if i % 5 == 0 else pick(i, [[{"x": 1.5, "tag": None}, None], []])
+                         for i in rows], pa.list_(point)),
+        "sl": pa.array([None if i % 3 == 0 else {"v": pick(i, [[i, i + 1], None, []])}
+                        for i in rows], pa.struct([("v", pa.list_(pa.int16()))])),
+    })
+
+
+def _plain(value):
+    """Spark's and pyarrow's values in one form: rows and structs as dicts, maps as dicts."""
+    if isinstance(value, Row):
+        return {k: _plain(v) for k, v in value.asDict().items()}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _spark_rows(df):
+    return [_plain(r) for r in df.orderBy("id").collect()]
+
+
+def _pyarrow_rows(table, columns=None):
+    table = table.sort_by("id")
+    if columns:
+        table = table.select(columns)
+    rows = table.to_pylist()
+    for r in rows:  # pyarrow gives a map as (key, value) pairs
+        r["mp"] = None if r["mp"] is None else dict(r["mp"])
+    return [_plain(r) for r in rows]
+
+
+def _write(path, table, batches, writer, compression=None):
+    if writer == "pyarrow":
+        opts = pa.ipc.IpcWriteOptions(compression=compression)
+        with pa.ipc.new_file(path, table.schema, options=opts) as w:
+            for b in batches:
+                w.write_batch(b)
+    else:
+        with arrowmm.new_file(path, table.schema, compression=compression) as w:
+            for b in batches:
+                w.write(b)
+
+
+@pytest.mark.parametrize("writer,compression", [("pyarrow", None), ("arrowmm", None),
+                                                ("pyarrow", "zstd"), ("arrowmm", "lz4")])
+def test_nested_columns_read_as_the_python_source_and_pyarrow(spark, tmp_path, writer,
+                                                               compression):
+    table = _nested_table()
+    whole = table.combine_chunks().to_batches()[0]
+    batches = [whole.slice(0, 4), whole.slice(4, 0), whole.slice(4, 5), whole.slice(9)]
+    path = str(tmp_path / "nested.arrow")
+    _write(path, table, batches, writer, compression)
+    jvm = spark.read.format(FMT).load(path)
+    python = spark.read.format("arrowmm").option("cast", "true").load(path)
+    assert jvm.schema == python.schema
+    got = _spark_rows(jvm)
+    assert got == _spark_rows(python)
+    assert got == _pyarrow_rows(pa.ipc.open_file(path).read_all())
+    assert jvm.count() == table.num_rows
+
+
+def test_nested_fields_queries_and_pruning(spark, tmp_path):
+    table = _nested_table(40)
+    path = str(tmp_path / "nested.arrow")
+    _write(path, table, table.to_batches(max_chunksize=7), "pyarrow")
+    df = spark.read.format(FMT).load(path)
+    # Spark narrows a struct to the fields a query uses; the reader keeps every field
+    picked = df.select("id", F.col("st.p.tag").alias("tag"), F.col("st.s").alias("s"))
+    expected = [{"id": r["id"], "tag": (r["st"] or {}).get("p") and r["st"]["p"]["tag"],
+                 "s": r["st"] and r["st"]["s"]} for r in table.to_pylist()]
+    assert _spark_rows(picked) == expected
+    sizes = df.select("id", F.size("li").alias("n"), F.element_at("mp", "k").alias("k"))
+    assert _spark_rows(sizes.filter("id >= 20")) == [
+        {"id": r["id"], "n": None if r["li"] is None else len(r["li"]),
+         "k": dict(r["mp"]).get("k") if r["mp"] else None}
+        for r in table.to_pylist() if r["id"] >= 20]
+    exploded = df.select("id", F.explode("ll").alias("v")).filter("v is not null")
+    assert exploded.count() == sum(1 for r in table.to_pylist() for v in r["ll"] or []
+                                   if v is not None)
+
+
+def test_hostile_list_offsets_raise(spark, tmp_path):
+    table = pa.table({"id": pa.array([0, 1, 2], pa.int64()),
+                      "li": pa.array([[1], [2, 3], [4, 5, 6]], pa.list_(pa.int32()))})
+    good = tmp_path / "good.arrow"
+    _write(str(good), table, table.to_batches(), "pyarrow")
+    data = good.read_bytes()
+    offsets = struct.pack("<iiii", 0, 1, 3, 6)
+    assert data.count(offsets) == 1
+    for bad, message in [((0, 1, 3, 600), "column 'li', child 'item': field node length 6 is "
+                                          "not 600 \\(the values its parent addresses\\)"),
+                         ((0, 3, 1, 6), "column 'li', offsets buffer: offset 2 is 1, less than "
+                                        "offset 1 \\(3\\)"),
+                         ((-4, 1, 3, 6), "column 'li', offsets buffer: offset 0 is -4")]:
+        hostile = tmp_path / "hostile.arrow"
+        hostile.write_bytes(data.replace(offsets, struct.pack("<iiii", *bad)))
+        with pytest.raises(Exception, match=message):
+            spark.read.format(FMT).load(str(hostile)).collect()
+    # the child's data buffer claims a terabyte
+    values = struct.pack("<6i", 1, 2, 3, 4, 5, 6)
+    assert data.count(values) == 1
+    # the body starts with the id column's data (0, 1, 2): the only buffer at body offset 0
+    relative = data.index(values) - data.index(struct.pack("<3q", 0, 1, 2))
+    descriptor = struct.pack("<qq", relative, 24)
+    assert data.count(descriptor) == 1
+    hostile = tmp_path / "hostile_child.arrow"
+    hostile.write_bytes(data.replace(descriptor, struct.pack("<qq", relative, 1 << 40)))
+    with pytest.raises(Exception, match="column 'li', child 'item', buffer 1 .*do not fit"):
+        spark.read.format(FMT).load(str(hostile)).collect()
+    assert spark.read.format(FMT).load(str(good)).count() == 3  # the JVM is still fine
+
+
+def test_kinds_not_read_are_refused_by_name(spark, tmp_path):
+    table = pa.table({"id": [1], "lu": pa.array([[1]], pa.list_(pa.uint32())),
+                      "d": pa.array(["a"]).dictionary_encode(),
+                      "un": pa.array([1], pa.int8()).cast(pa.int8())})
+    table = table.append_column("u", pa.UnionArray.from_sparse(
+        pa.array([0], pa.int8()), [pa.array([1]), pa.array(["x"])]))
+    path = str(tmp_path / "refused.arrow")
+    _write(path, table, table.to_batches(), "pyarrow")
+    with pytest.raises(Exception) as err:
+        spark.read.format(FMT).load(path)
+    message = str(err.value)
+    assert "lu.item: uint32 (Spark has no unsigned integers)" in message
+    assert "d: dictionary-encoded" in message
+    assert "u: " in message
