@@ -79,7 +79,8 @@ def _pyarrow_rows(table, columns=None):
         table = table.select(columns)
     rows = table.to_pylist()
     for r in rows:  # pyarrow gives a map as (key, value) pairs
-        r["mp"] = None if r["mp"] is None else dict(r["mp"])
+        if r.get("mp") is not None:
+            r["mp"] = dict(r["mp"])
     return [_plain(r) for r in rows]
 
 
@@ -166,7 +167,8 @@ def test_hostile_list_offsets_raise(spark, tmp_path):
 
 def test_kinds_not_read_are_refused_by_name(spark, tmp_path):
     table = pa.table({"id": [1], "lu": pa.array([[1]], pa.list_(pa.uint32())),
-                      "d": pa.array(["a"]).dictionary_encode(),
+                      "d": pa.DictionaryArray.from_arrays(pa.array([0], pa.uint64()),
+                                                          pa.array(["a"])),
                       "un": pa.array([1], pa.int8()).cast(pa.int8())})
     table = table.append_column("u", pa.UnionArray.from_sparse(
         pa.array([0], pa.int8()), [pa.array([1]), pa.array(["x"])]))
@@ -176,5 +178,93 @@ def test_kinds_not_read_are_refused_by_name(spark, tmp_path):
         spark.read.format(FMT).load(path)
     message = str(err.value)
     assert "lu.item: uint32 (Spark has no unsigned integers)" in message
-    assert "d: dictionary-encoded" in message
+    assert "d: dictionary-encoded Utf8 with uint64 indices" in message
     assert "u: " in message
+
+
+def _dictionary_batches(grow: bool = True):
+    """Three batches of one schema whose dictionaries grow (deltas when the writer emits
+    them), with null indices, a null dictionary value, int and string dictionaries, and
+    dictionaries inside a struct and a list."""
+    words = ["zero", None, "two", "three", "四", "five"]
+    batches = []
+    for b, size in enumerate([3, 4, 6]):  # each dictionary extends the previous one
+        ids = list(range(10 * b, 10 * b + 7))
+        full = size if grow else 6
+        idx = [None if i % 4 == 3 else (i * 5 + b) % size for i in range(7)]
+        s = pa.DictionaryArray.from_arrays(pa.array(idx, pa.int8()), pa.array(words[:full]))
+        n = pa.DictionaryArray.from_arrays(pa.array([(i + b) % size for i in range(7)],
+                                                    pa.int32()),
+                                           pa.array([100 * k for k in range(full)], pa.int64()))
+        inner = pa.DictionaryArray.from_arrays(pa.array([i % size for i in range(7)],
+                                                        pa.int16()),
+                                               pa.array([f"w{k}" for k in range(full)]))
+        st = pa.StructArray.from_arrays([inner], ["w"], mask=pa.array([i == 2 for i in range(7)]))
+        lst = pa.ListArray.from_arrays(pa.array([0, 1, 1, 3, 3, 4, 6, 7], pa.int32()), inner)
+        batches.append(pa.record_batch({"id": pa.array(ids, pa.int64()), "s": s, "n": n,
+                                        "st": st, "lst": lst}))
+    return batches
+
+
+@pytest.mark.parametrize("writer,deltas,compression", [
+    ("pyarrow", True, None), ("pyarrow", False, None), ("pyarrow", True, "zstd"),
+    ("arrowmm", True, "lz4")])
+def test_dictionary_columns_read_as_the_python_source_and_pyarrow(spark, tmp_path, writer,
+                                                                   deltas, compression):
+    batches = _dictionary_batches(grow=deltas)
+    path = str(tmp_path / "dict.arrow")
+    if writer == "arrowmm":
+        with arrowmm.new_file(path, batches[0].schema, compression=compression,
+                              emit_dictionary_deltas=True) as w:
+            for b in batches:
+                w.write(b)
+    elif deltas:
+        opts = pa.ipc.IpcWriteOptions(compression=compression, emit_dictionary_deltas=True)
+        with pa.ipc.new_file(path, batches[0].schema, options=opts) as w:
+            for b in batches:
+                w.write_batch(b)
+    else:  # one dictionary per column: the last (largest) one, sliced batches of it
+        whole = pa.Table.from_batches(batches).combine_chunks()
+        whole = whole.to_batches()[0]
+        with pa.ipc.new_file(path, whole.schema) as w:
+            for b in [whole.slice(0, 5), whole.slice(5, 0), whole.slice(5)]:
+                w.write_batch(b)
+    reader = pa.ipc.open_file(path)
+    expected = reader.read_all()
+    if deltas:
+        assert reader.stats.num_dictionary_deltas > 0
+    jvm = spark.read.format(FMT).load(path)
+    python = spark.read.format("arrowmm").option("cast", "true").load(path)
+    assert jvm.schema == python.schema
+    assert [f.dataType.simpleString() for f in jvm.schema.fields] == [
+        "bigint", "string", "bigint", "struct<w:string>", "array<string>"]
+    got = _spark_rows(jvm)
+    assert got == _spark_rows(python)
+    decoded = pa.table({name: expected[name].cast(expected[name].type.value_type)
+                        if pa.types.is_dictionary(expected[name].type) else expected[name]
+                        for name in ["id", "s", "n"]})
+    assert [{k: r[k] for k in ["id", "s", "n"]} for r in got] == _pyarrow_rows(decoded)
+    assert [r["lst"] for r in got] == [
+        None if v is None else list(v) for v in expected["lst"].to_pylist()]
+    assert jvm.filter("s is null").count() == sum(v is None for v in decoded["s"].to_pylist())
+    assert jvm.select("n").distinct().count() == len(set(decoded["n"].to_pylist()))
+
+
+def test_hostile_dictionary_indices_raise(spark, tmp_path):
+    arr = pa.DictionaryArray.from_arrays(pa.array([0, 1, 2, 1], pa.int32()),
+                                         pa.array(["a", "b", "c"]))
+    table = pa.table({"id": pa.array([0, 1, 2, 3], pa.int64()), "d": arr})
+    good = tmp_path / "good.arrow"
+    _write(str(good), table, table.to_batches(), "pyarrow")
+    data = good.read_bytes()
+    indices = struct.pack("<4i", 0, 1, 2, 1)
+    assert data.count(indices) == 1
+    hostile = tmp_path / "hostile.arrow"
+    hostile.write_bytes(data.replace(indices, struct.pack("<4i", 0, 1, 1 << 30, 1)))
+    with pytest.raises(Exception, match="column 'd': index 1073741824 at row 2 is outside the "
+                                        "3-value dictionary"):
+        spark.read.format(FMT).load(str(hostile)).collect()
+    # a column that does not use the dictionary reads without touching it
+    assert spark.read.format(FMT).load(str(hostile)).select("id").count() == 4
+    assert sorted(r.d for r in spark.read.format(FMT).load(str(good)).collect()) == [
+        "a", "b", "b", "c"]

@@ -78,6 +78,10 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   private long mapEnd;
   private long mapAddress;
   private final List<long[]> owned = new ArrayList<>();  // {address} of decompressed buffers
+  /** The current file's dictionaries (by id) and the memory that holds them. */
+  private java.util.Map<Long, DictionaryVector.Values> dictionaries;
+  private final List<long[]> dictOwned = new ArrayList<>();
+  private List<long[]> sink = owned;  // where buffer() records decompressed memory
   private ColumnarBatch current;
 
   // the buffer the last call to buffer() resolved
@@ -134,6 +138,11 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   }
 
   private void closeFile() throws IOException {
+    dictionaries = null;
+    for (long[] a : dictOwned) {
+      Platform.freeMemory(a[0]);
+    }
+    dictOwned.clear();
     unmap();
     if (channel != null) {
       FileChannel c = channel;
@@ -195,6 +204,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   }
 
   private ColumnarBatch read(ArrowmmPartition.Range r, int i) throws IOException {
+    if (dictionaries == null) {
+      loadDictionaries(r);
+    }
     map(r, i);
     String where = r.path + ": record batch " + (r.first + i);
     int metaLength = r.metaLengths[i];
@@ -250,18 +262,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       throw new ArrowmmException(where + ": length " + rows + " is not 0 to 2^31-1 rows");
     }
     int n = (int) rows;
-    int codec = -1;
-    BodyCompression compression = rb.compression();
-    if (compression != null) {
-      if (compression.method() != BodyCompressionMethod.BUFFER) {
-        throw new ArrowmmException(where + ": compression method " + compression.method()
-            + " is not BUFFER");
-      }
-      codec = compression.codec();
-      if (codec != CompressionType.LZ4_FRAME && codec != CompressionType.ZSTD) {
-        throw new ArrowmmException(where + ": unknown compression codec " + codec);
-      }
-    }
+    int codec = codec(rb, where);
     int nodes = rb.nodesLength();
     int buffers = rb.buffersLength();
     ColumnVector[] built = new ColumnVector[columns.length];
@@ -297,6 +298,143 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
    * {@code rows}; a child has at least the {@code rows} its parent addresses (Arrow allows
    * more), and its own node length is its length.
    */
+  /** The batch's compression codec, -1 when uncompressed. */
+  private static int codec(RecordBatch rb, String where) {
+    BodyCompression compression = rb.compression();
+    if (compression == null) {
+      return -1;
+    }
+    if (compression.method() != BodyCompressionMethod.BUFFER) {
+      throw new ArrowmmException(where + ": compression method " + compression.method()
+          + " is not BUFFER");
+    }
+    int codec = compression.codec();
+    if (codec != CompressionType.LZ4_FRAME && codec != CompressionType.ZSTD) {
+      throw new ArrowmmException(where + ": unknown compression codec " + codec);
+    }
+    return codec;
+  }
+
+  /** The dictionary-encoded columns (at any depth) of the selected columns, by id. */
+  private java.util.Map<Long, ColumnSpec> wantedDictionaries() {
+    java.util.Map<Long, ColumnSpec> out = new java.util.HashMap<>();
+    java.util.ArrayDeque<ColumnSpec> todo = new java.util.ArrayDeque<>();
+    for (int c = 0; c < columns.length; c++) {
+      if (wanted[c]) {
+        todo.add(columns[c]);
+      }
+    }
+    while (!todo.isEmpty()) {
+      ColumnSpec s = todo.poll();
+      if (s.kind == ColumnSpec.Kind.DICTIONARY) {
+        out.put(s.dictionaryId, s);
+      }
+      todo.addAll(java.util.Arrays.asList(s.children));
+    }
+    return out;
+  }
+
+  /**
+   * Read the file's dictionary batches that the selected columns use (a file's dictionaries
+   * hold for all of its record batches: a first batch per id, then deltas appended to it; the
+   * file format has no replacements) into memory the reader owns until the file is done.
+   */
+  private void loadDictionaries(ArrowmmPartition.Range r) throws IOException {
+    dictionaries = new java.util.HashMap<>();
+    java.util.Map<Long, ColumnSpec> want = wantedDictionaries();
+    if (want.isEmpty()) {
+      return;
+    }
+    if (channel == null) {
+      channel = FileChannel.open(Path.of(r.path), StandardOpenOption.READ);
+      if (channel.size() != r.fileSize) {
+        throw new ArrowmmException(r.path + ": changed since the query was planned ("
+            + channel.size() + " bytes, " + r.fileSize + " when planned)");
+      }
+    }
+    sink = dictOwned;
+    try {
+      for (int d = 0; d < r.dictOffsets.length; d++) {
+        String where = r.path + ": dictionary batch " + d;
+        int metaLength = r.dictMetaLengths[d];
+        long total = metaLength + r.dictBodyLengths[d];
+        long address = Platform.allocateMemory(Math.max(total, 1));
+        dictOwned.add(new long[] {address});
+        ByteBuffer into = MemoryUtil.directBuffer(address, (int) total);
+        while (into.hasRemaining()) {
+          if (channel.read(into, r.dictOffsets[d] + into.position()) < 0) {
+            throw new ArrowmmException(where + ": the file ends inside it");
+          }
+        }
+        into.clear();
+        ByteBuffer meta = into.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        meta.limit(metaLength);
+        int first = meta.getInt(0);
+        int fbStart = first == -1 ? 8 : 4;
+        int fbLength = first == -1 ? meta.getInt(4) : first;
+        if (fbLength <= 0 || fbLength > metaLength - fbStart) {
+          throw new ArrowmmException(where + ": message length " + fbLength + " does not fit in "
+              + "its " + metaLength + "-byte metadata block");
+        }
+        meta.position(fbStart).limit(fbStart + fbLength);
+        ByteBuffer fb = meta.slice().order(ByteOrder.LITTLE_ENDIAN);
+        try {
+          Message message = Message.getRootAsMessage(fb);
+          if (message.headerType() != MessageHeader.DictionaryBatch) {
+            throw new ArrowmmException(where + ": the footer points at a "
+                + headerName(message.headerType()) + " message, not a DictionaryBatch");
+          }
+          long bodyLength = message.bodyLength();
+          if (bodyLength < 0 || bodyLength > r.dictBodyLengths[d]) {
+            throw new ArrowmmException(where + ": body length " + bodyLength + " is larger "
+                + "than the " + r.dictBodyLengths[d] + " bytes the footer gives it");
+          }
+          org.apache.arrow.flatbuf.DictionaryBatch db = (org.apache.arrow.flatbuf.DictionaryBatch)
+              message.header(new org.apache.arrow.flatbuf.DictionaryBatch());
+          RecordBatch data = db == null ? null : db.data();
+          if (data == null) {
+            throw new ArrowmmException(where + ": the message has no dictionary data");
+          }
+          ColumnSpec spec = want.get(db.id());
+          if (spec == null) {
+            continue;  // a dictionary no selected column uses
+          }
+          where += " (id " + db.id() + ", column '" + spec.name + "')";
+          DictionaryVector.Values values = dictionaries.get(db.id());
+          if (values != null && !db.isDelta()) {
+            throw new ArrowmmException(where + ": a second dictionary for the id that is not a "
+                + "delta (the IPC file format has no dictionary replacement)");
+          }
+          if (values == null && db.isDelta()) {
+            throw new ArrowmmException(where + ": a delta before the id's first dictionary");
+          }
+          long rows = data.length();
+          if (rows < 0 || rows > Integer.MAX_VALUE) {
+            throw new ArrowmmException(where + ": length " + rows + " is not 0 to 2^31-1");
+          }
+          if (data.nodesLength() < spec.values.nodeCount()
+              || data.buffersLength() < spec.values.bufferCount()) {
+            throw new ArrowmmException(where + ": the batch has " + data.nodesLength()
+                + " nodes and " + data.buffersLength() + " buffers, fewer than its values need");
+          }
+          ColumnVector v = column(data, new Buffer(), spec.values, 0, 0, rows, true,
+              codec(data, where), address + metaLength, bodyLength, where);
+          if (values == null) {
+            values = new DictionaryVector.Values();
+            dictionaries.put(db.id(), values);
+          }
+          values.add(v, (int) rows);
+        } catch (ArrowmmException e) {
+          throw e;
+        } catch (RuntimeException e) {
+          throw new ArrowmmException(where + ": malformed message header (" + e + ")", e);
+        }
+      }
+    } finally {
+      sink = owned;
+    }
+  }
+
   private ColumnVector column(RecordBatch rb, Buffer buf, ColumnSpec spec, int nodeIndex,
       int b, long rows, boolean exact, int codec, long body, long bodyLength, String where)
       throws IOException {
@@ -327,6 +465,18 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         need(where + ", validity buffer", bufLength, (n + 7L) / 8);
         validity = bufAddress;
       }
+    }
+    if (spec.kind == ColumnSpec.Kind.DICTIONARY) {
+      DictionaryVector.Values values = dictionaries == null ? null
+          : dictionaries.get(spec.dictionaryId);
+      if (values == null) {
+        throw new ArrowmmException(where + ": the file has no dictionary batch for id "
+            + spec.dictionaryId);
+      }
+      buffer(rb, buf, b + 1, codec, body, bodyLength, where + ", indices buffer");
+      need(where + ", indices buffer", bufLength, (long) n * spec.listSize);
+      return new DictionaryVector(type, n, validity, allNull, bufAddress, spec.listSize,
+          spec.unsignedIndex, values, where);
     }
     switch (spec.kind) {
       case STRUCT:
@@ -532,7 +682,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       return;
     }
     long dst = Platform.allocateMemory(declared);
-    owned.add(new long[] {dst});
+    sink.add(new long[] {dst});
     if (codec == CompressionType.ZSTD) {
       long got = Zstd.decompressUnsafe(dst, declared, address + 8, len - 8);
       if (Zstd.isError(got)) {

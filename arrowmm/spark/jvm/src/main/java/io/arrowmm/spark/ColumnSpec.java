@@ -22,7 +22,9 @@ final class ColumnSpec implements Serializable {
     NULL(0, 0), BOOL(2, 0), INT8(2, 1), INT16(2, 2), INT32(2, 4), INT64(2, 8), FLOAT32(2, 4),
     FLOAT64(2, 8), DECIMAL128(2, 16), DATE32(2, 4), DATE64(2, 8), TIMESTAMP(2, 8),
     STRING(3, 0), BINARY(3, 0), LARGE_STRING(3, 0), LARGE_BINARY(3, 0),
-    STRUCT(1, 0), LIST(2, 0), LARGE_LIST(2, 0), FIXED_SIZE_LIST(1, 0), MAP(2, 0);
+    STRUCT(1, 0), LIST(2, 0), LARGE_LIST(2, 0), FIXED_SIZE_LIST(1, 0), MAP(2, 0),
+    /** Dictionary-encoded: validity and indices; the values come from dictionary batches. */
+    DICTIONARY(2, 0);
 
     /** The number of IPC buffers a column of this kind has. */
     final int buffers;
@@ -43,8 +45,12 @@ final class ColumnSpec implements Serializable {
   final boolean nullable;
   /** Nested kinds: the child columns (MAP: one entries STRUCT of key and value); else empty. */
   final ColumnSpec[] children;
-  /** FIXED_SIZE_LIST: the number of values per list; else 0. */
+  /** FIXED_SIZE_LIST: the number of values per list; DICTIONARY: bytes per index; else 0. */
   final int listSize;
+  /** DICTIONARY: the dictionary's values (a flat column) and its id; else null and 0. */
+  ColumnSpec values;
+  long dictionaryId;
+  boolean unsignedIndex;
 
   private ColumnSpec(String name, Kind kind, TimeUnit unit, DataType sparkType, boolean nullable) {
     this(name, kind, unit, sparkType, nullable, new ColumnSpec[0], 0);
@@ -116,8 +122,7 @@ final class ColumnSpec implements Serializable {
     ArrowType t = f.getType();
     boolean nullable = f.isNullable();
     if (f.getDictionary() != null) {
-      problems.add(name + ": dictionary-encoded " + t + " (not read by the JVM reader yet)");
-      return null;
+      return dictionary(f, problems);
     }
     switch (t.getTypeID()) {
       case Null:
@@ -194,6 +199,31 @@ final class ColumnSpec implements Serializable {
     }
     problems.add(name + ": " + describe(f) + " (not read by the JVM reader yet)");
     return null;
+  }
+
+  /** A dictionary-encoded column of flat values: Spark sees the values, the reader maps each
+   * index through the file's dictionary (its batch and deltas). */
+  private static ColumnSpec dictionary(Field f, List<String> problems) {
+    String name = f.getName();
+    org.apache.arrow.vector.types.pojo.DictionaryEncoding enc = f.getDictionary();
+    ArrowType.Int index = enc.getIndexType();
+    Field plain = new Field(name, new org.apache.arrow.vector.types.pojo.FieldType(true,
+        f.getType(), null), f.getChildren());
+    List<String> inner = new ArrayList<>();
+    ColumnSpec values = convert(plain, inner);
+    if (values == null || values.children.length > 0 || values.kind == Kind.NULL
+        || (index.getBitWidth() == 64 && !index.getIsSigned())) {
+      problems.add(name + ": dictionary-encoded " + describe(plain) + " with "
+          + (index.getIsSigned() ? "int" : "uint") + index.getBitWidth() + " indices (the JVM "
+          + "reader reads dictionaries of flat values with indices other than uint64)");
+      return null;
+    }
+    ColumnSpec spec = new ColumnSpec(name, Kind.DICTIONARY, null, values.sparkType,
+        f.isNullable(), new ColumnSpec[0], index.getBitWidth() / 8);
+    spec.values = values;
+    spec.dictionaryId = enc.getId();
+    spec.unsignedIndex = !index.getIsSigned();
+    return spec;
   }
 
   /** A struct, list, large_list, fixed_size_list or map column; a child the reader cannot hold
