@@ -268,3 +268,26 @@ def test_hostile_dictionary_indices_raise(spark, tmp_path):
     assert spark.read.format(FMT).load(str(hostile)).select("id").count() == 4
     assert sorted(r.d for r in spark.read.format(FMT).load(str(good)).collect()) == [
         "a", "b", "b", "c"]
+
+
+def test_files_of_one_spark_schema_and_different_layouts_read_each_by_its_own(spark, tmp_path):
+    # the same Spark schema (id bigint, s string, li array<bigint>) from three Arrow layouts:
+    # each file must be read by its own buffers, not by the first file's
+    words = ["a", None, "ccc", "dd"]
+    layouts = [
+        (pa.array(words), pa.array([[1], None, [], [2, 3]], pa.list_(pa.int64()))),
+        (pa.array(words, pa.large_string()),
+         pa.array([[4, 5], [], None, [6]], pa.large_list(pa.int64()))),
+        (pa.array(words).dictionary_encode(),
+         pa.array([[7, 8], [9, 10], [11, 12], None], pa.list_(pa.int64(), 2))),
+    ]
+    expected = []
+    for k, (s, li) in enumerate(layouts):
+        table = pa.table({"id": pa.array(range(10 * k, 10 * k + 4), pa.int64()), "s": s,
+                          "li": li})
+        _write(str(tmp_path / f"part-{k}.arrow"), table, table.to_batches(), "pyarrow")
+        expected += [{"id": 10 * k + i, "s": words[i], "li": li[i].as_py()} for i in range(4)]
+    df = spark.read.format(FMT).load(str(tmp_path))
+    assert [f.dataType.simpleString() for f in df.schema.fields] == [
+        "bigint", "string", "array<bigint>"]
+    assert _spark_rows(df) == expected

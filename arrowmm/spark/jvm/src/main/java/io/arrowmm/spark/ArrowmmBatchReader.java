@@ -240,7 +240,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       if (rb == null) {
         throw new ArrowmmException(where + ": the message has no RecordBatch header");
       }
-      return decode(rb, where, bodyAddress, bodyLength);
+      return decode(r.columns, rb, where, bodyAddress, bodyLength);
     } catch (ArrowmmException e) {
       freeOwned();
       throw e;
@@ -255,7 +255,8 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         : "type-" + type;
   }
 
-  private ColumnarBatch decode(RecordBatch rb, String where, long body, long bodyLength)
+  private ColumnarBatch decode(ColumnSpec[] columns, RecordBatch rb, String where, long body,
+      long bodyLength)
       throws IOException {
     long rows = rb.length();
     if (rows < 0 || rows > Integer.MAX_VALUE) {
@@ -316,7 +317,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   }
 
   /** The dictionary-encoded columns (at any depth) of the selected columns, by id. */
-  private java.util.Map<Long, ColumnSpec> wantedDictionaries() {
+  private java.util.Map<Long, ColumnSpec> wantedDictionaries(ColumnSpec[] columns) {
     java.util.Map<Long, ColumnSpec> out = new java.util.HashMap<>();
     java.util.ArrayDeque<ColumnSpec> todo = new java.util.ArrayDeque<>();
     for (int c = 0; c < columns.length; c++) {
@@ -341,7 +342,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
    */
   private void loadDictionaries(ArrowmmPartition.Range r) throws IOException {
     dictionaries = new java.util.HashMap<>();
-    java.util.Map<Long, ColumnSpec> want = wantedDictionaries();
+    java.util.Map<Long, ColumnSpec> want = wantedDictionaries(r.columns);
     if (want.isEmpty()) {
       return;
     }

@@ -22,6 +22,9 @@ final class ArrowmmPartition implements InputPartition {
     final long[] dictOffsets;
     final int[] dictMetaLengths;
     final long[] dictBodyLengths;
+    /** The file's own columns: files with one Spark schema may differ in Arrow layout
+     * (string and large_string, dictionary-encoded or not), so each is read by its own. */
+    final ColumnSpec[] columns;
 
     Range(FileFooter f, int first, int stop) {
       this.path = f.path;
@@ -33,6 +36,7 @@ final class ArrowmmPartition implements InputPartition {
       this.dictOffsets = f.dictOffsets;
       this.dictMetaLengths = f.dictMetaLengths;
       this.dictBodyLengths = f.dictBodyLengths;
+      this.columns = f.columns.toArray(new ColumnSpec[0]);
     }
   }
 
