@@ -117,8 +117,14 @@ def test_nested_columns_read_as_the_python_source_and_pyarrow(spark, tmp_path, w
 def test_nested_fields_queries_and_pruning(spark, tmp_path):
     table = _nested_table(40)
     path = str(tmp_path / "nested.arrow")
-    _write(path, table, table.to_batches(max_chunksize=7), "pyarrow")
+    with arrowmm.new_file(path, table.schema, statistics=True) as w:  # filters meet statistics
+        for b in table.to_batches(max_chunksize=7):
+            w.write(b)
     df = spark.read.format(FMT).load(path)
+    nested_filter = df.filter("st.a > 20 and id < 35").select("id")
+    assert [r.id for r in nested_filter.orderBy("id").collect()] == [
+        r["id"] for r in table.to_pylist()
+        if r["st"] and r["st"]["a"] is not None and r["st"]["a"] > 20 and r["id"] < 35]
     # Spark narrows a struct to the fields a query uses; the reader keeps every field
     picked = df.select("id", F.col("st.p.tag").alias("tag"), F.col("st.s").alias("s"))
     expected = [{"id": r["id"], "tag": (r["st"] or {}).get("p") and r["st"]["p"]["tag"],
@@ -215,7 +221,7 @@ def test_dictionary_columns_read_as_the_python_source_and_pyarrow(spark, tmp_pat
     path = str(tmp_path / "dict.arrow")
     if writer == "arrowmm":
         with arrowmm.new_file(path, batches[0].schema, compression=compression,
-                              emit_dictionary_deltas=True) as w:
+                              emit_dictionary_deltas=True, statistics=True) as w:
             for b in batches:
                 w.write(b)
     elif deltas:
@@ -248,6 +254,9 @@ def test_dictionary_columns_read_as_the_python_source_and_pyarrow(spark, tmp_pat
         None if v is None else list(v) for v in expected["lst"].to_pylist()]
     assert jvm.filter("s is null").count() == sum(v is None for v in decoded["s"].to_pylist())
     assert jvm.select("n").distinct().count() == len(set(decoded["n"].to_pylist()))
+    assert jvm.filter("s = 'two' or n = 300").count() == sum(
+        s_ == "two" or n_ == 300 for s_, n_ in zip(decoded["s"].to_pylist(),
+                                                  decoded["n"].to_pylist()))
 
 
 def test_hostile_dictionary_indices_raise(spark, tmp_path):
