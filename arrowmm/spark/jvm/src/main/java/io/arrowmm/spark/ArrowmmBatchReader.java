@@ -78,6 +78,10 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   private long mapEnd;
   private long mapAddress;
   private final List<long[]> owned = new ArrayList<>();  // {address} of decompressed buffers
+  /** The current file's dictionaries (by id) and the memory that holds them. */
+  private java.util.Map<Long, DictionaryVector.Values> dictionaries;
+  private final List<long[]> dictOwned = new ArrayList<>();
+  private List<long[]> sink = owned;  // where buffer() records decompressed memory
   private ColumnarBatch current;
 
   // the buffer the last call to buffer() resolved
@@ -134,6 +138,11 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   }
 
   private void closeFile() throws IOException {
+    dictionaries = null;
+    for (long[] a : dictOwned) {
+      Platform.freeMemory(a[0]);
+    }
+    dictOwned.clear();
     unmap();
     if (channel != null) {
       FileChannel c = channel;
@@ -195,6 +204,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   }
 
   private ColumnarBatch read(ArrowmmPartition.Range r, int i) throws IOException {
+    if (dictionaries == null) {
+      loadDictionaries(r);
+    }
     map(r, i);
     String where = r.path + ": record batch " + (r.first + i);
     int metaLength = r.metaLengths[i];
@@ -228,7 +240,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       if (rb == null) {
         throw new ArrowmmException(where + ": the message has no RecordBatch header");
       }
-      return decode(rb, where, bodyAddress, bodyLength);
+      return decode(r.columns, rb, where, bodyAddress, bodyLength);
     } catch (ArrowmmException e) {
       freeOwned();
       throw e;
@@ -243,46 +255,36 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         : "type-" + type;
   }
 
-  private ColumnarBatch decode(RecordBatch rb, String where, long body, long bodyLength)
+  private ColumnarBatch decode(ColumnSpec[] columns, RecordBatch rb, String where, long body,
+      long bodyLength)
       throws IOException {
     long rows = rb.length();
     if (rows < 0 || rows > Integer.MAX_VALUE) {
       throw new ArrowmmException(where + ": length " + rows + " is not 0 to 2^31-1 rows");
     }
     int n = (int) rows;
-    int codec = -1;
-    BodyCompression compression = rb.compression();
-    if (compression != null) {
-      if (compression.method() != BodyCompressionMethod.BUFFER) {
-        throw new ArrowmmException(where + ": compression method " + compression.method()
-            + " is not BUFFER");
-      }
-      codec = compression.codec();
-      if (codec != CompressionType.LZ4_FRAME && codec != CompressionType.ZSTD) {
-        throw new ArrowmmException(where + ": unknown compression codec " + codec);
-      }
-    }
+    int codec = codec(rb, where);
     int nodes = rb.nodesLength();
     int buffers = rb.buffersLength();
     ColumnVector[] built = new ColumnVector[columns.length];
-    FieldNode node = new FieldNode();
     Buffer buf = new Buffer();
     int nodeCursor = 0;
     int bufferCursor = 0;
     for (int c = 0; c < columns.length; c++) {
       ColumnSpec spec = columns[c];
-      if (nodeCursor >= nodes || bufferCursor + spec.kind.buffers > buffers) {
+      int needNodes = spec.nodeCount();
+      int needBuffers = spec.bufferCount();
+      if (nodeCursor + needNodes > nodes || bufferCursor + needBuffers > buffers) {
         throw new ArrowmmException(where + ": column '" + spec.name + "' (field " + c
             + ") has no field node or buffers: the batch has " + nodes + " nodes and "
             + buffers + " buffers");
       }
       if (wanted[c]) {
-        rb.nodes(node, nodeCursor);
-        built[c] = column(rb, buf, spec, node, bufferCursor, n, codec, body, bodyLength,
-            where + ", column '" + spec.name + "'");
+        built[c] = column(rb, buf, spec, nodeCursor, bufferCursor, n, true, codec, body,
+            bodyLength, where + ", column '" + spec.name + "'");
       }
-      nodeCursor++;
-      bufferCursor += spec.kind.buffers;
+      nodeCursor += needNodes;
+      bufferCursor += needBuffers;
     }
     ColumnVector[] out = new ColumnVector[selected.length];
     for (int k = 0; k < selected.length; k++) {
@@ -291,13 +293,161 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     return new ColumnarBatch(out, n);
   }
 
-  private ColumnVector column(RecordBatch rb, Buffer buf, ColumnSpec spec, FieldNode node,
-      int b, int n, int codec, long body, long bodyLength, String where) throws IOException {
-    DataType type = spec.sparkType;
-    if (node.length() != n) {
-      throw new ArrowmmException(where + ": field node length " + node.length()
-          + " is not the batch's " + n + " rows");
+  /**
+   * The vector of one column (or nested child) whose field node is {@code nodeIndex} and whose
+   * first buffer is {@code b}.  A top-level column ({@code exact}) has exactly the batch's
+   * {@code rows}; a child has at least the {@code rows} its parent addresses (Arrow allows
+   * more), and its own node length is its length.
+   */
+  /** The batch's compression codec, -1 when uncompressed. */
+  private static int codec(RecordBatch rb, String where) {
+    BodyCompression compression = rb.compression();
+    if (compression == null) {
+      return -1;
     }
+    if (compression.method() != BodyCompressionMethod.BUFFER) {
+      throw new ArrowmmException(where + ": compression method " + compression.method()
+          + " is not BUFFER");
+    }
+    int codec = compression.codec();
+    if (codec != CompressionType.LZ4_FRAME && codec != CompressionType.ZSTD) {
+      throw new ArrowmmException(where + ": unknown compression codec " + codec);
+    }
+    return codec;
+  }
+
+  /** The dictionary-encoded columns (at any depth) of the selected columns, by id. */
+  private java.util.Map<Long, ColumnSpec> wantedDictionaries(ColumnSpec[] columns) {
+    java.util.Map<Long, ColumnSpec> out = new java.util.HashMap<>();
+    java.util.ArrayDeque<ColumnSpec> todo = new java.util.ArrayDeque<>();
+    for (int c = 0; c < columns.length; c++) {
+      if (wanted[c]) {
+        todo.add(columns[c]);
+      }
+    }
+    while (!todo.isEmpty()) {
+      ColumnSpec s = todo.poll();
+      if (s.kind == ColumnSpec.Kind.DICTIONARY) {
+        out.put(s.dictionaryId, s);
+      }
+      todo.addAll(java.util.Arrays.asList(s.children));
+    }
+    return out;
+  }
+
+  /**
+   * Read the file's dictionary batches that the selected columns use (a file's dictionaries
+   * hold for all of its record batches: a first batch per id, then deltas appended to it; the
+   * file format has no replacements) into memory the reader owns until the file is done.
+   */
+  private void loadDictionaries(ArrowmmPartition.Range r) throws IOException {
+    dictionaries = new java.util.HashMap<>();
+    java.util.Map<Long, ColumnSpec> want = wantedDictionaries(r.columns);
+    if (want.isEmpty()) {
+      return;
+    }
+    if (channel == null) {
+      channel = FileChannel.open(Path.of(r.path), StandardOpenOption.READ);
+      if (channel.size() != r.fileSize) {
+        throw new ArrowmmException(r.path + ": changed since the query was planned ("
+            + channel.size() + " bytes, " + r.fileSize + " when planned)");
+      }
+    }
+    sink = dictOwned;
+    try {
+      for (int d = 0; d < r.dictOffsets.length; d++) {
+        String where = r.path + ": dictionary batch " + d;
+        int metaLength = r.dictMetaLengths[d];
+        long total = metaLength + r.dictBodyLengths[d];
+        long address = Platform.allocateMemory(Math.max(total, 1));
+        dictOwned.add(new long[] {address});
+        ByteBuffer into = MemoryUtil.directBuffer(address, (int) total);
+        while (into.hasRemaining()) {
+          if (channel.read(into, r.dictOffsets[d] + into.position()) < 0) {
+            throw new ArrowmmException(where + ": the file ends inside it");
+          }
+        }
+        into.clear();
+        ByteBuffer meta = into.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        meta.limit(metaLength);
+        int first = meta.getInt(0);
+        int fbStart = first == -1 ? 8 : 4;
+        int fbLength = first == -1 ? meta.getInt(4) : first;
+        if (fbLength <= 0 || fbLength > metaLength - fbStart) {
+          throw new ArrowmmException(where + ": message length " + fbLength + " does not fit in "
+              + "its " + metaLength + "-byte metadata block");
+        }
+        meta.position(fbStart).limit(fbStart + fbLength);
+        ByteBuffer fb = meta.slice().order(ByteOrder.LITTLE_ENDIAN);
+        try {
+          Message message = Message.getRootAsMessage(fb);
+          if (message.headerType() != MessageHeader.DictionaryBatch) {
+            throw new ArrowmmException(where + ": the footer points at a "
+                + headerName(message.headerType()) + " message, not a DictionaryBatch");
+          }
+          long bodyLength = message.bodyLength();
+          if (bodyLength < 0 || bodyLength > r.dictBodyLengths[d]) {
+            throw new ArrowmmException(where + ": body length " + bodyLength + " is larger "
+                + "than the " + r.dictBodyLengths[d] + " bytes the footer gives it");
+          }
+          org.apache.arrow.flatbuf.DictionaryBatch db = (org.apache.arrow.flatbuf.DictionaryBatch)
+              message.header(new org.apache.arrow.flatbuf.DictionaryBatch());
+          RecordBatch data = db == null ? null : db.data();
+          if (data == null) {
+            throw new ArrowmmException(where + ": the message has no dictionary data");
+          }
+          ColumnSpec spec = want.get(db.id());
+          if (spec == null) {
+            continue;  // a dictionary no selected column uses
+          }
+          where += " (id " + db.id() + ", column '" + spec.name + "')";
+          DictionaryVector.Values values = dictionaries.get(db.id());
+          if (values != null && !db.isDelta()) {
+            throw new ArrowmmException(where + ": a second dictionary for the id that is not a "
+                + "delta (the IPC file format has no dictionary replacement)");
+          }
+          if (values == null && db.isDelta()) {
+            throw new ArrowmmException(where + ": a delta before the id's first dictionary");
+          }
+          long rows = data.length();
+          if (rows < 0 || rows > Integer.MAX_VALUE) {
+            throw new ArrowmmException(where + ": length " + rows + " is not 0 to 2^31-1");
+          }
+          if (data.nodesLength() < spec.values.nodeCount()
+              || data.buffersLength() < spec.values.bufferCount()) {
+            throw new ArrowmmException(where + ": the batch has " + data.nodesLength()
+                + " nodes and " + data.buffersLength() + " buffers, fewer than its values need");
+          }
+          ColumnVector v = column(data, new Buffer(), spec.values, 0, 0, rows, true,
+              codec(data, where), address + metaLength, bodyLength, where);
+          if (values == null) {
+            values = new DictionaryVector.Values();
+            dictionaries.put(db.id(), values);
+          }
+          values.add(v, (int) rows);
+        } catch (ArrowmmException e) {
+          throw e;
+        } catch (RuntimeException e) {
+          throw new ArrowmmException(where + ": malformed message header (" + e + ")", e);
+        }
+      }
+    } finally {
+      sink = owned;
+    }
+  }
+
+  private ColumnVector column(RecordBatch rb, Buffer buf, ColumnSpec spec, int nodeIndex,
+      int b, long rows, boolean exact, int codec, long body, long bodyLength, String where)
+      throws IOException {
+    DataType type = spec.sparkType;
+    FieldNode node = rb.nodes(new FieldNode(), nodeIndex);
+    long length = node.length();
+    if (exact ? length != rows : length < rows || length > Integer.MAX_VALUE) {
+      throw new ArrowmmException(where + ": field node length " + length
+          + (exact ? " is not the batch's " + rows + " rows"
+              : " is not " + rows + " (the values its parent addresses) to 2^31-1"));
+    }
+    int n = (int) length;
     long nc = node.nullCount();
     if (nc < 0 || nc > n) {
       throw new ArrowmmException(where + ": null count " + nc + " is not 0 to " + n);
@@ -316,6 +466,29 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         need(where + ", validity buffer", bufLength, (n + 7L) / 8);
         validity = bufAddress;
       }
+    }
+    if (spec.kind == ColumnSpec.Kind.DICTIONARY) {
+      DictionaryVector.Values values = dictionaries == null ? null
+          : dictionaries.get(spec.dictionaryId);
+      if (values == null) {
+        throw new ArrowmmException(where + ": the file has no dictionary batch for id "
+            + spec.dictionaryId);
+      }
+      buffer(rb, buf, b + 1, codec, body, bodyLength, where + ", indices buffer");
+      need(where + ", indices buffer", bufLength, (long) n * spec.listSize);
+      return new DictionaryVector(type, n, validity, allNull, bufAddress, spec.listSize,
+          spec.unsignedIndex, values, where);
+    }
+    switch (spec.kind) {
+      case STRUCT:
+      case LIST:
+      case LARGE_LIST:
+      case FIXED_SIZE_LIST:
+      case MAP:
+        return nested(rb, buf, spec, nodeIndex, b, n, nulls, validity, allNull, codec, body,
+            bodyLength, where);
+      default:
+        break;
     }
     buffer(rb, buf, b + 1, codec, body, bodyLength, where + ", buffer 1");
     long a1 = bufAddress;
@@ -380,6 +553,62 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     }
   }
 
+  /** A struct, list or map column: offsets checked, then its children built recursively. */
+  private ColumnVector nested(RecordBatch rb, Buffer buf, ColumnSpec spec, int nodeIndex, int b,
+      int n, int nulls, long validity, boolean allNull, int codec, long body, long bodyLength,
+      String where) throws IOException {
+    DataType type = spec.sparkType;
+    long offsets = 0;
+    int width = 0;
+    long childRows;
+    switch (spec.kind) {
+      case STRUCT:
+        childRows = n;
+        break;
+      case FIXED_SIZE_LIST:
+        childRows = (long) n * spec.listSize;
+        if (childRows > Integer.MAX_VALUE) {
+          throw new ArrowmmException(where + ": " + n + " lists of " + spec.listSize
+              + " values are more than 2^31-1 values");
+        }
+        break;
+      default: {
+        width = spec.kind == ColumnSpec.Kind.LARGE_LIST ? 8 : 4;
+        buffer(rb, buf, b + 1, codec, body, bodyLength, where + ", offsets buffer");
+        offsets = bufAddress;
+        childRows = n == 0 ? 0
+            : checkOffsets(where, bufAddress, bufLength, n, width == 8, Integer.MAX_VALUE);
+        break;
+      }
+    }
+    ColumnVector[] kids = new ColumnVector[spec.children.length];
+    int childNode = nodeIndex + 1;
+    int childBuffer = b + spec.kind.buffers;
+    for (int k = 0; k < kids.length; k++) {
+      ColumnSpec child = spec.children[k];
+      kids[k] = column(rb, buf, child, childNode, childBuffer, childRows, false, codec, body,
+          bodyLength, where + ", child '" + child.name + "'");
+      childNode += child.nodeCount();
+      childBuffer += child.bufferCount();
+    }
+    if (spec.kind == ColumnSpec.Kind.STRUCT) {
+      return new NestedVector.Struct(type, n, nulls, validity, allNull, kids);
+    }
+    ColumnVector keys = null;
+    ColumnVector items = null;
+    if (spec.kind == ColumnSpec.Kind.MAP) {
+      keys = kids[0].getChild(0);
+      items = kids[0].getChild(1);
+      if (kids[0].hasNull() || keys.hasNull()) {
+        throw new ArrowmmException(where + ": a map with null entries or null keys ("
+            + kids[0].numNulls() + " null entries, " + keys.numNulls() + " null keys); Spark "
+            + "maps have no null keys");
+      }
+    }
+    return new NestedVector.Lists(type, n, nulls, validity, allNull, offsets, width,
+        spec.listSize, kids[0], keys, items);
+  }
+
   private static void need(String where, long have, long need) {
     if (have < need) {
       throw new ArrowmmException(where + ": " + have + " bytes, fewer than the " + need
@@ -389,7 +618,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
 
   /** Offsets must start at 0 or more, never decrease, and end inside the data buffer; then
    * every value lies inside it. */
-  private static void checkOffsets(String where, long address, long length, int n,
+  private static long checkOffsets(String where, long address, long length, int n,
       boolean large, long dataLength) {
     int width = large ? 8 : 4;
     need(where + ", offsets buffer", length, (n + 1L) * width);
@@ -414,6 +643,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       throw new ArrowmmException(where + ", offsets buffer: the last offset " + prev
           + " is past the " + dataLength + "-byte data buffer");
     }
+    return prev;
   }
 
   /** Resolve buffer {@code k} into (bufAddress, bufLength): checked against the body, and
@@ -453,7 +683,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       return;
     }
     long dst = Platform.allocateMemory(declared);
-    owned.add(new long[] {dst});
+    sink.add(new long[] {dst});
     if (codec == CompressionType.ZSTD) {
       long got = Zstd.decompressUnsafe(dst, declared, address + 8, len - 8);
       if (Zstd.isError(got)) {

@@ -18,6 +18,13 @@ final class ArrowmmPartition implements InputPartition {
     final long[] offsets;
     final int[] metaLengths;
     final long[] bodyLengths;
+    /** The file's dictionary batches (every range of the file needs all of them). */
+    final long[] dictOffsets;
+    final int[] dictMetaLengths;
+    final long[] dictBodyLengths;
+    /** The file's own columns: files with one Spark schema may differ in Arrow layout
+     * (string and large_string, dictionary-encoded or not), so each is read by its own. */
+    final ColumnSpec[] columns;
 
     Range(FileFooter f, int first, int stop) {
       this.path = f.path;
@@ -26,6 +33,10 @@ final class ArrowmmPartition implements InputPartition {
       this.offsets = java.util.Arrays.copyOfRange(f.offsets, first, stop);
       this.metaLengths = java.util.Arrays.copyOfRange(f.metaLengths, first, stop);
       this.bodyLengths = java.util.Arrays.copyOfRange(f.bodyLengths, first, stop);
+      this.dictOffsets = f.dictOffsets;
+      this.dictMetaLengths = f.dictMetaLengths;
+      this.dictBodyLengths = f.dictBodyLengths;
+      this.columns = f.columns.toArray(new ColumnSpec[0]);
     }
   }
 

@@ -82,7 +82,19 @@ final class ArrowmmTable implements SupportsRead, SupportsWrite {
 
     @Override
     public void pruneColumns(StructType requiredSchema) {
-      this.required = requiredSchema;
+      // top-level pruning only: Spark may hand a struct, array or map column narrowed to the
+      // nested fields a query uses, but the reader's vectors hold every field in file order, so
+      // each kept column keeps its full type (Spark projects the nested fields itself)
+      org.apache.spark.sql.types.StructField[] kept = requiredSchema.fields().clone();
+      for (int i = 0; i < kept.length; i++) {
+        for (org.apache.spark.sql.types.StructField full : schema.fields()) {
+          if (full.name().equals(kept[i].name())) {
+            kept[i] = full;
+            break;
+          }
+        }
+      }
+      this.required = new StructType(kept);
     }
 
     @Override

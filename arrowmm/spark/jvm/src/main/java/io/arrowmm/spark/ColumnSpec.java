@@ -21,7 +21,10 @@ final class ColumnSpec implements Serializable {
   enum Kind {
     NULL(0, 0), BOOL(2, 0), INT8(2, 1), INT16(2, 2), INT32(2, 4), INT64(2, 8), FLOAT32(2, 4),
     FLOAT64(2, 8), DECIMAL128(2, 16), DATE32(2, 4), DATE64(2, 8), TIMESTAMP(2, 8),
-    STRING(3, 0), BINARY(3, 0), LARGE_STRING(3, 0), LARGE_BINARY(3, 0);
+    STRING(3, 0), BINARY(3, 0), LARGE_STRING(3, 0), LARGE_BINARY(3, 0),
+    STRUCT(1, 0), LIST(2, 0), LARGE_LIST(2, 0), FIXED_SIZE_LIST(1, 0), MAP(2, 0),
+    /** Dictionary-encoded: validity and indices; the values come from dictionary batches. */
+    DICTIONARY(2, 0);
 
     /** The number of IPC buffers a column of this kind has. */
     final int buffers;
@@ -40,13 +43,46 @@ final class ColumnSpec implements Serializable {
   final TimeUnit unit;
   final DataType sparkType;
   final boolean nullable;
+  /** Nested kinds: the child columns (MAP: one entries STRUCT of key and value); else empty. */
+  final ColumnSpec[] children;
+  /** FIXED_SIZE_LIST: the number of values per list; DICTIONARY: bytes per index; else 0. */
+  final int listSize;
+  /** DICTIONARY: the dictionary's values (a flat column) and its id; else null and 0. */
+  ColumnSpec values;
+  long dictionaryId;
+  boolean unsignedIndex;
 
   private ColumnSpec(String name, Kind kind, TimeUnit unit, DataType sparkType, boolean nullable) {
+    this(name, kind, unit, sparkType, nullable, new ColumnSpec[0], 0);
+  }
+
+  private ColumnSpec(String name, Kind kind, TimeUnit unit, DataType sparkType, boolean nullable,
+      ColumnSpec[] children, int listSize) {
     this.name = name;
     this.kind = kind;
     this.unit = unit;
     this.sparkType = sparkType;
     this.nullable = nullable;
+    this.children = children;
+    this.listSize = listSize;
+  }
+
+  /** The field nodes this column takes in a record batch: its own and its descendants'. */
+  int nodeCount() {
+    int n = 1;
+    for (ColumnSpec c : children) {
+      n += c.nodeCount();
+    }
+    return n;
+  }
+
+  /** The IPC buffers this column takes in a record batch: its own and its descendants'. */
+  int bufferCount() {
+    int n = kind.buffers;
+    for (ColumnSpec c : children) {
+      n += c.bufferCount();
+    }
+    return n;
   }
 
   /** The columns of an Arrow schema; every column Spark cannot hold here is named in one error. */
@@ -86,8 +122,7 @@ final class ColumnSpec implements Serializable {
     ArrowType t = f.getType();
     boolean nullable = f.isNullable();
     if (f.getDictionary() != null) {
-      problems.add(name + ": dictionary-encoded " + t + " (not read by the JVM reader yet)");
-      return null;
+      return dictionary(f, problems);
     }
     switch (t.getTypeID()) {
       case Null:
@@ -153,11 +188,110 @@ final class ColumnSpec implements Serializable {
         return new ColumnSpec(name, Kind.BINARY, null, DataTypes.BinaryType, nullable);
       case LargeBinary:
         return new ColumnSpec(name, Kind.LARGE_BINARY, null, DataTypes.BinaryType, nullable);
+      case Struct:
+      case List:
+      case LargeList:
+      case FixedSizeList:
+      case Map:
+        return nested(f, problems);
       default:
         break;
     }
     problems.add(name + ": " + describe(f) + " (not read by the JVM reader yet)");
     return null;
+  }
+
+  /** A dictionary-encoded column of flat values: Spark sees the values, the reader maps each
+   * index through the file's dictionary (its batch and deltas). */
+  private static ColumnSpec dictionary(Field f, List<String> problems) {
+    String name = f.getName();
+    org.apache.arrow.vector.types.pojo.DictionaryEncoding enc = f.getDictionary();
+    ArrowType.Int index = enc.getIndexType();
+    Field plain = new Field(name, new org.apache.arrow.vector.types.pojo.FieldType(true,
+        f.getType(), null), f.getChildren());
+    List<String> inner = new ArrayList<>();
+    ColumnSpec values = convert(plain, inner);
+    if (values == null || values.children.length > 0 || values.kind == Kind.NULL
+        || (index.getBitWidth() == 64 && !index.getIsSigned())) {
+      problems.add(name + ": dictionary-encoded " + describe(plain) + " with "
+          + (index.getIsSigned() ? "int" : "uint") + index.getBitWidth() + " indices (the JVM "
+          + "reader reads dictionaries of flat values with indices other than uint64)");
+      return null;
+    }
+    ColumnSpec spec = new ColumnSpec(name, Kind.DICTIONARY, null, values.sparkType,
+        f.isNullable(), new ColumnSpec[0], index.getBitWidth() / 8);
+    spec.values = values;
+    spec.dictionaryId = enc.getId();
+    spec.unsignedIndex = !index.getIsSigned();
+    return spec;
+  }
+
+  /** A struct, list, large_list, fixed_size_list or map column; a child the reader cannot hold
+   * is reported under the column's name (so the whole column is refused, by name). */
+  private static ColumnSpec nested(Field f, List<String> problems) {
+    String name = f.getName();
+    ArrowType t = f.getType();
+    boolean nullable = f.isNullable();
+    List<String> inner = new ArrayList<>();
+    List<Field> fields = f.getChildren();
+    ColumnSpec[] kids = new ColumnSpec[fields.size()];
+    for (int i = 0; i < kids.length; i++) {
+      kids[i] = convert(fields.get(i), inner);
+    }
+    if (!inner.isEmpty()) {
+      for (String p : inner) {
+        problems.add(name + "." + p);
+      }
+      return null;
+    }
+    switch (t.getTypeID()) {
+      case Struct: {
+        StructField[] sf = new StructField[kids.length];
+        java.util.Set<String> names = new java.util.HashSet<>();
+        for (int i = 0; i < kids.length; i++) {
+          if (!names.add(kids[i].name)) {
+            problems.add(name + ": struct field name '" + kids[i].name + "' occurs twice");
+            return null;
+          }
+          sf[i] = DataTypes.createStructField(kids[i].name, kids[i].sparkType, kids[i].nullable);
+        }
+        return new ColumnSpec(name, Kind.STRUCT, null, DataTypes.createStructType(sf), nullable,
+            kids, 0);
+      }
+      case List:
+      case LargeList:
+      case FixedSizeList: {
+        if (kids.length != 1) {
+          problems.add(name + ": a list type with " + kids.length + " children, not 1");
+          return null;
+        }
+        Kind kind = t.getTypeID() == ArrowType.ArrowTypeID.List ? Kind.LIST
+            : t.getTypeID() == ArrowType.ArrowTypeID.LargeList ? Kind.LARGE_LIST
+            : Kind.FIXED_SIZE_LIST;
+        int size = 0;
+        if (kind == Kind.FIXED_SIZE_LIST) {
+          size = ((ArrowType.FixedSizeList) t).getListSize();
+          if (size < 0) {
+            problems.add(name + ": fixed_size_list of " + size + " values");
+            return null;
+          }
+        }
+        return new ColumnSpec(name, kind, null,
+            DataTypes.createArrayType(kids[0].sparkType, kids[0].nullable), nullable, kids,
+            size);
+      }
+      default: {  // Map
+        if (kids.length != 1 || kids[0].kind != Kind.STRUCT || kids[0].children.length != 2) {
+          problems.add(name + ": a map whose child is not a struct of key and value");
+          return null;
+        }
+        ColumnSpec key = kids[0].children[0];
+        ColumnSpec value = kids[0].children[1];
+        return new ColumnSpec(name, Kind.MAP, null,
+            DataTypes.createMapType(key.sparkType, value.sparkType, value.nullable), nullable,
+            kids, 0);
+      }
+    }
   }
 
   /** A type with its children, e.g. {@code List<item: Int(32, true)>}. */

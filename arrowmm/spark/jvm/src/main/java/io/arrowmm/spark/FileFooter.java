@@ -26,11 +26,15 @@ final class FileFooter {
   final long[] offsets;
   final int[] metaLengths;
   final long[] bodyLengths;
+  /** Per dictionary batch (in footer order): offset, metadata length, body length. */
+  final long[] dictOffsets;
+  final int[] dictMetaLengths;
+  final long[] dictBodyLengths;
   /** The footer's per-batch statistics (arrowmm's writers), or null. */
   final BatchStatistics statistics;
 
   private FileFooter(String path, long fileSize, Schema schema, long[] offsets, int[] metaLengths,
-      long[] bodyLengths, String statisticsText) {
+      long[] bodyLengths, long[][] dicts, String statisticsText) {
     this.path = path;
     this.fileSize = fileSize;
     this.schema = schema;
@@ -38,6 +42,12 @@ final class FileFooter {
     this.offsets = offsets;
     this.metaLengths = metaLengths;
     this.bodyLengths = bodyLengths;
+    this.dictOffsets = dicts[0];
+    this.dictMetaLengths = new int[dicts[1].length];
+    for (int i = 0; i < dicts[1].length; i++) {
+      dictMetaLengths[i] = (int) dicts[1][i];
+    }
+    this.dictBodyLengths = dicts[2];
     this.statistics = statisticsText == null ? null
         : BatchStatistics.parse(statisticsText, columns, offsets.length);
   }
@@ -150,6 +160,7 @@ final class FileFooter {
     int[] metas;
     long[] bodies;
     String statisticsText;
+    long[][] dicts;
     try {
       Footer footer = Footer.getRootAsFooter(fb);
       org.apache.arrow.flatbuf.Schema fs = footer.schema();
@@ -184,12 +195,33 @@ final class FileFooter {
               + "between the magic and the footer at byte " + footerStart);
         }
       }
+      int nd = footer.dictionariesLength();
+      if (nd < 0 || (long) nd * 24 > fb.capacity()) {
+        throw new ArrowmmException(path + ": footer lists " + nd + " dictionary batches in "
+            + fb.capacity() + " bytes");
+      }
+      dicts = new long[3][nd];
+      for (int i = 0; i < nd; i++) {
+        footer.dictionaries(b, i);
+        long off = b.offset();
+        long meta = b.metaDataLength();
+        long body = b.bodyLength();
+        if (off < 8 || meta < 8 || body < 0 || off > footerStart || meta > footerStart - off
+            || body > footerStart - off - meta || meta + body > Integer.MAX_VALUE) {
+          throw new ArrowmmException(path + ": dictionary batch " + i + ": block (offset " + off
+              + ", metadata " + meta + " bytes, body " + body + " bytes) does not fit "
+              + "between the magic and the footer at byte " + footerStart + " (or is 2 GiB)");
+        }
+        dicts[0][i] = off;
+        dicts[1][i] = meta;
+        dicts[2][i] = body;
+      }
     } catch (ArrowmmException e) {
       throw e;
     } catch (RuntimeException e) {
       throw new ArrowmmException(path + ": malformed footer (" + e + ")", e);
     }
-    return new FileFooter(path, size, schema, offsets, metas, bodies, statisticsText);
+    return new FileFooter(path, size, schema, offsets, metas, bodies, dicts, statisticsText);
   }
 
   private static boolean startsWithMagic(ByteBuffer b, int at) {
