@@ -47,14 +47,20 @@ from .statistics import STATISTICS_KEY, decode_statistics, encode_file_statistic
 from .trailer import aligned
 from .writer import FileWriter
 
-__all__ = ["append_file", "AppendWriter", "cut_unfinished_tail", "schema_difference"]
+__all__ = ["append_file", "AppendWriter", "cut_unfinished_tail", "schema_difference", "lock_file",
+           "open_locked", "same_file"]
 
 _LOCK_POLL = 0.02  # seconds between tries while waiting for another appender
 
 
-def _lock(fd: int, path: str, timeout: Optional[float]) -> None:
+def lock_file(fd: int, path: str, timeout: Optional[float],
+              holder: str = "another process is appending to the file") -> None:
     """Take the exclusive advisory lock on ``fd``: wait for it (``timeout`` None), or up to
-    ``timeout`` seconds, then raise ``TimeoutError`` naming the file."""
+    ``timeout`` seconds, then raise ``TimeoutError`` naming the file.
+
+    Appenders and in-place rewrites (``repair(path, path)``) take this same lock, so that a
+    rewrite never renames a new file over one an appender is still writing (its batches
+    would go to the replaced inode and be lost without an error)."""
     if timeout is None:
         fcntl.flock(fd, fcntl.LOCK_EX)
         return
@@ -65,26 +71,51 @@ def _lock(fd: int, path: str, timeout: Optional[float]) -> None:
             return
         except BlockingIOError:
             if time.monotonic() >= deadline:
-                raise TimeoutError(errno.EWOULDBLOCK, f"another process is appending to the file "
-                                   f"(its lock was not released within {timeout:g} s)",
+                raise TimeoutError(errno.EWOULDBLOCK, f"{holder} (its lock was not released "
+                                   f"within {timeout:g} s)",
                                    path) from None
             time.sleep(_LOCK_POLL)
 
 
-def _open_locked(path, timeout):
-    """(real path, fd open read-write and locked) for an existing regular file."""
-    real = os.path.realpath(os.path.abspath(os.fspath(path)))
-    fd = os.open(real, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+def same_file(fd: int, path: str) -> bool:
+    """Whether ``path`` still names the file open as ``fd`` (same device and inode): False
+    once another process renamed a new file over it (or removed it)."""
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ArrowInvalid(f"{real}: not a regular file; only an IPC file on disk can be "
-                               f"appended to")
-        _lock(fd, real, timeout)
-    except BaseException:
-        os.close(fd)
-        raise
-    return real, fd
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    own = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (own.st_dev, own.st_ino)
+
+
+def open_locked(path, timeout: Optional[float], *, flags: int = os.O_RDWR,
+                holder: str = "another process is appending to the file",
+                purpose: str = "appended to"):
+    """(real path, fd open with ``flags`` and locked) for an existing regular file.
+
+    The lock is taken on the inode the path names *after* the lock is granted: when a
+    rewrite replaced the file while this waited for it, the new file is opened and locked
+    instead (else this would lock, and write to, a file no longer under the path)."""
+    real = os.path.realpath(os.path.abspath(os.fspath(path)))
+    for _ in range(100):
+        fd = os.open(real, flags | getattr(os, "O_CLOEXEC", 0))
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise ArrowInvalid(f"{real}: not a regular file; only an IPC file on disk can be "
+                                   f"{purpose}")
+            lock_file(fd, real, timeout, holder)
+            if same_file(fd, real):
+                return real, fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # replaced while waiting: lock the file the path names now
+    raise ArrowInvalid(f"{real}: the file kept being replaced while waiting for its lock")
+
+
+def _open_locked(path, timeout):
+    return open_locked(path, timeout)
 
 
 def _map(fd: int, path: str) -> Region:
@@ -199,6 +230,15 @@ class AppendWriter(FileWriter):
         return repr(self._path)
 
     def _finish(self):
+        if self.num_record_batches == 0:
+            self._discard()  # nothing appended: no new generation (the file is as it was)
+            return
+        if not same_file(self._fd, self._path):
+            raise ArrowInvalid(
+                f"{self._path}: the file was replaced (renamed over or removed) while appending "
+                f"to it, by a writer that did not take the append lock; the "
+                f"{self.num_record_batches} batch(es) written went to the replaced file and "
+                f"are not in {self._path}")
         self._put([self._encoder.eos()])
         footer_metadata = self._footer_metadata
         if self._statistics is not None:

@@ -829,11 +829,14 @@ class StreamReader(SequentialBatches, ReaderBase):
             if self._end is not None and self._pos >= self._end:
                 return None  # the footer of an IPC file written without an end-of-stream marker
             msg = read_message_at(self._region, self._pos, self._index)
-            if msg is None and self._in_file:  # an appended file: its next generation
-                resume = resume_after_eos(self._region, self._pos)
-                if resume is not None:
-                    self._pos = resume
-                    return self._read_message()
+            while msg is None and self._in_file:  # an appended file: its next generation
+                resume = resume_after_eos(self._region, self._pos)  # (a loop: a generation may
+                if resume is None:                                  # hold no message at all)
+                    break
+                self._pos = resume
+                if self._end is not None and self._pos >= self._end:
+                    return None
+                msg = read_message_at(self._region, self._pos, self._index)
             if msg is not None:
                 self._pos = message_end(msg)
                 self._index += 1

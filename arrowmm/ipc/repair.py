@@ -19,15 +19,23 @@ The output is written to a temporary file beside ``dst``, fsync'd and renamed
 over it (``arrowmm.ipc.io``: an existing ``dst`` keeps its mode, owner and group,
 a symlink stays a link), so ``src`` may be ``dst`` (repair in place) and a
 failure never leaves a half-written ``dst``.
+
+An existing ``dst`` is locked first (the advisory ``flock`` that ``append_file`` takes,
+``arrowmm.ipc.append.open_locked``) and ``src`` is read under that lock: a repair in place
+waits for a running append to finish instead of renaming over the file the appender is
+writing (its batches would be lost), and an appender that waited for the repair writes
+to the repaired file.
 """
 from __future__ import annotations
 
 import os
 import struct
+from typing import Optional
 
 from ..errors import ArrowError, ArrowInvalid
 from .message import EOS_BYTES, message_end
 from ..format import MessageHeader, encode_footer
+from .append import open_locked
 from .io import MAGIC, footer_blocks, write_atomically
 from .trailer import resume_after_eos
 from .reader import FileReader, StreamReader, region_of
@@ -95,7 +103,8 @@ def _describe(src) -> str:
     return os.fspath(src) if isinstance(src, (str, os.PathLike)) else type(src).__name__
 
 
-def repair(src, dst, *, validate: bool = True, progress=None) -> RepairReport:
+def repair(src, dst, *, validate: bool = True, progress=None,
+           lock_timeout: Optional[float] = 30.0) -> RepairReport:
     """Write to ``dst`` a valid IPC file holding what can be salvaged from ``src``.
 
     Parameters
@@ -112,6 +121,10 @@ def repair(src, dst, *, validate: bool = True, progress=None) -> RepairReport:
     progress : callable, optional
         Called with the number of bytes of ``src`` walked so far after each message (the
         command line's progress bar).
+    lock_timeout : float or None
+        Seconds to wait for the lock on an existing ``dst`` while another process appends
+        to it (None: wait as long as it takes); then ``TimeoutError`` naming ``dst``, and
+        nothing is written.
 
     Returns
     -------
@@ -137,6 +150,31 @@ def repair(src, dst, *, validate: bool = True, progress=None) -> RepairReport:
     (0, True)
     >>> tmp.cleanup()
     """
+    lock_fd = _lock_destination(dst, lock_timeout)
+    try:
+        return _repair(src, dst, validate, progress)
+    finally:
+        if lock_fd is not None:
+            os.close(lock_fd)  # (releases the lock, after the rename)
+
+
+def _lock_destination(dst, timeout) -> Optional[int]:
+    """A descriptor holding the append lock on ``dst`` when it is an existing regular file
+    (None when it does not exist yet, or is not a regular file: nothing appends to it)."""
+    if not isinstance(dst, (str, bytes, os.PathLike)):
+        return None
+    try:
+        if not os.path.isfile(dst):
+            return None
+        _, fd = open_locked(dst, timeout, flags=os.O_RDONLY,
+                            holder="cannot repair: another process is appending to the file",
+                            purpose="repaired in place")
+    except FileNotFoundError:
+        return None  # (removed meanwhile: nothing to wait for)
+    return fd
+
+
+def _repair(src, dst, validate, progress) -> RepairReport:
     region = region_of(src)
     size = region.size
     is_file = size >= 8 and region.view(0, 6).to_bytes() == MAGIC

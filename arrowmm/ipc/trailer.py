@@ -31,12 +31,13 @@ from .io import MAGIC
 from .message import read_message_at
 
 __all__ = ["TRAILER_SIZE", "valid_end", "trailer_is_valid", "next_generation", "resume_after_eos",
-           "aligned"]
+           "aligned", "copy_bytes"]
 
 TRAILER_SIZE = 10  # int32 footer length + "ARROW1"
 _I32 = struct.Struct("<i")
 _CHUNK = 4 << 20  # bytes copied per step of the backward search
 _MAX_FOOTER_SCAN = 64 << 20  # next_generation: the longest footer it looks through
+_FIRST_STEP = 4 << 10  # next_generation: bytes copied at first (a footer is usually smaller)
 
 
 def aligned(offset: int) -> int:
@@ -136,24 +137,48 @@ def next_generation(region, eos_end: int) -> Optional[int]:
 
     The footer is the bytes from ``eos_end`` to its trailer, so its length field is known:
     the first ``"ARROW1"`` after ``eos_end`` preceded by that length is the trailer.
+    The search copies a few KiB first and more only while no trailer is found (up to 64 MiB
+    of footer), so reading an appended file as a stream copies about its footers' bytes.
     """
     size = region.size
-    stop = min(size, eos_end + _MAX_FOOTER_SCAN)
-    data = region.view(eos_end, stop - eos_end).to_bytes()
-    pos = 0
-    while True:
-        pos = data.find(MAGIC, pos)
-        if pos < 0:
-            return None
-        end = eos_end + pos + 6
-        if pos >= 4 and _I32.unpack_from(data, pos - 4)[0] == pos - 4:
-            if end >= size:
-                return None
-            start = aligned(end)
-            if start >= size or region.view(end, start - end).to_bytes().strip(b"\x00"):
-                return None
-            return start
-        pos += 1
+    cap = min(size, eos_end + _MAX_FOOTER_SCAN)
+    lo = stop = eos_end
+    step = _FIRST_STEP
+    while stop < cap:  # footers are small: copy a few KiB, more only while no trailer is seen
+        stop = min(cap, stop + step)
+        step = min(step * 2, _CHUNK)
+        data = copy_bytes(region, lo, stop - lo)
+        pos = 0
+        while True:
+            pos = data.find(MAGIC, pos)
+            if pos < 0:
+                break
+            at = lo + pos  # where this "ARROW1" starts; its length field is the 4 bytes before
+            if at - 4 >= eos_end and _length_before(region, data, lo, at) == at - 4 - eos_end:
+                end = at + 6
+                if end >= size:
+                    return None
+                start = aligned(end)
+                if start >= size or region.view(end, start - end).to_bytes().strip(b"\x00"):
+                    return None
+                return start
+            pos += 1
+        lo = max(eos_end, stop - 5)  # (a magic straddling the boundary is found in the next step)
+    return None
+
+
+def _length_before(region, data: bytes, lo: int, at: int) -> int:
+    """The int32 just before byte ``at`` (from ``data``, the copy of the bytes from ``lo``,
+    when it holds them)."""
+    if at - 4 >= lo:
+        return _I32.unpack_from(data, at - 4 - lo)[0]
+    return _I32.unpack_from(region.view(at - 4, 4), 0)[0]
+
+
+def copy_bytes(region, start: int, length: int) -> bytes:
+    """A copy of ``length`` bytes of ``region`` from ``start`` (the one place the searches
+    here copy memory: tests count the bytes through it)."""
+    return region.view(start, length).to_bytes()
 
 
 def resume_after_eos(region, pos: int) -> Optional[int]:
