@@ -6,6 +6,7 @@ side."""
 from __future__ import annotations
 
 import io
+import os
 import threading
 
 import numpy as np
@@ -197,3 +198,126 @@ def test_a_corrupt_compressed_batch_raises_on_the_consumers_side(tmp_path):
         with pytest.raises(Exception) as info:
             pa.table(r)
     assert "batch 1" in str(info.value) or "zstd" in str(info.value)
+
+
+# --- a reader that blocks: a pipe whose producer has gone quiet -------------------------------
+
+HANG = 60  # seconds: generous, it fails only on a hang (the steps take milliseconds)
+
+
+def _zstd_stream(batches: int) -> bytes:
+    sink = io.BytesIO()
+    schema = pa.schema([("x", pa.int64())])
+    with pa.ipc.new_stream(sink, schema,
+                           options=pa.ipc.IpcWriteOptions(compression="zstd")) as w:
+        for i in range(batches):
+            w.write_batch(pa.record_batch({"x": pa.array(range(i * 1000, (i + 1) * 1000))}))
+    return sink.getvalue()
+
+
+def _read_ahead_threads():
+    return [t for t in threading.enumerate() if t.name == "arrowmm-read-ahead"]
+
+
+def _in_thread(fn):
+    """``fn()`` on a thread joined with a timeout: (finished, its result or error)."""
+    out = []
+
+    def run():
+        try:
+            out.append((True, fn()))
+        except BaseException as exc:  # noqa: BLE001 (handed to the test)
+            out.append((False, exc))
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    th.join(HANG)
+    return (not th.is_alive()), (out[0] if out else None)
+
+
+@pytest.fixture
+def quiet_pipe():
+    """A StreamReader over a pipe holding one compressed batch and no end-of-stream marker,
+    whose writer stays open and quiet; the writer is closed (and the read-ahead threads it
+    held joined) afterwards, so no thread outlives the test."""
+    before = set(_read_ahead_threads())
+    r_fd, w_fd = os.pipe()
+    os.write(w_fd, _zstd_stream(1)[:-8])  # (the EOS marker is the last 8 bytes)
+    reader = arrowmm.open_stream(os.fdopen(r_fd, "rb", buffering=0))
+    closed = []
+
+    def close_writer():
+        if not closed:
+            closed.append(True)
+            os.close(w_fd)
+    try:
+        yield reader, close_writer
+    finally:
+        close_writer()
+        for t in set(_read_ahead_threads()) - before:
+            t.join(HANG)
+            assert not t.is_alive(), "a read-ahead thread outlived its pipe's writer"
+        reader.close()
+
+
+def test_releasing_a_pipe_export_does_not_wait_for_a_quiet_producer(quiet_pipe):
+    reader, close_writer = quiet_pipe
+    stream = pa.RecordBatchReader.from_stream(reader)
+    assert stream.read_next_batch().column(0).to_pylist() == list(range(1000))
+    # (the next batch is being read ahead now, blocked in the pipe's read)
+    done, result = _in_thread(stream.close)
+    assert done, f"releasing the export hung for {HANG}s on the quiet producer"
+    assert result == (True, None)
+    close_writer()  # (the read in flight ends: the stream has no more batches)
+    done, result = _in_thread(reader.read_next_batch)
+    assert done and result[0] is False and isinstance(result[1], StopIteration)
+
+
+def test_a_batch_read_ahead_for_a_released_export_is_not_skipped():
+    for pause in (0, 0.05):
+        reader = arrowmm.open_stream(io.BufferedReader(io.BytesIO(_zstd_stream(4))))
+        stream = pa.RecordBatchReader.from_stream(reader)
+        assert stream.read_next_batch().column(0).to_pylist() == list(range(1000))
+        stream.close()
+        threading.Event().wait(pause)
+        rest = [b.column(0).to_pylist() for b in reader]
+        assert rest == [list(range(i * 1000, (i + 1) * 1000)) for i in (1, 2, 3)]
+
+
+def test_closing_the_decoded_generator_returns_while_the_read_blocks(quiet_pipe):
+    reader, _ = quiet_pipe
+    gen = reader._decoded_batches()
+    assert next(gen).num_rows == 1000
+    done, result = _in_thread(gen.close)
+    assert done and result == (True, None)
+    with pytest.raises(StopIteration):
+        next(gen)
+
+
+def test_an_unrelated_readers_export_is_not_held_up_by_a_blocked_one(quiet_pipe, tmp_path):
+    reader, _ = quiet_pipe
+    gen = reader._decoded_batches()
+    assert next(gen).num_rows == 1000  # (and the next read now blocks on the pipe)
+    other = arrowmm.open_stream(io.BufferedReader(io.BytesIO(_zstd_stream(3))))
+
+    def read_other():
+        return pa.RecordBatchReader.from_stream(other).read_all().column(0).to_pylist()
+    done, result = _in_thread(read_other)
+    assert done, f"an unrelated reader's export waited {HANG}s behind a blocked pipe"
+    assert result == (True, list(range(3000)))
+    path = tmp_path / "z.arrow"
+    write_ipc(path, pa.table({"x": pa.array(range(5000))}),
+              options=pa.ipc.IpcWriteOptions(compression="lz4"))
+    with arrowmm.open_file(path) as f:
+        done, result = _in_thread(lambda: f.to_pandas()["x"].tolist())
+    assert done and result == (True, list(range(5000)))
+    gen.close()
+
+
+def test_a_finished_export_leaves_no_read_ahead_thread():
+    before = set(_read_ahead_threads())
+    with arrowmm.open_stream(io.BufferedReader(io.BytesIO(_zstd_stream(3)))) as r:
+        got = pa.RecordBatchReader.from_stream(r).read_all()
+    assert got.column(0).to_pylist() == list(range(3000))
+    for t in set(_read_ahead_threads()) - before:
+        t.join(HANG)
+        assert not t.is_alive(), "a read-ahead thread outlived a finished export"

@@ -20,12 +20,15 @@ the caller waits for a decode in flight rather than starting its own.
 
 ``decoded_in_order(batches)`` is the same idea for a consumer that takes every column of
 every batch (a C stream export, ``to_pandas``, ``to_pydict``): each batch's columns are
-decoded together on the codec pool, and the next batch is decoded in the background while the
-consumer uses the current one.
+decoded together on the codec pool, and the next batch is read and decoded in the background
+while the consumer uses the current one, on a thread of that consumer's own: reading a pipe or
+socket can block for as long as its producer is quiet, so it must neither hold up other
+readers nor keep a consumer that stops from leaving (see ``_ReadAhead1``).
 """
 from __future__ import annotations
 
 import os
+import queue
 import threading
 import weakref
 from typing import Iterable, Iterator
@@ -116,12 +119,107 @@ class ReadAhead:
                 self._pending -= 1
 
 
-def decoded_in_order(batches: Iterable) -> Iterator:
+class _ReadAhead1:
+    """One batch read (and decoded) ahead of a consumer, on this generator's own daemon thread.
+
+    Why its own thread: reading the next batch of a pipe or socket blocks until the producer
+    writes, and nothing can cancel that read.  On a thread shared by the process, one quiet
+    producer would hold up every other reader's export and ``to_pandas``; and a consumer that
+    stops would have to wait for the producer before it could leave.  Here the consumer asks
+    for one step at a time (``ask``), takes its result (``take``), and ``stop`` returns at once:
+    a step in flight finishes on its own, its result is dropped (nobody takes it), and the
+    thread ends.  The iterator is still stepped by one thread at a time (this one), so a
+    reader's one-consumer rule holds: while a dropped step is still reading, the reader's own
+    ``read_next_batch`` raises that another thread is reading.
+
+    ``pending()`` and ``late(batch)``, when given, let the batches' owner keep a batch read
+    ahead and never taken (a reader hands it out next rather than skip it): at ``stop``,
+    ``pending()`` is called when a step is still in flight, and ``late(batch)`` (``None`` for
+    the end or an error) once that step, or one that finished untaken, has its result."""
+
+    __slots__ = ("_step", "_asks", "_results", "_stopped", "_thread", "_handoff", "_owed",
+                 "_late")
+
+    def __init__(self, step, pending=None, late=None):
+        self._step = step
+        self._asks = threading.Semaphore(0)
+        self._results = queue.SimpleQueue()
+        self._stopped = False
+        self._handoff = threading.Lock()  # (a result is either taken or handed to late)
+        self._owed = 0  # steps asked for and not yet taken
+        self._late = (pending, late) if late is not None else None
+        self._thread = threading.Thread(target=self._run, name="arrowmm-read-ahead",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        step = self._step
+        while True:
+            self._asks.acquire()
+            if self._stopped:  # (a step asked for and never started is owed to late too)
+                if self._late is not None:
+                    self._late[1](None)
+                break
+            try:
+                result = (step(), None)
+            except BaseException as exc:  # noqa: BLE001 (raised on the consumer's side)
+                result = (None, exc)
+            with self._handoff:
+                dropped = self._stopped
+                if not dropped:
+                    self._results.put(result)
+            if dropped:  # (the consumer has gone: the owner may keep the batch)
+                if self._late is not None:
+                    self._late[1](result[0])
+                break
+            if result[0] is None:
+                break  # (the end, or an error: nothing more to read)
+        self._step = None  # (let go of the iterator and its reader)
+
+    def ask(self) -> None:
+        """Start the next step in the background."""
+        with self._handoff:
+            self._owed += 1
+        self._asks.release()
+
+    def take(self):
+        """The result of the step asked for last: a batch, or None at the end; its error is
+        raised here."""
+        batch, exc = self._results.get()
+        with self._handoff:
+            self._owed -= 1
+        if exc is not None:
+            raise exc
+        return batch
+
+    def stop(self) -> None:
+        """The consumer has gone: end the thread without waiting for a step in flight."""
+        untaken = []
+        with self._handoff:
+            self._stopped = True
+            while not self._results.empty():
+                untaken.append(self._results.get()[0])
+                self._owed -= 1
+            in_flight = self._owed > 0
+            if in_flight and self._late is not None:
+                self._late[0]()
+        self._asks.release()  # (wakes the thread if it waits for an ask)
+        if self._late is not None:
+            for batch in untaken:
+                self._late[1](batch)
+
+
+def decoded_in_order(batches: Iterable, pending=None, late=None) -> Iterator:
     """``batches``, a compressed one with every column decoded (``RecordBatch.decode_columns``:
     together, on the codec pool) before it is yielded, the next one read (and decoded) in the
     background while the consumer uses the current one (one batch ahead: at most two batches
-    the consumer has not finished with).  Uncompressed batches stay lazy.  An error reading or decoding a batch is raised
-    when the consumer reaches that batch."""
+    the consumer has not finished with).  Uncompressed batches stay lazy.  An error reading or
+    decoding a batch is raised when the consumer reaches that batch.
+
+    The reading runs on a thread of this generator's own (``_ReadAhead1``), so a reader that
+    blocks (a pipe whose producer is quiet) holds up no other reader, and closing the
+    generator never waits for a read in flight: that read finishes on its own and its batch
+    is dropped, or handed to ``late`` (see ``_ReadAhead1``)."""
     it = iter(batches)
 
     def read_next():
@@ -133,18 +231,14 @@ def decoded_in_order(batches: Iterable) -> Iterator:
             b.decode_columns()
         return b
 
-    future = _submit(read_next)
+    ahead = _ReadAhead1(read_next, pending, late)
     try:
+        ahead.ask()
         while True:
-            batch = future.result()
+            batch = ahead.take()
             if batch is None:
                 return
-            future = _submit(read_next)
+            ahead.ask()
             yield batch
     finally:
-        future.cancel()
-        if not future.cancelled():
-            try:  # (the iterator is not re-entrant: wait for the step in flight before leaving)
-                future.result()
-            except Exception:  # noqa: BLE001 (the consumer stopped; nobody wants this batch)
-                pass
+        ahead.stop()

@@ -731,6 +731,12 @@ class StreamReader(SequentialBatches, ReaderBase):
                  require_eos: bool = False):
         super().__init__(allow_copies)
         self._consumer = threading.Lock()  # held by the one read_next_batch running
+        # A batch read ahead for a C stream export released before taking it is handed out
+        # next (never skipped); a read waits for that read while it is still in flight, as
+        # it would wait for the source itself.
+        self._held = []
+        self._held_pending = False
+        self._held_lock = threading.Condition(threading.Lock())
         self._recover = recover
         self._require_eos = require_eos
         self._saw_eos = False
@@ -934,6 +940,9 @@ class StreamReader(SequentialBatches, ReaderBase):
         reader reads it, as it does dictionary batches and anything unusual)."""
         self._enter()  # one consumer at a time, as for read_next_batch
         try:
+            held = self._take_held()
+            if held is not None:
+                return held
             region = self._region
             if walk is not None and self._file is None and region is not None \
                     and not self._closed and not self._done:
@@ -947,14 +956,62 @@ class StreamReader(SequentialBatches, ReaderBase):
         finally:
             self._consumer.release()
 
-    def _enter(self) -> None:
+    def _enter(self, wait_for_ahead: bool = True) -> None:
+        if wait_for_ahead:  # (not the read-ahead's own step: it would wait for itself)
+            with self._held_lock:
+                while self._held_pending:
+                    self._held_lock.wait()
         if not self._consumer.acquire(blocking=False):
-            raise ArrowInvalid(f"{self._description}: StreamReader is read by one consumer at a "
-                               f"time, and another thread is reading the next batch now (share "
-                               f"the batches it returns, or take turns with a lock)")
+            self._busy()
+
+    def _busy(self):
+        raise ArrowInvalid(f"{self._description}: StreamReader is read by one consumer at a "
+                           f"time, and another thread is reading the next batch now (share "
+                           f"the batches it returns, or take turns with a lock)")
+
+    def _decoded_batches(self):
+        """As ``ReaderBase._decoded_batches``; a batch read ahead and not taken when the
+        consumer stops comes back here (``_take_held``) rather than being skipped."""
+        return decoded_in_order(self._ahead_steps(), self._ahead_in_flight, self._ahead_late)
+
+    def _ahead_steps(self):
+        """The batches as ``read_next_batch`` gives them, for the read-ahead thread."""
+        while True:
+            self._enter(wait_for_ahead=False)
+            try:
+                batch = self._read_next_batch()
+            except StopIteration:
+                return
+            finally:
+                self._consumer.release()
+            yield batch
+
+    def _ahead_in_flight(self) -> None:
+        with self._held_lock:
+            self._held_pending = True
+
+    def _ahead_late(self, batch) -> None:
+        with self._held_lock:
+            if batch is not None:
+                self._held.append(batch)
+            self._held_pending = False
+            self._held_lock.notify_all()
+
+    def _take_held(self) -> Optional[RecordBatch]:
+        """The batch a released export read ahead (None if none); raises while that read is
+        still in flight (another thread is reading this stream)."""
+        with self._held_lock:
+            if self._held:
+                return self._held.pop(0)
+            if self._held_pending:
+                self._busy()
+        return None
 
     def _read_next_batch(self) -> RecordBatch:
         self._check_open()
+        held = self._take_held()
+        if held is not None:
+            return held
         while not self._done:
             msg = self._next_message()
             if msg is None:
