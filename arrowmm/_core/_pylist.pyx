@@ -31,6 +31,13 @@ cdef inline object _make(const char* p, int64_t n, bint utf8):
     return PyBytes_FromStringAndSize(p, n)
 
 
+cdef int _span_error(int64_t i, int64_t s, int64_t e, int64_t n) except -1:
+    """Raise for value ``i`` whose offsets ``s .. e`` do not fit data of ``n`` bytes (one
+    message for every loop that checks spans)."""
+    raise ArrowInvalid(f"offsets: value[{i}] spans offset[{i}]={s} .. offset[{i + 1}]={e} "
+                       f"(need 0 <= offset[{i}] <= offset[{i + 1}] <= data size {n})")
+
+
 cdef object _decode_error(object exc, int64_t i, str where):
     return ArrowInvalid(f"string value[{i}] ({where}) is not valid UTF-8: "
                         f"{exc.reason} at byte {exc.start} of the value")
@@ -48,9 +55,7 @@ cdef list _var_loop(const offset_t[::1] o, const uint8_t[::1] d, int64_t length,
             s = o[i]
             e = o[i + 1]
             if s < 0 or e < s or e > n:
-                raise ArrowInvalid(
-                    f"offsets: value[{i}] spans offset[{i}]={s} .. offset[{i + 1}]={e} "
-                    f"(need 0 <= offset[{i}] <= offset[{i + 1}] <= data size {n})")
+                _span_error(i, s, e, n)
             out[i] = empty if e == s else _make(<const char*>&d[s], e - s, utf8)
     except UnicodeDecodeError as exc:
         raise _decode_error(exc, i, f"data[{o[i]}:{o[i + 1]}]") from None
@@ -104,9 +109,7 @@ cdef object _var_loop_dedup(const offset_t[::1] o, const uint8_t[::1] d, int64_t
             s = o[i]
             e = o[i + 1]
             if s < 0 or e < s or e > n:
-                raise ArrowInvalid(
-                    f"offsets: value[{i}] spans offset[{i}]={s} .. offset[{i + 1}]={e} "
-                    f"(need 0 <= offset[{i}] <= offset[{i + 1}] <= data size {n})")
+                _span_error(i, s, e, n)
             size = e - s
             if size == 0:
                 shared = <PyObject*>empty
