@@ -252,7 +252,7 @@ def test_open_maps_a_real_file_object(wide_file):
 
 def test_unbacked_rows_convert_up_to_the_cap(monkeypatch):
     """Rows no buffer backs convert normally, and past MAX_UNBACKED_ROWS raise ArrowInvalid."""
-    import arrowmm.arrays.array as arrays
+    import arrowmm.arrays.base as arrays  # (where the cap is read)
     batch = arrowmm.record_batch({"n": arrowmm.array([None] * 5)})
     assert batch.column("n").to_pylist() == [None] * 5
     monkeypatch.setattr(arrays, "MAX_UNBACKED_ROWS", 4)

@@ -92,7 +92,7 @@ def _walk_ops(field, list ops, list dicts):
         ops.append((W_BOOL, 0, 1, 0, 0, -1))
     elif kind is t.FixedSizeBinaryType:
         ops.append((W_FIXED, dtype.byte_width, 1, 0, 0, -1))
-    elif isinstance(dtype, t._FixedWidth):
+    elif isinstance(dtype, t.FixedWidthType):
         ops.append((W_FIXED, dtype.byte_width, min(dtype.byte_width, 8), 0, 0, -1))
     elif kind is t.BinaryType and not dtype.view:
         width = dtype.offset_dtype.itemsize

@@ -1,0 +1,388 @@
+"""``Array``, the base of every typed array: a type, a logical ``offset`` and ``length``,
+buffers in the order of the Arrow C data interface, children and, for dictionary arrays, the
+dictionary (Arrow's ArrayData).  The surface every array shares lives here: ``len``,
+indexing, ``slice``, ``validate``, ``to_pylist``, ``to_numpy``, the PyCapsule export.
+
+Also what the layouts' modules share: read-only typed views of a buffer (``typed_view``), the
+size check every structural check makes (``need_bytes``), child values to Python
+(``pylist_where_used``, ``extension_values``), and the hooks that the modules above register
+(``register_selection``, ``register_array_to_pandas``, picklers through ``copyreg``).
+"""
+from __future__ import annotations
+
+import copyreg
+import operator
+
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+from .. import types as t
+from .._core._bitmap import count_set_bits, unpack_bitmap
+from .._core._cabi import exporter
+from .._core._region import BufferView
+from ..errors import ArrowInvalid
+from .display import array_lines, preview
+from .provenance import copy_reason
+from .numpy_compat import convert as _convert
+
+__all__ = ["Array", "register_selection", "selection", "imported_array", "exported_schema",
+           "exported_array", "imported_batch", "reduce_registered", "register_array_to_pandas",
+           "typed_view", "MAX_UNBACKED_ROWS", "unbacked_rows", "need_bytes", "pylist_where_used",
+           "extension_values", "covered_mask"]
+
+
+#: ``take`` and ``filter`` live in ``selection`` (which imports these classes) and are
+#: registered here when it is imported: see ``register_selection``.
+_SELECTION: dict = {}
+
+
+def register_selection(take, filter_mask, as_indices, as_mask) -> None:
+    """Called once by ``arrowmm.arrays.selection``: the functions behind ``take``/``filter``."""
+    _SELECTION.update(take=take, filter=filter_mask, as_indices=as_indices, as_mask=as_mask)
+
+
+def selection(name: str):
+    """A function registered by ``selection`` (``take``, ``filter``, ``as_indices``, ``as_mask``)."""
+    return _SELECTION[name]
+
+
+def imported_array(obj) -> "Array":
+    """An object exporting ``__arrow_c_array__`` (a pyarrow or polars array, ...) as an arrowmm
+    array over the same memory (the C data interface)."""
+    return exporter("import_array")(*obj.__arrow_c_array__())
+
+
+def exported_schema(obj):
+    """``obj`` (a type, field or schema) as an ``arrow_schema`` capsule."""
+    return exporter("schema")(obj)
+
+
+def exported_array(array: "Array", requested_schema=None):
+    """``array`` as (``arrow_schema``, ``arrow_array``) capsules over its memory."""
+    return exporter("array")(array, requested_schema)
+
+
+def imported_batch(obj):
+    """An object exporting ``__arrow_c_array__`` as a struct (a record batch) as an arrowmm
+    RecordBatch over the same memory."""
+    return exporter("import_batch")(*obj.__arrow_c_array__())
+
+
+def reduce_registered(obj):
+    """``__reduce__`` through the pickler registered for the nearest class of ``obj``.
+
+    Pickling is registered from above with ``copyreg`` (``arrowmm.shm`` pickles memory
+    in a shared segment by name), so the data model imports nothing from those layers.
+    ``pickle`` finds a registered class itself; this covers its subclasses."""
+    for cls in type(obj).__mro__:
+        reducer = copyreg.dispatch_table.get(cls)
+        if reducer is not None:
+            return reducer(obj)
+    raise TypeError(f"cannot pickle {type(obj).__name__!r}: no pickler is registered for it")
+
+
+#: ``Array.to_pandas``: ``arrowmm.arrays.pandas_compat`` registers it (it imports this module)
+_TO_PANDAS: list = []
+
+
+def register_array_to_pandas(convert_array) -> None:
+    """Called by ``pandas_compat``: ``convert_array(array) -> pandas.Series``."""
+    _TO_PANDAS[:] = [convert_array]
+
+_ZERO_OFFSET = {4: np.zeros(1, dtype="<i4"), 8: np.zeros(1, dtype="<i8")}
+
+
+def typed_view(buf: BufferView, dtype, start: int, count: int) -> np.ndarray:
+    """``count`` elements of ``dtype`` from element ``start`` of ``buf`` (a read-only view)."""
+    dtype = np.dtype(dtype)
+    if count == 0:
+        out = np.empty(0, dtype=dtype)
+        out.flags.writeable = False  # read-only like every view of the mapping
+        return out
+    return np.frombuffer(buf, dtype=dtype, count=count, offset=start * dtype.itemsize)
+
+
+#: The most rows converted to Python objects when no buffer backs them (null arrays, structs
+#: without children, batches without columns): past this, a length from the file alone would
+#: size the allocation, so ``to_pylist`` refuses instead.
+MAX_UNBACKED_ROWS = 2**31 - 1
+
+
+def unbacked_rows(n: int, what: str) -> int:
+    """``n`` if that many buffer-less rows may be built as Python objects, else ArrowInvalid."""
+    if n > MAX_UNBACKED_ROWS:
+        raise ArrowInvalid(f"{what}: {n} rows with no data behind them; converting more than "
+                           f"{MAX_UNBACKED_ROWS} such rows to Python objects is refused")
+    return n
+
+
+def need_bytes(path, what, have, need):
+    if have < need:
+        raise ArrowInvalid(f"{path}: {what} has {have} bytes, {need} needed")
+
+
+class Array:
+    """Base class of every arrowmm array.  Make arrays with ``make_array``."""
+
+    __slots__ = ("type", "length", "offset", "_null_count", "_buffers", "children", "dictionary")
+
+    def __init__(self, type: t.DataType, length: int, buffers: Sequence[Optional[BufferView]],
+                 children: Sequence["Array"] = (), null_count: int = -1, offset: int = 0,
+                 dictionary: Optional["Array"] = None):
+        self.type = type
+        self.length = int(length)
+        self.offset = int(offset)
+        self._null_count = int(null_count)
+        self._buffers = tuple(buffers)
+        self.children = tuple(children)
+        self.dictionary = dictionary
+
+    # -- the common surface ---------------------------------------------------------------
+    def __len__(self):
+        return self.length
+
+    def __repr__(self):
+        """pyarrow's layout: the class, then one value per line (first and last ten of many)."""
+        return f"<arrowmm.{type(self).__name__} object at {hex(id(self))}>\n" + self.to_string()
+
+    def to_string(self) -> str:
+        """The values as pyarrow's ``to_string`` lays them out, one per line."""
+        return array_lines(*preview(self))
+
+    def __iter__(self):
+        return iter(self.to_pylist())
+
+    def __getitem__(self, i):
+        """A value (negative indices count from the end), or for a slice an array: zero-copy
+        for step 1, a copy (``take``) for any other step, as pyarrow does."""
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self.length)
+            if step == 1:
+                return self.slice(start, max(stop - start, 0))
+            return self.take(np.arange(start, stop, step, dtype=np.int64))
+        try:
+            k = operator.index(i)
+        except TypeError:
+            raise TypeError(f"array indices must be integers or slices, not "
+                            f"{type(i).__name__}") from None
+        if k < 0:
+            k += self.length
+        if not 0 <= k < self.length:
+            raise IndexError(f"index {i} out of range for an array of length {self.length}")
+        return self.slice(k, 1).to_pylist()[0]
+
+    # -- values compared, as pyarrow compares them ------------------------------------------
+    def __eq__(self, other):
+        """``equals``: True when the other array has the same type and values (pyarrow's ``==``).
+
+        Arrays are mutable-free but, like pyarrow's, unhashable: equality is by value."""
+        try:
+            return self.equals(other)
+        except TypeError:
+            return NotImplemented
+
+    __hash__ = None  # pyarrow's arrays are unhashable: equal values, not identity
+
+    def equals(self, other) -> bool:
+        """Whether ``other`` (an arrowmm array or any object exporting ``__arrow_c_array__``,
+        such as a pyarrow array) holds the same type and the same values, nulls in the same
+        slots.  NaN is not equal to NaN, as in pyarrow.  Other objects raise TypeError."""
+        if not isinstance(other, Array):
+            if not hasattr(other, "__arrow_c_array__"):
+                raise TypeError(f"equals: expected an array, got {type(other).__name__}")
+            other = imported_array(other)
+        return (self.type == other.type and len(self) == len(other)
+                and self.to_pylist(temporal="int") == other.to_pylist(temporal="int"))
+
+    # -- selection (copies, in ``selection``) ---------------------------------------------------
+    def take(self, indices) -> "Array":
+        """The values at ``indices`` (numpy, list or integer array), a copy; a null index gives
+        a null.  Out-of-range indices raise IndexError (negative ones are out of range)."""
+        return _SELECTION["take"](self, indices)
+
+    def filter(self, mask) -> "Array":
+        """The values where ``mask`` (numpy bool, list, or boolean array of the same length) is
+        True; a null in the mask drops its value, as pyarrow's default does."""
+        return _SELECTION["filter"](self, mask)
+
+    @property
+    def null_count(self) -> int:
+        if self._null_count < 0:
+            v = self._buffers[0] if self._buffers else None
+            self._null_count = 0 if v is None else self.length - count_set_bits(v, self.offset, self.length)
+        return self._null_count
+
+    @property
+    def is_zero_copy(self) -> bool:
+        """True when every buffer (children and dictionary included) is borrowed from the memory
+        it was read from; False when the reader had to decompress, byte-swap or re-align one."""
+        return copy_reason(self) is None
+
+    @property
+    def validity(self) -> Optional[BufferView]:
+        """The validity bitmap buffer (bit ``offset`` is the first slot), or None."""
+        return self._buffers[0] if self._buffers else None
+
+    def validity_mask(self) -> np.ndarray:
+        """The validity bitmap as a bool numpy array: True where the slot holds a value.
+
+        Types without a validity bitmap of their own (unions, run-end encoded)
+        are all True; a null array is all False.
+        """
+        mask = self._valid_mask()
+        return np.ones(self.length, dtype=bool) if mask is None else mask
+
+    is_valid = validity_mask
+
+    def _valid_mask(self) -> Optional[np.ndarray]:
+        v = self.validity
+        if v is None or self.null_count == 0:
+            return None
+        return unpack_bitmap(v, self.offset, self.length)
+
+    def slice(self, offset: int = 0, length: Optional[int] = None) -> "Array":
+        """A zero-copy slice (``offset`` and ``length`` clamped like pyarrow's)."""
+        offset = int(offset)
+        if offset < 0:
+            raise ArrowInvalid(f"slice offset must be >= 0, got {offset}")
+        offset = min(offset, self.length)
+        avail = self.length - offset
+        length = avail if length is None else max(0, min(int(length), avail))
+        if offset == 0 and length == self.length:
+            return self
+        nc = 0 if self._null_count == 0 else -1
+        out = type(self)(self.type, length, self._buffers, self.children, nc,
+                         self.offset + offset, self.dictionary)
+        return out
+
+    def buffers(self) -> List[Optional[BufferView]]:
+        """This array's buffers then its children's, depth-first (pyarrow's order).
+
+        Buffers are whole: apply ``offset`` times the element width to read them.
+        """
+        out = list(self._buffers)
+        for child in self.children:
+            out.extend(child.buffers())
+        return out
+
+    def to_pylist(self, *, temporal: str = "python") -> list:
+        """The values as Python objects, as pyarrow's ``to_pylist`` gives them.
+
+        ``temporal="int"`` keeps dates, times, timestamps and durations as the
+        stored integers (exact for values Python's ``datetime`` cannot hold).
+        """
+        return self._pylist(temporal)
+
+    def to_pandas(self):
+        """A ``pandas.Series`` of the values, as pyarrow's ``Array.to_pandas()`` gives it
+        (extension values included: ``uuid.UUID``, ``bool``).  Needs pandas."""
+        return _TO_PANDAS[0](self)
+
+    def to_numpy(self, zero_copy_only: bool = True, writable: bool = False) -> np.ndarray:
+        """The values as numpy: a read-only view of the mapping where one exists.
+
+        ``zero_copy_only=False`` converts as pyarrow's ``to_numpy`` does when no
+        view is possible (NaN / NaT / None for nulls, numpy arrays per list
+        row, dicts per struct row, decoded dictionaries); ``writable=True``
+        always gives new memory.
+        """
+        if zero_copy_only:
+            raise ArrowInvalid(f"{self.type} arrays have no numpy view; use "
+                               f"to_numpy(zero_copy_only=False) or to_pylist()")
+        return _convert(self)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        """numpy's array protocol (numpy 2 ``copy`` semantics, as pyarrow implements them).
+
+        ``copy=False`` gives the zero-copy view or raises ``ArrowInvalid`` (a
+        ``ValueError``); ``copy=True`` always gives new memory.
+        """
+        if copy is False:
+            out = self.to_numpy(zero_copy_only=True)
+            if dtype is not None and np.dtype(dtype) != out.dtype:
+                raise ArrowInvalid(f"a {np.dtype(dtype)} array of this {self.type} array needs a "
+                                   f"copy (its view is {out.dtype}), and copy=False was given")
+            return out
+        out = self.to_numpy(zero_copy_only=False, writable=bool(copy))
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def validate(self, full: bool = False, path: str = "array") -> None:
+        """Check the array: structure always; every offset, byte and index when ``full``."""
+        self._check_structure(path)
+        for i, child in enumerate(self.children):
+            child.validate(full, f"{path}.{self._child_name(i)}")
+        if self.dictionary is not None:
+            self.dictionary.validate(full, f"{path}.dictionary")
+        if full:
+            self._check_full(path)
+
+    def _child_name(self, i: int) -> str:
+        kids = self.type.children
+        return kids[i].name if i < len(kids) else f"child{i}"
+
+    def _check_structure(self, path: str) -> None:
+        if self.length < 0 or self.offset < 0:
+            raise ArrowInvalid(f"{path}: negative length {self.length} or offset {self.offset}")
+        v = self.validity
+        if v is not None:
+            need_bytes(path, "validity bitmap", v.size, (self.offset + self.length + 7) // 8)
+        if self._null_count > self.length:
+            raise ArrowInvalid(f"{path}: null count {self._null_count} exceeds length {self.length}")
+
+    def _check_full(self, path: str) -> None:
+        pass
+
+    def __reduce__(self):
+        """Pickles by name when the memory is a shared segment (``arrowmm.shm``), else TypeError."""
+        return reduce_registered(self)
+
+    # -- the Arrow PyCapsule interface ---------------------------------------------------------
+    def __arrow_c_schema__(self):
+        return exporter("schema")(self.type)
+
+    def __arrow_c_array__(self, requested_schema=None):
+        return exporter("array")(self, requested_schema)
+
+
+def pylist_where_used(part: Array, temporal: str, used, field: Optional[t.Field] = None) -> list:
+    """``part`` as Python values, converted in bulk, values no slot shows included (those under
+    null list / struct slots, union children's unselected ones).  If the bulk conversion raises
+    (a value Python cannot hold) and some values are unused, only the used runs are converted
+    (unused ones stay None): pyarrow never touches them, so they must not raise.
+    ``used()`` gives the bool mask of the used values.  ``field`` is the child's field: the
+    values of an extension child are that type's values (``uuid.UUID``, ``bool``), as pyarrow
+    gives them at any depth."""
+    try:
+        out = part._pylist(temporal)
+    except ArrowInvalid:
+        mask = used()
+        if mask.all():
+            raise
+        out = [None] * len(part)
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.view(np.int8), [0]))))
+        for start, stop in zip(edges[::2].tolist(), edges[1::2].tolist()):
+            out[start:stop] = part.slice(start, stop - start)._pylist(temporal)
+    return extension_values(out, field)
+
+
+def extension_values(values: list, field: Optional[t.Field]) -> list:
+    ext = field.extension_type if field is not None else None
+    if ext is None or type(ext).wrap_value is t.ExtensionType.wrap_value:
+        return values
+    wrap_value = ext.wrap_value
+    return [None if v is None else wrap_value(v) for v in values]
+
+
+def covered_mask(starts: np.ndarray, ends: np.ndarray, size: int) -> np.ndarray:
+    """Bool mask of ``size`` values: True inside any of the ``[start, end)`` ranges (which must
+    lie inside: offsets only the full check validates are checked here before use)."""
+    bad = np.flatnonzero((starts < 0) | (ends > size) | (ends < starts))
+    if bad.size:
+        k = int(bad[0])
+        raise ArrowInvalid(f"offsets [{int(starts[k])}, {int(ends[k])}) (range {k}) lie outside the "
+                           f"{size} child values they index")
+    marks = np.zeros(size + 1, dtype=np.int64)
+    np.add.at(marks, starts, 1)
+    np.add.at(marks, ends, -1)
+    return np.cumsum(marks[:size]) > 0

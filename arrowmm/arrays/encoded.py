@@ -1,0 +1,118 @@
+"""The encoded arrays: dictionary-encoded (indices into a dictionary array) and run-end-encoded
+(run ends plus one value per run)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._core._offsets import check_dictionary_indices, check_run_ends
+from ..errors import ArrowInvalid
+from .base import Array, extension_values, need_bytes
+from .numpy_compat import object_array
+from .primitive import PrimitiveArray
+
+__all__ = ["DictionaryArray", "RunEndEncodedArray"]
+
+
+class DictionaryArray(Array):
+    """Indices (buffers like an integer array) plus ``dictionary``, the values array."""
+
+    __slots__ = ()
+
+    def indices(self) -> Array:
+        return PrimitiveArray(self.type.index_type, self.length, self._buffers, (),
+                              self._null_count, self.offset)
+
+    def _check_structure(self, path):
+        super()._check_structure(path)
+        need_bytes(path, "dictionary indices", self._buffers[1].size,
+              (self.offset + self.length) * self.type.index_type.byte_width)
+        if self.dictionary is None:
+            raise ArrowInvalid(f"{path}: dictionary-encoded array without a dictionary")
+
+    def _check_full(self, path):
+        check_dictionary_indices(self.indices().values(), self.validity if self.null_count else None,
+                                 self.offset, len(self.dictionary), path)
+
+    def dictionary_decode(self) -> list:
+        return self.to_pylist()
+
+    def to_numpy(self, zero_copy_only=True, writable=False):
+        if zero_copy_only:
+            raise ArrowInvalid("dictionary arrays have no numpy view of their values; "
+                               "use .indices().to_numpy() for the indices")
+        return object_array(self.to_pylist())  # the decoded values as Python objects
+
+    def _pylist(self, temporal):
+        idx = self.indices().values()
+        valid = self._valid_mask()
+        live = idx if valid is None else idx[valid]
+        n = len(self.dictionary)
+        if live.size and (int(live.min()) < 0 or int(live.max()) >= n):
+            bad = int(live.min()) if int(live.min()) < 0 else int(live.max())
+            raise ArrowInvalid(f"dictionary index {bad} out of range for a dictionary of {n} values")
+        try:
+            values = self.dictionary._pylist(temporal)
+        except ArrowInvalid:
+            # a dictionary value Python cannot hold (timestamp[ns] with nanoseconds, ...): like
+            # pyarrow, convert only the values the indices use, so unused ones don't raise
+            values = {i: self.dictionary.slice(i, 1)._pylist(temporal)[0]
+                      for i in np.unique(live).tolist()}
+        if valid is None:
+            return [values[i] for i in idx.tolist()]
+        return [values[i] if ok else None for i, ok in zip(idx.tolist(), valid.tolist())]
+
+
+class RunEndEncodedArray(Array):
+    """Children: run_ends (int16/32/64, strictly increasing) and values."""
+
+    __slots__ = ()
+
+    @property
+    def null_count(self):
+        return 0
+
+    @property
+    def validity(self):
+        return None
+
+    @property
+    def run_ends(self) -> Array:
+        return self.children[0]
+
+    @property
+    def values(self) -> Array:
+        return self.children[1]
+
+    def _check_structure(self, path):
+        if self.length < 0 or self.offset < 0:
+            raise ArrowInvalid(f"{path}: negative length or offset")
+        if len(self.children) != 2:
+            raise ArrowInvalid(f"{path}: run_end_encoded needs 2 children, has {len(self.children)}")
+        ends, values = self.children
+        if len(ends) != len(values):
+            raise ArrowInvalid(f"{path}: {len(ends)} run ends but {len(values)} values")
+        if ends.null_count:
+            raise ArrowInvalid(f"{path}: run ends contain nulls")
+        need = self.offset + self.length
+        if need and (len(ends) == 0 or int(ends.values()[-1]) < need):
+            last = int(ends.values()[-1]) if len(ends) else 0
+            raise ArrowInvalid(f"{path}: last run end {last} < offset + length {need}")
+
+    def _check_full(self, path):
+        check_run_ends(self.children[0].values(), self.offset + self.length, path)
+
+    def _pylist(self, temporal):
+        if self.length == 0:
+            return []
+        ends = self.children[0].values()
+        check_run_ends(ends, self.offset + self.length, "run ends")
+        first = int(np.searchsorted(ends, self.offset, side="right"))
+        last = int(np.searchsorted(ends, self.offset + self.length - 1, side="right"))
+        vals = extension_values(self.children[1].slice(first, last - first + 1)._pylist(temporal),
+                                 self.type.value_field)
+        bounds = np.minimum(ends[first:last + 1], self.offset + self.length) - self.offset
+        counts = np.diff(np.concatenate(([0], bounds)))
+        out = []
+        for v, c in zip(vals, counts.tolist()):
+            out.extend([v] * c)
+        return out

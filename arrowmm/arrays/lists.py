@@ -1,0 +1,194 @@
+"""The list arrays: list and large_list, map, list views, fixed-size lists; their values
+converted to Python once, in bulk, and cut into rows."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import types as t
+from .._core._offsets import check_list_view, check_offsets
+from ..errors import ArrowInvalid
+from .base import Array, covered_mask, need_bytes, pylist_where_used, typed_view
+from .binary import OffsetsMixin
+from .numpy_compat import convert as _convert
+
+__all__ = ["ListArray", "MapArray", "ListViewArray", "FixedSizeListArray"]
+
+
+def _rows_used(offs: np.ndarray, base: int, valid, size: int):
+    """``used`` for ``pylist_where_used``: the child values the valid rows of a list cover."""
+    def used():
+        starts, ends = offs[:-1].astype(np.int64) - base, offs[1:].astype(np.int64) - base
+        if valid is not None:
+            starts, ends = starts[valid], ends[valid]
+        return covered_mask(starts, ends, size)
+    return used
+
+
+def _rows_from_offsets(values: list, offs: np.ndarray, base: int, valid) -> list:
+    starts = (offs[:-1] - base).tolist()
+    ends = (offs[1:] - base).tolist()
+    rows = [values[s:e] for s, e in zip(starts, ends)]
+    if valid is not None:
+        rows = [r if ok else None for r, ok in zip(rows, valid.tolist())]
+    return rows
+
+
+class ListArray(OffsetsMixin, Array):
+    """list and large_list."""
+
+    __slots__ = ()
+
+    @property
+    def values(self) -> Array:
+        """The child array, whole (not sliced to this array's range)."""
+        return self.children[0]
+
+    def _check_structure(self, path):
+        super()._check_structure(path)
+        if len(self.children) != 1:
+            raise ArrowInvalid(f"{path}: a list needs 1 child array, has {len(self.children)}")
+        self._check_offsets_cheap(path, len(self.children[0]), f"{len(self.children[0])}-element child")
+
+    def _check_full(self, path):
+        check_offsets(self.value_offsets(), self.length, len(self.children[0]), path)
+
+    def flatten(self) -> Array:
+        """The child values these lists cover (a slice of the child)."""
+        offs = self.value_offsets()
+        return self.children[0].slice(int(offs[0]), int(offs[-1] - offs[0]))
+
+    def _pylist(self, temporal):
+        offs = self.value_offsets()
+        base = int(offs[0])
+        valid = self._valid_mask()
+        part = self.children[0].slice(base, int(offs[-1]) - base)
+        values = pylist_where_used(part, temporal, _rows_used(offs, base, valid, len(part)),
+                                    self.type.value_field)
+        return _rows_from_offsets(values, offs, base, valid)
+
+
+class MapArray(ListArray):
+    """map<k, v>: a list of key/value structs; Python values are lists of (key, value) tuples."""
+
+    __slots__ = ()
+
+    def _check_full(self, path):
+        super()._check_full(path)
+        keys = self.children[0].children[0]
+        if keys.null_count:
+            raise ArrowInvalid(f"{path}: map keys contain {keys.null_count} null(s)")
+
+    @property
+    def keys(self) -> Array:
+        return self.flatten().field(0)
+
+    @property
+    def items(self) -> Array:
+        return self.flatten().field(1)
+
+    def _pylist(self, temporal):
+        offs = self.value_offsets()
+        base = int(offs[0])
+        valid = self._valid_mask()
+        entries = self.children[0].slice(base, int(offs[-1]) - base)
+        used = _rows_used(offs, base, valid, len(entries))
+        keys = pylist_where_used(entries.field(0), temporal, used, self.type.key_field)
+        items = pylist_where_used(entries.field(1), temporal, used, self.type.item_field)
+        pairs = list(zip(keys, items))
+        return _rows_from_offsets(pairs, offs, base, valid)
+
+
+class ListViewArray(Array):
+    """list_view and large_list_view: per-slot offsets and sizes into the child."""
+
+    __slots__ = ()
+
+    @property
+    def values(self) -> Array:
+        return self.children[0]
+
+    def value_offsets(self):
+        return typed_view(self._buffers[1], self.type.offset_dtype, self.offset, self.length)
+
+    def value_sizes(self):
+        return typed_view(self._buffers[2], self.type.offset_dtype, self.offset, self.length)
+
+    #: per-slot offsets into ``values``, a read-only numpy view (pyarrow's ``ListViewArray.offsets``)
+    offsets = property(value_offsets)
+    #: per-slot list sizes, a read-only numpy view (pyarrow's ``ListViewArray.sizes``)
+    sizes = property(value_sizes)
+
+    def _check_structure(self, path):
+        super()._check_structure(path)
+        width = self.type.offset_dtype.itemsize
+        need = (self.offset + self.length) * width
+        need_bytes(path, "list-view offsets", self._buffers[1].size, need)
+        need_bytes(path, "list-view sizes", self._buffers[2].size, need)
+
+    def _check_full(self, path):
+        check_list_view(self.value_offsets(), self.value_sizes(), self.length, len(self.children[0]),
+                        self.validity if self.null_count else None, self.offset, path)
+
+    def _pylist(self, temporal):
+        valid = self._valid_mask()
+        offs, sizes = self.value_offsets(), self.value_sizes()
+        if valid is not None:
+            offs, sizes = offs[valid], sizes[valid]
+        child = self.children[0]
+        if len(offs) == 0:
+            return [None] * self.length
+        starts, ends = offs.astype(np.int64), offs.astype(np.int64) + sizes
+        nonempty = sizes > 0
+        lo = int(starts[nonempty].min()) if nonempty.any() else 0
+        hi = int(ends[nonempty].max()) if nonempty.any() else 0
+        if lo < 0 or hi > len(child):
+            raise ArrowInvalid(f"list-view values [{lo}, {hi}) lie outside the {len(child)}-element child")
+        values = pylist_where_used(child.slice(lo, hi - lo), temporal,
+                                    lambda: covered_mask(starts[nonempty] - lo, ends[nonempty] - lo, hi - lo),
+                                    self.type.value_field)
+        rows = [values[s - lo:e - lo] if e > s else [] for s, e in zip(starts.tolist(), ends.tolist())]
+        if valid is None:
+            return rows
+        it = iter(rows)
+        return [next(it) if ok else None for ok in valid.tolist()]
+
+
+class FixedSizeListArray(Array):
+    __slots__ = ()
+
+    @property
+    def values(self) -> Array:
+        return self.children[0]
+
+    def _check_structure(self, path):
+        super()._check_structure(path)
+        size = self.type.list_size
+        if len(self.children) != 1:
+            raise ArrowInvalid(f"{path}: a fixed_size_list needs 1 child array")
+        if len(self.children[0]) < (self.offset + self.length) * size:
+            raise ArrowInvalid(f"{path}: child has {len(self.children[0])} values, "
+                               f"{(self.offset + self.length) * size} needed for "
+                               f"{self.offset + self.length} lists of {size}")
+
+    def flatten(self) -> Array:
+        size = self.type.list_size
+        return self.children[0].slice(self.offset * size, self.length * size)
+
+    def to_numpy(self, zero_copy_only=True, writable=False):
+        """A 2-D view (rows x list_size) when the child is fixed-width and nothing is null."""
+        if self.null_count:
+            if zero_copy_only:
+                raise ArrowInvalid(f"{self.null_count} null list(s): a numpy view is impossible")
+            return _convert(self)  # pyarrow's rows: a numpy array per list, None per null
+        flat = self.flatten().to_numpy(zero_copy_only, writable)
+        if flat.dtype == object:  # rows of nested values: a 2-D object array would split them
+            return _convert(self)
+        return flat.reshape(self.length, self.type.list_size)
+
+    def _pylist(self, temporal):
+        size = self.type.list_size
+        valid = self._valid_mask()
+        values = pylist_where_used(self.flatten(), temporal, lambda: np.repeat(
+            np.ones(self.length, dtype=bool) if valid is None else valid, size), self.type.value_field)
+        rows = [values[i * size:(i + 1) * size] for i in range(self.length)]
+        return rows if valid is None else [r if ok else None for r, ok in zip(rows, valid.tolist())]

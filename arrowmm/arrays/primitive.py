@@ -1,0 +1,202 @@
+"""The flat fixed-width arrays: null, boolean, numbers and times (``PrimitiveArray``),
+fixed-size binary; each a zero-copy numpy view where the layout allows one."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import types as t
+from .._core._bitmap import unpack_bitmap
+from .._core._pylist import fixed_binaries_to_list, values_to_list
+from ..errors import ArrowInvalid
+from .base import Array, need_bytes, typed_view, unbacked_rows
+from .numpy_compat import object_array, with_nulls
+from .scalars import fixed_width_to_list
+
+__all__ = ["NullArray", "BooleanArray", "PrimitiveArray", "FixedSizeBinaryArray"]
+
+
+class NullArray(Array):
+    __slots__ = ()
+
+    @property
+    def null_count(self):
+        return self.length
+
+    @property
+    def validity(self):
+        return None
+
+    def validity_mask(self):
+        return np.zeros(unbacked_rows(self.length, "null array"), dtype=bool)
+
+    is_valid = validity_mask
+
+    def _pylist(self, temporal):
+        return [None] * unbacked_rows(self.length, "null array")
+
+
+class BooleanArray(Array):
+    __slots__ = ()
+
+    def _check_structure(self, path):
+        super()._check_structure(path)
+        need_bytes(path, "bool values", self._buffers[1].size, (self.offset + self.length + 7) // 8)
+
+    def values(self) -> np.ndarray:
+        return unpack_bitmap(self._buffers[1], self.offset, self.length)
+
+    def to_numpy(self, zero_copy_only=True, writable=False):
+        if zero_copy_only:
+            raise ArrowInvalid("bool arrays are bit-packed: a numpy view is impossible "
+                               "(use to_numpy(zero_copy_only=False))")
+        values = self.values()
+        mask = self._valid_mask()
+        if mask is None:
+            return values
+        out = values.astype(object)
+        out[~mask] = None
+        return out
+
+    def _pylist(self, temporal):
+        return values_to_list(self.values(), self.validity, self.offset) if self.null_count else \
+            self.values().tolist()
+
+
+_NUMPY_TEMPORAL = {t.DateType: lambda d: "datetime64[D]" if d.unit == "day" else "datetime64[ms]",
+                   t.TimestampType: lambda d: f"datetime64[{d.unit}]",
+                   t.DurationType: lambda d: f"timedelta64[{d.unit}]"}
+
+
+_PLAIN_NUMERIC = (t.IntType, t.FloatType)
+
+
+class PrimitiveArray(Array):
+    """Integers, floats, decimals, dates, times, timestamps, durations, intervals."""
+
+    __slots__ = ()
+
+    def _check_structure(self, path):
+        super()._check_structure(path)
+        need = (self.offset + self.length) * self.type.byte_width
+        if self._buffers[1].size < need:  # (the message is formatted only on failure: hot path)
+            need_bytes(path, f"{self.type} values", self._buffers[1].size, need)
+
+    def _check_full(self, path):
+        """Value ranges pyarrow's ``validate(full=True)`` checks: times within a day, date64 whole
+        days, decimals within their precision (null slots are not checked)."""
+        dtype = self.type
+        values = self.values()
+        if isinstance(dtype, t.TimeType):
+            limit = 86400 * {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[dtype.unit]
+            bad, why = (values < 0) | (values >= limit), f"is outside [0, {limit}) {dtype.unit}"
+        elif isinstance(dtype, t.DateType) and dtype.unit == "ms":
+            bad, why = values % 86_400_000 != 0, "is not a whole number of days"
+        elif isinstance(dtype, t.DecimalType):
+            bad, why = _decimal_beyond_precision(values, dtype), "does not fit in its precision"
+        else:
+            return
+        valid = self._valid_mask()
+        slots = np.flatnonzero(bad if valid is None else bad & valid)
+        if slots.size:
+            i = int(slots[0])
+            value = _decimal_int(values[i]) if isinstance(dtype, t.DecimalType) else int(values[i])
+            raise ArrowInvalid(f"{path}: value[{i}] = {value}: {dtype} value {why}")
+
+    def values(self) -> np.ndarray:
+        """The stored values (nulls included as whatever the buffer holds), a read-only view."""
+        return typed_view(self._buffers[1], self.type.numpy_dtype, self.offset, self.length)
+
+    def to_numpy(self, zero_copy_only=True, writable=False):
+        dtype = self.type
+        if self._null_count == 0 and not writable and type(dtype) in _PLAIN_NUMERIC:
+            return np.frombuffer(self._buffers[1], dtype=dtype.numpy_dtype, count=self.length,
+                                 offset=self.offset * dtype.byte_width)  # the hot path: a view
+        values = self.values()
+        conv = _NUMPY_TEMPORAL.get(type(dtype))
+        zero_copy = not isinstance(dtype, (t.DecimalType, t.TimeType, t.IntervalType)) or (
+            isinstance(dtype, t.IntervalType) and dtype.unit == "YEAR_MONTH")
+        if conv is not None:
+            target = np.dtype(conv(dtype))
+            if target.itemsize == values.dtype.itemsize:
+                values = values.view(target)
+            elif zero_copy_only:  # date32: numpy has no 4-byte datetime64
+                raise ArrowInvalid(f"a zero-copy numpy view of this {dtype} array is impossible: "
+                                   f"numpy's {target} is {target.itemsize} bytes a value, "
+                                   f"{dtype} {values.dtype.itemsize}")
+            else:
+                values = values.astype(target)
+        if zero_copy and self.null_count == 0 and not writable:
+            return values
+        if zero_copy_only:
+            why = (f"{self.null_count} null(s)" if zero_copy and self.null_count
+                   else "writable=True" if zero_copy else f"no numpy dtype holds {dtype}")
+            raise ArrowInvalid(f"a zero-copy numpy view of this {dtype} array is impossible: {why}")
+        mask = self._valid_mask()
+        if not zero_copy:  # decimals, times, day-time / month-day-nano intervals
+            if isinstance(dtype, t.TimeType) and dtype.unit == "ns" and self.length and \
+                    np.any(values[self.is_valid()] % 1000):
+                raise ArrowInvalid(f"{dtype} values with nanoseconds cannot be Python times; "
+                                   f"use to_pylist(temporal='int')")  # as pyarrow's to_numpy
+            return with_nulls(object_array(self.to_pylist()), None)
+        if mask is None:
+            return values.copy()
+        if values.dtype.kind in "mM":
+            out = values.copy()
+            out[~mask] = np.array("NaT", dtype=out.dtype)
+            return out
+        out = values.astype(np.float64 if values.dtype.kind in "iu" else values.dtype)
+        out[~mask] = np.nan
+        return out
+
+    def _pylist(self, temporal):
+        dtype = self.type
+        if isinstance(dtype, (t.IntType, t.FloatType)):
+            return values_to_list(self.values(), self.validity if self.null_count else None, self.offset)
+        return fixed_width_to_list(self.values(), self._valid_mask(), dtype, temporal)
+
+
+def _decimal_int(raw) -> int:
+    """One stored decimal as its unscaled Python int."""
+    return int(raw) if not isinstance(raw, np.void) else int.from_bytes(raw.tobytes(), "little", signed=True)
+
+
+def _decimal_beyond_precision(raw: np.ndarray, dtype: t.DecimalType) -> np.ndarray:
+    """Bool mask of the unscaled values of ``raw`` with more than ``precision`` digits."""
+    bound = 10 ** dtype.precision - 1
+    if dtype.bit_width <= 64:
+        return (raw > bound) | (raw < -bound)
+    words = raw.view("<u8").reshape(len(raw), dtype.bit_width // 64)
+    low = words[:, 0].view("<i8")
+    # values that fit in an int64 (every upper word is the sign extension of the low one) are
+    # checked vectorised; the (rare) others one by one
+    fits = np.all(words[:, 1:] == (low >> 63).astype("<u8")[:, None], axis=1)
+    bad = fits & ((low > bound) | (low < -bound)) if bound < 2**63 else np.zeros(len(raw), dtype=bool)
+    for row in np.flatnonzero(~fits).tolist():
+        v = int.from_bytes(words[row].tobytes(), "little", signed=True)
+        bad[row] = not -bound <= v <= bound
+    return bad
+
+
+class FixedSizeBinaryArray(Array):
+    __slots__ = ()
+
+    def _check_structure(self, path):
+        super()._check_structure(path)
+        need_bytes(path, f"{self.type} values", self._buffers[1].size,
+              (self.offset + self.length) * self.type.byte_width)
+
+    def to_numpy(self, zero_copy_only=True, writable=False):
+        width = self.type.byte_width
+        if not zero_copy_only:  # as pyarrow: bytes objects (an S view drops trailing NULs)
+            return object_array(self.to_pylist())
+        if width and self.null_count == 0 and not writable:
+            return typed_view(self._buffers[1], f"S{width}", self.offset, self.length)
+        raise ArrowInvalid(f"a zero-copy numpy view of this {self.type} array is impossible")
+
+    def _pylist(self, temporal):
+        width = self.type.byte_width
+        data = self._buffers[1]
+        return fixed_binaries_to_list(data, width, self.length, self.validity, self.offset) \
+            if self.offset == 0 else \
+            fixed_binaries_to_list(data.slice(self.offset * width, self.length * width),
+                                   width, self.length, self.validity, self.offset)

@@ -1,0 +1,78 @@
+"""The base of every Arrow type: frozen, hashable, compared by a key, printed as pyarrow
+prints it, and exported through the C data interface.
+
+Also the fixed-width base (one validity and one values buffer) and the little-endian numpy
+dtypes the layouts read with.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Optional
+
+import numpy as np
+
+from .._core._cabi import exporter
+
+__all__ = ["DataType", "FixedWidthType", "native_dtype"]
+
+
+class DataType:
+    """Base of every Arrow type.  Subclasses set ``_key`` for equality."""
+
+    __slots__ = ("_key",)
+    #: number of buffers one node of this type has in an IPC record batch (V5)
+    buffer_count = 0
+    #: bytes per value for fixed-width types, else None
+    byte_width: Optional[int] = None
+    #: numpy dtype of the values buffer for fixed-width types, else None
+    numpy_dtype: Optional[np.dtype] = None
+
+    def __init__(self, *key):
+        object.__setattr__(self, "_key", (type(self).__name__,) + key)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __eq__(self, other):
+        return isinstance(other, DataType) and self._key == other._key
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return f"arrowmm.DataType({self})"
+
+    def __reduce__(self):
+        return (_rebuild_type, (str(self), type(self), self._args()))
+
+    def _args(self):
+        return self._key[1:]
+
+    def __arrow_c_schema__(self):
+        return exporter("schema")(self)
+
+    @property
+    def children(self) -> tuple:
+        """Child fields of nested types (empty for the rest)."""
+        return ()
+
+    @property
+    def id(self) -> str:
+        return type(self).__name__
+
+
+def _rebuild_type(_text, cls, args):
+    return cls(*args)
+
+
+@lru_cache(maxsize=None)
+def native_dtype(dtype: str) -> np.dtype:
+    return np.dtype(dtype).newbyteorder("<")
+
+
+class FixedWidthType(DataType):
+    __slots__ = ()
+    buffer_count = 2

@@ -1,0 +1,148 @@
+"""The nested types: lists (plain, large, view), fixed-size lists, structs, maps and unions.
+
+Each holds its children as ``Field``s; ``str()`` prints them as pyarrow does.
+"""
+from __future__ import annotations
+
+from ..errors import ArrowInvalid
+from .base import DataType, native_dtype
+from .fields import Field, as_field, field_items, lookup_field
+
+__all__ = ["ListType", "FixedSizeListType", "StructType", "MapType", "UnionType"]
+
+
+class ListType(DataType):
+    """list, large_list, list_view and large_list_view (``kind``)."""
+
+    __slots__ = ()
+    _KINDS = ("list", "large_list", "list_view", "large_list_view")
+
+    def __init__(self, value_field, kind: str = "list"):
+        if kind not in self._KINDS:
+            raise ArrowInvalid(f"list kind must be one of {self._KINDS}, got {kind!r}")
+        super().__init__(as_field(value_field, "item"), kind)
+
+    value_field = property(lambda self: self._key[1])
+    value_type = property(lambda self: self._key[1].storage_type)  # the layout's
+    kind = property(lambda self: self._key[2])
+    large = property(lambda self: self._key[2].startswith("large"))
+    view = property(lambda self: self._key[2].endswith("view"))
+    buffer_count = property(lambda self: 3 if self.view else 2)
+    offset_dtype = property(lambda self: native_dtype("i8" if self.large else "i4"))
+    children = property(lambda self: (self._key[1],))
+
+    def __str__(self):
+        return f"{self.kind}<{self.value_field._short()}>"
+
+
+class FixedSizeListType(DataType):
+    __slots__ = ()
+    buffer_count = 1
+
+    def __init__(self, value_field, list_size: int):
+        if list_size < 0:
+            raise ArrowInvalid(f"fixed_size_list size must be >= 0, got {list_size}")
+        super().__init__(as_field(value_field, "item"), int(list_size))
+
+    value_field = property(lambda self: self._key[1])
+    value_type = property(lambda self: self._key[1].storage_type)  # the layout's
+    list_size = property(lambda self: self._key[2])
+    children = property(lambda self: (self._key[1],))
+
+    def __str__(self):
+        return f"fixed_size_list<{self.value_field._short()}>[{self.list_size}]"
+
+
+class StructType(DataType):
+    __slots__ = ()
+    buffer_count = 1
+
+    def __init__(self, fields):
+        super().__init__(tuple(as_field(f) for f in field_items(fields)))
+
+    fields = property(lambda self: self._key[1])
+    children = property(lambda self: self._key[1])
+
+    def field(self, i):
+        return lookup_field(self.fields, i, "struct")
+
+    def __len__(self):
+        return len(self.fields)
+
+    def __iter__(self):
+        return iter(self.fields)
+
+    def __str__(self):
+        return "struct<" + ", ".join(f._short() for f in self.fields) + ">"
+
+
+class MapType(DataType):
+    """A list of key/value structs; ``entries`` is the struct field."""
+
+    __slots__ = ()
+    buffer_count = 2
+    offset_dtype = native_dtype("i4")
+    kind = "list"
+
+    def __init__(self, key, item=None, keys_sorted: bool = False, *, entries=None):
+        if entries is None:
+            key_field = as_field(key, "key")
+            if key_field.nullable:
+                key_field = key_field.with_nullable(False)
+            entries = Field("entries", StructType([key_field, as_field(item, "value")]), False)
+        if not (isinstance(entries.storage_type, StructType) and len(entries.storage_type.fields) == 2):
+            raise ArrowInvalid(f"map entries must be a struct of two fields, got {entries.type}")
+        super().__init__(entries, bool(keys_sorted))
+
+    entries = property(lambda self: self._key[1])
+    value_field = entries
+    key_field = property(lambda self: self._key[1].storage_type.fields[0])
+    item_field = property(lambda self: self._key[1].storage_type.fields[1])
+    key_type = property(lambda self: self.key_field.storage_type)
+    item_type = property(lambda self: self.item_field.storage_type)
+    keys_sorted = property(lambda self: self._key[2])
+    children = property(lambda self: (self._key[1],))
+
+    def _args(self):
+        return (None, None, self.keys_sorted)
+
+    def __reduce__(self):
+        return (_rebuild_map, (self.entries, self.keys_sorted))
+
+    def __str__(self):
+        key, item = self.key_field, self.item_field
+        key_text = f"{key.type}" + ("" if key.name == "key" else f" ({key.name!r})")
+        item_text = f"{item.type}" + ("" if item.name == "value" else f" ({item.name!r})")
+        return f"map<{key_text}, {item_text}" + (", keys_sorted>" if self.keys_sorted else ">")
+
+
+def _rebuild_map(entries, keys_sorted):
+    return MapType(None, None, keys_sorted, entries=entries)
+
+
+class UnionType(DataType):
+    __slots__ = ()
+
+    def __init__(self, mode: str, fields, type_codes=None):
+        if mode not in ("sparse", "dense"):
+            raise ArrowInvalid(f"union mode must be 'sparse' or 'dense', got {mode!r}")
+        fields = tuple(as_field(f) for f in field_items(fields))
+        codes = tuple(range(len(fields))) if type_codes is None else tuple(int(c) for c in type_codes)
+        if len(codes) != len(fields):
+            raise ArrowInvalid(f"union has {len(fields)} children but {len(codes)} type codes")
+        if any(not 0 <= c < 128 for c in codes) or len(set(codes)) != len(codes):
+            raise ArrowInvalid(f"union type codes must be distinct and in [0, 128), got {codes}")
+        super().__init__(mode, fields, codes)
+
+    mode = property(lambda self: self._key[1])
+    fields = property(lambda self: self._key[2])
+    type_codes = property(lambda self: self._key[3])
+    children = property(lambda self: self._key[2])
+    buffer_count = property(lambda self: 2 if self._key[1] == "dense" else 1)
+
+    def field(self, i):
+        return lookup_field(self.fields, i, "union")
+
+    def __str__(self):
+        kids = ", ".join(f"{f._short()}={c}" for f, c in zip(self.fields, self.type_codes))
+        return f"{self.mode}_union<{kids}>"

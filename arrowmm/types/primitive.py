@@ -1,0 +1,138 @@
+"""The flat types: null, boolean, integers, floats, decimals, binary and string (plain, large
+and view), fixed-size binary."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ArrowInvalid
+from .base import DataType, FixedWidthType, native_dtype
+
+__all__ = ["NullType", "BoolType", "IntType", "FloatType", "DecimalType", "BinaryType",
+           "FixedSizeBinaryType"]
+
+
+class NullType(DataType):
+    __slots__ = ()
+    buffer_count = 0
+
+    def __init__(self):
+        super().__init__()
+
+    def __str__(self):
+        return "null"
+
+
+class BoolType(DataType):
+    __slots__ = ()
+    buffer_count = 2
+
+    def __init__(self):
+        super().__init__()
+
+    def __str__(self):
+        return "bool"
+
+
+class IntType(FixedWidthType):
+    __slots__ = ()
+
+    def __init__(self, bit_width: int, signed: bool):
+        if bit_width not in (8, 16, 32, 64):
+            raise ArrowInvalid(f"integer bit width must be 8, 16, 32 or 64, got {bit_width}")
+        super().__init__(bit_width, bool(signed))
+
+    bit_width = property(lambda self: self._key[1])
+    signed = property(lambda self: self._key[2])
+    byte_width = property(lambda self: self._key[1] // 8)
+    numpy_dtype = property(lambda self: _INT_DTYPES[self._key])
+
+    def __str__(self):
+        return f"{'' if self.signed else 'u'}int{self.bit_width}"
+
+
+class FloatType(FixedWidthType):
+    __slots__ = ()
+    _NAMES = {16: "halffloat", 32: "float", 64: "double"}
+
+    def __init__(self, bit_width: int):
+        if bit_width not in self._NAMES:
+            raise ArrowInvalid(f"float bit width must be 16, 32 or 64, got {bit_width}")
+        super().__init__(bit_width)
+
+    bit_width = property(lambda self: self._key[1])
+    byte_width = property(lambda self: self._key[1] // 8)
+    numpy_dtype = property(lambda self: _FLOAT_DTYPES[self._key])
+
+    def __str__(self):
+        return self._NAMES[self.bit_width]
+
+
+# the hot path (to_numpy) looks these up by key instead of building dtypes
+_INT_DTYPES = {("IntType", bits, signed): native_dtype(f"{'i' if signed else 'u'}{bits // 8}")
+               for bits in (8, 16, 32, 64) for signed in (True, False)}
+_FLOAT_DTYPES = {("FloatType", bits): native_dtype(f"f{bits // 8}") for bits in (16, 32, 64)}
+
+
+class DecimalType(FixedWidthType):
+    __slots__ = ()
+    _MAX_PRECISION = {32: 9, 64: 18, 128: 38, 256: 76}
+
+    def __init__(self, precision: int, scale: int, bit_width: int = 128):
+        if bit_width not in self._MAX_PRECISION:
+            raise ArrowInvalid(f"decimal bit width must be 32, 64, 128 or 256, got {bit_width}")
+        if not 1 <= precision <= self._MAX_PRECISION[bit_width]:
+            raise ArrowInvalid(
+                f"decimal{bit_width} precision must be in [1, {self._MAX_PRECISION[bit_width]}], "
+                f"got {precision}")
+        super().__init__(precision, scale, bit_width)
+
+    precision = property(lambda self: self._key[1])
+    scale = property(lambda self: self._key[2])
+    bit_width = property(lambda self: self._key[3])
+    byte_width = property(lambda self: self._key[3] // 8)
+
+    @property
+    def numpy_dtype(self):
+        bw = self.bit_width
+        return native_dtype(f"i{bw // 8}") if bw <= 64 else np.dtype(("V", bw // 8))
+
+    def __str__(self):
+        return f"decimal{self.bit_width}({self.precision}, {self.scale})"
+
+
+class BinaryType(DataType):
+    """binary / string, their large (64-bit offset) and view variants."""
+
+    __slots__ = ()
+
+    def __init__(self, utf8: bool = False, large: bool = False, view: bool = False):
+        if large and view:
+            raise ArrowInvalid("a binary type is either large or a view, not both")
+        super().__init__(bool(utf8), bool(large), bool(view))
+
+    utf8 = property(lambda self: self._key[1])
+    large = property(lambda self: self._key[2])
+    view = property(lambda self: self._key[3])
+    buffer_count = property(lambda self: 2 if self._key[3] else 3)
+    offset_dtype = property(lambda self: native_dtype("i8" if self._key[2] else "i4"))
+
+    def __str__(self):
+        base = "string" if self.utf8 else "binary"
+        if self.view:
+            return base + "_view"
+        return "large_" + base if self.large else base
+
+
+class FixedSizeBinaryType(FixedWidthType):
+    __slots__ = ()
+
+    def __init__(self, byte_width: int):
+        if byte_width < 0:
+            raise ArrowInvalid(f"fixed_size_binary byte width must be >= 0, got {byte_width}")
+        super().__init__(int(byte_width))
+
+    byte_width = property(lambda self: self._key[1])
+    numpy_dtype = property(lambda self: np.dtype(("V", self._key[1])) if self._key[1] else None)
+
+    def __str__(self):
+        return f"fixed_size_binary[{self.byte_width}]"

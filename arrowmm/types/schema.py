@@ -1,0 +1,177 @@
+"""``Schema``: the fields of a record batch, in order, with schema-level metadata; printed as
+pyarrow's ``Schema.to_string`` prints it.
+
+``serialize`` and ``Schema(producer)`` are provided from above (``arrowmm.ipc.messages`` and
+``arrowmm.interop`` register them), so this layer imports nothing from those.
+"""
+from __future__ import annotations
+
+from typing import Iterator, Mapping, Optional
+
+from .._core._cabi import exporter
+from .encoded import DictionaryType
+from .extension import ExtensionType, extension_type_of
+from .fields import Field, as_field, field_items, freeze_metadata, lookup_field
+
+__all__ = ["Schema", "register_schema_serializer", "register_schema_importer"]
+
+
+class Schema:
+    """The fields of a record batch, in order, plus schema-level custom metadata."""
+
+    __slots__ = ("fields", "metadata", "endianness", "_index", "_ext")
+
+    def __init__(self, fields, metadata: Optional[Mapping[str, str]] = None,
+                 endianness: str = "little"):
+        set_ = object.__setattr__
+        if hasattr(fields, "__arrow_c_schema__") and not isinstance(fields, (list, tuple, Mapping)):
+            imported = _SCHEMA_IMPORTER["schema"](fields)  # (pyarrow's, polars', any producer's)
+            fields, metadata = imported.fields, imported.metadata if metadata is None else metadata
+        fields = tuple(field_items(fields))
+        if any(type(f) is not Field for f in fields):
+            fields = tuple(map(as_field, fields))
+        set_(self, "fields", fields)
+        set_(self, "metadata", freeze_metadata(metadata))
+        set_(self, "endianness", endianness)
+        set_(self, "_index", None)  # name -> indices, made by the first lookup by name
+        set_(self, "_ext", None)  # each field's extension type, resolved once on first use
+
+    def extension_types(self) -> tuple:
+        """Each field's registered extension type (None for the others), resolved once per
+        schema: what is registered when the schema is first read decides, as in pyarrow."""
+        ext = self._ext
+        if ext is None:
+            ext = tuple(extension_type_of(f) for f in self.fields)
+            object.__setattr__(self, "_ext", ext)
+        return ext
+
+    def _name_index(self) -> dict:
+        index = self._index
+        if index is None:  # (threads may both build it: the same dict, one is kept)
+            index = {}
+            for i, f in enumerate(self.fields):
+                index.setdefault(f.name, []).append(i)
+            object.__setattr__(self, "_index", index)
+        return index
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Schema is immutable")
+
+    @property
+    def names(self) -> list:
+        return [f.name for f in self.fields]
+
+    @property
+    def types(self) -> list:
+        return [f.type for f in self.fields]
+
+    def __len__(self):
+        return len(self.fields)
+
+    def __iter__(self) -> Iterator[Field]:
+        return iter(self.fields)
+
+    def __getitem__(self, i):
+        return self.field(i)
+
+    def field(self, i) -> Field:
+        index = self._name_index() if isinstance(i, str) else None
+        return lookup_field(self.fields, i, "schema", index)
+
+    def get_field_index(self, name: str) -> int:
+        """Index of the field called ``name``; -1 when absent or ambiguous (pyarrow's rule)."""
+        hits = self._name_index().get(name, ())
+        return hits[0] if len(hits) == 1 else -1
+
+    def _cmp_key(self):
+        md = tuple(sorted(self.metadata.items())) if self.metadata else None
+        return (self.fields, md)
+
+    def __eq__(self, other):
+        return isinstance(other, Schema) and self._cmp_key() == other._cmp_key()
+
+    def __hash__(self):
+        return hash(self._cmp_key())
+
+    def __reduce__(self):
+        return (Schema, (self.fields, self.metadata, self.endianness))
+
+    def equals(self, other, check_metadata: bool = False) -> bool:
+        if check_metadata:
+            return self == other
+        return (isinstance(other, Schema) and len(self) == len(other)
+                and all(a.equals(b) for a, b in zip(self.fields, other.fields)))
+
+    def with_metadata(self, metadata) -> "Schema":
+        return Schema(self.fields, metadata, self.endianness)
+
+    def serialize(self) -> bytes:
+        """The schema as one IPC schema message (pyarrow's ``Schema.serialize``);
+        ``arrowmm.read_schema(buf)`` reads it."""
+        return _SCHEMA_SERIALIZER["schema"](self)
+
+    def to_string(self, truncate_metadata: bool = True, show_field_metadata: bool = True,
+                  show_schema_metadata: bool = True) -> str:
+        """The schema as pyarrow's ``Schema.to_string`` prints it: each field, the children of
+        nested types (``child i, ...``), field and schema metadata, long values cut as Arrow
+        C++ cuts them unless ``truncate_metadata=False``."""
+        out = []
+        options = (truncate_metadata, show_field_metadata)
+        for f in self.fields:
+            out.append("\n")
+            _print_field(out, f, 0, options)
+        if show_schema_metadata and self.metadata:
+            out.append("\n-- schema metadata --")
+            _print_metadata(out, self.metadata, 0, truncate_metadata)
+        return "".join(out)[1:]
+
+    def __str__(self):
+        return self.to_string()
+
+    def __repr__(self):
+        return "arrowmm.Schema\n" + str(self)
+
+    def __arrow_c_schema__(self):
+        return exporter("schema")(self)
+
+
+def _print_field(out: list, f: Field, indent: int, options) -> None:
+    # (Arrow C++'s SchemaPrinter: a child line is indented by the parent's indent plus the
+    # child's, so each level adds more than the one before, as pyarrow prints it)
+    dtype = f.type
+    out.append(f"{f.name}: {dtype}{'' if f.nullable else ' not null'}")
+    kids = () if isinstance(dtype, (ExtensionType, DictionaryType)) else dtype.children
+    for i, child in enumerate(kids):
+        out.append("\n" + " " * indent + " " * (indent + 2) + f"child {i}, ")
+        _print_field(out, child, indent + 2, options)
+    if options[1] and f.metadata:
+        out.append("\n" + " " * (indent + 2) + "-- field metadata --")
+        _print_metadata(out, f.metadata, indent + 2, options[0])
+
+
+def _print_metadata(out: list, metadata, indent: int, truncate: bool) -> None:
+    for k, v in metadata.items():
+        raw = v.encode("utf-8", "surrogateescape")
+        keep = max(10, 70 - len(k.encode("utf-8", "surrogateescape")) - indent)
+        text = f"'{v}'" if not truncate or len(raw) <= keep else \
+            f"'{raw[:keep].decode('utf-8', 'replace')}' + {len(raw) - keep}"
+        out.append("\n" + " " * indent + f"{k}: {text}")
+
+
+#: ``Schema.serialize`` is written by ``arrowmm.ipc.messages``, which registers it here
+_SCHEMA_SERIALIZER: dict = {}
+
+
+#: ``Schema(obj)`` of an ``__arrow_c_schema__`` producer: ``arrowmm.interop`` registers it
+_SCHEMA_IMPORTER: dict = {}
+
+
+def register_schema_importer(import_schema) -> None:
+    """Called by ``arrowmm.interop``: the function ``Schema(obj)`` reads a producer's schema
+    with (``import_schema(obj) -> Schema``), as ``pyarrow.schema(obj)`` accepts one."""
+    _SCHEMA_IMPORTER["schema"] = import_schema
+
+
+def register_schema_serializer(serialize_schema) -> None:
+    """Called by ``arrowmm.ipc.messages``: the function behind ``Schema.serialize``."""
+    _SCHEMA_SERIALIZER["schema"] = serialize_schema
