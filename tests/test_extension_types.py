@@ -417,9 +417,9 @@ def test_extension_fields_survive_renames_pickles_and_nesting():
     nested = arrowmm.list_(arrowmm.field("item", arrowmm.uuid()))
     assert str(nested) == str(pa.list_(pa.field("item", pa.uuid()))) == \
         "list<item: extension<arrow.uuid>>"
-    # (the element's layout: ``value_type`` stays the storage, ``value_field.type`` the extension)
-    assert nested.value_type == arrowmm.fixed_size_binary(16)
-    assert nested.value_field.type == arrowmm.uuid()
+    # (``value_type`` is the extension, as pyarrow's; the layout is the field's storage type)
+    assert nested.value_type == arrowmm.uuid() == nested.value_field.type
+    assert nested.value_field.storage_type == arrowmm.fixed_size_binary(16)
 
 
 def test_unregistered_extension_field_keeps_storage_and_metadata():
@@ -464,6 +464,106 @@ def test_extension_values_at_any_depth_are_pyarrows(tmp_path, name):
     with arrowmm.open_file(path) as r:
         assert r.get_batch(0).to_pylist() == [{"c": v} for v in theirs.to_pylist()]
     assert pa.ipc.open_file(path).read_all().column("c").to_pylist() == theirs.to_pylist()
+
+
+def _child_types(dtype):
+    """A nested type's children as its accessors give them (``value_type``, ``key_type``,
+    ``item_type``, ``run_end_type``, ``field(i).type``): the names pyarrow and arrowmm share."""
+    out = {name: getattr(dtype, name) for name in ("value_type", "key_type", "item_type",
+                                                   "run_end_type") if hasattr(dtype, name)}
+    if isinstance(dtype, (pa.StructType, pa.UnionType, arrowmm.types.StructType,
+                          arrowmm.types.UnionType)):
+        out.update({f"field({i})": dtype.field(i).type for i in range(len(dtype.children)
+                    if hasattr(dtype, "children") else dtype.num_fields)})
+    return out
+
+
+def _write_pa(path, arr):
+    with pa.ipc.new_file(path, pa.schema([("c", arr.type)])) as w:
+        w.write_batch(pa.record_batch([arr], names=["c"]))
+
+
+@pytest.mark.parametrize("name", sorted(_nested_cases()))
+def test_child_types_of_nested_types_are_pyarrows(tmp_path, name):
+    """``list.value_type`` (large, view, fixed-size), map ``item_type``, run-end ``value_type``
+    and struct / union ``field(i).type`` of an extension child are the extension type, as
+    pyarrow gives them: the same strings, and equal to arrowmm's instance of that type, not
+    to its storage (they were the storage type)."""
+    theirs = _nested_cases()[name]
+    path = str(tmp_path / "nested.arrow")
+    _write_pa(path, theirs)
+    with arrowmm.open_file(path) as r:
+        from_file = r.schema.field("c").type
+    for ours in (from_file, arrowmm.array(theirs).type):  # (read from a file, imported)
+        mine, pas = _child_types(ours), _child_types(theirs.type)
+        assert {k: str(v) for k, v in mine.items()} == {k: str(v) for k, v in pas.items()}
+        for key, child in pas.items():
+            expected = arrowmm.schema(pa.schema([("x", child)])).field(0).type  # (ours)
+            assert mine[key] == expected and hash(mine[key]) == hash(expected)
+            if isinstance(child, pa.BaseExtensionType):
+                assert isinstance(mine[key], arrowmm.ExtensionType)
+                assert mine[key] != expected.storage_type
+        assert ours == from_file
+
+
+def test_list_of_an_extension_is_not_a_list_of_its_storage():
+    for make in (arrowmm.list_, arrowmm.large_list, lambda v: arrowmm.list_(v, 2)):
+        assert make(arrowmm.uuid()) != make(arrowmm.fixed_size_binary(16))
+        assert make(arrowmm.uuid()) == make(arrowmm.uuid())
+        assert make(arrowmm.uuid()).value_type == arrowmm.uuid()
+    assert pa.list_(pa.uuid()) != pa.list_(pa.binary(16))  # (the oracle agrees)
+    m = arrowmm.map_(arrowmm.string(), arrowmm.uuid())
+    assert m.item_type == arrowmm.uuid() and m.item_field.storage_type == arrowmm.fixed_size_binary(16)
+    assert m.key_type == arrowmm.string()
+    ree = arrowmm.run_end_encoded(arrowmm.int32(), arrowmm.bool8())
+    assert ree.value_type == arrowmm.bool8() and ree.run_end_type == arrowmm.int32()
+    assert str(ree.value_type) == str(pa.run_end_encoded(pa.int32(), pa.bool8()).value_type)
+
+
+def test_child_types_of_an_unregistered_extension_read_from_a_file(tmp_path):
+    """Unregistered, a child extension reads as its storage (metadata kept), in pyarrow and
+    here alike; registered, as the extension type."""
+    storage = pa.array([{"n": 1, "d": 2}, None, {"n": 3, "d": 4}],
+                       pa.struct([("n", pa.int64()), ("d", pa.int64())]))
+    pa.register_extension_type(Rational())
+    try:
+        ext = pa.ExtensionArray.from_storage(Rational(), storage)
+        cases = {
+            "list": pa.ListArray.from_arrays([0, 2, 3], ext),
+            "large_list": pa.LargeListArray.from_arrays([0, 2, 3], ext),
+            "fixed_size_list": pa.FixedSizeListArray.from_arrays(ext, 1),
+            "map": pa.MapArray.from_arrays([0, 2, 3], pa.array(["a", "b", "c"]), ext),
+            "struct": pa.StructArray.from_arrays([ext], names=["r"]),
+        }
+        for name, arr in cases.items():
+            _write_pa(str(tmp_path / f"{name}.arrow"), arr)
+    finally:
+        pa.unregister_extension_type("test.rational")
+    plain = arrowmm.struct([("n", arrowmm.int64()), ("d", arrowmm.int64())])
+    for name in cases:
+        path = str(tmp_path / f"{name}.arrow")
+        theirs = pa.ipc.open_file(path).schema.field("c").type  # (unregistered in pyarrow too)
+        with arrowmm.open_file(path) as r:
+            ours = r.schema.field("c").type
+            values = r.get_batch(0)["c"].to_pylist()
+        assert str(ours) == str(theirs)
+        mine = _child_types(ours)
+        assert {k: str(v) for k, v in mine.items()} == \
+            {k: str(v) for k, v in _child_types(theirs).items()}
+        (child,) = [v for k, v in mine.items() if k in ("value_type", "item_type", "field(0)")]
+        assert child == plain and not isinstance(child, arrowmm.ExtensionType)
+        assert ours.children[0].name in ("item", "r", "entries")
+        assert values == pa.ipc.open_file(path).read_all().column("c").to_pylist()
+        arrowmm.register_extension_type(MmRational())
+        try:
+            with arrowmm.open_file(path) as r:
+                ours = r.schema.field("c").type
+            (child,) = [v for k, v in _child_types(ours).items()
+                        if k in ("value_type", "item_type", "field(0)")]
+            assert child == MmRational() and child != plain
+            assert str(ours) == str(theirs).replace(str(plain), "extension<test.rational<MmRational>>")
+        finally:
+            arrowmm.unregister_extension_type("test.rational")
 
 
 def test_schema_of_a_producer_as_pyarrow_schema_takes_one():

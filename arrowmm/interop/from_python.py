@@ -486,7 +486,7 @@ def _lists(values, dtype, fp):
     size_arr = np.array(sizes, dtype=np.int64)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(size_arr, out=offsets[1:])
-    child = _child(flat, dtype.value_type, fp, _locator(offsets[:-1]))
+    child = _child(flat, dtype.value_field.storage_type, fp, _locator(offsets[:-1]))
     validity, nulls = validity_from_mask(mask)
     if fixed is not None:
         return make_array(dtype, n, [validity], [child], null_count=nulls)
@@ -564,8 +564,8 @@ def _maps(values, dtype, fp):
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.array(sizes, dtype=np.int64), out=offsets[1:])
     locate = _locator(offsets[:-1])
-    key_arr = _child(keys, dtype.key_type, fp, lambda k: locate(k) + [".key"])
-    item_arr = _child(items, dtype.item_type, fp, lambda k: locate(k) + [".value"])
+    key_arr = _child(keys, dtype.key_field.storage_type, fp, lambda k: locate(k) + [".key"])
+    item_arr = _child(items, dtype.item_field.storage_type, fp, lambda k: locate(k) + [".value"])
     entries = make_array(dtype.entries.type, len(keys), [None], [key_arr, item_arr], null_count=0)
     validity, nulls = validity_from_mask(mask)
     return make_array(dtype, n, [validity, as_view(offsets.astype(np.int32))], [entries],
@@ -665,7 +665,8 @@ def _dictionaries(values, dtype, fp):
 
 def _run_end_encoded(values, dtype, fp):
     """Runs of equal consecutive values (nulls make runs too)."""
-    canon = _canonical(values, dtype.value_type, fp, _null_mask(values, fp))
+    values_type = dtype.value_field.storage_type  # (the layout: an extension's storage)
+    canon = _canonical(values, values_type, fp, _null_mask(values, fp))
     n = len(values)
     starts = [i for i in range(n) if i == 0 or canon[i] != canon[i - 1]]
     ends = starts[1:] + [n] if n else []
@@ -675,7 +676,7 @@ def _run_end_encoded(values, dtype, fp):
     run_ends = make_array(dtype.run_end_type, len(ends),
                           [None, as_view(np.array(ends, dtype=dtype.run_end_type.numpy_dtype))],
                           null_count=0)
-    run_values = convert([values[i] for i in starts], dtype.value_type, fp)
+    run_values = convert([values[i] for i in starts], values_type, fp)
     return make_array(dtype, n, [], [run_ends, run_values], null_count=0)
 
 

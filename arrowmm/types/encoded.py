@@ -48,7 +48,7 @@ class RunEndEncodedType(DataType):
     run_end_field = property(lambda self: self._key[1])
     value_field = property(lambda self: self._key[2])
     run_end_type = property(lambda self: self._key[1].storage_type)
-    value_type = property(lambda self: self._key[2].storage_type)
+    value_type = property(lambda self: self._key[2].type)  # (layout: value_field.storage_type)
     children = property(lambda self: self._key[1:3])
 
     def __str__(self):

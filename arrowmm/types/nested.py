@@ -23,7 +23,9 @@ class ListType(DataType):
         super().__init__(as_field(value_field, "item"), kind)
 
     value_field = property(lambda self: self._key[1])
-    value_type = property(lambda self: self._key[1].storage_type)  # the layout's
+    #: the values' type as pyarrow gives it: an extension type for an extension child (its
+    #: layout is ``value_field.storage_type``)
+    value_type = property(lambda self: self._key[1].type)
     kind = property(lambda self: self._key[2])
     large = property(lambda self: self._key[2].startswith("large"))
     view = property(lambda self: self._key[2].endswith("view"))
@@ -45,7 +47,9 @@ class FixedSizeListType(DataType):
         super().__init__(as_field(value_field, "item"), int(list_size))
 
     value_field = property(lambda self: self._key[1])
-    value_type = property(lambda self: self._key[1].storage_type)  # the layout's
+    #: the values' type as pyarrow gives it: an extension type for an extension child (its
+    #: layout is ``value_field.storage_type``)
+    value_type = property(lambda self: self._key[1].type)
     list_size = property(lambda self: self._key[2])
     children = property(lambda self: (self._key[1],))
 
@@ -98,8 +102,10 @@ class MapType(DataType):
     value_field = entries
     key_field = property(lambda self: self._key[1].storage_type.fields[0])
     item_field = property(lambda self: self._key[1].storage_type.fields[1])
-    key_type = property(lambda self: self.key_field.storage_type)
-    item_type = property(lambda self: self.item_field.storage_type)
+    #: as pyarrow gives them: extension types for extension children (the layouts are the
+    #: fields' ``storage_type``)
+    key_type = property(lambda self: self.key_field.type)
+    item_type = property(lambda self: self.item_field.type)
     keys_sorted = property(lambda self: self._key[2])
     children = property(lambda self: (self._key[1],))
 
