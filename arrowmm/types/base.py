@@ -17,7 +17,8 @@ __all__ = ["DataType", "FixedWidthType", "native_dtype"]
 
 
 class DataType:
-    """Base of every Arrow type.  Subclasses set ``_key`` for equality."""
+    """Base of every Arrow type.  Subclasses set ``_key``: their parameters, which equality
+    compares (nested types compare their children as pyarrow does: see ``_compare``)."""
 
     __slots__ = ("_key",)
     #: number of buffers one node of this type has in an IPC record batch (V5)
@@ -34,13 +35,20 @@ class DataType:
         raise AttributeError(f"{type(self).__name__} is immutable")
 
     def __eq__(self, other):
-        return isinstance(other, DataType) and self._key == other._key
+        return isinstance(other, DataType) and (self is other or self._compare() == other._compare())
 
     def __ne__(self, other):
         return not self == other
 
     def __hash__(self):
-        return hash(self._key)
+        return hash(self._compare())
+
+    def _compare(self):
+        """What ``==`` and ``hash`` compare: the key.  Nested types override it to compare their
+        children as pyarrow's ``==`` does (``check_metadata=False``): by type and nullability,
+        by name where the name is part of the type (struct and union children, not list or
+        map children), never by the children's custom metadata."""
+        return self._key
 
     def __repr__(self):
         return f"arrowmm.DataType({self})"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import ArrowInvalid
 from .base import DataType
-from .fields import as_field
+from .fields import as_field, child_key
 from .primitive import IntType
 
 __all__ = ["DictionaryType", "RunEndEncodedType"]
@@ -50,6 +50,9 @@ class RunEndEncodedType(DataType):
     run_end_type = property(lambda self: self._key[1].storage_type)
     value_type = property(lambda self: self._key[2].type)  # (layout: value_field.storage_type)
     children = property(lambda self: self._key[1:3])
+
+    def _compare(self):
+        return ("RunEndEncodedType", self.run_end_type, child_key(self._key[2], named=False))
 
     def __str__(self):
         return f"run_end_encoded<run_ends: {self.run_end_type}, values: {self.value_field.type}>"

@@ -10,7 +10,7 @@ from ..errors import ArrowInvalid
 from .base import DataType
 from .extension import EXTENSION_METADATA, EXTENSION_NAME, ExtensionType, resolve_extension
 
-__all__ = ["Field", "freeze_metadata", "field_items", "as_field", "lookup_field"]
+__all__ = ["Field", "freeze_metadata", "field_items", "as_field", "lookup_field", "child_key"]
 
 
 #: ``Field._ext`` before the field's extension type has been looked up
@@ -189,3 +189,11 @@ def lookup_field(fields, i, what, index=None):
     if not -n <= k < n:
         raise IndexError(f"{what} field index {i} out of range for {n} fields")
     return fields[k]
+
+
+def child_key(field: Field, named: bool = True) -> tuple:
+    """A child field as its nested type's equality compares it (pyarrow's ``==``): its type as
+    users see it (the extension type of an extension child, else the storage type), its
+    nullability, and its name when ``named`` (struct and union children; a list's or a map's
+    child names are not part of the type).  Custom metadata takes no part."""
+    return (field.name if named else None, field.type, field.nullable)

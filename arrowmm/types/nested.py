@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..errors import ArrowInvalid
 from .base import DataType, native_dtype
-from .fields import Field, as_field, field_items, lookup_field
+from .fields import Field, as_field, child_key, field_items, lookup_field
 
 __all__ = ["ListType", "FixedSizeListType", "StructType", "MapType", "UnionType"]
 
@@ -33,6 +33,9 @@ class ListType(DataType):
     offset_dtype = property(lambda self: native_dtype("i8" if self.large else "i4"))
     children = property(lambda self: (self._key[1],))
 
+    def _compare(self):
+        return ("ListType", child_key(self._key[1], named=False), self._key[2])
+
     def __str__(self):
         return f"{self.kind}<{self.value_field._short()}>"
 
@@ -52,6 +55,9 @@ class FixedSizeListType(DataType):
     value_type = property(lambda self: self._key[1].type)
     list_size = property(lambda self: self._key[2])
     children = property(lambda self: (self._key[1],))
+
+    def _compare(self):
+        return ("FixedSizeListType", child_key(self._key[1], named=False), self._key[2])
 
     def __str__(self):
         return f"fixed_size_list<{self.value_field._short()}>[{self.list_size}]"
@@ -75,6 +81,9 @@ class StructType(DataType):
 
     def __iter__(self):
         return iter(self.fields)
+
+    def _compare(self):
+        return ("StructType", tuple(map(child_key, self._key[1])))
 
     def __str__(self):
         return "struct<" + ", ".join(f._short() for f in self.fields) + ">"
@@ -115,6 +124,10 @@ class MapType(DataType):
     def __reduce__(self):
         return (_rebuild_map, (self.entries, self.keys_sorted))
 
+    def _compare(self):
+        return ("MapType", child_key(self.key_field, named=False),
+                child_key(self.item_field, named=False), self._key[2])
+
     def __str__(self):
         key, item = self.key_field, self.item_field
         key_text = f"{key.type}" + ("" if key.name == "key" else f" ({key.name!r})")
@@ -148,6 +161,9 @@ class UnionType(DataType):
 
     def field(self, i):
         return lookup_field(self.fields, i, "union")
+
+    def _compare(self):
+        return ("UnionType", self._key[1], tuple(map(child_key, self._key[2])), self._key[3])
 
     def __str__(self):
         kids = ", ".join(f"{f._short()}={c}" for f, c in zip(self.fields, self.type_codes))
