@@ -574,3 +574,33 @@ def test_schema_of_a_producer_as_pyarrow_schema_takes_one():
     assert arrowmm.schema(theirs, metadata={"c": "d"}).metadata == {"c": "d"}
     with pytest.raises(arrowmm.ArrowInvalid, match="must be a struct"):
         arrowmm.schema(pa.int8())
+
+
+class _Labelled(arrowmm.ExtensionType):
+    """An extension over any storage (the storage it is read with is the one it keeps)."""
+
+    def __init__(self, storage):
+        super().__init__(storage, "test.labelled")
+
+    def __arrow_ext_serialize__(self):
+        return b""
+
+    @classmethod
+    def __arrow_ext_deserialize__(cls, storage_type, serialized):
+        return cls(storage_type)
+
+
+def test_extension_read_twice_keeps_each_storages_child_names():
+    """Storage types equal but for a list's child name (which == ignores, as pyarrow's) each
+    resolve to an extension over their own storage, not one cached for the other."""
+    md = {"ARROW:extension:name": "test.labelled", "ARROW:extension:metadata": ""}
+    named = arrowmm.list_(arrowmm.field("x", arrowmm.int32()))
+    plain = arrowmm.list_(arrowmm.int32())
+    assert named == plain and str(named) != str(plain)
+    arrowmm.register_extension_type(_Labelled(plain))
+    try:
+        for storage in (plain, named, plain):
+            ext = arrowmm.field("c", storage, metadata=md).type
+            assert isinstance(ext, _Labelled) and str(ext.storage_type) == str(storage)
+    finally:
+        arrowmm.unregister_extension_type("test.labelled")

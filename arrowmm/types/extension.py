@@ -108,7 +108,7 @@ def _rebuild_extension(cls, storage, serialized):
 
 #: extension name -> the registered instance whose class deserializes that name
 _EXTENSION_REGISTRY: dict = {}
-#: (name, storage type, serialized) -> the deserialized type (or None when it did not fit)
+#: (name, storage type, its string, serialized) -> the deserialized type (or None when it did not fit)
 _EXTENSION_CACHE: dict = {}
 
 
@@ -150,7 +150,7 @@ def resolve_extension(storage: DataType, md) -> Optional[ExtensionType]:
     if name is None:
         return None
     serialized = md.get(EXTENSION_METADATA, "").encode("utf-8", "surrogateescape")
-    key = (name, storage, serialized)
+    key = (name, storage, str(storage), serialized)  # (str: child names, which == ignores)
     try:
         return _EXTENSION_CACHE[key]
     except KeyError:
