@@ -36,6 +36,13 @@ class DictionaryArray(Array):
     def dictionary_decode(self) -> list:
         return self.to_pylist()
 
+    def to_string(self) -> str:
+        """As pyarrow lays a dictionary array out: the whole dictionary, then the indices."""
+        def indented(array):
+            return "\n".join("  " + line for line in array.to_string().split("\n"))
+        return (f"\n-- dictionary:\n{indented(self.dictionary)}"
+                f"\n-- indices:\n{indented(self.indices())}")
+
     def to_numpy(self, zero_copy_only=True, writable=False):
         if zero_copy_only:
             raise ArrowInvalid("dictionary arrays have no numpy view of their values; "

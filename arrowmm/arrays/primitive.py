@@ -34,6 +34,9 @@ class NullArray(Array):
     def _pylist(self, temporal):
         return [None] * unbacked_rows(self.length, "null array")
 
+    def to_string(self) -> str:
+        return f"{self.length} nulls"  # (as pyarrow prints a null array)
+
 
 class BooleanArray(Array):
     __slots__ = ()

@@ -114,7 +114,8 @@ class Schema:
                   show_schema_metadata: bool = True) -> str:
         """The schema as pyarrow's ``Schema.to_string`` prints it: each field, the children of
         nested types (``child i, ...``), field and schema metadata, long values cut as Arrow
-        C++ cuts them unless ``truncate_metadata=False``."""
+        C++ cuts them unless ``truncate_metadata=False`` (so are names and types longer than
+        100 bytes, as pyarrow cuts them)."""
         out = []
         options = (truncate_metadata, show_field_metadata)
         for f in self.fields:
@@ -139,7 +140,8 @@ def _print_field(out: list, f: Field, indent: int, options) -> None:
     # (Arrow C++'s SchemaPrinter: a child line is indented by the parent's indent plus the
     # child's, so each level adds more than the one before, as pyarrow prints it)
     dtype = f.type
-    out.append(f"{f.name}: {dtype}{'' if f.nullable else ' not null'}")
+    name, text = (_cut(f.name), _cut(str(dtype))) if options[0] else (f.name, dtype)
+    out.append(f"{name}: {text}{'' if f.nullable else ' not null'}")
     kids = () if isinstance(dtype, (ExtensionType, DictionaryType)) else dtype.children
     for i, child in enumerate(kids):
         out.append("\n" + " " * indent + " " * (indent + 2) + f"child {i}, ")
@@ -147,6 +149,19 @@ def _print_field(out: list, f: Field, indent: int, options) -> None:
     if options[1] and f.metadata:
         out.append("\n" + " " * (indent + 2) + "-- field metadata --")
         _print_metadata(out, f.metadata, indent + 2, options[0])
+
+
+#: the longest name or type printed whole (Arrow C++'s ``PrettyPrintOptions::element_size_limit``)
+_ELEMENT_SIZE_LIMIT = 100
+
+
+def _cut(text: str) -> str:
+    """``text`` cut to 100 bytes of UTF-8 as pyarrow cuts a long name or type."""
+    raw = text.encode("utf-8", "surrogateescape")
+    if len(raw) <= _ELEMENT_SIZE_LIMIT:
+        return text
+    return (raw[:_ELEMENT_SIZE_LIMIT].decode("utf-8", "replace")
+            + f" (... {len(raw) - _ELEMENT_SIZE_LIMIT} chars omitted)")
 
 
 def _print_metadata(out: list, metadata, indent: int, truncate: bool) -> None:
