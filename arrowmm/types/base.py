@@ -13,14 +13,14 @@ import numpy as np
 
 from .._core._cabi import exporter
 
-__all__ = ["DataType", "FixedWidthType", "native_dtype"]
+__all__ = ["DataType", "FixedWidthType", "native_dtype", "cached_compare_key"]
 
 
 class DataType:
     """Base of every Arrow type.  Subclasses set ``_key``: their parameters, which equality
     compares (nested types compare their children as pyarrow does: see ``_compare``)."""
 
-    __slots__ = ("_key",)
+    __slots__ = ("_key", "_cmp")
     #: number of buffers one node of this type has in an IPC record batch (V5)
     buffer_count = 0
     #: bytes per value for fixed-width types, else None
@@ -35,13 +35,19 @@ class DataType:
         raise AttributeError(f"{type(self).__name__} is immutable")
 
     def __eq__(self, other):
-        return isinstance(other, DataType) and (self is other or self._compare() == other._compare())
+        return isinstance(other, DataType) and (
+            self is other or self._compare_key() == other._compare_key())
 
     def __ne__(self, other):
         return not self == other
 
     def __hash__(self):
-        return hash(self._compare())
+        return hash(self._compare_key())
+
+    def _compare_key(self):
+        """What ``==`` and ``hash`` use: ``_compare()`` (nested types keep theirs made once,
+        ``cached_compare_key``)."""
+        return self._key
 
     def _compare(self):
         """What ``==`` and ``hash`` compare: the key.  Nested types override it to compare their
@@ -84,3 +90,15 @@ def native_dtype(dtype: str) -> np.dtype:
 class FixedWidthType(DataType):
     __slots__ = ()
     buffer_count = 2
+
+
+def cached_compare_key(self) -> tuple:
+    """A nested type's ``_compare_key``: its ``_compare()``, made once (the children's tuple
+    costs more than a comparison).  Safe to keep: a type is immutable, and so is what its
+    child fields resolve to once read (a field looks its extension type up once)."""
+    try:
+        return self._cmp
+    except AttributeError:
+        key = self._compare()
+        object.__setattr__(self, "_cmp", key)  # (threads may both make it: equal keys)
+        return key

@@ -3,7 +3,7 @@ run-end-encoded (run ends plus one value per run)."""
 from __future__ import annotations
 
 from ..errors import ArrowInvalid
-from .base import DataType
+from .base import DataType, cached_compare_key
 from .fields import as_field, child_key
 from .primitive import IntType
 
@@ -50,6 +50,8 @@ class RunEndEncodedType(DataType):
     run_end_type = property(lambda self: self._key[1].storage_type)
     value_type = property(lambda self: self._key[2].type)  # (layout: value_field.storage_type)
     children = property(lambda self: self._key[1:3])
+
+    _compare_key = cached_compare_key
 
     def _compare(self):
         return ("RunEndEncodedType", self.run_end_type, child_key(self._key[2], named=False))

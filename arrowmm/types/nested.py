@@ -5,7 +5,7 @@ Each holds its children as ``Field``s; ``str()`` prints them as pyarrow does.
 from __future__ import annotations
 
 from ..errors import ArrowInvalid
-from .base import DataType, native_dtype
+from .base import DataType, cached_compare_key, native_dtype
 from .fields import Field, as_field, child_key, field_items, lookup_field
 
 __all__ = ["ListType", "FixedSizeListType", "StructType", "MapType", "UnionType"]
@@ -33,6 +33,8 @@ class ListType(DataType):
     offset_dtype = property(lambda self: native_dtype("i8" if self.large else "i4"))
     children = property(lambda self: (self._key[1],))
 
+    _compare_key = cached_compare_key
+
     def _compare(self):
         return ("ListType", child_key(self._key[1], named=False), self._key[2])
 
@@ -55,6 +57,8 @@ class FixedSizeListType(DataType):
     value_type = property(lambda self: self._key[1].type)
     list_size = property(lambda self: self._key[2])
     children = property(lambda self: (self._key[1],))
+
+    _compare_key = cached_compare_key
 
     def _compare(self):
         return ("FixedSizeListType", child_key(self._key[1], named=False), self._key[2])
@@ -81,6 +85,8 @@ class StructType(DataType):
 
     def __iter__(self):
         return iter(self.fields)
+
+    _compare_key = cached_compare_key
 
     def _compare(self):
         return ("StructType", tuple(map(child_key, self._key[1])))
@@ -124,6 +130,8 @@ class MapType(DataType):
     def __reduce__(self):
         return (_rebuild_map, (self.entries, self.keys_sorted))
 
+    _compare_key = cached_compare_key
+
     def _compare(self):
         return ("MapType", child_key(self.key_field, named=False),
                 child_key(self.item_field, named=False), self._key[2])
@@ -161,6 +169,8 @@ class UnionType(DataType):
 
     def field(self, i):
         return lookup_field(self.fields, i, "union")
+
+    _compare_key = cached_compare_key
 
     def _compare(self):
         return ("UnionType", self._key[1], tuple(map(child_key, self._key[2])), self._key[3])
