@@ -28,9 +28,11 @@ def _days(y, m, d):
 
 
 CASES = {
-    **{f"timestamp[{u}]": pa.array([0, 1, -1, None, I64.min, I64.max, 1234567890123], pa.timestamp(u))
+    **{f"timestamp[{u}]": pa.array([0, 1, -1, None, I64.min, I64.max, 1234567890123],
+                                   pa.timestamp(u))
        for u in ("s", "ms", "us", "ns")},
-    **{f"timestamp[{u}, tz]": pa.array([0, -1, None, I64.min, 98765432101], pa.timestamp(u, "US/Eastern"))
+    **{f"timestamp[{u}, tz]": pa.array([0, -1, None, I64.min, 98765432101],
+                                       pa.timestamp(u, "US/Eastern"))
        for u in ("s", "ms", "us", "ns")},
     "timestamp years past 9999 and before 1": pa.array(
         [int(_days(9999, 12, 31)) * 86400 + 86400 * 366, -62135596800 - 86400 * 400,
@@ -110,7 +112,8 @@ def test_schema_cuts_long_names_and_types_as_pyarrow():
     theirs = pa.schema([pa.field("é" * 60, pa.int8()),
                         pa.field("b", pa.struct([("x" * 99, pa.int8())])),
                         pa.field("c" * 100, pa.int8(), False),
-                        ("d", pa.dictionary(pa.int8(), pa.list_(pa.dictionary(pa.int8(), pa.string()))))])
+                        ("d", pa.dictionary(pa.int8(),
+                                            pa.list_(pa.dictionary(pa.int8(), pa.string()))))])
     ours = arrowmm.schema(theirs)
     assert ours.to_string() == theirs.to_string() == str(ours)
     whole = ours.to_string(truncate_metadata=False)  # (arrowmm's opt-out prints them whole)

@@ -513,7 +513,8 @@ def test_list_of_an_extension_is_not_a_list_of_its_storage():
         assert make(arrowmm.uuid()).value_type == arrowmm.uuid()
     assert pa.list_(pa.uuid()) != pa.list_(pa.binary(16))  # (the oracle agrees)
     m = arrowmm.map_(arrowmm.string(), arrowmm.uuid())
-    assert m.item_type == arrowmm.uuid() and m.item_field.storage_type == arrowmm.fixed_size_binary(16)
+    assert m.item_type == arrowmm.uuid()
+    assert m.item_field.storage_type == arrowmm.fixed_size_binary(16)
     assert m.key_type == arrowmm.string()
     ree = arrowmm.run_end_encoded(arrowmm.int32(), arrowmm.bool8())
     assert ree.value_type == arrowmm.bool8() and ree.run_end_type == arrowmm.int32()
@@ -561,7 +562,8 @@ def test_child_types_of_an_unregistered_extension_read_from_a_file(tmp_path):
             (child,) = [v for k, v in _child_types(ours).items()
                         if k in ("value_type", "item_type", "field(0)")]
             assert child == MmRational() and child != plain
-            assert str(ours) == str(theirs).replace(str(plain), "extension<test.rational<MmRational>>")
+            assert str(ours) == str(theirs).replace(str(plain),
+                                                    "extension<test.rational<MmRational>>")
         finally:
             arrowmm.unregister_extension_type("test.rational")
 

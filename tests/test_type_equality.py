@@ -58,7 +58,8 @@ CASES = [
      lambda m: m.dense_union([m.field("x", m.int32())])),
     ("run_end_encoded values", lambda m: m.run_end_encoded(m.int32(), m.int8()),
      lambda m: m.run_end_encoded(m.int32(), m.int16())),
-    ("dictionary of lists with names", lambda m: m.dictionary(m.int8(), m.list_(m.field("q", m.int32()))),
+    ("dictionary of lists with names",
+     lambda m: m.dictionary(m.int8(), m.list_(m.field("q", m.int32()))),
      lambda m: m.dictionary(m.int8(), m.list_(m.int32()))),
 ]
 

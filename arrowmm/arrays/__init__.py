@@ -2,8 +2,8 @@
 (Python values, numpy, pandas).
 
 ``array`` is the face of the array classes (which live by layout in ``base``, ``primitive``,
-``binary``, ``lists``, ``structs`` and ``encoded``) and makes them, ``batch`` the record batch, ``provenance`` which memory
-is borrowed and which was copied; ``numpy_compat``, ``pandas_compat`` and ``scalars``
+``binary``, ``lists``, ``structs`` and ``encoded``) and makes them, ``batch`` the record
+batch, ``provenance`` which memory is borrowed and which was copied; ``numpy_compat``, ``pandas_compat`` and ``scalars``
 convert values; ``concat`` joins arrays; ``selection`` takes and filters rows;
 ``extension`` holds extension arrays and the canonical extension types;
 ``display`` lays out reprs.

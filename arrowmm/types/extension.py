@@ -108,7 +108,7 @@ def _rebuild_extension(cls, storage, serialized):
 
 #: extension name -> the registered instance whose class deserializes that name
 _EXTENSION_REGISTRY: dict = {}
-#: (name, storage type, its string, serialized) -> the deserialized type (or None when it did not fit)
+#: (name, storage type, its string, serialized) -> the deserialized type (None: it did not fit)
 _EXTENSION_CACHE: dict = {}
 
 
