@@ -80,6 +80,10 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   private final List<long[]> owned = new ArrayList<>();  // {address} of decompressed buffers
   /** The current file's dictionaries (by id) and the memory that holds them. */
   private java.util.Map<Long, DictionaryVector.Values> dictionaries;
+  /** The selected columns' dictionary ids, and how many of the file's dictionary batches have
+   * been applied (a stream's apply from their place on: see {@link StreamIndex}). */
+  private java.util.Map<Long, ColumnSpec> wantedIds;
+  private int dictCursor;
   private final List<long[]> dictOwned = new ArrayList<>();
   private List<long[]> sink = owned;  // where buffer() records decompressed memory
   private ColumnarBatch current;
@@ -204,9 +208,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   }
 
   private ColumnarBatch read(ArrowmmPartition.Range r, int i) throws IOException {
-    if (dictionaries == null) {
-      loadDictionaries(r);
-    }
+    loadDictionaries(r, r.first + i);
     map(r, i);
     String where = r.path + ": record batch " + (r.first + i);
     int metaLength = r.metaLengths[i];
@@ -336,14 +338,21 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   }
 
   /**
-   * Read the file's dictionary batches that the selected columns use (a file's dictionaries
-   * hold for all of its record batches: a first batch per id, then deltas appended to it; the
-   * file format has no replacements) into memory the reader owns until the file is done.
+   * Apply the dictionary batches that the selected columns use and that come before record batch
+   * {@code batch} (a file's all hold for all of its record batches: a first batch per id, then
+   * deltas appended to it, no replacements; a stream's apply from their place in it on, and a
+   * non-delta one replaces its id's dictionary), read into memory the reader owns until the
+   * file is done.  Vectors made earlier keep the dictionary they were made with.
    */
-  private void loadDictionaries(ArrowmmPartition.Range r) throws IOException {
-    dictionaries = new java.util.HashMap<>();
-    java.util.Map<Long, ColumnSpec> want = wantedDictionaries(r.columns);
-    if (want.isEmpty()) {
+  private void loadDictionaries(ArrowmmPartition.Range r, int batch) throws IOException {
+    if (dictionaries == null) {
+      dictionaries = new java.util.HashMap<>();
+      wantedIds = wantedDictionaries(r.columns);
+      dictCursor = 0;
+    }
+    java.util.Map<Long, ColumnSpec> want = wantedIds;
+    if (want.isEmpty() || dictCursor >= r.dictOffsets.length
+        || r.dictBefore[dictCursor] > batch) {
       return;
     }
     if (channel == null) {
@@ -355,7 +364,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     }
     sink = dictOwned;
     try {
-      for (int d = 0; d < r.dictOffsets.length; d++) {
+      for (; dictCursor < r.dictOffsets.length && r.dictBefore[dictCursor] <= batch;
+          dictCursor++) {
+        int d = dictCursor;
         String where = r.path + ": dictionary batch " + d;
         int metaLength = r.dictMetaLengths[d];
         long total = metaLength + r.dictBodyLengths[d];
@@ -382,7 +393,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         try {
           Message message = Message.getRootAsMessage(fb);
           if (message.headerType() != MessageHeader.DictionaryBatch) {
-            throw new ArrowmmException(where + ": the footer points at a "
+            throw new ArrowmmException(where + ": the index points at a "
                 + headerName(message.headerType()) + " message, not a DictionaryBatch");
           }
           long bodyLength = message.bodyLength();
@@ -403,8 +414,11 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
           where += " (id " + db.id() + ", column '" + spec.name + "')";
           DictionaryVector.Values values = dictionaries.get(db.id());
           if (values != null && !db.isDelta()) {
-            throw new ArrowmmException(where + ": a second dictionary for the id that is not a "
-                + "delta (the IPC file format has no dictionary replacement)");
+            if (!r.stream) {
+              throw new ArrowmmException(where + ": a second dictionary for the id that is not "
+                  + "a delta (the IPC file format has no dictionary replacement)");
+            }
+            values = null;  // a stream's replacement: later batches use the new one
           }
           if (values == null && db.isDelta()) {
             throw new ArrowmmException(where + ": a delta before the id's first dictionary");
@@ -422,7 +436,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
               codec(data, where), address + metaLength, bodyLength, where);
           if (values == null) {
             values = new DictionaryVector.Values();
-            dictionaries.put(db.id(), values);
+            dictionaries.put(db.id(), values);  // (a replaced one's memory lives to closeFile)
           }
           values.add(v, (int) rows);
         } catch (ArrowmmException e) {
@@ -512,6 +526,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         return large ? new MappedVector.Var64(type, n, nulls, validity, allNull, a1, a2)
             : new MappedVector.Var32(type, n, nulls, validity, allNull, a1, a2);
       }
+      case FIXED_BINARY:
+        need(where + ", data buffer", l1, (long) n * spec.listSize);
+        return new WideVector.FixedBinary(type, n, nulls, validity, allNull, a1, spec.listSize);
       default:
         break;
     }
@@ -532,9 +549,25 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         return new MappedVector.Float64(type, n, nulls, validity, allNull, a1);
       case DECIMAL128:
         return new MappedVector.Decimal128(type, n, nulls, validity, allNull, a1);
+      case UINT8:
+        return new WideVector.UInt8(type, n, nulls, validity, allNull, a1);
+      case UINT16:
+        return new WideVector.UInt16(type, n, nulls, validity, allNull, a1);
+      case UINT32:
+        return new WideVector.UInt32(type, n, nulls, validity, allNull, a1);
+      case UINT64:
+        return new WideVector.UInt64(type, n, nulls, validity, allNull, a1);
+      case FLOAT16:
+        return new WideVector.Float16(type, n, nulls, validity, allNull, a1);
+      case DECIMAL32:
+      case DECIMAL64:
+      case DECIMAL256:
+        return new WideVector.OtherDecimal(type, n, nulls, validity, allNull, a1,
+            spec.kind.width);
       case DATE64:
         return new MappedVector.Date64(type, n, nulls, validity, allNull, a1);
       case TIMESTAMP:
+      case DURATION:
         switch (spec.unit) {
           case MICROSECOND:
             return new MappedVector.Int64(type, n, nulls, validity, allNull, a1);
