@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 import arrowmm
+import arrowmm.spark
 from spark_support import start_jvm_session
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
@@ -31,7 +32,7 @@ def spark(tmp_path_factory):
 
 
 #: the same write cases against the Python data source and the JVM connector
-ENGINES = ["arrowmm", "arrowmm_jvm"]
+ENGINES = ["arrowmm_python", "arrowmm"]
 
 
 def _rows(df, order=None):
@@ -90,7 +91,7 @@ def test_every_holdable_type_reads_as_spark_reads_it(spark, tmp_path, writer, fm
         with opener(path, table.schema) as w:
             for b in batches:
                 w.write(b)
-    df = spark.read.format("arrowmm").load(path)
+    df = spark.read.format("arrowmm_python").load(path)
     # createDataFrame reads a naive timestamp as the session's local time (TIMESTAMP_LTZ);
     # a file's naive timestamp is wall-clock time, which is Spark's timestamp_ntz
     expected = spark.createDataFrame(table).withColumn("ntz", F.col("ntz").cast("timestamp_ntz"))
@@ -114,12 +115,12 @@ def test_columns_spark_cannot_hold_are_named_and_cast_on_request(spark, tmp_path
     with pa.ipc.new_file(path, table.schema) as w:
         w.write_table(table)
     with pytest.raises(Exception) as err:
-        spark.read.format("arrowmm").load(path).collect()
+        spark.read.format("arrowmm_python").load(path).collect()
     message = str(err.value)
     for name in ("u32", "u64", "big", "cat", "ns", "half", "d64", "fsl"):
         assert f"{name}:" in message
     assert "option('cast', 'true')" in message
-    df = spark.read.format("arrowmm").option("cast", "true").load(path)
+    df = spark.read.format("arrowmm_python").option("cast", "true").load(path)
     expected = pa.table({
         "id": table["id"],
         "u32": table["u32"].cast(pa.int64()),
@@ -141,7 +142,7 @@ def test_unions_are_refused_even_with_cast(spark, tmp_path):
     with pa.ipc.new_file(path, table.schema) as w:
         w.write_table(table)
     with pytest.raises(Exception, match="u: .*Spark has no union type"):
-        spark.read.format("arrowmm").option("cast", "true").load(path).collect()
+        spark.read.format("arrowmm_python").option("cast", "true").load(path).collect()
 
 
 def _write_numbered(path, batches: int, rows: int, statistics=True, fmt="file"):
@@ -157,22 +158,22 @@ def test_a_big_file_spreads_over_tasks_and_small_files_share_one(spark, tmp_path
     big = str(tmp_path / "big.arrow")
     _write_numbered(big, batches=40, rows=1000)
     batch_bytes = arrowmm.open_file(big).batch_extents()[0][1]
-    df = (spark.read.format("arrowmm").option("maxPartitionBytes", str(batch_bytes * 10))
+    df = (spark.read.format("arrowmm_python").option("maxPartitionBytes", str(batch_bytes * 10))
           .option("openCostInBytes", "1").load(big))
     assert df.rdd.getNumPartitions() == 4
     assert df.count() == 40_000 and df.agg(F.sum("x")).first()[0] == sum(range(40_000))
-    sliced = spark.read.format("arrowmm").option("maxRecordsPerBatch", "300").load(big)
+    sliced = spark.read.format("arrowmm_python").option("maxRecordsPerBatch", "300").load(big)
     assert sorted(r.x for r in sliced.select("x").collect()) == list(range(40_000))
     small = tmp_path / "small"
     small.mkdir()
     for k in range(12):
         _write_numbered(str(small / f"f{k:02d}.arrow"), batches=1, rows=10)
-    df = spark.read.format("arrowmm").load(str(small))
+    df = spark.read.format("arrowmm_python").load(str(small))
     assert df.rdd.getNumPartitions() == 1
     assert df.count() == 120
     # globs and lists of paths
-    assert spark.read.format("arrowmm").load(str(small / "f0*.arrow")).count() == 100
-    assert spark.read.format("arrowmm").load([big, str(small / "f00.arrow")]).count() == 40_010
+    assert spark.read.format("arrowmm_python").load(str(small / "f0*.arrow")).count() == 100
+    assert spark.read.format("arrowmm_python").load([big, str(small / "f00.arrow")]).count() == 40_010
 
 
 @pytest.mark.parametrize("fmt", ["file", "stream"])
@@ -182,11 +183,11 @@ def test_filters_skip_batches_and_agree_with_spark(spark, tmp_path, fmt):
     log = str(tmp_path / "batches.log")
     queries = ["x >= 950", "x < 250 AND x > 120", "x IN (5, 777)", "s LIKE 'k00%'",
                "x = 500 OR x = 3", "x IS NULL", "v > 400.0 AND s = 'k009'"]
-    plain = spark.read.format("arrowmm").load(path)
+    plain = spark.read.format("arrowmm_python").load(path)
     for q in queries:
         if os.path.exists(log):
             os.unlink(log)
-        pruned = (spark.read.format("arrowmm").option("pushdown", "true")
+        pruned = (spark.read.format("arrowmm_python").option("pushdown", "true")
                   .option("batchLog", log).load(path).filter(q))
         got = sorted(r.x for r in pruned.collect())
         want = sorted(r.x for r in plain.filter(q).collect())
@@ -203,7 +204,7 @@ def test_pushdown_is_safe_when_spark_has_it_disabled(spark, tmp_path):
     _write_numbered(path, batches=3, rows=10)
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "false")
     try:
-        df = spark.read.format("arrowmm").option("pushdown", "true").load(path)
+        df = spark.read.format("arrowmm_python").option("pushdown", "true").load(path)
         assert df.filter("x > 25").count() == 4
     finally:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
@@ -271,7 +272,7 @@ print("ready", flush=True)
 sys.stdin.readline()
 for j in range(4):
     start = 1_000_000 + j * 1000
-    spark.range(start, start + 50, numPartitions=2).write.format("arrowmm").mode("append").save(sys.argv[1])
+    spark.range(start, start + 50, numPartitions=2).write.format("arrowmm_python").mode("append").save(sys.argv[1])
 print("done", flush=True)
 spark.stop()
 """
@@ -290,13 +291,13 @@ def test_two_applications_appending_at_once_lose_nothing(spark, tmp_path):
         proc.stdin.write("go\n")
         proc.stdin.flush()
         for j in range(4):
-            spark.range(j * 1000, j * 1000 + 50, numPartitions=2).write.format("arrowmm") \
+            spark.range(j * 1000, j * 1000 + 50, numPartitions=2).write.format("arrowmm_python") \
                 .mode("append").save(out)
         assert proc.stdout.readline() == "done\n"
     finally:
         proc.communicate(timeout=600)
     assert proc.returncode == 0
-    ids = sorted(r.id for r in spark.read.format("arrowmm").load(out).select("id").collect())
+    ids = sorted(r.id for r in spark.read.format("arrowmm_python").load(out).select("id").collect())
     assert ids == sorted(i for base in (0, 1_000_000) for j in range(4)
                          for i in range(base + j * 1000, base + j * 1000 + 50))
     from arrowmm.spark.files import latest_manifest
@@ -324,7 +325,7 @@ def test_a_failed_job_leaves_the_previous_data(spark, tmp_path, engine):
 def test_a_user_schema_selects_and_casts_columns_by_name(spark, tmp_path):
     path = str(tmp_path / "n.arrow")
     _write_numbered(path, batches=2, rows=5)
-    df = spark.read.format("arrowmm").schema("s string, x double").load(path)
+    df = spark.read.format("arrowmm_python").schema("s string, x double").load(path)
     rows = sorted((r.s, r.x) for r in df.collect())
     assert rows == sorted((f"k{i // 5:03d}", float(i)) for i in range(10))
 
@@ -332,7 +333,7 @@ def test_a_user_schema_selects_and_casts_columns_by_name(spark, tmp_path):
 def test_sql_temporary_view(spark, tmp_path):
     path = str(tmp_path / "v.arrow")
     _write_numbered(path, batches=2, rows=5)
-    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW arrowmm_v USING arrowmm OPTIONS (path '{path}')")
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW arrowmm_v USING arrowmm_python OPTIONS (path '{path}')")
     assert spark.sql("SELECT count(*) AS n, max(x) AS m FROM arrowmm_v").first().asDict() == {"n": 10, "m": 9}
 
 
@@ -340,20 +341,20 @@ def test_streaming_source_picks_up_new_files_and_sink_commits(spark, tmp_path):
     src, sink, ckpt = tmp_path / "in", tmp_path / "out", tmp_path / "ckpt"
     src.mkdir()
     _write_numbered(str(src / "0001.arrow"), batches=2, rows=5)
-    schema = spark.read.format("arrowmm").load(str(src)).schema
+    schema = spark.read.format("arrowmm_python").load(str(src)).schema
 
     def run_once():
-        q = (spark.readStream.format("arrowmm").schema(schema).load(str(src))
-             .writeStream.format("arrowmm").option("checkpointLocation", str(ckpt))
+        q = (spark.readStream.format("arrowmm_python").schema(schema).load(str(src))
+             .writeStream.format("arrowmm_python").option("checkpointLocation", str(ckpt))
              .trigger(availableNow=True).start(str(sink)))
         q.awaitTermination(120)
         assert q.exception() is None
 
     run_once()
-    assert spark.read.format("arrowmm").load(str(sink)).count() == 10
+    assert spark.read.format("arrowmm_python").load(str(sink)).count() == 10
     _write_numbered(str(src / "0002.arrow"), batches=1, rows=7)
     run_once()
-    back = spark.read.format("arrowmm").load(str(sink))
+    back = spark.read.format("arrowmm_python").load(str(sink))
     assert back.count() == 17
     assert sorted(r.x for r in back.collect()) == sorted(list(range(10)) + list(range(7)))
     from arrowmm.spark.files import latest_manifest
@@ -363,12 +364,12 @@ def test_streaming_source_picks_up_new_files_and_sink_commits(spark, tmp_path):
     src2, ckpt2 = tmp_path / "in2", tmp_path / "ckpt2"
     src2.mkdir()
     _write_numbered(str(src2 / "0001.arrow"), batches=1, rows=3)
-    q = (spark.readStream.format("arrowmm").schema(schema).load(str(src2))
-         .writeStream.format("arrowmm").option("checkpointLocation", str(ckpt2))
+    q = (spark.readStream.format("arrowmm_python").schema(schema).load(str(src2))
+         .writeStream.format("arrowmm_python").option("checkpointLocation", str(ckpt2))
          .trigger(availableNow=True).start(str(sink)))
     q.awaitTermination(120)
     assert q.exception() is None
-    assert spark.read.format("arrowmm").load(str(sink)).count() == 20
+    assert spark.read.format("arrowmm_python").load(str(sink)).count() == 20
     streams = latest_manifest(str(sink))["streams"]
     assert sorted(streams.values()) == [0, 1] and str(q.id) in streams
     assert not [n for n in os.listdir(sink) if n.startswith((".", "_")) and n not in ("_SUCCESS", "_arrowmm_log")]
@@ -388,26 +389,66 @@ def test_the_main_job_runs_end_to_end(tmp_path):
     assert table.num_rows == 300_000 and sorted(table["id"].to_pylist()) == list(range(300_000))
 
 
-def test_spark_finds_arrowmm_without_register(tmp_path):
-    """A session that never calls ``register`` reads and queries arrowmm files: Spark's worker
-    lookup finds the ``pyspark_arrowmm`` module (own process: a fresh session)."""
+def test_without_the_jar_arrowmm_is_the_python_source_found_without_register(tmp_path):
+    """A session without the JVM connector's jar (``jvm=False``, as a Spark Connect client that
+    cannot add jars) that never calls ``register``: ``arrowmm`` and ``arrowmm_python`` both
+    answer with the Python source, which Spark's worker lookup finds in the ``pyspark_arrowmm``
+    modules (own process: a fresh JVM).  The probe: a uint32 column, which the Python source
+    reads only with option("cast", "true") and the JVM connector reads as is."""
     import subprocess
     import sys
     path = str(tmp_path / "auto.arrow")
     _write_numbered(path, batches=3, rows=4)
+    probe = str(tmp_path / "u32.arrow")
+    table = pa.table({"u": pa.array([1, 2], pa.uint32())})
+    with pa.ipc.new_file(probe, table.schema) as w:
+        w.write_table(table)
     script = f"""
 from arrowmm.spark.session import local_session
-spark = local_session("local[1]", folder={str(tmp_path / "spark")!r}, register=False)
-rows = spark.read.format("arrowmm").load({path!r}).agg({{"x": "sum"}}).first()[0]
-spark.sql("CREATE TEMPORARY VIEW auto_v USING arrowmm OPTIONS (path '{path}')")
-n = spark.sql("SELECT count(*) FROM auto_v").first()[0]
-print("RESULT", rows, n)
+spark = local_session("local[1]", folder={str(tmp_path / "spark")!r}, register=False, jvm=False)
+for name in ("arrowmm", "arrowmm_python"):
+    rows = spark.read.format(name).load({path!r}).agg({{"x": "sum"}}).first()[0]
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW auto_v USING {{name}} OPTIONS (path '{path}')")
+    n = spark.sql("SELECT count(*) FROM auto_v").first()[0]
+    try:
+        spark.read.format(name).load({probe!r}).collect()
+        print("ENGINE", name, "jvm")
+    except Exception as exc:
+        print("ENGINE", name, "python" if "option('cast', 'true')" in str(exc) else repr(exc))
+    print("RESULT", name, rows, n)
 spark.stop()
 """
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "RESULT 66 12" in proc.stdout  # x = 0..11 over 3 batches: sum 66, 12 rows
+    for name in ("arrowmm", "arrowmm_python"):
+        assert f"RESULT {name} 66 12" in proc.stdout  # x = 0..11 over 3 batches: sum 66, 12 rows
+        assert f"ENGINE {name} python" in proc.stdout, proc.stdout
+
+
+def test_with_the_jar_arrowmm_is_the_jvm_connector(spark, tmp_path):
+    probe = str(tmp_path / "u32.arrow")
+    table = pa.table({"u": pa.array([1, 2], pa.uint32())})
+    with pa.ipc.new_file(probe, table.schema) as w:
+        w.write_table(table)
+    assert sorted(r.u for r in spark.read.format("arrowmm").load(probe).collect()) == [1, 2]
+    assert sorted(r.u for r in spark.read.format("arrowmm_jvm").load(probe).collect()) == [1, 2]
+    with pytest.raises(Exception, match=r"option\('cast', 'true'\)"):
+        spark.read.format("arrowmm_python").load(probe).collect()
+    # register() cannot take the name from the JVM connector, and does not fail trying
+    arrowmm.spark.register(spark)
+    assert spark.read.format("arrowmm").load(probe).count() == 2
+    # a streaming read names the Python fallback instead of Spark's generic refusal
+    with pytest.raises(Exception, match=r"readStream\.format\('arrowmm_python'\)"):
+        spark.readStream.format("arrowmm").schema("u bigint").load(str(tmp_path))
+    # a type the JVM writer lacks names the Python writer
+    nested = spark.range(2).selectExpr("array(id) AS a")
+    with pytest.raises(Exception, match=r"does not write array<bigint> columns yet.*"
+                                        r"format\('arrowmm_python'\)"):
+        nested.write.format("arrowmm").mode("overwrite").save(str(tmp_path / "nested"))
+    nested.write.format("arrowmm_python").mode("overwrite").save(str(tmp_path / "nested"))
+    assert sorted(r.a for r in spark.read.format("arrowmm").load(str(tmp_path / "nested"))
+                  .collect()) == [[0], [1]]
 
 
 def test_a_folder_without_manifest_lists_only_its_arrow_files(tmp_path):

@@ -187,9 +187,9 @@ def test_directories_follow_the_log_then_success_then_listing(spark, tmp_path):
 def test_a_directory_the_python_writer_committed(spark, tmp_path):
     out = str(tmp_path / "written")
     spark.range(0, 1000, numPartitions=2).selectExpr("id as k", "id * 0.5 as v") \
-        .write.format("arrowmm").mode("overwrite").save(out)
+        .write.format("arrowmm_python").mode("overwrite").save(out)
     spark.range(1000, 1100, numPartitions=1).selectExpr("id as k", "id * 0.5 as v") \
-        .write.format("arrowmm").mode("append").save(out)
+        .write.format("arrowmm_python").mode("append").save(out)
     assert _keys(spark.read.format(FMT).load(out)) == list(range(1100))
 
 

@@ -21,7 +21,7 @@ from spark_support import start_jvm_session
 pyspark = pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
 
 JVM = jvm_jar.JVM_FORMAT
-PY = "arrowmm"
+PY = "arrowmm_python"
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +90,7 @@ def test_streams_split_into_batch_ranges_and_agree(spark, tmp_path, writer):
     batches = [{"x": np.arange(i * 100, (i + 1) * 100, dtype=np.int64),
                 "s": [f"k{i}"] * 100} for i in range(12)]
     if writer == "arrowmm":
-        with arrowmm.new_stream(path, schema, compression="zstd") as w:
+        with arrowmm.new_stream(path, schema, compression="zstd", statistics=True) as w:
             for b in batches:
                 w.write(b)
     else:
@@ -103,7 +103,13 @@ def test_streams_split_into_batch_ranges_and_agree(spark, tmp_path, writer):
     assert sorted(r.x for r in df.collect()) == list(range(1200))
     jvm, py, _, _ = _both(spark, path, maxPartitionBytes="3000")
     assert jvm == py
-    assert spark.read.format(JVM).load(path).filter("x >= 1150").count() == 50
+    log = tmp_path / "read.log"
+    df = spark.read.format(JVM).option("batchLog", str(log)).load(path).filter("x >= 1150")
+    assert df.count() == 50
+    if writer == "arrowmm":  # its per-message statistics skip the other 11 batches
+        assert [line.split("\t")[1:] for line in log.read_text().splitlines()] == [["11", "100"]]
+    else:  # no statistics: every batch is read, Spark filters
+        assert len(log.read_text().splitlines()) == 12
     assert spark.read.format(JVM).load(path).limit(7).count() == 7
     # a folder of streams and files, as the Python source finds them
     with pa.ipc.new_file(str(tmp_path / "f.arrow"), pa.schema([("x", pa.int64()),

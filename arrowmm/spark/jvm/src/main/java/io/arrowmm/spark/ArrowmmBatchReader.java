@@ -69,6 +69,8 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   private final ColumnSpec[] columns;
   private final int[] selected;
   private final boolean[] wanted;
+  /** The {@code batchLog} option (as the Python source's: "name, batch index, rows" lines). */
+  private final String batchLog;
 
   private int rangeIndex = 0;
   private int batchIndex = -1;
@@ -92,7 +94,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   private long bufAddress;
   private long bufLength;
 
-  ArrowmmBatchReader(ArrowmmPartition partition, ColumnSpec[] columns, int[] selected) {
+  ArrowmmBatchReader(ArrowmmPartition partition, ColumnSpec[] columns, int[] selected,
+      String batchLog) {
+    this.batchLog = batchLog;
     if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
       throw new ArrowmmException("the JVM reader runs on little-endian machines only");
     }
@@ -115,6 +119,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         batchIndex++;
         if (batchIndex < r.offsets.length) {
           current = read(r, batchIndex);
+          if (batchLog != null) {
+            logRead(r, batchIndex);
+          }
           return true;
         }
         rangeIndex++;
@@ -127,6 +134,15 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       throw new IllegalArgumentException(e.getMessage());
     }
     return false;
+  }
+
+  /** Append one line per batch read to the {@code batchLog} file (lets tests count reads). */
+  private void logRead(ArrowmmPartition.Range r, int i) throws IOException {
+    String line = Path.of(r.path).getFileName() + "\t" + (r.first + i) + "\t"
+        + current.numRows() + "\n";
+    java.nio.file.Files.write(Path.of(batchLog),
+        line.getBytes(java.nio.charset.StandardCharsets.UTF_8), StandardOpenOption.CREATE,
+        StandardOpenOption.APPEND, StandardOpenOption.WRITE);
   }
 
   @Override

@@ -129,7 +129,7 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
 
   @Override
   public String description() {
-    return "arrowmm_jvm " + DataFiles.loadPaths(options) + " columns " + required.simpleString()
+    return "arrowmm (JVM) " + DataFiles.loadPaths(options) + " columns " + required.simpleString()
         + (filters.length > 0 ? " statistics filters " + Arrays.toString(filters) : "")
         + (limit >= 0 ? " limit " + limit : "");
   }
@@ -285,7 +285,7 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
       specs[k] = all == null ? null : all.get(indexes[k]);
     }
     ColumnSpec[] fileColumns = all == null ? new ColumnSpec[0] : all.toArray(new ColumnSpec[0]);
-    return new ArrowmmReaderFactory(fileColumns, indexes);
+    return new ArrowmmReaderFactory(fileColumns, indexes, options.get("batchLog"));
   }
 
   /** Batches whose headers planning reads to count rows for the optimizer (beyond: no count). */

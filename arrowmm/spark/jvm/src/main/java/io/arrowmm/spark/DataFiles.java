@@ -61,7 +61,7 @@ final class DataFiles {
     } else if (get(options, "path") != null) {
       out.add(get(options, "path"));
     } else {
-      throw new ArrowmmException("no path: use spark.read.format('arrowmm_jvm').load(path)");
+      throw new ArrowmmException("no path: use spark.read.format('arrowmm').load(path)");
     }
     List<String> stripped = new ArrayList<>();
     for (String p : out) {

@@ -66,11 +66,12 @@ final class FileFooter {
         : BatchStatistics.parse(statisticsText, columns, offsets.length);
   }
 
-  /** The index of an IPC stream (no footer, no statistics; its rows known from the scan). */
+  /** The index of an IPC stream (no footer: its batches' rows and statistics from the scan). */
   static FileFooter ofStream(String path, long fileSize, Schema schema, long[] offsets,
-      int[] metaLengths, long[] bodyLengths, long[] rows, long[][] dicts, int[] dictBefore) {
+      int[] metaLengths, long[] bodyLengths, long[] rows, long[][] dicts, int[] dictBefore,
+      String statisticsText) {
     FileFooter f = new FileFooter(path, fileSize, schema, offsets, metaLengths, bodyLengths,
-        dicts, null, true, dictBefore);
+        dicts, statisticsText, true, dictBefore);
     f.batchRows = rows;
     return f;
   }

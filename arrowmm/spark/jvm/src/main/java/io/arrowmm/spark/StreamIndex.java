@@ -21,7 +21,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * <p>Stream rules: the schema comes first; dictionary batches may come between record batches,
  * a delta appends to its id's dictionary and a non-delta one replaces it from there on, so each
  * dictionary batch records the first record batch it applies to ({@code dictBefore}).  The stream
- * ends at the end-of-stream marker or at the end of the file.  Every length is checked against
+ * ends at the end-of-stream marker or at the end of the file.  The statistics arrowmm's stream
+ * writers keep in each record batch message's metadata serve filter pushdown as a file's footer
+ * statistics do.  Every length is checked against
  * the file: a hostile or truncated stream raises {@link ArrowmmException} naming the message.
  */
 final class StreamIndex {
@@ -62,6 +64,7 @@ final class StreamIndex {
     long[] rows = new long[16];
     long[][] dict = new long[3][16];
     int[] dictBefore = new int[16];
+    java.util.List<String> stats = new java.util.ArrayList<>();
     long at = 0;
     for (int index = 0; at < size; index++) {
       String where = path + ": stream message " + index + " at byte " + at;
@@ -132,6 +135,7 @@ final class StreamIndex {
         if (rb == null || rb.length() < 0) {
           throw new ArrowmmException(where + ": a record batch message without a valid header");
         }
+        stats.add(batchStatistics(message));
         offsets[batches] = at;
         metas[batches] = (int) (metaEnd - at);
         bodies[batches] = bodyLength;
@@ -163,7 +167,58 @@ final class StreamIndex {
         Arrays.copyOf(dict[2], dicts)};
     return FileFooter.ofStream(path, size, schema, Arrays.copyOf(offsets, batches),
         Arrays.copyOf(metas, batches), Arrays.copyOf(bodies, batches),
-        Arrays.copyOf(rows, batches), d, Arrays.copyOf(dictBefore, dicts));
+        Arrays.copyOf(rows, batches), d, Arrays.copyOf(dictBefore, dicts),
+        statisticsDocument(schema, stats));
+  }
+
+  /** The {@code arrowmm:statistics} entry of a record batch message's custom metadata (arrowmm's
+   * stream writers keep each batch's statistics there), or null. */
+  private static String batchStatistics(Message message) {
+    try {
+      org.apache.arrow.flatbuf.KeyValue kv = new org.apache.arrow.flatbuf.KeyValue();
+      for (int i = 0; i < message.customMetadataLength(); i++) {
+        message.customMetadata(kv, i);
+        if (BatchStatistics.KEY.equals(kv.key())) {
+          return kv.value();
+        }
+      }
+    } catch (RuntimeException e) {
+      return null;  // statistics only ever skip work: damaged ones are ignored
+    }
+    return null;
+  }
+
+  /** The per-batch documents gathered into the footer document a file writer keeps (so one
+   * {@link BatchStatistics} reads both); null when no batch has one.  A batch whose document
+   * is missing, damaged or of another version has no statistics (every filter reads it). */
+  private static String statisticsDocument(Schema schema, java.util.List<String> perBatch) {
+    if (perBatch.stream().allMatch(java.util.Objects::isNull)) {
+      return null;
+    }
+    com.fasterxml.jackson.databind.ObjectMapper json =
+        new com.fasterxml.jackson.databind.ObjectMapper();
+    com.fasterxml.jackson.databind.node.ObjectNode doc = json.createObjectNode();
+    doc.put("version", BatchStatistics.VERSION);
+    com.fasterxml.jackson.databind.node.ArrayNode names = doc.putArray("columns");
+    for (org.apache.arrow.vector.types.pojo.Field f : schema.getFields()) {
+      names.add(f.getName());
+    }
+    com.fasterxml.jackson.databind.node.ArrayNode batches = doc.putArray("batches");
+    for (String text : perBatch) {
+      com.fasterxml.jackson.databind.JsonNode b = null;
+      try {
+        b = text == null ? null : json.readTree(text);
+      } catch (Exception e) {  // Jackson's checked and unchecked parse errors alike
+        b = null;
+      }
+      if (b == null || !b.isObject() || !b.path("version").isInt()
+          || b.path("version").asInt() != BatchStatistics.VERSION) {
+        batches.addObject();
+      } else {
+        batches.add(b);
+      }
+    }
+    return doc.toString();
   }
 
   private static Schema schema(Message message, String where) {
