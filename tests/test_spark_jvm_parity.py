@@ -119,6 +119,15 @@ def test_streams_split_into_batch_ranges_and_agree(spark, tmp_path, writer):
     assert jvm == py and len(jvm) == 1201
 
 
+def test_a_stream_of_only_a_schema_reads_as_no_rows(spark, tmp_path):
+    path = str(tmp_path / "empty.arrows")
+    with pa.ipc.new_stream(path, pa.schema([("x", pa.int64()), ("u", pa.uint8())])):
+        pass
+    jvm, py, jvm_schema, py_schema = _both(spark, path)
+    assert jvm == py == [] and jvm_schema == py_schema
+    assert jvm_schema.simpleString() == "struct<x:bigint,u:smallint>"
+
+
 def test_stream_dictionaries_replaced_and_extended_between_batches(spark, tmp_path):
     def batch(indices, values):
         return pa.record_batch({"k": pa.DictionaryArray.from_arrays(
