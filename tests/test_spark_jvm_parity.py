@@ -60,15 +60,19 @@ def _widened_table() -> pa.Table:
                                                pa.array([7, 8], pa.uint8())),
         "lh": pa.array([[1.0, None], [], None, [2.5]], pa.list_(pa.float16())),
         "su": pa.array([{"u": 1}, None, {"u": 255}, {"u": None}], pa.struct([("u", pa.uint8())])),
+        "sv": pa.array(["short", None, "a value longer than twelve bytes", "日本語のテキストです"],
+                       pa.string_view()),
+        "bv": pa.array([b"\x00" * 13, b"", None, b"twelve bytes"], pa.binary_view()),
     })
 
 
-@pytest.mark.parametrize("fmt", ["file", "stream", "legacy stream"])
+@pytest.mark.parametrize("fmt", ["file", "stream", "legacy stream", "zstd file"])
 def test_widened_types_read_as_the_python_source_reads_them(spark, tmp_path, fmt):
     table = _widened_table()
-    path = str(tmp_path / ("t.arrow" if fmt == "file" else "t.arrows"))
-    if fmt == "file":
-        with pa.ipc.new_file(path, table.schema) as w:
+    path = str(tmp_path / ("t.arrow" if fmt.endswith("file") else "t.arrows"))
+    if fmt.endswith("file"):
+        options = pa.ipc.IpcWriteOptions(compression="zstd" if fmt == "zstd file" else None)
+        with pa.ipc.new_file(path, table.schema, options=options) as w:
             w.write_table(table, max_chunksize=3)
     else:
         options = pa.ipc.IpcWriteOptions(use_legacy_format=fmt == "legacy stream")
@@ -179,6 +183,29 @@ def test_hostile_streams_raise_clear_errors(spark, tmp_path):
         with pytest.raises(Exception, match=message):
             spark.read.format(JVM).load(str(tmp_path / name)).collect()
     assert spark.read.format(JVM).load(str(good)).count() == 100  # the session is still fine
+
+
+def test_hostile_views_raise_and_nested_views_are_refused(spark, tmp_path):
+    table = pa.table({"v": pa.array(["x" * 20, "y"], pa.string_view())})
+    good = tmp_path / "views.arrow"
+    with pa.ipc.new_file(str(good), table.schema) as w:
+        w.write_table(table)
+    data = good.read_bytes()
+    view = struct.pack("<i4sii", 20, b"xxxx", 0, 0)  # length, prefix, buffer 0, offset 0
+    assert data.count(view) == 1
+    for bad, message in [(struct.pack("<i4sii", 20, b"xxxx", 3, 0), "data buffer 3"),
+                         (struct.pack("<i4sii", 20, b"xxxx", 0, 16), "at offset 16"),
+                         (struct.pack("<i4sii", -5, b"xxxx", 0, 0), "has length -5")]:
+        (tmp_path / "bad.arrow").write_bytes(data.replace(view, bad))
+        with pytest.raises(Exception, match="column 'v', views buffer: value 0 .*" + message):
+            spark.read.format(JVM).load(str(tmp_path / "bad.arrow")).collect()
+    nested = pa.table({"l": pa.array([["a"]], pa.list_(pa.string_view()))})
+    path = str(tmp_path / "nested_view.arrow")
+    with pa.ipc.new_file(path, nested.schema) as w:
+        w.write_table(nested)
+    with pytest.raises(Exception, match=r"l\.item: a view inside a nested column .*arrowmm_python"):
+        spark.read.format(JVM).load(path)
+    assert spark.read.format(PY).option("cast", "true").load(path).first().l == ["a"]
 
 
 def test_decimal32_is_refused_naming_the_python_fallback(spark, tmp_path):

@@ -90,6 +90,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   private List<long[]> sink = owned;  // where buffer() records decompressed memory
   private ColumnarBatch current;
 
+  /** The variadic data buffers of the view column being decoded (set by decode). */
+  private int viewBuffers;
+
   // the buffer the last call to buffer() resolved
   private long bufAddress;
   private long bufLength;
@@ -288,10 +291,26 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     Buffer buf = new Buffer();
     int nodeCursor = 0;
     int bufferCursor = 0;
+    int variadic = 0;  // the next of the batch's variadic buffer counts (one per view column)
     for (int c = 0; c < columns.length; c++) {
       ColumnSpec spec = columns[c];
       int needNodes = spec.nodeCount();
       int needBuffers = spec.bufferCount();
+      viewBuffers = 0;
+      if (spec.kind.isView()) {  // (views are top-level columns only: see ColumnSpec)
+        if (variadic >= rb.variadicBufferCountsLength()) {
+          throw new ArrowmmException(where + ": column '" + spec.name + "' is a view column "
+              + "without a variadic buffer count (the batch has "
+              + rb.variadicBufferCountsLength() + ")");
+        }
+        long count = rb.variadicBufferCounts(variadic++);
+        if (count < 0 || count > buffers) {
+          throw new ArrowmmException(where + ": column '" + spec.name + "': " + count
+              + " variadic buffers, not 0 to the batch's " + buffers + " buffers");
+        }
+        viewBuffers = (int) count;
+        needBuffers += viewBuffers;
+      }
       if (nodeCursor + needNodes > nodes || bufferCursor + needBuffers > buffers) {
         throw new ArrowmmException(where + ": column '" + spec.name + "' (field " + c
             + ") has no field node or buffers: the batch has " + nodes + " nodes and "
@@ -527,6 +546,10 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       case BOOL:
         need(where + ", data buffer", l1, (n + 7L) / 8);
         return new MappedVector.Bools(type, n, nulls, validity, allNull, a1);
+      case STRING_VIEW:
+      case BINARY_VIEW:
+        return view(rb, buf, spec, b, n, validity, nulls, allNull, a1, l1, codec, body,
+            bodyLength, where);
       case STRING:
       case BINARY:
       case LARGE_STRING:
@@ -656,6 +679,45 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     }
     return new NestedVector.Lists(type, n, nulls, validity, allNull, offsets, width,
         spec.listSize, kids[0], keys, items);
+  }
+
+  /** A string_view or binary_view column: its 16-byte views and {@link #viewBuffers} data
+   * buffers; every valid view's length, buffer index and range are checked before a vector is
+   * made over them (null rows' views are never read). */
+  private ColumnVector view(RecordBatch rb, Buffer buf, ColumnSpec spec, int b, int n,
+      long validity, int nulls, boolean allNull, long views, long viewsLength, int codec,
+      long body, long bodyLength, String where) throws IOException {
+    need(where + ", views buffer", viewsLength, 16L * n);
+    int count = viewBuffers;
+    long[] addresses = new long[count];
+    long[] lengths = new long[count];
+    for (int k = 0; k < count; k++) {
+      buffer(rb, buf, b + 2 + k, codec, body, bodyLength, where + ", data buffer " + k);
+      addresses[k] = bufAddress;
+      lengths[k] = bufLength;
+    }
+    for (int i = 0; i < n && !allNull; i++) {
+      if (validity != 0
+          && (Platform.getByte(null, validity + (i >> 3)) & (1 << (i & 7))) == 0) {
+        continue;
+      }
+      long at = views + 16L * i;
+      int length = Platform.getInt(null, at);
+      if (length < 0) {
+        throw new ArrowmmException(where + ", views buffer: value " + i + " has length "
+            + length);
+      }
+      if (length > 12) {
+        int index = Platform.getInt(null, at + 8);
+        int offset = Platform.getInt(null, at + 12);
+        if (index < 0 || index >= count || offset < 0 || length > lengths[index] - offset) {
+          throw new ArrowmmException(where + ", views buffer: value " + i + " (" + length
+              + " bytes at offset " + offset + " of data buffer " + index + ") is outside the "
+              + count + " data buffers");
+        }
+      }
+    }
+    return new WideVector.Views(spec.sparkType, n, nulls, validity, allNull, views, addresses);
   }
 
   private static void need(String where, long have, long need) {

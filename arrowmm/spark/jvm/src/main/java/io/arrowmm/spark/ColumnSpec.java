@@ -30,7 +30,10 @@ final class ColumnSpec implements Serializable {
      * decimal32/64/256 to Spark's decimal, fixed_size_binary to binary, durations to
      * day-time intervals (microseconds). */
     UINT8(2, 1), UINT16(2, 2), UINT32(2, 4), UINT64(2, 8), FLOAT16(2, 2), DECIMAL32(2, 4),
-    DECIMAL64(2, 8), DECIMAL256(2, 32), FIXED_BINARY(2, 0), DURATION(2, 8);
+    DECIMAL64(2, 8), DECIMAL256(2, 32), FIXED_BINARY(2, 0), DURATION(2, 8),
+    /** string_view/binary_view: validity, views, then the batch's variadic data buffers (their
+     * number is per batch: {@link #bufferCount} counts the fixed two). Top-level only. */
+    STRING_VIEW(2, 16), BINARY_VIEW(2, 16);
 
     /** The number of IPC buffers a column of this kind has. */
     final int buffers;
@@ -40,6 +43,10 @@ final class ColumnSpec implements Serializable {
     Kind(int buffers, int width) {
       this.buffers = buffers;
       this.width = width;
+    }
+
+    boolean isView() {
+      return this == STRING_VIEW || this == BINARY_VIEW;
     }
   }
 
@@ -84,7 +91,21 @@ final class ColumnSpec implements Serializable {
     return n;
   }
 
-  /** The IPC buffers this column takes in a record batch: its own and its descendants'. */
+  /** Whether this column or a descendant is a view (their buffer counts vary per batch). */
+  boolean hasView() {
+    if (kind.isView()) {
+      return true;
+    }
+    for (ColumnSpec c : children) {
+      if (c != null && c.hasView()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The IPC buffers this column takes in a record batch: its own and its descendants'
+   * (a view column's variadic data buffers not counted). */
   int bufferCount() {
     int n = kind.buffers;
     for (ColumnSpec c : children) {
@@ -193,6 +214,10 @@ final class ColumnSpec implements Serializable {
         return new ColumnSpec(name, Kind.BINARY, null, DataTypes.BinaryType, nullable);
       case LargeBinary:
         return new ColumnSpec(name, Kind.LARGE_BINARY, null, DataTypes.BinaryType, nullable);
+      case Utf8View:
+        return new ColumnSpec(name, Kind.STRING_VIEW, null, DataTypes.StringType, nullable);
+      case BinaryView:
+        return new ColumnSpec(name, Kind.BINARY_VIEW, null, DataTypes.BinaryType, nullable);
       case FixedSizeBinary: {
         int width = ((ArrowType.FixedSizeBinary) t).getByteWidth();
         if (width < 0) {
@@ -258,7 +283,8 @@ final class ColumnSpec implements Serializable {
         f.getType(), null), f.getChildren());
     List<String> inner = new ArrayList<>();
     ColumnSpec values = convert(plain, inner);
-    if (values == null || values.children.length > 0 || values.kind == Kind.NULL) {
+    if (values == null || values.children.length > 0 || values.kind == Kind.NULL
+        || values.kind.isView()) {
       // (uint64 indices read as signed: one past 2^63 is outside any dictionary and raises)
       problems.add(name + ": dictionary-encoded " + describe(plain) + " with "
           + (index.getIsSigned() ? "int" : "uint") + index.getBitWidth() + " indices (the JVM "
@@ -284,6 +310,12 @@ final class ColumnSpec implements Serializable {
     ColumnSpec[] kids = new ColumnSpec[fields.size()];
     for (int i = 0; i < kids.length; i++) {
       kids[i] = convert(fields.get(i), inner);
+    }
+    for (int i = 0; i < kids.length && inner.isEmpty(); i++) {
+      if (kids[i].hasView()) {
+        inner.add(kids[i].name + ": a view inside a nested column (not read by the JVM "
+            + "connector; format('arrowmm_python') with option('cast', 'true') reads it)");
+      }
     }
     if (!inner.isEmpty()) {
       for (String p : inner) {

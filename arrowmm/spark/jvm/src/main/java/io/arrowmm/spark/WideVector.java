@@ -133,6 +133,37 @@ final class WideVector {
     }
   }
 
+  /** string_view/binary_view: 16-byte views, a value of up to 12 bytes inline, a longer one
+   * in a data buffer (its index and offset checked by the reader for every valid row). */
+  static final class Views extends MappedVector {
+    private final long[] buffers;
+
+    Views(DataType t, int n, int nulls, long v, boolean all, long views, long[] buffers) {
+      super(t, n, nulls, v, all, views);
+      this.buffers = buffers;
+    }
+
+    private long address(int i) {
+      long at = data + 16L * i;
+      int length = Platform.getInt(null, at);
+      return length <= 12 ? at + 4
+          : buffers[Platform.getInt(null, at + 8)] + Platform.getInt(null, at + 12);
+    }
+
+    @Override
+    public org.apache.spark.unsafe.types.UTF8String getUTF8String(int i) {
+      return org.apache.spark.unsafe.types.UTF8String.fromAddress(null, address(i),
+          Platform.getInt(null, data + 16L * i));
+    }
+
+    @Override
+    public byte[] getBinary(int i) {
+      byte[] out = new byte[Platform.getInt(null, data + 16L * i)];
+      Platform.copyMemory(null, address(i), out, Platform.BYTE_ARRAY_OFFSET, out.length);
+      return out;
+    }
+  }
+
   /** fixed_size_binary as binary (each value copied out, as Spark's binary getter does). */
   static final class FixedBinary extends MappedVector {
     private final int width;
