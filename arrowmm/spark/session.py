@@ -19,7 +19,7 @@ import tempfile
 import warnings
 from typing import Optional
 
-from .jar import configure, java_runtime
+from .jar import JAR, configure, java_runtime
 
 __all__ = ["local_session", "safe_worker_path", "WORKER_ENV"]
 
@@ -59,9 +59,10 @@ def local_session(master: str = "local[*]", app: str = "arrowmm", folder: str = 
                   jvm: Optional[bool] = None, **conf):
     """Start (or get) a local ``SparkSession`` with arrowmm's data sources.
 
-    ``jvm`` (default: whenever a Java runtime is there, which Spark needs anyway) puts the JVM
-    connector's jar on the session (``arrowmm.spark.configure``), and ``format("arrowmm")``
-    is then the JVM connector; ``jvm=False`` leaves ``arrowmm`` to the Python data source.
+    ``jvm`` (default: whenever a Java runtime and the jar are there; Spark needs the runtime
+    anyway) puts the JVM connector's jar on the session (``arrowmm.spark.configure``), and
+    ``format("arrowmm")`` is then the JVM connector; ``jvm=False`` leaves ``arrowmm`` to the
+    Python data source.
     ``arrowmm_python`` and (with the jar) ``arrowmm_jvm`` name one engine either way.
     ``register=False`` leaves the Python source to Spark's own lookup of the
     ``pyspark_arrowmm`` modules instead of ``arrowmm.spark.register``.
@@ -96,8 +97,8 @@ def local_session(master: str = "local[*]", app: str = "arrowmm", folder: str = 
                       f"{_shadowing_folder()} before the installed arrowmm (Python 3.10 cannot "
                       f"keep the current directory off sys.path): start from another folder",
                       RuntimeWarning, stacklevel=2)
-    if jvm is None:
-        jvm = java_runtime() is not None
+    if jvm is None:  # (a package without its jar falls back to the Python source)
+        jvm = java_runtime() is not None and os.path.isfile(JAR)
     if jvm:
         builder = configure(builder)
     # The JVM, and so every Python worker it starts, inherits the environment it starts with.
