@@ -10,7 +10,7 @@ the same data, interleaved in each round (A, B, C, A, B, C, ...), after one
 warm-up round; the reported time is the median of the timed rounds.  A fresh
 DataFrame is built for each run, so planning is included.
 
-* arrowmm:   ``spark.read.format("arrowmm")`` over one IPC file written by arrowmm
+* arrowmm:   ``spark.read.format("arrowmm_python")`` (the Python data source) over one IPC file written by arrowmm
              (statistics in the footer), batches handed to Spark zero-copy;
 * parquet:   ``spark.read.parquet`` of the same batches written by pyarrow (snappy);
 * pyarrow DS: a Python data source that reads the same IPC file with one
@@ -129,7 +129,7 @@ def main(argv=None) -> int:
     sums = [F.sum(c) for c in "abcd"] + [F.count("*")]
     cut = int(total_rows * 0.99)
     variants = {
-        "arrowmm": lambda: spark.read.format("arrowmm").option("maxPartitionBytes", str(batch_bytes * per))
+        "arrowmm": lambda: spark.read.format("arrowmm_python").option("maxPartitionBytes", str(batch_bytes * per))
         .option("pushdown", "true").load(str(ipc)),
         "parquet": lambda: spark.read.parquet(str(parquet)),
         "pyarrow DS": lambda: spark.read.format("plainpyarrow").option("per", str(per)).load(str(ipc)),

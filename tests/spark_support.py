@@ -4,7 +4,8 @@ from __future__ import annotations
 
 def start_session(tmp: str, master: str = "local[2,2]"):
     from arrowmm.spark.session import local_session
-    return local_session(master, "arrowmm-tests", tmp, **{"spark.default.parallelism": "2"})
+    return local_session(master, "arrowmm-tests", tmp, jvm=False,  # "arrowmm": the Python source
+                         **{"spark.default.parallelism": "2"})
 
 
 def start_jvm_session(tmp: str, master: str = "local[2]"):

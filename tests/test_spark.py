@@ -1,7 +1,11 @@
-"""The arrowmm Spark data source in a real local Spark session (one session for the module).
+"""The arrowmm Spark data sources in a real local Spark session (one session for the module).
 
-Reads are compared with ``spark.createDataFrame`` of the same data (Spark's own conversion);
-writes are read back by pyarrow and by Spark.
+The session has the JVM connector's jar, so ``format("arrowmm")`` is the JVM connector and
+``format("arrowmm_python")`` the Python data source: the reads and writes run against both
+engines (``engine``) and must give the same answers.  Reads are compared with
+``spark.createDataFrame`` of the same data (Spark's own conversion); writes are read back by
+pyarrow and by Spark.  ``test_without_the_jar_...`` checks that ``arrowmm`` is the Python
+source in a session without the jar.
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ import pyarrow as pa
 import pytest
 
 import arrowmm
+import arrowmm.spark
 from spark_support import start_jvm_session
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
@@ -24,14 +29,16 @@ from pyspark.sql import functions as F  # noqa: E402
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory):
-    # the JVM connector's jar is on the session: the write tests run against both engines
+    # the JVM connector's jar is on the session: "arrowmm" is the JVM connector
     session = start_jvm_session(str(tmp_path_factory.mktemp("spark")), "local[2,2]")
     yield session
     session.stop()
 
 
-#: the same write cases against the Python data source and the JVM connector
-ENGINES = ["arrowmm", "arrowmm_jvm"]
+#: the Python data source's name and the JVM connector's (the jar is on the session)
+PY, JVM = "arrowmm_python", "arrowmm"
+#: the same cases against both engines
+ENGINES = [PY, JVM]
 
 
 def _rows(df, order=None):
@@ -74,9 +81,10 @@ def _holdable_table(n: int = 6) -> pa.Table:
     })
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("writer", ["pyarrow", "arrowmm"])
 @pytest.mark.parametrize("fmt", ["file", "stream"])
-def test_every_holdable_type_reads_as_spark_reads_it(spark, tmp_path, writer, fmt):
+def test_every_holdable_type_reads_as_spark_reads_it(spark, tmp_path, writer, fmt, engine):
     table = _holdable_table()
     path = str(tmp_path / ("t.arrow" if fmt == "file" else "t.arrows"))
     batches = table.to_batches(max_chunksize=4)
@@ -90,7 +98,7 @@ def test_every_holdable_type_reads_as_spark_reads_it(spark, tmp_path, writer, fm
         with opener(path, table.schema) as w:
             for b in batches:
                 w.write(b)
-    df = spark.read.format("arrowmm").load(path)
+    df = spark.read.format(engine).load(path)
     # createDataFrame reads a naive timestamp as the session's local time (TIMESTAMP_LTZ);
     # a file's naive timestamp is wall-clock time, which is Spark's timestamp_ntz
     expected = spark.createDataFrame(table).withColumn("ntz", F.col("ntz").cast("timestamp_ntz"))
@@ -98,7 +106,8 @@ def test_every_holdable_type_reads_as_spark_reads_it(spark, tmp_path, writer, fm
     assert _rows(df, ["id"]) == _rows(expected, ["id"])
 
 
-def test_columns_spark_cannot_hold_are_named_and_cast_on_request(spark, tmp_path):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_columns_spark_cannot_hold_are_named_and_cast_on_request(spark, tmp_path, engine):
     table = pa.table({
         "id": pa.array([1, 2, 3], pa.int64()),
         "u32": pa.array([0, 2**32 - 1, None], pa.uint32()),
@@ -113,13 +122,17 @@ def test_columns_spark_cannot_hold_are_named_and_cast_on_request(spark, tmp_path
     path = str(tmp_path / "cast.arrow")
     with pa.ipc.new_file(path, table.schema) as w:
         w.write_table(table)
-    with pytest.raises(Exception) as err:
-        spark.read.format("arrowmm").load(path).collect()
-    message = str(err.value)
-    for name in ("u32", "u64", "big", "cat", "ns", "half", "d64", "fsl"):
-        assert f"{name}:" in message
-    assert "option('cast', 'true')" in message
-    df = spark.read.format("arrowmm").option("cast", "true").load(path)
+    if engine == PY:
+        with pytest.raises(Exception) as err:
+            spark.read.format(engine).load(path).collect()
+        message = str(err.value)
+        for name in ("u32", "u64", "big", "cat", "ns", "half", "d64", "fsl"):
+            assert f"{name}:" in message
+        assert "option('cast', 'true')" in message
+    else:  # the JVM connector reads them as is, as the Python source does with cast
+        assert _rows(spark.read.format(engine).load(path), ["id"]) == \
+            _rows(spark.read.format(PY).option("cast", "true").load(path), ["id"])
+    df = spark.read.format(engine).option("cast", "true").load(path)
     expected = pa.table({
         "id": table["id"],
         "u32": table["u32"].cast(pa.int64()),
@@ -134,14 +147,15 @@ def test_columns_spark_cannot_hold_are_named_and_cast_on_request(spark, tmp_path
     assert _rows(df, ["id"]) == _spark_table(spark, expected, ["id"])
 
 
-def test_unions_are_refused_even_with_cast(spark, tmp_path):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_unions_are_refused_even_with_cast(spark, tmp_path, engine):
     table = pa.table({"u": pa.UnionArray.from_sparse(pa.array([0, 1], pa.int8()),
                                                        [pa.array([1, 2]), pa.array(["a", "b"])])})
     path = str(tmp_path / "union.arrow")
     with pa.ipc.new_file(path, table.schema) as w:
         w.write_table(table)
     with pytest.raises(Exception, match="u: .*Spark has no union type"):
-        spark.read.format("arrowmm").option("cast", "true").load(path).collect()
+        spark.read.format(engine).option("cast", "true").load(path).collect()
 
 
 def _write_numbered(path, batches: int, rows: int, statistics=True, fmt="file"):
@@ -153,40 +167,46 @@ def _write_numbered(path, batches: int, rows: int, statistics=True, fmt="file"):
             w.write({"x": x, "v": x * 0.5, "s": [f"k{i:03d}"] * rows})
 
 
-def test_a_big_file_spreads_over_tasks_and_small_files_share_one(spark, tmp_path):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_big_file_spreads_over_tasks_and_small_files_share_one(spark, tmp_path, engine):
     big = str(tmp_path / "big.arrow")
     _write_numbered(big, batches=40, rows=1000)
     batch_bytes = arrowmm.open_file(big).batch_extents()[0][1]
-    df = (spark.read.format("arrowmm").option("maxPartitionBytes", str(batch_bytes * 10))
+    df = (spark.read.format(engine).option("maxPartitionBytes", str(batch_bytes * 10))
           .option("openCostInBytes", "1").load(big))
-    assert df.rdd.getNumPartitions() == 4
+    # the Python source closes a task once it holds maxPartitionBytes; the JVM connector keeps
+    # each task within it, as Spark's file sources do (the file's open cost counts too)
+    assert df.rdd.getNumPartitions() == {PY: 4, JVM: 5}[engine]
     assert df.count() == 40_000 and df.agg(F.sum("x")).first()[0] == sum(range(40_000))
-    sliced = spark.read.format("arrowmm").option("maxRecordsPerBatch", "300").load(big)
+    sliced = spark.read.format(engine).option("maxRecordsPerBatch", "300").load(big)
     assert sorted(r.x for r in sliced.select("x").collect()) == list(range(40_000))
     small = tmp_path / "small"
     small.mkdir()
     for k in range(12):
         _write_numbered(str(small / f"f{k:02d}.arrow"), batches=1, rows=10)
-    df = spark.read.format("arrowmm").load(str(small))
-    assert df.rdd.getNumPartitions() == 1
+    df = spark.read.format(engine).load(str(small))
+    # 12 files of 4 MiB open cost each: one task for the Python source; the JVM connector, as
+    # Spark's file sources, cuts its tasks at total / default parallelism (2 here)
+    assert df.rdd.getNumPartitions() == {PY: 1, JVM: 2}[engine]
     assert df.count() == 120
     # globs and lists of paths
-    assert spark.read.format("arrowmm").load(str(small / "f0*.arrow")).count() == 100
-    assert spark.read.format("arrowmm").load([big, str(small / "f00.arrow")]).count() == 40_010
+    assert spark.read.format(engine).load(str(small / "f0*.arrow")).count() == 100
+    assert spark.read.format(engine).load([big, str(small / "f00.arrow")]).count() == 40_010
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("fmt", ["file", "stream"])
-def test_filters_skip_batches_and_agree_with_spark(spark, tmp_path, fmt):
+def test_filters_skip_batches_and_agree_with_spark(spark, tmp_path, fmt, engine):
     path = str(tmp_path / ("n.arrow" if fmt == "file" else "n.arrows"))
     _write_numbered(path, batches=10, rows=100, fmt=fmt)
     log = str(tmp_path / "batches.log")
     queries = ["x >= 950", "x < 250 AND x > 120", "x IN (5, 777)", "s LIKE 'k00%'",
                "x = 500 OR x = 3", "x IS NULL", "v > 400.0 AND s = 'k009'"]
-    plain = spark.read.format("arrowmm").load(path)
+    plain = spark.read.format(PY).load(path)  # the reference: every batch read, Spark filters
     for q in queries:
         if os.path.exists(log):
             os.unlink(log)
-        pruned = (spark.read.format("arrowmm").option("pushdown", "true")
+        pruned = (spark.read.format(engine).option("pushdown", "true")
                   .option("batchLog", log).load(path).filter(q))
         got = sorted(r.x for r in pruned.collect())
         want = sorted(r.x for r in plain.filter(q).collect())
@@ -195,15 +215,18 @@ def test_filters_skip_batches_and_agree_with_spark(spark, tmp_path, fmt):
         expected_reads = {"x >= 950": 1, "x < 250 AND x > 120": 2, "x IN (5, 777)": 2,
                           "s LIKE 'k00%'": 10, "x = 500 OR x = 3": 10, "x IS NULL": 0,
                           "v > 400.0 AND s = 'k009'": 1}[q]
+        if engine == JVM and q == "x = 500 OR x = 3":
+            expected_reads = 2  # Spark pushes OR to a JVM source only
         assert len(read) == expected_reads, (q, read)
 
 
-def test_pushdown_is_safe_when_spark_has_it_disabled(spark, tmp_path):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_pushdown_is_safe_when_spark_has_it_disabled(spark, tmp_path, engine):
     path = str(tmp_path / "n.arrow")
     _write_numbered(path, batches=3, rows=10)
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "false")
     try:
-        df = spark.read.format("arrowmm").option("pushdown", "true").load(path)
+        df = spark.read.format(engine).option("pushdown", "true").load(path)
         assert df.filter("x > 25").count() == 4
     finally:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
@@ -278,8 +301,9 @@ spark.stop()
 
 
 def test_two_applications_appending_at_once_lose_nothing(spark, tmp_path):
-    """Two Spark applications (this session and one in another process) append 4 jobs each
-    to one directory at the same time: every job commits, every row is read back once."""
+    """Two Spark applications (this session, through the Python source, and one in another
+    process, through the JVM connector) append 4 jobs each to one directory at the same time:
+    every job commits, every row is read back once, by both engines."""
     import subprocess
     import sys
     out = str(tmp_path / "shared")
@@ -290,15 +314,16 @@ def test_two_applications_appending_at_once_lose_nothing(spark, tmp_path):
         proc.stdin.write("go\n")
         proc.stdin.flush()
         for j in range(4):
-            spark.range(j * 1000, j * 1000 + 50, numPartitions=2).write.format("arrowmm") \
+            spark.range(j * 1000, j * 1000 + 50, numPartitions=2).write.format("arrowmm_python") \
                 .mode("append").save(out)
         assert proc.stdout.readline() == "done\n"
     finally:
         proc.communicate(timeout=600)
     assert proc.returncode == 0
-    ids = sorted(r.id for r in spark.read.format("arrowmm").load(out).select("id").collect())
-    assert ids == sorted(i for base in (0, 1_000_000) for j in range(4)
-                         for i in range(base + j * 1000, base + j * 1000 + 50))
+    for engine in ENGINES:
+        ids = sorted(r.id for r in spark.read.format(engine).load(out).select("id").collect())
+        assert ids == sorted(i for base in (0, 1_000_000) for j in range(4)
+                             for i in range(base + j * 1000, base + j * 1000 + 50))
     from arrowmm.spark.files import latest_manifest
     assert latest_manifest(out)["version"] == 8  # 8 jobs, 8 versions after the empty one
 
@@ -321,39 +346,52 @@ def test_a_failed_job_leaves_the_previous_data(spark, tmp_path, engine):
     assert spark.read.format(engine).load(out).count() == 10
 
 
-def test_a_user_schema_selects_and_casts_columns_by_name(spark, tmp_path):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_user_schema_selects_and_casts_columns_by_name(spark, tmp_path, engine):
     path = str(tmp_path / "n.arrow")
     _write_numbered(path, batches=2, rows=5)
-    df = spark.read.format("arrowmm").schema("s string, x double").load(path)
+    df = spark.read.format(engine).schema("s string, x bigint").load(path)
+    rows = sorted((r.s, r.x) for r in df.collect())
+    assert rows == sorted((f"k{i // 5:03d}", i) for i in range(10))
+    df = spark.read.format(engine).schema("s string, x double").load(path)
+    if engine == JVM:  # it casts nothing: it says so, and names the source that casts
+        with pytest.raises(Exception, match=r"column 'x' is bigint in the file and double in the "
+                                            r"table's schema.*format\('arrowmm_python'\)"):
+            df.collect()
+        return
     rows = sorted((r.s, r.x) for r in df.collect())
     assert rows == sorted((f"k{i // 5:03d}", float(i)) for i in range(10))
 
 
-def test_sql_temporary_view(spark, tmp_path):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_sql_temporary_view(spark, tmp_path, engine):
     path = str(tmp_path / "v.arrow")
     _write_numbered(path, batches=2, rows=5)
-    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW arrowmm_v USING arrowmm OPTIONS (path '{path}')")
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW arrowmm_v USING {engine} OPTIONS (path '{path}')")
     assert spark.sql("SELECT count(*) AS n, max(x) AS m FROM arrowmm_v").first().asDict() == {"n": 10, "m": 9}
 
 
-def test_streaming_source_picks_up_new_files_and_sink_commits(spark, tmp_path):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_streaming_source_picks_up_new_files_and_sink_commits(spark, tmp_path, engine):
+    """The Python source streams the files in (the JVM connector has no streaming source yet);
+    the sink is ``engine``'s."""
     src, sink, ckpt = tmp_path / "in", tmp_path / "out", tmp_path / "ckpt"
     src.mkdir()
     _write_numbered(str(src / "0001.arrow"), batches=2, rows=5)
-    schema = spark.read.format("arrowmm").load(str(src)).schema
+    schema = spark.read.format("arrowmm_python").load(str(src)).schema
 
     def run_once():
-        q = (spark.readStream.format("arrowmm").schema(schema).load(str(src))
-             .writeStream.format("arrowmm").option("checkpointLocation", str(ckpt))
+        q = (spark.readStream.format("arrowmm_python").schema(schema).load(str(src))
+             .writeStream.format(engine).option("checkpointLocation", str(ckpt))
              .trigger(availableNow=True).start(str(sink)))
         q.awaitTermination(120)
         assert q.exception() is None
 
     run_once()
-    assert spark.read.format("arrowmm").load(str(sink)).count() == 10
+    assert spark.read.format(engine).load(str(sink)).count() == 10
     _write_numbered(str(src / "0002.arrow"), batches=1, rows=7)
     run_once()
-    back = spark.read.format("arrowmm").load(str(sink))
+    back = spark.read.format(engine).load(str(sink))
     assert back.count() == 17
     assert sorted(r.x for r in back.collect()) == sorted(list(range(10)) + list(range(7)))
     from arrowmm.spark.files import latest_manifest
@@ -363,12 +401,12 @@ def test_streaming_source_picks_up_new_files_and_sink_commits(spark, tmp_path):
     src2, ckpt2 = tmp_path / "in2", tmp_path / "ckpt2"
     src2.mkdir()
     _write_numbered(str(src2 / "0001.arrow"), batches=1, rows=3)
-    q = (spark.readStream.format("arrowmm").schema(schema).load(str(src2))
-         .writeStream.format("arrowmm").option("checkpointLocation", str(ckpt2))
+    q = (spark.readStream.format("arrowmm_python").schema(schema).load(str(src2))
+         .writeStream.format(engine).option("checkpointLocation", str(ckpt2))
          .trigger(availableNow=True).start(str(sink)))
     q.awaitTermination(120)
     assert q.exception() is None
-    assert spark.read.format("arrowmm").load(str(sink)).count() == 20
+    assert spark.read.format(engine).load(str(sink)).count() == 20
     streams = latest_manifest(str(sink))["streams"]
     assert sorted(streams.values()) == [0, 1] and str(q.id) in streams
     assert not [n for n in os.listdir(sink) if n.startswith((".", "_")) and n not in ("_SUCCESS", "_arrowmm_log")]
@@ -388,26 +426,66 @@ def test_the_main_job_runs_end_to_end(tmp_path):
     assert table.num_rows == 300_000 and sorted(table["id"].to_pylist()) == list(range(300_000))
 
 
-def test_spark_finds_arrowmm_without_register(tmp_path):
-    """A session that never calls ``register`` reads and queries arrowmm files: Spark's worker
-    lookup finds the ``pyspark_arrowmm`` module (own process: a fresh session)."""
+def test_without_the_jar_arrowmm_is_the_python_source_found_without_register(tmp_path):
+    """A session without the JVM connector's jar (``jvm=False``, as a Spark Connect client that
+    cannot add jars) that never calls ``register``: ``arrowmm`` and ``arrowmm_python`` both
+    answer with the Python source, which Spark's worker lookup finds in the ``pyspark_arrowmm``
+    modules (own process: a fresh JVM).  The probe: a uint32 column, which the Python source
+    reads only with option("cast", "true") and the JVM connector reads as is."""
     import subprocess
     import sys
     path = str(tmp_path / "auto.arrow")
     _write_numbered(path, batches=3, rows=4)
+    probe = str(tmp_path / "u32.arrow")
+    table = pa.table({"u": pa.array([1, 2], pa.uint32())})
+    with pa.ipc.new_file(probe, table.schema) as w:
+        w.write_table(table)
     script = f"""
 from arrowmm.spark.session import local_session
-spark = local_session("local[1]", folder={str(tmp_path / "spark")!r}, register=False)
-rows = spark.read.format("arrowmm").load({path!r}).agg({{"x": "sum"}}).first()[0]
-spark.sql("CREATE TEMPORARY VIEW auto_v USING arrowmm OPTIONS (path '{path}')")
-n = spark.sql("SELECT count(*) FROM auto_v").first()[0]
-print("RESULT", rows, n)
+spark = local_session("local[1]", folder={str(tmp_path / "spark")!r}, register=False, jvm=False)
+for name in ("arrowmm", "arrowmm_python"):
+    rows = spark.read.format(name).load({path!r}).agg({{"x": "sum"}}).first()[0]
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW auto_v USING {{name}} OPTIONS (path '{path}')")
+    n = spark.sql("SELECT count(*) FROM auto_v").first()[0]
+    try:
+        spark.read.format(name).load({probe!r}).collect()
+        print("ENGINE", name, "jvm")
+    except Exception as exc:
+        print("ENGINE", name, "python" if "option('cast', 'true')" in str(exc) else repr(exc))
+    print("RESULT", name, rows, n)
 spark.stop()
 """
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "RESULT 66 12" in proc.stdout  # x = 0..11 over 3 batches: sum 66, 12 rows
+    for name in ("arrowmm", "arrowmm_python"):
+        assert f"RESULT {name} 66 12" in proc.stdout  # x = 0..11 over 3 batches: sum 66, 12 rows
+        assert f"ENGINE {name} python" in proc.stdout, proc.stdout
+
+
+def test_with_the_jar_arrowmm_is_the_jvm_connector(spark, tmp_path):
+    probe = str(tmp_path / "u32.arrow")
+    table = pa.table({"u": pa.array([1, 2], pa.uint32())})
+    with pa.ipc.new_file(probe, table.schema) as w:
+        w.write_table(table)
+    assert sorted(r.u for r in spark.read.format("arrowmm").load(probe).collect()) == [1, 2]
+    assert sorted(r.u for r in spark.read.format("arrowmm_jvm").load(probe).collect()) == [1, 2]
+    with pytest.raises(Exception, match=r"option\('cast', 'true'\)"):
+        spark.read.format("arrowmm_python").load(probe).collect()
+    # register() cannot take the name from the JVM connector, and does not fail trying
+    arrowmm.spark.register(spark)
+    assert spark.read.format("arrowmm").load(probe).count() == 2
+    # a streaming read names the Python fallback instead of Spark's generic refusal
+    with pytest.raises(Exception, match=r"readStream\.format\('arrowmm_python'\)"):
+        spark.readStream.format("arrowmm").schema("u bigint").load(str(tmp_path))
+    # a type the JVM writer lacks names the Python writer
+    nested = spark.range(2).selectExpr("array(id) AS a")
+    with pytest.raises(Exception, match=r"does not write array<bigint> columns yet.*"
+                                        r"format\('arrowmm_python'\)"):
+        nested.write.format("arrowmm").mode("overwrite").save(str(tmp_path / "nested"))
+    nested.write.format("arrowmm_python").mode("overwrite").save(str(tmp_path / "nested"))
+    assert sorted(r.a for r in spark.read.format("arrowmm").load(str(tmp_path / "nested"))
+                  .collect()) == [[0], [1]]
 
 
 def test_a_folder_without_manifest_lists_only_its_arrow_files(tmp_path):

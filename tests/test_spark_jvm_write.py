@@ -69,7 +69,7 @@ def test_a_write_reads_back_everywhere_with_statistics(spark, tmp_path):
     df.write.format(FMT).option("maxRecordsPerBatch", 7).save(out)
     expected = _rows(df)
     assert _rows(spark.read.format(FMT).load(out)) == expected
-    assert _rows(spark.read.format("arrowmm").load(out)) == expected
+    assert _rows(spark.read.format("arrowmm_python").load(out)) == expected
     doc = _log(out)[-1]
     assert doc["operation"] == "append" and len(doc["files"]) == 3
     assert json.load(open(os.path.join(out, "_SUCCESS")))["files"] == doc["files"]
@@ -127,10 +127,10 @@ def test_save_modes(spark, tmp_path):
 def test_engines_share_a_directory(spark, tmp_path):
     out = str(tmp_path / "shared")
     make = lambda a, b: spark.range(a, b, numPartitions=2).selectExpr("id as k", "id * 0.5 as v")  # noqa: E731
-    make(0, 100).write.format("arrowmm").mode("overwrite").save(out)   # the Python source
+    make(0, 100).write.format("arrowmm_python").mode("overwrite").save(out)   # the Python source
     make(100, 200).write.format(FMT).mode("append").save(out)           # the JVM connector
-    make(200, 250).write.format("arrowmm").mode("append").save(out)
-    for fmt in (FMT, "arrowmm"):
+    make(200, 250).write.format("arrowmm_python").mode("append").save(out)
+    for fmt in (FMT, "arrowmm_python"):
         df = spark.read.format(fmt).load(out)
         assert _keys(df) == list(range(250))
         assert df.agg(F.sum("v")).first()[0] == sum(range(250)) * 0.5
@@ -175,7 +175,7 @@ def test_empty_and_failed_jobs(spark, tmp_path):
 
 def test_unwritable_columns_are_named(spark, tmp_path):
     df = spark.range(1).selectExpr("id as k", "array(id) as arr")
-    with pytest.raises(Exception, match="column 'arr': the JVM writer does not write array<bigint>"):
+    with pytest.raises(Exception, match="column 'arr': the JVM connector does not write array<bigint>"):
         df.write.format(FMT).save(str(tmp_path / "nested"))
     assert not os.path.exists(tmp_path / "nested" / "_arrowmm_log") or \
         _log(str(tmp_path / "nested"))[-1]["files"] == []

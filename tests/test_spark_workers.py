@@ -25,8 +25,8 @@ from arrowmm.spark.session import local_session
 spark = local_session("local[1]", "arrowmm-workers", tempfile.mkdtemp(dir=sys.argv[1]))
 try:
     df = spark.range(0, 1000).selectExpr("id", "id * 2 AS twice")
-    df.write.format("arrowmm").mode("overwrite").save(sys.argv[1] + "/data")
-    total = spark.read.format("arrowmm").load(sys.argv[1] + "/data").agg({"twice": "sum"}).first()[0]
+    df.write.format("arrowmm_python").mode("overwrite").save(sys.argv[1] + "/data")
+    total = spark.read.format("arrowmm_python").load(sys.argv[1] + "/data").agg({"twice": "sum"}).first()[0]
     print("sum", total)
 finally:
     spark.stop()

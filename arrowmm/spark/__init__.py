@@ -5,31 +5,40 @@ and the executors' Python.  ``register(spark)`` registers the data source
 and turns on Spark's Python filter pushdown, which lets reads skip record
 batches by the statistics arrowmm's writers record.
 
-The JVM reader (stage 1 of issue 16) ships as a jar inside this package:
-``configure(builder)`` adds it to a ``SparkSession.builder``, ``jar_path()``
-gives its path (``python -m arrowmm.spark jar`` prints it), and then
-``spark.read.format("arrowmm_jvm")`` reads the same files column by column
-in place.  It takes over the name ``arrowmm`` once it also writes and streams.
+The JVM connector ships as a jar inside this package: ``configure(builder)``
+adds it to a ``SparkSession.builder`` (``local_session()`` does so whenever a
+Java runtime is there), ``jar_path()`` gives its path (``python -m arrowmm.spark
+jar`` prints it).  With the jar on the session, ``format("arrowmm")`` is the JVM
+connector (Spark finds JVM sources' names first); without it (a Spark Connect
+client that cannot add jars, say) it is the Python data source.  Two more names
+reach one engine whatever the session: ``arrowmm_jvm`` and ``arrowmm_python``.
 """
 from __future__ import annotations
 
-__all__ = ["register", "configure", "jar_path", "JVM_FORMAT", "ArrowmmDataSource", "spark_schema"]
+__all__ = ["register", "configure", "jar_path", "FORMAT", "JVM_FORMAT", "PYTHON_FORMAT",
+           "ArrowmmDataSource", "spark_schema"]
 
-from .jar import JVM_FORMAT, configure, jar_path
+from .jar import FORMAT, JVM_FORMAT, PYTHON_FORMAT, configure, jar_path
 
 
 def register(spark, *, pushdown: bool = True) -> None:
-    """Register the ``arrowmm`` data source on ``spark`` (and enable filter pushdown)."""
-    from .source import ArrowmmDataSource
+    """Register the Python data source on ``spark`` as ``arrowmm`` and ``arrowmm_python`` (and
+    enable Spark's Python filter pushdown).
+
+    In a session with the JVM connector's jar, Spark resolves ``arrowmm`` to the connector
+    whatever is registered here, and ``arrowmm_python`` is how the Python source is reached.
+    """
+    from .source import ArrowmmDataSource, ArrowmmPythonDataSource
     spark.dataSource.register(ArrowmmDataSource)
+    spark.dataSource.register(ArrowmmPythonDataSource)
     if pushdown:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
 
 
 def __getattr__(name):  # the pyspark-dependent parts load on first use
-    if name == "ArrowmmDataSource":
-        from .source import ArrowmmDataSource
-        return ArrowmmDataSource
+    if name in ("ArrowmmDataSource", "ArrowmmPythonDataSource"):
+        from . import source
+        return getattr(source, name)
     if name == "spark_schema":
         from .types import spark_schema
         return spark_schema

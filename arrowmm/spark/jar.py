@@ -20,11 +20,16 @@ import tempfile
 import zipfile
 from typing import Optional
 
-__all__ = ["jar_path", "configure", "sources_digest", "jar_digest", "build_jar", "JVM_FORMAT"]
+__all__ = ["jar_path", "configure", "sources_digest", "jar_digest", "build_jar", "java_runtime",
+           "FORMAT", "JVM_FORMAT", "PYTHON_FORMAT"]
 
-#: The short name the JVM reader registers (stage 1 of issue 16: reads only; the name
-#: ``arrowmm`` stays with the Python data source until writes and streaming land).
+#: What ``arrowmm`` means: the JVM connector in a session with its jar (Spark looks JVM
+#: sources' names up before Python sources'), the Python data source in one without.
+FORMAT = "arrowmm"
+#: The name that always reaches the JVM connector (its jar registers it beside ``arrowmm``).
 JVM_FORMAT = "arrowmm_jvm"
+#: The name that always reaches the Python data source, in sessions with the jar too.
+PYTHON_FORMAT = "arrowmm_python"
 JVM_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jvm")
 SOURCES = os.path.join(JVM_DIR, "src", "main")
 JAR = os.path.join(JVM_DIR, "arrowmm-spark.jar")
@@ -41,6 +46,17 @@ def jar_path() -> str:
     return JAR
 
 
+def java_runtime() -> Optional[str]:
+    """The ``java`` a Spark session would start (``$JAVA_HOME/bin/java``, else the one on
+    ``PATH``), or None when there is none."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        candidate = os.path.join(home, "bin", "java")
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return shutil.which("java")
+
+
 def configure(builder):
     """Add the JVM connector's jar to a ``SparkSession.builder``'s ``spark.jars`` (appended to
     any jars already set) and return the builder, as delta-spark's
@@ -51,7 +67,7 @@ def configure(builder):
     >>> from pyspark.sql import SparkSession            # doctest: +SKIP
     >>> spark = arrowmm.spark.configure(SparkSession.builder.master("local[2]")).getOrCreate()
     ... # doctest: +SKIP
-    >>> spark.read.format("arrowmm_jvm").load("data/")  # doctest: +SKIP
+    >>> spark.read.format("arrowmm").load("data/")      # the JVM connector  # doctest: +SKIP
     """
     path = jar_path()
     options = getattr(builder, "_options", {})

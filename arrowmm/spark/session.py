@@ -17,8 +17,9 @@ import os
 import sys
 import tempfile
 import warnings
+from typing import Optional
 
-from .jar import configure
+from .jar import JAR, configure, java_runtime
 
 __all__ = ["local_session", "safe_worker_path", "WORKER_ENV"]
 
@@ -55,10 +56,17 @@ def _shadowing_folder() -> str:
 
 def local_session(master: str = "local[*]", app: str = "arrowmm", folder: str = None,
                   driver_memory: str = "1g", fast_jit: bool = True, register: bool = True,
-                  jvm: bool = False, **conf):
-    """Start (or get) a local ``SparkSession`` with ``arrowmm`` registered (``register=False``:
-    left to Spark's own lookup of the ``pyspark_arrowmm`` module); ``jvm=True`` adds the JVM
-    reader's jar (``format("arrowmm_jvm")``, see ``arrowmm.spark.configure``)."""
+                  jvm: Optional[bool] = None, **conf):
+    """Start (or get) a local ``SparkSession`` with arrowmm's data sources.
+
+    ``jvm`` (default: whenever a Java runtime and the jar are there; Spark needs the runtime
+    anyway) puts the JVM connector's jar on the session (``arrowmm.spark.configure``), and
+    ``format("arrowmm")`` is then the JVM connector; ``jvm=False`` leaves ``arrowmm`` to the
+    Python data source.
+    ``arrowmm_python`` and (with the jar) ``arrowmm_jvm`` name one engine either way.
+    ``register=False`` leaves the Python source to Spark's own lookup of the
+    ``pyspark_arrowmm`` modules instead of ``arrowmm.spark.register``.
+    """
     import arrowmm
     folder = folder or tempfile.mkdtemp(prefix="arrowmm-spark-")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -89,6 +97,8 @@ def local_session(master: str = "local[*]", app: str = "arrowmm", folder: str = 
                       f"{_shadowing_folder()} before the installed arrowmm (Python 3.10 cannot "
                       f"keep the current directory off sys.path): start from another folder",
                       RuntimeWarning, stacklevel=2)
+    if jvm is None:  # (a package without its jar falls back to the Python source)
+        jvm = java_runtime() is not None and os.path.isfile(JAR)
     if jvm:
         builder = configure(builder)
     # The JVM, and so every Python worker it starts, inherits the environment it starts with.

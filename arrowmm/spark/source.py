@@ -25,7 +25,7 @@ from .planning import plan_pieces, read_piece, to_spark_batch
 from .pruning import ALL, NONE, verdict
 from .types import spark_schema
 
-__all__ = ["ArrowmmDataSource", "ArrowmmPartition"]
+__all__ = ["ArrowmmDataSource", "ArrowmmPythonDataSource", "ArrowmmPartition"]
 
 _DEFAULT_PARTITION_BYTES = 128 << 20  # Spark's spark.sql.files.maxPartitionBytes default
 _DEFAULT_OPEN_COST = 4 << 20  # Spark's spark.sql.files.openCostInBytes default
@@ -105,6 +105,15 @@ class ArrowmmDataSource(DataSource):
 
     def streamWriter(self, schema, overwrite: bool):
         return ArrowmmStreamWriter(self.options, schema, overwrite)
+
+
+class ArrowmmPythonDataSource(ArrowmmDataSource):
+    """The same data source under ``arrowmm_python``: the name that reaches it in a session
+    whose ``arrowmm`` is the JVM connector (Spark resolves a name to a JVM source first)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "arrowmm_python"
 
 
 PUSHDOWN_CAVEAT = """\

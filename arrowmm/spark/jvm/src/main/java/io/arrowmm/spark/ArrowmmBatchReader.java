@@ -69,6 +69,8 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   private final ColumnSpec[] columns;
   private final int[] selected;
   private final boolean[] wanted;
+  /** The {@code batchLog} option (as the Python source's: "name, batch index, rows" lines). */
+  private final String batchLog;
 
   private int rangeIndex = 0;
   private int batchIndex = -1;
@@ -80,15 +82,24 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   private final List<long[]> owned = new ArrayList<>();  // {address} of decompressed buffers
   /** The current file's dictionaries (by id) and the memory that holds them. */
   private java.util.Map<Long, DictionaryVector.Values> dictionaries;
+  /** The selected columns' dictionary ids, and how many of the file's dictionary batches have
+   * been applied (a stream's apply from their place on: see {@link StreamIndex}). */
+  private java.util.Map<Long, ColumnSpec> wantedIds;
+  private int dictCursor;
   private final List<long[]> dictOwned = new ArrayList<>();
   private List<long[]> sink = owned;  // where buffer() records decompressed memory
   private ColumnarBatch current;
+
+  /** The variadic data buffers of the view column being decoded (set by decode). */
+  private int viewBuffers;
 
   // the buffer the last call to buffer() resolved
   private long bufAddress;
   private long bufLength;
 
-  ArrowmmBatchReader(ArrowmmPartition partition, ColumnSpec[] columns, int[] selected) {
+  ArrowmmBatchReader(ArrowmmPartition partition, ColumnSpec[] columns, int[] selected,
+      String batchLog) {
+    this.batchLog = batchLog;
     if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
       throw new ArrowmmException("the JVM reader runs on little-endian machines only");
     }
@@ -111,6 +122,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         batchIndex++;
         if (batchIndex < r.offsets.length) {
           current = read(r, batchIndex);
+          if (batchLog != null) {
+            logRead(r, batchIndex);
+          }
           return true;
         }
         rangeIndex++;
@@ -123,6 +137,15 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       throw new IllegalArgumentException(e.getMessage());
     }
     return false;
+  }
+
+  /** Append one line per batch read to the {@code batchLog} file (lets tests count reads). */
+  private void logRead(ArrowmmPartition.Range r, int i) throws IOException {
+    String line = Path.of(r.path).getFileName() + "\t" + (r.first + i) + "\t"
+        + current.numRows() + "\n";
+    java.nio.file.Files.write(Path.of(batchLog),
+        line.getBytes(java.nio.charset.StandardCharsets.UTF_8), StandardOpenOption.CREATE,
+        StandardOpenOption.APPEND, StandardOpenOption.WRITE);
   }
 
   @Override
@@ -204,9 +227,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   }
 
   private ColumnarBatch read(ArrowmmPartition.Range r, int i) throws IOException {
-    if (dictionaries == null) {
-      loadDictionaries(r);
-    }
+    loadDictionaries(r, r.first + i);
     map(r, i);
     String where = r.path + ": record batch " + (r.first + i);
     int metaLength = r.metaLengths[i];
@@ -270,10 +291,26 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     Buffer buf = new Buffer();
     int nodeCursor = 0;
     int bufferCursor = 0;
+    int variadic = 0;  // the next of the batch's variadic buffer counts (one per view column)
     for (int c = 0; c < columns.length; c++) {
       ColumnSpec spec = columns[c];
       int needNodes = spec.nodeCount();
       int needBuffers = spec.bufferCount();
+      viewBuffers = 0;
+      if (spec.kind.isView()) {  // (views are top-level columns only: see ColumnSpec)
+        if (variadic >= rb.variadicBufferCountsLength()) {
+          throw new ArrowmmException(where + ": column '" + spec.name + "' is a view column "
+              + "without a variadic buffer count (the batch has "
+              + rb.variadicBufferCountsLength() + ")");
+        }
+        long count = rb.variadicBufferCounts(variadic++);
+        if (count < 0 || count > buffers) {
+          throw new ArrowmmException(where + ": column '" + spec.name + "': " + count
+              + " variadic buffers, not 0 to the batch's " + buffers + " buffers");
+        }
+        viewBuffers = (int) count;
+        needBuffers += viewBuffers;
+      }
       if (nodeCursor + needNodes > nodes || bufferCursor + needBuffers > buffers) {
         throw new ArrowmmException(where + ": column '" + spec.name + "' (field " + c
             + ") has no field node or buffers: the batch has " + nodes + " nodes and "
@@ -336,14 +373,21 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   }
 
   /**
-   * Read the file's dictionary batches that the selected columns use (a file's dictionaries
-   * hold for all of its record batches: a first batch per id, then deltas appended to it; the
-   * file format has no replacements) into memory the reader owns until the file is done.
+   * Apply the dictionary batches that the selected columns use and that come before record batch
+   * {@code batch} (a file's all hold for all of its record batches: a first batch per id, then
+   * deltas appended to it, no replacements; a stream's apply from their place in it on, and a
+   * non-delta one replaces its id's dictionary), read into memory the reader owns until the
+   * file is done.  Vectors made earlier keep the dictionary they were made with.
    */
-  private void loadDictionaries(ArrowmmPartition.Range r) throws IOException {
-    dictionaries = new java.util.HashMap<>();
-    java.util.Map<Long, ColumnSpec> want = wantedDictionaries(r.columns);
-    if (want.isEmpty()) {
+  private void loadDictionaries(ArrowmmPartition.Range r, int batch) throws IOException {
+    if (dictionaries == null) {
+      dictionaries = new java.util.HashMap<>();
+      wantedIds = wantedDictionaries(r.columns);
+      dictCursor = 0;
+    }
+    java.util.Map<Long, ColumnSpec> want = wantedIds;
+    if (want.isEmpty() || dictCursor >= r.dictOffsets.length
+        || r.dictBefore[dictCursor] > batch) {
       return;
     }
     if (channel == null) {
@@ -355,7 +399,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     }
     sink = dictOwned;
     try {
-      for (int d = 0; d < r.dictOffsets.length; d++) {
+      for (; dictCursor < r.dictOffsets.length && r.dictBefore[dictCursor] <= batch;
+          dictCursor++) {
+        int d = dictCursor;
         String where = r.path + ": dictionary batch " + d;
         int metaLength = r.dictMetaLengths[d];
         long total = metaLength + r.dictBodyLengths[d];
@@ -382,7 +428,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         try {
           Message message = Message.getRootAsMessage(fb);
           if (message.headerType() != MessageHeader.DictionaryBatch) {
-            throw new ArrowmmException(where + ": the footer points at a "
+            throw new ArrowmmException(where + ": the index points at a "
                 + headerName(message.headerType()) + " message, not a DictionaryBatch");
           }
           long bodyLength = message.bodyLength();
@@ -403,8 +449,11 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
           where += " (id " + db.id() + ", column '" + spec.name + "')";
           DictionaryVector.Values values = dictionaries.get(db.id());
           if (values != null && !db.isDelta()) {
-            throw new ArrowmmException(where + ": a second dictionary for the id that is not a "
-                + "delta (the IPC file format has no dictionary replacement)");
+            if (!r.stream) {
+              throw new ArrowmmException(where + ": a second dictionary for the id that is not "
+                  + "a delta (the IPC file format has no dictionary replacement)");
+            }
+            values = null;  // a stream's replacement: later batches use the new one
           }
           if (values == null && db.isDelta()) {
             throw new ArrowmmException(where + ": a delta before the id's first dictionary");
@@ -422,7 +471,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
               codec(data, where), address + metaLength, bodyLength, where);
           if (values == null) {
             values = new DictionaryVector.Values();
-            dictionaries.put(db.id(), values);
+            dictionaries.put(db.id(), values);  // (a replaced one's memory lives to closeFile)
           }
           values.add(v, (int) rows);
         } catch (ArrowmmException e) {
@@ -497,6 +546,10 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       case BOOL:
         need(where + ", data buffer", l1, (n + 7L) / 8);
         return new MappedVector.Bools(type, n, nulls, validity, allNull, a1);
+      case STRING_VIEW:
+      case BINARY_VIEW:
+        return view(rb, buf, spec, b, n, validity, nulls, allNull, a1, l1, codec, body,
+            bodyLength, where);
       case STRING:
       case BINARY:
       case LARGE_STRING:
@@ -512,6 +565,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         return large ? new MappedVector.Var64(type, n, nulls, validity, allNull, a1, a2)
             : new MappedVector.Var32(type, n, nulls, validity, allNull, a1, a2);
       }
+      case FIXED_BINARY:
+        need(where + ", data buffer", l1, (long) n * spec.listSize);
+        return new WideVector.FixedBinary(type, n, nulls, validity, allNull, a1, spec.listSize);
       default:
         break;
     }
@@ -532,9 +588,25 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         return new MappedVector.Float64(type, n, nulls, validity, allNull, a1);
       case DECIMAL128:
         return new MappedVector.Decimal128(type, n, nulls, validity, allNull, a1);
+      case UINT8:
+        return new WideVector.UInt8(type, n, nulls, validity, allNull, a1);
+      case UINT16:
+        return new WideVector.UInt16(type, n, nulls, validity, allNull, a1);
+      case UINT32:
+        return new WideVector.UInt32(type, n, nulls, validity, allNull, a1);
+      case UINT64:
+        return new WideVector.UInt64(type, n, nulls, validity, allNull, a1);
+      case FLOAT16:
+        return new WideVector.Float16(type, n, nulls, validity, allNull, a1);
+      case DECIMAL32:
+      case DECIMAL64:
+      case DECIMAL256:
+        return new WideVector.OtherDecimal(type, n, nulls, validity, allNull, a1,
+            spec.kind.width);
       case DATE64:
         return new MappedVector.Date64(type, n, nulls, validity, allNull, a1);
       case TIMESTAMP:
+      case DURATION:
         switch (spec.unit) {
           case MICROSECOND:
             return new MappedVector.Int64(type, n, nulls, validity, allNull, a1);
@@ -607,6 +679,45 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     }
     return new NestedVector.Lists(type, n, nulls, validity, allNull, offsets, width,
         spec.listSize, kids[0], keys, items);
+  }
+
+  /** A string_view or binary_view column: its 16-byte views and {@link #viewBuffers} data
+   * buffers; every valid view's length, buffer index and range are checked before a vector is
+   * made over them (null rows' views are never read). */
+  private ColumnVector view(RecordBatch rb, Buffer buf, ColumnSpec spec, int b, int n,
+      long validity, int nulls, boolean allNull, long views, long viewsLength, int codec,
+      long body, long bodyLength, String where) throws IOException {
+    need(where + ", views buffer", viewsLength, 16L * n);
+    int count = viewBuffers;
+    long[] addresses = new long[count];
+    long[] lengths = new long[count];
+    for (int k = 0; k < count; k++) {
+      buffer(rb, buf, b + 2 + k, codec, body, bodyLength, where + ", data buffer " + k);
+      addresses[k] = bufAddress;
+      lengths[k] = bufLength;
+    }
+    for (int i = 0; i < n && !allNull; i++) {
+      if (validity != 0
+          && (Platform.getByte(null, validity + (i >> 3)) & (1 << (i & 7))) == 0) {
+        continue;
+      }
+      long at = views + 16L * i;
+      int length = Platform.getInt(null, at);
+      if (length < 0) {
+        throw new ArrowmmException(where + ", views buffer: value " + i + " has length "
+            + length);
+      }
+      if (length > 12) {
+        int index = Platform.getInt(null, at + 8);
+        int offset = Platform.getInt(null, at + 12);
+        if (index < 0 || index >= count || offset < 0 || length > lengths[index] - offset) {
+          throw new ArrowmmException(where + ", views buffer: value " + i + " (" + length
+              + " bytes at offset " + offset + " of data buffer " + index + ") is outside the "
+              + count + " data buffers");
+        }
+      }
+    }
+    return new WideVector.Views(spec.sparkType, n, nulls, validity, allNull, views, addresses);
   }
 
   private static void need(String where, long have, long need) {

@@ -165,8 +165,9 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
     } else if (t.equals(DataTypes.BinaryType)) {
       return ArrowType.Binary.INSTANCE;
     }
-    throw new ArrowmmException("column '" + f.name() + "': the JVM writer does not write "
-        + t.simpleString() + " columns yet (the Python data source, without the jar, does)");
+    throw new ArrowmmException("column '" + f.name() + "': the JVM connector does not write "
+        + t.simpleString() + " columns yet; the Python data source does: "
+        + "df.write.format('arrowmm_python')");
   }
 
   @Override

@@ -22,6 +22,10 @@ final class ArrowmmPartition implements InputPartition {
     final long[] dictOffsets;
     final int[] dictMetaLengths;
     final long[] dictBodyLengths;
+    /** A stream's dictionary batches apply from record batch {@code dictBefore[d]} on (a file's
+     * all from the start), and a stream's may replace an earlier one of their id. */
+    final int[] dictBefore;
+    final boolean stream;
     /** The file's own columns: files with one Spark schema may differ in Arrow layout
      * (string and large_string, dictionary-encoded or not), so each is read by its own. */
     final ColumnSpec[] columns;
@@ -36,6 +40,8 @@ final class ArrowmmPartition implements InputPartition {
       this.dictOffsets = f.dictOffsets;
       this.dictMetaLengths = f.dictMetaLengths;
       this.dictBodyLengths = f.dictBodyLengths;
+      this.dictBefore = f.dictBefore;
+      this.stream = f.stream;
       this.columns = f.columns.toArray(new ColumnSpec[0]);
     }
   }

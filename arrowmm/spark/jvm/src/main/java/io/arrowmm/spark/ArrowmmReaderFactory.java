@@ -11,10 +11,13 @@ final class ArrowmmReaderFactory implements PartitionReaderFactory {
   private static final long serialVersionUID = 1L;
   private final ColumnSpec[] fileColumns;
   private final int[] selected;
+  /** The {@code batchLog} option: a file each task appends the batches it read to, or null. */
+  private final String batchLog;
 
-  ArrowmmReaderFactory(ColumnSpec[] fileColumns, int[] selected) {
+  ArrowmmReaderFactory(ColumnSpec[] fileColumns, int[] selected, String batchLog) {
     this.fileColumns = fileColumns;
     this.selected = selected;
+    this.batchLog = batchLog;
   }
 
   @Override
@@ -24,11 +27,11 @@ final class ArrowmmReaderFactory implements PartitionReaderFactory {
 
   @Override
   public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
-    return new ArrowmmBatchReader((ArrowmmPartition) partition, fileColumns, selected);
+    return new ArrowmmBatchReader((ArrowmmPartition) partition, fileColumns, selected, batchLog);
   }
 
   @Override
   public PartitionReader<InternalRow> createReader(InputPartition partition) {
-    throw new UnsupportedOperationException("arrowmm_jvm reads columnar batches only");
+    throw new UnsupportedOperationException("arrowmm's JVM connector reads columnar batches only");
   }
 }

@@ -129,7 +129,7 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
 
   @Override
   public String description() {
-    return "arrowmm_jvm " + DataFiles.loadPaths(options) + " columns " + required.simpleString()
+    return "arrowmm (JVM) " + DataFiles.loadPaths(options) + " columns " + required.simpleString()
         + (filters.length > 0 ? " statistics filters " + Arrays.toString(filters) : "")
         + (limit >= 0 ? " limit " + limit : "");
   }
@@ -151,12 +151,12 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
       for (String path : DataFiles.resolve(DataFiles.loadPaths(options))) {
         FileFooter f = FileFooter.read(path);
         StructType s = ColumnSpec.sparkSchema(f.columns);
-        if (!sameColumns(s, schema)) {
-          String other = first == null ? "the table's schema (read when the DataFrame was made)"
-              : "that of " + first.path;
-          StructType expected = first == null ? schema : ColumnSpec.sparkSchema(first.columns);
+        if (first == null) {
+          checkTableColumns(path, s, schema);
+        } else if (!sameColumns(s, ColumnSpec.sparkSchema(first.columns))) {
           throw new ArrowmmException(path + ": its schema " + s.simpleString()
-              + " differs from " + other + ": " + expected.simpleString());
+              + " differs from that of " + first.path + ": "
+              + ColumnSpec.sparkSchema(first.columns).simpleString());
         }
         if (first == null) {
           first = f;
@@ -166,6 +166,33 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
       footers = out;
     }
     return footers;
+  }
+
+  /** The table's columns (the schema read when the DataFrame was made, or one given with
+   * {@code .schema(...)}: columns selected by name, in its order) must be the file's, of the
+   * same types: the connector reads each column as its own type and casts nothing. */
+  private static void checkTableColumns(String path, StructType file, StructType table) {
+    for (StructField want : table.fields()) {
+      StructField have = null;
+      for (StructField f : file.fields()) {
+        if (f.name().equals(want.name())) {
+          have = f;
+          break;
+        }
+      }
+      if (have == null) {
+        throw new ArrowmmException(path + ": its schema " + file.simpleString() + " has no "
+            + "column '" + want.name() + "' of the table's schema " + table.simpleString()
+            + " (read when the DataFrame was made, or given with .schema())");
+      }
+      if (!have.dataType().equals(want.dataType())) {
+        throw new ArrowmmException(path + ": column '" + want.name() + "' is "
+            + have.dataType().simpleString() + " in the file and "
+            + want.dataType().simpleString() + " in the table's schema " + table.simpleString()
+            + "; the JVM connector reads columns as their own types (cast them in Spark, or "
+            + "read with format('arrowmm_python'), which casts to a given schema)");
+      }
+    }
   }
 
   private static boolean sameColumns(StructType a, StructType b) {
@@ -285,7 +312,7 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
       specs[k] = all == null ? null : all.get(indexes[k]);
     }
     ColumnSpec[] fileColumns = all == null ? new ColumnSpec[0] : all.toArray(new ColumnSpec[0]);
-    return new ArrowmmReaderFactory(fileColumns, indexes);
+    return new ArrowmmReaderFactory(fileColumns, indexes, options.get("batchLog"));
   }
 
   /** Batches whose headers planning reads to count rows for the optimizer (beyond: no count). */

@@ -162,7 +162,7 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
 
   @Override
   public String description() {
-    return "arrowmm_jvm write " + dir + (overwrite ? " (overwrite)" : " (append)");
+    return "arrowmm (JVM) write " + dir + (overwrite ? " (overwrite)" : " (append)");
   }
 
   @Override

@@ -24,7 +24,16 @@ final class ColumnSpec implements Serializable {
     STRING(3, 0), BINARY(3, 0), LARGE_STRING(3, 0), LARGE_BINARY(3, 0),
     STRUCT(1, 0), LIST(2, 0), LARGE_LIST(2, 0), FIXED_SIZE_LIST(1, 0), MAP(2, 0),
     /** Dictionary-encoded: validity and indices; the values come from dictionary batches. */
-    DICTIONARY(2, 0);
+    DICTIONARY(2, 0),
+    /** Read widened, as the Python source's {@code cast} reads them (see {@link WideVector}):
+     * unsigned integers to the next signed type (uint64 to decimal(20, 0)), float16 to float,
+     * decimal32/64/256 to Spark's decimal, fixed_size_binary to binary, durations to
+     * day-time intervals (microseconds). */
+    UINT8(2, 1), UINT16(2, 2), UINT32(2, 4), UINT64(2, 8), FLOAT16(2, 2), DECIMAL32(2, 4),
+    DECIMAL64(2, 8), DECIMAL256(2, 32), FIXED_BINARY(2, 0), DURATION(2, 8),
+    /** string_view/binary_view: validity, views, then the batch's variadic data buffers (their
+     * number is per batch: {@link #bufferCount} counts the fixed two). Top-level only. */
+    STRING_VIEW(2, 16), BINARY_VIEW(2, 16);
 
     /** The number of IPC buffers a column of this kind has. */
     final int buffers;
@@ -35,17 +44,23 @@ final class ColumnSpec implements Serializable {
       this.buffers = buffers;
       this.width = width;
     }
+
+    boolean isView() {
+      return this == STRING_VIEW || this == BINARY_VIEW;
+    }
   }
 
   final String name;
   final Kind kind;
-  /** TIMESTAMP: the file's unit (SECOND, MILLISECOND, MICROSECOND, NANOSECOND); else null. */
+  /** TIMESTAMP, DURATION: the file's unit (SECOND, MILLISECOND, MICROSECOND, NANOSECOND); else
+   * null. */
   final TimeUnit unit;
   final DataType sparkType;
   final boolean nullable;
   /** Nested kinds: the child columns (MAP: one entries STRUCT of key and value); else empty. */
   final ColumnSpec[] children;
-  /** FIXED_SIZE_LIST: the number of values per list; DICTIONARY: bytes per index; else 0. */
+  /** FIXED_SIZE_LIST: the number of values per list; DICTIONARY: bytes per index;
+   * FIXED_BINARY: bytes per value; else 0. */
   final int listSize;
   /** DICTIONARY: the dictionary's values (a flat column) and its id; else null and 0. */
   ColumnSpec values;
@@ -76,7 +91,21 @@ final class ColumnSpec implements Serializable {
     return n;
   }
 
-  /** The IPC buffers this column takes in a record batch: its own and its descendants'. */
+  /** Whether this column or a descendant is a view (their buffer counts vary per batch). */
+  boolean hasView() {
+    if (kind.isView()) {
+      return true;
+    }
+    for (ColumnSpec c : children) {
+      if (c != null && c.hasView()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The IPC buffers this column takes in a record batch: its own and its descendants'
+   * (a view column's variadic data buffers not counted). */
   int bufferCount() {
     int n = kind.buffers;
     for (ColumnSpec c : children) {
@@ -101,9 +130,8 @@ final class ColumnSpec implements Serializable {
       }
     }
     if (!problems.isEmpty()) {
-      throw new ArrowmmException(path + ": these columns have Arrow types the JVM reader "
-          + "(stage 1) does not read:\n  " + String.join("\n  ", problems)
-          + "\n(the Python data source, format('arrowmm'), reads them)");
+      throw new ArrowmmException(path + ": these columns have Arrow types the JVM connector "
+          + "does not read:\n  " + String.join("\n  ", problems));
     }
     return out;
   }
@@ -132,8 +160,7 @@ final class ColumnSpec implements Serializable {
       case Int: {
         ArrowType.Int i = (ArrowType.Int) t;
         if (!i.getIsSigned()) {
-          problems.add(name + ": uint" + i.getBitWidth() + " (Spark has no unsigned integers)");
-          return null;
+          return unsigned(name, i.getBitWidth(), nullable, problems);
         }
         switch (i.getBitWidth()) {
           case 8: return new ColumnSpec(name, Kind.INT8, null, DataTypes.ByteType, nullable);
@@ -152,21 +179,20 @@ final class ColumnSpec implements Serializable {
         if (p == FloatingPointPrecision.DOUBLE) {
           return new ColumnSpec(name, Kind.FLOAT64, null, DataTypes.DoubleType, nullable);
         }
-        break;
+        return new ColumnSpec(name, Kind.FLOAT16, null, DataTypes.FloatType, nullable);
       }
       case Decimal: {
         ArrowType.Decimal d = (ArrowType.Decimal) t;
-        if (d.getBitWidth() != 128) {
-          problems.add(name + ": decimal" + d.getBitWidth() + " (only decimal128 is read yet)");
-          return null;
-        }
-        if (d.getPrecision() < 1 || d.getPrecision() > 38 || d.getScale() < 0
+        Kind kind = d.getBitWidth() == 128 ? Kind.DECIMAL128 : d.getBitWidth() == 256
+            ? Kind.DECIMAL256 : d.getBitWidth() == 64 ? Kind.DECIMAL64 : d.getBitWidth() == 32
+            ? Kind.DECIMAL32 : null;
+        if (kind == null || d.getPrecision() < 1 || d.getPrecision() > 38 || d.getScale() < 0
             || d.getScale() > d.getPrecision()) {
-          problems.add(name + ": decimal128(" + d.getPrecision() + ", " + d.getScale()
-              + ") (Spark decimals hold 1 to 38 digits, scale 0 to precision)");
+          problems.add(name + ": decimal" + d.getBitWidth() + "(" + d.getPrecision() + ", "
+              + d.getScale() + ") (Spark decimals hold 1 to 38 digits, scale 0 to precision)");
           return null;
         }
-        return new ColumnSpec(name, Kind.DECIMAL128, null,
+        return new ColumnSpec(name, kind, null,
             DataTypes.createDecimalType(d.getPrecision(), d.getScale()), nullable);
       }
       case Date: {
@@ -188,6 +214,23 @@ final class ColumnSpec implements Serializable {
         return new ColumnSpec(name, Kind.BINARY, null, DataTypes.BinaryType, nullable);
       case LargeBinary:
         return new ColumnSpec(name, Kind.LARGE_BINARY, null, DataTypes.BinaryType, nullable);
+      case Utf8View:
+        return new ColumnSpec(name, Kind.STRING_VIEW, null, DataTypes.StringType, nullable);
+      case BinaryView:
+        return new ColumnSpec(name, Kind.BINARY_VIEW, null, DataTypes.BinaryType, nullable);
+      case FixedSizeBinary: {
+        int width = ((ArrowType.FixedSizeBinary) t).getByteWidth();
+        if (width < 0) {
+          break;
+        }
+        return new ColumnSpec(name, Kind.FIXED_BINARY, null, DataTypes.BinaryType, nullable,
+            new ColumnSpec[0], width);
+      }
+      case Duration:
+        return new ColumnSpec(name, Kind.DURATION, ((ArrowType.Duration) t).getUnit(),
+            DataTypes.createDayTimeIntervalType(
+                org.apache.spark.sql.types.DayTimeIntervalType.DAY(),
+                org.apache.spark.sql.types.DayTimeIntervalType.SECOND()), nullable);
       case Struct:
       case List:
       case LargeList:
@@ -197,8 +240,37 @@ final class ColumnSpec implements Serializable {
       default:
         break;
     }
-    problems.add(name + ": " + describe(f) + " (not read by the JVM reader yet)");
+    problems.add(name + ": " + describe(f) + " (" + whyNot(t) + ")");
     return null;
+  }
+
+  /** Why a type is not read: the reasons the Python source gives where Spark has no type. */
+  private static String whyNot(ArrowType t) {
+    switch (t.getTypeID()) {
+      case Union: return "Spark has no union type";
+      case RunEndEncoded: return "Spark has no run-end encoded type";
+      case Interval: return "Spark has no Arrow interval type";
+      case Time: return "Spark has no time-of-day type for it here; read it as integers";
+      default: return "not read by the JVM connector; format('arrowmm_python') with "
+          + "option('cast', 'true') reads it";
+    }
+  }
+
+  /** An unsigned integer column, as the next wider signed Spark type (uint64: decimal(20, 0)),
+   * the types the Python source's {@code cast} gives them. */
+  private static ColumnSpec unsigned(String name, int bits, boolean nullable,
+      List<String> problems) {
+    switch (bits) {
+      case 8: return new ColumnSpec(name, Kind.UINT8, null, DataTypes.ShortType, nullable);
+      case 16: return new ColumnSpec(name, Kind.UINT16, null, DataTypes.IntegerType, nullable);
+      case 32: return new ColumnSpec(name, Kind.UINT32, null, DataTypes.LongType, nullable);
+      case 64:
+        return new ColumnSpec(name, Kind.UINT64, null, DataTypes.createDecimalType(20, 0),
+            nullable);
+      default:
+        problems.add(name + ": uint" + bits + " (not an Arrow integer width)");
+        return null;
+    }
   }
 
   /** A dictionary-encoded column of flat values: Spark sees the values, the reader maps each
@@ -212,10 +284,11 @@ final class ColumnSpec implements Serializable {
     List<String> inner = new ArrayList<>();
     ColumnSpec values = convert(plain, inner);
     if (values == null || values.children.length > 0 || values.kind == Kind.NULL
-        || (index.getBitWidth() == 64 && !index.getIsSigned())) {
+        || values.kind.isView()) {
+      // (uint64 indices read as signed: one past 2^63 is outside any dictionary and raises)
       problems.add(name + ": dictionary-encoded " + describe(plain) + " with "
           + (index.getIsSigned() ? "int" : "uint") + index.getBitWidth() + " indices (the JVM "
-          + "reader reads dictionaries of flat values with indices other than uint64)");
+          + "reader reads dictionaries of flat values)");
       return null;
     }
     ColumnSpec spec = new ColumnSpec(name, Kind.DICTIONARY, null, values.sparkType,
@@ -237,6 +310,12 @@ final class ColumnSpec implements Serializable {
     ColumnSpec[] kids = new ColumnSpec[fields.size()];
     for (int i = 0; i < kids.length; i++) {
       kids[i] = convert(fields.get(i), inner);
+    }
+    for (int i = 0; i < kids.length && inner.isEmpty(); i++) {
+      if (kids[i].hasView()) {
+        inner.add(kids[i].name + ": a view inside a nested column (not read by the JVM "
+            + "connector; format('arrowmm_python') with option('cast', 'true') reads it)");
+      }
     }
     if (!inner.isEmpty()) {
       for (String p : inner) {

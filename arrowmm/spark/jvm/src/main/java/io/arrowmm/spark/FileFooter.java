@@ -32,9 +32,23 @@ final class FileFooter {
   final long[] dictBodyLengths;
   /** The footer's per-batch statistics (arrowmm's writers), or null. */
   final BatchStatistics statistics;
+  /** An IPC stream (indexed by {@link StreamIndex}): dictionaries may be replaced between
+   * record batches, and each applies from its place in the stream on. */
+  final boolean stream;
+  /** Per dictionary batch: the index of the first record batch it applies to (files: 0). */
+  final int[] dictBefore;
 
   private FileFooter(String path, long fileSize, Schema schema, long[] offsets, int[] metaLengths,
       long[] bodyLengths, long[][] dicts, String statisticsText) {
+    this(path, fileSize, schema, offsets, metaLengths, bodyLengths, dicts, statisticsText, false,
+        new int[dicts[0].length]);
+  }
+
+  private FileFooter(String path, long fileSize, Schema schema, long[] offsets, int[] metaLengths,
+      long[] bodyLengths, long[][] dicts, String statisticsText, boolean stream,
+      int[] dictBefore) {
+    this.stream = stream;
+    this.dictBefore = dictBefore;
     this.path = path;
     this.fileSize = fileSize;
     this.schema = schema;
@@ -50,6 +64,16 @@ final class FileFooter {
     this.dictBodyLengths = dicts[2];
     this.statistics = statisticsText == null ? null
         : BatchStatistics.parse(statisticsText, columns, offsets.length);
+  }
+
+  /** The index of an IPC stream (no footer: its batches' rows and statistics from the scan). */
+  static FileFooter ofStream(String path, long fileSize, Schema schema, long[] offsets,
+      int[] metaLengths, long[] bodyLengths, long[] rows, long[][] dicts, int[] dictBefore,
+      String statisticsText) {
+    FileFooter f = new FileFooter(path, fileSize, schema, offsets, metaLengths, bodyLengths,
+        dicts, statisticsText, true, dictBefore);
+    f.batchRows = rows;
+    return f;
   }
 
   int numBatches() {
@@ -124,18 +148,21 @@ final class FileFooter {
   static FileFooter read(String path) {
     try (FileChannel ch = FileChannel.open(Path.of(path), StandardOpenOption.READ)) {
       long size = ch.size();
+      ByteBuffer head = readFully(ch, 0, (int) Math.min(size, 8)).order(ByteOrder.LITTLE_ENDIAN);
+      if (size >= 8 && !startsWithMagic(head, 0) && StreamIndex.looksLikeStream(head, path)) {
+        return StreamIndex.scan(path, ch, size);
+      }
       if (size < 6 + 2 + 4 + 6) {
         throw new ArrowmmException(path + ": not an Arrow IPC file (" + size
             + " bytes, fewer than the 18 of the smallest file)");
       }
-      ByteBuffer head = readFully(ch, 0, 8);
       ByteBuffer tail = readFully(ch, size - 10, 10).order(ByteOrder.LITTLE_ENDIAN);
       if (!startsWithMagic(head, 0)) {
-        if (head.getInt(0) == -1) {
-          throw new ArrowmmException(path + ": an Arrow IPC stream; the JVM reader (stage 1) "
-              + "reads the IPC file format only (format('arrowmm') reads streams)");
+        if (StreamIndex.looksLikeStream(head, path)) {
+          return StreamIndex.scan(path, ch, size);
         }
-        throw new ArrowmmException(path + ": not an Arrow IPC file (no ARROW1 magic at the start)");
+        throw new ArrowmmException(path + ": not an Arrow IPC file or stream (no ARROW1 magic "
+            + "and no stream message at the start)");
       }
       if (!startsWithMagic(tail, 4)) {
         throw new ArrowmmException(path + ": truncated or not an Arrow IPC file (no ARROW1 magic "
@@ -171,7 +198,7 @@ final class FileFooter {
         throw new ArrowmmException(path + ": a big-endian file (the JVM reader reads "
             + "little-endian files)");
       }
-      schema = Schema.convertSchema(fs);
+      schema = StreamIndex.convertSchema(fs, path);
       statisticsText = BatchStatistics.text(footer);
       int n = footer.recordBatchesLength();
       if (n < 0 || (long) n * 24 > fb.capacity()) {
@@ -233,7 +260,7 @@ final class FileFooter {
     return true;
   }
 
-  private static ByteBuffer readFully(FileChannel ch, long position, int length)
+  static ByteBuffer readFully(FileChannel ch, long position, int length)
       throws IOException {
     ByteBuffer buf = ByteBuffer.allocate(length);
     while (buf.hasRemaining()) {

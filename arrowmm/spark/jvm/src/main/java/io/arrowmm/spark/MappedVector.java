@@ -211,7 +211,8 @@ abstract class MappedVector extends ColumnVector {
     }
   }
 
-  /** date64 (milliseconds) as days; a value outside Spark's range raises. */
+  /** date64 (milliseconds) as days (truncated toward zero); a value outside Spark's range
+   * raises. */
   static final class Date64 extends MappedVector {
     Date64(DataType t, int n, int nulls, long v, boolean all, long data) {
       super(t, n, nulls, v, all, data);
@@ -219,12 +220,13 @@ abstract class MappedVector extends ColumnVector {
 
     @Override
     public int getInt(int i) {
-      return Math.toIntExact(Math.floorDiv(Platform.getLong(null, data + 8L * i), 86_400_000L));
+      // truncated toward zero, as pyarrow's cast (and so the Python source) reads date64
+      return Math.toIntExact(Platform.getLong(null, data + 8L * i) / 86_400_000L);
     }
   }
 
-  /** timestamp[s] and timestamp[ms] scaled up to microseconds (overflow raises), timestamp[ns]
-   * floored to microseconds. */
+  /** timestamp[s] and timestamp[ms] (and durations) scaled up to microseconds (overflow raises),
+   * timestamp[ns] truncated toward zero to microseconds. */
   static final class ScaledTimestamp extends MappedVector {
     private final long multiply;
     private final long divide;
@@ -239,7 +241,8 @@ abstract class MappedVector extends ColumnVector {
     @Override
     public long getLong(int i) {
       long raw = Platform.getLong(null, data + 8L * i);
-      return divide > 1 ? Math.floorDiv(raw, divide) : Math.multiplyExact(raw, multiply);
+      // nanoseconds truncate toward zero, as pyarrow's cast (and so the Python source) does
+      return divide > 1 ? raw / divide : Math.multiplyExact(raw, multiply);
     }
   }
 
