@@ -17,10 +17,13 @@ from typing import Iterator, List, Optional
 from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourceReader,
                                     DataSourceStreamArrowWriter, DataSourceStreamReader,
                                     InputPartition, WriterCommitMessage)
+from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxFiles,
+                                              SupportsTriggerAvailableNow)
 
 from ..errors import ArrowInvalid
 from .commit import abort_job, commit_files, ensure_log
-from .files import DataFile, describe_file, load_path_options, resolve_paths
+from .files import (DataFile, arrival_order, describe_file, files_after, load_path_options,
+                    resolve_paths)
 from .planning import plan_pieces, read_piece, to_spark_batch
 from .pruning import ALL, NONE, verdict
 from .types import spark_schema
@@ -358,12 +361,17 @@ class ArrowmmStreamWriter(_WriterOptions, DataSourceStreamArrowWriter):
 
 
 # -- streaming reads ------------------------------------------------------------------------------
-class ArrowmmStreamReader(DataSourceStreamReader):
-    """A directory into which complete ``.arrow`` files arrive (moved or renamed in).
+class ArrowmmStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """A directory into which jobs commit (or move) complete ``.arrow`` files.
 
-    Offsets are file names: ``{"last": name}`` means every file whose name sorts
-    at or before ``name`` has been read, so files must arrive in name order
-    (as time-stamped or numbered names do, and the arrowmm stream sink writes).
+    Offsets are file names: ``{"last": name}`` means every committed file up to
+    and including ``name`` in arrival order (``files.arrival_order``: commit
+    order where the directory has a manifest, else name order) has been read.
+    A micro-batch's files are fixed by its two offsets, so a query restarted
+    from its checkpoint reads again exactly the files of the batch it had not
+    finished, then the new ones.  The JVM source (``ArrowmmMicroBatchStream``)
+    follows the same rules.  Option ``maxFilesPerTrigger``: at most that many
+    files per micro-batch.
     """
 
     def __init__(self, options, schema):
@@ -373,24 +381,41 @@ class ArrowmmStreamReader(DataSourceStreamReader):
         if len(paths) != 1 or not os.path.isdir(paths[0]):
             raise ArrowInvalid(f"a streaming read needs one directory, got {paths}")
         self.directory = os.path.abspath(paths[0])
-
-    def _names(self) -> List[str]:
-        from .files import data_files_in
-        return [os.path.basename(p) for p in data_files_in(self.directory)]
+        self.max_files = (_size(options, "maxFilesPerTrigger", 1)
+                          if options.get("maxfilespertrigger") is not None else None)
+        self.available_now: Optional[str] = None
 
     def initialOffset(self):
         return {"last": ""}
 
+    def getDefaultReadLimit(self):
+        return ReadAllAvailable() if self.max_files is None else ReadMaxFiles(self.max_files)
+
+    def prepareForTriggerAvailableNow(self):
+        names, _ = arrival_order(self.directory)
+        self.available_now = names[-1] if names else ""
+
     def latestOffset(self, start, limit):
-        names = sorted(self._names())
-        return {"last": names[-1]} if names else dict(start or {"last": ""})
+        last = (start or {}).get("last", "")
+        names, ordered = arrival_order(self.directory)
+        lo = files_after(self.directory, names, last, ordered)
+        hi = len(names)
+        if self.available_now is not None:
+            hi = max(lo, min(hi, files_after(self.directory, names, self.available_now, ordered)))
+        if isinstance(limit, ReadMaxFiles):
+            hi = min(hi, lo + limit.max_files)
+        return {"last": names[hi - 1]} if hi > lo else {"last": last}
 
     def partitions(self, start, end):
         lo, hi = start.get("last", ""), end.get("last", "")
-        names = sorted(n for n in self._names() if lo < n <= hi)
-        if not names:
+        if lo == hi:
             return [ArrowmmPartition([])]
-        paths = json.dumps([os.path.join(self.directory, n) for n in names])
+        names, ordered = arrival_order(self.directory)
+        chosen = names[files_after(self.directory, names, lo, ordered):
+                       files_after(self.directory, names, hi, ordered)]
+        if not chosen:
+            return [ArrowmmPartition([])]
+        paths = json.dumps([os.path.join(self.directory, n) for n in chosen])
         return ArrowmmReader({**self.options, "paths": paths}, self.schema).partitions()
 
     def read(self, partition):

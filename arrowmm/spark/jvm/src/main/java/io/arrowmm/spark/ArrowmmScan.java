@@ -139,6 +139,13 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
     return this;
   }
 
+  /** {@code spark.readStream}: the directory's files as they are committed. */
+  @Override
+  public org.apache.spark.sql.connector.read.streaming.MicroBatchStream toMicroBatchStream(
+      String checkpointLocation) {
+    return new ArrowmmMicroBatchStream(schema, options);
+  }
+
   @Override
   public ColumnarSupportMode columnarSupportMode() {
     return ColumnarSupportMode.SUPPORTED;
