@@ -45,7 +45,7 @@ public final class ArrowmmJvmSource implements TableProvider, DataSourceRegister
       throw new ArrowmmException("no Arrow file to infer a schema from in "
           + DataFiles.loadPaths(options));
     }
-    return ColumnSpec.sparkSchema(FileFooter.read(files.get(0)).columns);
+    return ColumnSpec.sparkSchema(FooterCache.read(files.get(0)).columns);
   }
 
   /** True so that a write (which Spark plans through {@link #getTable} with the DataFrame's

@@ -156,7 +156,7 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
       List<FileFooter> out = new ArrayList<>();
       FileFooter first = null;
       for (String path : DataFiles.resolve(DataFiles.loadPaths(options))) {
-        FileFooter f = FileFooter.read(path);
+        FileFooter f = FooterCache.read(path);
         StructType s = ColumnSpec.sparkSchema(f.columns);
         if (!sameColumns(s, schema)) {
           String other = first == null ? "the table's schema (read when the DataFrame was made)"
