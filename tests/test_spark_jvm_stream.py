@@ -196,3 +196,38 @@ def test_a_killed_query_restarted_from_its_checkpoint_neither_skips_nor_repeats(
     _stream(spark, engine, src, sink, ckpt, maxFilesPerTrigger="1")
     assert _keys(spark, sink) == sorted(expected)
     assert _committed_batches(str(sink)) == 6  # batches 0..6: one file each, none twice
+
+
+def test_offsets_of_older_checkpoints_read_no_file_twice(tmp_path):
+    """An offset written before the arrival rule (``{"last": name}``: every file whose name
+    sorts at or before it was read) resumes without reading those files again, and the next
+    offset follows commit order (the Python source's reader, driven as Spark drives it)."""
+    import types
+    from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxFiles
+    from arrowmm.spark.commit import commit_files
+    from arrowmm.spark.source import ArrowmmStreamReader
+    directory = tmp_path / "d"
+    directory.mkdir()
+
+    def commit(name, key):
+        tmp = str(directory / f".tmp-{name}")
+        _write_table(tmp, pa.table({"k": pa.array([key], pa.int64()), "v": [0.5]}))
+        commit_files(str(directory), [types.SimpleNamespace(tmp=tmp, name=name, rows=1)],
+                     name, overwrite=False)
+
+    for name, key in (("z.arrow", 1), ("a.arrow", 2), ("m.arrow", 3), ("b.arrow", 4)):
+        commit(name, key)
+    reader = ArrowmmStreamReader({"path": str(directory)}, None)
+
+    def files(start, end):
+        return sorted(os.path.basename(p[0]) for part in reader.partitions(start, end)
+                      for p in part.pieces)
+
+    legacy = {"last": "m.arrow"}  # the name rule read a, b and m, not z
+    end = reader.latestOffset(legacy, ReadMaxFiles(1))
+    assert end == {"last": "b.arrow", "order": "arrival"}  # reaches the files it read
+    assert files(legacy, end) == ["z.arrow"]
+    commit("c.arrow", 5)
+    nxt = reader.latestOffset(end, ReadAllAvailable())
+    assert files(end, nxt) == ["c.arrow"]
+    assert reader.latestOffset(nxt, ReadAllAvailable()) == nxt  # nothing new

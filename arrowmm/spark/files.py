@@ -31,7 +31,7 @@ from ..ipc.statistics import STATISTICS_KEY, decode_statistics
 
 __all__ = ["MANIFEST", "LOG_DIR", "BatchInfo", "DataFile", "resolve_paths", "load_path_options",
            "describe_file", "read_manifest", "data_files_in", "log_versions", "read_version",
-           "latest_manifest", "version_name", "arrival_order", "files_after"]
+           "latest_manifest", "version_name", "arrival_order", "seen_by", "ARRIVAL"]
 
 
 @dataclass
@@ -123,22 +123,33 @@ def arrival_order(directory: str) -> Tuple[List[str], bool]:
     return sorted(os.path.basename(p) for p in data_files_in(directory)), False
 
 
-def files_after(directory: str, names: List[str], last: str, ordered: bool) -> int:
-    """Where in ``names`` (from :func:`arrival_order`) the files after stream offset ``last``
-    (the last file read, "" before the first) start.
+#: What stream offsets of the arrival rule carry; offsets without it (arrowmm before it) meant
+#: "every file whose name sorts at or before ``last``".
+ARRIVAL = "arrival"
 
+
+def seen_by(directory: str, names: List[str], offset: dict, ordered: bool) -> List[bool]:
+    """For each of ``names`` (from :func:`arrival_order`), whether stream offset ``offset``
+    (``{"last": name, "order": "arrival"}``; ``{"last": ""}`` before the first file) counts it
+    as read.
+
+    In commit order, the files up to and including ``last``; by name (a directory without a
+    manifest, or an offset written before the arrival rule, so that a query restarted from an
+    older checkpoint reads no file twice), the files whose names sort at or before ``last``.
     Raises ArrowInvalid when ``names`` is in commit order and no longer lists ``last`` (an
     overwrite replaced it): where to resume is then unknown, and guessing could skip or repeat.
     """
+    last = (offset or {}).get("last", "")
     if not last:
-        return 0
-    if not ordered:
-        return sum(1 for n in names if n <= last)
+        return [False] * len(names)
+    if not ordered or (offset or {}).get("order") != ARRIVAL:
+        return [n <= last for n in names]
     try:
-        return names.index(last) + 1
+        at = names.index(last)
     except ValueError:
         raise ArrowInvalid(f"{directory}: the stream has read up to file {last!r}, which the "
                            f"directory no longer lists (an overwrite or a deletion replaced it); "
                            f"a streaming read follows a directory that jobs only append to. "
                            f"Start the query with a new checkpoint to read the directory again "
                            f"from its start") from None
+    return [i <= at for i in range(len(names))]

@@ -22,8 +22,8 @@ from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxFiles,
 
 from ..errors import ArrowInvalid
 from .commit import abort_job, commit_files, ensure_log
-from .files import (DataFile, arrival_order, describe_file, files_after, load_path_options,
-                    resolve_paths)
+from .files import (ARRIVAL, DataFile, arrival_order, describe_file, load_path_options,
+                    resolve_paths, seen_by)
 from .planning import plan_pieces, read_piece, to_spark_batch
 from .pruning import ALL, NONE, verdict
 from .types import spark_schema
@@ -364,9 +364,12 @@ class ArrowmmStreamWriter(_WriterOptions, DataSourceStreamArrowWriter):
 class ArrowmmStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """A directory into which jobs commit (or move) complete ``.arrow`` files.
 
-    Offsets are file names: ``{"last": name}`` means every committed file up to
-    and including ``name`` in arrival order (``files.arrival_order``: commit
-    order where the directory has a manifest, else name order) has been read.
+    Offsets are file names: ``{"last": name, "order": "arrival"}`` means every
+    committed file up to and including ``name`` in arrival order
+    (``files.arrival_order``: commit order where the directory has a manifest,
+    else name order) has been read; ``{"last": name}`` (checkpoints of arrowmm
+    before this rule) every file whose name sorts at or before ``name``
+    (``files.seen_by``).
     A micro-batch's files are fixed by its two offsets, so a query restarted
     from its checkpoint reads again exactly the files of the batch it had not
     finished, then the new ones.  The JVM source (``ArrowmmMicroBatchStream``)
@@ -383,7 +386,7 @@ class ArrowmmStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.directory = os.path.abspath(paths[0])
         self.max_files = (_size(options, "maxFilesPerTrigger", 1)
                           if options.get("maxfilespertrigger") is not None else None)
-        self.available_now: Optional[str] = None
+        self.available_now: Optional[dict] = None
 
     def initialOffset(self):
         return {"last": ""}
@@ -393,26 +396,31 @@ class ArrowmmStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def prepareForTriggerAvailableNow(self):
         names, _ = arrival_order(self.directory)
-        self.available_now = names[-1] if names else ""
+        self.available_now = {"last": names[-1], "order": ARRIVAL} if names else {"last": ""}
 
     def latestOffset(self, start, limit):
-        last = (start or {}).get("last", "")
         names, ordered = arrival_order(self.directory)
-        lo = files_after(self.directory, names, last, ordered)
-        hi = len(names)
+        seen = seen_by(self.directory, names, start, ordered)
+        new = [i for i, done in enumerate(seen) if not done]
         if self.available_now is not None:
-            hi = max(lo, min(hi, files_after(self.directory, names, self.available_now, ordered)))
+            cap = seen_by(self.directory, names, self.available_now, ordered)
+            new = [i for i in new if cap[i]]
         if isinstance(limit, ReadMaxFiles):
-            hi = min(hi, lo + limit.max_files)
-        return {"last": names[hi - 1]} if hi > lo else {"last": last}
+            new = new[:limit.max_files]
+        # the end offset counts every file up to its own in arrival order as read: after an
+        # offset of the name rule, files it read may come later in that order than the new
+        # ones, so the end reaches the last of them too (the batch then reads every unread
+        # file before it: once, when a query moves from an older checkpoint to this rule)
+        top = max(new[-1:] + [i for i, done in enumerate(seen) if done], default=-1)
+        if top < 0:
+            return dict(start or {"last": ""})
+        return {"last": names[top], "order": ARRIVAL}
 
     def partitions(self, start, end):
-        lo, hi = start.get("last", ""), end.get("last", "")
-        if lo == hi:
-            return [ArrowmmPartition([])]
         names, ordered = arrival_order(self.directory)
-        chosen = names[files_after(self.directory, names, lo, ordered):
-                       files_after(self.directory, names, hi, ordered)]
+        before = seen_by(self.directory, names, start, ordered)
+        after = seen_by(self.directory, names, end, ordered)
+        chosen = [n for n, a, b in zip(names, before, after) if b and not a]
         if not chosen:
             return [ArrowmmPartition([])]
         paths = json.dumps([os.path.join(self.directory, n) for n in chosen])

@@ -28,8 +28,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * Arrow files, read as they arrive, with the Python source's offsets and replay rules
  * (arrowmm/spark/source.py, {@code ArrowmmStreamReader}).
  *
- * <p>An offset is {@code {"last": name}}: every committed file up to and including {@code name}
- * has been read.  Only committed files are seen: a directory with a commit log (or a
+ * <p>An offset is {@code {"last": name, "order": "arrival"}}: every committed file up to and
+ * including {@code name} in arrival order has been read ({@code {"last": name}}, the offsets of
+ * the Python source before this rule: every file whose name sorts at or before it).  Only committed files are seen: a directory with a commit log (or a
  * {@code _SUCCESS} manifest) is read in its latest version's list order, which is commit order
  * (an append puts its files after those already listed), so the files after {@code name} in
  * that list are the new ones whatever their names (a batch append's are random).  A directory
@@ -81,17 +82,27 @@ final class ArrowmmMicroBatchStream implements MicroBatchStream, SupportsAdmissi
     }
   }
 
-  /** The offset: the name of the last file read ("" before the first). */
+  /** What offsets of the arrival rule carry (arrowmm/spark/files.py ARRIVAL). */
+  static final String ARRIVAL = "arrival";
+
+  /** The offset: the name of the last file read ("" before the first), and whether it counts
+   * in arrival order (else by name: older offsets of the Python source). */
   static final class FileOffset extends Offset {
     final String last;
+    final boolean arrival;
 
-    FileOffset(String last) {
+    FileOffset(String last, boolean arrival) {
       this.last = last;
+      this.arrival = arrival;
     }
 
     @Override
     public String json() {
-      return JSON.createObjectNode().put("last", last).toString();
+      var node = JSON.createObjectNode().put("last", last);
+      if (arrival) {
+        node.put("order", ARRIVAL);
+      }
+      return node.toString();
     }
   }
 
@@ -109,31 +120,44 @@ final class ArrowmmMicroBatchStream implements MicroBatchStream, SupportsAdmissi
         || DataFiles.successFiles(directory) != null;
   }
 
-  /** Where in {@code names} the files after offset {@code last} start. */
-  private int after(List<String> names, String last, boolean ordered) {
-    if (last.isEmpty()) {
-      return 0;
+  /** For each of {@code names}, whether {@code offset} counts it as read (as
+   * arrowmm/spark/files.py {@code seen_by}). */
+  private boolean[] seen(List<String> names, FileOffset offset, boolean ordered) {
+    boolean[] out = new boolean[names.size()];
+    if (offset == null || offset.last.isEmpty()) {
+      return out;
     }
-    if (!ordered) {  // name order: files sorting after the offset's name
-      int i = 0;
-      while (i < names.size() && names.get(i).compareTo(last) <= 0) {
-        i++;
+    if (!ordered || !offset.arrival) {  // name order: files sorting at or before the name
+      for (int i = 0; i < out.length; i++) {
+        out[i] = names.get(i).compareTo(offset.last) <= 0;
       }
-      return i;
+      return out;
     }
-    int i = names.indexOf(last);
-    if (i < 0) {
-      throw new ArrowmmException(directory + ": the stream has read up to file '" + last
+    int at = names.indexOf(offset.last);
+    if (at < 0) {
+      throw new ArrowmmException(directory + ": the stream has read up to file '" + offset.last
           + "', which the directory no longer lists (an overwrite or a deletion replaced it); a "
           + "streaming read follows a directory that jobs only append to. Start the query with "
           + "a new checkpoint to read the directory again from its start");
     }
-    return i + 1;
+    for (int i = 0; i <= at; i++) {
+      out[i] = true;
+    }
+    return out;
+  }
+
+  /** The committed files in arrival order, and whether that is commit order. */
+  private List<String> arrivalOrder(boolean ordered) {
+    List<String> names = committed();
+    if (!ordered) {
+      names.sort(null);
+    }
+    return names;
   }
 
   @Override
   public Offset initialOffset() {
-    return new FileOffset("");
+    return new FileOffset("", false);
   }
 
   @Override
@@ -141,7 +165,8 @@ final class ArrowmmMicroBatchStream implements MicroBatchStream, SupportsAdmissi
     try {
       JsonNode node = JSON.readTree(json);
       if (node != null && node.path("last").isTextual()) {
-        return new FileOffset(node.get("last").asText());
+        return new FileOffset(node.get("last").asText(),
+            ARRIVAL.equals(node.path("order").asText(null)));
       }
     } catch (IOException e) {
       // below
@@ -161,40 +186,49 @@ final class ArrowmmMicroBatchStream implements MicroBatchStream, SupportsAdmissi
 
   @Override
   public void prepareForTriggerAvailableNow() {
-    List<String> names = committed();
-    availableNow = new FileOffset(names.isEmpty() ? "" : names.get(names.size() - 1));
+    List<String> names = arrivalOrder(hasManifest());
+    availableNow = names.isEmpty() ? new FileOffset("", false)
+        : new FileOffset(names.get(names.size() - 1), true);
   }
 
   @Override
   public Offset latestOffset(Offset startOffset, ReadLimit limit) {
-    String start = startOffset == null ? "" : ((FileOffset) startOffset).last;
+    FileOffset start = startOffset == null ? new FileOffset("", false) : (FileOffset) startOffset;
     boolean ordered = hasManifest();
-    List<String> names = committed();
-    if (!ordered) {
-      names.sort(null);
-    }
-    int from = after(names, start, ordered);
-    int to = names.size();
-    if (availableNow != null) {
-      int cap = after(names, availableNow.last, ordered);
-      to = Math.max(from, Math.min(to, cap));
-    }
+    List<String> names = arrivalOrder(ordered);
+    boolean[] done = seen(names, start, ordered);
+    boolean[] cap = availableNow == null ? null : seen(names, availableNow, ordered);
+    int max = Integer.MAX_VALUE;
     if (limit instanceof ReadMaxFiles) {
-      to = Math.min(to, from + ((ReadMaxFiles) limit).maxFiles());
+      max = ((ReadMaxFiles) limit).maxFiles();
     } else if (!(limit instanceof ReadAllAvailable)) {
       throw new ArrowmmException("read limit " + limit + " is not supported (maxFilesPerTrigger "
           + "is)");
     }
-    return to > from ? new FileOffset(names.get(to - 1)) : new FileOffset(start);
+    int lastNew = -1;
+    int taken = 0;
+    for (int i = 0; i < names.size() && taken < max; i++) {
+      if (!done[i] && (cap == null || cap[i])) {
+        lastNew = i;
+        taken++;
+      }
+    }
+    // the end offset counts every file up to its own in arrival order as read: after an offset
+    // of the name rule, files it read may come later in that order than the new ones, so the
+    // end reaches the last of them too (as arrowmm/spark/source.py does)
+    int top = lastNew;
+    for (int i = 0; i < done.length; i++) {
+      if (done[i]) {
+        top = Math.max(top, i);
+      }
+    }
+    return top < 0 ? start : new FileOffset(names.get(top), true);
   }
 
   @Override
   public Offset reportLatestOffset() {
-    List<String> names = committed();
-    if (!hasManifest()) {
-      names.sort(null);
-    }
-    return names.isEmpty() ? null : new FileOffset(names.get(names.size() - 1));
+    List<String> names = arrivalOrder(hasManifest());
+    return names.isEmpty() ? null : new FileOffset(names.get(names.size() - 1), true);
   }
 
   /** A batch scan of the given files (the table's schema checked against each footer). */
@@ -213,23 +247,20 @@ final class ArrowmmMicroBatchStream implements MicroBatchStream, SupportsAdmissi
 
   @Override
   public InputPartition[] planInputPartitions(Offset start, Offset end) {
-    String lo = start == null ? "" : ((FileOffset) start).last;
-    String hi = ((FileOffset) end).last;
-    if (hi.equals(lo)) {
+    boolean ordered = hasManifest();
+    List<String> names = arrivalOrder(ordered);
+    boolean[] before = seen(names, (FileOffset) start, ordered);
+    boolean[] after = seen(names, (FileOffset) end, ordered);
+    List<String> chosen = new ArrayList<>();
+    for (int i = 0; i < names.size(); i++) {
+      if (after[i] && !before[i]) {
+        chosen.add(names.get(i));
+      }
+    }
+    if (chosen.isEmpty()) {
       return new InputPartition[0];
     }
-    boolean ordered = hasManifest();
-    List<String> names = committed();
-    if (!ordered) {
-      names.sort(null);
-    }
-    int from = after(names, lo, ordered);
-    int to = after(names, hi, ordered);
-    if (to < from) {
-      throw new ArrowmmException(directory + ": stream offsets out of order: file '" + hi
-          + "' is listed before '" + lo + "'");
-    }
-    return scanOf(names.subList(from, to)).planInputPartitions();
+    return scanOf(chosen).planInputPartitions();
   }
 
   @Override
