@@ -17,8 +17,14 @@ from typing import Iterator, List, Optional
 from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourceReader,
                                     DataSourceStreamArrowWriter, DataSourceStreamReader,
                                     InputPartition, WriterCommitMessage)
-from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxFiles,
-                                              SupportsTriggerAvailableNow)
+try:  # pyspark >= 4.2: read limits (maxFilesPerTrigger) and Trigger.AvailableNow
+    from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxFiles,
+                                                  SupportsTriggerAvailableNow)
+except ImportError:  # pyspark 4.0, 4.1: every micro-batch reads all that is available
+    ReadAllAvailable = ReadMaxFiles = None
+
+    class SupportsTriggerAvailableNow:  # type: ignore[no-redef]
+        """Stands in for pyspark's mixin, which these versions do not have."""
 
 from ..errors import ArrowInvalid
 from .commit import abort_job, commit_files, ensure_log
@@ -392,6 +398,8 @@ class ArrowmmStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return {"last": ""}
 
     def getDefaultReadLimit(self):
+        if ReadMaxFiles is None and self.max_files is not None:
+            raise ArrowInvalid("option maxFilesPerTrigger needs pyspark 4.2 or later")
         return ReadAllAvailable() if self.max_files is None else ReadMaxFiles(self.max_files)
 
     def prepareForTriggerAvailableNow(self):
@@ -405,7 +413,7 @@ class ArrowmmStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self.available_now is not None:
             cap = seen_by(self.directory, names, self.available_now, ordered)
             new = [i for i in new if cap[i]]
-        if isinstance(limit, ReadMaxFiles):
+        if ReadMaxFiles is not None and isinstance(limit, ReadMaxFiles):
             new = new[:limit.max_files]
         # the end offset counts every file up to its own in arrival order as read: after an
         # offset of the name rule, files it read may come later in that order than the new
