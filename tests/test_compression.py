@@ -426,3 +426,11 @@ def test_buffers_stored_raw_count_as_zero_copy(codec, tmp_path):
     assert not batch.column("steps").is_zero_copy
     assert reader.stats.buffers_decompressed == 1
     assert reader.stats.bytes_decompressed == reader.memory()["decompressed"] == n * 8
+
+
+@pytest.mark.parametrize("codec", ["lz4", "zstd"])
+def test_an_empty_buffer_stored_as_its_bare_length_prefix_is_empty(codec):
+    """Arrow Java compresses an empty buffer to its 8-byte prefix declaring 0, with no codec
+    frame after it (pyarrow reads such files); it decompresses to nothing, not to an error."""
+    out = compression.decompress_payload(as_view(struct.pack("<q", 0)), codec, "buffer")
+    assert bytes(out) == b""

@@ -174,8 +174,11 @@ def test_empty_and_failed_jobs(spark, tmp_path):
 
 
 def test_unwritable_columns_are_named(spark, tmp_path):
-    df = spark.range(1).selectExpr("id as k", "array(id) as arr")
-    with pytest.raises(Exception, match="column 'arr': the JVM connector does not write array<bigint>"):
+    df = spark.range(1).selectExpr("id as k", "array(interval 1 day) as arr")
+    # (Spark refuses interval, variant and time columns itself, naming them, before the
+    # connector's own check, which names a nested field as 'arr[]' or 's.f')
+    with pytest.raises(Exception, match=r"column `arr` of the type \"ARRAY<INTERVAL DAY>\"|"
+                                        r"column 'arr\[\]': the JVM writer does not write"):
         df.write.format(FMT).save(str(tmp_path / "nested"))
     assert not os.path.exists(tmp_path / "nested" / "_arrowmm_log") or \
         _log(str(tmp_path / "nested"))[-1]["files"] == []

@@ -260,6 +260,8 @@ def decompress_payload(view: BufferView, codec: str, what: str):
     payload = view.slice(8, view.size - 8, what)
     if declared == -1:
         return payload
+    if declared == 0:  # Arrow Java writes an empty buffer as the bare prefix, no codec frame
+        return payload.slice(0, 0, what)
     if declared < 0:
         raise ArrowInvalid(f"{what}: negative uncompressed length {declared}")
     if declared > limits.max_decompressed_size:

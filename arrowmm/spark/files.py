@@ -16,11 +16,13 @@ which has no marker, only under an Arrow file extension).
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from ..dataset.discovery import (FORMAT, LOG_DIR, MANIFEST, check_names,  # noqa: F401
-                                 data_files_in, latest_manifest, log_versions, read_manifest,
+                                 data_files_in, latest_manifest, log_versions, manifest_files,
+                                 read_manifest,
                                  read_version, resolve_paths, sniff, version_name)
 from ..errors import ArrowInvalid
 from ..ipc.reader import FileReader
@@ -29,7 +31,7 @@ from ..ipc.statistics import STATISTICS_KEY, decode_statistics
 
 __all__ = ["MANIFEST", "LOG_DIR", "BatchInfo", "DataFile", "resolve_paths", "load_path_options",
            "describe_file", "read_manifest", "data_files_in", "log_versions", "read_version",
-           "latest_manifest", "version_name"]
+           "latest_manifest", "version_name", "arrival_order", "seen_by", "ARRIVAL"]
 
 
 @dataclass
@@ -104,3 +106,50 @@ def _batch_info(nbytes: int, doc) -> BatchInfo:
     rows, columns = doc.get("rows"), doc.get("columns")
     return BatchInfo(nbytes, rows if isinstance(rows, int) else None,
                      columns if isinstance(columns, dict) else None)
+
+
+def arrival_order(directory: str) -> Tuple[List[str], bool]:
+    """The committed data files of ``directory`` (names) in the order they arrived, and whether
+    that order is commit order.
+
+    A directory with a manifest (the commit log's latest version, else ``_SUCCESS``) lists its
+    files in commit order: an append puts its files after those already listed, whatever their
+    names (a batch append's are random).  Without one, the visible Arrow files are taken in name
+    order, so there files must arrive in name order (as time-stamped or numbered names do).
+    """
+    listed = manifest_files(directory)
+    if listed is not None:
+        return [os.path.relpath(p, directory) for p in listed], True
+    return sorted(os.path.basename(p) for p in data_files_in(directory)), False
+
+
+#: What stream offsets of the arrival rule carry; offsets without it (arrowmm before it) meant
+#: "every file whose name sorts at or before ``last``".
+ARRIVAL = "arrival"
+
+
+def seen_by(directory: str, names: List[str], offset: dict, ordered: bool) -> List[bool]:
+    """For each of ``names`` (from :func:`arrival_order`), whether stream offset ``offset``
+    (``{"last": name, "order": "arrival"}``; ``{"last": ""}`` before the first file) counts it
+    as read.
+
+    In commit order, the files up to and including ``last``; by name (a directory without a
+    manifest, or an offset written before the arrival rule, so that a query restarted from an
+    older checkpoint reads no file twice), the files whose names sort at or before ``last``.
+    Raises ArrowInvalid when ``names`` is in commit order and no longer lists ``last`` (an
+    overwrite replaced it): where to resume is then unknown, and guessing could skip or repeat.
+    """
+    last = (offset or {}).get("last", "")
+    if not last:
+        return [False] * len(names)
+    if not ordered or (offset or {}).get("order") != ARRIVAL:
+        return [n <= last for n in names]
+    try:
+        at = names.index(last)
+    except ValueError:
+        raise ArrowInvalid(f"{directory}: the stream has read up to file {last!r}, which the "
+                           f"directory no longer lists (an overwrite or a deletion replaced it); "
+                           f"a streaming read follows a directory that jobs only append to. "
+                           f"Start the query with a new checkpoint to read the directory again "
+                           f"from its start") from None
+    return [i <= at for i in range(len(names))]

@@ -17,10 +17,19 @@ from typing import Iterator, List, Optional
 from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourceReader,
                                     DataSourceStreamArrowWriter, DataSourceStreamReader,
                                     InputPartition, WriterCommitMessage)
+try:  # pyspark >= 4.2: read limits (maxFilesPerTrigger) and Trigger.AvailableNow
+    from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxFiles,
+                                                  SupportsTriggerAvailableNow)
+except ImportError:  # pyspark 4.0, 4.1: every micro-batch reads all that is available
+    ReadAllAvailable = ReadMaxFiles = None
+
+    class SupportsTriggerAvailableNow:  # type: ignore[no-redef]
+        """Stands in for pyspark's mixin, which these versions do not have."""
 
 from ..errors import ArrowInvalid
 from .commit import abort_job, commit_files, ensure_log
-from .files import DataFile, describe_file, load_path_options, resolve_paths
+from .files import (ARRIVAL, DataFile, arrival_order, describe_file, load_path_options,
+                    resolve_paths, seen_by)
 from .planning import plan_pieces, read_piece, to_spark_batch
 from .pruning import ALL, NONE, verdict
 from .types import spark_schema
@@ -367,12 +376,20 @@ class ArrowmmStreamWriter(_WriterOptions, DataSourceStreamArrowWriter):
 
 
 # -- streaming reads ------------------------------------------------------------------------------
-class ArrowmmStreamReader(DataSourceStreamReader):
-    """A directory into which complete ``.arrow`` files arrive (moved or renamed in).
+class ArrowmmStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """A directory into which jobs commit (or move) complete ``.arrow`` files.
 
-    Offsets are file names: ``{"last": name}`` means every file whose name sorts
-    at or before ``name`` has been read, so files must arrive in name order
-    (as time-stamped or numbered names do, and the arrowmm stream sink writes).
+    Offsets are file names: ``{"last": name, "order": "arrival"}`` means every
+    committed file up to and including ``name`` in arrival order
+    (``files.arrival_order``: commit order where the directory has a manifest,
+    else name order) has been read; ``{"last": name}`` (checkpoints of arrowmm
+    before this rule) every file whose name sorts at or before ``name``
+    (``files.seen_by``).
+    A micro-batch's files are fixed by its two offsets, so a query restarted
+    from its checkpoint reads again exactly the files of the batch it had not
+    finished, then the new ones.  The JVM source (``ArrowmmMicroBatchStream``)
+    follows the same rules.  Option ``maxFilesPerTrigger``: at most that many
+    files per micro-batch.
     """
 
     def __init__(self, options, schema):
@@ -382,24 +399,48 @@ class ArrowmmStreamReader(DataSourceStreamReader):
         if len(paths) != 1 or not os.path.isdir(paths[0]):
             raise ArrowInvalid(f"a streaming read needs one directory, got {paths}")
         self.directory = os.path.abspath(paths[0])
-
-    def _names(self) -> List[str]:
-        from .files import data_files_in
-        return [os.path.basename(p) for p in data_files_in(self.directory)]
+        self.max_files = (_size(options, "maxFilesPerTrigger", 1)
+                          if options.get("maxfilespertrigger") is not None else None)
+        self.available_now: Optional[dict] = None
 
     def initialOffset(self):
         return {"last": ""}
 
+    def getDefaultReadLimit(self):
+        if ReadMaxFiles is None and self.max_files is not None:
+            raise ArrowInvalid("option maxFilesPerTrigger needs pyspark 4.2 or later")
+        return ReadAllAvailable() if self.max_files is None else ReadMaxFiles(self.max_files)
+
+    def prepareForTriggerAvailableNow(self):
+        names, _ = arrival_order(self.directory)
+        self.available_now = {"last": names[-1], "order": ARRIVAL} if names else {"last": ""}
+
     def latestOffset(self, start, limit):
-        names = sorted(self._names())
-        return {"last": names[-1]} if names else dict(start or {"last": ""})
+        names, ordered = arrival_order(self.directory)
+        seen = seen_by(self.directory, names, start, ordered)
+        new = [i for i, done in enumerate(seen) if not done]
+        if self.available_now is not None:
+            cap = seen_by(self.directory, names, self.available_now, ordered)
+            new = [i for i in new if cap[i]]
+        if ReadMaxFiles is not None and isinstance(limit, ReadMaxFiles):
+            new = new[:limit.max_files]
+        # the end offset counts every file up to its own in arrival order as read: after an
+        # offset of the name rule, files it read may come later in that order than the new
+        # ones, so the end reaches the last of them too (the batch then reads every unread
+        # file before it: once, when a query moves from an older checkpoint to this rule)
+        top = max(new[-1:] + [i for i, done in enumerate(seen) if done], default=-1)
+        if top < 0:
+            return dict(start or {"last": ""})
+        return {"last": names[top], "order": ARRIVAL}
 
     def partitions(self, start, end):
-        lo, hi = start.get("last", ""), end.get("last", "")
-        names = sorted(n for n in self._names() if lo < n <= hi)
-        if not names:
+        names, ordered = arrival_order(self.directory)
+        before = seen_by(self.directory, names, start, ordered)
+        after = seen_by(self.directory, names, end, ordered)
+        chosen = [n for n, a, b in zip(names, before, after) if b and not a]
+        if not chosen:
             return [ArrowmmPartition([])]
-        paths = json.dumps([os.path.join(self.directory, n) for n in names])
+        paths = json.dumps([os.path.join(self.directory, n) for n in chosen])
         return ArrowmmReader({**self.options, "paths": paths}, self.schema).partitions()
 
     def read(self, partition):

@@ -102,7 +102,7 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
     this.allocator = new RootAllocator();
     List<Field> fields = new ArrayList<>();
     for (StructField f : schema.fields()) {
-      fields.add(new Field(f.name(), new FieldType(f.nullable(), arrowType(f), null), null));
+      fields.add(NestedWriter.field(f.name(), f.name(), f.dataType(), f.nullable()));
     }
     this.root = VectorSchemaRoot.create(new Schema(fields), allocator);
     this.columns = new Column[fields.size()];
@@ -137,7 +137,11 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
   /** The Arrow type a Spark column is written as; a clear error for what is not written. */
   static ArrowType arrowType(StructField f) {
     DataType t = f.dataType();
-    if (t.equals(DataTypes.BooleanType)) {
+    if (NestedWriter.isNested(t)) {  // checks every nested field's type
+      return NestedWriter.field(f.name(), f.name(), t, f.nullable()).getType();
+    } else if (t.equals(DataTypes.NullType)) {
+      return ArrowType.Null.INSTANCE;
+    } else if (t.equals(DataTypes.BooleanType)) {
       return ArrowType.Bool.INSTANCE;
     } else if (t.equals(DataTypes.ByteType)) {
       return new ArrowType.Int(8, true);
@@ -244,6 +248,8 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
     final FieldVector vector;
     final int precision;
     final int scale;
+    /** The writer of a struct, array or map column's values (null for a flat column). */
+    final NestedWriter nested;
     long nulls;
     boolean any;
     long lo;
@@ -263,6 +269,7 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
       this.vector = vector;
       this.precision = type instanceof DecimalType ? ((DecimalType) type).precision() : 0;
       this.scale = type instanceof DecimalType ? ((DecimalType) type).scale() : 0;
+      this.nested = NestedWriter.isNested(type) ? NestedWriter.of(vector, type) : null;
       reset();
     }
 
@@ -315,6 +322,9 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
     /** Set row {@code r}'s value of column {@code i} at index {@code at}; returns its bytes
      * beyond a fixed width (strings and binaries), to bound a batch's memory. */
     long set(InternalRow r, int i, int at) {
+      if (nested != null) {
+        return nested.set(r, i, at);
+      }
       if (r.isNullAt(i)) {
         nulls++;
         vector.setNull(at);
@@ -388,6 +398,8 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
             bhi = u;
           }
         }
+      } else if (vector instanceof org.apache.arrow.vector.NullVector) {
+        return 0;  // only nulls (set above)
       } else {
         throw new ArrowmmException("column '" + name + "': no writer for " + vector);
       }
@@ -396,6 +408,9 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
 
     /** This batch's statistics of this column, as {@code arrowmm/ipc/statistics.py} writes. */
     void statistics(ObjectNode out, long rows) {
+      if (nested != null) {
+        return;  // top-level flat columns only, as arrowmm/ipc/statistics.py records
+      }
       ObjectNode s = out.putObject(name);
       s.put("nulls", nulls);
       if (nulls == rows) {

@@ -11,8 +11,6 @@ import org.apache.spark.sql.SQLContext;
 import org.apache.spark.sql.SaveMode;
 import org.apache.spark.sql.sources.BaseRelation;
 import org.apache.spark.sql.sources.CreatableRelationProvider;
-import org.apache.spark.sql.sources.StreamSourceProvider;
-import org.apache.spark.sql.execution.streaming.Source;
 
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableProvider;
@@ -35,7 +33,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * then written by the V2 write of {@link ArrowmmWriteTable}.
  */
 public class ArrowmmJvmSource implements TableProvider, DataSourceRegister,
-    CreatableRelationProvider, StreamSourceProvider {
+    CreatableRelationProvider {
   public static final String NAME = "arrowmm";
   /** The name that always reaches the Python data source, in sessions with this jar too. */
   public static final String PYTHON_NAME = "arrowmm_python";
@@ -52,7 +50,7 @@ public class ArrowmmJvmSource implements TableProvider, DataSourceRegister,
       throw new ArrowmmException("no Arrow file to infer a schema from in "
           + DataFiles.loadPaths(options));
     }
-    return ColumnSpec.sparkSchema(FileFooter.read(files.get(0)).columns);
+    return ColumnSpec.sparkSchema(FooterCache.read(files.get(0)).columns);
   }
 
   /** True so that a write (which Spark plans through {@link #getTable} with the DataFrame's
@@ -66,28 +64,6 @@ public class ArrowmmJvmSource implements TableProvider, DataSourceRegister,
   @Override
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> props) {
     return new ArrowmmTable(schema, props);
-  }
-
-  /** Streaming reads (a directory into which files arrive) are the Python data source's for
-   * now: Spark asks this V1 entry only because the table has no micro-batch reads, and the
-   * query fails here, at {@code load()}, naming the fallback instead of Spark's generic
-   * "does not support streamed reading". */
-  @Override
-  public scala.Tuple2<String, StructType> sourceSchema(SQLContext sqlContext,
-      scala.Option<StructType> schema, String providerName,
-      scala.collection.immutable.Map<String, String> parameters) {
-    throw new ArrowmmException("readStream.format('" + providerName + "'): the JVM connector "
-        + "has no streaming file source yet; read the stream with the Python data source: "
-        + "spark.readStream.format('" + PYTHON_NAME + "') (the streaming sink, "
-        + "writeStream.format('" + NAME + "'), is the JVM's)");
-  }
-
-  @Override
-  public Source createSource(SQLContext sqlContext, String metadataPath,
-      scala.Option<StructType> schema, String providerName,
-      scala.collection.immutable.Map<String, String> parameters) {
-    throw new ArrowmmException("readStream.format('" + providerName + "'): no streaming file "
-        + "source in the JVM connector yet; use format('" + PYTHON_NAME + "')");
   }
 
   @Override

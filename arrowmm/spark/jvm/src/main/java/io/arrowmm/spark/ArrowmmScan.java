@@ -139,6 +139,13 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
     return this;
   }
 
+  /** {@code spark.readStream}: the directory's files as they are committed. */
+  @Override
+  public org.apache.spark.sql.connector.read.streaming.MicroBatchStream toMicroBatchStream(
+      String checkpointLocation) {
+    return new ArrowmmMicroBatchStream(schema, options);
+  }
+
   @Override
   public ColumnarSupportMode columnarSupportMode() {
     return ColumnarSupportMode.SUPPORTED;
@@ -149,7 +156,7 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
       List<FileFooter> out = new ArrayList<>();
       FileFooter first = null;
       for (String path : DataFiles.resolve(DataFiles.loadPaths(options))) {
-        FileFooter f = FileFooter.read(path);
+        FileFooter f = FooterCache.read(path);
         StructType s = ColumnSpec.sparkSchema(f.columns);
         if (first == null) {
           checkTableColumns(path, s, schema);

@@ -19,8 +19,8 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
- * The files of one load path, as a table that can be read in batches and written by a
- * Structured Streaming query.  (Batch writes go through {@link ArrowmmJvmSource#createRelation}:
+ * The files of one load path, as a table that can be read in batches and by micro-batches
+ * ({@link ArrowmmMicroBatchStream}) and written by a Structured Streaming query.  (Batch writes go through {@link ArrowmmJvmSource#createRelation}:
  * no BATCH_WRITE here, so that Spark hands every save mode to it.)
  */
 final class ArrowmmTable implements SupportsRead, SupportsWrite {
@@ -45,7 +45,8 @@ final class ArrowmmTable implements SupportsRead, SupportsWrite {
 
   @Override
   public Set<TableCapability> capabilities() {
-    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.STREAMING_WRITE);
+    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ,
+        TableCapability.STREAMING_WRITE);
   }
 
   @Override

@@ -1,0 +1,103 @@
+package io.arrowmm.spark;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Footers read by the driver, kept per (path, size, modification time, file key): planning a
+ * query over files already planned reads no footer again (a filtered query over a big file
+ * otherwise spends part of its fixed cost parsing the footer and its statistics once for the
+ * DataFrame's schema and once for the scan).  A file written again gets a new size, time or
+ * inode (arrowmm's writers rename a new file over the old name), so a changed file is read
+ * again; an entry is kept only when the file's attributes were the same before and after its
+ * footer was read and it was last modified more than {@link #SETTLED_NANOS} ago (file times
+ * tick coarsely, so a file rewritten in place within one tick keeps its time: as git does with
+ * racily clean files, a file modified just now is not trusted to its attributes).  At most {@link #MAX_ENTRIES} footers, least recently used dropped first.
+ */
+final class FooterCache {
+  static final int MAX_ENTRIES = 1024;
+  static final long SETTLED_NANOS = 2_000_000_000L;
+
+  private FooterCache() {}
+
+  private static final class Key {
+    final long size;
+    final long modified;
+    final Object fileKey;
+
+    Key(BasicFileAttributes a) {
+      this.size = a.size();
+      this.modified = a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS);
+      this.fileKey = a.fileKey();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      if (!(o instanceof Key)) {
+        return false;
+      }
+      Key k = (Key) o;
+      return size == k.size && modified == k.modified && Objects.equals(fileKey, k.fileKey);
+    }
+
+    @Override
+    public int hashCode() {
+      return Objects.hash(size, modified, fileKey);
+    }
+  }
+
+  private static final class Entry {
+    final Key key;
+    final FileFooter footer;
+
+    Entry(Key key, FileFooter footer) {
+      this.key = key;
+      this.footer = footer;
+    }
+  }
+
+  private static final Map<String, Entry> CACHE = new LinkedHashMap<>(64, 0.75f, true) {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Entry> eldest) {
+      return size() > MAX_ENTRIES;
+    }
+  };
+
+  private static Key key(String path) {
+    try {
+      return new Key(Files.readAttributes(Path.of(path), BasicFileAttributes.class));
+    } catch (IOException | RuntimeException e) {
+      return null;  // FileFooter.read names the problem
+    }
+  }
+
+  /** The footer of {@code path}: from the cache when the file is unchanged, else read. */
+  static FileFooter read(String path) {
+    Key before = key(path);
+    if (before != null) {
+      synchronized (CACHE) {
+        Entry e = CACHE.get(path);
+        if (e != null && e.key.equals(before)) {
+          return e.footer;
+        }
+      }
+    }
+    FileFooter footer = FileFooter.read(path);
+    Key after = key(path);
+    java.time.Instant t = java.time.Instant.now();
+    long now = t.getEpochSecond() * 1_000_000_000L + t.getNano();
+    if (before != null && before.equals(after) && now - before.modified > SETTLED_NANOS) {
+      synchronized (CACHE) {
+        CACHE.put(path, new Entry(before, footer));
+      }
+    }
+    return footer;
+  }
+}
