@@ -16,7 +16,7 @@ import os
 import stat
 import struct
 import threading
-from typing import Optional
+from typing import Iterator, Optional
 
 try:
     import fcntl
@@ -414,6 +414,11 @@ class ReaderBase(PandasConvertible):
         the reader's, their columns decoded when touched)."""
         return Table(self.schema, list(self))
 
+    def _in_turn(self) -> Iterator[RecordBatch]:
+        """The batches, read one at a time as they are asked for and never ahead (``head``
+        and ``slice`` promise not to read past the rows they return)."""
+        return iter(self)
+
     def head(self, n: int) -> Table:
         """The first ``n`` rows (of a stream: the next ``n``) as a Table; batches past them
         are not read."""
@@ -422,7 +427,7 @@ class ReaderBase(PandasConvertible):
             raise ArrowInvalid(f"head(n): n must be >= 0, got {n}")
         out, have = [], 0
         if n:
-            for b in self:
+            for b in self._in_turn():
                 out.append(b if have + b.num_rows <= n else b.slice(0, n - have))
                 have += out[-1].num_rows
                 if have >= n:

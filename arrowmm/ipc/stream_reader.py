@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import sys
 import threading
-from typing import Optional
+from typing import Iterator, Optional
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..format import MessageHeader, MetadataVersion
 from .dictionaries import DictionaryMemo
 from .io import MAGIC
-from ..arrays.decode_ahead import decoded_in_order
+from ..arrays.decode_ahead import DETACHED, OneAhead, decoded_in_order
 from .reader_base import (ReaderBase, region_of, is_file_object, source_name, is_pipe_path,
                           read_head, widen_pipe, footer_start)
 from .message import Message, MessageDecoder, message_end, read_message_at
@@ -61,6 +61,8 @@ class StreamReader(SequentialBatches, ReaderBase):
         self._held = []
         self._held_pending = False
         self._held_lock = threading.Condition(threading.Lock())
+        self._iteration = None  # the OneAhead of the iteration reading ahead, if any
+        self._close_after_read = None  # a file of the reader's own, closed while read ahead
         self._recover = recover
         self._require_eos = require_eos
         self._saw_eos = False
@@ -251,12 +253,79 @@ class StreamReader(SequentialBatches, ReaderBase):
             self._decoder.finish()
         return as_view(buf, description=f"body of message {self._index}")
 
+    def __iter__(self) -> Iterator[RecordBatch]:
+        """The remaining record batches, in order.  Over a file object (a pipe, a socket) the
+        next message is read ahead on a thread of the iteration's own while the consumer
+        works (see ``_batches_read_ahead``); over a region, reading is a few header reads
+        and nothing is gained by a thread."""
+        if self._file is None:
+            return self._in_turn()
+        return self._batches_read_ahead()
+
+    def _in_turn(self) -> Iterator[RecordBatch]:
+        return SequentialBatches.__iter__(self)
+
+    def _batches_read_ahead(self) -> Iterator[RecordBatch]:
+        """The batches, the next one read (never decoded: columns stay lazy) in the background
+        while the consumer uses this one: one batch ahead at most.
+
+        The reading runs on a ``OneAhead`` thread, so stopping early never waits for a read
+        in flight: a batch read ahead and not taken is handed out next by this reader (never
+        skipped), and a read still in flight is waited for by the next read, as the source
+        itself would be.  An error is raised when the consumer reaches it.  A direct
+        ``read_next_batch``, an export, another iteration or ``close`` take over from this
+        iteration (``_detach_iteration``): it then goes on with plain reads, in order."""
+        self._detach_iteration()  # (a second iteration takes over from the first)
+        self._wait_for_held()  # (its steps do not wait: they would wait for themselves)
+        ahead = OneAhead(self._ahead_step, self._ahead_in_flight, self._ahead_late)
+        self._iteration = ahead
+        try:
+            ahead.ask()
+            while True:
+                batch = ahead.take()
+                if batch is None:
+                    return
+                if batch is DETACHED:
+                    break
+                ahead.ask()
+                yield batch
+        finally:
+            if self._iteration is ahead:
+                self._iteration = None
+            ahead.stop()
+        yield from self._in_turn()  # (detached: the batches that are left, read in turn)
+
+    def _ahead_step(self) -> Optional[RecordBatch]:
+        """The next batch (None at the end), on the iteration's read-ahead thread."""
+        self._enter(wait_for_ahead=False)
+        try:
+            return self._read_next_batch()
+        except StopIteration:
+            return None
+        finally:
+            self._consumer.release()
+
+    def _detach_iteration(self) -> None:
+        """Stop the read-ahead of an iteration in progress (its batch read ahead is handed
+        out next); its consumer, if it goes on, reads in turn."""
+        ahead = self._iteration
+        if ahead is not None:
+            self._iteration = None
+            ahead.stop(wake=True)
+
+    def _wait_for_held(self) -> None:
+        """Wait while a read ahead for an iteration or export that stopped is in flight."""
+        with self._held_lock:
+            while self._held_pending:
+                self._held_lock.wait()
+
     def read_next_batch(self) -> RecordBatch:
         """The next record batch; raises ``StopIteration`` at the end of the stream.
 
         A stream has one consumer at a time: called while another thread is inside it, this
         raises ``ArrowInvalid`` rather than interleave the two reads (the batches it returns
         may be shared freely)."""
+        self._detach_iteration()
         self._enter()
         try:
             return self._read_next_batch()
@@ -268,6 +337,7 @@ class StreamReader(SequentialBatches, ReaderBase):
         when ``walk(region, offset, end, lookup)`` took the message at this reader's position
         straight into the C struct: it returns the offset past the message (or -1: this
         reader reads it, as it does dictionary batches and anything unusual)."""
+        self._detach_iteration()
         self._enter()  # one consumer at a time, as for read_next_batch
         try:
             held = self._take_held()
@@ -288,9 +358,7 @@ class StreamReader(SequentialBatches, ReaderBase):
 
     def _enter(self, wait_for_ahead: bool = True) -> None:
         if wait_for_ahead:  # (not the read-ahead's own step: it would wait for itself)
-            with self._held_lock:
-                while self._held_pending:
-                    self._held_lock.wait()
+            self._wait_for_held()
         if not self._consumer.acquire(blocking=False):
             self._busy()
 
@@ -302,6 +370,8 @@ class StreamReader(SequentialBatches, ReaderBase):
     def _decoded_batches(self):
         """As ``ReaderBase._decoded_batches``; a batch read ahead and not taken when the
         consumer stops comes back here (``_take_held``) rather than being skipped."""
+        self._detach_iteration()
+        self._wait_for_held()  # (its steps do not wait: they would wait for themselves)
         return decoded_in_order(self._ahead_steps(), self._ahead_in_flight, self._ahead_late)
 
     def _ahead_steps(self):
@@ -322,10 +392,13 @@ class StreamReader(SequentialBatches, ReaderBase):
 
     def _ahead_late(self, batch) -> None:
         with self._held_lock:
-            if batch is not None:
+            if batch is not None and not self._closed:
                 self._held.append(batch)
             self._held_pending = False
             self._held_lock.notify_all()
+            owned, self._close_after_read = self._close_after_read, None
+        if owned is not None:  # (the reader was closed while this read was in flight)
+            owned.close()
 
     def _take_held(self) -> Optional[RecordBatch]:
         """The batch a released export read ahead (None if none); raises while that read is
@@ -411,7 +484,7 @@ class StreamReader(SequentialBatches, ReaderBase):
         end = None if length is None else offset + int(length)
         kept, start = [], 0
         skipped = None
-        for b in self:
+        for b in self._in_turn():
             if end is not None and start >= end:
                 break
             if start + b.num_rows > offset:
@@ -424,12 +497,19 @@ class StreamReader(SequentialBatches, ReaderBase):
         return Table(self.schema, slice_batches(kept, skipped or 0, length))
 
     def close(self):
+        self._detach_iteration()
         super().close()
         self._file = None
         self._memo = None  # its dictionaries point into the source
-        if self._owned is not None:
-            self._owned.close()
-            self._owned = None
+        owned = self._owned
+        self._owned = None
+        with self._held_lock:
+            if owned is not None and self._held_pending:
+                # a read ahead is still in flight on that file (a quiet pipe may hold it up
+                # for ever): closing waits for nobody; the file closes once that read returns
+                self._close_after_read, owned = owned, None
+        if owned is not None:
+            owned.close()
 
     def __repr__(self):
         return f"<arrowmm.StreamReader>\n{self.schema}"
