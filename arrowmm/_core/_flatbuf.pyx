@@ -531,15 +531,43 @@ cdef object _type_params(_SchemaWalk w, Table* ft, int type_id):
     return None  # (unknown ids: the Python reader names them)
 
 
+cdef int64_t _leaf_key(_SchemaWalk w, Table* ft, int type_id) noexcept nogil:
+    """A key (>= 0) for the childless types of no or simple parameters (Int, FloatingPoint,
+    Null, Bool, binary and string kinds), read without making a tuple: the hot case of wide
+    plain schemas; -1 for the others (and anything out of range: the general path rechecks)."""
+    cdef Table tt
+    cdef Py_ssize_t at, tpos
+    cdef int64_t a = 0, b = 0
+    if type_id == TYPE_INT or type_id == TYPE_FLOATING_POINT:
+        at = _field(ft, FIELD_TYPE, 4)
+        if at <= 0:
+            return -1
+        tpos = _deref(ft, at)
+        if tpos < 0 or _table_at(&tt, w.buf, w.size, tpos) < 0:
+            return -1
+        if type_id == TYPE_INT:
+            if _scalar(&tt, 0, 4, 0, &a) < 0 or _scalar(&tt, 1, 1, 0, &b) < 0:
+                return -1
+            if a != 8 and a != 16 and a != 32 and a != 64:
+                return -1
+        elif _scalar(&tt, 0, 2, 0, &a) < 0 or a < 0 or a > 2:
+            return -1
+        return (type_id << 16) | (a << 1) | (b != 0)
+    if type_id == 1 or type_id == 4 or type_id == 5 or type_id == 6 or type_id == 19 or \
+            type_id == 20 or type_id == 23 or type_id == 24:
+        return type_id << 16
+    return -1
+
+
 cdef object _walk_field(_SchemaWalk w, Py_ssize_t pos, Py_ssize_t depth):
     """The Field whose table is at ``pos``, read whole here (children, type, metadata,
     dictionary encoding); None for anything the Python reader must see (it raises the
     error, or reads what is rare)."""
-    cdef Table ft, enc, it
+    cdef Table ft
     cdef Py_ssize_t at, start, n, i, nbytes, epos
     cdef int type_id
-    cdef int64_t dict_id = 0, bits = 32, signed = 1, ordered = 0, kind = 0
-    cdef bint ok, has_dict
+    cdef int64_t key
+    cdef bint ok
     if depth > w.max_depth or _table_at(&ft, w.buf, w.size, pos) < 0:
         return None
     name = _text(&ft, FIELD_NAME, &ok, &nbytes)
@@ -565,6 +593,12 @@ cdef object _walk_field(_SchemaWalk w, Py_ssize_t pos, Py_ssize_t depth):
     if at < 0:
         return None
     type_id = ft.buf[at] if at else 0
+    if children is None:
+        key = _leaf_key(w, &ft, type_id)
+        if key >= 0:
+            dtype = w.types.get(key)
+            if dtype is not None:
+                return _finish_field(w, &ft, name, dtype)
     params = _type_params(w, &ft, type_id)
     if params is None:
         return None
@@ -574,13 +608,26 @@ cdef object _walk_field(_SchemaWalk w, Py_ssize_t pos, Py_ssize_t depth):
         elif children is not None:
             return None  # (a leaf with children: the Python reader decides)
         else:
-            dtype = w.types.get(params)
+            key = _leaf_key(w, &ft, type_id)
+            cache_key = key if key >= 0 else params
+            dtype = w.types.get(cache_key)
             if dtype is None:
                 dtype = w.make_type(params, [])
                 if len(w.types) < _MAX_CACHED_TYPES:  # (timezones, decimal scales: a file
-                    dtype = w.types.setdefault(params, dtype)  # may name ever new ones)
+                    dtype = w.types.setdefault(cache_key, dtype)  # may name ever new ones)
     except Exception:  # noqa (the Python reader raises its own error for it)
         return None
+    return _finish_field(w, &ft, name, dtype)
+
+
+cdef object _finish_field(_SchemaWalk w, Table* ft_, object name, object dtype):
+    """The Field of table ``ft_`` once its name and (value) type are read: its metadata,
+    dictionary encoding and nullability (None as in ``_walk_field``)."""
+    cdef Table ft = ft_[0]
+    cdef Table enc, it
+    cdef Py_ssize_t at, epos
+    cdef int64_t dict_id = 0, bits = 32, signed = 1, ordered = 0, kind = 0
+    cdef bint ok, has_dict
     metadata = _metadata(w, &ft, &ok)
     if not ok:
         return None
