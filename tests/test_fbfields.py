@@ -22,10 +22,13 @@ def generated_field(buf, pos):
     return f
 
 
-def footer_of(table: pa.Table) -> bytes:
+def footer_of(table) -> bytes:
+    """The footer of an IPC file of ``table`` (of no batch for a ``pa.Schema``)."""
     sink = io.BytesIO()
-    with pa.ipc.new_file(sink, table.schema) as w:
-        w.write_table(table)
+    schema = table if isinstance(table, pa.Schema) else table.schema
+    with pa.ipc.new_file(sink, schema) as w:
+        if not isinstance(table, pa.Schema):
+            w.write_table(table)
     data = sink.getvalue()
     n = int.from_bytes(data[-10:-6], "little")
     return data[len(data) - 10 - n:len(data) - 10]
@@ -46,7 +49,7 @@ def outcome(footer: bytes):
         return type(exc), str(exc)
 
 
-def every_field_by_python(data, start, count, field_cls, types, make_type, other):
+def every_field_by_python(data, start, count, field_cls, types, make_type, other, budget, md_cap):
     """``schema_fields`` with no field read in C."""
     return [other(i) for i in range(count)]
 
@@ -88,16 +91,16 @@ def test_leaf_fields_read_in_c_read_the_same(monkeypatch):
     left_to_python = []
     real = decode.schema_fields
 
-    def counting(data, start, count, field_cls, types, make_type, other):
+    def counting(data, start, count, field_cls, types, make_type, other, budget, md_cap):
         def counted(i):
             left_to_python.append(i)
             return other(i)
-        return real(data, start, count, field_cls, types, make_type, counted)
+        return real(data, start, count, field_cls, types, make_type, counted, budget, md_cap)
 
     with monkeypatch.context() as m:
         m.setattr(decode, "schema_fields", counting)
         assert outcome(footer) == fast
-    assert left_to_python == [19, 22]  # (metadata; a timestamp): the others were read in C
+    assert left_to_python == []  # (metadata and a timestamp included: every field read in C)
     rng = np.random.default_rng(12)
     differing = []
     for trial in range(300):
@@ -166,3 +169,81 @@ def test_a_string_running_past_the_metadata_is_refused_not_cut_short(kind):
     data = _schema_message_with_long_string(kind)
     with pytest.raises(ArrowInvalid, match="runs past the end"):
         decode.parse_message(data)
+
+
+def nested_schema() -> pa.Schema:
+    """Nested, dictionary, metadata and parameterised fields (the wide schemas that used to
+    be read field by field in Python), every type table ``schema_fields`` reads itself."""
+    fields = [
+        pa.field("l", pa.list_(pa.field("item", pa.int32(), metadata={"m": "1"})),
+                 metadata={"k": "v", "ñ": "名前"}),
+        pa.field("ll", pa.large_list(pa.list_(pa.float32()))),
+        pa.field("d", pa.dictionary(pa.int16(), pa.string(), ordered=True)),
+        pa.field("du", pa.dictionary(pa.uint8(), pa.list_(pa.int64()))),
+        pa.field("s", pa.struct([("x", pa.int8()), ("y", pa.timestamp("ns", "Europe/Paris"))])),
+        pa.field("m", pa.map_(pa.string(), pa.float64(), keys_sorted=True)),
+        pa.field("u", pa.union([pa.field("a", pa.int32()), pa.field("b", pa.string())], "dense",
+                               [3, 7])),
+        pa.field("us", pa.union([pa.field("a", pa.int32())], "sparse")),
+        pa.field("fsl", pa.list_(pa.int16(), 3)),
+        pa.field("fsb", pa.binary(5)),
+        pa.field("dec", pa.decimal128(20, 4)), pa.field("dec256", pa.decimal256(50, -2)),
+        pa.field("dt", pa.date32()), pa.field("dtm", pa.date64()),
+        pa.field("t32", pa.time32("s")), pa.field("t64", pa.time64("us")),
+        pa.field("ts", pa.timestamp("ms")), pa.field("tsz", pa.timestamp("s", "")),
+        pa.field("dur", pa.duration("ns")),
+        pa.field("iv", pa.month_day_nano_interval()),
+        pa.field("ree", pa.run_end_encoded(pa.int32(), pa.utf8())),
+        pa.field("lv", pa.list_view(pa.int8())), pa.field("llv", pa.large_list_view(pa.int8())),
+        pa.field("empty_md", pa.int8(), metadata={}),
+        pa.field("ext", pa.int8(), metadata={"ARROW:extension:name": "no.such.ext",
+                                              "ARROW:extension:metadata": ""}),
+    ]
+    return pa.schema(fields, metadata={"origin": "nested"})
+
+
+def test_nested_dictionary_and_metadata_fields_are_read_in_c(monkeypatch):
+    footer = footer_of(nested_schema())
+    fast, slow = both(footer, monkeypatch)
+    assert fast == slow
+    names = [f[0] for f in fast[2]]
+    assert names[:3] == ["l", "ll", "d"] and len(names) == len(nested_schema())
+    assert fast[2][0][3] == {"k": "v", "ñ": "名前"}
+    left_to_python = []
+    real = decode.schema_fields
+
+    def counting(data, start, count, field_cls, types, make_type, other, budget, md_cap):
+        def counted(i):
+            left_to_python.append(i)
+            return other(i)
+        return real(data, start, count, field_cls, types, make_type, counted, budget, md_cap)
+
+    with monkeypatch.context() as m:
+        m.setattr(decode, "schema_fields", counting)
+        assert outcome(footer) == fast
+    assert left_to_python == []
+    rng = np.random.default_rng(13)
+    differing, errors = [], 0
+    for trial in range(600):
+        buf = bytearray(footer)
+        for pos in rng.integers(0, len(buf), int(rng.integers(1, 4))):
+            buf[pos] = int(rng.integers(0, 256))
+        fast, slow = both(bytes(buf), monkeypatch)
+        errors += isinstance(fast[0], type)
+        if fast != slow:
+            differing.append((trial, fast, slow))
+    assert not differing, differing[:3]
+    assert errors > 50
+
+
+@pytest.mark.parametrize("limit", [dict(max_nesting=1), dict(max_fields=5),
+                                   dict(max_custom_metadata_size=4)])
+def test_limits_hold_in_the_c_reader(monkeypatch, limit):
+    """A field beyond a limit is refused with the Python reader's error, the budget of the
+    fields read before it in C counted."""
+    import arrowmm
+    footer = footer_of(nested_schema())
+    with arrowmm.limits.override(**limit):
+        fast, slow = both(footer, monkeypatch)
+    assert fast == slow
+    assert fast[0] is ArrowInvalid and next(iter(limit)) in fast[1]

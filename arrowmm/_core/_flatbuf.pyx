@@ -5,11 +5,11 @@ header.  The generated Python code does that with dozens of interpreted calls
 per message; this module reads the same few fields in C: the message
 version, header type and body length, the batch length, where the FieldNode,
 Buffer and variadicBufferCounts vectors sit, and the compression codec.
-``schema_fields`` reads the fields vector of a schema: plain leaf fields
-(a name, nullability and a type of no or simple parameters, without
-children, dictionary or metadata) are made here, every other field by the
-generated code (``format/decode.py``), which is the reference this module is
-tested against; footers and custom metadata stay there too.
+``schema_fields`` reads the fields vector of a schema: every field (children,
+type parameters, custom metadata, dictionary encoding) is read here, and a
+field it finds broken or beyond a limit is left to the generated code
+(``format/decode.py``), which names the error and is the reference this module
+is tested against; footers and schema-level metadata stay there too.
 
 Every offset is checked against the buffer before it is followed; a broken
 table gives ``None`` plus a reason, never a read outside the bytes.
@@ -352,107 +352,368 @@ DEF TYPE_FLOATING_POINT = 3
 
 
 cdef inline bint _no_table_type(int type_id) noexcept nogil:
-    """Null, Bool and the binary / string types: nothing in their type table."""
+    """Types whose reading needs no type table: Null, Bool, the binary / string types, and
+    the nested types whose parameters are all in their children (as ``_type_from_fb``)."""
     return type_id == 1 or type_id == 4 or type_id == 5 or type_id == 6 or \
-        type_id == 19 or type_id == 20 or type_id == 23 or type_id == 24
+        type_id == 12 or type_id == 13 or type_id == 19 or type_id == 20 or \
+        type_id == 21 or type_id == 23 or type_id == 24 or type_id == 25 or type_id == 26
 
 
-cdef object _leaf_field(const uint8_t* buf, Py_ssize_t size, Py_ssize_t pos, object field_cls,
-                        dict types, object make_type):
-    """The Field at ``pos`` when it is a plain leaf read whole here, else None."""
-    cdef Table ft, tt
-    cdef Py_ssize_t at, start, n, tpos, spos
-    cdef uint32_t slen
-    cdef int type_id, a = 0, b = 0
-    if _table_at(&ft, buf, size, pos) < 0:
+cdef inline bint _has_children(int type_id) noexcept nogil:
+    """Types made from their child fields (list kinds, struct, union, fixed_size_list, map,
+    run_end_encoded): made by the caller's ``make_type`` each time, never cached."""
+    return type_id == 12 or type_id == 13 or type_id == 14 or type_id == 16 or \
+        type_id == 17 or type_id == 21 or type_id == 22 or type_id == 25 or type_id == 26
+
+
+DEF _MAX_CACHED_TYPES = 4096
+
+
+cdef class _SchemaWalk:
+    """What one walk of a schema's fields shares: the bytes, the caller's classes and caches,
+    and the limits (``budget`` is ``format/decode.py``'s list: fields left to claim, nesting
+    limit, ...)."""
+    cdef const uint8_t* buf
+    cdef Py_ssize_t size
+    cdef object field_cls
+    cdef dict types
+    cdef object make_type
+    cdef Py_ssize_t left       # fields that may still be claimed (budget[0] while walking)
+    cdef Py_ssize_t max_depth  # budget[1]
+    cdef Py_ssize_t md_cap     # limits.max_custom_metadata_size
+
+
+cdef int _scalar(Table* t, int slot, Py_ssize_t width, int64_t dflt, int64_t* out) noexcept nogil:
+    """Read the little-endian integer of ``width`` bytes (1, 2, 4, 8; signed) in ``slot``,
+    ``dflt`` when absent; -1 when out of range."""
+    cdef Py_ssize_t at = _field(t, slot, width)
+    if at < 0:
+        return -1
+    if at == 0:
+        out[0] = dflt
+    elif width == 1:
+        out[0] = <int8_t>t.buf[at]
+    elif width == 2:
+        out[0] = <int16_t>_u16(t.buf + at)
+    elif width == 4:
+        out[0] = _i32(t.buf + at)
+    else:
+        out[0] = _i64(t.buf + at)
+    return 0
+
+
+cdef int _string(Table* t, int slot, Py_ssize_t* start, Py_ssize_t* length) noexcept nogil:
+    """Locate the string in ``slot``: 1 found, 0 absent, -1 out of range (its declared length
+    checked against the bytes, as ``decode.string_at`` does)."""
+    cdef Py_ssize_t at = _field(t, slot, 4)
+    if at <= 0:
+        return at
+    cdef Py_ssize_t spos = _deref(t, at)
+    if spos < 0:
+        return -1
+    cdef uint32_t slen = _u32(t.buf + spos)
+    if slen > <uint32_t>(t.size - spos - 4):
+        return -1
+    start[0] = spos + 4
+    length[0] = slen
+    return 1
+
+
+cdef object _text(Table* t, int slot, bint* ok, Py_ssize_t* nbytes):
+    """The string in ``slot`` decoded as UTF-8 ("" when absent); ``ok`` false when it is out
+    of range or not UTF-8 (the Python reader names the error)."""
+    cdef Py_ssize_t start = 0, length = 0
+    cdef int found = _string(t, slot, &start, &length)
+    ok[0] = found >= 0
+    nbytes[0] = length if found > 0 else 0
+    if found <= 0:
+        return ""
+    try:
+        return PyUnicode_DecodeUTF8(<const char*>t.buf + start, length, NULL)
+    except UnicodeDecodeError:
+        ok[0] = False
         return None
-    if _field(&ft, FIELD_DICTIONARY, 4) != 0:
+
+
+cdef object _metadata(_SchemaWalk w, Table* ft, bint* ok):
+    """A field's custom metadata as a dict (None when it has none), as ``decode._key_values``
+    reads it; ``ok`` false for anything that function would refuse."""
+    cdef Py_ssize_t start, n, i, at, pos, nbytes, total = 0
+    cdef Table kv
+    cdef bint good
+    ok[0] = False
+    if _vector(ft, FIELD_CUSTOM_METADATA, 4, &start, &n) < 0:
         return None
-    if _vector(&ft, FIELD_CHILDREN, 4, &start, &n) < 0 or n:
+    if n == 0:
+        ok[0] = True
         return None
-    if _vector(&ft, FIELD_CUSTOM_METADATA, 4, &start, &n) < 0 or n:
+    out = {}
+    for i in range(n):
+        at = start + 4 * i
+        pos = _deref(ft, at)
+        if pos < 0 or _table_at(&kv, w.buf, w.size, pos) < 0:
+            return None
+        key = _text(&kv, 0, &good, &nbytes)
+        if not good:
+            return None
+        total += nbytes
+        value = _text(&kv, 1, &good, &nbytes)
+        if not good:
+            return None
+        total += nbytes
+        if total > w.md_cap:
+            return None
+        out[key] = value
+    ok[0] = True
+    return out
+
+
+cdef object _type_params(_SchemaWalk w, Table* ft, int type_id):
+    """The parameters of a field's type as a tuple ``(type_id, ...)`` read from its type
+    table (the values the generated accessors give, defaults included), None when the table
+    is missing where the type needs one, or out of range."""
+    cdef Table tt
+    cdef Py_ssize_t at, tpos, start, n, i, tz_start = 0, tz_len = 0
+    cdef int64_t a = 0, b = 0, c = 0
+    cdef int found
+    if _no_table_type(type_id):
+        return (type_id,)
+    at = _field(ft, FIELD_TYPE, 4)
+    if at <= 0:
         return None
+    tpos = _deref(ft, at)
+    if tpos < 0 or _table_at(&tt, w.buf, w.size, tpos) < 0:
+        return None
+    if type_id == TYPE_INT:  # bitWidth, is_signed
+        if _scalar(&tt, 0, 4, 0, &a) < 0 or _scalar(&tt, 1, 1, 0, &b) < 0:
+            return None
+        return (type_id, a, b != 0)
+    if type_id == TYPE_FLOATING_POINT or type_id == 11 or type_id == 15 or type_id == 16 \
+            or type_id == 17:  # precision; interval unit; byteWidth; listSize; keysSorted
+        if _scalar(&tt, 0, 2 if type_id <= 11 else 4 if type_id <= 16 else 1, 0, &a) < 0:
+            return None
+        if type_id == 17:
+            return (type_id, a != 0)
+        return (type_id, a)
+    if type_id == 7:  # decimal: precision, scale, bitWidth
+        if _scalar(&tt, 0, 4, 0, &a) < 0 or _scalar(&tt, 1, 4, 0, &b) < 0 or \
+                _scalar(&tt, 2, 4, 128, &c) < 0:
+            return None
+        return (type_id, a, b, c)
+    if type_id == 8 or type_id == 18:  # date, duration: unit (default MILLISECOND)
+        if _scalar(&tt, 0, 2, 1, &a) < 0:
+            return None
+        return (type_id, a)
+    if type_id == 9:  # time: unit (default MILLISECOND), bitWidth (default 32)
+        if _scalar(&tt, 0, 2, 1, &a) < 0 or _scalar(&tt, 1, 4, 32, &b) < 0:
+            return None
+        return (type_id, a, b)
+    if type_id == 10:  # timestamp: unit, timezone
+        if _scalar(&tt, 0, 2, 0, &a) < 0:
+            return None
+        found = _string(&tt, 1, &tz_start, &tz_len)
+        if found < 0:
+            return None
+        if found == 0 or tz_len == 0:
+            return (type_id, a, None)
+        try:
+            tz = PyUnicode_DecodeUTF8(<const char*>w.buf + tz_start, tz_len, NULL)
+        except UnicodeDecodeError:
+            return None
+        return (type_id, a, tz)
+    if type_id == 14:  # union: mode, typeIds
+        if _scalar(&tt, 0, 2, 0, &a) < 0 or _vector(&tt, 1, 4, &start, &n) < 0:
+            return None
+        codes = [_i32(w.buf + start + 4 * i) for i in range(n)] if n else None
+        return (type_id, a, codes)
+    if type_id == 22:  # run_end_encoded: a table of no fields
+        return (type_id,)
+    return None  # (unknown ids: the Python reader names them)
+
+
+cdef int64_t _leaf_key(_SchemaWalk w, Table* ft, int type_id) noexcept nogil:
+    """A key (>= 0) for the childless types of no or simple parameters (Int, FloatingPoint,
+    Null, Bool, binary and string kinds), read without making a tuple: the hot case of wide
+    plain schemas; -1 for the others (and anything out of range: the general path rechecks)."""
+    cdef Table tt
+    cdef Py_ssize_t at, tpos
+    cdef int64_t a = 0, b = 0
+    if type_id == TYPE_INT or type_id == TYPE_FLOATING_POINT:
+        at = _field(ft, FIELD_TYPE, 4)
+        if at <= 0:
+            return -1
+        tpos = _deref(ft, at)
+        if tpos < 0 or _table_at(&tt, w.buf, w.size, tpos) < 0:
+            return -1
+        if type_id == TYPE_INT:
+            if _scalar(&tt, 0, 4, 0, &a) < 0 or _scalar(&tt, 1, 1, 0, &b) < 0:
+                return -1
+            if a != 8 and a != 16 and a != 32 and a != 64:
+                return -1
+        elif _scalar(&tt, 0, 2, 0, &a) < 0 or a < 0 or a > 2:
+            return -1
+        return (type_id << 16) | (a << 1) | (b != 0)
+    if type_id == 1 or type_id == 4 or type_id == 5 or type_id == 6 or type_id == 19 or \
+            type_id == 20 or type_id == 23 or type_id == 24:
+        return type_id << 16
+    return -1
+
+
+cdef object _walk_field(_SchemaWalk w, Py_ssize_t pos, Py_ssize_t depth):
+    """The Field whose table is at ``pos``, read whole here (children, type, metadata,
+    dictionary encoding); None for anything the Python reader must see (it raises the
+    error, or reads what is rare)."""
+    cdef Table ft
+    cdef Py_ssize_t at, start, n, i, nbytes, epos
+    cdef int type_id
+    cdef int64_t key
+    cdef bint ok
+    if depth > w.max_depth or _table_at(&ft, w.buf, w.size, pos) < 0:
+        return None
+    name = _text(&ft, FIELD_NAME, &ok, &nbytes)
+    if not ok:
+        return None
+    if _vector(&ft, FIELD_CHILDREN, 4, &start, &n) < 0:
+        return None
+    children = None
+    if n:
+        if n > w.left:
+            return None
+        w.left -= n
+        children = [None] * n
+        for i in range(n):
+            epos = _deref(&ft, start + 4 * i)
+            if epos < 0:
+                return None
+            child = _walk_field(w, epos, depth + 1)
+            if child is None:
+                return None
+            children[i] = child
     at = _field(&ft, FIELD_TYPE_TYPE, 1)
     if at < 0:
         return None
-    type_id = buf[at] if at else 0
-    if type_id == TYPE_INT or type_id == TYPE_FLOATING_POINT:
-        at = _field(&ft, FIELD_TYPE, 4)
-        if at <= 0:
-            return None
-        tpos = _deref(&ft, at)
-        if tpos < 0 or _table_at(&tt, buf, size, tpos) < 0:
-            return None
-        if type_id == TYPE_INT:
-            at = _field(&tt, 0, 4)  # bitWidth
-            if at < 0:
-                return None
-            a = _i32(buf + at) if at else 0
-            if a != 8 and a != 16 and a != 32 and a != 64:
-                return None
-            at = _field(&tt, 1, 1)  # is_signed
-            if at < 0:
-                return None
-            b = (buf[at] != 0) if at else 0
-        else:
-            at = _field(&tt, 0, 2)  # precision
-            if at < 0:
-                return None
-            a = <int16_t>_u16(buf + at) if at else 0
-            if a < 0 or a > 2:
-                return None
-    elif not _no_table_type(type_id):
+    type_id = ft.buf[at] if at else 0
+    if children is None:
+        key = _leaf_key(w, &ft, type_id)
+        if key >= 0:
+            dtype = w.types.get(key)
+            if dtype is not None:
+                return _finish_field(w, &ft, name, dtype)
+    params = _type_params(w, &ft, type_id)
+    if params is None:
         return None
-    key = (type_id << 16) | (a << 1) | b
-    dtype = types.get(key)
-    if dtype is None:
-        dtype = types.setdefault(key, make_type(type_id, a, b))
-    at = _field(&ft, FIELD_NAME, 4)
+    try:
+        if _has_children(type_id):
+            dtype = w.make_type(params, children or [])
+        elif children is not None:
+            return None  # (a leaf with children: the Python reader decides)
+        else:
+            key = _leaf_key(w, &ft, type_id)
+            cache_key = key if key >= 0 else params
+            dtype = w.types.get(cache_key)
+            if dtype is None:
+                dtype = w.make_type(params, [])
+                if len(w.types) < _MAX_CACHED_TYPES:  # (timezones, decimal scales: a file
+                    dtype = w.types.setdefault(cache_key, dtype)  # may name ever new ones)
+    except Exception:  # noqa (the Python reader raises its own error for it)
+        return None
+    return _finish_field(w, &ft, name, dtype)
+
+
+cdef object _finish_field(_SchemaWalk w, Table* ft_, object name, object dtype):
+    """The Field of table ``ft_`` once its name and (value) type are read: its metadata,
+    dictionary encoding and nullability (None as in ``_walk_field``)."""
+    cdef Table ft = ft_[0]
+    cdef Table enc, it
+    cdef Py_ssize_t at, epos
+    cdef int64_t dict_id = 0, bits = 32, signed = 1, ordered = 0, kind = 0
+    cdef bint ok, has_dict
+    metadata = _metadata(w, &ft, &ok)
+    if not ok:
+        return None
+    at = _field(&ft, FIELD_DICTIONARY, 4)
     if at < 0:
         return None
-    if at == 0:
-        name = ""
-    else:
-        spos = _deref(&ft, at)
-        if spos < 0:
+    has_dict = at != 0
+    if has_dict:
+        epos = _deref(&ft, at)
+        if epos < 0 or _table_at(&enc, w.buf, w.size, epos) < 0:
             return None
-        slen = _u32(buf + spos)
-        if slen > <uint32_t>(size - spos - 4):
+        if _scalar(&enc, 0, 8, 0, &dict_id) < 0 or _scalar(&enc, 2, 1, 0, &ordered) < 0 or \
+                _scalar(&enc, 3, 2, 0, &kind) < 0 or kind != 0:
             return None
+        at = _field(&enc, 1, 4)
+        if at < 0:
+            return None
+        if at:
+            epos = _deref(&enc, at)
+            if epos < 0 or _table_at(&it, w.buf, w.size, epos) < 0:
+                return None
+            if _scalar(&it, 0, 4, 0, &bits) < 0 or _scalar(&it, 1, 1, 0, &signed) < 0:
+                return None
         try:
-            name = PyUnicode_DecodeUTF8(<const char*>buf + spos + 4, slen, NULL)
-        except UnicodeDecodeError:
-            return None  # (the generated code's reading names the field in its error)
+            dtype = w.make_type((-1, bits, signed != 0, ordered != 0), [dtype])
+        except Exception:  # noqa (as above)
+            return None
     at = _field(&ft, FIELD_NULLABLE, 1)
     if at < 0:
         return None
-    field = field_cls.__new__(field_cls)
+    nullable = at != 0 and ft.buf[at] != 0
+    if metadata is not None:  # (the class's own constructor: metadata may name an extension)
+        try:
+            return w.field_cls(name, dtype, nullable, metadata, dict_id if has_dict else None)
+        except Exception:  # noqa (as above)
+            return None
+    field = w.field_cls.__new__(w.field_cls)
     PyObject_GenericSetAttr(field, "name", name)
     PyObject_GenericSetAttr(field, "storage_type", dtype)
-    PyObject_GenericSetAttr(field, "nullable", at != 0 and buf[at] != 0)
+    PyObject_GenericSetAttr(field, "nullable", nullable)
     PyObject_GenericSetAttr(field, "storage_metadata", None)
-    PyObject_GenericSetAttr(field, "dictionary_id", None)
+    PyObject_GenericSetAttr(field, "dictionary_id", dict_id if has_dict else None)
     PyObject_GenericSetAttr(field, "_ext", None)  # (no metadata: no extension)
     return field
 
 
 def schema_fields(const uint8_t[::1] data, Py_ssize_t start, Py_ssize_t count, object field_cls,
-                  dict types, object make_type, object other):
+                  dict types, object make_type, object other, list budget,
+                  Py_ssize_t md_cap):
     """The ``count`` fields of the fields vector whose first uoffset is at ``start`` in
     ``data`` (checked by the caller to lie inside it), as a list.
 
-    A plain leaf field is made here: ``field_cls`` (``types.Field``, its slots set directly)
-    of a type from ``types`` (int key -> DataType, filled by ``make_type(type_id, a, b)``: a
-    is Int.bitWidth or FloatingPoint.precision, b Int.is_signed).  Every other field, and any
-    field this reader finds out of range, is ``other(index)``."""
+    Each field is read whole here, its children, type, custom metadata and dictionary
+    encoding included: a ``field_cls`` (``types.Field``: its slots set directly, or its
+    constructor for a field with metadata, which may name an extension type) of a type made
+    by ``make_type(params, children)``, where ``params`` is ``(type_id, ...)`` as read from
+    the type table (``(-1, index bit width, index signed, ordered)`` for a dictionary, whose
+    one child is the value type).  Types without children are kept in ``types`` (params ->
+    DataType: types are immutable, so one instance serves every field).
+
+    ``budget`` is ``format/decode.py``'s ``[fields left to claim, nesting limit, ...]``: a
+    field's children are claimed from it as there, and a field read here takes its claims
+    only once it is read whole.  ``md_cap`` bounds one field's metadata bytes.  A field that
+    breaks a limit or a check, or that is rare (run_end_encoded, an unknown type), is
+    ``other(index)``: the Python reader, which raises the error naming the field (and is the
+    reference this reader is tested against)."""
     cdef const uint8_t* buf = &data[0] if data.shape[0] else NULL
     cdef Py_ssize_t size = data.shape[0], i, at
+    cdef _SchemaWalk w = _SchemaWalk.__new__(_SchemaWalk)
+    w.buf = buf
+    w.size = size
+    w.field_cls = field_cls
+    w.types = types
+    w.make_type = make_type
+    w.max_depth = budget[1]
+    w.md_cap = md_cap
     out = [None] * count
     for i in range(count):
         at = start + 4 * i
         field = None
+        w.left = budget[0]
         if _fits(at, 4, size):
-            field = _leaf_field(buf, size, at + <Py_ssize_t>_u32(buf + at), field_cls, types,
-                                make_type)
-        out[i] = field if field is not None else other(i)
+            field = _walk_field(w, at + <Py_ssize_t>_u32(buf + at), 0)
+        if field is not None:
+            budget[0] = w.left
+        else:
+            field = other(i)
+        out[i] = field
     return out

@@ -23,7 +23,7 @@ every batch (a C stream export, ``to_pandas``, ``to_pydict``): each batch's colu
 decoded together on the codec pool, and the next batch is read and decoded in the background
 while the consumer uses the current one, on a thread of that consumer's own: reading a pipe or
 socket can block for as long as its producer is quiet, so it must neither hold up other
-readers nor keep a consumer that stops from leaving (see ``_ReadAhead1``).
+readers nor keep a consumer that stops from leaving (see ``OneAhead``).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ import threading
 import weakref
 from typing import Iterable, Iterator
 
-__all__ = ["ReadAhead", "decoded_in_order", "drain", "MAX_PENDING"]
+__all__ = ["ReadAhead", "OneAhead", "DETACHED", "decoded_in_order", "drain", "MAX_PENDING"]
 
 #: The most background decodes waiting or running at once (each holds at most one decoded
 #: column or batch the caller has not asked for yet).
@@ -119,7 +119,11 @@ class ReadAhead:
                 self._pending -= 1
 
 
-class _ReadAhead1:
+#: What ``OneAhead.take`` returns once ``stop(wake=True)`` detached it from its consumer.
+DETACHED = object()
+
+
+class OneAhead:
     """One batch read (and decoded) ahead of a consumer, on this generator's own daemon thread.
 
     Why its own thread: reading the next batch of a pipe or socket blocks until the producer
@@ -192,8 +196,12 @@ class _ReadAhead1:
             raise exc
         return batch
 
-    def stop(self) -> None:
-        """The consumer has gone: end the thread without waiting for a step in flight."""
+    def stop(self, wake: bool = False) -> None:
+        """The consumer has gone: end the thread without waiting for a step in flight.
+
+        With ``wake``, the consumer is still there but another reader of the same source
+        takes over (a direct read, an export, ``close``): its ``take``, waiting now or
+        later, returns ``DETACHED`` instead of a step's result (those go to ``late``)."""
         untaken = []
         with self._handoff:
             self._stopped = True
@@ -207,6 +215,8 @@ class _ReadAhead1:
         if self._late is not None:
             for batch in untaken:
                 self._late[1](batch)
+        if wake:  # (after the untaken results went to late: never taken after this)
+            self._results.put((DETACHED, None))
 
 
 def decoded_in_order(batches: Iterable, pending=None, late=None) -> Iterator:
@@ -216,10 +226,10 @@ def decoded_in_order(batches: Iterable, pending=None, late=None) -> Iterator:
     the consumer has not finished with).  Uncompressed batches stay lazy.  An error reading or
     decoding a batch is raised when the consumer reaches that batch.
 
-    The reading runs on a thread of this generator's own (``_ReadAhead1``), so a reader that
+    The reading runs on a thread of this generator's own (``OneAhead``), so a reader that
     blocks (a pipe whose producer is quiet) holds up no other reader, and closing the
     generator never waits for a read in flight: that read finishes on its own and its batch
-    is dropped, or handed to ``late`` (see ``_ReadAhead1``)."""
+    is dropped, or handed to ``late`` (see ``OneAhead``)."""
     it = iter(batches)
 
     def read_next():
@@ -231,7 +241,7 @@ def decoded_in_order(batches: Iterable, pending=None, late=None) -> Iterator:
             b.decode_columns()
         return b
 
-    ahead = _ReadAhead1(read_next, pending, late)
+    ahead = OneAhead(read_next, pending, late)
     try:
         ahead.ask()
         while True:

@@ -301,26 +301,69 @@ def schema_from_fb(fb: FbSchema) -> t.Schema:
         return _field_from_fb(FastField(tab.Bytes, tab.Indirect(start + 4 * i)),
                               f"schema field {i}", 0, budget)
 
-    # plain leaf fields are read in C (_flatbuf), the others here
-    fields = schema_fields(tab.Bytes, start, n, t.Field, _LEAF_TYPES, _leaf_type, other) if n else []
+    # every field is read in C (_flatbuf), those it finds broken or beyond a limit here
+    fields = schema_fields(tab.Bytes, start, n, t.Field, _WALKED_TYPES, _walked_type, other,
+                           budget, limits.max_custom_metadata_size) if n else []
     return t.Schema(fields, _key_values(fb, "schema metadata"), endianness)
 
 
-_LEAF_TYPES = {}  # schema_fields' types: immutable, so one instance serves every field
+_WALKED_TYPES = {}  # schema_fields' childless types: immutable, so one instance serves every field
+_LIST_KINDS = {12: "list", 21: "large_list", 25: "list_view", 26: "large_list_view"}
 
 
-def _leaf_type(type_id: int, a: int, b: int) -> t.DataType:
-    """The type of a plain leaf field read by ``schema_fields`` (as ``_type_from_fb`` makes it)."""
+def _walked_type(params: tuple, children: list) -> t.DataType:
+    """The type ``schema_fields`` read as ``params`` (``(type_id, ...)``, the type table's
+    values) and ``children``, made as ``_type_from_fb`` makes it; any error sends the field to
+    ``_field_from_fb``, which raises it naming the field."""
+    type_id = params[0]
     if type_id == 2:
-        return t.IntType(a, bool(b))
+        return int_type(params[1], params[2], "")
     if type_id == 3:
-        return t.FloatType(FLOAT_BITS[a])
-    if type_id == 1:
-        return t.NullType()
+        return t.FloatType(FLOAT_BITS[params[1]])
+    if type_id in (4, 5, 19, 20, 23, 24):
+        return t.BinaryType(utf8=type_id in (5, 20, 24), large=type_id in (19, 20),
+                            view=type_id in (23, 24))
     if type_id == 6:
         return t.BoolType()
-    return t.BinaryType(utf8=type_id in (5, 20, 24), large=type_id in (19, 20),
-                        view=type_id in (23, 24))
+    if type_id == 1:
+        return t.NullType()
+    if type_id == -1:  # a dictionary: index bit width, signed, ordered; the value type
+        return t.DictionaryType(int_type(params[1], params[2], ""), children[0], params[3])
+    if type_id == 7:
+        return t.DecimalType(params[1], params[2], params[3])
+    if type_id == 8:
+        return t.DateType("day" if params[1] == 0 else "ms")
+    if type_id == 9:
+        return t.TimeType(TIME_UNITS[params[1]], params[2])
+    if type_id == 10:
+        return t.TimestampType(TIME_UNITS[params[1]], params[2])
+    if type_id == 11:
+        return t.IntervalType(INTERVAL_UNITS[params[1]])
+    if type_id == 18:
+        return t.DurationType(TIME_UNITS[params[1]])
+    if type_id == 15:
+        if params[1] < 0:
+            raise ArrowInvalid("negative byteWidth")
+        return t.FixedSizeBinaryType(params[1])
+    if type_id in _LIST_KINDS:
+        _need_children("", "a list", children, 1)
+        return t.ListType(children[0], _LIST_KINDS[type_id])
+    if type_id == 13:
+        return t.StructType(children)
+    if type_id == 14:
+        return t.UnionType("dense" if params[1] == 1 else "sparse", children, params[2])
+    if type_id == 16:
+        _need_children("", "a fixed_size_list", children, 1)
+        if params[1] < 0:
+            raise ArrowInvalid("negative listSize")
+        return t.FixedSizeListType(children[0], params[1])
+    if type_id == 17:
+        _need_children("", "a map", children, 1)
+        return t.MapType(None, None, params[1], entries=children[0])
+    if type_id == 22:
+        _need_children("", "a run_end_encoded", children, 2)
+        return t.RunEndEncodedType(children[0], children[1])
+    raise ArrowNotImplementedError(f"type id {type_id}")
 
 
 def _claim_fields(budget: list, n: int, path: str) -> None:

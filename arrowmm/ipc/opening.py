@@ -19,8 +19,9 @@ from ..errors import ArrowInvalid
 from .feather import FeatherV1Reader, is_feather_v1
 from .io import MAGIC
 from .ranged import RangedFileReader, RangeSource
-from .reader import (FileReader, StreamReader, decompressing, file_region, first_bytes,
-                     is_file_object, is_pipe_path, read_head, region_of, source_name)
+from .reader import FileReader, StreamReader
+from .reader_base import (decompressing, file_region, first_bytes, is_file_object, is_pipe_path,
+                          read_head, region_of, source_name)
 from .sniff import not_arrow
 from .unmapped import UnmappedFileReader, UnmappedStreamReader, open_unmapped
 
