@@ -1,9 +1,11 @@
 """Cross-process atomics, futex waits and slot leases over a shared mapping (see _shmsync.pyx)."""
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 WOKEN: int
 TIMED_OUT: int
 CHANGED: int
+
+def body_length(buffers: Iterable[Any]) -> int: ...
 
 class SharedMap:
     """Sequentially consistent atomics and futex wait/wake on a writable shared mapping."""
@@ -27,6 +29,9 @@ class SharedMap:
                     value_at: int) -> int: ...
     def wake32(self, offset: int) -> None: ...
     def copy_in(self, offset: int, parts: Iterable[Any]) -> int: ...
+    def write_batch(self, offset: int, capacity: int, template: bytes, rows_at: int,
+                    body_at: int, nodes_at: int, buffers_at: int, num_rows: int,
+                    nodes: Sequence[int], buffers: Sequence[Any]) -> int: ...
     def lease(self, offset: int, length: int, hold_offset: int, bit: int,
               waiting_offset: int, wake_offset: int) -> "SlotLease": ...
 

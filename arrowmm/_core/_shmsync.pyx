@@ -20,16 +20,21 @@ it any more, with no Python code to run.
 Every offset is checked against the mapping (bounds and alignment) before an
 address is formed; the numbers come from a segment other processes write.
 """
-from cpython.buffer cimport PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 from libc.errno cimport errno, EAGAIN, EINTR, ETIMEDOUT
 from posix.unistd cimport getpid, pid_t
 from arrowmm._core._buffer cimport fill_byte_buffer
 
 from arrowmm.errors import ArrowInvalid
 
-__all__ = ["SharedMap", "SlotLease", "WOKEN", "TIMED_OUT", "CHANGED"]
+__all__ = ["SharedMap", "SlotLease", "WOKEN", "TIMED_OUT", "CHANGED", "body_length"]
+
+cdef enum:
+    _ALIGN = 64  # every buffer of a channel's message body starts 64-byte aligned
+    _NOGIL_FROM = 65536  # bytes of body from which the copies run with the GIL released
 
 cdef extern from "<time.h>" nogil:
     cdef struct timespec:
@@ -107,6 +112,40 @@ cdef inline int _futex_wait(uint32_t* word, uint32_t expected, double timeout) n
 
 cdef inline void _futex_wake(uint32_t* word) noexcept nogil:
     syscall(SYS_futex, word, FUTEX_WAKE, 0x7FFFFFFF, NULL, NULL, 0)
+
+
+cdef void _copy_body(uint8_t* dst, Py_buffer* views, int64_t* sizes, Py_ssize_t nb) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int64_t pad
+    for i in range(nb):
+        if sizes[i] > 0:
+            memcpy(dst, views[i].buf, sizes[i])
+            pad = -sizes[i] & (_ALIGN - 1)
+            if pad:
+                memset(dst + sizes[i], 0, pad)
+            dst += sizes[i] + pad
+
+
+cdef inline int64_t _padded(int64_t n) noexcept nogil:
+    return n + (-n & (_ALIGN - 1))
+
+
+def body_length(buffers):
+    """Bytes of the message body that ``SharedMap.write_batch`` lays ``buffers`` out in
+    (each buffer padded to 64 bytes; None is an empty buffer)."""
+    cdef Py_buffer view
+    cdef int64_t total = 0
+    for buf in buffers:
+        if buf is None:
+            continue
+        PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
+        total += _padded(view.len)
+        PyBuffer_Release(&view)
+    return total
+
+
+cdef inline void _put64(uint8_t* at, int64_t value) noexcept nogil:
+    memcpy(at, &value, 8)  # (little-endian hosts only: the channel checks the byte order)
 
 
 cdef class SharedMap:
@@ -253,6 +292,87 @@ cdef class SharedMap:
             finally:
                 PyBuffer_Release(&src)
         return pos - offset
+
+    def write_batch(self, int64_t offset, int64_t capacity, bytes template, int64_t rows_at,
+                    int64_t body_at, int64_t nodes_at, int64_t buffers_at, int64_t num_rows,
+                    nodes, buffers):
+        """Lay a record batch message out at byte ``offset`` in one call: a copy of
+        ``template`` (its framed header with the numbers zeroed, from
+        ``arrowmm.format.batch_header.record_batch_template``) with the row count patched in
+        at ``rows_at``, the body length at ``body_at``, ``nodes`` (flat (length, null count)
+        ints) from ``nodes_at`` and each buffer's (offset, length) from ``buffers_at``, then
+        the body: each of ``buffers`` (None: empty) copied once, 64-byte aligned, zero
+        padded (with the GIL released for big bodies).
+
+        Returns the bytes written; when they would exceed ``capacity``, nothing is written
+        and minus the bytes needed is returned.  ArrowInvalid if the numbers do not fit the
+        template or the bytes the mapping.
+
+        Why: encoding in Python (the header built field by field, then a copy of each part)
+        cost tens of microseconds a batch, most of a small batch's trip between processes.
+        """
+        cdef Py_ssize_t tlen = len(template)
+        cdef Py_ssize_t nn = len(nodes), nb = len(buffers), i, k = 0
+        cdef const uint8_t* tsrc = template
+        cdef Py_buffer* views
+        cdef int64_t* sizes
+        cdef int64_t body = 0, pos, total
+        cdef uint8_t* dst
+        cdef uint32_t want_nodes = 0, want_buffers = 0
+        if (4 <= nodes_at <= tlen - 4 and 4 <= buffers_at <= tlen - 4):
+            memcpy(&want_nodes, tsrc + nodes_at - 4, 4)  # (the vectors' lengths, in front)
+            memcpy(&want_buffers, tsrc + buffers_at - 4, 4)
+        if (rows_at < 0 or rows_at > tlen - 8 or body_at < 0 or body_at > tlen - 8
+                or nn != 2 * <Py_ssize_t>want_nodes or nb != <Py_ssize_t>want_buffers
+                or nodes_at > tlen - 8 * nn or buffers_at > tlen - 16 * nb):
+            raise ArrowInvalid(f"{nn // 2} nodes and {nb} buffers do not fit the "
+                               f"{tlen}-byte header template (made for {want_nodes} and "
+                               f"{want_buffers})")
+        if offset < 0 or capacity < 0 or offset > self.size - capacity:
+            raise ArrowInvalid(f"slot [{offset}, +{capacity}) lies outside the "
+                               f"{self.size}-byte mapping")
+        views = <Py_buffer*>PyMem_Malloc(sizeof(Py_buffer) * nb + 1)
+        sizes = <int64_t*>PyMem_Malloc(sizeof(int64_t) * nb + 1)
+        if views == NULL or sizes == NULL:
+            PyMem_Free(views)
+            PyMem_Free(sizes)
+            raise MemoryError()
+        try:
+            for buf in buffers:
+                if buf is None:
+                    sizes[k] = -1
+                else:
+                    PyObject_GetBuffer(buf, &views[k], PyBUF_SIMPLE)
+                    sizes[k] = views[k].len
+                    body += _padded(views[k].len)
+                k += 1
+            total = tlen + body
+            if total > capacity:
+                return -total
+            dst = self.ptr + offset
+            memcpy(dst, tsrc, tlen)
+            _put64(dst + rows_at, num_rows)
+            _put64(dst + body_at, body)
+            for i in range(nn):
+                _put64(dst + nodes_at + 8 * i, <int64_t>nodes[i])
+            pos = 0
+            for i in range(nb):
+                _put64(dst + buffers_at + 16 * i, pos)
+                _put64(dst + buffers_at + 16 * i + 8, sizes[i] if sizes[i] > 0 else 0)
+                if sizes[i] > 0:
+                    pos += _padded(sizes[i])
+            if body >= _NOGIL_FROM:
+                with nogil:
+                    _copy_body(dst + tlen, views, sizes, nb)
+            else:
+                _copy_body(dst + tlen, views, sizes, nb)
+            return total
+        finally:
+            for i in range(k):
+                if sizes[i] >= 0:
+                    PyBuffer_Release(&views[i])
+            PyMem_Free(views)
+            PyMem_Free(sizes)
 
     def lease(self, int64_t offset, int64_t length, int64_t hold_offset, int bit,
               int64_t waiting_offset, int64_t wake_offset):

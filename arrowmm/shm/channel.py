@@ -56,14 +56,16 @@ from __future__ import annotations
 import mmap
 import os
 import secrets
+import sys
 import threading
 import time
 import weakref
-from typing import List, Optional
+from typing import List, NamedTuple, Optional, Union
 
 from ..arrays.batch import RecordBatch
 from ..errors import ArrowInvalid
-from ..format.batch_header import record_batch_message
+from .._core._shmsync import body_length
+from ..format.batch_header import RecordBatchTemplate, record_batch_template
 from ..interop.build import record_batch
 from ..ipc.byteorder import NATIVE
 from ..ipc.encoder import FlatBatch, flatten
@@ -199,7 +201,10 @@ class Channel:
         self.schema = writer.schema  # (with the dictionary ids the messages use)
         self._has_dicts = has_dictionaries(self.schema)
         # batches the hand-laid header covers: no dictionaries, this machine's byte order
-        self._plain = not self._has_dicts and self.schema.endianness == NATIVE
+        # (the hand-laid header's numbers are little-endian, as written by this machine)
+        self._plain = (not self._has_dicts and self.schema.endianness == NATIVE
+                       and sys.byteorder == "little")
+        self._templates = {}  # (nodes, buffers) -> RecordBatchTemplate: one per schema, in practice
         self._matched = None
         self._lock = threading.Lock()
         self._next = 0
@@ -231,7 +236,10 @@ class Channel:
             if self._closed:
                 raise ArrowInvalid(f"channel {self.name!r} is closed")
             parts = self._encode(batch, metadata)
-            nbytes = sum(memoryview(p).nbytes for p in parts)
+            if isinstance(parts, _Plain):  # laid out in the slot by one call, below
+                nbytes = len(parts.template.header) + body_length(parts.flat.buffers)
+            else:
+                nbytes = sum(memoryview(p).nbytes for p in parts)
             seg = self._seg
             lay = seg.layout
             if nbytes > lay.slot_size:
@@ -258,7 +266,16 @@ class Channel:
                            lambda: f"a consumer still holds batch {n - lay.slots} (slot {s}): "
                                    f"{self._holders(s)}")
             slot = lay.slot(s)
-            m.copy_in(lay.data_at(s), parts)
+            if isinstance(parts, _Plain):
+                tpl, flat = parts.template, parts.flat
+                written = m.write_batch(lay.data_at(s), lay.slot_size, tpl.header, tpl.rows_at,
+                                        tpl.body_at, tpl.nodes_at, tpl.buffers_at,
+                                        parts.num_rows, flat.nodes, flat.buffers)
+                if written != nbytes:  # (the buffers are immutable: this is a bug if it happens)
+                    raise ArrowInvalid(f"channel {self.name!r}: batch {n} took {written} bytes, "
+                                       f"{nbytes} expected")
+            else:
+                m.copy_in(lay.data_at(s), parts)
             m.store64(slot + S_LEN, nbytes)
             m.store64(slot + S_SEQ, n)
             m.store64(OFF_WRITE_SEQ, n + 1)
@@ -285,15 +302,20 @@ class Channel:
         self._matched = theirs  # (schemas are immutable: the next batch of it needs no check)
         return batch
 
-    def _encode(self, batch, metadata) -> List:
-        """The messages of ``batch`` (dictionaries first) as buffers, nothing copied yet."""
+    def _encode(self, batch, metadata) -> Union["_Plain", List]:
+        """``batch`` ready to go in a slot, nothing copied yet: a ``_Plain`` (the fast path:
+        one Cython call lays it out) or its messages (dictionaries first) as buffers."""
         batch = self._coerce(batch)
         if self._plain and metadata is None and not batch.metadata:
             flat = FlatBatch()
             for col in batch.storage_columns:
                 flat = flatten(col, flat)
             if not flat.variadic:
-                return _plain_message(batch.num_rows, flat)
+                shape = (len(flat.nodes) // 2, len(flat.buffers))
+                tpl = self._templates.get(shape)
+                if tpl is None:
+                    tpl = self._templates[shape] = record_batch_template(*shape)
+                return _Plain(tpl, flat, batch.num_rows)
         if self._has_dicts:  # a fresh writer: every dictionary goes with every batch
             writer = StreamWriter(self._parts, self.schema)
             self._parts.take()  # (its schema message)
@@ -447,26 +469,14 @@ class Channel:
 
 
 
-def _plain_message(num_rows: int, flat: FlatBatch) -> list:
-    """[framed header, body buffers and padding...] of a batch the writer would encode the same
-    way (64-byte aligned buffers), its header laid out by ``record_batch_message``."""
-    parts: list = [None]
-    layout: List[int] = []
-    pos = 0
-    for buf in flat.buffers:
-        size = 0 if buf is None else memoryview(buf).nbytes
-        layout += (pos, size)
-        if size:
-            parts.append(buf)
-            pad = -size % 64
-            if pad:
-                parts.append(_PAD[:pad])
-            pos += size + pad
-    parts[0] = record_batch_message(num_rows, flat.nodes, layout, pos)
-    return parts
+class _Plain(NamedTuple):
+    """A batch without dictionaries, variadic buffers or metadata: the header template of
+    its shape and its flattened nodes and buffers, laid out straight into a slot by
+    ``SharedMap.write_batch`` (the header patched, each buffer copied once)."""
+    template: RecordBatchTemplate
+    flat: FlatBatch
+    num_rows: int
 
-
-_PAD = bytes(64)
 
 
 def _abandon(seg: Segment, pid: int) -> None:
