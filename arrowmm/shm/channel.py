@@ -41,6 +41,13 @@ the stream (``EOFError`` from ``recv``, the end of iteration).  The last side
 to leave unlinks the segment; ``arrowmm.shm.cleanup()`` removes a channel whose
 producer and consumers are all gone.
 
+Encoding.  A batch without dictionaries, variadic buffers or custom metadata (the usual
+case) is laid out in its slot by one Cython call, ``SharedMap.write_batch``: the framed
+RecordBatch header of the schema's shape is a template made once per channel
+(``format.batch_header.record_batch_template``) with the row count, body length, nodes and
+buffer offsets patched in, then each buffer is copied once, 64-byte aligned, with the GIL
+released for big bodies.  Other batches go through the stream writer and are copied in.
+
 Dictionaries: a batch with dictionary-encoded columns carries its dictionaries
 in its slot (as replacement dictionaries), so a consumer that attaches late or
 skips batches decodes every batch it receives.
