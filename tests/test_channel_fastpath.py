@@ -287,3 +287,19 @@ def test_template_patched_equals_the_message():
     struct.pack_into("<6q", h, tpl.buffers_at, 21, 22, 23, 24, 25, 26)
     assert bytes(h) == bytes(record_batch_message(777, [11, 12, 13, 14],
                                                   [21, 22, 23, 24, 25, 26], 999))
+
+
+def test_ring_cursor_refuses_a_ring_outside_its_mapping():
+    from arrowmm._core._shmsync import RingCursor
+    with Channel.create(_name(), arrowmm.schema([("x", arrowmm.int64())]), capacity=1 << 16,
+                        slots=2) as ch:
+        m, lay = ch._seg.map, ch._seg.layout
+        good = dict(cursor_offset=lay.entry(0) + 24, dropped_offset=lay.entry(0) + 32,
+                    published_offset=192, table=lay.slot_table, slots=2, slot_stride=64,
+                    seq_at=0, len_at=8, holds_at=16, data=lay.data, slot_size=lay.slot_size,
+                    bit=0, drop=False, waiting_offset=260, wake_offset=256)
+        assert RingCursor(m, **good).take() is None  # (nothing published)
+        for bad in (dict(slots=3), dict(data=lay.data + 64), dict(holds_at=60), dict(bit=64),
+                    dict(cursor_offset=m.size), dict(table=m.size - 64)):
+            with pytest.raises((arrowmm.ArrowInvalid, OverflowError)):
+                RingCursor(m, **{**good, **bad})

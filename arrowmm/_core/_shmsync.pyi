@@ -38,7 +38,16 @@ class SharedMap:
 class SlotLease:
     """Read-only slot bytes; collecting it clears its hold bit and wakes a waiting producer."""
     size: int
+    sequence: int
     owner: SharedMap
     @property
     def address(self) -> int: ...
     def __len__(self) -> int: ...
+
+class RingCursor:
+    """One consumer's reading position in a ring of slots: ``take`` its next batch's slot."""
+    def __init__(self, mapping: SharedMap, cursor_offset: int, dropped_offset: int,
+                 published_offset: int, table: int, slots: int, slot_stride: int, seq_at: int,
+                 len_at: int, holds_at: int, data: int, slot_size: int, bit: int, drop: bool,
+                 waiting_offset: int, wake_offset: int) -> None: ...
+    def take(self) -> "SlotLease | None": ...

@@ -30,7 +30,8 @@ from arrowmm._core._buffer cimport fill_byte_buffer
 
 from arrowmm.errors import ArrowInvalid
 
-__all__ = ["SharedMap", "SlotLease", "WOKEN", "TIMED_OUT", "CHANGED", "body_length"]
+__all__ = ["SharedMap", "SlotLease", "RingCursor", "WOKEN", "TIMED_OUT", "CHANGED",
+           "body_length"]
 
 cdef enum:
     _ALIGN = 64  # every buffer of a channel's message body starts 64-byte aligned
@@ -408,6 +409,8 @@ cdef class SlotLease:
     cdef readonly Py_ssize_t size
     cdef uint64_t mask
     cdef bint held
+    #: The number of the batch in the slot when it was taken (``RingCursor.take``), else 0.
+    cdef readonly uint64_t sequence
     cdef pid_t pid  # the process whose hold this is: a forked child's copy releases nothing
     cdef readonly SharedMap owner
     cdef Py_ssize_t _shape[1]
@@ -443,3 +446,121 @@ cdef class SlotLease:
     def __dealloc__(self):
         if self.owner is not None:  # (the mapping is still exported: the words are valid)
             self._release()
+
+
+cdef class RingCursor:
+    """One consumer's reading position in a ring of slots: takes the next batch's slot in
+    one call (the rules of ``arrowmm.shm.consumer``, whose ``_take`` this was in Python).
+
+    Every number is an offset in ``mapping`` (a ``SharedMap``), checked here once: the
+    consumer's cursor and dropped-count words, the published count, the slot table (``slots``
+    records of ``slot_stride`` bytes: sequence at ``seq_at``, length at ``len_at``, hold mask
+    at ``holds_at``), the data (``slots`` slots of ``slot_size`` bytes from ``data``), the
+    consumer's hold ``bit``, and the producer's waiting and wake words.  ``drop``: the
+    producer may pass over a held slot, so batch ``n`` is looked for in every slot.
+
+    Why: a small batch's trip between processes is mostly Python; this is about fifteen
+    atomic operations a batch that no longer each cost a Python call.
+    """
+    cdef SharedMap map
+    cdef uint64_t* cursor
+    cdef uint64_t* dropped
+    cdef uint64_t* published
+    cdef uint8_t* table
+    cdef int64_t slots, stride, seq_at, len_at, holds_at, data, slot_size
+    cdef int bit
+    cdef uint64_t bitmask
+    cdef bint drop
+    cdef uint32_t* waiting
+    cdef uint32_t* wake
+    cdef int64_t waiting_offset, wake_offset, table_offset
+
+    def __cinit__(self, SharedMap mapping, int64_t cursor_offset, int64_t dropped_offset,
+                  int64_t published_offset, int64_t table, int64_t slots, int64_t slot_stride,
+                  int64_t seq_at, int64_t len_at, int64_t holds_at, int64_t data,
+                  int64_t slot_size, int bit, bint drop, int64_t waiting_offset,
+                  int64_t wake_offset):
+        if slots < 1 or slot_stride < 24 or slot_size < 0 or not 0 <= bit <= 63:
+            raise ArrowInvalid(f"bad ring: {slots} slots, stride {slot_stride}, slot size "
+                               f"{slot_size}, bit {bit}")
+        for at in (seq_at, len_at, holds_at):
+            if at < 0 or at > slot_stride - 8 or at % 8:
+                raise ArrowInvalid(f"slot word at {at} lies outside its {slot_stride}-byte record")
+        self.map = mapping
+        self.cursor = <uint64_t*>mapping._at(cursor_offset, 8)
+        self.dropped = <uint64_t*>mapping._at(dropped_offset, 8)
+        self.published = <uint64_t*>mapping._at(published_offset, 8)
+        mapping._at(table, 8)
+        mapping._at(table + (slots - 1) * slot_stride + slot_stride - 8, 8)  # (the last word)
+        if data < 0 or slot_size > 0 and (slots > (mapping.size - data) // slot_size):
+            raise ArrowInvalid(f"{slots} slots of {slot_size} bytes from byte {data} overrun "
+                               f"the {mapping.size}-byte mapping")
+        self.waiting = <uint32_t*>mapping._at(waiting_offset, 4)
+        self.wake = <uint32_t*>mapping._at(wake_offset, 4)
+        self.table = mapping.ptr + table
+        self.table_offset = table
+        self.slots, self.stride = slots, slot_stride
+        self.seq_at, self.len_at, self.holds_at = seq_at, len_at, holds_at
+        self.data, self.slot_size = data, slot_size
+        self.bit = bit
+        self.bitmask = (<uint64_t>1) << bit
+        self.drop = drop
+        self.waiting_offset, self.wake_offset = waiting_offset, wake_offset
+
+    cdef inline void _wake_producer(self) noexcept nogil:
+        if AMM_LOAD32(self.waiting):
+            AMM_ADD32(self.wake, 1)
+            _futex_wake(self.wake)
+
+    def take(self):
+        """The next batch's slot as a ``SlotLease`` (its ``sequence`` says which batch: later
+        than the cursor if the producer overwrote some, which count as dropped), or None when
+        nothing new is published.  ArrowInvalid if the slot claims more bytes than it has
+        (the cursor moves past that batch)."""
+        cdef uint64_t cursor, published, skip, length
+        cdef int64_t s, k
+        cdef uint8_t* slot
+        cdef bint held
+        while True:
+            cursor = AMM_LOAD64(self.cursor)
+            published = AMM_LOAD64(self.published)
+            if published <= cursor:
+                return None
+            if published - cursor > <uint64_t>self.slots:  # lapped (drop mode)
+                skip = published - <uint64_t>self.slots - cursor
+                AMM_ADD64(self.dropped, skip)
+                cursor += skip
+                AMM_STORE64(self.cursor, cursor)
+            s = <int64_t>(cursor % <uint64_t>self.slots)
+            if self.drop and AMM_LOAD64(self.table + s * self.stride + self.seq_at) != cursor:
+                for k in range(self.slots):  # (passed over a held slot: look it up)
+                    if AMM_LOAD64(self.table + k * self.stride + self.seq_at) == cursor:
+                        s = k
+                        break
+            slot = self.table + s * self.stride
+            if AMM_LOAD64(slot + self.holds_at) & self.bitmask:
+                held = True  # an older batch of ours is there: batch ``cursor`` cannot be
+            else:
+                AMM_OR64(slot + self.holds_at, self.bitmask)
+                held = AMM_LOAD64(slot + self.seq_at) != cursor
+                if held:  # overwritten meanwhile: let go
+                    AMM_AND64(slot + self.holds_at, ~self.bitmask)
+                    self._wake_producer()
+            if held:  # batch ``cursor`` is gone: skip it
+                AMM_ADD64(self.dropped, 1)
+                AMM_STORE64(self.cursor, cursor + 1)
+                continue
+            length = AMM_LOAD64(slot + self.len_at)
+            AMM_STORE64(self.cursor, cursor + 1)
+            if length > <uint64_t>self.slot_size:
+                AMM_AND64(slot + self.holds_at, ~self.bitmask)
+                self._wake_producer()
+                raise ArrowInvalid(f"batch {cursor} claims {length} bytes, a slot holds "
+                                   f"{self.slot_size}")
+            # the lease owns the hold bit from here: cleared when nothing refers to the batch
+            lease = self.map.lease(self.data + self.slot_size * s, length,
+                                   self.table_offset + s * self.stride + self.holds_at,
+                                   self.bit, self.waiting_offset, self.wake_offset)
+            (<SlotLease>lease).sequence = cursor
+            self._wake_producer()
+            return lease

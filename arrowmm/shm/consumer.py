@@ -13,6 +13,7 @@ from typing import Iterator, Optional
 
 from .. import types as t
 from .._core._region import Region
+from .._core._shmsync import RingCursor
 from ..arrays.batch import RecordBatch
 from ..errors import ArrowInvalid, ArrowNotImplementedError, ProducerDiedError
 from ..format import MessageHeader
@@ -21,10 +22,10 @@ from ..ipc.message import message_end, read_message_at
 from ..ipc.reader import MessageBatchDecoder
 from .liveness import process_alive, this_process
 from .ring import (ACTIVE, CLAIMING, CLOSED, E_CURSOR, E_DROPPED, E_PID, E_START, E_STATE, FREE,
-                   HEADER, LEFT, OFF_ATTACH, OFF_CONS_WAITING, OFF_FREE, OFF_PROD_WAITING, OFF_PUB,
-                   OFF_STATE, OFF_WRITE_SEQ, S_HOLDS, S_LEN, S_SEQ, SLICE, SPINS, U32, Segment,
-                   claiming_state, deadline_of, has_dictionaries, need_linux, open_segment,
-                   parse_header, wait_slice)
+                   HEADER, LEFT, OFF_ATTACH, OFF_CONS_WAITING, OFF_FREE, OFF_PROD_WAITING,
+                   OFF_PUB, OFF_STATE, OFF_WRITE_SEQ, S_HOLDS, S_LEN, S_SEQ, SLICE, SLOT, SPINS,
+                   U32, Segment, claiming_state, deadline_of, has_dictionaries, need_linux,
+                   open_segment, parse_header, wait_slice)
 
 __all__ = ["Consumer", "FREE", "CLAIMING", "ACTIVE", "LEFT"]
 
@@ -99,6 +100,10 @@ class Consumer:
                 m.add32(OFF_ATTACH, 1)
                 m.wake32(OFF_ATTACH)
                 self._index, self._entry, self._bit = i, e, i
+                self._cursor = RingCursor(m, e + E_CURSOR, e + E_DROPPED, OFF_WRITE_SEQ,
+                                          lay.slot_table, lay.slots, SLOT, S_SEQ, S_LEN, S_HOLDS,
+                                          lay.data, lay.slot_size, i, seg.drop, OFF_PROD_WAITING,
+                                          OFF_FREE)
                 return
             if not attempt:
                 seg.reclaim_dead()
@@ -118,13 +123,13 @@ class Consumer:
             m = seg.map
             checked = time.monotonic()
             while True:
+                batch = self._take()
+                if batch is not None:
+                    return batch
                 cursor = m.load64(self._entry + E_CURSOR)
                 published = m.load64(OFF_WRITE_SEQ)
                 if published > cursor:
-                    batch = self._take(cursor, published)
-                    if batch is not None:
-                        return batch
-                    continue
+                    continue  # (published meanwhile)
                 if m.load32(OFF_STATE) == CLOSED and m.load64(OFF_WRITE_SEQ) == cursor:
                     raise EOFError(f"channel {self.name!r} was closed by its producer")
                 if time.monotonic() - checked >= SLICE:
@@ -148,45 +153,17 @@ class Consumer:
                 finally:
                     m.add32(OFF_CONS_WAITING, U32)
 
-    def _take(self, cursor: int, published: int) -> Optional[RecordBatch]:
-        """Batch ``cursor`` (skipping what was overwritten); None if it was skipped."""
-        seg = self._seg
-        m, lay, e = seg.map, seg.layout, self._entry
-        if published - cursor > lay.slots:  # lapped (drop mode): the oldest that may be there
-            skip = published - lay.slots - cursor
-            m.add64(e + E_DROPPED, skip)
-            cursor += skip
-            m.store64(e + E_CURSOR, cursor)
-        s = cursor % lay.slots
-        if seg.drop and m.load64(lay.slot(s) + S_SEQ) != cursor:  # passed over a held slot?
-            s = next((k for k in range(lay.slots) if m.load64(lay.slot(k) + S_SEQ) == cursor), s)
-        slot = lay.slot(s)
-        bit = 1 << self._bit
-        if m.load64(slot + S_HOLDS) & bit:
-            held = True  # an older batch of ours is there: batch ``cursor`` cannot be
-        else:
-            m.or64(slot + S_HOLDS, bit)
-            held = m.load64(slot + S_SEQ) != cursor
-            if held:  # overwritten meanwhile: let go
-                m.and64(slot + S_HOLDS, ((1 << 64) - 1) ^ bit)
-                seg.wake_producer()
-        if held:  # batch ``cursor`` is gone: skip it
-            m.add64(e + E_DROPPED, 1)
-            m.store64(e + E_CURSOR, cursor + 1)
+    def _take(self) -> Optional[RecordBatch]:
+        """The next batch (skipping what was overwritten: see ``RingCursor.take``); None when
+        nothing new is published."""
+        try:
+            lease = self._cursor.take()
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"channel {self.name!r}: {exc}") from None
+        if lease is None:
             return None
-        length = m.load64(slot + S_LEN)
-        m.store64(e + E_CURSOR, cursor + 1)
-        if length > lay.slot_size:
-            m.and64(slot + S_HOLDS, ((1 << 64) - 1) ^ bit)
-            seg.wake_producer()
-            raise ArrowInvalid(f"channel {self.name!r}: batch {cursor} claims {length} bytes, a "
-                               f"slot holds {lay.slot_size}")
-        # the lease owns the hold bit from here: cleared when nothing refers to the batch
-        lease = m.lease(lay.data_at(s), length, slot + S_HOLDS, self._bit, OFF_PROD_WAITING,
-                        OFF_FREE)
-        seg.wake_producer()
-        self.sequence = cursor
-        return self._decode(lease, cursor)
+        n = self.sequence = lease.sequence
+        return self._decode(lease, n)
 
     def _decode(self, lease, n: int) -> RecordBatch:
         try:
