@@ -6,6 +6,7 @@ Run from the repository root::
     python benchmarks/bench_shm.py            # full run: a 1 GiB table (8 float64 x 16M rows)
     python benchmarks/bench_shm.py --quick    # smoke version (32 MiB, a few seconds)
     python benchmarks/bench_shm.py --out bench_shm.md
+    python benchmarks/bench_shm.py --channel-only   # rows 4 and 5 only (a minute)
 
 One worker process (``multiprocessing``, spawn) is started before timing and reused.  Each
 timed run hands the table over and waits for the worker's sum of column ``c0``:
@@ -29,6 +30,7 @@ timed run hands the table over and waits for the worker's sum of column ``c0``:
                 (a FIFO grown to 1 MiB with F_SETPIPE_SZ where allowed), (c) a
                 ``multiprocessing.Queue`` of pyarrow batches (pickled).  One long-lived worker
                 per route; the four routes run in turn within each repeat (interleaved).
+                Each route sends its library's own batches, made before timing.
                                                                target <= 0.2 (>= 5x a pipe)
 5. latency    - one small batch (a timestamp) at a time, 0.5 ms apart, so the worker is asleep
                 when it comes: median one-way time from before ``send`` until the worker has the
@@ -238,19 +240,28 @@ class _Route:
         self.proc.start()
         assert self.conn.recv() == "ready"
 
+    @property
+    def native(self) -> bool:
+        """Whether the route sends arrowmm batches (else pyarrow's)."""
+        return self.route in ("channel", "arrowmm-pipe")
+
+    def own(self, batches) -> list:
+        """``batches`` (pyarrow's) as this route's library's own batches, made before timing:
+        the pyarrow routes are not timed importing theirs either."""
+        return [arrowmm.record_batch(b) for b in batches] if self.native else list(batches)
+
     def run(self, kind: str, batches, gap: float = 0.0):
-        """Send ``batches`` (each library's own batches: arrowmm's to the channel and the arrowmm
-        pipe, pyarrow's to the others) and return the worker's answer.  For latency, each batch
-        is a one-row view of ``stamp``, which gets the time just before it is sent."""
+        """Send ``batches`` (each library's own batches, from ``own``: arrowmm's to the channel
+        and the arrowmm pipe, pyarrow's to the others) and return the worker's answer.  For
+        latency, each batch is a one-row view of ``stamp``, which gets the time just before it
+        is sent."""
         self.conn.send((kind, len(batches)))
-        native = self.route in ("channel", "arrowmm-pipe")
+        native = self.native
         if kind == "latency":
             stamp = np.zeros(1, dtype=np.int64)
             one = (arrowmm.record_batch({"t": stamp}) if native else
                    pa.record_batch({"t": pa.array(stamp)}))
             batches = [one] * len(batches)
-        else:
-            batches = [arrowmm.record_batch(b) for b in batches] if native else batches
 
         def each():
             for b in batches:
@@ -311,11 +322,12 @@ def bench_channel(cfg) -> list:
     lat = {"channel": [], "pyarrow-pipe": []}
     with tempfile.TemporaryDirectory(prefix="amm-bench-") as tmp:
         routes = {n: _Route(ctx, n, batches[0].schema, Path(tmp)) for n in names}
+        own = {n: routes[n].own(stream) for n in names}
         try:
             for rep in range(cfg["warmup"] + cfg["repeats"]):
                 for n in names:
                     t0 = time.perf_counter()
-                    total = routes[n].run("sum", stream)
+                    total = routes[n].run("sum", own[n])
                     dt = time.perf_counter() - t0
                     assert abs(total - expected) <= 1e-6 * abs(expected), (n, total, expected)
                     if rep >= cfg["warmup"]:
@@ -352,8 +364,19 @@ def bench_channel(cfg) -> list:
 
 
 def main(argv=None) -> int:
-    args = base_parser(__doc__, quick_help="small smoke version").parse_args(argv)
+    parser = base_parser(__doc__, quick_help="small smoke version")
+    parser.add_argument("--channel-only", action="store_true",
+                        help="only rows 4 and 5 (the live channel against pipes and a queue)")
+    args = parser.parse_args(argv)
     cfg = settings(args, FULL, QUICK)
+    if args.channel_only:
+        env = "\n".join(machine_lines(args.quick) + ["- rows 4 and 5 only (--channel-only)"])
+        print(env + "\n", flush=True)
+        results = bench_channel(cfg)
+        for r in results:
+            print_result(r)
+        return report(results, "arrowmm shared-memory channel benchmarks", env, cfg, args.out,
+                      args.strict)
     t0 = time.perf_counter()
     table = make_table(cfg)
     print(f"table ready in {time.perf_counter() - t0:.1f} s", flush=True)

@@ -1,9 +1,11 @@
 """Cross-process atomics, futex waits and slot leases over a shared mapping (see _shmsync.pyx)."""
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 WOKEN: int
 TIMED_OUT: int
 CHANGED: int
+
+def body_length(buffers: Iterable[Any]) -> int: ...
 
 class SharedMap:
     """Sequentially consistent atomics and futex wait/wake on a writable shared mapping."""
@@ -27,13 +29,25 @@ class SharedMap:
                     value_at: int) -> int: ...
     def wake32(self, offset: int) -> None: ...
     def copy_in(self, offset: int, parts: Iterable[Any]) -> int: ...
+    def write_batch(self, offset: int, capacity: int, template: bytes, rows_at: int,
+                    body_at: int, nodes_at: int, buffers_at: int, num_rows: int,
+                    nodes: Sequence[int], buffers: Sequence[Any]) -> int: ...
     def lease(self, offset: int, length: int, hold_offset: int, bit: int,
               waiting_offset: int, wake_offset: int) -> "SlotLease": ...
 
 class SlotLease:
     """Read-only slot bytes; collecting it clears its hold bit and wakes a waiting producer."""
     size: int
+    sequence: int
     owner: SharedMap
     @property
     def address(self) -> int: ...
     def __len__(self) -> int: ...
+
+class RingCursor:
+    """One consumer's reading position in a ring of slots: ``take`` its next batch's slot."""
+    def __init__(self, mapping: SharedMap, cursor_offset: int, dropped_offset: int,
+                 published_offset: int, table: int, slots: int, slot_stride: int, seq_at: int,
+                 len_at: int, holds_at: int, data: int, slot_size: int, bit: int, drop: bool,
+                 waiting_offset: int, wake_offset: int) -> None: ...
+    def take(self) -> "SlotLease | None": ...

@@ -13,11 +13,11 @@ and every 8-byte field and struct vector is 8-aligned, so any FlatBuffers reader
 from __future__ import annotations
 
 import struct
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from .decode import MessageHeader, MetadataVersion
 
-__all__ = ["record_batch_message"]
+__all__ = ["record_batch_message", "RecordBatchTemplate", "record_batch_template"]
 
 _FRAME = struct.Struct("<Ii")
 _ROOT = struct.Struct("<I")
@@ -59,3 +59,27 @@ def record_batch_message(length: int, nodes: Sequence[int], layout: Sequence[int
     if m:
         struct.pack_into(f"<{2 * m}q", out, b + end_nodes + 8, *layout)
     return out
+
+
+class RecordBatchTemplate(NamedTuple):
+    """The framed header of every plain RecordBatch message with ``nodes`` field nodes and
+    ``buffers`` buffers, numbers zeroed, and where each number goes (byte offsets in it,
+    little-endian int64s): the row count, the body length, the (length, null count) pairs
+    of the nodes from ``nodes_at`` and the (offset, length) pairs of the buffers from
+    ``buffers_at``.  A writer that knows its schema copies it and patches the numbers in."""
+    header: bytes
+    rows_at: int
+    body_at: int
+    nodes_at: int
+    buffers_at: int
+    nodes: int
+    buffers: int
+
+
+def record_batch_template(nodes: int, buffers: int, alignment: int = 64) -> RecordBatchTemplate:
+    """The template of ``record_batch_message(length, nodes, layout, body_length)`` for
+    ``nodes`` field nodes and ``buffers`` buffers: the same bytes once its numbers are in."""
+    header = bytes(record_batch_message(0, [0] * (2 * nodes), [0] * (2 * buffers), 0, alignment))
+    end_nodes = _NODES + 4 + 16 * nodes
+    return RecordBatchTemplate(header, 8 + _R + 8, 8 + _M + 8, 8 + _NODES + 4,
+                               8 + end_nodes + 8, nodes, buffers)

@@ -73,7 +73,7 @@ from ..interop.interchange import RecordBatchReader
 from ..ipc.writer import new_file
 from ..arrays.provenance import copy_reason
 from ..arrays.array import Array
-from .channel import channel_record
+from .ring import channel_record
 from .liveness import TMP_NAME, process_alive, temporary_name, this_process
 
 __all__ = ["share", "open_shared", "unlink", "SharedFile", "SHM_DIR", "cleanup", "segments",

@@ -1,0 +1,267 @@
+"""The consumers' end of a shared-memory channel (``Channel.attach(name)``).
+
+Why a module of its own: a consumer shares nothing with the producer but the segment's
+layout (``ring``); see ``channel`` for how batches, holds and failures work.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+import weakref
+from typing import Iterator, Optional
+
+from .. import types as t
+from .._core._region import Region
+from .._core._shmsync import RingCursor
+from ..arrays.batch import RecordBatch
+from ..errors import ArrowInvalid, ArrowNotImplementedError, ProducerDiedError
+from ..format import MessageHeader
+from ..interop._cdata import export_schema, export_stream
+from ..ipc.message import message_end, read_message_at
+from ..ipc.reader import MessageBatchDecoder
+from .liveness import process_alive, this_process
+from .ring import (ACTIVE, CLAIMING, CLOSED, E_CURSOR, E_DROPPED, E_PID, E_START, E_STATE, FREE,
+                   HEADER, LEFT, OFF_ATTACH, OFF_CONS_WAITING, OFF_FREE, OFF_PROD_WAITING,
+                   OFF_PUB, OFF_STATE, OFF_WRITE_SEQ, S_HOLDS, S_LEN, S_SEQ, SLICE, SLOT, SPINS,
+                   U32, Segment, claiming_state, deadline_of, has_dictionaries, need_linux,
+                   open_segment, parse_header, wait_slice)
+
+__all__ = ["Consumer", "FREE", "CLAIMING", "ACTIVE", "LEFT"]
+
+#: Tests only: called by a consumer between taking its entry and becoming active (to kill it
+#: there); None otherwise.
+_pause_while_claiming = None
+
+
+class Consumer:
+    """A consumer's end of a shared-memory channel (``Channel.attach(name)``).
+
+    ``recv`` returns the next batch (zero-copy over the segment); iterating
+    yields batches until the producer closes the channel.  A batch's slot is
+    reused only once nothing refers to it any more (the batch, its arrays, numpy
+    views, exports to pyarrow): hold few at a time, or the producer waits.
+    ``dropped`` counts batches this consumer skipped (``on_slow="drop"``), and
+    ``sequence`` is the number of the last batch received.  ``close`` (or the end
+    of a ``with`` block) leaves the channel.
+    """
+
+    def __init__(self, name: str, owner: Optional[int] = None):
+        need_linux()
+        fd = open_segment(name, os.O_RDWR, owner)
+        try:
+            size = os.fstat(fd).st_size
+            layout, drop, creator = parse_header(os.pread(fd, HEADER.size, 0), size, name)
+            schema_bytes = os.pread(fd, layout.schema_length, layout.schema_offset)
+            seg = Segment(name, fd, layout, drop, creator)
+        finally:
+            os.close(fd)
+        try:
+            msg = read_message_at(Region(schema_bytes, description=f"channel {name!r} schema"),
+                                  0, 0)
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"channel {name!r}: its schema message: {exc}") from None
+        if msg is None or msg.record.header_type != MessageHeader.Schema:
+            raise ArrowInvalid(f"channel {name!r}: its schema message is missing or not a schema")
+        self.name = name
+        self.schema: t.Schema = msg.header
+        self._seg = seg
+        self._has_dicts = has_dictionaries(self.schema)
+        self._decoder = MessageBatchDecoder(self.schema)
+        self._lock = threading.Lock()
+        self._index = -1
+        self._closed = False
+        self.sequence: Optional[int] = None
+        self._claim()
+        self._finalizer = weakref.finalize(self, _leave_from, seg, self._index, os.getpid())
+
+    def _claim(self) -> None:
+        seg = self._seg
+        m, lay = seg.map, seg.layout
+        me = this_process()
+        for attempt in range(2):
+            for i, state, e in seg.consumer_entries():
+                if state == LEFT and not any(m.load64(lay.slot(s) + S_HOLDS) >> i & 1
+                                              for s in range(lay.slots)):
+                    pass  # left, and none of its batches is held any more: reusable
+                elif state != FREE:
+                    continue
+                if not m.cas32(e + E_STATE, state, claiming_state()):
+                    continue
+                if _pause_while_claiming is not None:
+                    _pause_while_claiming()
+                m.store64(e + E_PID, me["pid"])
+                m.store64(e + E_START, me["start"])
+                m.store64(e + E_DROPPED, 0)
+                m.store64(e + E_CURSOR, m.load64(OFF_WRITE_SEQ))
+                m.store32(e + E_STATE, ACTIVE)
+                m.store64(e + E_CURSOR, m.load64(OFF_WRITE_SEQ))  # (see the module doc)
+                seg.wake_producer()
+                m.add32(OFF_ATTACH, 1)
+                m.wake32(OFF_ATTACH)
+                self._index, self._entry, self._bit = i, e, i
+                self._cursor = RingCursor(m, e + E_CURSOR, e + E_DROPPED, OFF_WRITE_SEQ,
+                                          lay.slot_table, lay.slots, SLOT, S_SEQ, S_LEN, S_HOLDS,
+                                          lay.data, lay.slot_size, i, seg.drop, OFF_PROD_WAITING,
+                                          OFF_FREE)
+                return
+            if not attempt:
+                seg.reclaim_dead()
+        raise ArrowInvalid(f"channel {self.name!r}: all {lay.max_consumers} consumer entries are "
+                           f"taken (create it with a larger max_consumers)")
+
+    # -- receiving --------------------------------------------------------------------------
+    def recv(self, timeout: Optional[float] = None) -> RecordBatch:
+        """The next batch.  ``EOFError`` once the producer closed the channel and every batch
+        was received; ``ProducerDiedError`` if it died instead; ``TimeoutError`` after
+        ``timeout`` seconds (None: wait as long as the producer lives)."""
+        with self._lock:
+            if self._closed:
+                raise ArrowInvalid(f"consumer of channel {self.name!r} is closed")
+            deadline = deadline_of(timeout)
+            seg = self._seg
+            m = seg.map
+            checked = time.monotonic()
+            while True:
+                batch = self._take()
+                if batch is not None:
+                    return batch
+                cursor = m.load64(self._entry + E_CURSOR)
+                published = m.load64(OFF_WRITE_SEQ)
+                if published > cursor:
+                    continue  # (published meanwhile)
+                if m.load32(OFF_STATE) == CLOSED and m.load64(OFF_WRITE_SEQ) == cursor:
+                    raise EOFError(f"channel {self.name!r} was closed by its producer")
+                if time.monotonic() - checked >= SLICE:
+                    checked = time.monotonic()
+                    if process_alive(seg.creator) is False and m.load64(OFF_WRITE_SEQ) == cursor:
+                        raise ProducerDiedError(
+                            f"channel {self.name!r}: its producer (pid {seg.creator['pid']}) died "
+                            f"without closing it; {cursor} batches were published")
+                if m.spin_until_changed64(OFF_WRITE_SEQ, published, SPINS) != published:
+                    continue
+                try:
+                    wait = wait_slice(deadline, "")
+                except TimeoutError:
+                    raise TimeoutError(f"channel {self.name!r}: no batch within the timeout "
+                                       f"(next is batch {cursor})") from None
+                m.add32(OFF_CONS_WAITING, 1)
+                try:
+                    seen = m.load32(OFF_PUB)
+                    if m.load64(OFF_WRITE_SEQ) == published and m.load32(OFF_STATE) != CLOSED:
+                        m.wait32(OFF_PUB, seen, wait)
+                finally:
+                    m.add32(OFF_CONS_WAITING, U32)
+
+    def _take(self) -> Optional[RecordBatch]:
+        """The next batch (skipping what was overwritten: see ``RingCursor.take``); None when
+        nothing new is published."""
+        try:
+            lease = self._cursor.take()
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"channel {self.name!r}: {exc}") from None
+        if lease is None:
+            return None
+        n = self.sequence = lease.sequence
+        return self._decode(lease, n)
+
+    def _decode(self, lease, n: int) -> RecordBatch:
+        try:
+            return self._messages(lease, n)
+        except ArrowNotImplementedError as exc:  # (an arrowmm producer writes nothing unknown)
+            raise ArrowInvalid(f"channel {self.name!r} batch {n} is damaged: {exc}") from None
+
+    def _messages(self, lease, n: int) -> RecordBatch:
+        region = Region(lease, description=f"channel {self.name!r} batch {n}")
+        decoder = MessageBatchDecoder(self.schema) if self._has_dicts else self._decoder
+        pos, index = 0, 0
+        while pos < region.size:
+            msg = read_message_at(region, pos, index)
+            if msg is None:
+                break
+            where = f"channel {self.name!r} batch {n}, message {index}"
+            kind = msg.record.header_type
+            end = message_end(msg)
+            if kind == MessageHeader.DictionaryBatch:
+                decoder.dictionary(msg, where)
+            elif kind == MessageHeader.RecordBatch:
+                if end != region.size:
+                    raise ArrowInvalid(f"{where}: {region.size - end} bytes follow the record "
+                                       f"batch in its slot")
+                return decoder.record_batch(msg, where)
+            else:
+                raise ArrowInvalid(f"{where}: a {msg.kind} message in a slot (expected "
+                                   f"dictionaries then a record batch)")
+            pos, index = end, index + 1
+        raise ArrowInvalid(f"channel {self.name!r} batch {n}: its slot holds no record batch")
+
+    def __iter__(self) -> Iterator[RecordBatch]:
+        return self
+
+    def __next__(self) -> RecordBatch:
+        try:
+            return self.recv()
+        except EOFError:
+            raise StopIteration from None
+
+    @property
+    def dropped(self) -> int:
+        """Batches this consumer skipped because the producer overwrote them (drop mode)."""
+        if self._closed:
+            return self._dropped
+        return self._seg.map.load64(self._entry + E_DROPPED)
+
+    @property
+    def on_slow(self) -> str:
+        return "drop" if self._seg.drop else "wait"
+
+    @property
+    def producer_alive(self) -> bool:
+        """False once the producer's process is known to be gone."""
+        return process_alive(self._seg.creator) is not False
+
+    def close(self) -> None:
+        """Leave the channel (idempotent).  Batches received stay valid; their slots are
+        released as they are collected.  The last side to leave removes the segment's name."""
+        with self._lock:
+            if self._closed:
+                return
+            self._dropped = self._seg.map.load64(self._entry + E_DROPPED)
+            self._closed = True
+            self._finalizer.detach()
+            _leave(self._seg, self._index)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __arrow_c_schema__(self):
+        return export_schema(self.schema)
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        """The remaining batches as an Arrow C stream (``pyarrow.RecordBatchReader.from_stream``)."""
+        return export_stream(self.schema, iter(self), requested_schema)
+
+    def __repr__(self):
+        return (f"<arrowmm.shm.Consumer of {self.name!r} entry {self._index}"
+                f"{' closed' if self._closed else ''}>")
+
+
+
+def _leave_from(seg: Segment, index: int, pid: int) -> None:
+    """A consumer collected without ``close()`` leaves (not in a forked copy of its process)."""
+    if os.getpid() == pid:
+        _leave(seg, index)
+
+
+def _leave(seg: Segment, index: int) -> None:
+    m = seg.map
+    e = seg.layout.entry(index)
+    m.store32(e + E_STATE, LEFT)
+    seg.wake_producer()
+    if ((m.load32(OFF_STATE) == CLOSED or process_alive(seg.creator) is False)
+            and seg.live_consumers() == 0):
+        seg.unlink_if_ours()
+

@@ -1,0 +1,301 @@
+"""The layout of a channel segment and the shared state both ends read and write.
+
+Why a module of its own: the producer (``channel``) and the consumers (``consumer``) agree on
+every offset, state and rule here, and ``segment`` lists and cleans up channels with it
+without importing either end.
+
+The segment holds, in order: a header (layout, the producer's process record,
+the published count ``write_seq``, futex words), a table of consumers (state,
+pid and start time, read cursor, batches dropped), a table of slots (the
+sequence number a slot holds, its length, and a 64-bit *hold mask*: bit ``i``
+set while consumer ``i`` has anything pointing into the slot), the schema
+message, and the slots.  Batch ``n`` goes to slot ``n % slots`` (with ``on_slow="drop"``,
+to the next slot nobody holds if that one is held; consumers then look it up by number).
+
+A consumer entry is free, claimed (``CLAIMING | pid`` of the process claiming or
+reclaiming it: the one compare-and-swap that takes the entry names who took it, so an entry
+whose claimer was killed there is reclaimed like a dead consumer's), active, or left.
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import stat
+import struct
+import time
+from typing import Optional
+
+from .. import types as t
+from .._core._shmsync import SharedMap
+from ..errors import ArrowInvalid, ArrowNotImplementedError
+from ..ipc.dictionaries import dictionary_value_fields
+from .liveness import process_alive
+
+#: The first 8 bytes of a channel segment (not Arrow's ``ARROW1``: no IPC reader takes it).
+CHANNEL_MAGIC = b"AMMCHAN\x01"
+CHANNEL_DIR = "/dev/shm"
+VERSION = 2  # (2: a claimed entry's state names its claimer)
+MAX_CONSUMERS = 64  # one bit each in a slot's 64-bit hold mask
+WRITING = (1 << 64) - 1  # a slot's sequence while the producer rewrites it
+SLICE = 0.05  # seconds between liveness checks while waiting
+SPINS = 200  # busy rounds (~10 us) before sleeping on a futex: a batch often comes within them
+
+# header (fixed part, written once before the segment is published)
+HEADER = struct.Struct("<8sII Q II QQQQ QQQ 48s")
+OFF_WRITE_SEQ, OFF_PUB, OFF_CONS_WAITING, OFF_STATE = 192, 200, 204, 208
+OFF_FREE, OFF_PROD_WAITING, OFF_ATTACH = 256, 260, 264
+TABLES = 320
+ENTRY = 64  # consumer entry: state u32, pad, pid, start, cursor, dropped
+E_STATE, E_PID, E_START, E_CURSOR, E_DROPPED = 0, 8, 16, 24, 32
+SLOT = 64   # slot entry: seq, length, holds
+S_SEQ, S_LEN, S_HOLDS = 0, 8, 16
+FREE, ACTIVE, LEFT = 0, 2, 3
+# An entry being claimed (by a consumer attaching) or reclaimed (by anyone, from a dead
+# consumer) holds CLAIMING | the pid of the process doing it: were that process killed in
+# between, the entry would otherwise stay claimed for ever; with the pid in the state word
+# itself (written by the one compare-and-swap that takes the entry) anybody can tell.
+CLAIMING = 1 << 31
+PID_MASK = CLAIMING - 1
+OPEN, CLOSED = 0, 1
+U32 = 0xFFFFFFFF
+
+
+def claiming_state() -> int:
+    """The state word of an entry this process claims or reclaims: ``CLAIMING | pid``."""
+    return CLAIMING | (os.getpid() & PID_MASK)
+
+
+def round_up(n: int, to: int) -> int:
+    return -(-n // to) * to
+
+
+
+class Layout:
+    """Where everything lies in a channel segment (checked against its size when read)."""
+
+    def __init__(self, slots: int, max_consumers: int, slot_size: int, schema_length: int):
+        self.slots = slots
+        self.max_consumers = max_consumers
+        self.slot_size = slot_size
+        self.consumers = TABLES
+        self.slot_table = self.consumers + ENTRY * max_consumers
+        self.schema_offset = self.slot_table + SLOT * slots
+        self.schema_length = schema_length
+        self.data = round_up(self.schema_offset + schema_length, mmap.PAGESIZE)
+        self.size = self.data + slots * slot_size
+
+    def entry(self, i: int) -> int:
+        return self.consumers + ENTRY * i
+
+    def slot(self, s: int) -> int:
+        return self.slot_table + SLOT * s
+
+    def data_at(self, s: int) -> int:
+        return self.data + self.slot_size * s
+
+
+def parse_header(raw: bytes, size: int, name: str):
+    """(layout, drop mode, creator record) from the first bytes of a segment; ArrowInvalid."""
+    if len(raw) < HEADER.size or raw[:8] != CHANNEL_MAGIC:
+        raise ArrowInvalid(f"shared-memory segment {name!r} is not an arrowmm channel (no "
+                           f"{CHANNEL_MAGIC!r} magic)")
+    (_, version, flags, total, slots, max_consumers, slot_size, data, schema_offset,
+     schema_length, pid, start, pidns, boot) = HEADER.unpack_from(raw)
+    where = f"channel {name!r}"
+    if version != VERSION:
+        raise ArrowInvalid(f"{where}: layout version {version}, this arrowmm reads {VERSION}")
+    if not 1 <= slots <= 1 << 20:
+        raise ArrowInvalid(f"{where}: {slots} slots (must be 1 to {1 << 20})")
+    if not 1 <= max_consumers <= MAX_CONSUMERS:
+        raise ArrowInvalid(f"{where}: room for {max_consumers} consumers (must be 1 to "
+                           f"{MAX_CONSUMERS})")
+    if slot_size <= 0 or slot_size % 64 or slot_size > size:
+        raise ArrowInvalid(f"{where}: slot size {slot_size} (a positive multiple of 64, at most "
+                           f"the segment's {size} bytes)")
+    layout = Layout(slots, max_consumers, slot_size, schema_length)
+    if (schema_offset != layout.schema_offset or data != layout.data or total != layout.size
+            or total != size or schema_length > size):
+        raise ArrowInvalid(f"{where}: its header describes {total} bytes (data at {data}, schema "
+                           f"[{schema_offset}, +{schema_length})), the segment has {size} and "
+                           f"its layout needs {layout.size} (data at {layout.data}): refused")
+    creator = {"pid": pid, "start": start, "pidns": pidns,
+               "boot": boot.rstrip(b"\0").decode("ascii", "replace")}
+    return layout, bool(flags & 1), creator
+
+
+def open_segment(name: str, flags: int, owner_uid: Optional[int]) -> int:
+    """A descriptor of channel ``name``: a regular file of this user, never through a link."""
+    if not isinstance(name, str) or not name or "/" in name or "\0" in name or name.startswith("."):
+        raise ArrowInvalid(f"invalid channel name {name!r}: 1 to 255 bytes, no '/' or NUL, not "
+                           f"starting with '.'")
+    path = os.path.join(CHANNEL_DIR, name)
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise ArrowInvalid(f"no shared-memory channel named {name!r} ({path})") from None
+    except OSError as exc:
+        raise ArrowInvalid(f"cannot open channel {name!r} ({path}): {exc.strerror}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != (os.geteuid() if owner_uid is None
+                                                       else owner_uid):
+        os.close(fd)
+        raise ArrowInvalid(f"channel {name!r} ({path}) is not a regular file owned by uid "
+                           f"{os.geteuid() if owner_uid is None else owner_uid}: refused")
+    return fd
+
+
+def need_linux() -> None:
+    if not os.path.isdir(CHANNEL_DIR) or not hasattr(os, "O_NOFOLLOW"):
+        raise ArrowNotImplementedError("arrowmm.shm.Channel needs Linux (/dev/shm and futexes)")
+
+
+def deadline_of(timeout: Optional[float]) -> Optional[float]:
+    if timeout is None:
+        return None
+    if timeout < 0:
+        raise ArrowInvalid(f"timeout must be >= 0 or None, got {timeout}")
+    return time.monotonic() + timeout
+
+
+def wait_slice(deadline: Optional[float], what: str) -> float:
+    """Seconds to sleep next (at most one slice); TimeoutError when the deadline passed."""
+    if deadline is None:
+        return SLICE
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError(what)
+    return min(SLICE, left)
+
+
+class Segment:
+    """The mapping of one channel segment, its layout and the atomic words in it."""
+
+    def __init__(self, name: str, fd: int, layout: Layout, drop: bool, creator: dict):
+        self.name = name
+        self.layout = layout
+        self.drop = drop
+        self.creator = creator
+        st = os.fstat(fd)
+        self.identity = (st.st_dev, st.st_ino)
+        self.map = SharedMap(mmap.mmap(fd, layout.size))
+
+    def consumer_entries(self):
+        """(index, state, pid record) of every consumer entry."""
+        m, lay = self.map, self.layout
+        for i in range(lay.max_consumers):
+            e = lay.entry(i)
+            yield i, m.load32(e + E_STATE), e
+
+    def entry_record(self, e: int) -> dict:
+        m = self.map
+        return {"pid": m.load64(e + E_PID), "start": m.load64(e + E_START),
+                "pidns": self.creator.get("pidns"), "boot": self.creator.get("boot")}
+
+    def claimer_record(self, state: int) -> dict:
+        """The record of the process claiming an entry (state ``CLAIMING | pid``): its pid
+        only, as its start time may not be written yet (the entry's may be its last owner's)."""
+        return {"pid": state & PID_MASK, "start": 0, "pidns": self.creator.get("pidns"),
+                "boot": self.creator.get("boot")}
+
+    def wake_producer(self) -> None:
+        m = self.map
+        if m.load32(OFF_PROD_WAITING):
+            m.add32(OFF_FREE, 1)
+            m.wake32(OFF_FREE)
+
+    def reclaim_dead(self) -> int:
+        """Free the entries and hold bits of consumers whose process is gone; how many."""
+        m, lay = self.map, self.layout
+        n = 0
+        for i, state, e in self.consumer_entries():
+            if state in (ACTIVE, LEFT):
+                record = self.entry_record(e)
+            elif state & CLAIMING:  # killed while claiming: only its pid is known for sure
+                record = self.claimer_record(state)  # (a reused pid keeps it: never wrong)
+            else:
+                continue
+            if process_alive(record) is not False:
+                continue
+            if not m.cas32(e + E_STATE, state, claiming_state()):
+                continue  # (someone else reclaims it)
+            keep = ((1 << 64) - 1) ^ (1 << i)
+            for s in range(lay.slots):
+                m.and64(lay.slot(s) + S_HOLDS, keep)
+            m.store32(e + E_STATE, FREE)
+            n += 1
+        if n:
+            self.wake_producer()
+        return n
+
+    def active_consumers(self) -> int:
+        return sum(1 for _, state, _ in self.consumer_entries() if state == ACTIVE)
+
+    def live_consumers(self) -> int:
+        return sum(1 for _, state, e in self.consumer_entries()
+                   if state == ACTIVE and process_alive(self.entry_record(e)) is not False)
+
+    def unlink_if_ours(self) -> bool:
+        """Remove the name if it still refers to this segment."""
+        path = os.path.join(CHANNEL_DIR, self.name)
+        try:
+            st = os.stat(path, follow_symlinks=False)
+            if (st.st_dev, st.st_ino) == self.identity:
+                os.unlink(path)
+                return True
+        except FileNotFoundError:
+            pass
+        return False
+
+
+
+def end_stream(seg: Segment) -> None:
+    m = seg.map
+    m.store32(OFF_STATE, CLOSED)
+    m.add32(OFF_PUB, 1)
+    m.wake32(OFF_PUB)
+    if seg.live_consumers() == 0:
+        seg.unlink_if_ours()
+
+
+
+def check_new_name(name) -> str:
+    if not isinstance(name, str):
+        raise ArrowInvalid(f"a channel name must be a str, got {type(name).__name__}")
+    raw = os.fsencode(name)
+    if not raw or b"/" in raw or b"\0" in raw or raw.startswith(b".") or len(raw) > 255:
+        raise ArrowInvalid(f"invalid channel name {name!r}: 1 to 255 bytes, no '/' or NUL, "
+                           f"not starting with '.'")
+    return name
+
+
+
+def has_dictionaries(schema: t.Schema) -> bool:
+    return bool(dictionary_value_fields(schema))
+
+
+
+# -- for segments() and cleanup() -----------------------------------------------------------
+def channel_record(fd: int, name: str) -> Optional[dict]:
+    """The producer's record of the channel open as ``fd`` (read-only is enough) with
+    ``alive``: whether the producer or any attached consumer still runs; None if ``fd`` is no
+    channel (or a damaged one)."""
+    size = os.fstat(fd).st_size
+    try:
+        layout, _, creator = parse_header(os.pread(fd, HEADER.size, 0), size, name)
+    except ArrowInvalid:
+        return None
+    table = os.pread(fd, ENTRY * layout.max_consumers, layout.consumers)
+    state = struct.unpack_from("<I", os.pread(fd, 4, OFF_STATE))[0]
+    alive = state != CLOSED and process_alive(creator) is not False
+    for i in range(layout.max_consumers):
+        st, _, pid, start = struct.unpack_from("<IIQQ", table, ENTRY * i)
+        if st in (ACTIVE, LEFT):
+            record = {**creator, "pid": pid, "start": start}
+        elif st & CLAIMING:
+            record = {**creator, "pid": st & PID_MASK, "start": 0}
+        else:
+            continue
+        if process_alive(record) is not False:
+            alive = True
+    return {**creator, "alive": alive}
+
