@@ -477,8 +477,8 @@ def test_with_the_jar_arrowmm_is_the_jvm_connector(spark, tmp_path):
     assert spark.read.format("arrowmm").load(probe).count() == 2
     # a streaming read is the JVM's micro-batch stream too, with the Python source's answers
     stream_dir = tmp_path / "stream"
-    stream_dir.mkdir()
-    spark.range(3).selectExpr("id AS u").write.format("arrowmm_python").save(str(stream_dir))
+    spark.range(3).selectExpr("id AS u").write.format("arrowmm_python").mode("append") \
+        .save(str(stream_dir))
     for name in ("arrowmm", "arrowmm_python"):
         q = (spark.readStream.format(name).schema("u bigint").load(str(stream_dir))
              .writeStream.format("memory").queryName(f"probe_{name}")
