@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -157,6 +158,58 @@ def test_an_error_mid_stream_arrives_after_the_complete_batches(stream):
         pipe.finish()
     assert first_values(got) == [0, 20_000, 40_000]
     join_ahead_threads()
+
+
+def test_a_bad_message_read_ahead_is_raised_when_the_iteration_stopped_before_it(stream):
+    """The read-ahead met the bad message while the consumer still held the batch before it,
+    and the consumer then stopped: the error is kept and raised by the next read (never the
+    batch after the bad message, as if it were not there)."""
+    data, bs = stream
+    schema_only = ipc_bytes(pa.Table.from_batches(bs[:0], schema=bs[0].schema),
+                            fmt="stream")[:-8]
+    one = ipc_bytes(pa.Table.from_batches(bs[:1]), fmt="stream")[len(schema_only):-8]
+    rest = ipc_bytes(pa.Table.from_batches(bs[1:3]), fmt="stream")[len(schema_only):]
+    bad = schema_only + one + schema_only + rest  # a second schema message after batch 0
+    for resume in ("read_next_batch", "iterate"):
+        pipe = Pipe(bad)
+        try:
+            with arrowmm.open_stream(pipe.out) as r:
+                for b in r:
+                    first = b
+                    time.sleep(0.5)  # (the read-ahead meets the bad message meanwhile)
+                    break
+                join_ahead_threads()
+                with pytest.raises(ArrowInvalid, match="second schema message"):
+                    r.read_next_batch() if resume == "read_next_batch" else list(r)
+        finally:
+            pipe.finish()
+        assert pa.record_batch(first).equals(bs[0])
+
+
+def test_a_direct_read_then_a_closed_iterator_leave_only_batches(stream):
+    """A direct read takes over from a live iteration, then the iterator is closed: the next
+    reads and an export give the stream's batches (the take-over's marker is never one)."""
+    data, bs = stream
+    for then in ("read_next_batch", "export"):
+        pipe = Pipe(data)
+        try:
+            with arrowmm.open_stream(pipe.out) as r:
+                it = iter(r)
+                first = next(it)
+                second = r.read_next_batch()
+                it.close()
+                if then == "read_next_batch":
+                    third = r.read_next_batch()
+                    assert isinstance(third, arrowmm.RecordBatch)
+                    rest = [third] + list(r)
+                else:
+                    rest = pa.table(r).to_batches()
+        finally:
+            pipe.finish()
+        got = [first, second]
+        assert first_values(got) == [0, 20_000]
+        assert pa.Table.from_batches([pa.record_batch(b) for b in rest]).equals(
+            pa.Table.from_batches(bs[2:])), then
 
 
 def test_a_consumer_error_stops_the_read_ahead(stream):

@@ -136,13 +136,15 @@ class OneAhead:
     reader's one-consumer rule holds: while a dropped step is still reading, the reader's own
     ``read_next_batch`` raises that another thread is reading.
 
-    ``pending()`` and ``late(batch)``, when given, let the batches' owner keep a batch read
-    ahead and never taken (a reader hands it out next rather than skip it): at ``stop``,
-    ``pending()`` is called when a step is still in flight, and ``late(batch)`` (``None`` for
-    the end or an error) once that step, or one that finished untaken, has its result."""
+    ``pending()`` and ``late(batch, error)``, when given, let the batches' owner keep a batch
+    read ahead and never taken (a reader hands it out next rather than skip it), or the error
+    such a read raised (the reader raises it at its next read rather than go on past the bad
+    message): at ``stop``, ``pending()`` is called when a step is still in flight, and ``late``
+    once that step, or one that finished untaken, has its result (``None, None`` for the end,
+    or for a step asked for and never started)."""
 
     __slots__ = ("_step", "_asks", "_results", "_stopped", "_thread", "_handoff", "_owed",
-                 "_late")
+                 "_late", "_owes_late")
 
     def __init__(self, step, pending=None, late=None):
         self._step = step
@@ -152,6 +154,7 @@ class OneAhead:
         self._handoff = threading.Lock()  # (a result is either taken or handed to late)
         self._owed = 0  # steps asked for and not yet taken
         self._late = (pending, late) if late is not None else None
+        self._owes_late = False  # (stop told pending(): late is owed exactly one call)
         self._thread = threading.Thread(target=self._run, name="arrowmm-read-ahead",
                                         daemon=True)
         self._thread.start()
@@ -161,8 +164,8 @@ class OneAhead:
         while True:
             self._asks.acquire()
             if self._stopped:  # (a step asked for and never started is owed to late too)
-                if self._late is not None:
-                    self._late[1](None)
+                if self._owes_late:
+                    self._late[1](None, None)
                 break
             try:
                 result = (step(), None)
@@ -172,9 +175,9 @@ class OneAhead:
                 dropped = self._stopped
                 if not dropped:
                     self._results.put(result)
-            if dropped:  # (the consumer has gone: the owner may keep the batch)
-                if self._late is not None:
-                    self._late[1](result[0])
+            if dropped:  # (the consumer has gone: the owner keeps the batch, or the error)
+                if self._owes_late:
+                    self._late[1](*result)
                 break
             if result[0] is None:
                 break  # (the end, or an error: nothing more to read)
@@ -204,17 +207,22 @@ class OneAhead:
         later, returns ``DETACHED`` instead of a step's result (those go to ``late``)."""
         untaken = []
         with self._handoff:
+            if self._stopped:  # (a second stop, e.g. a generator closed after a take-over)
+                return
             self._stopped = True
             while not self._results.empty():
-                untaken.append(self._results.get()[0])
-                self._owed -= 1
+                result = self._results.get()
+                if result[0] is not DETACHED:
+                    untaken.append(result)
+                    self._owed -= 1
             in_flight = self._owed > 0
             if in_flight and self._late is not None:
+                self._owes_late = True
                 self._late[0]()
         self._asks.release()  # (wakes the thread if it waits for an ask)
         if self._late is not None:
-            for batch in untaken:
-                self._late[1](batch)
+            for batch, exc in untaken:
+                self._late[1](batch, exc)
         if wake:  # (after the untaken results went to late: never taken after this)
             self._results.put((DETACHED, None))
 

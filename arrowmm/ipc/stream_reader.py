@@ -390,10 +390,13 @@ class StreamReader(SequentialBatches, ReaderBase):
         with self._held_lock:
             self._held_pending = True
 
-    def _ahead_late(self, batch) -> None:
+    def _ahead_late(self, batch, error=None) -> None:
         with self._held_lock:
-            if batch is not None and not self._closed:
-                self._held.append(batch)
+            if not self._closed:  # (an error is held too: raised at the next read, in order)
+                if error is not None:
+                    self._held.append(error)
+                elif batch is not None:
+                    self._held.append(batch)
             self._held_pending = False
             self._held_lock.notify_all()
             owned, self._close_after_read = self._close_after_read, None
@@ -405,7 +408,10 @@ class StreamReader(SequentialBatches, ReaderBase):
         still in flight (another thread is reading this stream)."""
         with self._held_lock:
             if self._held:
-                return self._held.pop(0)
+                held = self._held.pop(0)
+                if isinstance(held, BaseException):
+                    raise held
+                return held
             if self._held_pending:
                 self._busy()
         return None
