@@ -247,3 +247,29 @@ def test_limits_hold_in_the_c_reader(monkeypatch, limit):
         fast, slow = both(footer, monkeypatch)
     assert fast == slow
     assert fast[0] is ArrowInvalid and next(iter(limit)) in fast[1]
+
+
+def test_a_parameterless_type_table_out_of_the_buffer_is_refused(monkeypatch):
+    """utf8, bool, binary, struct, list, ... need nothing from their type table, but one that
+    is there must lie in the buffer: the C walk refuses it as the Python reader (and pyarrow)
+    do, rather than accept a corrupt schema."""
+    from arrowmm.format._fbs.Footer import Footer
+    table = pa.table({"s": pa.array(["a"]), "b": pa.array([True]), "y": pa.array([b"x"]),
+                      "n": pa.array([None]), "l": pa.array([[1]]),
+                      "t": pa.array([{"x": 1}]), "i": pa.array([1], pa.int32())})
+    footer = footer_of(table)
+    fields = Footer.GetRootAs(footer, 0).Schema()
+    checked = 0
+    for i in range(fields.FieldsLength()):
+        f = fields.Fields(i)
+        rel = f._tab.Offset(10)  # (slot 3: the type table's uoffset)
+        if not rel:
+            continue
+        buf = bytearray(footer)
+        at = f._tab.Pos + rel
+        buf[at:at + 4] = (len(buf) + 65_000 - at).to_bytes(4, "little")  # 65 KB past the end
+        fast, slow = both(bytes(buf), monkeypatch)
+        assert fast == slow, (f.Name(), fast, slow)
+        assert fast[0] is ArrowInvalid, (f.Name(), fast)
+        checked += 1
+    assert checked == 7

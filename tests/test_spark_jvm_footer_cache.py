@@ -78,3 +78,25 @@ def test_a_file_rewritten_in_place_with_its_old_size_and_time_is_read_again(spar
         dst.write(src.read())
     os.utime(path, ns=(stamp, stamp))
     assert _keys(spark, path) == [7, 8, 9, 10]
+
+
+def test_a_settled_file_rewritten_in_place_with_its_time_put_back_is_read_again(spark, tmp_path):
+    """As ``cp -p`` or ``rsync --inplace -t`` do: same inode, size and modification time, the
+    footer cached long after the file settled; only the change time (which nothing can set
+    back) tells the cache."""
+    path = str(tmp_path / "h.arrow")
+    _write(path, [1, 2, 3, 4])
+    other = str(tmp_path / "other.arrow")
+    _write(other, [7, 8, 9, 10])
+    assert os.path.getsize(path) == os.path.getsize(other)
+    stamp = time.time_ns() - 60 * 10**9
+    os.utime(path, ns=(stamp, stamp))
+    time.sleep(2.5)  # (past the cache's settling time for the change time utime just set)
+    assert _keys(spark, path) == [1, 2, 3, 4]
+    assert _keys(spark, path, "k >= 3") == [3, 4]  # (cached by now)
+    with open(other, "rb") as src, open(path, "r+b") as dst:  # in place: the same inode
+        dst.write(src.read())
+    os.utime(path, ns=(stamp, stamp))
+    assert os.stat(path).st_mtime_ns == stamp
+    assert _keys(spark, path) == [7, 8, 9, 10]
+    assert _keys(spark, path, "k >= 9") == [9, 10]

@@ -468,6 +468,19 @@ cdef object _metadata(_SchemaWalk w, Table* ft, bint* ok):
     return out
 
 
+cdef inline bint _type_table_ok(_SchemaWalk w, Table* ft) noexcept nogil:
+    """A type without parameters may leave its type table out; one that is there must lie in
+    the buffer (the Python reader follows it, and pyarrow refuses it otherwise)."""
+    cdef Table tt
+    cdef Py_ssize_t at = _field(ft, FIELD_TYPE, 4)
+    if at < 0:
+        return False
+    if at == 0:
+        return True
+    at = _deref(ft, at)
+    return at >= 0 and _table_at(&tt, w.buf, w.size, at) >= 0
+
+
 cdef object _type_params(_SchemaWalk w, Table* ft, int type_id):
     """The parameters of a field's type as a tuple ``(type_id, ...)`` read from its type
     table (the values the generated accessors give, defaults included), None when the table
@@ -477,7 +490,7 @@ cdef object _type_params(_SchemaWalk w, Table* ft, int type_id):
     cdef int64_t a = 0, b = 0, c = 0
     cdef int found
     if _no_table_type(type_id):
-        return (type_id,)
+        return (type_id,) if _type_table_ok(w, ft) else None
     at = _field(ft, FIELD_TYPE, 4)
     if at <= 0:
         return None
@@ -555,7 +568,7 @@ cdef int64_t _leaf_key(_SchemaWalk w, Table* ft, int type_id) noexcept nogil:
         return (type_id << 16) | (a << 1) | (b != 0)
     if type_id == 1 or type_id == 4 or type_id == 5 or type_id == 6 or type_id == 19 or \
             type_id == 20 or type_id == 23 or type_id == 24:
-        return type_id << 16
+        return type_id << 16 if _type_table_ok(w, ft) else -1
     return -1
 
 

@@ -435,9 +435,27 @@ def unit_of(mapping, value, path, what):
         raise ArrowInvalid(f"{path}: unknown {what} {value}") from None
 
 
+def _table_in_range(buf, pos: int) -> bool:
+    """Whether a table (its vtable and the fields it declares) lies in ``buf``: what the C
+    schema walk checks (``_table_at``), so both refuse the same corrupt metadata."""
+    size = len(buf)
+    if pos < 0 or pos + 4 > size:
+        return False
+    vt = pos - int.from_bytes(buf[pos:pos + 4], "little", signed=True)
+    if vt < 0 or vt + 4 > size:
+        return False
+    vt_size = int.from_bytes(buf[vt:vt + 2], "little")
+    if vt_size < 4 or vt_size % 2 or vt + vt_size > size:
+        return False
+    return pos + int.from_bytes(buf[vt + 2:vt + 4], "little") <= size
+
+
 def _type_from_fb(fb: FbField, children, path) -> t.DataType:
     type_id = fb.TypeType()
     table = fb.Type()
+    if table is not None and not _table_in_range(table.Bytes, table.Pos):
+        raise ArrowInvalid(f"{path}: its type table lies outside the metadata (corrupt "
+                           f"schema)")
     if table is None and type_id not in (1, 4, 5, 6, 13, 19, 20, 21, 23, 24, 25, 26, 12):
         raise ArrowInvalid(f"{path}: type {type_id} has no type table")
     if type_id == 1:

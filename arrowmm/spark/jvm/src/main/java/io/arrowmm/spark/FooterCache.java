@@ -9,12 +9,15 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Footers read by the driver, kept per (path, size, modification time, file key): planning a
+ * Footers read by the driver, kept per (path, size, modification time, change time, file key):
+ * planning a
  * query over files already planned reads no footer again (a filtered query over a big file
  * otherwise spends part of its fixed cost parsing the footer and its statistics once for the
  * DataFrame's schema and once for the scan).  A file written again gets a new size, time or
- * inode (arrowmm's writers rename a new file over the old name), so a changed file is read
- * again; an entry is kept only when the file's attributes were the same before and after its
+ * inode (arrowmm's writers rename a new file over the old name), and a file rewritten in place
+ * with its modification time put back (`cp -p`, `rsync --inplace -t`, `os.utime`) still gets a
+ * new change time, which nothing can set back, so a changed file is read again (where the file
+ * system has no change time, nothing is cached); an entry is kept only when the file's attributes were the same before and after its
  * footer was read and it was last modified more than {@link #SETTLED_NANOS} ago (file times
  * tick coarsely, so a file rewritten in place within one tick keeps its time: as git does with
  * racily clean files, a file modified just now is not trusted to its attributes).  At most {@link #MAX_ENTRIES} footers, least recently used dropped first.
@@ -28,12 +31,19 @@ final class FooterCache {
   private static final class Key {
     final long size;
     final long modified;
+    final long changed;
     final Object fileKey;
 
-    Key(BasicFileAttributes a) {
+    Key(BasicFileAttributes a, java.nio.file.attribute.FileTime ctime) {
       this.size = a.size();
       this.modified = a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS);
+      this.changed = ctime.to(java.util.concurrent.TimeUnit.NANOSECONDS);
       this.fileKey = a.fileKey();
+    }
+
+    /** The later of the modification and change times. */
+    long touched() {
+      return Math.max(modified, changed);
     }
 
     @Override
@@ -42,12 +52,13 @@ final class FooterCache {
         return false;
       }
       Key k = (Key) o;
-      return size == k.size && modified == k.modified && Objects.equals(fileKey, k.fileKey);
+      return size == k.size && modified == k.modified && changed == k.changed
+          && Objects.equals(fileKey, k.fileKey);
     }
 
     @Override
     public int hashCode() {
-      return Objects.hash(size, modified, fileKey);
+      return Objects.hash(size, modified, changed, fileKey);
     }
   }
 
@@ -72,9 +83,11 @@ final class FooterCache {
 
   private static Key key(String path) {
     try {
-      return new Key(Files.readAttributes(Path.of(path), BasicFileAttributes.class));
+      Path p = Path.of(path);
+      return new Key(Files.readAttributes(p, BasicFileAttributes.class),
+          (java.nio.file.attribute.FileTime) Files.getAttribute(p, "unix:ctime"));
     } catch (IOException | RuntimeException e) {
-      return null;  // FileFooter.read names the problem
+      return null;  // (FileFooter.read names a problem with the file; no change time: no cache)
     }
   }
 
@@ -93,7 +106,7 @@ final class FooterCache {
     Key after = key(path);
     java.time.Instant t = java.time.Instant.now();
     long now = t.getEpochSecond() * 1_000_000_000L + t.getNano();
-    if (before != null && before.equals(after) && now - before.modified > SETTLED_NANOS) {
+    if (before != null && before.equals(after) && now - before.touched() > SETTLED_NANOS) {
       synchronized (CACHE) {
         CACHE.put(path, new Entry(before, footer));
       }
