@@ -20,6 +20,7 @@ import pytest
 
 import arrowmm
 from arrowmm.spark import jar as jvm_jar
+from spark_support import start_jvm_session
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
 
@@ -29,14 +30,7 @@ ENGINES = [FMT, jvm_jar.PYTHON_FORMAT]
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory):
-    from pyspark import SparkContext
-    from arrowmm.spark.session import local_session
-    jvm_running = SparkContext._gateway is not None
-    session = local_session("local[2]", "arrowmm-jvm-stream-tests",
-                            str(tmp_path_factory.mktemp("spark")), jvm=True,
-                            **{"spark.default.parallelism": "2"})
-    if jvm_running:
-        session.sql(f"ADD JAR '{jvm_jar.jar_path()}'")
+    session = start_jvm_session(str(tmp_path_factory.mktemp("spark")))
     yield session
     session.stop()
 

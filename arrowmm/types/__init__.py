@@ -18,6 +18,7 @@ The face of the package; one module per concept below it:
 ``factories``
     ``int64()``, ``list_(...)``, ``field(...)``: the functions named as pyarrow names them.
 """
+from . import factories
 from .base import DataType, FixedWidthType
 from .encoded import DictionaryType, RunEndEncodedType
 from .extension import (EXTENSION_METADATA, EXTENSION_NAME, ExtensionType, extension_type_of,
@@ -43,16 +44,8 @@ __all__ = [
     "BinaryType", "FixedSizeBinaryType", "ListType", "FixedSizeListType",
     "StructType", "MapType", "UnionType", "DictionaryType", "RunEndEncodedType",
     "Field", "Schema",
-    "null", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16",
-    "uint32", "uint64", "float16", "float32", "float64", "string", "utf8", "binary",
-    "large_string", "large_binary", "string_view", "binary_view",
-    "date32", "date64", "time32", "time64", "timestamp", "duration",
-    "month_interval", "day_time_interval", "month_day_nano_interval",
-    "decimal32", "decimal64", "decimal128", "decimal256", "fixed_size_binary",
-    "list_", "large_list", "list_view", "large_list_view", "fixed_size_list",
-    "struct", "map_", "sparse_union", "dense_union", "dictionary",
-    "run_end_encoded", "field", "schema",
     "ExtensionType", "register_extension_type", "unregister_extension_type",
     "extension_type_of", "EXTENSION_NAME", "EXTENSION_METADATA", "register_schema_serializer",
     "register_schema_importer",
+    *factories.__all__,
 ]
