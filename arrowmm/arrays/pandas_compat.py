@@ -26,6 +26,7 @@ from .empty import empty_array
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .numpy_compat import convert, object_array, with_nulls
 from .decode_ahead import decoded_in_order
+from .gather import gathered_column
 
 __all__ = ["batches_to_pandas", "array_to_pandas"]
 
@@ -186,7 +187,8 @@ def batches_to_pandas(schema: t.Schema, batches, *, ignore_metadata: bool = Fals
     columns = []
     for k, f in enumerate(schema):
         if batches:
-            chunks = [b.column(k) for b in batches]
+            whole = gathered_column(batches, k)  # (many small batches: one copy, in C)
+            chunks = [whole] if whole is not None else [b.column(k) for b in batches]
         else:
             chunks = [empty_array(f.type)]
         categorical = f.name in wanted or (strings_to_categorical and

@@ -1,0 +1,12 @@
+"""Type stub for arrowmm._core._gather: one column of many IPC batches copied into one set
+of buffers (see _gather.pyx)."""
+from typing import Optional
+
+import numpy as np
+
+FIXED: int
+BOOL: int
+BINARY: int
+
+def gather(parts: list[tuple], kind: int, width: int) -> Optional[
+        tuple[int, int, Optional[np.ndarray], np.ndarray, Optional[np.ndarray]]]: ...

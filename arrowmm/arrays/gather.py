@@ -1,0 +1,66 @@
+"""One column of many IPC record batches as one Array, without an Array per batch.
+
+Why: a consumer that takes every row of a column (``to_pandas``) over a file of many small
+batches paid, per batch and column, for an Array, its BufferViews and their checks, and
+then for concatenating them: about 20 us each, ten times pyarrow's cost on 5,000 batches of
+10 rows.  ``gathered_column`` reads the column's field node and buffers from each batch's
+message in C (``_core._gather``) and copies them into one set of buffers.  Fixed-width,
+boolean and binary/string columns of uncompressed batches go this way; anything else (or
+any part that fails a check) returns None, and the caller takes the batches one at a time,
+where the loader names what is wrong.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from .. import types as t
+from .._core import _gather
+from .._core._region import as_view
+from .array import Array, make_array
+
+__all__ = ["MIN_BATCHES", "gathered_column"]
+
+#: Below this many batches the per-batch Arrays cost little: the gather is not tried.
+MIN_BATCHES = 16
+
+
+def _layout(dtype: t.DataType) -> Optional[tuple]:
+    """``(kind, width)`` of a type ``_core._gather`` copies, or None."""
+    kind = type(dtype)
+    if kind is t.BoolType:
+        return _gather.BOOL, 0
+    if isinstance(dtype, t.FixedWidthType):
+        return _gather.FIXED, dtype.byte_width
+    if kind is t.BinaryType and not dtype.view:
+        return _gather.BINARY, dtype.offset_dtype.itemsize
+    return None
+
+
+def gathered_column(batches: Sequence, k: int) -> Optional[Array]:
+    """Column ``k`` of ``batches`` (RecordBatches of one schema) as one Array, or None when
+    some batch is not a whole uncompressed IPC batch or the column's type is not a plain
+    fixed-width, boolean or binary/string one (extension and dictionary columns included)."""
+    if len(batches) < MIN_BATCHES:
+        return None
+    field = batches[0].schema.field(k)
+    if field.type is not field.storage_type:
+        return None  # (an extension column: its own Array class)
+    layout = _layout(field.type)
+    if layout is None:
+        return None
+    parts = []
+    for b in batches:
+        part = b.gather_part(k)
+        if part is None:
+            return None
+        parts.append(part)
+    got = _gather.gather(parts, *layout)
+    if got is None:
+        return None
+    length, nulls, validity, values, data = got
+    what = f"column {field.name!r} of {len(batches)} batches"
+    buffers = [None if validity is None else as_view(validity, description=what),
+               as_view(values.view("u1"), description=what)]
+    if data is not None:
+        buffers.append(as_view(data, description=what))
+    return make_array(field.type, length, buffers, null_count=nulls)

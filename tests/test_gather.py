@@ -1,0 +1,145 @@
+"""One column of many uncompressed IPC batches gathered in C (``arrays.gather``,
+``_core._gather``): ``to_pandas`` over many small batches gives pyarrow's frame for every
+type (gathered or not), the gathered Array equals the concatenation of the per-batch columns,
+and anything the gather cannot vouch for (sliced, compressed, built batches, few batches,
+corrupt offsets) goes through the per-batch path, which names the error."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pd = pytest.importorskip("pandas")
+import arrowmm  # noqa: E402
+from arrowmm.arrays.gather import MIN_BATCHES, gathered_column  # noqa: E402
+
+from test_cdata import NAMES, _table  # noqa: E402
+from test_pandas import _check  # noqa: E402
+
+SKIP = ("time64ns", "sparse_union", "dense_union")  # (as test_pandas: not converted alike)
+CONVERTIBLE = [n for n in NAMES if n not in SKIP]
+
+
+def _small_batches(table: pa.Table, rows: int = 1) -> list:
+    table = table.combine_chunks()
+    return [b for b in table.to_batches(max_chunksize=rows)]
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory):
+    """Every type of the C data tests, in batches of one row (plus a copy with 3-row batches
+    concatenated, so the bit offsets of validity and booleans fall mid-byte)."""
+    table = _table().select(CONVERTIBLE)
+    table = pa.concat_tables([table] * 6)
+    path = tmp_path_factory.mktemp("gather") / "many.arrow"
+    with pa.ipc.new_file(path, table.schema) as w:
+        for b in _small_batches(table, 1) + _small_batches(table, 3):
+            w.write_batch(b)
+    return path
+
+
+@pytest.fixture(scope="module")
+def frames(many):
+    want = pa.ipc.open_file(many).read_all().to_pandas()
+    with arrowmm.open_file(many) as reader:
+        assert reader.num_record_batches >= MIN_BATCHES
+        got = reader.to_pandas()
+    return got, want
+
+
+@pytest.mark.parametrize("name", CONVERTIBLE)
+def test_to_pandas_of_many_small_batches_matches_pyarrow(frames, name):
+    got, want = frames
+    _check(got[[name]], want[[name]])
+
+
+def test_whole_frame_of_many_small_batches_through_read_all(many, frames):
+    with arrowmm.open_file(many) as reader:
+        whole = reader.read_all()
+    pd.testing.assert_frame_equal(whole.to_pandas(), frames[1])
+
+
+@pytest.mark.parametrize("name", ["int8", "int64", "float64", "float16", "bool", "decimal256",
+                                  "string", "large_string", "binary", "timestamp_ms_tz",
+                                  "month_day_nano", "fixed_size_binary"])
+def test_gathered_column_equals_the_concatenated_batches(many, name):
+    with arrowmm.open_file(many) as reader:
+        k = reader.schema.names.index(name)
+        batches = list(reader)
+        got = gathered_column(batches, k)
+        assert got is not None, f"{name}: a plain column of uncompressed batches is gathered"
+        want = pa.chunked_array([pa.array(b.column(k)) for b in batches]).combine_chunks()
+    assert got.null_count == want.null_count
+    assert pa.array(got).equals(want)
+
+
+def test_what_the_gather_leaves_to_the_per_batch_path(many, tmp_path):
+    with arrowmm.open_file(many) as reader:
+        k = reader.schema.names.index("int64") if "int64" in reader.schema.names else 0
+        batches = list(reader)
+    assert gathered_column(batches[:MIN_BATCHES - 1], k) is None  # (few batches)
+    assert gathered_column([b.slice(0, b.num_rows) for b in batches[:1]] * MIN_BATCHES, k) \
+        is not None  # (a whole slice is still the batch)
+    sliced = [b.slice(1) if b.num_rows > 1 else b.slice(0, 0) for b in batches]
+    assert gathered_column(sliced, k) is None
+    built = [arrowmm.record_batch({"x": np.arange(3)}) for _ in range(MIN_BATCHES)]
+    assert gathered_column(built, 0) is None
+    t = pa.table({"x": np.arange(4 * MIN_BATCHES), "s": [str(i) for i in range(4 * MIN_BATCHES)]})
+    path = tmp_path / "zstd.arrow"
+    with pa.ipc.new_file(path, t.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as w:
+        for b in t.to_batches(max_chunksize=4):
+            w.write_batch(b)
+    with arrowmm.open_file(path) as reader:
+        zb = list(reader)
+        assert gathered_column(zb, 0) is None and gathered_column(zb, 1) is None
+        pd.testing.assert_frame_equal(reader.to_pandas(), t.to_pandas())
+
+
+def _string_offsets_at(path, batch: int):
+    """File position of batch ``batch``'s string offsets (column 0), as the message says."""
+    with arrowmm.open_file(path) as reader:
+        nodes, buffers, body, ni, bi, length = reader.get_batch(batch).gather_part(0)
+        offset, size = buffers.get(bi + 1)
+        return body.offset + offset, size
+
+
+@pytest.mark.parametrize("bad", ["decreasing", "past_data"])
+def test_corrupt_offsets_in_one_batch_raise_as_before(tmp_path, bad):
+    words = [f"w{i}" for i in range(8 * MIN_BATCHES)]
+    t = pa.table({"s": words})
+    path = tmp_path / "s.arrow"
+    with pa.ipc.new_file(path, t.schema) as w:
+        for b in t.to_batches(max_chunksize=8):
+            w.write_batch(b)
+    at, size = _string_offsets_at(path, 5)
+    raw = bytearray(path.read_bytes())
+    offsets = np.frombuffer(raw, np.int32, 9, at).copy()
+    if bad == "decreasing":
+        offsets[3], offsets[4] = offsets[4], offsets[3]
+    else:
+        offsets[8] = 1 << 20
+    raw[at:at + 36] = offsets.tobytes()
+    path.write_bytes(bytes(raw))
+    with arrowmm.open_file(path) as reader:
+        with pytest.raises(arrowmm.ArrowInvalid, match="offset"):
+            reader.to_pandas()
+
+
+def test_many_batches_with_nulls_at_every_bit_position(tmp_path):
+    rng = np.random.default_rng(7)
+    n = 5 * 97
+    t = pa.table({"i": pa.array(rng.integers(0, 100, n), mask=rng.random(n) < 0.3),
+                  "b": pa.array(rng.random(n) < 0.5, mask=rng.random(n) < 0.2),
+                  "s": pa.array([f"v{x}" for x in rng.integers(0, 50, n)], mask=rng.random(n) < 0.1),
+                  "f": rng.random(n)})
+    path = tmp_path / "bits.arrow"
+    sizes = [1, 2, 3, 5, 7, 8, 9, 13]
+    with pa.ipc.new_file(path, t.schema) as w:
+        at, j = 0, 0
+        while at < n:
+            m = min(sizes[j % len(sizes)], n - at)
+            w.write_batch(t.slice(at, m).to_batches()[0])
+            at, j = at + m, j + 1
+    with arrowmm.open_file(path) as reader:
+        got = reader.to_pandas()
+    pd.testing.assert_frame_equal(got, t.to_pandas())
