@@ -61,7 +61,7 @@ def test_whole_frame_of_many_small_batches_through_read_all(many, frames):
 
 @pytest.mark.parametrize("name", ["int8", "int64", "float64", "float16", "bool", "decimal256",
                                   "string", "large_string", "binary", "timestamp_ms_tz",
-                                  "month_day_nano", "fixed_size_binary"])
+                                  "month_day_nano", "fixed_size_binary", "list", "large_list"])
 def test_gathered_column_equals_the_concatenated_batches(many, name):
     with arrowmm.open_file(many) as reader:
         k = reader.schema.names.index(name)
@@ -131,7 +131,13 @@ def test_many_batches_with_nulls_at_every_bit_position(tmp_path):
     t = pa.table({"i": pa.array(rng.integers(0, 100, n), mask=rng.random(n) < 0.3),
                   "b": pa.array(rng.random(n) < 0.5, mask=rng.random(n) < 0.2),
                   "s": pa.array([f"v{x}" for x in rng.integers(0, 50, n)], mask=rng.random(n) < 0.1),
-                  "f": rng.random(n)})
+                  "f": rng.random(n),
+                  "ls": pa.array([None if x % 11 == 0 else [f"x{y}" for y in range(x % 4)]
+                                  for x in range(n)], pa.list_(pa.string())),
+                  "lb": pa.array([None if x % 7 == 0 else [bool(y % 3) if y % 5 else None
+                                                           for y in range(x % 6)]
+                                  for x in range(n)], pa.large_list(pa.bool_())),
+                  "ll": pa.array([[[x % 100]] for x in range(n)], pa.list_(pa.list_(pa.int8())))})
     path = tmp_path / "bits.arrow"
     sizes = [1, 2, 3, 5, 7, 8, 9, 13]
     with pa.ipc.new_file(path, t.schema) as w:
@@ -143,3 +149,20 @@ def test_many_batches_with_nulls_at_every_bit_position(tmp_path):
     with arrowmm.open_file(path) as reader:
         got = reader.to_pandas()
     pd.testing.assert_frame_equal(got, t.to_pandas())
+
+
+def test_lists_of_plain_values_are_gathered_and_lists_of_lists_are_not(tmp_path):
+    n = 4 * MIN_BATCHES
+    t = pa.table({"ls": pa.array([[f"x{y}" for y in range(x % 4)] if x % 5 else None
+                                  for x in range(n)], pa.list_(pa.string())),
+                  "ll": pa.array([[[x % 100]] for x in range(n)], pa.list_(pa.list_(pa.int8())))})
+    path = tmp_path / "lists.arrow"
+    with pa.ipc.new_file(path, t.schema) as w:
+        for b in t.to_batches(max_chunksize=3):
+            w.write_batch(b)
+    with arrowmm.open_file(path) as reader:
+        batches = list(reader)
+        got = gathered_column(batches, 0)
+        assert gathered_column(batches, 1) is None
+    assert got is not None
+    assert pa.array(got).equals(t.column("ls").combine_chunks())

@@ -7,6 +7,7 @@ import numpy as np
 FIXED: int
 BOOL: int
 BINARY: int
+LIST: int
 
-def gather(parts: list[tuple], kind: int, width: int) -> Optional[
-        tuple[int, int, Optional[np.ndarray], np.ndarray, Optional[np.ndarray]]]: ...
+def gather(parts: list[tuple], kind: int, width: int, child_kind: int = ..., child_width: int = ...) -> Optional[
+        tuple[int, int, Optional[np.ndarray], np.ndarray, object]]: ...
