@@ -166,3 +166,63 @@ def test_lists_of_plain_values_are_gathered_and_lists_of_lists_are_not(tmp_path)
         assert gathered_column(batches, 1) is None
     assert got is not None
     assert pa.array(got).equals(t.column("ls").combine_chunks())
+
+
+def test_a_file_readers_to_pandas_reads_plain_messages_in_c(many, monkeypatch):
+    # The messages are read by _batch_walk.file_batch_parts, not batch by batch: get_batch is
+    # called only for the columns the gather leaves to the per-batch path.
+    gatherable = [n for n in CONVERTIBLE if n in ("int64", "float64", "bool", "string", "list")]
+    want = pa.ipc.open_file(many).read_all().select(gatherable).to_pandas()
+    calls = []
+    with arrowmm.open_file(many) as reader:
+        get_batch = reader.get_batch
+        monkeypatch.setattr(reader, "get_batch", lambda i: calls.append(i) or get_batch(i),
+                            raising=False)
+        got = reader.to_pandas()
+        assert calls, "the dictionary and struct columns still read their batches"
+        calls.clear()
+        projected = arrowmm.RecordBatchReader.from_batches(reader.schema, list(reader))
+    pd.testing.assert_frame_equal(got[gatherable], want)
+    pd.testing.assert_frame_equal(projected.to_pandas(), got)
+
+
+def test_a_file_of_small_plain_columns_reads_no_batch_object(tmp_path, monkeypatch):
+    t = pa.table({"i": pa.array(range(10 * MIN_BATCHES), pa.int64()),
+                  "s": [f"s{i}" for i in range(10 * MIN_BATCHES)]})
+    path = tmp_path / "plain.arrow"
+    with pa.ipc.new_file(path, t.schema) as w:
+        for b in t.to_batches(max_chunksize=10):
+            w.write_batch(b)
+    with arrowmm.open_file(path) as reader:
+        monkeypatch.setattr(reader, "get_batch", None, raising=False)  # (never called)
+        got = reader.to_pandas()
+    pd.testing.assert_frame_equal(got, t.to_pandas())
+
+
+def test_a_message_that_is_not_plain_sends_the_file_through_its_batches(tmp_path):
+    t = pa.table({"i": pa.array(range(4 * MIN_BATCHES), pa.int64())})
+    path = tmp_path / "meta.arrow"
+    with pa.ipc.new_file(path, t.schema) as w:
+        for j, b in enumerate(t.to_batches(max_chunksize=4)):
+            w.write_batch(b, custom_metadata={"j": str(j)} if j == 3 else None)
+    with arrowmm.open_file(path) as reader:
+        got = reader.to_pandas()
+    pd.testing.assert_frame_equal(got, t.to_pandas())
+
+
+def test_a_node_longer_than_its_batch_raises_through_the_per_batch_path(tmp_path):
+    t = pa.table({"i": pa.array(range(4 * MIN_BATCHES), pa.int64())})
+    path = tmp_path / "node.arrow"
+    with pa.ipc.new_file(path, t.schema) as w:
+        for b in t.to_batches(max_chunksize=4):
+            w.write_batch(b)
+    raw = bytearray(path.read_bytes())
+    words = np.frombuffer(raw, np.int64, len(raw) // 8)
+    nodes = np.flatnonzero((words[:-1] == 4) & (words[1:] == 0))  # (FieldNode{4, 0}: one a batch)
+    assert len(nodes) == 4 * MIN_BATCHES // 4
+    at = 8 * int(nodes[7])
+    raw[at:at + 8] = np.int64(5).tobytes()  # (batch 7's column claims 5 rows of its 4)
+    path.write_bytes(bytes(raw))
+    with arrowmm.open_file(path) as reader:
+        with pytest.raises(arrowmm.ArrowInvalid, match="record batch 7"):
+            reader.to_pandas()

@@ -119,8 +119,9 @@ cdef bint _bytes_for_bits(int64_t size, int64_t bits) noexcept nogil:
 
 
 cdef object _gather(_Piece* pieces, Py_ssize_t n, int kind, int width, int child_kind,
-                    int child_width):
-    """See ``gather``; each piece's rows ``[start, start + length)`` of its node."""
+                    int child_width, bint whole):
+    """See ``gather``; each piece's rows ``[start, start + length)`` of its node (``whole``:
+    a top-level column, whose node must hold exactly the batch's rows)."""
     cdef Py_ssize_t j
     cdef _Piece* p
     cdef _Piece* kids = NULL
@@ -141,6 +142,8 @@ cdef object _gather(_Piece* pieces, Py_ssize_t n, int kind, int width, int child
         if not _node(p, p.ni, &node_len, &node_nulls):
             return None
         if p.start < 0 or p.length < 0 or p.start > node_len or p.length > node_len - p.start:
+            return None
+        if whole and node_len != p.length:
             return None
         if not _buffer(p, p.bi, &vptr, &vsize) or not _buffer(p, p.bi + 1, &ptr, &size):
             return None
@@ -204,7 +207,7 @@ cdef object _gather(_Piece* pieces, Py_ssize_t n, int kind, int width, int child
                 else:
                     kids[j].start = 0
                     kids[j].length = 0
-            child = _gather(kids, n, child_kind, child_width, -1, 0)
+            child = _gather(kids, n, child_kind, child_width, -1, 0, False)
         finally:
             free(kids)
         if child is None:
@@ -310,6 +313,6 @@ def gather(list parts, int kind, int width, int child_kind=-1, int child_width=0
             if pieces[j].length < 0:
                 return None
         # (the parts, holding the messages and bodies, outlive the call)
-        return _gather(pieces, n, kind, width, child_kind, child_width)
+        return _gather(pieces, n, kind, width, child_kind, child_width, True)
     finally:
         free(pieces)
