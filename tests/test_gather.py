@@ -98,8 +98,9 @@ def test_what_the_gather_leaves_to_the_per_batch_path(many, tmp_path):
 def _string_offsets_at(path, batch: int):
     """File position of batch ``batch``'s string offsets (column 0), as the message says."""
     with arrowmm.open_file(path) as reader:
-        nodes, buffers, body, ni, bi, length = reader.get_batch(batch).gather_part(0)
-        offset, size = buffers.get(bi + 1)
+        nodes, buffers, body, length, node_starts, buffer_starts = \
+            reader.get_batch(batch).gather_base()
+        offset, size = buffers.get(buffer_starts[0] + 1)
         return body.offset + offset, size
 
 

@@ -9,5 +9,5 @@ BOOL: int
 BINARY: int
 LIST: int
 
-def gather(parts: list[tuple], kind: int, width: int, child_kind: int = ..., child_width: int = ...) -> Optional[
+def gather(bases: list[tuple], k: int, kind: int, width: int, child_kind: int = ..., child_width: int = ...) -> Optional[
         tuple[int, int, Optional[np.ndarray], np.ndarray, object]]: ...

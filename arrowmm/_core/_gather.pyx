@@ -268,15 +268,17 @@ cdef object _gather(_Piece* pieces, Py_ssize_t n, int kind, int width, int child
     return total, total_nulls, validity, values, child if kind == LIST else data
 
 
-def gather(list parts, int kind, int width, int child_kind=-1, int child_width=0):
-    """Column buffers of every part, concatenated; None when a part is not plain.
+def gather(list bases, Py_ssize_t k, int kind, int width, int child_kind=-1, int child_width=0):
+    """Column ``k``'s buffers of every batch, concatenated; None when a batch's are not plain.
 
     Parameters
     ----------
-    parts : list of tuples
-        ``(nodes, buffers, body, node_index, buffer_index, length)`` per batch: the message's
-        FieldNode and Buffer vectors (``StructPairs``), its body (``BufferView``), where the
-        column's node and first buffer are, and the batch's length.
+    bases : list of tuples
+        ``(nodes, buffers, body, length, node_starts, buffer_starts)`` per batch: the
+        message's FieldNode and Buffer vectors (``StructPairs``), its body (``BufferView``),
+        the batch's length, and where each top-level column's node and first buffer are.
+    k : int
+        The column.
     kind, width : int
         ``FIXED`` (``width`` bytes a value), ``BOOL``, ``BINARY`` or ``LIST`` (``width``-byte
         offsets).
@@ -290,29 +292,30 @@ def gather(list parts, int kind, int width, int child_kind=-1, int child_width=0
     or int64; ``data`` the bytes for ``BINARY``, the child's own tuple for ``LIST``, else
     None).
     """
-    cdef Py_ssize_t n = len(parts), j
+    cdef Py_ssize_t n = len(bases), j
     cdef StructPairs nodes, bufs
     cdef BufferView body
+    cdef tuple base
     cdef _Piece* pieces = <_Piece*>malloc(max(n, 1) * sizeof(_Piece))
     if pieces == NULL:
         raise MemoryError()
     try:
         for j in range(n):
-            part = parts[j]
-            nodes, bufs, body = part[0], part[1], part[2]
+            base = bases[j]
+            nodes, bufs, body = base[0], base[1], base[2]
             pieces[j].nodes = nodes.ptr
             pieces[j].n_nodes = nodes.count
             pieces[j].buffers = bufs.ptr
             pieces[j].n_buffers = bufs.count
             pieces[j].body = body.ptr
             pieces[j].body_size = body.size
-            pieces[j].ni = part[3]
-            pieces[j].bi = part[4]
             pieces[j].start = 0
-            pieces[j].length = part[5]
+            pieces[j].length = base[3]
+            pieces[j].ni = (<tuple>base[4])[k]
+            pieces[j].bi = (<tuple>base[5])[k]
             if pieces[j].length < 0:
                 return None
-        # (the parts, holding the messages and bodies, outlive the call)
+        # (the bases, holding the messages and bodies, outlive the call)
         return _gather(pieces, n, kind, width, child_kind, child_width, True)
     finally:
         free(pieces)

@@ -195,15 +195,15 @@ class RecordBatch(PandasConvertible):
             if cols[k] is None:
                 self._decode(k, decoded)
 
-    def gather_part(self, k: int) -> Optional[tuple]:
-        """Where column ``k`` lies in the batch's IPC message (``BatchLoader.gather_part``),
-        for ``arrays.gather`` to copy one column of many batches at once; None for a batch
-        that is not a whole uncompressed IPC batch (built, sliced or compressed)."""
-        part = getattr(self._loader, "gather_part", None)
-        if part is None or self._offset:
+    def gather_base(self) -> Optional[tuple]:
+        """Where the batch's columns lie in its IPC message (``BatchLoader.gather_base``), for
+        ``arrays.gather`` to copy one column of many batches at once; None for a batch that
+        is not a whole uncompressed IPC batch (built, sliced, projected or compressed)."""
+        base = getattr(self._loader, "gather_base", None)
+        if base is None or self._offset:
             return None
-        got = part(k)
-        return got if got is not None and got[5] == self.num_rows else None
+        got = base()
+        return got if got is not None and got[3] == self.num_rows else None
 
     @property
     def columns(self) -> List[Array]:

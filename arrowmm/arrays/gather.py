@@ -18,7 +18,7 @@ from .._core import _gather
 from .._core._region import as_view
 from .array import Array, make_array
 
-__all__ = ["MIN_BATCHES", "gathered_column"]
+__all__ = ["MIN_BATCHES", "gather_bases", "gathered_column"]
 
 #: Below this many batches the per-batch Arrays cost little: the gather is not tried.
 MIN_BATCHES = 16
@@ -43,25 +43,37 @@ def _layout(dtype: t.DataType, nested: bool = True) -> Optional[tuple]:
     return None
 
 
-def gathered_column(batches: Sequence, k: int) -> Optional[Array]:
-    """Column ``k`` of ``batches`` (RecordBatches of one schema) as one Array, or None when
-    some batch is not a whole uncompressed IPC batch or the column's type is not a plain
-    fixed-width, boolean or binary/string one (extension and dictionary columns included)."""
+def gather_bases(batches: Sequence) -> Optional[list]:
+    """Each batch's ``gather_base()`` (where its columns lie in its IPC message), or None
+    when there are few batches or one is not a whole uncompressed IPC batch."""
     if len(batches) < MIN_BATCHES:
         return None
-    field = batches[0].schema.field(k)
-    if field.type is not field.storage_type:
+    bases = []
+    for b in batches:
+        base = b.gather_base()
+        if base is None:
+            return None
+        bases.append(base)
+    return bases
+
+
+def gathered_column(batches: Sequence, k: int, bases: Optional[list] = None) -> Optional[Array]:
+    """Column ``k`` of ``batches`` (RecordBatches of one schema) as one Array, or None when
+    some batch is not a whole uncompressed IPC batch or the column's type is not a plain
+    fixed-width, boolean or binary/string one, or a list of those (extension and dictionary
+    columns included).  ``bases``: ``gather_bases(batches)``, when several columns are
+    gathered."""
+    field = batches[0].schema.field(k) if batches else None
+    if field is None or field.type is not field.storage_type:
         return None  # (an extension column: its own Array class)
     layout = _layout(field.type)
     if layout is None:
         return None
-    parts = []
-    for b in batches:
-        part = b.gather_part(k)
-        if part is None:
+    if bases is None:
+        bases = gather_bases(batches)
+        if bases is None:
             return None
-        parts.append(part)
-    got = _gather.gather(parts, *layout)
+    got = _gather.gather(bases, k, *layout)
     if got is None:
         return None
     return _array(field.type, got, f"column {field.name!r} of {len(batches)} batches")

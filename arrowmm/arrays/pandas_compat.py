@@ -26,7 +26,7 @@ from .empty import empty_array
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .numpy_compat import convert, object_array, with_nulls
 from .decode_ahead import decoded_in_order
-from .gather import gathered_column
+from .gather import gather_bases, gathered_column
 
 __all__ = ["batches_to_pandas", "array_to_pandas"]
 
@@ -184,10 +184,11 @@ def batches_to_pandas(schema: t.Schema, batches, *, ignore_metadata: bool = Fals
         batches = list(decoded_in_order(batches))
     num_rows = sum(b.num_rows for b in batches)
     wanted = set(categories or ())
+    bases = gather_bases(batches)  # (many small IPC batches: each column copied once, in C)
     columns = []
     for k, f in enumerate(schema):
         if batches:
-            whole = gathered_column(batches, k)  # (many small batches: one copy, in C)
+            whole = None if bases is None else gathered_column(batches, k, bases)
             chunks = [whole] if whole is not None else [b.column(k) for b in batches]
         else:
             chunks = [empty_array(f.type)]

@@ -21,10 +21,10 @@ __all__ = ["MessageBatch", "pandas_batches"]
 
 class MessageBatch:
     """Batch ``index`` of a file reader, as ``batches_to_pandas`` uses it: its rows, no
-    compression, ``gather_part(k)`` from its message, and ``column(k)`` from the batch the
+    compression, ``gather_base()`` from its message, and ``column(k)`` from the batch the
     reader reads (once) when asked."""
 
-    __slots__ = ("reader", "index", "schema", "num_rows", "_part", "_plan", "_batch")
+    __slots__ = ("reader", "index", "schema", "num_rows", "_base", "_batch")
 
     compression = None
 
@@ -33,14 +33,11 @@ class MessageBatch:
         self.index = index
         self.schema = reader.schema
         self.num_rows = part[3]
-        self._part = part
-        self._plan = plan
+        self._base = part + (plan.node_starts, plan.buffer_starts)
         self._batch = None
 
-    def gather_part(self, k: int) -> tuple:
-        nodes, buffers, body, length = self._part
-        plan = self._plan
-        return nodes, buffers, body, plan.node_starts[k], plan.buffer_starts[k], length
+    def gather_base(self) -> tuple:
+        return self._base
 
     def column(self, k: int):
         batch = self._batch
