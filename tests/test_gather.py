@@ -227,3 +227,26 @@ def test_a_node_longer_than_its_batch_raises_through_the_per_batch_path(tmp_path
     with arrowmm.open_file(path) as reader:
         with pytest.raises(arrowmm.ArrowInvalid, match="record batch 7"):
             reader.to_pandas()
+
+
+def test_threads_converting_one_reader_at_once_get_the_same_frame(many):
+    import threading
+    want = pa.ipc.open_file(many).read_all().to_pandas()
+    got, errors = [], []
+    with arrowmm.open_file(many) as reader:
+        table = reader.read_all()
+
+        def convert(i):
+            try:
+                got.append(reader.to_pandas() if i % 2 else table.to_pandas())
+            except Exception as exc:  # noqa: BLE001 (reported below)
+                errors.append(exc)
+        threads = [threading.Thread(target=convert, args=(i,)) for i in range(6)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    assert not errors
+    assert len(got) == 6
+    for frame in got:
+        pd.testing.assert_frame_equal(frame, want)
