@@ -32,6 +32,9 @@ ratio between 0.85 and 1.2 means "the same".
 5.     open that 100-column file and read its schema, repeated in one process  <= 0.8
 6.     ``to_pandas()`` of a string column of 1,000 distinct values over 1M rows   <= 1.0
 7.     open a file of 10^6 fields (10^4 with --quick)                        target <= 2.0
+8.     ``to_pandas()`` of a file of 5,000 batches of 10 rows (the schema of rows 1-2),
+       arrowmm's reader against pyarrow's ``read_all().to_pandas()``; arrowmm's
+       ``read_all().to_pandas()`` is in the details                         target <= 1.0
 
 The exit status is 0 whatever the ratios unless ``--strict`` is given.
 """
@@ -52,9 +55,9 @@ import arrowmm  # noqa: E402
 
 SEED = 20261124
 FULL = dict(batches=6, rows=1_000_000, wide_batches=1_000, wide_rows=10_000, fields=1_000_000,
-            pandas_rows=1_000_000, repeats=5, warmup=1)
+            pandas_rows=1_000_000, small_batches=5_000, small_rows=10, repeats=5, warmup=1)
 QUICK = dict(batches=2, rows=50_000, wide_batches=20, wide_rows=1_000, fields=10_000,
-             pandas_rows=50_000, repeats=3, warmup=1)
+             pandas_rows=50_000, small_batches=5_000, small_rows=10, repeats=3, warmup=1)
 
 
 # -- data ------------------------------------------------------------------------------------
@@ -116,6 +119,12 @@ def strings_batches(cfg):
     words = np.array([f"value-{i:04d}" for i in range(1000)], dtype=object)
     b = pa.record_batch({"s": pa.array(words[rng.integers(0, 1000, cfg["pandas_rows"])])})
     return b.schema, [b]
+
+
+def small_batches(cfg):
+    rng = np.random.default_rng(SEED + 3)
+    out = [mixed_batch(rng, cfg["small_rows"]) for _ in range(cfg["small_batches"])]
+    return out[0].schema, out
 
 
 def fields_batches(n: int):
@@ -297,6 +306,27 @@ def bench_pandas(path: Path, cfg) -> Result:
                   f"{cfg['pandas_rows']:,} rows")
 
 
+def bench_small_pandas(path: Path, cfg) -> Result:
+    def amm():
+        with arrowmm.open_file(path) as r:
+            return r.to_pandas()
+
+    def amm_read_all():
+        with arrowmm.open_file(path) as r:
+            return r.read_all().to_pandas()
+
+    def pya():
+        return pa.ipc.open_file(pa.memory_map(str(path))).read_all().to_pandas()
+
+    want = pya()
+    assert amm().equals(want) and amm_read_all().equals(want)
+    times = compare(amm, pya, cfg["repeats"], cfg["warmup"])
+    t_all = compare(amm_read_all, pya, cfg["repeats"], 0)
+    return Result(f"8. to_pandas() of {cfg['small_batches']:,} batches of {cfg['small_rows']} rows",
+                  *times, 1.0, f"read_all().to_pandas(): {t_all[0] * 1e3:.0f} ms against "
+                               f"{t_all[1] * 1e3:.0f} ms (ratio {t_all[0] / t_all[1]:.2f})")
+
+
 def bench_fields(path: Path, n: int, cfg) -> Result:
     def amm():
         with arrowmm.open_file(path) as r:
@@ -335,6 +365,12 @@ def main(argv=None) -> int:
     paths["wide"] = p if p.exists() else _write(p, wide_batches(cfg)[1], wide_batches(cfg)[0])
     p = d / f"paths_strings_{cfg['pandas_rows']}.arrow"
     paths["strings"] = p if p.exists() else _write(p, strings_batches(cfg)[1], strings_batches(cfg)[0])
+    p = d / f"paths_small_{cfg['small_batches']}x{cfg['small_rows']}.arrow"
+    if not p.exists():
+        schema, small = small_batches(cfg)
+        _write(p, small, schema)
+        del small
+    paths["small"] = p
     p = d / f"paths_fields_{cfg['fields']}.arrow"
     paths["fields"] = p if p.exists() else _write(p, *reversed(fields_batches(cfg["fields"])))
     for p in paths.values():
@@ -353,7 +389,8 @@ def main(argv=None) -> int:
              lambda: bench_wide_numpy(paths["wide"], cfg),
              lambda: bench_wide_open(paths["wide"], cfg),
              lambda: bench_pandas(paths["strings"], cfg),
-             lambda: bench_fields(paths["fields"], cfg["fields"], cfg)]
+             lambda: bench_fields(paths["fields"], cfg["fields"], cfg),
+             lambda: bench_small_pandas(paths["small"], cfg)]
     results = []
     for step in steps:
         results.append(step())

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import io
 import os
+import sys
+import time
 import threading
 
 import numpy as np
@@ -321,3 +323,71 @@ def test_a_finished_export_leaves_no_read_ahead_thread():
     for t in set(_read_ahead_threads()) - before:
         t.join(HANG)
         assert not t.is_alive(), "a read-ahead thread outlived a finished export"
+
+
+def test_take_runs_a_step_the_thread_has_not_started_on_the_consumers_thread():
+    # The consumer keeps the GIL (a long switch interval), so the read-ahead thread, woken by
+    # ask(), cannot begin the step before take(): take must run it itself, once.
+    ran = []
+
+    def step():
+        ran.append(threading.get_ident())
+        return len(ran)
+
+    ahead = decode_ahead.OneAhead(step, inline=True)
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(100)
+    try:
+        ahead.ask()
+        got = ahead.take()
+    finally:
+        sys.setswitchinterval(old)
+        ahead.stop()
+    assert got == 1
+    assert ran == [threading.get_ident()]
+
+
+def test_steps_shared_between_take_and_the_thread_run_once_each_in_order():
+    busy = threading.Lock()
+    calls = []
+
+    def step():
+        assert busy.acquire(blocking=False), "two steps ran at once"
+        try:
+            calls.append(threading.get_ident())
+            return len(calls) if len(calls) <= 300 else None
+        finally:
+            busy.release()
+
+    ahead = decode_ahead.OneAhead(step, inline=True)
+    got = []
+    try:
+        ahead.ask()
+        while True:
+            b = ahead.take()
+            if b is None:
+                break
+            got.append(b)
+            ahead.ask()
+            if b % 7 == 0:
+                time.sleep(0.001)  # (sometimes the thread gets there first)
+    finally:
+        ahead.stop()
+    assert got == list(range(1, 301))
+    assert len(calls) == 301
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_export_with_steps_run_inline_equals_pyarrows(codec, tmp_path):
+    batches = [mixed(3_000, seed) for seed in range(12)]
+    path = write_ipc(tmp_path / f"inline.{codec}.arrow", batches,
+                     options=pa.ipc.IpcWriteOptions(compression=codec))
+    expected = pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(100)  # (every step inline)
+    try:
+        with arrowmm.open_file(path) as r:
+            got = pa.table(r)
+    finally:
+        sys.setswitchinterval(old)
+    assert got.equals(expected)

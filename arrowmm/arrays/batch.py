@@ -195,6 +195,16 @@ class RecordBatch(PandasConvertible):
             if cols[k] is None:
                 self._decode(k, decoded)
 
+    def gather_base(self) -> Optional[tuple]:
+        """Where the batch's columns lie in its IPC message (``BatchLoader.gather_base``), for
+        ``arrays.gather`` to copy one column of many batches at once; None for a batch that
+        is not a whole uncompressed IPC batch (built, sliced, projected or compressed)."""
+        base = getattr(self._loader, "gather_base", None)
+        if base is None or self._offset:
+            return None
+        got = base()
+        return got if got is not None and got[3] == self.num_rows else None
+
     @property
     def columns(self) -> List[Array]:
         self.decode_columns()

@@ -141,18 +141,29 @@ class OneAhead:
     such a read raised (the reader raises it at its next read rather than go on past the bad
     message): at ``stop``, ``pending()`` is called when a step is still in flight, and ``late``
     once that step, or one that finished untaken, has its result (``None, None`` for the end,
-    or for a step asked for and never started)."""
+    or for a step asked for and never started).
+
+    With ``inline``, ``take`` runs a step the thread has not started yet itself, on the
+    consumer's thread, instead of waiting for the thread to be scheduled.  Why: a consumer
+    that does no work between batches (``pyarrow.table(reader)``) gains nothing from the
+    thread and pays its wake-up per batch, which on a loaded machine (a long run queue)
+    measured longer than decoding an LZ4 batch.  A step the thread has started is waited for
+    as before; the thread skips a step the consumer took over.  Only for steps that cannot
+    block on a producer (a mapped file's batches), and never with ``late`` (whose owner
+    counts on the thread having the step)."""
 
     __slots__ = ("_step", "_asks", "_results", "_stopped", "_thread", "_handoff", "_owed",
-                 "_late", "_owes_late")
+                 "_late", "_owes_late", "_unstarted", "_inline")
 
-    def __init__(self, step, pending=None, late=None):
+    def __init__(self, step, pending=None, late=None, inline=False):
         self._step = step
         self._asks = threading.Semaphore(0)
         self._results = queue.SimpleQueue()
         self._stopped = False
         self._handoff = threading.Lock()  # (a result is either taken or handed to late)
         self._owed = 0  # steps asked for and not yet taken
+        self._unstarted = 0  # steps asked for that neither the thread nor take has begun
+        self._inline = bool(inline) and late is None
         self._late = (pending, late) if late is not None else None
         self._owes_late = False  # (stop told pending(): late is owed exactly one call)
         self._thread = threading.Thread(target=self._run, name="arrowmm-read-ahead",
@@ -167,6 +178,10 @@ class OneAhead:
                 if self._owes_late:
                     self._late[1](None, None)
                 break
+            with self._handoff:
+                if not self._unstarted:  # (take ran this step itself)
+                    continue
+                self._unstarted -= 1
             try:
                 result = (step(), None)
             except BaseException as exc:  # noqa: BLE001 (raised on the consumer's side)
@@ -187,11 +202,20 @@ class OneAhead:
         """Start the next step in the background."""
         with self._handoff:
             self._owed += 1
+            self._unstarted += 1
         self._asks.release()
 
     def take(self):
         """The result of the step asked for last: a batch, or None at the end; its error is
         raised here."""
+        if self._inline:
+            with self._handoff:
+                mine = self._unstarted > 0 and not self._stopped and self._results.empty()
+                if mine:
+                    self._unstarted -= 1
+                    self._owed -= 1
+            if mine:  # (the thread has not begun it: run it here, without a hand-off)
+                return self._step()
         batch, exc = self._results.get()
         with self._handoff:
             self._owed -= 1
@@ -249,7 +273,7 @@ def decoded_in_order(batches: Iterable, pending=None, late=None) -> Iterator:
             b.decode_columns()
         return b
 
-    ahead = OneAhead(read_next, pending, late)
+    ahead = OneAhead(read_next, pending, late, inline=late is None)
     try:
         ahead.ask()
         while True:

@@ -26,6 +26,7 @@ from .empty import empty_array
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .numpy_compat import convert, object_array, with_nulls
 from .decode_ahead import decoded_in_order
+from .gather import gather_bases, gathered_column
 
 __all__ = ["batches_to_pandas", "array_to_pandas"]
 
@@ -183,10 +184,12 @@ def batches_to_pandas(schema: t.Schema, batches, *, ignore_metadata: bool = Fals
         batches = list(decoded_in_order(batches))
     num_rows = sum(b.num_rows for b in batches)
     wanted = set(categories or ())
+    bases = gather_bases(batches)  # (many small IPC batches: each column copied once, in C)
     columns = []
     for k, f in enumerate(schema):
         if batches:
-            chunks = [b.column(k) for b in batches]
+            whole = None if bases is None else gathered_column(batches, k, bases)
+            chunks = [whole] if whole is not None else [b.column(k) for b in batches]
         else:
             chunks = [empty_array(f.type)]
         categorical = f.name in wanted or (strings_to_categorical and

@@ -7,7 +7,7 @@ import numpy as np
 from .._core._region import Region
 from ..types import Schema
 
-__all__ = ["compile_walk", "export_file_batches", "export_stream_batches"]
+__all__ = ["compile_walk", "export_file_batches", "export_stream_batches", "file_batch_parts"]
 
 StreamCapsule = object
 
@@ -16,6 +16,8 @@ def export_file_batches(schema: Schema, c_walk: Optional[object], blocks: np.nda
                         footer_offset: int, mapping: Callable[[], Optional[Region]],
                         dictionaries: Callable[[], object], get_batch: Callable[[int], object],
                         requested_schema: Optional[object] = None) -> StreamCapsule: ...
+def file_batch_parts(region: Region, blocks: np.ndarray, footer_offset: int, total_nodes: int,
+                     total_buffers: int) -> Optional[list[tuple]]: ...
 def export_stream_batches(schema: Schema, c_walk: Optional[object],
                           next_for_export: Callable[[Optional[Callable[..., int]]], object],
                           requested_schema: Optional[object] = None) -> StreamCapsule: ...

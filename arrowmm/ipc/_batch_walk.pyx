@@ -37,7 +37,7 @@ from arrowmm import limits, types as t
 from arrowmm.format import MetadataVersion
 from arrowmm.ipc.byteorder import NATIVE
 
-__all__ = ["compile_walk", "export_file_batches", "export_stream_batches"]
+__all__ = ["compile_walk", "export_file_batches", "export_stream_batches", "file_batch_parts"]
 
 cdef enum:
     W_NULL = 1
@@ -594,3 +594,63 @@ def export_stream_batches(schema, c_walk, next_for_export, requested_schema=None
     stream.program = c_walk
     stream.next_for_export = next_for_export
     return batch_stream_capsule(stream, schema, None, requested_schema)
+
+
+# -- the parts of every batch of a file, for gathering a column across them -------------------
+
+cdef StructPairs _vector(Region region, int64_t start, Py_ssize_t count):
+    cdef StructPairs v = StructPairs.__new__(StructPairs)
+    v.owner = region
+    v.ptr = region.ptr + start
+    v.start = start
+    v.count = count
+    return v
+
+
+def file_batch_parts(Region region, blocks, int64_t footer_offset, Py_ssize_t total_nodes,
+                     Py_ssize_t total_buffers):
+    """``(nodes, buffers, body, length)`` of each record batch block of a file, read in C
+    from the message, for ``_core._gather`` (a column of every batch copied at once, without
+    a message, loader or RecordBatch object per batch); None as soon as one message is not a
+    plain one (what ``_walk_message`` accepts: V5, no custom metadata, uncompressed, the
+    schema's counts of nodes and buffers, no variadic counts), which the reader then reads
+    batch by batch and reports where it belongs.
+
+    ``blocks``: the footer's ``(offset, metaDataLength, bodyLength)`` per batch (int64,
+    24 bytes each); ``footer_offset``: where every message must end by."""
+    cdef Py_ssize_t n = len(blocks), i
+    cdef const uint8_t[::1] raw
+    cdef const uint8_t* p
+    cdef int64_t offset, meta_len, body_len, size = region.size, meta_size, meta_start, body_start
+    cdef MessageInfo info
+    cdef list out = []
+    if n == 0:
+        return out
+    raw = blocks.reshape(-1).view(np.uint8)
+    for i in range(n):
+        p = &raw[24 * i]
+        offset = _rd64(p)
+        meta_len = <int32_t>(<uint64_t>_rd64(p + 8) & 0xFFFFFFFF)
+        body_len = _rd64(p + 16)
+        if offset < 8 or offset >= footer_offset or meta_len <= 0 or body_len < 0 or \
+                offset > size - 8 or offset > footer_offset - 8 or \
+                _rd32(region.ptr + offset) != -1:
+            return None
+        meta_size = _rd32(region.ptr + offset + 4)
+        meta_start = offset + 8
+        if meta_size < 4 or meta_size > size - meta_start or \
+                meta_size > limits.max_metadata_size:
+            return None
+        if peek_message(region.ptr + meta_start, meta_size, &info) != NULL:
+            return None
+        body_start = meta_start + meta_size
+        if info.header_type != 3 or info.version != MetadataVersion.V5 or info.has_metadata or \
+                info.codec != -1 or info.length < 0 or info.body_length != body_len or \
+                body_len > footer_offset - body_start or body_start != offset + meta_len or \
+                info.n_nodes != total_nodes or info.n_buffers != total_buffers or \
+                info.n_variadic:
+            return None
+        out.append((_vector(region, meta_start + info.nodes_start, info.n_nodes),
+                    _vector(region, meta_start + info.buffers_start, info.n_buffers),
+                    region.view(body_start, body_len), info.length))
+    return out

@@ -25,6 +25,7 @@ from typing import Callable, Optional
 
 from .. import limits
 from .. import types as t
+from .._core._flatbuf import StructPairs
 from .._core._region import BufferView, as_view
 from ..arrays.array import Array, array_class, make_array
 from ._batch_walk import compile_walk
@@ -251,6 +252,23 @@ class BatchLoader:
         if len(views) < 2 or not self._reserve(declared, quiet=True):
             return None  # (beyond the batch's budget: the walk names the buffer that goes over)
         return dict(zip(indices, decompress_many(views, self.header.compression)))
+
+    def gather_base(self) -> Optional[tuple]:
+        """Where this batch's columns lie in its message, for ``_core._gather`` (one column of
+        many batches copied together without an Array per batch): ``(nodes, buffers, body,
+        length, node_starts, buffer_starts)``; None for a compressed or byte-swapped batch, or
+        one whose vectors are not read from a mapping (those go through ``column``)."""
+        plan = self.plan
+        if self.header.compression is not None or self.swap:
+            return None
+        nodes, buffers, body = self._nodes, self._buffers, self.body
+        if type(nodes) is not StructPairs or type(buffers) is not StructPairs or \
+                type(body) is not BufferView:
+            return None
+        starts = plan.buffer_starts
+        if plan.total_views:  # (variadic buffers of view columns shift the later columns')
+            starts = tuple(self._first_buffer(k) for k in range(len(starts)))
+        return (nodes, buffers, body, self.header.length, plan.node_starts, starts)
 
     def column(self, k: int, decoded: Optional[dict] = None) -> Array:
         """Decode top-level column ``k`` (and only it); ``decoded``: what ``prefetch`` gave

@@ -29,6 +29,7 @@ from .reader_base import (ReaderBase, BatchWhere, batch_index, region_of, is_fil
 from .message import Message, message_end, read_message_at
 from .trailer import valid_end
 from ._batch_walk import export_file_batches
+from .batch_parts import pandas_batches
 
 __all__ = ["FileReader", "StreamReader", "MessageBatchDecoder", "region_of", "is_file_object",
            "file_object_region", "file_region", "decompressing", "BatchWhere", "batch_index",
@@ -204,6 +205,15 @@ class FileReader(ReaderBase):
         return export_file_batches(self.schema, self._plan(MetadataVersion.V5).c_walk,
                                    self._blocks, self._footer_offset, self._mapping,
                                    self._dictionaries, self.get_batch, requested_schema)
+
+    def _pandas_batches(self):
+        if type(self) is FileReader and self._projection is None:  # (see ipc.batch_parts)
+            self._check_open()
+            parts = pandas_batches(self, self._plan(MetadataVersion.V5), self._region,
+                                   self._blocks, self._footer_offset)
+            if parts is not None:
+                return parts
+        return super()._pandas_batches()
 
     def _export_ahead(self) -> bool:
         if not self._num_batches or self._closed:
