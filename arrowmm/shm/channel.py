@@ -75,7 +75,7 @@ from .._core._shmsync import body_length
 from ..format.batch_header import RecordBatchTemplate, record_batch_template
 from ..interop.build import record_batch
 from ..ipc.byteorder import NATIVE
-from ..ipc.encoder import FlatBatch, flatten
+from ..ipc.encoder import FlatBatch, flatten_columns
 from ..ipc.writer import StreamWriter
 from .consumer import Consumer
 from .liveness import temporary_name, this_process
@@ -256,7 +256,7 @@ class Channel:
             n = self._next
             s = n % lay.slots
             deadline = deadline_of(timeout)
-            if not seg.drop and n >= lay.slots:
+            if not seg.drop and n >= lay.slots and not self._slowest() > n - lay.slots:
                 self._wait(lambda: self._slowest() > n - lay.slots, deadline,
                            lambda: f"a consumer has not taken batch {n - lay.slots} "
                                    f"({self._behind(n - lay.slots + 1)})")
@@ -269,9 +269,10 @@ class Channel:
             else:
                 slot = lay.slot(s)
                 m.store64(slot + S_SEQ, WRITING)  # (before the holds are read: see _take)
-                self._wait(lambda: m.load64(slot + S_HOLDS) == 0, deadline,
-                           lambda: f"a consumer still holds batch {n - lay.slots} (slot {s}): "
-                                   f"{self._holders(s)}")
+                if m.load64(slot + S_HOLDS) != 0:
+                    self._wait(lambda: m.load64(slot + S_HOLDS) == 0, deadline,
+                               lambda: f"a consumer still holds batch {n - lay.slots} "
+                                       f"(slot {s}): {self._holders(s)}")
             slot = lay.slot(s)
             if isinstance(parts, _Plain):
                 tpl, flat = parts.template, parts.flat
@@ -312,11 +313,10 @@ class Channel:
     def _encode(self, batch, metadata) -> Union["_Plain", List]:
         """``batch`` ready to go in a slot, nothing copied yet: a ``_Plain`` (the fast path:
         one Cython call lays it out) or its messages (dictionaries first) as buffers."""
-        batch = self._coerce(batch)
+        if type(batch) is not RecordBatch or batch.schema is not self._matched:
+            batch = self._coerce(batch)
         if self._plain and metadata is None and not batch.metadata:
-            flat = FlatBatch()
-            for col in batch.storage_columns:
-                flat = flatten(col, flat)
+            flat = flatten_columns(batch.storage_columns)
             if not flat.variadic:
                 shape = (len(flat.nodes) // 2, len(flat.buffers))
                 tpl = self._templates.get(shape)
