@@ -222,6 +222,8 @@ def test_reserve_refuses_what_it_cannot_build_and_bad_offsets():
         with pytest.raises(ArrowInvalid, match="was aborted"):
             b.values("v")
         b = ch.reserve(1, {"s": 0, "big": 0})
+        b = None  # dropped without commit or abort: nothing published, the channel usable
+        b = ch.reserve(1, {"s": 0, "big": 0})
         with pytest.raises(ArrowInvalid, match="reserved batch is open"):
             ch.send({"v": [1.0], "i": [1], "s": [""], "ok": [True], "big": [b""]})
         b["v"][0] = 2.5

@@ -47,6 +47,10 @@ RecordBatch header of the schema's shape is a template made once per channel
 (``format.batch_header.record_batch_template``) with the row count, body length, nodes and
 buffer offsets patched in, then each buffer is copied once, 64-byte aligned, with the GIL
 released for big bodies.  Other batches go through the stream writer and are copied in.
+A consumer checks a slot's header byte for byte against the same template
+(``_shmsync.plain_header``) and reads only its numbers into a lazy batch; a header of any other
+shape is read by the general IPC reader.  ``reserve`` builds a batch in its slot instead (the
+producer writes its data into numpy arrays over the slot's buffers, ``slot_builder``): no copy.
 
 Dictionaries: a batch with dictionary-encoded columns carries its dictionaries
 in its slot (as replacement dictionaries), so a consumer that attaches late or

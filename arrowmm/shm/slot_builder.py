@@ -19,6 +19,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from .. import types as t
+from .._core._bitmap import count_set_bits
 from ..errors import ArrowInvalid
 from ..format.batch_header import RecordBatchTemplate
 
@@ -180,9 +181,7 @@ class SlotBatch:
         nulls = []
         try:
             for name, (kind, views) in self._arrays.items():
-                valid = int(np.unpackbits(views[0], count=rows, bitorder="little").sum()) \
-                    if rows else 0
-                nulls.append(rows - valid)
+                nulls.append(rows - count_set_bits(views[0], 0, rows) if rows else 0)
                 if kind == "binary":
                     offs = views[1].view(self._types[name].offset_dtype)
                     if rows and (offs[0] < 0 or np.any(offs[1:] < offs[:-1])
@@ -206,6 +205,14 @@ class SlotBatch:
         self._done = True
         self._arrays = {}
         self._finish(False, 0, None)
+
+    def __del__(self):
+        # (a reservation dropped without commit or abort: nothing is published, and the
+        # channel is not left locked)
+        try:
+            self.abort()
+        except Exception:  # pragma: no cover (interpreter shutdown)
+            pass
 
     def __enter__(self):
         return self
