@@ -393,15 +393,15 @@ def bench_channel(cfg) -> list:
         out.append(Result(label, med["channel"], med[n], 0.2,
                           f"{mib} x 1 MiB: channel {mib / med['channel']:,.0f} MiB/s, "
                           f"{n} {mib / med[n]:,.0f} MiB/s"))
+    out.append(LatencyResult("5. small batch one-way latency (median) vs pyarrow pipe",
+                             statistics.median(lat["channel"]),
+                             statistics.median(lat["pyarrow-pipe"]), 50e-6,
+                             f"{cfg['pings']} one-row batches, 0.5 ms apart, per repeat"))
     out.append(Result("6. channel batches built in place (reserve) vs generated + arrowmm pipe",
                       med["fill-channel"], med["fill-arrowmm-pipe"], 0.2,
                       f"{mib} x 1 MiB generated (a copy from a ready array) then sent: channel "
                       f"{mib / med['fill-channel']:,.0f} MiB/s, arrowmm-pipe "
                       f"{mib / med['fill-arrowmm-pipe']:,.0f} MiB/s"))
-    out.append(LatencyResult("5. small batch one-way latency (median) vs pyarrow pipe",
-                             statistics.median(lat["channel"]),
-                             statistics.median(lat["pyarrow-pipe"]), 50e-6,
-                             f"{cfg['pings']} one-row batches, 0.5 ms apart, per repeat"))
     return out
 
 
