@@ -6,7 +6,7 @@ Run from the repository root::
     python benchmarks/bench_shm.py            # full run: a 1 GiB table (8 float64 x 16M rows)
     python benchmarks/bench_shm.py --quick    # smoke version (32 MiB, a few seconds)
     python benchmarks/bench_shm.py --out bench_shm.md
-    python benchmarks/bench_shm.py --channel-only   # rows 4 and 5 only (a minute)
+    python benchmarks/bench_shm.py --channel-only   # rows 4 to 6 only (a minute or two)
 
 One worker process (``multiprocessing``, spawn) is started before timing and reused.  Each
 timed run hands the table over and waits for the worker's sum of column ``c0``:
@@ -36,6 +36,10 @@ timed run hands the table over and waits for the worker's sum of column ``c0``:
                 when it comes: median one-way time from before ``send`` until the worker has the
                 value (CLOCK_MONOTONIC, shared by processes), channel vs pyarrow over a pipe.
                                                                target: channel < 50 us
+6. in place   - the 1 MiB batches of 4 *generated* by the producer (a copy from a ready
+                array, standing for a fast generator): into a batch reserved in a channel
+                slot (``Channel.reserve``: the only copy is the generating one) against into a
+                reused array written as an arrowmm stream to a pipe.         target <= 0.2
 
 Both shared-memory routes are zero-copy on the worker side; what differs is the writing,
 the per-batch bookkeeping and, for 3, the copy.  Times include the page faults of mapping
@@ -250,6 +254,31 @@ class _Route:
         the pyarrow routes are not timed importing theirs either."""
         return [arrowmm.record_batch(b) for b in batches] if self.native else list(batches)
 
+    def fill(self, sources) -> float:
+        """Row 6: each of ``sources`` (float64 arrays) *generated* into a batch and sent: for
+        the channel, copied into a batch reserved in its slot (``Channel.reserve``, no other
+        copy); for the arrowmm pipe, copied into one reused array (the write has copied it
+        into the pipe when it returns), made a batch and written to the stream.  The copy stands for the producer making its data (a memcpy-speed
+        generator: the most favourable case to the channel, whose transport is then all
+        that differs).  Returns the worker's answer."""
+        self.conn.send(("sum", len(sources)))
+        if self.channel is not None:
+            for v in sources:
+                with self.channel.reserve(len(v), timeout=300) as b:
+                    np.copyto(b["v"], v)
+        else:
+            with open(self.fifo, "wb", buffering=0) as f:
+                try:
+                    fcntl.fcntl(f.fileno(), F_SETPIPE_SZ, 1 << 20)
+                except OSError:
+                    pass
+                out = np.empty_like(sources[0])  # (reused: the write copies it into the pipe)
+                with arrowmm.new_stream(f, self.schema) as w:
+                    for v in sources:
+                        np.copyto(out, v)
+                        w.write_batch(arrowmm.record_batch({"v": out}))
+        return self.conn.recv()
+
     def run(self, kind: str, batches, gap: float = 0.0):
         """Send ``batches`` (each library's own batches, from ``own``: arrowmm's to the channel
         and the arrowmm pipe, pyarrow's to the others) and return the worker's answer.  For
@@ -310,7 +339,7 @@ class LatencyResult(Result):
 
 
 def bench_channel(cfg) -> list:
-    """4. and 5.: every route in turn within each repeat; ratios of medians."""
+    """4. to 6.: every route in turn within each repeat; ratios of medians."""
     ctx = multiprocessing.get_context("spawn")
     rows = (1 << 20) // 8  # 1 MiB of float64 per batch
     rng = np.random.default_rng(7)
@@ -318,7 +347,8 @@ def bench_channel(cfg) -> list:
     stream = [batches[i % len(batches)] for i in range(cfg["stream_batches"])]
     expected = sum(float(b.column(0)[0].as_py() + b.column(0)[-1].as_py()) for b in stream)
     names = ["channel", "arrowmm-pipe", "pyarrow-pipe", "queue"]
-    times = {n: [] for n in names}
+    times = {n: [] for n in names + ["fill-channel", "fill-arrowmm-pipe"]}
+    sources = [b.column(0).to_numpy() for b in stream]
     lat = {"channel": [], "pyarrow-pipe": []}
     with tempfile.TemporaryDirectory(prefix="amm-bench-") as tmp:
         routes = {n: _Route(ctx, n, batches[0].schema, Path(tmp)) for n in names}
@@ -332,6 +362,13 @@ def bench_channel(cfg) -> list:
                     assert abs(total - expected) <= 1e-6 * abs(expected), (n, total, expected)
                     if rep >= cfg["warmup"]:
                         times[n].append(dt)
+                for n in ("channel", "arrowmm-pipe"):  # row 6: generated in place vs piped
+                    t0 = time.perf_counter()
+                    total = routes[n].fill(sources)
+                    dt = time.perf_counter() - t0
+                    assert abs(total - expected) <= 1e-6 * abs(expected), (n, total, expected)
+                    if rep >= cfg["warmup"]:
+                        times["fill-" + n].append(dt)
         finally:
             for r in routes.values():
                 r.close()
@@ -360,17 +397,22 @@ def bench_channel(cfg) -> list:
                              statistics.median(lat["channel"]),
                              statistics.median(lat["pyarrow-pipe"]), 50e-6,
                              f"{cfg['pings']} one-row batches, 0.5 ms apart, per repeat"))
+    out.append(Result("6. channel batches built in place (reserve) vs generated + arrowmm pipe",
+                      med["fill-channel"], med["fill-arrowmm-pipe"], 0.2,
+                      f"{mib} x 1 MiB generated (a copy from a ready array) then sent: channel "
+                      f"{mib / med['fill-channel']:,.0f} MiB/s, arrowmm-pipe "
+                      f"{mib / med['fill-arrowmm-pipe']:,.0f} MiB/s"))
     return out
 
 
 def main(argv=None) -> int:
     parser = base_parser(__doc__, quick_help="small smoke version")
     parser.add_argument("--channel-only", action="store_true",
-                        help="only rows 4 and 5 (the live channel against pipes and a queue)")
+                        help="only rows 4 to 6 (the live channel against pipes and a queue)")
     args = parser.parse_args(argv)
     cfg = settings(args, FULL, QUICK)
     if args.channel_only:
-        env = "\n".join(machine_lines(args.quick) + ["- rows 4 and 5 only (--channel-only)"])
+        env = "\n".join(machine_lines(args.quick) + ["- rows 4 to 6 only (--channel-only)"])
         print(env + "\n", flush=True)
         results = bench_channel(cfg)
         for r in results:

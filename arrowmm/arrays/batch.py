@@ -138,7 +138,12 @@ class RecordBatch(PandasConvertible):
     @property
     def storage_columns(self) -> List[Array]:
         """Every column as stored (see ``storage_column``)."""
-        return [storage_of(c) for c in self.columns]
+        cols = self._columns
+        for c in cols:
+            if c is None:
+                self.decode_columns()
+                break
+        return [storage_of(c) for c in cols]
 
     def _decode(self, k: int, decoded) -> Array:
         """Column ``k`` decoded by the loader, once: a thread that finds another decoding it

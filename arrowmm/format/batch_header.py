@@ -75,6 +75,18 @@ class RecordBatchTemplate(NamedTuple):
     nodes: int
     buffers: int
 
+    @property
+    def fixed(self) -> bytes:
+        """One byte per header byte: 1 where every message of this shape has the template's
+        byte, 0 over the numbers (row count, body length, nodes, buffers).  A reader that
+        knows the shape checks a header against it byte for byte and reads only the numbers
+        (``arrowmm._core._shmsync.plain_header``)."""
+        mask = bytearray(b"\x01" * len(self.header))
+        for at, width in ((self.rows_at, 8), (self.body_at, 8), (self.nodes_at, 16 * self.nodes),
+                          (self.buffers_at, 16 * self.buffers)):
+            mask[at:at + width] = bytes(width)
+        return bytes(mask)
+
 
 def record_batch_template(nodes: int, buffers: int, alignment: int = 64) -> RecordBatchTemplate:
     """The template of ``record_batch_message(length, nodes, layout, body_length)`` for

@@ -9,7 +9,9 @@ region (zero-copy) or from a file-like object; what both share is in
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Tuple
+
+import numpy as np
 
 from .. import limits
 from .. import types as t
@@ -18,8 +20,9 @@ from ..arrays.array import reduce_registered
 from ..arrays.batch import RecordBatch
 from ..arrays.table import Table, slice_batches
 from ..errors import ArrowInvalid
-from ..format import MessageHeader, MetadataVersion, parse_footer
-from .dictionaries import DictionaryMemo
+from ..format import MessageHeader, MetadataVersion, RecordBatchHeader, parse_footer
+from .dictionaries import DictionaryMemo, dictionary_value_fields
+from .loader import BatchLoader
 from .io import MAGIC
 from .stream_reader import StreamReader
 from .reader_base import (ReaderBase, BatchWhere, batch_index, region_of, is_file_object,
@@ -30,6 +33,9 @@ from .message import Message, message_end, read_message_at
 from .trailer import valid_end
 from ._batch_walk import export_file_batches
 from .batch_parts import pandas_batches
+
+_NO_VARIADIC = np.zeros(0, dtype=np.int64)  # (read-only: shared by every plain batch header)
+_NO_VARIADIC.flags.writeable = False
 
 __all__ = ["FileReader", "StreamReader", "MessageBatchDecoder", "region_of", "is_file_object",
            "file_object_region", "file_region", "decompressing", "BatchWhere", "batch_index",
@@ -60,6 +66,35 @@ class MessageBatchDecoder(ReaderBase):
 
     def record_batch(self, msg: Message, where: str) -> RecordBatch:
         return self._record_batch(msg, self._memo.snapshot(), where)
+
+    def plain_shape(self) -> Optional[Tuple[int, int]]:
+        """``(field nodes, buffers)`` that every V5 record batch of the schema has, when that
+        is fixed (no dictionary-encoded and no binary/string view fields, whose batches
+        carry dictionaries or a variable count of buffers); None otherwise.  What a writer
+        or reader of a fixed header layout (``format.batch_header``) needs."""
+        if dictionary_value_fields(self.schema) or self._plan(MetadataVersion.V5).total_views:
+            return None
+        plan = self._plan(MetadataVersion.V5)
+        return plan.total_nodes, plan.total_buffers
+
+    def plain_record_batch(self, num_rows: int, nodes, buffers, body, where: str
+                           ) -> RecordBatch:
+        """A lazy batch of a plain V5 record batch message whose numbers were already read
+        (``plain_shape``'s schemas only: uncompressed, no custom metadata): ``nodes`` and
+        ``buffers`` are ``StructPairs`` over the message's vectors, ``body`` its body.  The
+        columns are checked against the body when they are loaded, as any message's.
+
+        Why: ``record_batch`` parses the whole FlatBuffers header again for every message;
+        a channel with a fixed schema reads only the numbers (``_shmsync.plain_header``)."""
+        lookup = self._plain_lookup
+        if lookup is None:
+            lookup = self._plain_lookup = self._memo.snapshot()
+        header = RecordBatchHeader(num_rows, nodes, buffers, None, _NO_VARIADIC)
+        loader = BatchLoader(self._plan(MetadataVersion.V5), header, body, lookup, where,
+                             self.stats, self.allow_copies)
+        return RecordBatch(self.schema, num_rows, loader=loader)
+
+    _plain_lookup = None
 
 
 class FileReader(ReaderBase):

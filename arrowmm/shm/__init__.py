@@ -7,11 +7,11 @@ through a ring in one segment.
 Arrays, batches and readers over a segment pickle by name (registered with ``copyreg``
 here, so the data model imports nothing from this package).
 """
-from .channel import Channel, Consumer
+from .channel import Channel, Consumer, SlotBatch
 from .segment import (CREATOR_KEY, SHM_DIR, SegmentInfo, SharedFile, cleanup, open_shared,
                       register_pickling, remove, segments, share, unlink)
 
 register_pickling()
 
 __all__ = ["share", "open_shared", "unlink", "SharedFile", "SHM_DIR", "segments", "cleanup", "remove",
-           "SegmentInfo", "CREATOR_KEY", "Channel", "Consumer"]
+           "SegmentInfo", "CREATOR_KEY", "Channel", "Consumer", "SlotBatch"]

@@ -47,6 +47,10 @@ RecordBatch header of the schema's shape is a template made once per channel
 (``format.batch_header.record_batch_template``) with the row count, body length, nodes and
 buffer offsets patched in, then each buffer is copied once, 64-byte aligned, with the GIL
 released for big bodies.  Other batches go through the stream writer and are copied in.
+A consumer checks a slot's header byte for byte against the same template
+(``_shmsync.plain_header``) and reads only its numbers into a lazy batch; a header of any other
+shape is read by the general IPC reader.  ``reserve`` builds a batch in its slot instead (the
+producer writes its data into numpy arrays over the slot's buffers, ``slot_builder``): no copy.
 
 Dictionaries: a batch with dictionary-encoded columns carries its dictionaries
 in its slot (as replacement dictionaries), so a consumer that attaches late or
@@ -75,17 +79,18 @@ from .._core._shmsync import body_length
 from ..format.batch_header import RecordBatchTemplate, record_batch_template
 from ..interop.build import record_batch
 from ..ipc.byteorder import NATIVE
-from ..ipc.encoder import FlatBatch, flatten
+from ..ipc.encoder import FlatBatch, flatten_columns
 from ..ipc.writer import StreamWriter
 from .consumer import Consumer
 from .liveness import temporary_name, this_process
+from .slot_builder import SlotBatch, slot_plan
 from .ring import (ACTIVE, CHANNEL_DIR, CHANNEL_MAGIC, E_CURSOR, E_PID, E_STATE, ENTRY, HEADER,
                    MAX_CONSUMERS, OFF_ATTACH, OFF_CONS_WAITING, OFF_FREE, OFF_PROD_WAITING,
                    OFF_PUB, OFF_WRITE_SEQ, S_HOLDS, S_LEN, S_SEQ, SLICE, U32, VERSION, WRITING,
                    Layout, Segment, channel_record, check_new_name, deadline_of, end_stream,
                    has_dictionaries, need_linux, round_up, wait_slice)
 
-__all__ = ["Channel", "Consumer", "CHANNEL_MAGIC", "channel_record"]
+__all__ = ["Channel", "Consumer", "SlotBatch", "CHANNEL_MAGIC", "channel_record"]
 
 _REWRITER = 4096  # batches per stream writer (its bookkeeping grows per batch)
 
@@ -239,6 +244,9 @@ class Channel:
         (seconds, None: no limit) raises ``TimeoutError`` naming who is behind.  Consumers that
         died meanwhile are reclaimed, and do not hold the producer up.
         """
+        if self._building == threading.get_ident():
+            raise ArrowInvalid(f"channel {self.name!r}: a reserved batch is open in this "
+                               f"thread: commit or abort it first")
         with self._lock:
             if self._closed:
                 raise ArrowInvalid(f"channel {self.name!r} is closed")
@@ -253,26 +261,8 @@ class Channel:
                 raise ArrowInvalid(f"channel {self.name!r}: the batch encodes to {nbytes} bytes, "
                                    f"a slot holds {lay.slot_size} (capacity / slots): create the "
                                    f"channel with a larger capacity or fewer slots")
-            n = self._next
-            s = n % lay.slots
-            deadline = deadline_of(timeout)
-            if not seg.drop and n >= lay.slots:
-                self._wait(lambda: self._slowest() > n - lay.slots, deadline,
-                           lambda: f"a consumer has not taken batch {n - lay.slots} "
-                                   f"({self._behind(n - lay.slots + 1)})")
+            n, s = self._claim_slot(timeout)
             m = seg.map
-            if seg.drop:  # any slot nobody holds will do (a held one is passed over)
-                found = []
-                self._wait(lambda: found.append(self._free_slot(s)) or found[-1] is not None,
-                           deadline, lambda: f"every slot is held: {self._holders(None)}")
-                s = found[-1]
-            else:
-                slot = lay.slot(s)
-                m.store64(slot + S_SEQ, WRITING)  # (before the holds are read: see _take)
-                self._wait(lambda: m.load64(slot + S_HOLDS) == 0, deadline,
-                           lambda: f"a consumer still holds batch {n - lay.slots} (slot {s}): "
-                                   f"{self._holders(s)}")
-            slot = lay.slot(s)
             if isinstance(parts, _Plain):
                 tpl, flat = parts.template, parts.flat
                 written = m.write_batch(lay.data_at(s), lay.slot_size, tpl.header, tpl.rows_at,
@@ -283,14 +273,126 @@ class Channel:
                                        f"{nbytes} expected")
             else:
                 m.copy_in(lay.data_at(s), parts)
-            m.store64(slot + S_LEN, nbytes)
-            m.store64(slot + S_SEQ, n)
-            m.store64(OFF_WRITE_SEQ, n + 1)
-            m.add32(OFF_PUB, 1)
-            if m.load32(OFF_CONS_WAITING):
-                m.wake32(OFF_PUB)
-            self._next = n + 1
+            self._publish(n, s, nbytes)
             return n
+
+    def reserve(self, num_rows: int, data_sizes: Optional[dict] = None, *,
+                timeout: Optional[float] = None) -> SlotBatch:
+        """A batch of ``num_rows`` rows built in place in the next slot: no copy at all.
+
+        ``data_sizes``: ``{column: bytes}`` for each string or binary column (its data).
+        Returns a ``SlotBatch`` whose ``values``/``validity``/``offsets``/``data`` are numpy
+        arrays over the slot; fill them, then ``commit()`` (or end a ``with`` block): the
+        batch is published, as ``send`` would have laid it out.  An exception in the block,
+        or ``abort()``, publishes nothing.  Waits for the slot as ``send`` does (``timeout``);
+        until the batch is committed or aborted, this channel sends nothing else (``send``
+        and ``reserve`` from another thread wait; from this one they raise).
+        Fixed-width, boolean, string and binary columns only (``send`` takes any batch).
+
+        Examples
+        --------
+        >>> import arrowmm
+        >>> from arrowmm.shm import Channel
+        >>> schema = arrowmm.schema([("x", arrowmm.float64()), ("s", arrowmm.string())])
+        >>> with Channel.create(None, schema) as ch:
+        ...     consumer = Channel.attach(ch.name)
+        ...     with ch.reserve(3, {"s": 6}) as b:
+        ...         b["x"][:] = [0.5, 1.5, 2.5]
+        ...         b.offsets("s")[:] = [0, 2, 2, 6]
+        ...         b.data("s")[:] = list(b"hiabcd")
+        ...         b.validity("s")[0] = 0b101   # row 1 is null
+        ...     consumer.recv().to_pydict()
+        {'x': [0.5, 1.5, 2.5], 's': ['hi', None, 'abcd']}
+        """
+        where = f"channel {self.name!r}"
+        if self._building == threading.get_ident():
+            raise ArrowInvalid(f"{where}: a reserved batch is open in this thread: commit or "
+                               f"abort it first")
+        self._lock.acquire()
+        try:
+            if self._closed:
+                raise ArrowInvalid(f"{where} is closed")
+            if not self._plain:
+                raise ArrowInvalid(f"{where}: reserve builds batches without dictionaries in this "
+                                   f"machine's byte order; send takes this schema's batches")
+            plan = slot_plan(self.schema, num_rows, data_sizes, where)
+            shape = (len(plan), sum(len(sizes) for _, _, sizes in plan))
+            tpl = self._templates.get(shape)
+            if tpl is None:
+                tpl = self._templates[shape] = record_batch_template(*shape)
+            nbytes = len(tpl.header) + sum(-(-size // 64) * 64 for _, _, sizes in plan
+                                            for size in sizes)
+            lay = self._seg.layout
+            if nbytes > lay.slot_size:
+                raise ArrowInvalid(f"{where}: {num_rows} rows take {nbytes} bytes, a slot holds "
+                                   f"{lay.slot_size} (capacity / slots)")
+            n, s = self._claim_slot(timeout)
+            start = lay.data_at(s)
+            m = self._seg.map
+            self._building = threading.get_ident()
+
+            def finish(publish: bool, size: int, nulls) -> Optional[int]:
+                try:
+                    if publish:
+                        for k, count in enumerate(nulls):
+                            m.store64(start + tpl.nodes_at + 16 * k + 8, count)
+                        self._publish(n, s, size)
+                        return n
+                    return None
+                finally:
+                    self._building = None
+                    self._lock.release()
+
+            try:
+                return SlotBatch(self, plan, tpl, num_rows, m.mapping, start, n, s, finish)
+            except BaseException:
+                self._building = None
+                raise
+        except BaseException:
+            if self._building is None:
+                self._lock.release()
+            raise
+
+    _building = None  # the thread that has a reserved batch open
+
+    def _claim_slot(self, timeout: Optional[float]):
+        """``(n, s)``: the next batch's number and the slot it goes to, marked as being
+        written (consumers pass over it) once nobody holds it and, with ``on_slow="wait"``,
+        every consumer has taken the batch it held.  Under ``self._lock``."""
+        seg = self._seg
+        lay = seg.layout
+        n = self._next
+        s = n % lay.slots
+        deadline = deadline_of(timeout)
+        if not seg.drop and n >= lay.slots and not self._slowest() > n - lay.slots:
+            self._wait(lambda: self._slowest() > n - lay.slots, deadline,
+                       lambda: f"a consumer has not taken batch {n - lay.slots} "
+                               f"({self._behind(n - lay.slots + 1)})")
+        m = seg.map
+        if seg.drop:  # any slot nobody holds will do (a held one is passed over)
+            found = []
+            self._wait(lambda: found.append(self._free_slot(s)) or found[-1] is not None,
+                       deadline, lambda: f"every slot is held: {self._holders(None)}")
+            s = found[-1]
+        else:
+            slot = lay.slot(s)
+            m.store64(slot + S_SEQ, WRITING)  # (before the holds are read: see _take)
+            if m.load64(slot + S_HOLDS) != 0:
+                self._wait(lambda: m.load64(slot + S_HOLDS) == 0, deadline,
+                           lambda: f"a consumer still holds batch {n - lay.slots} "
+                                   f"(slot {s}): {self._holders(s)}")
+        return n, s
+
+    def _publish(self, n: int, s: int, nbytes: int) -> None:
+        """Batch ``n``, its ``nbytes`` written in slot ``s``, becomes visible to consumers."""
+        m, slot = self._seg.map, self._seg.layout.slot(s)
+        m.store64(slot + S_LEN, nbytes)
+        m.store64(slot + S_SEQ, n)
+        m.store64(OFF_WRITE_SEQ, n + 1)
+        m.add32(OFF_PUB, 1)
+        if m.load32(OFF_CONS_WAITING):
+            m.wake32(OFF_PUB)
+        self._next = n + 1
 
     def _coerce(self, batch) -> RecordBatch:
         if not isinstance(batch, RecordBatch):
@@ -312,11 +414,10 @@ class Channel:
     def _encode(self, batch, metadata) -> Union["_Plain", List]:
         """``batch`` ready to go in a slot, nothing copied yet: a ``_Plain`` (the fast path:
         one Cython call lays it out) or its messages (dictionaries first) as buffers."""
-        batch = self._coerce(batch)
+        if type(batch) is not RecordBatch or batch.schema is not self._matched:
+            batch = self._coerce(batch)
         if self._plain and metadata is None and not batch.metadata:
-            flat = FlatBatch()
-            for col in batch.storage_columns:
-                flat = flatten(col, flat)
+            flat = flatten_columns(batch.storage_columns)
             if not flat.variadic:
                 shape = (len(flat.nodes) // 2, len(flat.buffers))
                 tpl = self._templates.get(shape)
@@ -454,6 +555,9 @@ class Channel:
         """End the stream: consumers receive what was sent, then the end (idempotent).
 
         The segment's name goes now if no consumer is attached, else when the last leaves."""
+        if self._building == threading.get_ident():
+            raise ArrowInvalid(f"channel {self.name!r}: a reserved batch is open in this "
+                               f"thread: commit or abort it before closing")
         with self._lock:
             if self._closed:
                 return

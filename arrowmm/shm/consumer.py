@@ -6,6 +6,7 @@ layout (``ring``); see ``channel`` for how batches, holds and failures work.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 import weakref
@@ -13,11 +14,14 @@ from typing import Iterator, Optional
 
 from .. import types as t
 from .._core._region import Region
-from .._core._shmsync import RingCursor
+from .._core._flatbuf import struct_pairs
+from .._core._shmsync import RingCursor, plain_header
 from ..arrays.batch import RecordBatch
 from ..errors import ArrowInvalid, ArrowNotImplementedError, ProducerDiedError
 from ..format import MessageHeader
+from ..format.batch_header import record_batch_template
 from ..interop._cdata import export_schema, export_stream
+from ..ipc.byteorder import NATIVE
 from ..ipc.message import message_end, read_message_at
 from ..ipc.reader import MessageBatchDecoder
 from .liveness import process_alive, this_process
@@ -68,6 +72,15 @@ class Consumer:
         self._seg = seg
         self._has_dicts = has_dictionaries(self.schema)
         self._decoder = MessageBatchDecoder(self.schema)
+        # the header every plain batch of this schema has (what the producer's one-call
+        # write lays out): checked byte for byte, then only its numbers are read
+        shape = self._decoder.plain_shape() if sys.byteorder == "little" else None
+        if shape is not None and self.schema.endianness == NATIVE:
+            tpl = record_batch_template(*shape)
+            self._plain = (tpl.header, tpl.fixed, tpl.rows_at, tpl.body_at, tpl.nodes_at,
+                           tpl.buffers_at, tpl.nodes, tpl.buffers, len(tpl.header))
+        else:
+            self._plain = None
         self._lock = threading.Lock()
         self._index = -1
         self._closed = False
@@ -166,6 +179,16 @@ class Consumer:
         return self._decode(lease, n)
 
     def _decode(self, lease, n: int) -> RecordBatch:
+        plain = self._plain
+        if plain is not None:
+            header, fixed, rows_at, body_at, nodes_at, buffers_at, nn, nb, hlen = plain
+            got = plain_header(lease, header, fixed, rows_at, body_at)
+            if got is not None:  # (else: read the general way, which says what is wrong)
+                rows, body = got
+                region = Region(lease, description=f"channel {self.name!r} batch {n}")
+                return self._decoder.plain_record_batch(
+                    rows, struct_pairs(lease, nodes_at, nn), struct_pairs(lease, buffers_at, nb),
+                    region.view(hlen, body), f"channel {self.name!r} batch {n}")
         try:
             return self._messages(lease, n)
         except ArrowNotImplementedError as exc:  # (an arrowmm producer writes nothing unknown)
