@@ -88,3 +88,41 @@ def test_a_column_whose_node_disagrees_goes_to_the_walk_which_names_it(tmp_path)
         b = r.read_next_batch()
         with pytest.raises(ArrowInvalid, match=r"column 0 \('x'\).*length 2 differs"):
             b.column(0)
+
+
+def test_threads_racing_on_first_touch_get_one_array_counted_once(tmp_path):
+    # plain columns are built without the column's lock (RecordBatch._publish keeps the first):
+    # every thread must get the same Array, and the reader must count each column once
+    import threading
+    table = fixed_table(2000)
+    path = write_ipc(tmp_path / "t.arrow", pa.Table.from_batches(table.to_batches() * 20))
+    n_threads, fixed = 6, table.num_columns - 1
+    with arrowmm.open_file(path) as r:
+        for i in range(r.num_record_batches):
+            b = r.get_batch(i)
+            barrier = threading.Barrier(n_threads)
+            got = [None] * n_threads
+
+            def touch(t):
+                barrier.wait()
+                got[t] = [b.column(k) for k in range(fixed)]
+            threads = [threading.Thread(target=touch, args=(t,)) for t in range(n_threads)]
+            for th in threads:
+                th.start()
+            for th in threads:
+                th.join()
+            assert all(x is y for g in got for x, y in zip(g, got[0]))
+            assert pa.array(got[0][3]).equals(table.column(3).chunk(0))
+        assert r.stats.columns_loaded == fixed * r.num_record_batches
+
+
+def test_plain_columns_after_a_view_column_load_through_the_walk(tmp_path):
+    # a string_view column's variadic buffers shift the buffers of the columns after it
+    table = pa.table({"v": pa.array(["short", "a longer string value", None], pa.string_view()),
+                      "x": pa.array([1.5, None, 3.5]), "y": pa.array([7, 8, 9], pa.int32())})
+    path = write_ipc(tmp_path / "t.arrow", table)
+    with arrowmm.open_file(path) as r:
+        b = r.get_batch(0)
+        assert pa.array(b.column("y")).equals(table.column("y").chunk(0))
+        assert pa.array(b.column("x")).equals(table.column("x").chunk(0))
+        assert b.column("v").to_pylist() == ["short", "a longer string value", None]

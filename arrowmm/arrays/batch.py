@@ -20,6 +20,7 @@ __all__ = ["RecordBatch"]
 
 #: ``serialize`` lives in ``arrowmm.ipc.messages``, above this layer: it registers itself here
 _SERIALIZER: dict = {}
+_PUBLISH = threading.Lock()  # (held only to publish a column built without its own lock)
 
 
 def register_batch_serializer(serialize_batch) -> None:
@@ -40,7 +41,7 @@ class RecordBatch(PandasConvertible):
     """
 
     __slots__ = ("schema", "num_rows", "metadata", "_loader", "_columns", "_offset", "_locks",
-                 "_wrapped", "_ahead", "__weakref__")
+                 "_wrapped", "_ahead", "_plain", "__weakref__")
 
     def __init__(self, schema: t.Schema, num_rows: int, columns: Optional[Sequence[Array]] = None,
                  loader=None, metadata: Optional[dict] = None, offset: int = 0):
@@ -55,6 +56,8 @@ class RecordBatch(PandasConvertible):
         self._offset = offset  # row offset into the loader's columns (for slices of lazy batches)
         self._locks = {} if loader is not None else None  # column -> lock held while decoding it
         self._ahead = None  # (ReadAhead, batch index) of a compressed batch a reader handed out
+        # (the loader's lock-free way to a plain fixed-width column, when it has one)
+        self._plain = getattr(loader, "plain_column", None) if not offset else None
 
     @classmethod
     def from_arrays(cls, arrays: Sequence[Array], names: Optional[Sequence[str]] = None,
@@ -149,6 +152,11 @@ class RecordBatch(PandasConvertible):
         """Column ``k`` decoded by the loader, once: a thread that finds another decoding it
         waits for that Array (dict.setdefault hands every thread the same lock; decoding never
         takes another column's lock, so no thread waits on one that waits on it)."""
+        plain = self._plain
+        if plain is not None and decoded is None:
+            col = plain(k, self._publish)
+            if col is not None:
+                return col
         locks = self._locks
         lock = locks.get(k)
         if lock is None:
@@ -162,6 +170,15 @@ class RecordBatch(PandasConvertible):
                 self._columns[k] = col
         locks.pop(k, None)  # (a late thread makes a new lock, then finds the column decoded)
         return col
+
+    def _publish(self, k: int, col: Array) -> Array:
+        """Column ``k`` kept: ``col``, unless a racing thread's was kept first (then that)."""
+        with _PUBLISH:
+            have = self._columns[k]
+            if have is None:
+                self._columns[k] = col
+                return col
+            return have
 
     def __getitem__(self, i):
         """``batch["name"]`` / ``batch[k]``: a column; ``batch[a:b]``: rows, zero-copy (a step

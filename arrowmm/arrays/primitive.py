@@ -7,6 +7,7 @@ import numpy as np
 from .. import types as t
 from .._core._bitmap import unpack_bitmap
 from .._core._pylist import fixed_binaries_to_list, values_to_list
+from .._core._region import BufferView
 from ..errors import ArrowInvalid
 from .base import Array, need_bytes, typed_view, unbacked_rows
 from .numpy_compat import object_array, with_nulls
@@ -112,8 +113,14 @@ class PrimitiveArray(Array):
     def to_numpy(self, zero_copy_only=True, writable=False):
         dtype = self.type
         if self._null_count == 0 and not writable and type(dtype) in _PLAIN_NUMERIC:
-            return np.frombuffer(self._buffers[1], dtype=dtype.numpy_dtype, count=self.length,
-                                 offset=self.offset * dtype.byte_width)  # the hot path: a view
+            nd = dtype.numpy_dtype  # the hot path: a view
+            buf = self._buffers[1]
+            if type(buf) is BufferView:  # (cut to the values: frombuffer's count and offset
+                start = self.offset * nd.itemsize  # arguments cost more than the view itself)
+                size = self.length * nd.itemsize
+                return np.frombuffer(buf if not start and buf.size == size
+                                     else buf.slice(start, size), nd)
+            return np.frombuffer(buf, dtype=nd, count=self.length, offset=self.offset * nd.itemsize)
         values = self.values()
         conv = _NUMPY_TEMPORAL.get(type(dtype))
         zero_copy = not isinstance(dtype, (t.DecimalType, t.TimeType, t.IntervalType)) or (

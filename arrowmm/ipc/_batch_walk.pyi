@@ -7,7 +7,8 @@ import numpy as np
 from .._core._region import Region
 from ..types import Schema
 
-__all__ = ["compile_walk", "export_file_batches", "export_stream_batches", "file_batch_parts"]
+__all__ = ["compile_walk", "export_file_batches", "export_stream_batches", "file_batch_parts",
+           "plain_fixed_parts"]
 
 StreamCapsule = object
 
@@ -21,3 +22,5 @@ def file_batch_parts(region: Region, blocks: np.ndarray, footer_offset: int, tot
 def export_stream_batches(schema: Schema, c_walk: Optional[object],
                           next_for_export: Callable[[Optional[Callable[..., int]]], object],
                           requested_schema: Optional[object] = None) -> StreamCapsule: ...
+def plain_fixed_parts(nodes: object, buffers: object, ni: int, bi: int, batch_length: int,
+                      body: object, width: int, align: int) -> Optional[tuple]: ...

@@ -37,7 +37,8 @@ from arrowmm import limits, types as t
 from arrowmm.format import MetadataVersion
 from arrowmm.ipc.byteorder import NATIVE
 
-__all__ = ["compile_walk", "export_file_batches", "export_stream_batches", "file_batch_parts"]
+__all__ = ["compile_walk", "export_file_batches", "export_stream_batches", "file_batch_parts",
+           "plain_fixed_parts"]
 
 cdef enum:
     W_NULL = 1
@@ -654,3 +655,40 @@ def file_batch_parts(Region region, blocks, int64_t footer_offset, Py_ssize_t to
                     _vector(region, meta_start + info.buffers_start, info.n_buffers),
                     region.view(body_start, body_len), info.length))
     return out
+
+
+cdef inline bint _in_body(int64_t offset, int64_t length, Py_ssize_t size) noexcept nogil:
+    return offset >= 0 and length >= 0 and offset <= size and length <= size - offset
+
+
+def plain_fixed_parts(StructPairs nodes, StructPairs buffers, Py_ssize_t ni, Py_ssize_t bi,
+                      int64_t batch_length, BufferView body, int64_t width, int64_t align):
+    """``(null_count, validity or None, values)`` of a plain fixed-width column (one node, a
+    validity and a values buffer) of an uncompressed native batch, or None when anything is
+    unusual (a record out of its vector, a length other than the batch's, a buffer outside
+    the body, too small or misaligned): the loader's walk then loads it or names what is wrong.
+
+    Why in C: a 100-column batch read one column at a time paid about a microsecond per
+    column in Python for these reads and checks alone (``BatchLoader._fixed_column``)."""
+    cdef int64_t length, nulls, voff, vlen, off, size
+    cdef const uint8_t* rec
+    if ni < 0 or ni >= nodes.count or bi < 0 or bi + 1 >= buffers.count:
+        return None
+    rec = nodes.ptr + 16 * ni
+    length = _rd64(rec)
+    nulls = _rd64(rec + 8)
+    if length != batch_length or length < 0 or nulls < 0 or nulls > length:
+        return None
+    rec = buffers.ptr + 16 * bi
+    voff = _rd64(rec)
+    vlen = _rd64(rec + 8)
+    off = _rd64(rec + 16)
+    size = _rd64(rec + 24)
+    if not _in_body(voff, vlen, body.size) or not _in_body(off, size, body.size):
+        return None
+    if not _holds(size, length, width) or (nulls and not _holds_bits(vlen, length)):
+        return None
+    if size and align > 1 and (<uintptr_t>(body.ptr + off)) % align:
+        return None
+    values = body.slice(off, size)
+    return (nulls, body.slice(voff, vlen) if nulls else None, values)

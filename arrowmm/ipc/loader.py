@@ -28,7 +28,7 @@ from .. import types as t
 from .._core._flatbuf import StructPairs
 from .._core._region import BufferView, as_view
 from ..arrays.array import Array, array_class, make_array
-from ._batch_walk import compile_walk
+from ._batch_walk import compile_walk, plain_fixed_parts
 from .byteorder import NATIVE, byteswap, swap_kind
 from ..arrays.provenance import CopiedMemory, copied_view, copy_reason
 from .compression import compressed_size, decompress_many, decompress_payload
@@ -125,6 +125,19 @@ class SchemaPlan:
         return tuple(out)
 
     @cached_property
+    def plain_specs(self) -> tuple:
+        """``fixed_columns`` with each column's first node and buffer added, for
+        ``BatchLoader.plain_column``; all None when view columns (whose variadic buffers
+        shift the later columns' buffers per batch) come first."""
+        out = []
+        for k, spec in enumerate(self.fixed_columns):
+            if spec is None or self.view_starts[k]:
+                out.append(None)
+            else:
+                out.append(spec + (self.node_starts[k], self.buffer_starts[k]))
+        return tuple(out)
+
+    @cached_property
     def c_walk(self):
         """This plan compiled for the C export's walk over undecoded columns (``_batch_walk``), or
         None when some column needs the full loader."""
@@ -156,7 +169,7 @@ class BatchLoader:
     """
 
     __slots__ = ("plan", "header", "body", "dictionaries", "where", "stats", "swap", "allow_copies",
-                 "_nodes", "_buffers", "_variadic", "_decompressed", "_budget_lock")
+                 "_nodes", "_buffers", "_variadic", "_decompressed", "_budget_lock", "_plain")
 
     def __init__(self, plan: SchemaPlan, header: RecordBatchHeader, body: BufferView,
                  dictionaries: Callable[[int], Array], where: str, stats: Optional[LoadStats] = None,
@@ -192,6 +205,10 @@ class BatchLoader:
         self._variadic = variadic
         self._decompressed = 0  # uncompressed bytes declared by the buffers decoded so far
         self._budget_lock = threading.Lock() if header.compression is not None else None
+        # (plain_column's per-column specs, when this batch can take that way at all)
+        self._plain = plan.plain_specs if header.compression is None and not self.swap and \
+            type(body) is BufferView and type(nodes) is StructPairs and \
+            type(buffers) is StructPairs else None
 
     def _reserve(self, nbytes: int, quiet: bool = False) -> bool:
         """Add ``nbytes`` about to be decompressed to the batch's running total, or raise (or,
@@ -303,6 +320,29 @@ class BatchLoader:
         return array
 
 
+    def plain_column(self, k: int, publish: Callable[[int, Array], Array]) -> Optional[Array]:
+        """Top-level column ``k`` when it is a plain fixed-width column of an uncompressed,
+        native batch over mapped memory, read and checked in C (``plain_fixed_parts``), else
+        None (``column`` loads it).  Cheap, so ``RecordBatch`` calls it without taking the
+        column's lock: threads racing on one column may each build an Array, ``publish(k,
+        array)`` returns the one the batch kept (the first), and only that one is counted."""
+        specs = self._plain
+        if specs is None or specs[k] is None:
+            return None
+        cls, dtype, align, width, ni, bi = specs[k]
+        length = self.header.length
+        parts = plain_fixed_parts(self._nodes, self._buffers, ni, bi, length, self.body,
+                                  width, align)
+        if parts is None:
+            return None
+        array = cls(dtype, length, parts[1:], (), parts[0])
+        kept = publish(k, array)
+        if kept is array:
+            stats = self.stats
+            with stats._lock:
+                stats.columns_loaded += 1
+        return kept
+
     def _fixed_column(self, k: int, spec) -> Optional[Array]:
         """Plain fixed-width column ``k`` of an uncompressed native batch, built without a
         walk (the per-column cost of a wide batch is mostly the walk's Python overhead), or
@@ -312,21 +352,35 @@ class BatchLoader:
         plan = self.plan
         vi = plan.view_starts[k]
         bi = plan.buffer_starts[k] + (int(self._variadic[:vi].sum()) if vi else 0)
-        length, nulls = self._nodes.get(plan.node_starts[k])
-        if length != self.header.length or length < 0 or nulls < 0 or nulls > length:
-            return None
-        body = self.body
-        try:
-            validity = body.slice(*self._buffers.get(bi))
-            values = body.slice(*self._buffers.get(bi + 1))
-        except ArrowInvalid:
-            return None
-        # (PrimitiveArray._check_structure's checks, for offset 0: the walk repeats them)
-        if values.size < length * width or (nulls and validity.size < (length + 7) >> 3) or \
-                (values.size and not values.is_aligned(align)):
-            return None
-        self.stats.add(None, 1)
-        return cls(dtype, length, (validity if nulls else None, values), (), nulls)
+        nodes, buffers, body = self._nodes, self._buffers, self.body
+        length = self.header.length
+        if type(nodes) is StructPairs and type(buffers) is StructPairs and \
+                type(body) is BufferView:  # (read and checked in C: the usual case)
+            parts = plain_fixed_parts(nodes, buffers, plan.node_starts[k], bi, length, body,
+                                      width, align)
+            if parts is None:
+                return None
+            nulls, validity, values = parts
+        else:
+            nlength, nulls = nodes.get(plan.node_starts[k])
+            if nlength != length or length < 0 or nulls < 0 or nulls > length:
+                return None
+            try:
+                validity = body.slice(*buffers.get(bi))
+                values = body.slice(*buffers.get(bi + 1))
+            except ArrowInvalid:
+                return None
+            # (PrimitiveArray._check_structure's checks, for offset 0: the walk repeats them)
+            if values.size < length * width or \
+                    (nulls and validity.size < (length + 7) >> 3) or \
+                    (values.size and not values.is_aligned(align)):
+                return None
+            if not nulls:
+                validity = None
+        stats = self.stats
+        with stats._lock:
+            stats.columns_loaded += 1
+        return cls(dtype, length, (validity, values), (), nulls)
 
 
 _FIXED_TYPES = frozenset({t.IntType, t.FloatType, t.DecimalType, t.DateType, t.TimeType,
