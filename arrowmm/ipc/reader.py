@@ -20,7 +20,7 @@ from ..arrays.array import reduce_registered
 from ..arrays.batch import RecordBatch
 from ..arrays.table import Table, slice_batches
 from ..errors import ArrowInvalid
-from ..format import MessageHeader, MetadataVersion, RecordBatchHeader, parse_footer
+from ..format import MessageHeader, MetadataVersion, RecordBatchHeader, parse_footer_cached
 from .dictionaries import DictionaryMemo, dictionary_value_fields
 from .loader import BatchLoader
 from .io import MAGIC
@@ -153,7 +153,7 @@ class FileReader(ReaderBase):
             raise limits.exceeded("max_metadata_size", footer_len, f"{name}: footer length")
         footer_view = region.view(size - 10 - footer_len, footer_len, "footer")
         self._footer_offset = size - 10 - footer_len
-        footer = parse_footer(memoryview(footer_view))
+        footer = parse_footer_cached(footer_view)
         self.footer = footer
         self.schema = footer.schema
         self.features = footer.features

@@ -110,6 +110,14 @@ def _rebuild_extension(cls, storage, serialized):
 _EXTENSION_REGISTRY: dict = {}
 #: (name, storage type, its string, serialized) -> the deserialized type (None: it did not fit)
 _EXTENSION_CACHE: dict = {}
+_GENERATION = [0]  # bumped by every (un)registration: see registry_generation
+
+
+def registry_generation() -> int:
+    """A number that changes whenever an extension type is registered or unregistered: part
+    of the key of anything cached from a parse (``format.footer_cache``), since a schema's
+    extension types are resolved against the registry of when it was first read."""
+    return _GENERATION[0]
 
 
 def register_extension_type(ext_type: ExtensionType) -> None:
@@ -124,6 +132,7 @@ def register_extension_type(ext_type: ExtensionType) -> None:
         raise ArrowKeyError(f"A type extension with name {name} already defined")
     _EXTENSION_REGISTRY[name] = ext_type
     _EXTENSION_CACHE.clear()
+    _GENERATION[0] += 1
 
 
 def unregister_extension_type(type_name: str) -> None:
@@ -132,6 +141,7 @@ def unregister_extension_type(type_name: str) -> None:
         raise ArrowKeyError(f"No type extension with name {type_name} found")
     del _EXTENSION_REGISTRY[type_name]
     _EXTENSION_CACHE.clear()
+    _GENERATION[0] += 1
 
 
 def extension_type_of(field: "Field") -> Optional[ExtensionType]:
