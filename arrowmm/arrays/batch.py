@@ -171,14 +171,17 @@ class RecordBatch(PandasConvertible):
         locks.pop(k, None)  # (a late thread makes a new lock, then finds the column decoded)
         return col
 
-    def _publish(self, k: int, col: Array) -> Array:
-        """Column ``k`` kept: ``col``, unless a racing thread's was kept first (then that)."""
+    def _publish(self, k: int, col: Array) -> tuple:
+        """Column ``k`` kept, and whether it is ``col``'s: ``col`` (cut to the batch's rows: a
+        head of a lazy batch shares its loader), unless a racing thread's was kept first."""
+        if col.length != self.num_rows:
+            col = col.slice(0, self.num_rows)
         with _PUBLISH:
             have = self._columns[k]
             if have is None:
                 self._columns[k] = col
-                return col
-            return have
+                return col, True
+            return have, False
 
     def __getitem__(self, i):
         """``batch["name"]`` / ``batch[k]``: a column; ``batch[a:b]``: rows, zero-copy (a step

@@ -304,7 +304,7 @@ def schema_from_fb(fb: FbSchema) -> t.Schema:
     # every field is read in C (_flatbuf), those it finds broken or beyond a limit here
     fields = schema_fields(tab.Bytes, start, n, t.Field, _WALKED_TYPES, _walked_type, other,
                            budget, limits.max_custom_metadata_size) if n else []
-    return t.Schema(fields, _key_values(fb, "schema metadata"), endianness)
+    return t.Schema._of_fields(tuple(fields), _key_values(fb, "schema metadata"), endianness)
 
 
 _WALKED_TYPES = {}  # schema_fields' childless types: immutable, so one instance serves every field

@@ -320,12 +320,13 @@ class BatchLoader:
         return array
 
 
-    def plain_column(self, k: int, publish: Callable[[int, Array], Array]) -> Optional[Array]:
+    def plain_column(self, k: int, publish: Callable[[int, Array], tuple]) -> Optional[Array]:
         """Top-level column ``k`` when it is a plain fixed-width column of an uncompressed,
         native batch over mapped memory, read and checked in C (``plain_fixed_parts``), else
         None (``column`` loads it).  Cheap, so ``RecordBatch`` calls it without taking the
         column's lock: threads racing on one column may each build an Array, ``publish(k,
-        array)`` returns the one the batch kept (the first), and only that one is counted."""
+        array)`` returns the column the batch kept (the first) and whether it is this call's,
+        and only that one is counted."""
         specs = self._plain
         if specs is None or specs[k] is None:
             return None
@@ -336,8 +337,8 @@ class BatchLoader:
         if parts is None:
             return None
         array = cls(dtype, length, parts[1:], (), parts[0])
-        kept = publish(k, array)
-        if kept is array:
+        kept, won = publish(k, array)
+        if won:
             stats = self.stats
             with stats._lock:
                 stats.columns_loaded += 1

@@ -36,6 +36,20 @@ class Schema:
         set_(self, "_index", None)  # name -> indices, made by the first lookup by name
         set_(self, "_ext", None)  # each field's extension type, resolved once on first use
 
+    @classmethod
+    def _of_fields(cls, fields: tuple, metadata: Optional[Mapping[str, str]] = None,
+                   endianness: str = "little") -> "Schema":
+        """A schema of ``fields``, a tuple of ``Field`` as a reader builds it, without
+        ``__init__``'s conversions (a tenth of the open of a 10^6-field file went to them)."""
+        self = object.__new__(cls)
+        set_ = object.__setattr__
+        set_(self, "fields", fields)
+        set_(self, "metadata", freeze_metadata(metadata))
+        set_(self, "endianness", endianness)
+        set_(self, "_index", None)
+        set_(self, "_ext", None)
+        return self
+
     def extension_types(self) -> tuple:
         """Each field's registered extension type (None for the others), resolved once per
         schema: what is registered when the schema is first read decides, as in pyarrow."""
