@@ -66,43 +66,52 @@ cdef inline uint64_t _hash_bytes(const uint8_t* p, int64_t n) noexcept nogil:
     """FNV-1a, 8 bytes a step (short values dominate; any good spread will do)."""
     cdef uint64_t h = 14695981039346656037ULL ^ <uint64_t>n
     cdef uint64_t w
+    cdef uint32_t w4
     cdef int64_t j = 0
     while j + 8 <= n:
         memcpy(&w, p + j, 8)
         h = (h ^ w) * 1099511628211ULL
         h ^= h >> 29
         j += 8
+    if j + 4 <= n:  # (a tail of 4 to 7 bytes: four of them in one step)
+        memcpy(&w4, p + j, 4)
+        h = (h ^ w4) * 1099511628211ULL
+        h ^= h >> 29
+        j += 4
     while j < n:
         h = (h ^ p[j]) * 1099511628211ULL
         j += 1
     return h ^ (h >> 32)
 
 
+cdef struct _Entry:
+    int64_t start  # the value's bytes in the data buffer
+    int64_t size
+    uint64_t hash
+    PyObject* obj  # the object made for it (borrowed from the output), NULL: a free slot
+
+
 cdef object _var_loop_dedup(const offset_t[::1] o, const uint8_t[::1] d, int64_t length,
                             const uint8_t[::1] bits, bint has_bits, int64_t bit_offset, bint utf8):
     """``_var_loop`` into a numpy object array, equal values made once and shared (pyarrow's
-    ``deduplicate_objects``): an open-addressing table of (start, size, row) keyed by the
-    bytes, grown at half full, so memory follows the distinct values, not the rows."""
+    ``deduplicate_objects``): an open-addressing table of entries keyed by the bytes (each
+    entry one 32-byte record, its hash compared before its bytes), grown at half full, so
+    memory follows the distinct values, not the rows."""
     cdef int64_t n = d.shape[0], i = 0, s, e, size
     out = np.empty(length, dtype=object)  # (None everywhere: nulls stay so)
     cdef PyObject** dst = <PyObject**><uintptr_t>out.ctypes.data
     cdef object empty = "" if utf8 else b""
     cdef object value
     cdef PyObject* shared
-    cdef Py_ssize_t cap = 1024, used = 0, slot, k
-    cdef int64_t* starts = NULL
-    cdef int64_t* sizes = NULL
-    cdef Py_ssize_t* rows = NULL  # the row whose object the slot shares
+    cdef Py_ssize_t cap = 1024, used = 0, slot
+    cdef _Entry* table = NULL
+    cdef _Entry* ent
     cdef uint64_t h
     cdef const uint8_t* base = &d[0] if n else NULL
     try:
-        starts = <int64_t*>calloc(cap, sizeof(int64_t))
-        sizes = <int64_t*>calloc(cap, sizeof(int64_t))
-        rows = <Py_ssize_t*>calloc(cap, sizeof(Py_ssize_t))
-        if starts == NULL or sizes == NULL or rows == NULL:
+        table = <_Entry*>calloc(cap, sizeof(_Entry))
+        if table == NULL:
             raise MemoryError()
-        for k in range(cap):
-            rows[k] = -1
         for i in range(length):
             if has_bits and not bit_is_set(bits, bit_offset + i):
                 continue
@@ -116,55 +125,45 @@ cdef object _var_loop_dedup(const offset_t[::1] o, const uint8_t[::1] d, int64_t
             else:
                 h = _hash_bytes(base + s, size)
                 slot = <Py_ssize_t>(h & <uint64_t>(cap - 1))
-                while rows[slot] >= 0:
-                    if sizes[slot] == size and memcmp(base + starts[slot], base + s, size) == 0:
+                while True:
+                    ent = &table[slot]
+                    if ent.obj == NULL or (ent.hash == h and ent.size == size and
+                                           memcmp(base + ent.start, base + s, size) == 0):
                         break
                     slot = (slot + 1) & (cap - 1)
-                if rows[slot] >= 0:
-                    shared = dst[rows[slot]]
+                if ent.obj != NULL:
+                    shared = ent.obj
                 else:
                     value = _make(<const char*>(base + s), size, utf8)
                     shared = <PyObject*>value
-                    starts[slot], sizes[slot], rows[slot] = s, size, i
+                    ent.start, ent.size, ent.hash, ent.obj = s, size, h, shared
                     used += 1
-                    if used * 2 > cap:
-                        _grow(&starts, &sizes, &rows, &cap, base)
             Py_INCREF(<object>shared)
             Py_DECREF(<object>dst[i])  # (the None np.empty put there)
-            dst[i] = shared
+            dst[i] = shared  # (the output holds the reference the table borrows)
+            if used * 2 > cap:
+                _grow(&table, &cap)
     except UnicodeDecodeError as exc:
         raise _decode_error(exc, i, f"data[{o[i]}:{o[i + 1]}]") from None
     finally:
-        free(starts)
-        free(sizes)
-        free(rows)
+        free(table)
     return out
 
 
-cdef int _grow(int64_t** starts, int64_t** sizes, Py_ssize_t** rows, Py_ssize_t* cap,
-               const uint8_t* base) except -1:
+cdef int _grow(_Entry** table, Py_ssize_t* cap) except -1:
     """Double the table of ``_var_loop_dedup``, re-inserting what it holds."""
     cdef Py_ssize_t old = cap[0], new = old * 2, k, slot
-    cdef int64_t* ns = <int64_t*>calloc(new, sizeof(int64_t))
-    cdef int64_t* nz = <int64_t*>calloc(new, sizeof(int64_t))
-    cdef Py_ssize_t* nr = <Py_ssize_t*>calloc(new, sizeof(Py_ssize_t))
-    if ns == NULL or nz == NULL or nr == NULL:
-        free(ns)
-        free(nz)
-        free(nr)
+    cdef _Entry* nt = <_Entry*>calloc(new, sizeof(_Entry))
+    if nt == NULL:
         raise MemoryError()
-    for k in range(new):
-        nr[k] = -1
     for k in range(old):
-        if rows[0][k] >= 0:
-            slot = <Py_ssize_t>(_hash_bytes(base + starts[0][k], sizes[0][k]) & <uint64_t>(new - 1))
-            while nr[slot] >= 0:
+        if table[0][k].obj != NULL:
+            slot = <Py_ssize_t>(table[0][k].hash & <uint64_t>(new - 1))
+            while nt[slot].obj != NULL:
                 slot = (slot + 1) & (new - 1)
-            ns[slot], nz[slot], nr[slot] = starts[0][k], sizes[0][k], rows[0][k]
-    free(starts[0])
-    free(sizes[0])
-    free(rows[0])
-    starts[0], sizes[0], rows[0], cap[0] = ns, nz, nr, new
+            nt[slot] = table[0][k]
+    free(table[0])
+    table[0], cap[0] = nt, new
     return 0
 
 
