@@ -145,7 +145,9 @@ def array_to_pandas(chunks: List[Array], field: t.Field, *, deduplicate_objects:
         values = _values(array, field, deduplicate_objects)
         if categorical and isinstance(values, np.ndarray) and values.ndim == 1:
             values = _factorized(storage_of(array), values)
-    return pd.Series(values, name=field.name, copy=False)
+    if isinstance(values, np.ndarray) and values.dtype == object:  # (said, not inferred:
+        return pd.Series(values, name=field.name, copy=False, dtype=object)  # pandas would
+    return pd.Series(values, name=field.name, copy=False)  # scan a million strings for dates)
 
 
 def _pandas_metadata(schema: t.Schema) -> Optional[dict]:
