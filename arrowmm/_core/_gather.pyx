@@ -19,6 +19,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
+from arrowmm._core._bits cimport load_i64, load_offset
 from arrowmm._core._flatbuf cimport StructPairs
 from arrowmm._core._region cimport BufferView
 
@@ -44,20 +45,6 @@ cdef struct _Piece:
     int64_t body_size
     Py_ssize_t ni, bi        # the column's node and first buffer
     int64_t start, length    # the rows of the node taken
-
-
-cdef inline int64_t _rd64(const uint8_t* p) noexcept nogil:
-    cdef int64_t v
-    memcpy(&v, p, 8)
-    return v
-
-
-cdef inline int64_t _rd_offset(const uint8_t* p, int width, int64_t i) noexcept nogil:
-    cdef int32_t v
-    if width == 8:
-        return _rd64(p + 8 * i)
-    memcpy(&v, p + 4 * i, 4)
-    return v
 
 
 cdef inline bint _bit(const uint8_t* p, int64_t i) noexcept nogil:
@@ -97,8 +84,8 @@ cdef inline bint _buffer(const _Piece* p, Py_ssize_t i, const uint8_t** ptr,
     cdef int64_t offset, length
     if i < 0 or i >= p.n_buffers:
         return False
-    offset = _rd64(p.buffers + 16 * i)
-    length = _rd64(p.buffers + 16 * i + 8)
+    offset = load_i64(p.buffers + 16 * i)
+    length = load_i64(p.buffers + 16 * i + 8)
     if offset < 0 or length < 0 or offset > p.body_size or length > p.body_size - offset:
         return False
     ptr[0] = p.body + offset
@@ -109,8 +96,8 @@ cdef inline bint _buffer(const _Piece* p, Py_ssize_t i, const uint8_t** ptr,
 cdef inline bint _node(const _Piece* p, Py_ssize_t i, int64_t* length, int64_t* nulls) noexcept nogil:
     if i < 0 or i >= p.n_nodes:
         return False
-    length[0] = _rd64(p.nodes + 16 * i)
-    nulls[0] = _rd64(p.nodes + 16 * i + 8)
+    length[0] = load_i64(p.nodes + 16 * i)
+    nulls[0] = load_i64(p.nodes + 16 * i + 8)
     return length[0] >= 0 and 0 <= nulls[0] <= length[0]
 
 
@@ -173,12 +160,12 @@ cdef object _gather(_Piece* pieces, Py_ssize_t n, int kind, int width, int child
                 if not _node(p, p.ni + 1, &child_len, &child_nulls):
                     return None
                 dsize = child_len
-            first = _rd_offset(ptr, width, p.start)
+            first = load_offset(ptr, width, p.start)
             if first < 0:
                 return None
             prev = first
             for i in range(p.start + 1, p.start + p.length + 1):
-                cur = _rd_offset(ptr, width, i)
+                cur = load_offset(ptr, width, i)
                 if cur < prev:
                     return None
                 prev = cur
@@ -201,9 +188,9 @@ cdef object _gather(_Piece* pieces, Py_ssize_t n, int kind, int width, int child
                 kids[j].bi = p.bi + 2
                 if p.length:
                     _buffer(p, p.bi + 1, &ptr, &size)
-                    first = _rd_offset(ptr, width, p.start)
+                    first = load_offset(ptr, width, p.start)
                     kids[j].start = first
-                    kids[j].length = _rd_offset(ptr, width, p.start + p.length) - first
+                    kids[j].length = load_offset(ptr, width, p.start + p.length) - first
                 else:
                     kids[j].start = 0
                     kids[j].length = 0
@@ -247,10 +234,10 @@ cdef object _gather(_Piece* pieces, Py_ssize_t n, int kind, int width, int child
         elif kind == BOOL:
             _copy_bits(out_values, at, ptr, p.start, p.length)
         elif p.length:
-            first = _rd_offset(ptr, width, p.start)
-            last = _rd_offset(ptr, width, p.start + p.length)
+            first = load_offset(ptr, width, p.start)
+            last = load_offset(ptr, width, p.start + p.length)
             for i in range(p.length):
-                cur = _rd_offset(ptr, width, p.start + i) - first + base
+                cur = load_offset(ptr, width, p.start + i) - first + base
                 if width == 4:
                     o32[at + i] = <int32_t>cur
                 else:

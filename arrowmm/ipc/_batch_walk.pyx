@@ -24,6 +24,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t, uintptr_t
 from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
 
+from arrowmm._core._bits cimport load_i64, load_offset
 from arrowmm._core._cabi cimport (
     Arena, ArrowArray, arena_drop, arena_new, arrowmm_zero, begin_alone, begin_node,
     checked_calloc, clear_array, free_array, node_bytes)
@@ -221,20 +222,6 @@ cdef struct _Walk:
     Arena* arena
 
 
-cdef inline int64_t _rd64(const uint8_t* p) noexcept nogil:
-    cdef int64_t v
-    memcpy(&v, p, 8)
-    return v
-
-
-cdef inline int64_t _rd_offset(const uint8_t* p, int width, int64_t i) noexcept nogil:
-    cdef int32_t v
-    if width == 8:
-        return _rd64(p + 8 * i)
-    memcpy(&v, p + 4 * i, 4)
-    return v
-
-
 cdef inline bint _holds(int64_t size, int64_t count, int64_t width) noexcept nogil:
     """size >= count * width, without overflow (count, width >= 0)."""
     return width == 0 or count <= size // width
@@ -247,8 +234,8 @@ cdef inline bint _holds_bits(int64_t size, int64_t bits) noexcept nogil:
 cdef inline bint _next_node(_Walk* w, int64_t* length, int64_t* nulls) noexcept nogil:
     if w.ni >= w.n_nodes:
         return False
-    length[0] = _rd64(w.nodes + 16 * w.ni)
-    nulls[0] = _rd64(w.nodes + 16 * w.ni + 8)
+    length[0] = load_i64(w.nodes + 16 * w.ni)
+    nulls[0] = load_i64(w.nodes + 16 * w.ni + 8)
     w.ni += 1
     return length[0] >= 0 and 0 <= nulls[0] <= length[0]
 
@@ -258,8 +245,8 @@ cdef inline bint _next_buffer(_Walk* w, int align, const void** ptr, int64_t* si
     cdef int64_t offset, length
     if w.bi >= w.n_buffers:
         return False
-    offset = _rd64(w.buffers + 16 * w.bi)
-    length = _rd64(w.buffers + 16 * w.bi + 8)
+    offset = load_i64(w.buffers + 16 * w.bi)
+    length = load_i64(w.buffers + 16 * w.bi + 8)
     w.bi += 1
     if offset < 0 or length < 0 or offset > w.body_size or length > w.body_size - offset:
         return False
@@ -349,8 +336,8 @@ cdef bint _offsets_fit(const void* ptr, int64_t size, int width, int64_t length,
         return True
     if length >= size // width:  # room for length + 1 offsets
         return False
-    first = _rd_offset(<const uint8_t*>ptr, width, 0)
-    last = _rd_offset(<const uint8_t*>ptr, width, length)
+    first = load_offset(<const uint8_t*>ptr, width, 0)
+    last = load_offset(<const uint8_t*>ptr, width, length)
     return 0 <= first <= last <= target
 
 
@@ -488,9 +475,9 @@ cdef class _FileBatches(BatchStream):
         region = self.mapping() if walk and self.program is not None else None
         if region is not None:
             p = &self.blocks[24 * i]
-            offset = _rd64(p)
-            meta_len = <int32_t>(<uint64_t>_rd64(p + 8) & 0xFFFFFFFF)  # int32, 4 bytes of padding
-            body_len = _rd64(p + 16)
+            offset = load_i64(p)
+            meta_len = <int32_t>(<uint64_t>load_i64(p + 8) & 0xFFFFFFFF)  # int32, 4 bytes of padding
+            body_len = load_i64(p + 16)
             if 8 <= offset < self.footer_offset and meta_len > 0 and body_len >= 0 and \
                     self._dictionaries() and \
                     _walk_message(self.program, <Region?>region, offset, self.footer_offset,
@@ -630,9 +617,9 @@ def file_batch_parts(Region region, blocks, int64_t footer_offset, Py_ssize_t to
     raw = blocks.reshape(-1).view(np.uint8)
     for i in range(n):
         p = &raw[24 * i]
-        offset = _rd64(p)
-        meta_len = <int32_t>(<uint64_t>_rd64(p + 8) & 0xFFFFFFFF)
-        body_len = _rd64(p + 16)
+        offset = load_i64(p)
+        meta_len = <int32_t>(<uint64_t>load_i64(p + 8) & 0xFFFFFFFF)
+        body_len = load_i64(p + 16)
         if offset < 8 or offset >= footer_offset or meta_len <= 0 or body_len < 0 or \
                 offset > size - 8 or offset > footer_offset - 8 or \
                 _rd32(region.ptr + offset) != -1:
@@ -675,15 +662,15 @@ def plain_fixed_parts(StructPairs nodes, StructPairs buffers, Py_ssize_t ni, Py_
     if ni < 0 or ni >= nodes.count or bi < 0 or bi + 1 >= buffers.count:
         return None
     rec = nodes.ptr + 16 * ni
-    length = _rd64(rec)
-    nulls = _rd64(rec + 8)
+    length = load_i64(rec)
+    nulls = load_i64(rec + 8)
     if length != batch_length or length < 0 or nulls < 0 or nulls > length:
         return None
     rec = buffers.ptr + 16 * bi
-    voff = _rd64(rec)
-    vlen = _rd64(rec + 8)
-    off = _rd64(rec + 16)
-    size = _rd64(rec + 24)
+    voff = load_i64(rec)
+    vlen = load_i64(rec + 8)
+    off = load_i64(rec + 16)
+    size = load_i64(rec + 24)
     if not _in_body(voff, vlen, body.size) or not _in_body(off, size, body.size):
         return None
     if not _holds(size, length, width) or (nulls and not _holds_bits(vlen, length)):
