@@ -80,14 +80,9 @@ def leaves_table() -> pa.Table:
     return schema.empty_table()
 
 
-def test_leaf_fields_read_in_c_read_the_same(monkeypatch):
-    footer = footer_of(leaves_table())
-    fast, slow = both(footer, monkeypatch)
-    assert fast == slow
-    fields = fast[2]
-    assert [f[0] for f in fields][-4:] == ["with metadata", "", "nombre-ñ-名前", "t"]
-    assert [f[2] for f in fields[:4]] == [True, False, True, False]
-    assert fields[-4][3] == {"k": "v"}
+def fields_left_to_python(footer, expected, monkeypatch) -> list:
+    """The indices of the fields the C reader of ``footer`` left to the Python reader (its
+    outcome checked against ``expected`` on the way)."""
     left_to_python = []
     real = decode.schema_fields
 
@@ -99,8 +94,20 @@ def test_leaf_fields_read_in_c_read_the_same(monkeypatch):
 
     with monkeypatch.context() as m:
         m.setattr(decode, "schema_fields", counting)
-        assert outcome(footer) == fast
-    assert left_to_python == []  # (metadata and a timestamp included: every field read in C)
+        assert outcome(footer) == expected
+    return left_to_python
+
+
+def test_leaf_fields_read_in_c_read_the_same(monkeypatch):
+    footer = footer_of(leaves_table())
+    fast, slow = both(footer, monkeypatch)
+    assert fast == slow
+    fields = fast[2]
+    assert [f[0] for f in fields][-4:] == ["with metadata", "", "nombre-ñ-名前", "t"]
+    assert [f[2] for f in fields[:4]] == [True, False, True, False]
+    assert fields[-4][3] == {"k": "v"}
+    # (metadata and a timestamp included: every field read in C)
+    assert fields_left_to_python(footer, fast, monkeypatch) == []
     rng = np.random.default_rng(12)
     differing = []
     for trial in range(300):
@@ -209,19 +216,7 @@ def test_nested_dictionary_and_metadata_fields_are_read_in_c(monkeypatch):
     names = [f[0] for f in fast[2]]
     assert names[:3] == ["l", "ll", "d"] and len(names) == len(nested_schema())
     assert fast[2][0][3] == {"k": "v", "ñ": "名前"}
-    left_to_python = []
-    real = decode.schema_fields
-
-    def counting(data, start, count, field_cls, types, make_type, other, budget, md_cap):
-        def counted(i):
-            left_to_python.append(i)
-            return other(i)
-        return real(data, start, count, field_cls, types, make_type, counted, budget, md_cap)
-
-    with monkeypatch.context() as m:
-        m.setattr(decode, "schema_fields", counting)
-        assert outcome(footer) == fast
-    assert left_to_python == []
+    assert fields_left_to_python(footer, fast, monkeypatch) == []
     rng = np.random.default_rng(13)
     differing, errors = [], 0
     for trial in range(600):
