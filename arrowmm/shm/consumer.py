@@ -81,6 +81,7 @@ class Consumer:
                            tpl.buffers_at, tpl.nodes, tpl.buffers, len(tpl.header))
         else:
             self._plain = None
+        self._where = f"channel {name!r} batch "  # (+ the batch's number: its regions' names)
         self._lock = threading.Lock()
         self._index = -1
         self._closed = False
@@ -131,6 +132,9 @@ class Consumer:
         with self._lock:
             if self._closed:
                 raise ArrowInvalid(f"consumer of channel {self.name!r} is closed")
+            batch = self._take()  # (a batch waiting already: nothing else to set up)
+            if batch is not None:
+                return batch
             deadline = deadline_of(timeout)
             seg = self._seg
             m = seg.map
@@ -185,10 +189,10 @@ class Consumer:
             got = plain_header(lease, header, fixed, rows_at, body_at)
             if got is not None:  # (else: read the general way, which says what is wrong)
                 rows, body = got
-                region = Region(lease, description=f"channel {self.name!r} batch {n}")
+                where = self._where + str(n)
                 return self._decoder.plain_record_batch(
                     rows, struct_pairs(lease, nodes_at, nn), struct_pairs(lease, buffers_at, nb),
-                    region.view(hlen, body), f"channel {self.name!r} batch {n}")
+                    Region(lease, description=where).view(hlen, body), where)
         try:
             return self._messages(lease, n)
         except ArrowNotImplementedError as exc:  # (an arrowmm producer writes nothing unknown)
