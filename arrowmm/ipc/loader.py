@@ -319,7 +319,6 @@ class BatchLoader:
             self.stats.add(walk.stats, loaded)
         return array
 
-
     def plain_column(self, k: int, publish: Callable[[int, Array], tuple]) -> Optional[Array]:
         """Top-level column ``k`` when it is a plain fixed-width column of an uncompressed,
         native batch over mapped memory, read and checked in C (``plain_fixed_parts``), else
