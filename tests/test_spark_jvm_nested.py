@@ -18,16 +18,9 @@ from arrowmm.spark import jar as jvm_jar
 pyspark = pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
 from pyspark.sql import Row, functions as F  # noqa: E402
 
-from spark_support import start_jvm_session  # noqa: E402
+from spark_support import jvm_spark  # noqa: F401, E402 (the "spark" fixture)
 
 FMT = jvm_jar.JVM_FORMAT
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_jvm_session(str(tmp_path_factory.mktemp("spark")))
-    yield session
-    session.stop()
 
 
 def _nested_table(n: int = 13) -> pa.Table:

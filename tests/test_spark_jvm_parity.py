@@ -16,19 +16,12 @@ import pytest
 
 import arrowmm
 from arrowmm.spark import jar as jvm_jar
-from spark_support import start_jvm_session
+from spark_support import jvm_spark  # noqa: F401 (the "spark" fixture)
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
 
 JVM = jvm_jar.JVM_FORMAT
 PY = "arrowmm_python"
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_jvm_session(str(tmp_path_factory.mktemp("spark")))
-    yield session
-    session.stop()
 
 
 def _both(spark, path, **options):

@@ -21,17 +21,10 @@ from arrowmm.spark import jar as jvm_jar
 pyspark = pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
 from pyspark.sql import functions as F  # noqa: E402
 
-from spark_support import start_jvm_session  # noqa: E402
+from spark_support import jvm_spark  # noqa: F401, E402 (the "spark" fixture)
 
 FMT = jvm_jar.JVM_FORMAT
 UTC = datetime.timezone.utc
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_jvm_session(str(tmp_path_factory.mktemp("spark")))
-    yield session
-    session.stop()
 
 
 def _write(path, batches, statistics=True):

@@ -13,7 +13,7 @@ import pytest
 
 import arrowmm
 from arrowmm.spark import jar as jvm_jar
-from spark_support import start_jvm_session
+from spark_support import jvm_spark  # noqa: F401 (the "spark" fixture)
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
 from pyspark.sql import Row  # noqa: E402
@@ -32,13 +32,6 @@ SCHEMA = ("id long, "
           "arst array<struct<p: int, q: string, m: decimal(20, 3), t: timestamp>>, "
           "bins array<binary>, "
           "nul void")
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    session = start_jvm_session(str(tmp_path_factory.mktemp("spark")))
-    yield session
-    session.stop()
 
 
 def _row(i):
