@@ -150,6 +150,42 @@ def test_a_column_walked_across_held_batches_is_read_ahead(compressed):
         assert not batches[1].is_loaded(1) and not batches[2].is_loaded(2)  # (bounded: one ahead)
 
 
+def test_the_next_batch_decodes_while_the_caller_decodes_this_one(compressed, monkeypatch):
+    # The read-ahead of batch 1 starts before batch 0's decode, not after: a walk of one
+    # column across batches otherwise ran one decode at a time (the caller waited for the
+    # read-ahead, which started the next one only then).  Batch 0's decode waits here until
+    # batch 1's has begun: with the hint given after the decode, it would wait in vain.
+    from arrowmm.ipc.loader import BatchLoader
+    path, table = compressed
+    with arrowmm.open_file(path) as r:
+        b0, b1 = r.get_batch(0), r.get_batch(1)
+        started, seen = threading.Event(), []
+        column = BatchLoader.column
+
+        def watched(loader, k, decoded=None):
+            if loader is b1._loader:
+                started.set()
+            elif loader is b0._loader:
+                seen.append(started.wait(10))
+            return column(loader, k, decoded)
+
+        monkeypatch.setattr(BatchLoader, "column", watched)
+        assert b0.column(2).to_pylist() == table.column(2).chunk(0).to_pylist()
+        decode_ahead.drain()
+        assert seen == [True] and b1.is_loaded(2)
+
+
+def test_the_read_ahead_leaves_a_column_another_thread_is_decoding(compressed):
+    path, table = compressed
+    with arrowmm.open_file(path) as r:
+        b = r.get_batch(0)
+        lock = b._locks.setdefault(1, threading.Lock())
+        with lock:  # (as if a thread were decoding column 1 now)
+            assert b._decode(1, None, False) is None  # the read-ahead's call: no waiting
+            assert not b.is_loaded(1)
+        assert b.column(1).to_pylist() == table.column(1).chunk(0).to_pylist()
+
+
 def test_columns_walked_in_order_read_the_next_one_ahead(compressed):
     path, _ = compressed
     with arrowmm.open_file(path) as r:

@@ -118,10 +118,10 @@ class RecordBatch(PandasConvertible):
             k = self._index(i)
         col = cols[k]
         if col is None:
+            ahead = self._ahead
+            if ahead is not None:  # (a compressed batch: decode what a walk in order wants
+                ahead[0].hint(ahead[1], self, k)  # next, while this thread decodes or waits)
             col = self._decode(k, None)
-        ahead = self._ahead
-        if ahead is not None:  # (a compressed batch: decode what a walk in order wants next)
-            ahead[0].hint(ahead[1], self, k)
         ext = self.schema.extension_types()[k]
         return col if ext is None else self._extension_column(k, ext, col)
 
@@ -148,10 +148,12 @@ class RecordBatch(PandasConvertible):
                 break
         return [storage_of(c) for c in cols]
 
-    def _decode(self, k: int, decoded) -> Array:
+    def _decode(self, k: int, decoded, wait: bool = True) -> Optional[Array]:
         """Column ``k`` decoded by the loader, once: a thread that finds another decoding it
         waits for that Array (dict.setdefault hands every thread the same lock; decoding never
-        takes another column's lock, so no thread waits on one that waits on it)."""
+        takes another column's lock, so no thread waits on one that waits on it).  Without
+        ``wait`` (the read-ahead), None instead of waiting: a thread decoding the column
+        already needs no help, and the read-ahead goes on to its next column."""
         plain = self._plain
         if plain is not None and decoded is None:
             col = plain(k, self._publish)
@@ -161,13 +163,17 @@ class RecordBatch(PandasConvertible):
         lock = locks.get(k)
         if lock is None:
             lock = locks.setdefault(k, threading.Lock())
-        with lock:
+        if not lock.acquire(wait):
+            return None
+        try:
             col = self._columns[k]
             if col is None:
                 col = self._loader.column(k, decoded)
                 if self._offset or col.length != self.num_rows:
                     col = col.slice(self._offset, self.num_rows)
                 self._columns[k] = col
+        finally:
+            lock.release()
         locks.pop(k, None)  # (a late thread makes a new lock, then finds the column decoded)
         return col
 

@@ -113,7 +113,7 @@ class ReadAhead:
         try:
             batch = ref()
             if batch is not None and batch._columns[k] is None:
-                _quietly(batch._decode, k, None)
+                _quietly(batch._decode, k, None, False)  # (skipped if a thread is on it)
         finally:
             with self._lock:
                 self._pending -= 1
