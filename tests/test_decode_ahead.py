@@ -186,6 +186,21 @@ def test_the_read_ahead_leaves_a_column_another_thread_is_decoding(compressed):
         assert b.column(1).to_pylist() == table.column(1).chunk(0).to_pylist()
 
 
+def test_a_walk_down_the_columns_reads_ahead_down_the_column_not_along_the_batch(compressed):
+    # Walking column 0 across the batches, then column 1: when batch 0's column 1 comes, its
+    # column 0 is decoded too, but the walk goes down, not along: the read-ahead decodes
+    # column 1 of batch 1, not column 2 of batch 0 (which it did, and the caller waited).
+    path, _ = compressed
+    with arrowmm.open_file(path) as r:
+        batches = [r.get_batch(i) for i in range(3)]
+        for b in batches:
+            b.column(0)
+            decode_ahead.drain()
+        batches[0].column(1)
+        decode_ahead.drain()
+        assert batches[1].is_loaded(1) and not batches[0].is_loaded(2)
+
+
 def test_columns_walked_in_order_read_the_next_one_ahead(compressed):
     path, _ = compressed
     with arrowmm.open_file(path) as r:

@@ -117,10 +117,13 @@ class RecordBatch(PandasConvertible):
         else:
             k = self._index(i)
         col = cols[k]
+        ahead = self._ahead
+        if ahead is not None:  # (a compressed batch: decode what a walk in order wants next
+            # while this thread decodes; not while it waits for another's decode of this
+            # column: it decodes the next one itself then, and the two threads alternate)
+            lock = self._locks.get(k) if col is None else None
+            ahead[0].hint(ahead[1], self, k, col is None and (lock is None or not lock.locked()))
         if col is None:
-            ahead = self._ahead
-            if ahead is not None:  # (a compressed batch: decode what a walk in order wants
-                ahead[0].hint(ahead[1], self, k)  # next, while this thread decodes or waits)
             col = self._decode(k, None)
         ext = self.schema.extension_types()[k]
         return col if ext is None else self._extension_column(k, ext, col)

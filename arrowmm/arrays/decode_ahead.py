@@ -4,13 +4,13 @@ Why: a compressed column decodes on first touch, on the caller's thread, and one
 buffers are usually one big buffer, which one thread decodes.  A caller that walks the
 columns of a batch, or one column across batches, leaves the other cores idle; pyarrow
 decodes a whole batch on its pool as soon as it reads it.  Here a batch whose columns are
-compressed tells ``ReadAhead`` which column it just decoded, and ``ReadAhead`` decodes the
-one the walk will want next on one background thread, while the caller works:
+compressed tells ``ReadAhead`` which column it is about to decode, and ``ReadAhead`` decodes
+the one the walk will want next on one background thread, while the caller decodes this one:
 
+* the next column of the same batch, once the caller has asked for two neighbouring columns
+  in order (a single column, the lazy path, never triggers it), or else
 * the same column of the next batch read from the same reader (a caller that holds several
-  batches and reads column ``k`` across them), and
-* the next column of the same batch, once the caller has touched two neighbouring columns in
-  order (a single column, the lazy path, never triggers it).
+  batches and reads column ``k`` across them).
 
 The read-ahead is bounded: at most ``MAX_PENDING`` decodes wait or run at any time (a hint
 beyond that is dropped, never queued), and a batch is held weakly, so read-ahead never keeps a
@@ -77,26 +77,40 @@ class ReadAhead:
     """The read-ahead of one reader: the batches it handed out (weakly, by index) and the
     decodes in flight.  Thread-safe; ``hint`` is cheap when there is nothing to do."""
 
-    __slots__ = ("_batches", "_pending", "_lock", "__weakref__")
+    __slots__ = ("_batches", "_pending", "_lock", "_last", "__weakref__")
 
     def __init__(self):
         self._batches = weakref.WeakValueDictionary()  # batch index -> RecordBatch
         self._pending = 0
         self._lock = threading.Lock()
+        self._last = None  # (batch index, column) asked for last: which walk is going on
 
     def track(self, index: int, batch) -> None:
         """Remember ``batch`` as the reader's batch ``index`` (weakly)."""
         self._batches[index] = batch
 
-    def hint(self, index: int, batch, k: int) -> None:
-        """Batch ``index`` (``batch``) just decoded column ``k`` on the caller's thread: decode
-        what a walk in order touches next (see the module's docstring), if anything."""
+    def hint(self, index: int, batch, k: int, missing: bool) -> None:
+        """Batch ``index`` (``batch``) is asked for column ``k``; ``missing``: not decoded yet,
+        nor being decoded, so the caller decodes it now.  Then decode what the walk going on
+        touches next, on the read-ahead thread, while the caller decodes: the next column of
+        this batch if the column before was asked for last (a walk along a batch), else the
+        same column of the next batch.  Only one of the two: decoding both kept the thread
+        busy with what the walk wanted much later (a walk down a column had the next column
+        of every batch decoded first), and the caller waited.  A column found decoded starts
+        nothing, so the caller decodes the one after it itself while the thread decodes the
+        next: the two alternate."""
+        last = self._last
+        self._last = (index, k)
+        if not missing:
+            return
+        if last is not None and last[0] == index and last[1] == k - 1:
+            cols = batch._columns
+            if k + 1 < len(cols) and cols[k + 1] is None:
+                self._start(batch, k + 1)
+            return
         nxt = self._batches.get(index + 1)
         if nxt is not None and nxt._columns[k] is None:
             self._start(nxt, k)
-        cols = batch._columns
-        if 0 < k < len(cols) - 1 and cols[k - 1] is not None and cols[k + 1] is None:
-            self._start(batch, k + 1)
 
     def _start(self, batch, k: int) -> None:
         with self._lock:
