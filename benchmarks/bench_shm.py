@@ -35,7 +35,8 @@ timed run hands the table over and waits for the worker's sum of column ``c0``:
 5. latency    - one small batch (a timestamp) at a time, 0.5 ms apart, so the worker is asleep
                 when it comes: median one-way time from before ``send`` until the worker has the
                 value (CLOCK_MONOTONIC, shared by processes), channel vs pyarrow over a pipe.
-                                                               target: channel < 50 us
+                5b: the same with a consumer that spins (``attach(spin=0.001)``: busy-waits up
+                to 1 ms, so it is awake when the batch comes).  target: channel < 50 us
 6. in place   - the 1 MiB batches of 4 *generated* by the producer (a copy from a ready
                 array, standing for a fast generator): into a batch reserved in a channel
                 slot (``Channel.reserve``: the only copy is the generating one) against into a
@@ -180,14 +181,16 @@ def _now_ns() -> int:
 def stream_worker(route: str, where, conn) -> None:
     """A worker that receives batches by ``route`` and answers ("sum", n) with the sum of the
     first and last values of column 0 over n batches and ("latency", n) with the median one-way latency of n batches (ns)."""
-    consumer = arrowmm.shm.Channel.attach(where) if route == "channel" else None
+    consumer = None
+    if route.startswith("channel"):  # ("channel-spin": a consumer that busy-waits up to 1 ms)
+        consumer = arrowmm.shm.Channel.attach(where, spin=1e-3 if route == "channel-spin" else None)
     conn.send("ready")
     while True:
         cmd = conn.recv()
         if cmd is None:
             break
         kind, n = cmd
-        if route == "channel":
+        if consumer is not None:
             source = (consumer.recv(timeout=300) for _ in range(n))
             column = lambda b: b.column(0).to_numpy()  # noqa: E731
         elif route == "queue":
@@ -231,7 +234,7 @@ class _Route:
         self.route = route
         self.schema = schema
         self.channel = None
-        if route == "channel":
+        if route.startswith("channel"):
             self.channel = arrowmm.shm.Channel.create(None, schema, capacity=16 << 20, slots=8)
             where = self.channel.name
         elif route == "queue":
@@ -247,7 +250,7 @@ class _Route:
     @property
     def native(self) -> bool:
         """Whether the route sends arrowmm batches (else pyarrow's)."""
-        return self.route in ("channel", "arrowmm-pipe")
+        return self.route in ("channel", "channel-spin", "arrowmm-pipe")
 
     def own(self, batches) -> list:
         """``batches`` (pyarrow's) as this route's library's own batches, made before timing:
@@ -349,7 +352,7 @@ def bench_channel(cfg) -> list:
     names = ["channel", "arrowmm-pipe", "pyarrow-pipe", "queue"]
     times = {n: [] for n in names + ["fill-channel", "fill-arrowmm-pipe"]}
     sources = [b.column(0).to_numpy() for b in stream]
-    lat = {"channel": [], "pyarrow-pipe": []}
+    lat = {"channel": [], "channel-spin": [], "pyarrow-pipe": []}
     with tempfile.TemporaryDirectory(prefix="amm-bench-") as tmp:
         routes = {n: _Route(ctx, n, batches[0].schema, Path(tmp)) for n in names}
         own = {n: routes[n].own(stream) for n in names}
@@ -397,6 +400,11 @@ def bench_channel(cfg) -> list:
                              statistics.median(lat["channel"]),
                              statistics.median(lat["pyarrow-pipe"]), 50e-6,
                              f"{cfg['pings']} one-row batches, 0.5 ms apart, per repeat"))
+    out.append(LatencyResult("5b. the same, consumer spinning (attach(spin=0.001)) vs pyarrow pipe",
+                             statistics.median(lat["channel-spin"]),
+                             statistics.median(lat["pyarrow-pipe"]), 50e-6,
+                             "the consumer busy-waits up to 1 ms for each batch (a core kept "
+                             "busy) instead of sleeping on its futex after 10 us"))
     out.append(Result("6. channel batches built in place (reserve) vs generated + arrowmm pipe",
                       med["fill-channel"], med["fill-arrowmm-pipe"], 0.2,
                       f"{mib} x 1 MiB generated (a copy from a ready array) then sent: channel "

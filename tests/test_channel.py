@@ -24,6 +24,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import pyarrow as pa
 import pytest
@@ -154,6 +155,31 @@ def test_recv_timeout_and_arguments(name):
         Channel.attach(name)
     with pytest.raises(TypeError, match="Channel.create"):
         Channel()
+
+
+def test_a_spinning_consumer_gets_batches_and_keeps_its_timeout(name):
+    with Channel.create(name, SCHEMA, capacity=1 << 16, slots=2) as ch:
+        for bad in (-1, "0.1", True, float("nan"), 1e9):
+            with pytest.raises(ArrowInvalid, match="spin must be a number of seconds"):
+                Channel.attach(name, spin=bad)
+        with Channel.attach(name, spin=HANG) as c:
+            assert c.spin == HANG
+            t0 = time.monotonic()
+            with pytest.raises(TimeoutError, match="no batch within the timeout"):
+                c.recv(timeout=0.05)  # (the timeout bounds the spinning too)
+            assert time.monotonic() - t0 < HANG / 2
+            late = threading.Timer(0.05, lambda: ch.send(batch_of(3)))
+            late.start()  # (sent while recv spins, not before)
+            assert c.recv(timeout=HANG).column("i").to_pylist() == [30, 31]
+            late.join()
+            c.spin = 0  # (never busy: straight to the futex)
+            late = threading.Timer(0.05, lambda: ch.send(batch_of(4)))
+            late.start()
+            assert c.recv(timeout=HANG).column("i").to_pylist() == [40, 41]
+            late.join()
+            with pytest.raises(ArrowInvalid, match="spin must be"):
+                c.spin = -0.5
+            assert c.spin == 0
 
 
 def test_existing_name_and_full_consumer_table(name):
@@ -348,11 +374,13 @@ PRODUCER = """
 """
 
 
-def test_producer_killed_consumer_gets_what_was_sent_then_an_error(name):
+@pytest.mark.parametrize("spin", [None, HANG])
+def test_producer_killed_consumer_gets_what_was_sent_then_an_error(name, spin):
+    # (with spin=HANG, recv busy-waits the whole timeout: it must still check the producer)
     proc = run(PRODUCER, name, 3, wait=False)
     try:
         assert proc.stdout.readline().strip() == "created"
-        c = Channel.attach(name)
+        c = Channel.attach(name, spin=spin)
         assert proc.stdout.readline().strip() == "sent"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=HANG)
@@ -360,7 +388,7 @@ def test_producer_killed_consumer_gets_what_was_sent_then_an_error(name):
         assert got == [0, 10, 20]  # what was published before the crash arrives
         assert not c.producer_alive
         with pytest.raises(ProducerDiedError, match=f"pid {proc.pid}"):
-            c.recv(timeout=HANG)  # (a TimeoutError here would mean the death went unnoticed)
+            c.recv(timeout=HANG / 2)  # (a TimeoutError: the death went unnoticed)
         c.close()
         assert not os.path.exists(f"/dev/shm/{name}")  # the last side left
     finally:

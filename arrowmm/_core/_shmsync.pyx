@@ -41,6 +41,8 @@ cdef extern from "<time.h>" nogil:
     cdef struct timespec:
         long tv_sec
         long tv_nsec
+    int CLOCK_MONOTONIC
+    int clock_gettime(int clk_id, timespec* tp)
 
 cdef extern from "<sys/syscall.h>" nogil:
     long SYS_futex
@@ -230,18 +232,29 @@ cdef class SharedMap:
             rc = _futex_wait(word, expected, timeout)
         return rc
 
-    def spin_until_changed64(self, int64_t offset, uint64_t value, int spins):
-        """Busy-wait (GIL released) up to ``spins`` rounds for the 64-bit word to differ from
+    def spin_until_changed64(self, int64_t offset, uint64_t value, double seconds):
+        """Busy-wait (GIL released) up to ``seconds`` for the 64-bit word to differ from
         ``value``; returns the word (cheaper than a sleep when the other side is about to
-        publish; the caller sleeps on a futex if it did not change)."""
+        publish: a futex wake-up costs both sides tens of microseconds on a virtual machine;
+        the caller sleeps on a futex if it did not change)."""
         cdef uint8_t* p = self._at(offset, 8)
         cdef uint64_t now = AMM_LOAD64(p)
-        cdef int i = 0
+        cdef timespec ts
+        cdef double end
+        cdef unsigned int i = 0
+        if now != value or not seconds > 0:
+            return now
         with nogil:
-            while now == value and i < spins:
+            clock_gettime(CLOCK_MONOTONIC, &ts)
+            end = <double>ts.tv_sec + <double>ts.tv_nsec * 1e-9 + seconds
+            while now == value:
                 amm_pause()
                 now = AMM_LOAD64(p)
                 i += 1
+                if not i & 31:  # (the clock every 32 rounds: ~1 us)
+                    clock_gettime(CLOCK_MONOTONIC, &ts)
+                    if <double>ts.tv_sec + <double>ts.tv_nsec * 1e-9 >= end:
+                        break
         return now
 
     def min_where32(self, int64_t table, int64_t stride, int64_t count, int64_t state_at,

@@ -224,14 +224,18 @@ class Channel:
         self._finalizer = weakref.finalize(self, _abandon, seg, os.getpid())
 
     @staticmethod
-    def attach(name: str, *, owner: Optional[int] = None) -> "Consumer":
+    def attach(name: str, *, owner: Optional[int] = None, spin: Optional[float] = None
+               ) -> "Consumer":
         """Join channel ``name`` as a consumer; it receives the batches sent from now on.
 
-        ``owner``: the uid the segment must belong to (default: this user's).  A missing
-        name, a file that is no channel or a damaged header raises ``ArrowInvalid``; a
-        channel whose every consumer entry is taken raises ``ArrowInvalid`` saying so.
+        ``owner``: the uid the segment must belong to (default: this user's).  ``spin``:
+        seconds ``recv`` busy-waits for a batch before sleeping (default 10 us; longer
+        for latency, at the cost of a busy core while waiting: see ``Consumer``).  A
+        missing name, a file that is no channel or a damaged header raises
+        ``ArrowInvalid``; a channel whose every consumer entry is taken raises
+        ``ArrowInvalid`` saying so.
         """
-        return Consumer(name, owner)
+        return Consumer(name, owner, spin)
 
     # -- sending ----------------------------------------------------------------------------
     def send(self, batch, *, timeout: Optional[float] = None, metadata: Optional[dict] = None
