@@ -444,3 +444,48 @@ def test_a_get_next_inside_another_fills_its_own_struct_only():
     second = pa.RecordBatch._import_from_c(ctypes.addressof(outer), schema)
     expected = table.to_batches(max_chunksize=3)
     assert first.equals(expected[0]) and second.equals(expected[1])
+
+
+def _read_all_alike(data: bytes) -> bool:
+    """``read_all()`` of a file hands out the batches ``get_batch`` does (exported alike,
+    errors alike); True when it read them through the C parts (``_plain_batches``)."""
+    reader = arrowmm.open_file(data)
+    try:
+        fast = reader.read_all().to_batches()
+    except (arrowmm.ArrowInvalid, arrowmm.ArrowNotImplementedError) as exc:
+        with pytest.raises(type(exc)) as info:  # (the one-at-a-time way fails alike)
+            [reader.get_batch(i) for i in range(reader.num_record_batches)]
+        assert str(info.value) == str(exc)
+        return False
+    one_by_one = arrowmm.open_file(data)
+    assert len(fast) == one_by_one.num_record_batches
+    for i, batch in enumerate(fast):
+        assert _export(batch, data) == _export(one_by_one.get_batch(i), data), i
+    return arrowmm.open_file(data)._plain_batches() is not None
+
+
+def test_read_all_of_corpus_files_reads_the_batches_get_batch_reads():
+    took_c = [name for name in sorted(corpus()) if _plain(name) and _read_all_alike(corpus()[name])]
+    assert len(took_c) > 10, took_c
+    # (a compressed file is read batch by batch: its columns decode with read-ahead)
+    zstd = [n for n in corpus() if n.endswith(".arrow") and "zstd" in n]
+    assert zstd and arrowmm.open_file(corpus()[zstd[0]])._plain_batches() is None
+
+
+@pytest.mark.parametrize("key", PLAIN_KEYS)
+def test_read_all_of_corrupted_files_reads_the_batches_get_batch_reads(key):
+    lay = layout(key, "file")
+    vectors = _Vectors(lay)
+    body_spans = [(m.body_start, m.end) for m in lay.messages if m.body_len]
+    rng = random.Random(f"read_all/{key}")
+    compared = took_c = 0
+    for case in range(40):
+        data = _corrupt(lay.data, vectors, body_spans, rng)
+        try:
+            arrowmm.open_file(data)
+        except arrowmm.ArrowInvalid:
+            continue
+        compared += 1
+        took_c += _read_all_alike(data)
+    assert compared > 20
+    assert took_c > 5 or key == "view"  # (views' variadic buffers: read batch by batch)

@@ -31,8 +31,9 @@ from .reader_base import (ReaderBase, BatchWhere, batch_index, region_of, is_fil
                           PIPE_BUFFER, I32)
 from .message import Message, message_end, read_message_at
 from .trailer import valid_end
-from ._batch_walk import export_file_batches
+from ._batch_walk import export_file_batches, file_batch_parts
 from .batch_parts import pandas_batches
+from .byteorder import NATIVE
 
 _NO_VARIADIC = np.zeros(0, dtype=np.int64)  # (read-only: shared by every plain batch header)
 _NO_VARIADIC.flags.writeable = False
@@ -275,6 +276,40 @@ class FileReader(ReaderBase):
     def __iter__(self) -> Iterator[RecordBatch]:
         for i in range(len(self._blocks)):
             yield self.get_batch(i)
+
+    def read_all(self) -> Table:
+        """Every record batch, in order, as an ``arrowmm.Table`` (lazy batches: columns decode
+        when touched)."""
+        batches = self._plain_batches()
+        return Table(self.schema, batches if batches is not None else list(self))
+
+    def _plain_batches(self) -> Optional[list]:
+        """Every record batch, made from what ``_batch_walk.file_batch_parts`` reads of their
+        messages in one C pass, or None where that does not apply (a subclass, a projection,
+        a message that is not plain: read one at a time, which reports a bad one where it
+        belongs).  The batches are ``get_batch``'s, without a message parsed in Python per
+        batch: ``read_all()`` of 5,000 small batches spent two thirds of its time there,
+        and ``read_all().to_pandas()`` took 2.5x pyarrow's time."""
+        if type(self) is not FileReader or self._projection is not None:
+            return None
+        self._check_open()
+        plan = self._plan(MetadataVersion.V5)
+        region = self._region
+        if region is None or self.schema.endianness != NATIVE or plan.total_views:
+            return None
+        parts = file_batch_parts(region, self._blocks, self._footer_offset, plan.total_nodes,
+                                 plan.total_buffers)
+        if parts is None:
+            return None
+        lookup = self._dictionaries().get
+        offsets = self._blocks[:, 0].tolist() if len(parts) else []
+        schema, stats, allow = self.schema, self.stats, self.allow_copies
+        out = []
+        for k, (nodes, buffers, body, length) in enumerate(parts):
+            loader = BatchLoader(plan, RecordBatchHeader(length, nodes, buffers, None, _NO_VARIADIC),
+                                 body, lookup, BatchWhere(k, offsets[k]), stats, allow)
+            out.append(RecordBatch(schema, length, loader=loader))
+        return out
 
     def batch_num_rows(self) -> list:
         """The number of rows of each record batch, from the message headers alone: no
