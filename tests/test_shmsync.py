@@ -93,6 +93,28 @@ def test_wake_reaches_a_waiter_in_another_process(shared_file):
     assert child.returncode == 0 and out.strip() == "1234"
 
 
+def test_claim_and_publish_a_slot(shared_file):
+    fd, _ = shared_file
+    m = SharedMap(mmap.mmap(fd, 4096))
+    writing = (1 << 64) - 1
+    m.store64(128, 3), m.store64(144, 0b10)  # a slot (seq 3, a hold) at 128, holds at 144
+    assert not m.claim_slot(128, 144, writing)  # held: marked all the same, and refused
+    assert m.load64(128) == writing
+    m.store64(144, 0)
+    assert m.claim_slot(128, 144, writing)
+    m.store32(204, 0)  # nobody sleeps: no wake, only the words
+    m.publish_slot(128, 136, 640, 7, 192, 200, 204)
+    assert [m.load64(128), m.load64(136), m.load64(192), m.load32(200)] == [7, 640, 8, 1]
+    m.store32(204, 1)  # somebody sleeps: woken (a wake with no waiter is harmless here)
+    m.publish_slot(128, 136, 64, 8, 192, 200, 204)
+    assert [m.load64(128), m.load64(136), m.load64(192), m.load32(200)] == [8, 64, 9, 2]
+    with pytest.raises(ArrowInvalid):
+        m.publish_slot(128, 136, 64, 9, 192, 4094, 204)  # (a word out of the mapping)
+    assert m.load64(128) == 8  # (checked before anything is written)
+    with pytest.raises(ArrowInvalid):
+        m.claim_slot(4090, 144, writing)
+
+
 def test_lease_releases_its_bit_when_the_last_view_goes(shared_file):
     fd, _ = shared_file
     m = SharedMap(mmap.mmap(fd, 4096))

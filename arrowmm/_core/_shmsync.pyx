@@ -257,6 +257,36 @@ cdef class SharedMap:
                         break
         return now
 
+    def claim_slot(self, int64_t seq_at, int64_t holds_at, uint64_t writing):
+        """Mark a ring slot as being rewritten (its sequence word at ``seq_at`` set to
+        ``writing``), then tell whether nobody holds it (its hold mask at ``holds_at`` is
+        zero): the producer writes it now, else waits for the holds to clear (the mark
+        stays).  The mark comes first: a consumer taking the slot meanwhile either sees it
+        and passes over the slot, or set its hold bit before, which is seen here."""
+        cdef uint8_t* seq = self._at(seq_at, 8)
+        cdef uint8_t* holds = self._at(holds_at, 8)
+        AMM_STORE64(seq, writing)
+        return AMM_LOAD64(holds) == 0
+
+    def publish_slot(self, int64_t seq_at, int64_t len_at, int64_t nbytes, uint64_t n,
+                     int64_t write_seq_at, int64_t pub_at, int64_t waiting_at):
+        """Batch ``n``, its ``nbytes`` written in a slot, becomes visible, in this order: the
+        slot's length (``len_at``) and sequence (``seq_at``), the ring's write sequence,
+        the publication counter (``pub_at``), then a futex wake of the sleepers on that
+        counter when the waiting count (``waiting_at``) says there are any.  One call: a
+        sleeping consumer waits for every instruction the producer runs before its wake."""
+        cdef uint8_t* seq = self._at(seq_at, 8)
+        cdef uint8_t* length = self._at(len_at, 8)
+        cdef uint8_t* write_seq = self._at(write_seq_at, 8)
+        cdef uint8_t* pub = self._at(pub_at, 4)
+        cdef uint8_t* waiting = self._at(waiting_at, 4)
+        AMM_STORE64(length, <uint64_t>nbytes)
+        AMM_STORE64(seq, n)
+        AMM_STORE64(write_seq, n + 1)
+        AMM_ADD32(pub, 1)
+        if AMM_LOAD32(waiting):
+            _futex_wake(<uint32_t*>pub)
+
     def min_where32(self, int64_t table, int64_t stride, int64_t count, int64_t state_at,
                     uint32_t state, int64_t value_at):
         """The least 64-bit word at ``value_at`` of the ``count`` records of ``stride`` bytes

@@ -380,8 +380,7 @@ class Channel:
             s = found[-1]
         else:
             slot = lay.slot(s)
-            m.store64(slot + S_SEQ, WRITING)  # (before the holds are read: see _take)
-            if m.load64(slot + S_HOLDS) != 0:
+            if not m.claim_slot(slot + S_SEQ, slot + S_HOLDS, WRITING):  # (marked, then read)
                 self._wait(lambda: m.load64(slot + S_HOLDS) == 0, deadline,
                            lambda: f"a consumer still holds batch {n - lay.slots} "
                                    f"(slot {s}): {self._holders(s)}")
@@ -389,13 +388,9 @@ class Channel:
 
     def _publish(self, n: int, s: int, nbytes: int) -> None:
         """Batch ``n``, its ``nbytes`` written in slot ``s``, becomes visible to consumers."""
-        m, slot = self._seg.map, self._seg.layout.slot(s)
-        m.store64(slot + S_LEN, nbytes)
-        m.store64(slot + S_SEQ, n)
-        m.store64(OFF_WRITE_SEQ, n + 1)
-        m.add32(OFF_PUB, 1)
-        if m.load32(OFF_CONS_WAITING):
-            m.wake32(OFF_PUB)
+        slot = self._seg.layout.slot(s)
+        self._seg.map.publish_slot(slot + S_SEQ, slot + S_LEN, nbytes, n, OFF_WRITE_SEQ, OFF_PUB,
+                                   OFF_CONS_WAITING)
         self._next = n + 1
 
     def _coerce(self, batch) -> RecordBatch:
@@ -458,9 +453,8 @@ class Channel:
             slot = lay.slot(s)
             if m.load64(slot + S_HOLDS):
                 continue
-            m.store64(slot + S_SEQ, WRITING)
-            if m.load64(slot + S_HOLDS) == 0:  # (a consumer that took it just before keeps it)
-                return s
+            if m.claim_slot(slot + S_SEQ, slot + S_HOLDS, WRITING):  # (a consumer that took
+                return s                                              # it just before keeps it)
         return None
 
     def _slowest(self) -> int:
