@@ -26,6 +26,7 @@ import textwrap
 import threading
 import time
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -180,6 +181,8 @@ def test_a_spinning_consumer_gets_batches_and_keeps_its_timeout(name):
             with pytest.raises(ArrowInvalid, match="spin must be"):
                 c.spin = -0.5
             assert c.spin == 0
+            c.spin = np.float32(0.25)  # (any real number of seconds)
+            assert c.spin == 0.25 and type(c.spin) is float
 
 
 def test_existing_name_and_full_consumer_table(name):

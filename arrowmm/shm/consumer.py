@@ -5,6 +5,7 @@ layout (``ring``); see ``channel`` for how batches, holds and failures work.
 """
 from __future__ import annotations
 
+import numbers
 import os
 import sys
 import threading
@@ -138,7 +139,7 @@ class Consumer:
 
     @spin.setter
     def spin(self, seconds: float) -> None:
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or \
+        if isinstance(seconds, bool) or not isinstance(seconds, numbers.Real) or \
                 not 0 <= seconds <= 3600:
             raise ArrowInvalid(f"spin must be a number of seconds from 0 to 3600, got {seconds!r}")
         self._spin = float(seconds)
