@@ -489,3 +489,29 @@ def test_read_all_of_corrupted_files_reads_the_batches_get_batch_reads(key):
         took_c += _read_all_alike(data)
     assert compared > 20
     assert took_c > 5 or key == "view"  # (views' variadic buffers: read batch by batch)
+
+
+def test_a_block_length_with_its_sign_bit_set_is_an_arrow_invalid_on_every_path():
+    # A footer Block's metaDataLength is an int32: one with bit 31 set read as an unsigned
+    # 32-bit number overflowed the C parts' conversion (OverflowError) where get_batch said
+    # ArrowInvalid (found by an adversarial run: read_all, to_pandas and the export walk).
+    import io
+    from arrowmm.arrays.gather import MIN_BATCHES
+    sink = io.BytesIO()
+    b = pa.record_batch({"a": pa.array([1, 2, 3]), "s": pa.array(["x", None, "zz"])})
+    with pa.ipc.new_file(sink, b.schema) as w:
+        for _ in range(MIN_BATCHES + 2):
+            w.write_batch(b)
+    data = bytearray(sink.getvalue())
+    reader = arrowmm.open_file(bytes(data))
+    off, meta_len, _ = reader._blocks[-1].tolist()
+    at = data.rfind(struct.pack("<qi", off, meta_len))
+    assert at > 0
+    data[at + 11] |= 0x80  # (the int32's top byte: negative now)
+    data = bytes(data)
+    last = f"record batch {len(reader._blocks) - 1} "
+    calls = [lambda r: r.read_all(), lambda r: r.to_pandas(), lambda r: pa.table(r),
+             lambda r: r.get_batch(-1)]
+    for call in calls:
+        with pytest.raises((arrowmm.ArrowInvalid, pa.ArrowInvalid), match=last + ".*outside"):
+            call(arrowmm.open_file(data))

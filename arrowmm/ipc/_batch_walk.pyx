@@ -20,7 +20,7 @@ memory rules are ``_core._cabi``'s.
 """
 
 from cpython.ref cimport PyObject
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t, uintptr_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
 from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
 
@@ -476,7 +476,7 @@ cdef class _FileBatches(BatchStream):
         if region is not None:
             p = &self.blocks[24 * i]
             offset = load_i64(p)
-            meta_len = <int32_t>(<uint64_t>load_i64(p + 8) & 0xFFFFFFFF)  # int32, 4 bytes of padding
+            meta_len = <int32_t><uint32_t>load_i64(p + 8)  # int32, 4 bytes of padding
             body_len = load_i64(p + 16)
             if 8 <= offset < self.footer_offset and meta_len > 0 and body_len >= 0 and \
                     self._dictionaries() and \
@@ -618,7 +618,7 @@ def file_batch_parts(Region region, blocks, int64_t footer_offset, Py_ssize_t to
     for i in range(n):
         p = &raw[24 * i]
         offset = load_i64(p)
-        meta_len = <int32_t>(<uint64_t>load_i64(p + 8) & 0xFFFFFFFF)
+        meta_len = <int32_t><uint32_t>load_i64(p + 8)
         body_len = load_i64(p + 16)
         if offset < 8 or offset >= footer_offset or meta_len <= 0 or body_len < 0 or \
                 offset > size - 8 or offset > footer_offset - 8 or \
