@@ -188,7 +188,7 @@ def frame_at(Region region, int64_t offset, Py_ssize_t index):
         raise ArrowInvalid(f"message {index} at byte {offset}: truncated: "
                            f"{size - offset} byte(s) left, a length prefix needs 4")
     p = region.ptr + offset
-    legacy = _u32(p) != 0xFFFFFFFF
+    legacy = _u32(p) != <uint32_t>0xFFFFFFFF  # (cast: else a Python compare)
     if legacy:
         meta_size = _i32(p)
         meta_start = offset + 4
