@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import sys
 import time
 import threading
@@ -179,7 +180,7 @@ def test_the_read_ahead_leaves_a_column_another_thread_is_decoding(compressed):
     path, table = compressed
     with arrowmm.open_file(path) as r:
         b = r.get_batch(0)
-        lock = b._locks.setdefault(1, threading.Lock())
+        lock = b._decode_lock(1, None)[1]
         with lock:  # (as if a thread were decoding column 1 now)
             assert b._decode(1, None, False) is None  # the read-ahead's call: no waiting
             assert not b.is_loaded(1)
@@ -199,6 +200,43 @@ def test_a_walk_down_the_columns_reads_ahead_down_the_column_not_along_the_batch
         batches[0].column(1)
         decode_ahead.drain()
         assert batches[1].is_loaded(1) and not batches[0].is_loaded(2)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork: POSIX only")
+def test_a_child_forked_during_a_read_ahead_decodes_that_column_itself(compressed, monkeypatch):
+    # The read-ahead thread holds batch 1's column lock when the process forks; that thread
+    # does not exist in the child, whose touch of the column waited for ever on the lock.
+    from arrowmm.ipc.loader import BatchLoader
+    path, table = compressed
+    with arrowmm.open_file(path) as r:
+        b0, b1 = r.get_batch(0), r.get_batch(1)
+        inside, release = threading.Event(), threading.Event()
+        column = BatchLoader.column
+
+        def held(loader, k, decoded=None):
+            if loader is b1._loader and os.getpid() == parent:
+                inside.set()
+                release.wait(30)  # (the read-ahead thread, in the parent only)
+            return column(loader, k, decoded)
+
+        parent = os.getpid()
+        monkeypatch.setattr(BatchLoader, "column", held)
+        b0.column(2)  # read-ahead: batch 1's column 2, now held inside its decode
+        assert inside.wait(30)
+        pid = os.fork()
+        if pid == 0:  # the child: no read-ahead thread here
+            code = 1
+            try:
+                signal.alarm(30)  # (a hang ends the child, and the test fails)
+                ok = b1.column(2).to_pylist() == table.column(2).chunk(1).to_pylist()
+                code = 0 if ok else 2
+            finally:
+                os._exit(code)
+        release.set()
+        _, status = os.waitpid(pid, 0)
+        decode_ahead.drain()
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+        assert b1.column(2).to_pylist() == table.column(2).chunk(1).to_pylist()
 
 
 def test_columns_walked_in_order_read_the_next_one_ahead(compressed):

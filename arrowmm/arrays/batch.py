@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import operator
+import os
 import threading
 from typing import Iterator, List, Optional, Sequence
 
@@ -21,6 +22,22 @@ __all__ = ["RecordBatch"]
 #: ``serialize`` lives in ``arrowmm.ipc.messages``, above this layer: it registers itself here
 _SERIALIZER: dict = {}
 _PUBLISH = threading.Lock()  # (held only to publish a column built without its own lock)
+
+#: Bumped in a process forked from this one.  A column's decode lock held at the fork (the
+#: read-ahead thread decoding it) would stay held in the child for ever, since the thread
+#: that holds it does not exist there: the child hung on its first touch of that column.
+#: Each lock remembers the generation it was made in, and a child replaces an older one.
+_fork_generation = 0
+
+
+def _forked() -> None:
+    global _fork_generation, _PUBLISH
+    _fork_generation += 1
+    _PUBLISH = threading.Lock()  # (as the decode locks: a thread may have held it at the fork)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
 
 
 def register_batch_serializer(serialize_batch) -> None:
@@ -54,7 +71,8 @@ class RecordBatch(PandasConvertible):
             if columns is not None else [None] * len(schema)
         self._wrapped = {}  # column index -> its extension array, made on first hand-out
         self._offset = offset  # row offset into the loader's columns (for slices of lazy batches)
-        self._locks = {} if loader is not None else None  # column -> lock held while decoding it
+        # column -> (fork generation, lock held while decoding it)
+        self._locks = {} if loader is not None else None
         self._ahead = None  # (ReadAhead, batch index) of a compressed batch a reader handed out
         # (the loader's lock-free way to a plain fixed-width column, when it has one)
         self._plain = getattr(loader, "plain_column", None) if not offset else None
@@ -122,7 +140,8 @@ class RecordBatch(PandasConvertible):
             # while this thread decodes; not while it waits for another's decode of this
             # column: it decodes the next one itself then, and the two threads alternate)
             lock = self._locks.get(k) if col is None else None
-            ahead[0].hint(ahead[1], self, k, col is None and (lock is None or not lock.locked()))
+            ahead[0].hint(ahead[1], self, k, col is None and (
+                lock is None or lock[0] != _fork_generation or not lock[1].locked()))
         if col is None:
             col = self._decode(k, None)
         ext = self.schema.extension_types()[k]
@@ -164,8 +183,9 @@ class RecordBatch(PandasConvertible):
                 return col
         locks = self._locks
         lock = locks.get(k)
-        if lock is None:
-            lock = locks.setdefault(k, threading.Lock())
+        if lock is None or lock[0] != _fork_generation:
+            lock = self._decode_lock(k, lock)
+        lock = lock[1]
         if not lock.acquire(wait):
             return None
         try:
@@ -179,6 +199,18 @@ class RecordBatch(PandasConvertible):
             lock.release()
         locks.pop(k, None)  # (a late thread makes a new lock, then finds the column decoded)
         return col
+
+    def _decode_lock(self, k: int, stale) -> tuple:
+        """``(generation, lock)`` of column ``k``'s decode, made once for every thread
+        (dict.setdefault); ``stale``: one made before this process was forked, replaced."""
+        fresh = (_fork_generation, threading.Lock())
+        if stale is None:
+            return self._locks.setdefault(k, fresh)
+        with _PUBLISH:  # (in a forked child only: whoever comes first replaces it)
+            have = self._locks.get(k)
+            if have is None or have[0] != _fork_generation:
+                self._locks[k] = have = fresh
+            return have
 
     def _publish(self, k: int, col: Array) -> tuple:
         """Column ``k`` kept, and whether it is ``col``'s: ``col`` (cut to the batch's rows: a
