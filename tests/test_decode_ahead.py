@@ -239,6 +239,32 @@ def test_a_child_forked_during_a_read_ahead_decodes_that_column_itself(compresse
         assert b1.column(2).to_pylist() == table.column(2).chunk(1).to_pylist()
 
 
+def test_a_batch_decoded_by_two_threads_at_once_is_decompressed_once(compressed, monkeypatch):
+    from arrowmm.ipc import compression
+    path, _ = compressed
+    calls = []
+    payload = compression.decompress_payload
+    monkeypatch.setattr(compression, "decompress_payload",
+                        lambda *a: calls.append(1) or payload(*a))
+    with arrowmm.open_file(path) as r:
+        r.get_batch(0).decode_columns()
+    once = len(calls)
+    with arrowmm.open_file(path) as r:
+        b = r.get_batch(0)
+        start = threading.Barrier(4)
+
+        def decode():
+            start.wait(10)
+            b.decode_columns()
+
+        threads = [threading.Thread(target=decode) for _ in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(30)
+        assert len(calls) == 2 * once and once > 0  # (each buffer once more, not four times)
+
+
 def test_columns_walked_in_order_read_the_next_one_ahead(compressed):
     path, _ = compressed
     with arrowmm.open_file(path) as r:

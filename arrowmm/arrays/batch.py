@@ -201,8 +201,9 @@ class RecordBatch(PandasConvertible):
         return col
 
     def _decode_lock(self, k: int, stale) -> tuple:
-        """``(generation, lock)`` of column ``k``'s decode, made once for every thread
-        (dict.setdefault); ``stale``: one made before this process was forked, replaced."""
+        """``(generation, lock)`` of column ``k``'s decode (-1: the whole batch's, in
+        ``decode_columns``), made once for every thread (dict.setdefault); ``stale``: one
+        made before this process was forked, replaced."""
         fresh = (_fork_generation, threading.Lock())
         if stale is None:
             return self._locks.setdefault(k, fresh)
@@ -254,12 +255,23 @@ class RecordBatch(PandasConvertible):
         missing = [k for k in dict.fromkeys(ks) if cols[k] is None]
         if not missing:
             return
-        decoded = None
-        if len(missing) > 1 and hasattr(self._loader, "prefetch"):
-            decoded = self._loader.prefetch(missing)  # compressed: decode them together
+        if len(missing) > 1 and self.compression is not None and \
+                hasattr(self._loader, "prefetch"):
+            # one whole-batch decode at a time: a second caller (threads taking ``columns``
+            # of a shared batch) waits for the first rather than decompress it all again
+            lock = self._locks.get(-1)
+            if lock is None or lock[0] != _fork_generation:
+                lock = self._decode_lock(-1, lock)
+            with lock[1]:
+                missing = [k for k in missing if cols[k] is None]
+                decoded = self._loader.prefetch(missing) if len(missing) > 1 else None
+                for k in missing:  # (compressed: decoded together just above)
+                    if cols[k] is None:
+                        self._decode(k, decoded)
+            return
         for k in missing:
             if cols[k] is None:
-                self._decode(k, decoded)
+                self._decode(k, None)
 
     def gather_base(self) -> Optional[tuple]:
         """Where the batch's columns lie in its IPC message (``BatchLoader.gather_base``), for
