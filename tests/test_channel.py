@@ -185,6 +185,25 @@ def test_a_spinning_consumer_gets_batches_and_keeps_its_timeout(name):
             assert c.spin == 0.25 and type(c.spin) is float
 
 
+def test_recv_keeps_its_timeout_while_another_thread_receives(name):
+    # A second thread's recv(timeout=) waited for the first's (the consumer's lock) for ever.
+    with Channel.create(name, SCHEMA, capacity=1 << 16, slots=2) as ch:
+        with Channel.attach(name) as c:
+            got = []
+            first = threading.Thread(target=lambda: got.append(c.recv(timeout=HANG)))
+            first.start()
+            until = time.monotonic() + HANG
+            while not c._lock.locked() and time.monotonic() < until:
+                time.sleep(0.01)  # (until the first thread is inside recv, waiting)
+            t0 = time.monotonic()
+            with pytest.raises(TimeoutError, match="another thread of this consumer"):
+                c.recv(timeout=0.2)
+            assert time.monotonic() - t0 < HANG / 2
+            ch.send(batch_of(5))
+            first.join(HANG)
+            assert got[0].column("i").to_pylist() == [50, 51]
+
+
 def test_existing_name_and_full_consumer_table(name):
     with Channel.create(name, SCHEMA, max_consumers=1) as ch:
         with pytest.raises(ArrowInvalid, match="already exists"):

@@ -265,6 +265,71 @@ def test_a_batch_decoded_by_two_threads_at_once_is_decompressed_once(compressed,
         assert len(calls) == 2 * once and once > 0  # (each buffer once more, not four times)
 
 
+def _in_a_forked_child(body) -> int:
+    """Exit status of a child forked now that runs ``body()`` (0: it returned True; a hang
+    ends it by SIGALRM after 30 s)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            signal.alarm(30)
+            code = 0 if body() else 2
+        except ArrowInvalid as exc:
+            code = 3 if "forked" in str(exc) else 4
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else -os.WTERMSIG(status)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork: POSIX only")
+def test_a_stream_iterated_across_a_fork_goes_on_in_the_child_or_says_why(tmp_path):
+    # A stream read from a file object is read ahead by a thread of the iteration's own,
+    # which a forked child does not have: continuing the iteration there waited for ever.
+    table = pa.Table.from_batches([mixed(5_000, s) for s in range(4)])
+    spath = tmp_path / "s.arrows"
+    write_ipc(spath, table, fmt="stream", options=pa.ipc.IpcWriteOptions(compression="zstd"))
+    with open(spath, "rb") as f:  # the thread idle at the fork: the child goes on
+        reader = arrowmm.open_stream(f)
+        walk = iter(reader)
+        first = next(walk)
+        ahead = reader._iteration
+        until = time.monotonic() + 30
+        while ahead._results.empty() and time.monotonic() < until:
+            time.sleep(0.01)  # (until the thread has read batch 1 and waits)
+        rest = lambda: [b.to_pydict() for b in walk] == [  # noqa: E731
+            b.to_pydict() for b in table.to_batches()[1:]]
+        assert first.to_pydict() == table.to_batches()[0].to_pydict()
+        assert _in_a_forked_child(rest) == 0  # (the parent stops here: the child moved the
+        # file offset both share)
+    read_fd, write_fd = os.pipe()  # the thread inside a read at the fork: the child is told
+    data = spath.read_bytes()
+    forked = threading.Event()
+
+    def produce():  # (the first third, then the rest once the child has been forked)
+        with open(write_fd, "wb", buffering=0) as w:
+            w.write(data[:len(data) // 3])
+            forked.wait(60)
+            w.write(data[len(data) // 3:])
+
+    producer = threading.Thread(target=produce)
+    producer.start()
+    try:
+        with open(read_fd, "rb") as f:
+            reader = arrowmm.open_stream(f)
+            walk = iter(reader)
+            next(walk)  # (and the thread reads on, until the bytes stop coming)
+            until = time.monotonic() + 30
+            while reader._iteration._unstarted and time.monotonic() < until:
+                time.sleep(0.01)  # (until the thread is inside that read)
+            assert _in_a_forked_child(lambda: list(walk) is None) == 3  # (ArrowInvalid)
+            forked.set()
+            assert sum(b.num_rows for b in walk) == table.num_rows - 5_000
+    finally:
+        forked.set()
+        producer.join(60)
+
+
 def test_columns_walked_in_order_read_the_next_one_ahead(compressed):
     path, _ = compressed
     with arrowmm.open_file(path) as r:

@@ -33,6 +33,8 @@ import threading
 import weakref
 from typing import Iterable, Iterator
 
+from ..errors import ArrowInvalid
+
 __all__ = ["ReadAhead", "OneAhead", "DETACHED", "decoded_in_order", "drain", "MAX_PENDING"]
 
 #: The most background decodes waiting or running at once (each holds at most one decoded
@@ -167,7 +169,7 @@ class OneAhead:
     counts on the thread having the step)."""
 
     __slots__ = ("_step", "_asks", "_results", "_stopped", "_thread", "_handoff", "_owed",
-                 "_late", "_owes_late", "_unstarted", "_inline")
+                 "_late", "_owes_late", "_unstarted", "_inline", "_pid")
 
     def __init__(self, step, pending=None, late=None, inline=False):
         self._step = step
@@ -180,6 +182,7 @@ class OneAhead:
         self._inline = bool(inline) and late is None
         self._late = (pending, late) if late is not None else None
         self._owes_late = False  # (stop told pending(): late is owed exactly one call)
+        self._pid = os.getpid()  # (a forked child has no thread: see _take_forked)
         self._thread = threading.Thread(target=self._run, name="arrowmm-read-ahead",
                                         daemon=True)
         self._thread.start()
@@ -222,6 +225,8 @@ class OneAhead:
     def take(self):
         """The result of the step asked for last: a batch, or None at the end; its error is
         raised here."""
+        if self._pid != os.getpid():
+            return self._take_forked()
         if self._inline:
             with self._handoff:
                 mine = self._unstarted > 0 and not self._stopped and self._results.empty()
@@ -236,6 +241,25 @@ class OneAhead:
         if exc is not None:
             raise exc
         return batch
+
+    def _take_forked(self):
+        """``take`` in a process forked from the one that made this, where the thread does not
+        exist (waiting for it hung for ever): a result it left is taken, a step it had not
+        begun runs here; one it was running at the fork is lost with it (where its source
+        stands is unknown), which ``ArrowInvalid`` says."""
+        if not self._results.empty():  # (no lock: no other thread of this object is here)
+            batch, exc = self._results.get()
+            self._owed -= 1
+            if exc is not None:
+                raise exc
+            return batch
+        if self._unstarted > 0 and not self._stopped:
+            self._unstarted -= 1
+            self._owed -= 1
+            return self._step()
+        raise ArrowInvalid(f"this iteration began in process {self._pid}, which forked this one "
+                           f"while its read-ahead thread was reading the next batch: that read "
+                           f"is lost here; open the source again in this process")
 
     def stop(self, wake: bool = False) -> None:
         """The consumer has gone: end the thread without waiting for a step in flight.

@@ -17,12 +17,13 @@ dropping it) stops the workers and waits for them: no thread outlives the scan.
 from __future__ import annotations
 
 import collections
+import os
 import queue
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable, Iterator, Optional, Sequence, Tuple
 
-from ..errors import ArrowError
+from ..errors import ArrowError, ArrowInvalid
 
 __all__ = ["ordered_readahead", "FRAGMENT_READAHEAD", "BATCH_READAHEAD", "THREAD_PREFIX"]
 
@@ -138,6 +139,15 @@ def _sequential(parts, prepare) -> Iterator:
             raise named from exc
 
 
+def _forked_scan(pid: int, items: queue.Queue) -> None:
+    """Raise, in a process forked during a scan, unless the next items are there already:
+    waiting for the parent's workers (threads this process does not have) hung for ever."""
+    if not items.empty():
+        return
+    raise ArrowInvalid(f"this scan began in process {pid}, which forked this one: its "
+                       f"read-ahead threads are not here; start the scan again in this process")
+
+
 def _pooled(parts, ahead: int, per_part: int, prepare) -> Iterator:
     parts = list(parts)
     if not parts:
@@ -146,6 +156,7 @@ def _pooled(parts, ahead: int, per_part: int, prepare) -> Iterator:
     pool = ThreadPoolExecutor(max_workers=min(ahead, len(parts)), thread_name_prefix=THREAD_PREFIX)
     pending = collections.deque()  # (label, queue) of the parts submitted, in order
     nxt = 0
+    pid = os.getpid()
     try:
         while nxt < len(parts) or pending:
             # (as many parts running as there are workers: each has a thread of its own, so the
@@ -158,6 +169,8 @@ def _pooled(parts, ahead: int, per_part: int, prepare) -> Iterator:
                 nxt += 1
             label, q = pending[0]
             while True:
+                if os.getpid() != pid:  # (a forked child: the workers were the parent's)
+                    _forked_scan(pid, q)
                 item = q.get()
                 if item is _DONE:
                     break

@@ -149,50 +149,61 @@ class Consumer:
         """The next batch.  ``EOFError`` once the producer closed the channel and every batch
         was received; ``ProducerDiedError`` if it died instead; ``TimeoutError`` after
         ``timeout`` seconds (None: wait as long as the producer lives)."""
-        with self._lock:
-            if self._closed:
-                raise ArrowInvalid(f"consumer of channel {self.name!r} is closed")
-            batch = self._take()  # (a batch waiting already: nothing else to set up)
+        deadline = deadline_of(timeout)
+        # (another thread receiving holds the lock: the timeout counts the wait for it too)
+        if not self._lock.acquire(timeout=-1 if deadline is None else
+                                  max(0.0, deadline - time.monotonic())):
+            raise TimeoutError(f"channel {self.name!r}: no batch within the timeout (another "
+                               f"thread of this consumer was receiving)")
+        try:
+            return self._recv(deadline)
+        finally:
+            self._lock.release()
+
+    def _recv(self, deadline: Optional[float]) -> RecordBatch:
+        """``recv`` under the consumer's lock."""
+        if self._closed:
+            raise ArrowInvalid(f"consumer of channel {self.name!r} is closed")
+        batch = self._take()  # (a batch waiting already: nothing else to set up)
+        if batch is not None:
+            return batch
+        seg = self._seg
+        m = seg.map
+        checked = time.monotonic()
+        spin_until = checked + self._spin  # (busy until then, then asleep on the futex)
+        while True:
+            batch = self._take()
             if batch is not None:
                 return batch
-            deadline = deadline_of(timeout)
-            seg = self._seg
-            m = seg.map
-            checked = time.monotonic()
-            spin_until = checked + self._spin  # (busy until then, then asleep on the futex)
-            while True:
-                batch = self._take()
-                if batch is not None:
-                    return batch
-                cursor = m.load64(self._entry + E_CURSOR)
-                published = m.load64(OFF_WRITE_SEQ)
-                if published > cursor:
-                    continue  # (published meanwhile)
-                if m.load32(OFF_STATE) == CLOSED and m.load64(OFF_WRITE_SEQ) == cursor:
-                    raise EOFError(f"channel {self.name!r} was closed by its producer")
-                if time.monotonic() - checked >= SLICE:
-                    checked = time.monotonic()
-                    if process_alive(seg.creator) is False and m.load64(OFF_WRITE_SEQ) == cursor:
-                        raise ProducerDiedError(
-                            f"channel {self.name!r}: its producer (pid {seg.creator['pid']}) died "
-                            f"without closing it; {cursor} batches were published")
-                try:
-                    wait = wait_slice(deadline, "")
-                except TimeoutError:
-                    raise TimeoutError(f"channel {self.name!r}: no batch within the timeout "
-                                       f"(next is batch {cursor})") from None
-                spin = spin_until - time.monotonic()
-                if spin > 0:  # (a slice at a time: the checks above run between slices)
-                    if m.spin_until_changed64(OFF_WRITE_SEQ, published, min(spin, wait)) \
-                            != published or time.monotonic() < spin_until:
-                        continue
-                m.add32(OFF_CONS_WAITING, 1)
-                try:
-                    seen = m.load32(OFF_PUB)
-                    if m.load64(OFF_WRITE_SEQ) == published and m.load32(OFF_STATE) != CLOSED:
-                        m.wait32(OFF_PUB, seen, wait)
-                finally:
-                    m.add32(OFF_CONS_WAITING, U32)
+            cursor = m.load64(self._entry + E_CURSOR)
+            published = m.load64(OFF_WRITE_SEQ)
+            if published > cursor:
+                continue  # (published meanwhile)
+            if m.load32(OFF_STATE) == CLOSED and m.load64(OFF_WRITE_SEQ) == cursor:
+                raise EOFError(f"channel {self.name!r} was closed by its producer")
+            if time.monotonic() - checked >= SLICE:
+                checked = time.monotonic()
+                if process_alive(seg.creator) is False and m.load64(OFF_WRITE_SEQ) == cursor:
+                    raise ProducerDiedError(
+                        f"channel {self.name!r}: its producer (pid {seg.creator['pid']}) died "
+                        f"without closing it; {cursor} batches were published")
+            try:
+                wait = wait_slice(deadline, "")
+            except TimeoutError:
+                raise TimeoutError(f"channel {self.name!r}: no batch within the timeout "
+                                   f"(next is batch {cursor})") from None
+            spin = spin_until - time.monotonic()
+            if spin > 0:  # (a slice at a time: the checks above run between slices)
+                if m.spin_until_changed64(OFF_WRITE_SEQ, published, min(spin, wait)) \
+                        != published or time.monotonic() < spin_until:
+                    continue
+            m.add32(OFF_CONS_WAITING, 1)
+            try:
+                seen = m.load32(OFF_PUB)
+                if m.load64(OFF_WRITE_SEQ) == published and m.load32(OFF_STATE) != CLOSED:
+                    m.wait32(OFF_PUB, seen, wait)
+            finally:
+                m.add32(OFF_CONS_WAITING, U32)
 
     def _take(self) -> Optional[RecordBatch]:
         """The next batch (skipping what was overwritten: see ``RingCursor.take``); None when
