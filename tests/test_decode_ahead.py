@@ -180,7 +180,7 @@ def test_the_read_ahead_leaves_a_column_another_thread_is_decoding(compressed):
     path, table = compressed
     with arrowmm.open_file(path) as r:
         b = r.get_batch(0)
-        lock = b._decode_lock(1, None)[1]
+        lock = b._decode_lock(1)
         with lock:  # (as if a thread were decoding column 1 now)
             assert b._decode(1, None, False) is None  # the read-ahead's call: no waiting
             assert not b.is_loaded(1)

@@ -182,10 +182,7 @@ class RecordBatch(PandasConvertible):
             if col is not None:
                 return col
         locks = self._locks
-        lock = locks.get(k)
-        if lock is None or lock[0] != _fork_generation:
-            lock = self._decode_lock(k, lock)
-        lock = lock[1]
+        lock = self._decode_lock(k)
         if not lock.acquire(wait):
             return None
         try:
@@ -200,18 +197,21 @@ class RecordBatch(PandasConvertible):
         locks.pop(k, None)  # (a late thread makes a new lock, then finds the column decoded)
         return col
 
-    def _decode_lock(self, k: int, stale) -> tuple:
-        """``(generation, lock)`` of column ``k``'s decode (-1: the whole batch's, in
-        ``decode_columns``), made once for every thread (dict.setdefault); ``stale``: one
-        made before this process was forked, replaced."""
+    def _decode_lock(self, k: int) -> threading.Lock:
+        """The lock of column ``k``'s decode (-1: the whole batch's, in ``decode_columns``),
+        made once for every thread (dict.setdefault); one made before this process was
+        forked is replaced."""
+        have = self._locks.get(k)
+        if have is not None and have[0] == _fork_generation:
+            return have[1]
         fresh = (_fork_generation, threading.Lock())
-        if stale is None:
-            return self._locks.setdefault(k, fresh)
+        if have is None:
+            return self._locks.setdefault(k, fresh)[1]
         with _PUBLISH:  # (in a forked child only: whoever comes first replaces it)
             have = self._locks.get(k)
             if have is None or have[0] != _fork_generation:
                 self._locks[k] = have = fresh
-            return have
+            return have[1]
 
     def _publish(self, k: int, col: Array) -> tuple:
         """Column ``k`` kept, and whether it is ``col``'s: ``col`` (cut to the batch's rows: a
@@ -259,10 +259,7 @@ class RecordBatch(PandasConvertible):
                 hasattr(self._loader, "prefetch"):
             # one whole-batch decode at a time: a second caller (threads taking ``columns``
             # of a shared batch) waits for the first rather than decompress it all again
-            lock = self._locks.get(-1)
-            if lock is None or lock[0] != _fork_generation:
-                lock = self._decode_lock(-1, lock)
-            with lock[1]:
+            with self._decode_lock(-1):
                 missing = [k for k in missing if cols[k] is None]
                 decoded = self._loader.prefetch(missing) if len(missing) > 1 else None
                 for k in missing:  # (compressed: decoded together just above)

@@ -85,7 +85,9 @@ class ReadAhead:
         self._batches = weakref.WeakValueDictionary()  # batch index -> RecordBatch
         self._pending = 0
         self._lock = threading.Lock()
-        self._last = None  # (batch index, column) asked for last: which walk is going on
+        # (batch index, column) asked for last: which walk is going on.  Threads walking at
+        # once interleave it; that only picks a less useful read-ahead, never a value.
+        self._last = None
 
     def track(self, index: int, batch) -> None:
         """Remember ``batch`` as the reader's batch ``index`` (weakly)."""

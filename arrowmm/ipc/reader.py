@@ -38,6 +38,16 @@ from .byteorder import NATIVE
 _NO_VARIADIC = np.zeros(0, dtype=np.int64)  # (read-only: shared by every plain batch header)
 _NO_VARIADIC.flags.writeable = False
 
+
+def plain_batch(schema, plan, num_rows: int, nodes, buffers, body, lookup, where, stats,
+                allow_copies: bool) -> RecordBatch:
+    """A lazy batch of a plain V5 record batch message whose numbers were read in C
+    (uncompressed, no custom metadata, no variadic counts): a channel's slot or a file's
+    message read by ``_batch_walk.file_batch_parts``."""
+    header = RecordBatchHeader(num_rows, nodes, buffers, None, _NO_VARIADIC)
+    return RecordBatch(schema, num_rows, loader=BatchLoader(plan, header, body, lookup, where,
+                                                            stats, allow_copies))
+
 __all__ = ["FileReader", "StreamReader", "MessageBatchDecoder", "region_of", "is_file_object",
            "file_object_region", "file_region", "decompressing", "BatchWhere", "batch_index",
            "ReaderBase", "not_a_file", "first_bytes", "source_name", "is_pipe_path", "PIPE_BUFFER"]
@@ -90,10 +100,8 @@ class MessageBatchDecoder(ReaderBase):
         lookup = self._plain_lookup
         if lookup is None:
             lookup = self._plain_lookup = self._memo.snapshot()
-        header = RecordBatchHeader(num_rows, nodes, buffers, None, _NO_VARIADIC)
-        loader = BatchLoader(self._plan(MetadataVersion.V5), header, body, lookup, where,
-                             self.stats, self.allow_copies)
-        return RecordBatch(self.schema, num_rows, loader=loader)
+        return plain_batch(self.schema, self._plan(MetadataVersion.V5), num_rows, nodes, buffers,
+                           body, lookup, where, self.stats, self.allow_copies)
 
     _plain_lookup = None
 
@@ -304,12 +312,9 @@ class FileReader(ReaderBase):
         lookup = self._dictionaries().get
         offsets = self._blocks[:, 0].tolist() if len(parts) else []
         schema, stats, allow = self.schema, self.stats, self.allow_copies
-        out = []
-        for k, (nodes, buffers, body, length) in enumerate(parts):
-            loader = BatchLoader(plan, RecordBatchHeader(length, nodes, buffers, None, _NO_VARIADIC),
-                                 body, lookup, BatchWhere(k, offsets[k]), stats, allow)
-            out.append(RecordBatch(schema, length, loader=loader))
-        return out
+        return [plain_batch(schema, plan, length, nodes, buffers, body, lookup,
+                            BatchWhere(k, offsets[k]), stats, allow)
+                for k, (nodes, buffers, body, length) in enumerate(parts)]
 
     def batch_num_rows(self) -> list:
         """The number of rows of each record batch, from the message headers alone: no
