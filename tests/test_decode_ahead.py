@@ -141,14 +141,69 @@ def test_one_column_of_a_fresh_reader_decodes_that_column_only(tmp_path):
         assert r.stats.columns_loaded == 1
 
 
-def test_a_column_walked_across_held_batches_is_read_ahead(compressed):
-    path, _ = compressed
+@pytest.fixture(scope="module")
+def five_batches(tmp_path_factory):
+    """(path, pyarrow table) of a zstd file of 5 small batches: room to see the bound."""
+    table = pa.Table.from_batches([mixed(2_000, s) for s in range(5)])
+    path = tmp_path_factory.mktemp("ra5") / "t5.arrow"
+    write_ipc(path, table, options=pa.ipc.IpcWriteOptions(compression="zstd"))
+    return path, table
+
+
+def test_a_column_walked_across_held_batches_is_read_ahead(five_batches):
+    path, _ = five_batches
     with arrowmm.open_file(path) as r:
-        batches = [r.get_batch(i) for i in range(3)]
+        batches = [r.get_batch(i) for i in range(5)]
         batches[0].column(2)
         decode_ahead.drain()
-        assert batches[1].is_loaded(2)  # the same column of the next batch, in the background
-        assert not batches[1].is_loaded(1) and not batches[2].is_loaded(2)  # (bounded: one ahead)
+        ahead = decode_ahead.AHEAD
+        assert [i for i, b in enumerate(batches) if b.is_loaded(2)] == list(range(ahead + 1))
+        assert not any(b.is_loaded(1) for b in batches)  # (the walk goes down column 2 only)
+
+
+def test_the_read_ahead_follows_the_caller_down_the_column(five_batches):
+    # The caller finding its column decoded (the read-ahead's work) sets the thread on the
+    # next one, so that the caller's use of this column overlaps that decode.
+    path, table = five_batches
+    with arrowmm.open_file(path) as r:
+        batches = [r.get_batch(i) for i in range(5)]
+        for i, b in enumerate(batches):
+            assert b.column(2).to_pylist() == table.column(2).chunk(i).to_pylist()
+            decode_ahead.drain()
+            loaded = [j for j, c in enumerate(batches) if c.is_loaded(2)]
+            assert loaded == list(range(min(i + decode_ahead.AHEAD, 4) + 1)), i
+        assert r.stats.columns_loaded == 5  # (each decoded once)
+
+
+def test_a_caller_that_would_wait_for_a_decode_in_flight_decodes_the_next_one_itself(
+        five_batches, monkeypatch):
+    # Column 2 of batch 0 is being decoded by another thread (its lock held here): the
+    # caller's column(2) decodes batch 1's column 2 on its own thread rather than wait idle,
+    # then waits for batch 0's and gets its right values.
+    from arrowmm.ipc.loader import BatchLoader
+    path, table = five_batches
+    with arrowmm.open_file(path) as r:
+        b0, b1 = r.get_batch(0), r.get_batch(1)
+        column, who = BatchLoader.column, []
+
+        def watched(loader, k, decoded=None):
+            who.append((loader is b1._loader, threading.current_thread().name))
+            return column(loader, k, decoded)
+
+        monkeypatch.setattr(BatchLoader, "column", watched)
+        got = []
+        lock = b0._decode_lock(2)
+        lock.acquire()
+        caller = threading.Thread(target=lambda: got.append(b0.column(2)), name="caller")
+        caller.start()
+        deadline = time.monotonic() + 10
+        while not b1.is_loaded(2) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert b1.is_loaded(2) and not got  # (helped, and still waiting for batch 0's)
+        lock.release()
+        caller.join(10)
+        assert got[0].to_pylist() == table.column(2).chunk(0).to_pylist()
+        assert who[0] == (True, "caller")
 
 
 def test_the_next_batch_decodes_while_the_caller_decodes_this_one(compressed, monkeypatch):
@@ -339,7 +394,21 @@ def test_columns_walked_in_order_read_the_next_one_ahead(compressed):
         assert not b.is_loaded(2)  # one column: no pattern yet
         b.column(2)
         decode_ahead.drain()
-        assert b.is_loaded(3) and not b.is_loaded(4)
+        assert b.is_loaded(3) and b.is_loaded(4)  # (AHEAD columns ahead: here, to the end)
+
+
+def test_a_walk_along_a_wide_batch_reads_ahead_within_the_bound(tmp_path):
+    rng = np.random.default_rng(3)
+    table = pa.table({f"c{k}": rng.integers(0, 99, 2_000) for k in range(20)})
+    path = tmp_path / "wide.arrow"
+    write_ipc(path, table, options=pa.ipc.IpcWriteOptions(compression="lz4"))
+    with arrowmm.open_file(path) as r:
+        b = r.get_batch(0)
+        for k in (10, 11):
+            assert b.column(k).to_pylist() == table.column(k).to_pylist()
+        decode_ahead.drain()
+        loaded = [k for k in range(20) if b.is_loaded(k)]
+        assert loaded == list(range(10, 12 + decode_ahead.AHEAD))
 
 
 def test_read_ahead_does_not_keep_dropped_batches_alive(compressed):

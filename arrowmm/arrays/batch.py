@@ -12,6 +12,7 @@ from .. import types as t
 from .._core._cabi import exporter
 from .array import Array, imported_batch, reduce_registered, selection, unbacked_rows
 from .display import inline_values, preview
+from .decode_ahead import DECODED, IN_FLIGHT, MISSING
 from .extension import ExtensionArray, storage_of, wrap
 from ..errors import ArrowInvalid
 from .pandas_compat import PandasConvertible
@@ -136,12 +137,9 @@ class RecordBatch(PandasConvertible):
             k = self._index(i)
         col = cols[k]
         ahead = self._ahead
-        if ahead is not None:  # (a compressed batch: decode what a walk in order wants next
-            # while this thread decodes; not while it waits for another's decode of this
-            # column: it decodes the next one itself then, and the two threads alternate)
-            lock = self._locks.get(k) if col is None else None
-            ahead[0].hint(ahead[1], self, k, col is None and (
-                lock is None or lock[0] != _fork_generation or not lock[1].locked()))
+        if ahead is not None:  # (a compressed batch: decode what a walk in order wants next)
+            state = DECODED if col is not None else IN_FLIGHT if self._decoding(k) else MISSING
+            ahead[0].hint(ahead[1], self, k, state)
         if col is None:
             col = self._decode(k, None)
         ext = self.schema.extension_types()[k]
@@ -196,6 +194,11 @@ class RecordBatch(PandasConvertible):
             lock.release()
         locks.pop(k, None)  # (a late thread makes a new lock, then finds the column decoded)
         return col
+
+    def _decoding(self, k: int) -> bool:
+        """Whether a thread is decoding column ``k`` now (holds its lock)."""
+        lock = self._locks.get(k)
+        return lock is not None and lock[0] == _fork_generation and lock[1].locked()
 
     def _decode_lock(self, k: int) -> threading.Lock:
         """The lock of column ``k``'s decode (-1: the whole batch's, in ``decode_columns``),

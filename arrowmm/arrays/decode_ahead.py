@@ -4,19 +4,22 @@ Why: a compressed column decodes on first touch, on the caller's thread, and one
 buffers are usually one big buffer, which one thread decodes.  A caller that walks the
 columns of a batch, or one column across batches, leaves the other cores idle; pyarrow
 decodes a whole batch on its pool as soon as it reads it.  Here a batch whose columns are
-compressed tells ``ReadAhead`` which column it is about to decode, and ``ReadAhead`` decodes
-the one the walk will want next on one background thread, while the caller decodes this one:
+compressed tells ``ReadAhead`` which column it is asked for, and ``ReadAhead`` decodes the
+ones the walk will want next on one background thread, while the caller decodes or uses this
+one; the walk is
 
-* the next column of the same batch, once the caller has asked for two neighbouring columns
-  in order (a single column, the lazy path, never triggers it), or else
-* the same column of the next batch read from the same reader (a caller that holds several
-  batches and reads column ``k`` across them).
+* along a batch (the next columns of the same batch), once the caller has asked for two
+  neighbouring columns in order (a single column, the lazy path, never triggers it), or else
+* down a column (the same column of the next batches read from the same reader: a caller
+  that holds several batches and reads column ``k`` across them).
 
-The read-ahead is bounded: at most ``MAX_PENDING`` decodes wait or run at any time (a hint
-beyond that is dropped, never queued), and a batch is held weakly, so read-ahead never keeps a
-batch alive that its caller dropped.  Decoding goes through ``RecordBatch._decode``, under the
-column's own lock: a column is still decoded once, by whichever thread gets there first, and
-the caller waits for a decode in flight rather than starting its own.
+The read-ahead is bounded: it decodes at most ``AHEAD`` columns beyond the one the caller asked
+for last (it goes on as the caller does), at most ``MAX_PENDING`` starts wait or run at any time
+(a hint beyond that is dropped, never queued), and a batch is held weakly, so read-ahead never
+keeps a batch alive that its caller dropped.  Decoding goes through ``RecordBatch._decode``,
+under the column's own lock: a column is still decoded once, by whichever thread gets there
+first; a caller that finds its column being decoded decodes the walk's next one itself before
+it waits, so both threads decode all the time.
 
 ``decoded_in_order(batches)`` is the same idea for a consumer that takes every column of
 every batch (a C stream export, ``to_pandas``, ``to_pydict``): each batch's columns are
@@ -35,11 +38,18 @@ from typing import Iterable, Iterator
 
 from ..errors import ArrowInvalid
 
-__all__ = ["ReadAhead", "OneAhead", "DETACHED", "decoded_in_order", "drain", "MAX_PENDING"]
+__all__ = ["ReadAhead", "OneAhead", "DETACHED", "decoded_in_order", "drain", "MAX_PENDING",
+           "MISSING", "DECODED", "IN_FLIGHT"]
 
 #: The most background decodes waiting or running at once (each holds at most one decoded
 #: column or batch the caller has not asked for yet).
 MAX_PENDING = 2
+
+#: How far (in columns of the walk going on) ``ReadAhead`` decodes ahead of its caller.
+AHEAD = 2
+
+#: What ``ReadAhead.hint`` is told of the column asked for.
+MISSING, DECODED, IN_FLIGHT = range(3)
 
 _executor = None
 _executor_pid = None
@@ -76,62 +86,107 @@ def _quietly(fn, *args):
 
 
 class ReadAhead:
-    """The read-ahead of one reader: the batches it handed out (weakly, by index) and the
-    decodes in flight.  Thread-safe; ``hint`` is cheap when there is nothing to do."""
+    """The read-ahead of one reader: the batches it handed out (weakly, by index), the walk
+    going on and the decodes in flight.  Thread-safe; ``hint`` is cheap when there is nothing
+    to do."""
 
-    __slots__ = ("_batches", "_pending", "_lock", "_last", "__weakref__")
+    __slots__ = ("_batches", "_pending", "_lock", "_last", "_along", "__weakref__")
 
     def __init__(self):
         self._batches = weakref.WeakValueDictionary()  # batch index -> RecordBatch
         self._pending = 0
         self._lock = threading.Lock()
-        # (batch index, column) asked for last: which walk is going on.  Threads walking at
-        # once interleave it; that only picks a less useful read-ahead, never a value.
+        # (batch index, column) asked for last, and whether the walk goes along a batch (else
+        # down a column, across batches).  Threads walking at once interleave them; that only
+        # picks a less useful read-ahead, never a value.
         self._last = None
+        self._along = False
 
     def track(self, index: int, batch) -> None:
         """Remember ``batch`` as the reader's batch ``index`` (weakly)."""
         self._batches[index] = batch
 
-    def hint(self, index: int, batch, k: int, missing: bool) -> None:
-        """Batch ``index`` (``batch``) is asked for column ``k``; ``missing``: not decoded yet,
-        nor being decoded, so the caller decodes it now.  Then decode what the walk going on
-        touches next, on the read-ahead thread, while the caller decodes: the next column of
-        this batch if the column before was asked for last (a walk along a batch), else the
-        same column of the next batch.  Only one of the two: decoding both kept the thread
-        busy with what the walk wanted much later (a walk down a column had the next column
-        of every batch decoded first), and the caller waited.  A column found decoded starts
-        nothing, so the caller decodes the one after it itself while the thread decodes the
-        next: the two alternate."""
-        last = self._last
-        self._last = (index, k)
-        if not missing:
-            return
-        if last is not None and last[0] == index and last[1] == k - 1:
-            cols = batch._columns
-            if k + 1 < len(cols) and cols[k + 1] is None:
-                self._start(batch, k + 1)
-            return
-        nxt = self._batches.get(index + 1)
-        if nxt is not None and nxt._columns[k] is None:
-            self._start(nxt, k)
+    def hint(self, index: int, batch, k: int, state: int) -> None:
+        """Batch ``index`` (``batch``) is asked for column ``k``, whose ``state`` is ``MISSING``
+        (the caller decodes it now), ``DECODED`` or ``IN_FLIGHT`` (another thread, usually this
+        read-ahead's, is decoding it).
 
-    def _start(self, batch, k: int) -> None:
+        The walk going on is along a batch if the column before was asked for last, else down
+        a column (the same column of the next batches); the read-ahead follows that walk only:
+        following both kept the thread busy with what the walk wanted much later (a walk down
+        a column had the next column of every batch decoded first), and the caller waited.
+
+        The first column of the walk's next ``AHEAD`` not decoded yet is started on the
+        read-ahead thread when the caller is about to work (decode a missing column, or use a
+        decoded one), which then goes on along the walk as long as it stays within ``AHEAD``
+        of the caller; or, when the caller would only wait for a decode in flight, decoded
+        here, on the caller's thread, before it waits.  So the thread and the caller both
+        decode all the time, the caller's use of each column overlapping the thread's next
+        decodes, and at most ``AHEAD`` columns the caller has not asked for are decoded."""
+        last = self._last
+        self._along = last is not None and last[0] == index and last[1] == k - 1
+        self._last = (index, k)
+        nxt = self._next_undecoded(index, k)
+        if nxt is None:
+            return
+        if state == IN_FLIGHT:
+            _quietly(nxt[1]._decode, nxt[2], None, False)
+        else:
+            self._start(*nxt)
+
+    def _next_undecoded(self, index: int, k: int):
+        """``(index, batch, column)`` of the first column after ``(index, k)`` in the walk going
+        on, within ``AHEAD`` of the caller's last, neither decoded nor being decoded; or None."""
+        last = self._last
+        if last is None:
+            return None
+        along = self._along
+        batch = self._batches.get(index) if along else None
+        while True:
+            if along:
+                k += 1
+                if last[0] != index or k - last[1] > AHEAD or batch is None or \
+                        k >= len(batch._columns):
+                    return None
+            else:
+                index += 1
+                if last[1] != k or index - last[0] > AHEAD:
+                    return None
+                batch = self._batches.get(index)
+                if batch is None:
+                    return None
+            if batch._columns[k] is None and not batch._decoding(k):
+                return index, batch, k
+
+    def _start(self, index: int, batch, k: int) -> None:
         with self._lock:
             if self._pending >= MAX_PENDING:
                 return
             self._pending += 1
         try:
-            _submit(self._run, weakref.ref(batch), k)
+            _submit(self._run, index, weakref.ref(batch), k)
         except RuntimeError:  # (interpreter shutting down: no new threads)
             with self._lock:
                 self._pending -= 1
 
-    def _run(self, ref, k: int) -> None:
+    def _run(self, index: int, ref, k: int) -> None:
+        """Decode column ``k`` of batch ``index``, then the walk's next ones while they are
+        within ``AHEAD`` of the caller (a walk the caller left, or a batch it dropped, ends
+        this)."""
         try:
-            batch = ref()
-            if batch is not None and batch._columns[k] is None:
-                _quietly(batch._decode, k, None, False)  # (skipped if a thread is on it)
+            while True:
+                batch = ref()
+                if batch is None:
+                    return
+                if batch._columns[k] is None:
+                    _quietly(batch._decode, k, None, False)  # (skipped if a thread is on it)
+                nxt = self._next_undecoded(index, k)
+                del batch
+                if nxt is None:
+                    return
+                index, batch, k = nxt
+                ref = weakref.ref(batch)
+                del batch
         finally:
             with self._lock:
                 self._pending -= 1
