@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import csv
 import datetime
 import decimal
@@ -16,6 +17,7 @@ import os
 import sys
 
 import arrowmm
+from ..errors import ArrowError
 from ..ipc.statistics import STATISTICS_KEY, decode_statistics
 from .progress import bar
 
@@ -26,8 +28,26 @@ _SOURCE_HELP = "IPC file or stream ('-' for standard input)"
 _CELL_WIDTH = 40  # head: longer values are cut to this many characters
 
 
-def _source(path: str):
+def source(path: str):
+    """What ``arrowmm.open`` reads for the command-line PATH (``-``: standard input)."""
     return sys.stdin.buffer if path == "-" else path
+
+
+@contextlib.contextmanager
+def reading(path: str):
+    """Errors raised while ``path`` is read name it (the CLI prints one line, 'PATH: why'),
+    unless their message does already (most errors of the open itself do)."""
+    try:
+        yield
+    except ArrowError as exc:
+        if getattr(exc, "_names_its_input", False):  # (an inner input's error, named there)
+            raise
+        name = "<stdin>" if path == "-" else path  # (as the readers call it)
+        text = str(exc)
+        if not name or name not in text:
+            exc = type(exc)(f"{name or repr(path)}: {text}")
+        exc._names_its_input = True
+        raise exc from None
 
 
 def _columns(text):
@@ -86,7 +106,7 @@ def _field_json(field) -> dict:
 
 def schema(path: str, as_json: bool = False) -> int:
     """The schema, as pyarrow prints it or (``as_json``) as JSON."""
-    with arrowmm.open(_source(path)) as reader:
+    with reading(path), arrowmm.open(source(path)) as reader:
         s = reader.schema
         if as_json:
             print(json.dumps({"fields": [_field_json(f) for f in s],
@@ -107,7 +127,7 @@ def head(path: str, n: int = 10, columns=None, as_json: bool = False) -> int:
     """The first ``n`` rows as a readable table, or (``as_json``) as JSON lines."""
     if n < 0:
         raise ValueError(f"-n {n}: the number of rows must be >= 0")
-    with arrowmm.open(_source(path), columns=_columns(columns)) as reader:
+    with reading(path), arrowmm.open(source(path), columns=_columns(columns)) as reader:
         names = reader.schema.names
         rows = reader.head(n).to_pylist()
     if as_json:
@@ -172,9 +192,9 @@ def stats(path: str, as_json: bool = False) -> int:
     writers record (``statistics=True``), as stored: physical values (timestamps as integers
     in their unit, decimals unscaled, binaries in hex).
     """
-    source = _source(path)
-    size = os.path.getsize(path) if source is path and os.path.isfile(path) else None
-    with arrowmm.open(source) as reader:
+    src = source(path)
+    size = os.path.getsize(path) if src is path and os.path.isfile(path) else None
+    with reading(path), arrowmm.open(src) as reader:
         kind = "file" if isinstance(reader, arrowmm.FileReader) else "stream"
         names = reader.schema.names
         types = [str(f.type) for f in reader.schema]
@@ -262,7 +282,7 @@ def _write_ipc(reader, sink, fmt: str, compression=None, batch_rows=None) -> Non
 def cat(path: str, to: str, columns=None) -> int:
     """Every row to standard output as CSV, JSON lines, an IPC file or an IPC stream."""
     out = sys.stdout
-    with arrowmm.open(_source(path), columns=_columns(columns)) as reader:
+    with reading(path), arrowmm.open(source(path), columns=_columns(columns)) as reader:
         if to in ("arrow", "arrows"):
             out.flush()
             _write_ipc(reader, out.buffer, "file" if to == "arrow" else "stream")
@@ -293,14 +313,14 @@ def convert(src: str, dst: str, compression=None, columns=None, fmt=None, batch_
         raise ValueError(f"--batch-rows {batch_rows}: must be > 0")
     codec = None if compression in (None, "none") else compression
     fmt = _output_format(dst, fmt)
-    with arrowmm.open(_source(src), columns=_columns(columns)) as reader:
+    with reading(src), arrowmm.open(source(src), columns=_columns(columns)) as reader:
         if dst == "-":
             sys.stdout.flush()
             _write_ipc(reader, sys.stdout.buffer, fmt, codec, batch_rows)
             sys.stdout.buffer.flush()
             return 0
         _write_ipc(reader, dst, fmt, codec, batch_rows)
-        with arrowmm.open(dst) as check:
+        with reading(dst), arrowmm.open(dst) as check:
             n = check.num_rows if fmt == "file" else sum(b.num_rows for b in check)
     print(f"wrote {dst}: Arrow IPC {fmt}, {n:,} rows"
           f"{f', {codec}-compressed' if codec else ''}", file=sys.stderr)
@@ -317,18 +337,18 @@ def append(dst: str, sources, compression=None, deltas: bool = False, lock_timeo
     if sources.count("-") > 1:
         raise ValueError("'-' (standard input) can be given once")
     added = rows_added = 0
-    with arrowmm.append_file(dst, compression=codec, emit_dictionary_deltas=deltas,
-                             lock_timeout=lock_timeout) as writer:
+    with reading(dst), arrowmm.append_file(dst, compression=codec, emit_dictionary_deltas=deltas,
+                                           lock_timeout=lock_timeout) as writer:
         cut = writer.unfinished_bytes
         for src in sources:
-            with arrowmm.open(_source(src)) as reader:
+            with reading(src), arrowmm.open(source(src)) as reader:
                 name = "stdin" if src == "-" else os.path.basename(src)
                 for batch in _with_progress(reader, f"append {name}"):
                     writer.write(batch)
                     added += 1
                     rows_added += batch.num_rows
         existing = writer.existing_batches
-    with arrowmm.open_file(dst) as check:
+    with reading(dst), arrowmm.open_file(dst) as check:
         facts = {"path": dst, "sources": list(sources), "batches_added": added,
                  "rows_added": rows_added, "batches": check.num_record_batches,
                  "rows": check.num_rows, "batches_before": existing,

@@ -40,8 +40,10 @@ JAVA_HELP = ("install a Java 17 or 21 runtime and put 'java' on PATH or set JAVA
 def _problem(exc: BaseException) -> str:
     """One line for an error: 'path: reason' for OSErrors, the message for arrowmm's."""
     if isinstance(exc, OSError) and exc.strerror:
-        where = exc.filename if exc.filename is not None else ""
-        return f"{where}: {exc.strerror}" if where else exc.strerror
+        where = exc.filename
+        if where is None:
+            return exc.strerror
+        return f"{where if where not in ('', b'') else repr(where)}: {exc.strerror}"
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
@@ -191,7 +193,7 @@ def _fields(schema) -> list:
 def info(path: str, as_json: bool = False) -> int:
     """Schema, batches and rows of an IPC file or stream (``-``: standard input)."""
     import arrowmm
-    with arrowmm.open(sys.stdin.buffer if path == "-" else path) as reader:
+    with files.reading(path), arrowmm.open(files.source(path)) as reader:
         kind = "file" if isinstance(reader, arrowmm.FileReader) else "stream"
         if kind == "file":
             batches, rows = reader.num_record_batches, reader.num_rows

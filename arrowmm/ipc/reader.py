@@ -154,7 +154,9 @@ class FileReader(ReaderBase):
         if region.view(size - 6, 6).to_bytes() != MAGIC:
             raise ArrowInvalid(f"{name}: does not end with the Arrow file magic 'ARROW1' "
                                f"(truncated or still being written? "
-                               f"open_stream(path, recover=True) reads its complete batches)")
+                               f"open_stream(path, recover=True) reads its complete batches; "
+                               f"arrowmm.repair(path, out), or 'arrowmm repair PATH OUT', "
+                               f"rebuilds the file)")
         footer_len = I32.unpack_from(region.view(size - 10, 4), 0)[0]
         if footer_len <= 0 or footer_len > size - 10 - 8:
             raise ArrowInvalid(f"{name}: footer length {footer_len} does not fit in a {size}-byte file")
