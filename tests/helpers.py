@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import os
 import random
+import signal
 import threading
 from dataclasses import dataclass, field
 from typing import Any, List, Optional
@@ -691,3 +692,25 @@ def roundtrip(tmp_path, data, name="data", deep_all=False, seed=0, views=True, *
     """Write ``data`` in both formats with pyarrow and check every arrowmm reading of both."""
     paths = write_both(tmp_path, data, name, **write_kw)
     return [assert_same_as_pyarrow(p, deep_all, seed, views) for p in paths]
+
+
+def in_a_forked_child(body, then=None) -> int:
+    """Exit status of a child forked now that runs ``body()``: 0 if it returned true, 2 if
+    false, 3 if it raised ``ArrowInvalid`` naming the fork, 4 another ``ArrowInvalid``, 1 any
+    other error, -N if signal N ended it (a hang ends it by SIGALRM after 30 s).  ``then()``
+    runs in the parent while the child runs."""
+    from arrowmm.errors import ArrowInvalid
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            signal.alarm(30)
+            code = 0 if body() else 2
+        except ArrowInvalid as exc:
+            code = 3 if "forked" in str(exc) else 4
+        finally:
+            os._exit(code)
+    if then is not None:
+        then()
+    _, status = os.waitpid(pid, 0)
+    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else -os.WTERMSIG(status)

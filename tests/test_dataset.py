@@ -16,6 +16,7 @@ import arrowmm
 from arrowmm import ArrowInvalid, ArrowNotImplementedError
 from arrowmm.dataset.filters import Term, statistics_allow, statistics_verdicts
 from arrowmm.dataset.scan import promotable
+from helpers import in_a_forked_child
 
 SCHEMA = arrowmm.schema([("x", arrowmm.int64()), ("s", arrowmm.string()),
                          ("f", arrowmm.float64()), ("ts", arrowmm.timestamp("us")),
@@ -329,21 +330,10 @@ def test_statistics_verdicts_agree_with_statistics_allow_batch_by_batch():
 def test_a_scan_continued_in_a_forked_child_ends_or_says_why(hive):
     # The scan's read-ahead workers are threads, which a forked child does not have:
     # continuing the parent's scan there waited for ever on their queue.
-    import signal
     ds = arrowmm.dataset(hive, partitioning="hive")
     total = sum(b.num_rows for b in ds.to_batches())
     walk = iter(ds.to_batches())
     first = next(walk).num_rows
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            signal.alarm(30)  # (a hang ends the child, and the test fails)
-            code = 0 if first + sum(b.num_rows for b in walk) == total else 2
-        except ArrowInvalid as exc:
-            code = 3 if "forked" in str(exc) else 4
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) in (0, 3), status
+    in_child = in_a_forked_child(lambda: first + sum(b.num_rows for b in walk) == total)
+    assert in_child in (0, 3), in_child
     assert first + sum(b.num_rows for b in walk) == total  # (the parent's scan goes on)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import os
-import signal
 import sys
 import time
 import threading
@@ -19,7 +18,7 @@ import pytest
 import arrowmm
 from arrowmm.arrays import decode_ahead
 from arrowmm.errors import ArrowInvalid
-from helpers import write_ipc
+from helpers import in_a_forked_child, write_ipc
 
 CODECS = ("lz4", "zstd")
 
@@ -278,19 +277,11 @@ def test_a_child_forked_during_a_read_ahead_decodes_that_column_itself(compresse
         monkeypatch.setattr(BatchLoader, "column", held)
         b0.column(2)  # read-ahead: batch 1's column 2, now held inside its decode
         assert inside.wait(30)
-        pid = os.fork()
-        if pid == 0:  # the child: no read-ahead thread here
-            code = 1
-            try:
-                signal.alarm(30)  # (a hang ends the child, and the test fails)
-                ok = b1.column(2).to_pylist() == table.column(2).chunk(1).to_pylist()
-                code = 0 if ok else 2
-            finally:
-                os._exit(code)
-        release.set()
-        _, status = os.waitpid(pid, 0)
+        in_child = in_a_forked_child(  # (no read-ahead thread there)
+            lambda: b1.column(2).to_pylist() == table.column(2).chunk(1).to_pylist(),
+            then=release.set)
         decode_ahead.drain()
-        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+        assert in_child == 0
         assert b1.column(2).to_pylist() == table.column(2).chunk(1).to_pylist()
 
 
@@ -320,23 +311,6 @@ def test_a_batch_decoded_by_two_threads_at_once_is_decompressed_once(compressed,
         assert len(calls) == 2 * once and once > 0  # (each buffer once more, not four times)
 
 
-def _in_a_forked_child(body) -> int:
-    """Exit status of a child forked now that runs ``body()`` (0: it returned True; a hang
-    ends it by SIGALRM after 30 s)."""
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            signal.alarm(30)
-            code = 0 if body() else 2
-        except ArrowInvalid as exc:
-            code = 3 if "forked" in str(exc) else 4
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else -os.WTERMSIG(status)
-
-
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork: POSIX only")
 def test_a_stream_iterated_across_a_fork_goes_on_in_the_child_or_says_why(tmp_path):
     # A stream read from a file object is read ahead by a thread of the iteration's own,
@@ -355,7 +329,7 @@ def test_a_stream_iterated_across_a_fork_goes_on_in_the_child_or_says_why(tmp_pa
         rest = lambda: [b.to_pydict() for b in walk] == [  # noqa: E731
             b.to_pydict() for b in table.to_batches()[1:]]
         assert first.to_pydict() == table.to_batches()[0].to_pydict()
-        assert _in_a_forked_child(rest) == 0  # (the parent stops here: the child moved the
+        assert in_a_forked_child(rest) == 0  # (the parent stops here: the child moved the
         # file offset both share)
     read_fd, write_fd = os.pipe()  # the thread inside a read at the fork: the child is told
     data = spath.read_bytes()
@@ -377,7 +351,7 @@ def test_a_stream_iterated_across_a_fork_goes_on_in_the_child_or_says_why(tmp_pa
             until = time.monotonic() + 30
             while reader._iteration._unstarted and time.monotonic() < until:
                 time.sleep(0.01)  # (until the thread is inside that read)
-            assert _in_a_forked_child(lambda: list(walk) is None) == 3  # (ArrowInvalid)
+            assert in_a_forked_child(lambda: list(walk) is None) == 3  # (ArrowInvalid)
             forked.set()
             assert sum(b.num_rows for b in walk) == table.num_rows - 5_000
     finally:
