@@ -171,7 +171,24 @@ def test_the_read_ahead_follows_the_caller_down_the_column(five_batches):
             decode_ahead.drain()
             loaded = [j for j, c in enumerate(batches) if c.is_loaded(2)]
             assert loaded == list(range(min(i + decode_ahead.AHEAD, 4) + 1)), i
-        assert r.stats.columns_loaded == 5  # (each decoded once)
+        # past the last batch, a walk that went down goes on with the next column from the top
+        assert [j for j, c in enumerate(batches) if c.is_loaded(3)] == [0, 1]
+        assert not any(c.is_loaded(k) for c in batches for k in (0, 1, 4))
+        for i, b in enumerate(batches):
+            assert b.column(3).to_pylist() == table.column(3).chunk(i).to_pylist()
+        decode_ahead.drain()
+        assert r.stats.columns_loaded == 12  # (each decoded once: 5 + 5, and 2 of column 4)
+
+
+def test_a_column_read_down_the_batches_goes_on_with_the_next_from_the_top(five_batches):
+    path, _ = five_batches
+    with arrowmm.open_file(path) as r:
+        b0, b1 = r.get_batch(0), r.get_batch(1)
+        b0.column(1)
+        b1.column(1)
+        decode_ahead.drain()
+        assert [(i, k) for i, b in enumerate((b0, b1)) for k in range(5) if b.is_loaded(k)] == \
+            [(0, 1), (0, 2), (1, 1), (1, 2)]  # (the walk went down two batches: the next column)
 
 
 def test_a_caller_that_would_wait_for_a_decode_in_flight_decodes_the_next_one_itself(

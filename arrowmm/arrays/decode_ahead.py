@@ -11,7 +11,8 @@ one; the walk is
 * along a batch (the next columns of the same batch), once the caller has asked for two
   neighbouring columns in order (a single column, the lazy path, never triggers it), or else
 * down a column (the same column of the next batches read from the same reader: a caller
-  that holds several batches and reads column ``k`` across them).
+  that holds several batches and reads column ``k`` across them; past the last of them, the
+  next column from the batch the walk began at).
 
 The read-ahead is bounded: it decodes at most ``AHEAD`` columns beyond the one the caller asked
 for last (it goes on as the caller does), at most ``MAX_PENDING`` starts wait or run at any time
@@ -90,17 +91,17 @@ class ReadAhead:
     going on and the decodes in flight.  Thread-safe; ``hint`` is cheap when there is nothing
     to do."""
 
-    __slots__ = ("_batches", "_pending", "_lock", "_last", "_along", "__weakref__")
+    __slots__ = ("_batches", "_pending", "_lock", "_walk", "__weakref__")
 
     def __init__(self):
         self._batches = weakref.WeakValueDictionary()  # batch index -> RecordBatch
         self._pending = 0
         self._lock = threading.Lock()
-        # (batch index, column) asked for last, and whether the walk goes along a batch (else
-        # down a column, across batches).  Threads walking at once interleave them; that only
-        # picks a less useful read-ahead, never a value.
-        self._last = None
-        self._along = False
+        # The walk going on: (batch index, column) asked for last, whether the walk goes along
+        # a batch (else down a column, across batches), and the batch a walk down began at.
+        # One tuple, replaced whole: threads walking at once interleave it; that only picks a
+        # less useful read-ahead, never a value.
+        self._walk = None
 
     def track(self, index: int, batch) -> None:
         """Remember ``batch`` as the reader's batch ``index`` (weakly)."""
@@ -112,9 +113,11 @@ class ReadAhead:
         read-ahead's, is decoding it).
 
         The walk going on is along a batch if the column before was asked for last, else down
-        a column (the same column of the next batches); the read-ahead follows that walk only:
-        following both kept the thread busy with what the walk wanted much later (a walk down
-        a column had the next column of every batch decoded first), and the caller waited.
+        a column (the same column of the next batches, and past the last batch handed out,
+        the next column from the batch the walk began at: a caller reading every column one
+        at a time across its batches); the read-ahead follows that walk only: following both
+        kept the thread busy with what the walk wanted much later (a walk down a column had
+        the next column of every batch decoded first), and the caller waited.
 
         The first column of the walk's next ``AHEAD`` not decoded yet is started on the
         read-ahead thread when the caller is about to work (decode a missing column, or use a
@@ -123,10 +126,14 @@ class ReadAhead:
         here, on the caller's thread, before it waits.  So the thread and the caller both
         decode all the time, the caller's use of each column overlapping the thread's next
         decodes, and at most ``AHEAD`` columns the caller has not asked for are decoded."""
-        last = self._last
-        self._along = last is not None and last[0] == index and last[1] == k - 1
-        self._last = (index, k)
-        nxt = self._next_undecoded(index, k)
+        walk = self._walk
+        if walk is not None and walk[0] == index and walk[1] == k - 1:
+            self._walk = (index, k, True, index)
+        elif walk is not None and not walk[2] and walk[0] == index - 1 and walk[1] == k:
+            self._walk = (index, k, False, walk[3])  # (down the column, from where it began)
+        else:
+            self._walk = (index, k, False, index)
+        nxt = self._next_undecoded()
         if nxt is None:
             return
         if state == IN_FLIGHT:
@@ -134,29 +141,36 @@ class ReadAhead:
         else:
             self._start(*nxt)
 
-    def _next_undecoded(self, index: int, k: int):
-        """``(index, batch, column)`` of the first column after ``(index, k)`` in the walk going
-        on, within ``AHEAD`` of the caller's last, neither decoded nor being decoded; or None."""
-        last = self._last
-        if last is None:
+    def _next_undecoded(self):
+        """``(index, batch, column)`` of the first of the walk's next ``AHEAD`` columns after
+        the one the caller asked for last that is neither decoded nor being decoded; or None."""
+        walk = self._walk
+        if walk is None:
             return None
-        along = self._along
-        batch = self._batches.get(index) if along else None
-        while True:
+        index, k, along, first = walk
+        batches = self._batches
+        batch = batches.get(index)
+        for _ in range(AHEAD):
+            if batch is None:
+                return None
             if along:
                 k += 1
-                if last[0] != index or k - last[1] > AHEAD or batch is None or \
-                        k >= len(batch._columns):
-                    return None
             else:
-                index += 1
-                if last[1] != k or index - last[0] > AHEAD:
+                nxt = batches.get(index + 1)
+                if nxt is not None:
+                    index, batch = index + 1, nxt
+                elif walk[0] > first:  # (past the last batch handed out, in a walk that
+                    # went down: the next column, from the batch the walk began at)
+                    index, batch, k = first, batches.get(first), k + 1
+                    if batch is None:
+                        return None
+                else:
                     return None
-                batch = self._batches.get(index)
-                if batch is None:
-                    return None
+            if k >= len(batch._columns):
+                return None
             if batch._columns[k] is None and not batch._decoding(k):
                 return index, batch, k
+        return None
 
     def _start(self, index: int, batch, k: int) -> None:
         with self._lock:
@@ -180,7 +194,7 @@ class ReadAhead:
                     return
                 if batch._columns[k] is None:
                     _quietly(batch._decode, k, None, False)  # (skipped if a thread is on it)
-                nxt = self._next_undecoded(index, k)
+                nxt = self._next_undecoded()
                 del batch
                 if nxt is None:
                     return
