@@ -54,7 +54,8 @@ cdef extern from "sys/mman.h" nogil:
 
 #: Smaller outputs come from numpy (malloc reuses small heap chunks well by itself).
 MIN_SIZE = 1 << 16
-DEF _SLOTS = 64
+DEF _SLOTS = 1024  # (blocks cached at most: the bytes limit is what binds; 64 dropped part of
+# one decoded table of 6 x 5 columns, ~72 blocks, and the next decode faulted it in again)
 DEF _HUGE = 2 << 20
 
 
