@@ -92,6 +92,7 @@ def test_validate_exit_codes(fmt, tmp_path, validate):
     bad = validate("--full", str(path))
     assert bad.returncode == 1 and "INVALID" in bad.stderr and "index" in bad.stderr, bad.stderr
     assert "7" in bad.stderr and "(1 batch(es) before it were valid)" in bad.stderr, bad.stderr
+    assert bad.stderr.count("\n") == 1  # (one line, the batches before it said on it)
 
     junk = tmp_path / "junk.bin"
     junk.write_bytes(b"not an arrow file at all" * 3)
@@ -223,3 +224,26 @@ def test_a_truncated_file_says_how_to_repair_it(tmp_path):
     cut = tmp_path / "cut.arrow"
     cut.write_bytes(_sample("file")[:-40])
     _one_line_error(_run("head", str(cut)), "cut.arrow", "arrowmm repair", "recover=True")
+
+
+def test_an_input_is_named_even_when_its_name_is_part_of_the_message(tmp_path):
+    # (the name was searched for in the message: a bad SOURCE called st.arrow went unnamed
+    # when the message named DST dst.arrow, as did short names found in any message)
+    dst = tmp_path / "dst.arrow"
+    dst.write_bytes(_sample("file"))
+    before = dst.read_bytes()
+    other = tmp_path / "st.arrow"
+    with arrowmm.new_file(other, arrowmm.schema([("zz", arrowmm.int8())])) as w:
+        w.write({"zz": [1]})
+    out = subprocess.run([sys.executable, "-m", "arrowmm", "append", "dst.arrow", "st.arrow"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    _one_line_error(out, "append: st.arrow: ", "schema")
+    assert dst.read_bytes() == before
+
+
+def test_standard_input_closed_is_one_line():
+    for args in (["info", "-"], ["head", "-"], ["validate", "-"]):
+        proc = subprocess.run([sys.executable, "-m", "arrowmm", *args], stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=120,
+                              preexec_fn=lambda: os.close(0))
+        _one_line_error(proc, "standard input is closed")

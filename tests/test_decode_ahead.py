@@ -180,15 +180,102 @@ def test_the_read_ahead_follows_the_caller_down_the_column(five_batches):
         assert r.stats.columns_loaded == 12  # (each decoded once: 5 + 5, and 2 of column 4)
 
 
-def test_a_column_read_down_the_batches_goes_on_with_the_next_from_the_top(five_batches):
+def test_a_column_read_down_part_of_the_file_decodes_nothing_beyond_it(five_batches):
+    # (the next column from the top comes only past the file's last batch: a caller handed
+    # batches one at a time and reading one column has not reached it)
     path, _ = five_batches
     with arrowmm.open_file(path) as r:
-        b0, b1 = r.get_batch(0), r.get_batch(1)
-        b0.column(1)
-        b1.column(1)
+        held = []
+        for i in range(3):
+            held.append(r.get_batch(i))
+            held[-1].column(1)
+            decode_ahead.drain()
+        assert [(i, k) for i, b in enumerate(held) for k in range(5) if b.is_loaded(k)] == \
+            [(0, 1), (1, 1), (2, 1)]
+
+
+def test_a_column_that_fails_to_decode_is_not_tried_again_and_the_others_still_decode(
+        five_batches, monkeypatch):
+    # A read-ahead decode that raised went round for ever (the column was neither decoded
+    # nor being decoded, so the walk handed it back), each try taking its declared size from
+    # the batch's decompression budget until the intact columns failed on the budget too.
+    from arrowmm.ipc.loader import BatchLoader
+    path, table = five_batches
+    column, calls = BatchLoader.column, []
+
+    def broken(loader, k, decoded=None):
+        calls.append(k)
+        if k == 2:
+            raise ArrowInvalid("column 2 is broken here")
+        return column(loader, k, decoded)
+
+    monkeypatch.setattr(BatchLoader, "column", broken)
+    with arrowmm.open_file(path) as r:
+        b = r.get_batch(0)
+        b.column(0)
+        b.column(1)  # (a walk along the batch: the thread takes column 2, then 3)
         decode_ahead.drain()
-        assert [(i, k) for i, b in enumerate((b0, b1)) for k in range(5) if b.is_loaded(k)] == \
-            [(0, 1), (0, 2), (1, 1), (1, 2)]  # (the walk went down two batches: the next column)
+        time.sleep(0.2)
+        decode_ahead.drain()
+        assert calls.count(2) == 1  # tried once, by the read-ahead, which stopped there
+        with pytest.raises(ArrowInvalid, match="column 2 is broken"):
+            b.column(2)  # (the caller's own decode raises it)
+        b.column(3)
+        decode_ahead.drain()
+        assert calls.count(2) == 2  # (the caller's try; the read-ahead left it alone)
+        assert b.column(4).to_pylist() == table.column(4).chunk(0).to_pylist()
+        assert b.column(3).to_pylist() == table.column(3).chunk(0).to_pylist()
+
+
+def test_a_failed_decode_tried_again_counts_its_buffers_once(five_batches):
+    from arrowmm import limits
+    path, table = five_batches
+    with arrowmm.open_file(path) as r:
+        b = r.get_batch(0)
+        spent = []
+        with limits.override(max_decompressed_size=100):  # (below the values buffer's size)
+            for _ in range(3):
+                with pytest.raises(ArrowInvalid, match="max_decompressed_size"):
+                    b.column(0)
+                spent.append(b._loader._decompressed)
+        assert spent[0] == spent[1] == spent[2]  # (it grew with every try)
+        assert b.column(0).to_pylist() == table.column(0).chunk(0).to_pylist()
+        assert b._loader._decompressed == spent[0]  # (its buffers were counted at the first try)
+        b2 = r.get_batch(0)
+        assert b2.column(0).to_pylist() == table.column(0).chunk(0).to_pylist()
+
+
+def test_the_read_ahead_lets_go_of_a_batch_the_caller_drops(compressed, monkeypatch):
+    # The thread held the next batch of its walk while it decoded this one: a batch the
+    # caller dropped then had one more column decoded, and lived until that was done.
+    import gc
+    import weakref
+    from arrowmm.arrays.batch import RecordBatch
+    path, _ = compressed
+    gate, inside, log = threading.Event(), threading.Event(), []
+    decode = RecordBatch._decode
+
+    def held(self, k, decoded, wait=True):
+        if threading.current_thread().name.startswith("arrowmm-decode-ahead"):
+            log.append(k)
+            if k == 2:
+                inside.set()
+                gate.wait(10)
+        return decode(self, k, decoded, wait)
+
+    monkeypatch.setattr(RecordBatch, "_decode", held)
+    with arrowmm.open_file(path) as r:
+        b = r.get_batch(0)
+        b.column(0)
+        b.column(1)  # (along the batch: the thread decodes column 2, then would go on to 3)
+        assert inside.wait(10)
+        ref = weakref.ref(b)
+        del b
+        gc.collect()
+        gate.set()
+        decode_ahead.drain()
+        gc.collect()
+        assert ref() is None and log == [2]
 
 
 def test_a_caller_that_would_wait_for_a_decode_in_flight_decodes_the_next_one_itself(

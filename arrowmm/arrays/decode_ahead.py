@@ -11,8 +11,8 @@ one; the walk is
 * along a batch (the next columns of the same batch), once the caller has asked for two
   neighbouring columns in order (a single column, the lazy path, never triggers it), or else
 * down a column (the same column of the next batches read from the same reader: a caller
-  that holds several batches and reads column ``k`` across them; past the last of them, the
-  next column from the batch the walk began at).
+  that holds several batches and reads column ``k`` across them; past the file's last batch,
+  the next column from the batch the walk began at).
 
 The read-ahead is bounded: it decodes at most ``AHEAD`` columns beyond the one the caller asked
 for last (it goes on as the caller does), at most ``MAX_PENDING`` starts wait or run at any time
@@ -77,13 +77,14 @@ def drain() -> None:
     _submit(lambda: None).result()
 
 
-def _quietly(fn, *args):
-    """Run a read-ahead step; an error is left for the caller's own decode to raise (where it
-    names the column), never raised on the background thread."""
+def _quietly(fn, *args) -> bool:
+    """Run a read-ahead step; False if it raised: the error is left for the caller's own
+    decode to raise (where it names the column), never raised on the background thread."""
     try:
         fn(*args)
     except Exception:  # noqa: BLE001 (the caller's decode of the same column raises it)
-        pass
+        return False
+    return True
 
 
 class ReadAhead:
@@ -91,12 +92,16 @@ class ReadAhead:
     going on and the decodes in flight.  Thread-safe; ``hint`` is cheap when there is nothing
     to do."""
 
-    __slots__ = ("_batches", "_pending", "_lock", "_walk", "__weakref__")
+    __slots__ = ("_batches", "_count", "_pending", "_lock", "_walk", "_failed", "__weakref__")
 
-    def __init__(self):
+    def __init__(self, count=None):
         self._batches = weakref.WeakValueDictionary()  # batch index -> RecordBatch
+        self._count = count  # the reader's record batches, when it knows (a file does)
         self._pending = 0
         self._lock = threading.Lock()
+        # (batch index, column) whose read-ahead decode raised: never tried again here (the
+        # same bytes fail the same way; the caller's own decode raises the error by name)
+        self._failed = set()
         # The walk going on: (batch index, column) asked for last, whether the walk goes along
         # a batch (else down a column, across batches), and the batch a walk down began at.
         # One tuple, replaced whole: threads walking at once interleave it; that only picks a
@@ -113,9 +118,9 @@ class ReadAhead:
         read-ahead's, is decoding it).
 
         The walk going on is along a batch if the column before was asked for last, else down
-        a column (the same column of the next batches, and past the last batch handed out,
-        the next column from the batch the walk began at: a caller reading every column one
-        at a time across its batches); the read-ahead follows that walk only: following both
+        a column (the same column of the next batches, and past the file's last batch, the
+        next column from the batch the walk began at: a caller reading every column one at a
+        time across its batches); the read-ahead follows that walk only: following both
         kept the thread busy with what the walk wanted much later (a walk down a column had
         the next column of every batch decoded first), and the caller waited.
 
@@ -137,7 +142,8 @@ class ReadAhead:
         if nxt is None:
             return
         if state == IN_FLIGHT:
-            _quietly(nxt[1]._decode, nxt[2], None, False)
+            if not _quietly(nxt[1]._decode, nxt[2], None, False):
+                self._failed.add((nxt[0], nxt[2]))
         else:
             self._start(*nxt)
 
@@ -159,8 +165,9 @@ class ReadAhead:
                 nxt = batches.get(index + 1)
                 if nxt is not None:
                     index, batch = index + 1, nxt
-                elif walk[0] > first:  # (past the last batch handed out, in a walk that
-                    # went down: the next column, from the batch the walk began at)
+                elif walk[0] > first and self._count is not None and index + 1 >= self._count:
+                    # (past the file's last batch, in a walk that went down: the next column,
+                    # from the batch the walk began at)
                     index, batch, k = first, batches.get(first), k + 1
                     if batch is None:
                         return None
@@ -168,7 +175,8 @@ class ReadAhead:
                     return None
             if k >= len(batch._columns):
                 return None
-            if batch._columns[k] is None and not batch._decoding(k):
+            if batch._columns[k] is None and not batch._decoding(k) and \
+                    (index, k) not in self._failed:
                 return index, batch, k
         return None
 
@@ -185,22 +193,23 @@ class ReadAhead:
 
     def _run(self, index: int, ref, k: int) -> None:
         """Decode column ``k`` of batch ``index``, then the walk's next ones while they are
-        within ``AHEAD`` of the caller (a walk the caller left, or a batch it dropped, ends
-        this)."""
+        within ``AHEAD`` of the caller (a walk the caller left, a batch it dropped, or a
+        decode that fails ends this)."""
         try:
             while True:
                 batch = ref()
                 if batch is None:
                     return
-                if batch._columns[k] is None:
-                    _quietly(batch._decode, k, None, False)  # (skipped if a thread is on it)
-                nxt = self._next_undecoded()
+                if batch._columns[k] is None and \
+                        not _quietly(batch._decode, k, None, False):  # (skipped if a thread is on it)
+                    self._failed.add((index, k))
+                    return
                 del batch
+                nxt = self._next_undecoded()
                 if nxt is None:
                     return
-                index, batch, k = nxt
-                ref = weakref.ref(batch)
-                del batch
+                index, k, ref = nxt[0], nxt[2], weakref.ref(nxt[1])
+                del nxt  # (held here, a batch the caller dropped would live on one more decode)
         finally:
             with self._lock:
                 self._pending -= 1

@@ -30,13 +30,17 @@ _CELL_WIDTH = 40  # head: longer values are cut to this many characters
 
 def source(path: str):
     """What ``arrowmm.open`` reads for the command-line PATH (``-``: standard input)."""
-    return sys.stdin.buffer if path == "-" else path
+    if path != "-":
+        return path
+    if sys.stdin is None:  # (started with standard input closed: `arrowmm info - <&-`)
+        raise ValueError("'-': standard input is closed")
+    return sys.stdin.buffer
 
 
 @contextlib.contextmanager
 def reading(path: str):
     """Errors raised while ``path`` is read name it (the CLI prints one line, 'PATH: why'),
-    unless their message does already (most errors of the open itself do)."""
+    unless their message begins with it already (most errors of the open itself do)."""
     try:
         yield
     except ArrowError as exc:
@@ -44,7 +48,7 @@ def reading(path: str):
             raise
         name = "<stdin>" if path == "-" else path  # (as the readers call it)
         text = str(exc)
-        if not name or name not in text:
+        if not name or not text.startswith(f"{name}: "):
             exc = type(exc)(f"{name or repr(path)}: {text}")
         exc._names_its_input = True
         raise exc from None

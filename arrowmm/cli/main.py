@@ -225,7 +225,6 @@ def validate(path: str, full: bool = False, as_json: bool = False) -> int:
     output (``valid``, ``error``), with the same exit code.
     """
     import arrowmm
-    source = sys.stdin.buffer if path == "-" else path
     count = rows = 0
     kind = None
     level = "full" if full else "structural"
@@ -236,7 +235,7 @@ def validate(path: str, full: bool = False, as_json: bool = False) -> int:
                           "error": error}, indent=2))
 
     try:
-        with arrowmm.open(source) as reader:
+        with arrowmm.open(files.source(path)) as reader:
             kind = "file" if isinstance(reader, arrowmm.FileReader) else "stream"
             total = reader.num_record_batches if kind == "file" else None
             with bar(total, unit="batches", desc="validate") as progress:
@@ -255,9 +254,8 @@ def validate(path: str, full: bool = False, as_json: bool = False) -> int:
     except arrowmm.ArrowError as exc:
         if as_json:
             verdict(" ".join(str(exc).split()))
-        print(f"{path}: INVALID: {exc}", file=sys.stderr)
-        if count:
-            print(f"{path}: ({count} batch(es) before it were valid)", file=sys.stderr)
+        before = f" ({count} batch(es) before it were valid)" if count else ""
+        print(f"{path}: INVALID: {' '.join(str(exc).split())}{before}", file=sys.stderr)
         return EXIT_INVALID
     if as_json:
         verdict(None)

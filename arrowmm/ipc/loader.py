@@ -169,7 +169,8 @@ class BatchLoader:
     """
 
     __slots__ = ("plan", "header", "body", "dictionaries", "where", "stats", "swap", "allow_copies",
-                 "_nodes", "_buffers", "_variadic", "_decompressed", "_budget_lock", "_plain")
+                 "_nodes", "_buffers", "_variadic", "_decompressed", "_charged", "_budget_lock",
+                 "_plain")
 
     def __init__(self, plan: SchemaPlan, header: RecordBatchHeader, body: BufferView,
                  dictionaries: Callable[[int], Array], where: str, stats: Optional[LoadStats] = None,
@@ -204,24 +205,32 @@ class BatchLoader:
         self._buffers = buffers
         self._variadic = variadic
         self._decompressed = 0  # uncompressed bytes declared by the buffers decoded so far
+        # (their indices, a decode tried again not counted again; compressed batches only)
+        self._charged = set() if header.compression is not None else None
         self._budget_lock = threading.Lock() if header.compression is not None else None
         # (plain_column's per-column specs, when this batch can take that way at all)
         self._plain = plan.plain_specs if header.compression is None and not self.swap and \
             type(body) is BufferView and type(nodes) is StructPairs and \
             type(buffers) is StructPairs else None
 
-    def _reserve(self, nbytes: int, quiet: bool = False) -> bool:
-        """Add ``nbytes`` about to be decompressed to the batch's running total, or raise (or,
-        ``quiet``, return False) when the total would go beyond
-        ``limits.max_batch_decompressed_size``; nothing is added then."""
+    def _reserve(self, charges, quiet: bool = False) -> bool:
+        """Add the declared sizes of buffers about to be decompressed (``charges``: pairs of
+        buffer index and bytes) to the batch's running total, or raise (or, ``quiet``, return
+        False) when the total would go beyond ``limits.max_batch_decompressed_size``; nothing
+        is added then.  A buffer counts once, however often its decode is tried (a decode that
+        failed, tried again by another thread or a later touch, never eats the budget of the
+        batch's other columns)."""
         with self._budget_lock:
-            total = self._decompressed + nbytes
+            charged = self._charged
+            new = {i: n for i, n in charges if i not in charged}
+            total = self._decompressed + sum(new.values())
             if total > limits.max_batch_decompressed_size:
                 if quiet:
                     return False
                 raise limits.exceeded("max_batch_decompressed_size", total,
                                       "decompressed bytes of the batch, this buffer included")
             self._decompressed = total
+            charged.update(new)
         return True
 
     @property
@@ -257,7 +266,7 @@ class BatchLoader:
         for k in ks:
             indices.extend(range(self._first_buffer(k), self._first_buffer(k + 1)))
         views = []
-        declared = 0
+        charges = []
         for i in indices:
             offset, size = self._buffers.get(i)
             try:
@@ -265,8 +274,8 @@ class BatchLoader:
             except ArrowInvalid:
                 return None  # out of the body: the walk reports it where it belongs
             views.append(view)
-            declared += max(compressed_size(view), 0)
-        if len(views) < 2 or not self._reserve(declared, quiet=True):
+            charges.append((i, max(compressed_size(view), 0)))
+        if len(views) < 2 or not self._reserve(charges, quiet=True):
             return None  # (beyond the batch's budget: the walk names the buffer that goes over)
         return dict(zip(indices, decompress_many(views, self.header.compression)))
 
@@ -448,7 +457,7 @@ class _Walk:
                             raise ArrowInvalid(f"would have to be decompressed ({codec}), and "
                                                f"copies are refused (allow_copies=False)")
                         if declared <= limits.max_decompressed_size:  # (else refused just below)
-                            self.loader._reserve(declared)
+                            self.loader._reserve(((i, declared),))
                     out = decompress_payload(view, codec, "buffer")
                 else:
                     out = view

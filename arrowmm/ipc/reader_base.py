@@ -349,7 +349,7 @@ class ReaderBase(PandasConvertible):
         if index is not None and header.compression is not None and self.allow_copies:
             ahead = self._ahead
             if ahead is None:
-                ahead = self._ahead = ReadAhead()
+                ahead = self._ahead = ReadAhead(getattr(self, "num_record_batches", None))
             ahead.track(index, batch)
             batch._ahead = (ahead, index)
         return batch
