@@ -16,6 +16,7 @@ table gives ``None`` plus a reason, never a read outside the bytes.
 """
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t
 from libc.string cimport memcpy, memset
+cimport cython
 from cpython.object cimport PyObject, PyTypeObject, Py_TYPE
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 
@@ -131,8 +132,13 @@ cdef int _vector(Table* t, int slot, Py_ssize_t elem, Py_ssize_t* start, Py_ssiz
     return 0
 
 
+@cython.no_gc
 cdef class StructPairs:
     """A FlatBuffers vector of 16-byte structs of two int64 (FieldNode, Buffer), read in place.
+
+    Not tracked by the cyclic garbage collector (``no_gc``): it refers only to the bytes it
+    reads (``owner``), which never refer back; two of them come with every batch header, and
+    a ``read_all()`` of many small batches paid for their tracking in collector passes.
 
     ``get(i)`` returns one record as a tuple; ``to_numpy(dtype)`` the whole
     vector as a structured numpy view over the same bytes.

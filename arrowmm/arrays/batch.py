@@ -76,7 +76,9 @@ class RecordBatch(PandasConvertible):
         self._locks = {} if loader is not None else None
         self._ahead = None  # (ReadAhead, batch index) of a compressed batch a reader handed out
         # (the loader's lock-free way to a plain fixed-width column, when it has one)
-        self._plain = getattr(loader, "plain_column", None) if not offset else None
+        # (the loader itself, not its bound plain_column: one object fewer per batch for the
+        # cyclic collector to track)
+        self._plain = loader if not offset and hasattr(loader, "plain_column") else None
 
     @classmethod
     def from_arrays(cls, arrays: Sequence[Array], names: Optional[Sequence[str]] = None,
@@ -176,7 +178,7 @@ class RecordBatch(PandasConvertible):
         already needs no help, and the read-ahead goes on to its next column."""
         plain = self._plain
         if plain is not None and decoded is None:
-            col = plain(k, self._publish)
+            col = plain.plain_column(k, self._publish)
             if col is not None:
                 return col
         locks = self._locks
