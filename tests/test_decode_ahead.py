@@ -389,6 +389,28 @@ def test_a_child_forked_during_a_read_ahead_decodes_that_column_itself(compresse
         assert b1.column(2).to_pylist() == table.column(2).chunk(1).to_pylist()
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork: POSIX only")
+def test_a_child_forked_while_the_read_ahead_is_busy_reads_ahead_itself(five_batches):
+    # The read-ahead's lock and its count of decodes in flight, as a thread of the parent
+    # held and left them at the fork: held for ever, or counting decodes that do not run in
+    # the child, they hung or refused every read-ahead there.
+    path, table = five_batches
+    with arrowmm.open_file(path) as r:
+        batches = [r.get_batch(i) for i in range(5)]
+        batches[0].column(0)
+        decode_ahead.drain()
+        ahead = batches[0]._ahead[0]
+        ahead._pending = decode_ahead.MAX_PENDING  # (as if two decodes were in flight)
+        with ahead._lock:
+            def child():
+                batches[2].column(1)  # (a new walk: down column 1 from batch 2)
+                decode_ahead.drain()
+                return batches[3].is_loaded(1) and \
+                    batches[2].column(1).to_pylist() == table.column(1).chunk(2).to_pylist()
+            assert in_a_forked_child(child) == 0
+        ahead._pending = 0
+
+
 def test_a_batch_decoded_by_two_threads_at_once_is_decompressed_once(compressed, monkeypatch):
     from arrowmm.ipc import compression
     path, _ = compressed

@@ -55,6 +55,23 @@ MISSING, DECODED, IN_FLIGHT = range(3)
 _executor = None
 _executor_pid = None
 _executor_lock = threading.Lock()
+_read_aheads = weakref.WeakSet()  # every ReadAhead, for _forked
+
+
+def _forked() -> None:
+    """In a forked child, the locks a thread of the parent may have held at the fork are made
+    anew (held for ever here, the next read-ahead hung on them), and the decodes the parent's
+    thread had in flight stop counting (they do not run here: counted, they refused every
+    read-ahead of the child)."""
+    global _executor_lock
+    _executor_lock = threading.Lock()
+    for ahead in list(_read_aheads):
+        ahead._lock = threading.Lock()
+        ahead._pending = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
 
 
 def _submit(fn, *args):
@@ -102,6 +119,7 @@ class ReadAhead:
         # (batch index, column) whose read-ahead decode raised: never tried again here (the
         # same bytes fail the same way; the caller's own decode raises the error by name)
         self._failed = set()
+        _read_aheads.add(self)
         # The walk going on: (batch index, column) asked for last, whether the walk goes along
         # a batch (else down a column, across batches), and the batch a walk down began at.
         # One tuple, replaced whole: threads walking at once interleave it; that only picks a
