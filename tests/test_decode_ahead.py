@@ -149,12 +149,19 @@ def five_batches(tmp_path_factory):
     return path, table
 
 
+def _held_and_touched(reader, k: int) -> list:
+    """Every batch of ``reader``, held, after column ``k`` of the first was touched and the
+    read-ahead that started has finished."""
+    batches = [reader.get_batch(i) for i in range(reader.num_record_batches)]
+    batches[0].column(k)
+    decode_ahead.drain()
+    return batches
+
+
 def test_a_column_walked_across_held_batches_is_read_ahead(five_batches):
     path, _ = five_batches
     with arrowmm.open_file(path) as r:
-        batches = [r.get_batch(i) for i in range(5)]
-        batches[0].column(2)
-        decode_ahead.drain()
+        batches = _held_and_touched(r, 2)
         ahead = decode_ahead.AHEAD
         assert [i for i, b in enumerate(batches) if b.is_loaded(2)] == list(range(ahead + 1))
         assert not any(b.is_loaded(1) for b in batches)  # (the walk goes down column 2 only)
@@ -396,9 +403,7 @@ def test_a_child_forked_while_the_read_ahead_is_busy_reads_ahead_itself(five_bat
     # the child, they hung or refused every read-ahead there.
     path, table = five_batches
     with arrowmm.open_file(path) as r:
-        batches = [r.get_batch(i) for i in range(5)]
-        batches[0].column(0)
-        decode_ahead.drain()
+        batches = _held_and_touched(r, 0)
         ahead = batches[0]._ahead[0]
         ahead._pending = decode_ahead.MAX_PENDING  # (as if two decodes were in flight)
         with ahead._lock:
