@@ -141,7 +141,7 @@ class RecordBatch(PandasConvertible):
         ahead = self._ahead
         if ahead is not None:  # (a compressed batch: decode what a walk in order wants next)
             state = DECODED if col is not None else IN_FLIGHT if self._decoding(k) else MISSING
-            ahead[0].hint(ahead[1], self, k, state)
+            ahead[0].hint(ahead[1], k, state)
         if col is None:
             col = self._decode(k, None)
         ext = self.schema.extension_types()[k]

@@ -130,8 +130,8 @@ class ReadAhead:
         """Remember ``batch`` as the reader's batch ``index`` (weakly)."""
         self._batches[index] = batch
 
-    def hint(self, index: int, batch, k: int, state: int) -> None:
-        """Batch ``index`` (``batch``) is asked for column ``k``, whose ``state`` is ``MISSING``
+    def hint(self, index: int, k: int, state: int) -> None:
+        """Batch ``index`` is asked for column ``k``, whose ``state`` is ``MISSING``
         (the caller decodes it now), ``DECODED`` or ``IN_FLIGHT`` (another thread, usually this
         read-ahead's, is decoding it).
 
