@@ -160,8 +160,7 @@ class ReadAhead:
         if nxt is None:
             return
         if state == IN_FLIGHT:
-            if not _quietly(nxt[1]._decode, nxt[2], None, False):
-                self._failed.add((nxt[0], nxt[2]))
+            self._decode(*nxt)
         else:
             self._start(*nxt)
 
@@ -198,6 +197,14 @@ class ReadAhead:
                 return index, batch, k
         return None
 
+    def _decode(self, index: int, batch, k: int) -> bool:
+        """Decode column ``k`` of batch ``index`` without waiting (skipped if a thread is on
+        it); False if that raised, and the column is then left to the caller for good."""
+        if _quietly(batch._decode, k, None, False):
+            return True
+        self._failed.add((index, k))
+        return False
+
     def _start(self, index: int, batch, k: int) -> None:
         with self._lock:
             if self._pending >= MAX_PENDING:
@@ -218,9 +225,7 @@ class ReadAhead:
                 batch = ref()
                 if batch is None:
                     return
-                if batch._columns[k] is None and \
-                        not _quietly(batch._decode, k, None, False):  # (skipped if a thread is on it)
-                    self._failed.add((index, k))
+                if batch._columns[k] is None and not self._decode(index, batch, k):
                     return
                 del batch
                 nxt = self._next_undecoded()

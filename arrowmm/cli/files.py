@@ -49,9 +49,9 @@ def reading(path: str):
         name = "<stdin>" if path == "-" else path  # (as the readers call it)
         text = str(exc)
         if not name or not text.startswith(f"{name}: "):
-            exc = type(exc)(f"{name or repr(path)}: {text}")
+            exc.args = (f"{name or repr(path)}: {text}",)  # (the same error, its type kept)
         exc._names_its_input = True
-        raise exc from None
+        raise
 
 
 def _columns(text):
