@@ -516,6 +516,17 @@ def test_damaged_header_is_refused(name, offset, data, match):
     assert not os.path.exists(f"/dev/shm/{name}")  # (no consumer attached: gone at close)
 
 
+@pytest.mark.parametrize("char", ["\n", "\x1b", "\x7f", "\u200b", "\u202e", "\u2028"])
+def test_channel_names_with_characters_that_misrender_are_refused(name, char):
+    bad = f"{name}-a{char}b"
+    for call in (lambda: Channel.create(bad, SCHEMA, capacity=1 << 16, slots=2),
+                 lambda: Channel.attach(bad)):
+        with pytest.raises(ArrowInvalid, match="invalid channel name") as info:
+            call()
+        assert repr(bad) in str(info.value) and repr(char) in str(info.value)
+    assert not any(n.startswith(f"{name}-a") for n in os.listdir("/dev/shm"))
+
+
 def test_garbage_file_and_planted_link_are_refused(name):
     with open(f"/dev/shm/{name}", "wb") as f:
         f.write(os.urandom(4096))

@@ -233,6 +233,21 @@ def test_bad_names(bad):
         shm.open_shared(bad)
 
 
+@pytest.mark.parametrize("char", ["\n", "\r", "\t", "\x1b", "\x7f", "\x85", "\u200b",
+                                  "\u202e", "\u2028", "\u2029", "\udcff"])
+def test_names_with_characters_that_misrender_are_refused(name, char):
+    """A newline (an escape, a zero-width or bidi override...) in a name would forge or hide
+    lines of ``ls /dev/shm`` and ``arrowmm shm ls``: refused, naming the name and the character."""
+    bad = f"{name}-a{char}b"
+    for call in (lambda: shm.share(arrowmm.record_batch({"x": [1]}), name=bad),
+                 lambda: shm.open_shared(bad), lambda: shm.unlink(bad)):
+        with pytest.raises(arrowmm.ArrowInvalid, match="invalid shared segment name") as info:
+            call()
+        assert repr(bad) in str(info.value) and repr(char) in str(info.value)
+        assert f"U+{ord(char):04X}" in str(info.value)
+    assert not any(n.startswith(f"{name}-a") for n in os.listdir("/dev/shm"))
+
+
 def test_names_are_measured_in_bytes(name):
     long_name = name + "-" + "é" * ((255 - len(name) - 1) // 2)  # 254-255 bytes, ~150 characters
     with shm.share(arrowmm.record_batch({"x": [1]}), name=long_name) as shared:

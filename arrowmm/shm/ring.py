@@ -30,6 +30,7 @@ from .._core._shmsync import SharedMap
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..ipc.dictionaries import dictionary_value_fields
 from .liveness import process_alive
+from .names import check_name
 
 #: The first 8 bytes of a channel segment (not Arrow's ``ARROW1``: no IPC reader takes it).
 CHANNEL_MAGIC = b"AMMCHAN\x01"
@@ -125,9 +126,7 @@ def parse_header(raw: bytes, size: int, name: str):
 
 def open_segment(name: str, flags: int, owner_uid: Optional[int]) -> int:
     """A descriptor of channel ``name``: a regular file of this user, never through a link."""
-    if not isinstance(name, str) or not name or "/" in name or "\0" in name or name.startswith("."):
-        raise ArrowInvalid(f"invalid channel name {name!r}: 1 to 255 bytes, no '/' or NUL, not "
-                           f"starting with '.'")
+    check_name(name, "channel")
     path = os.path.join(CHANNEL_DIR, name)
     try:
         fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -259,13 +258,7 @@ def end_stream(seg: Segment) -> None:
 
 
 def check_new_name(name) -> str:
-    if not isinstance(name, str):
-        raise ArrowInvalid(f"a channel name must be a str, got {type(name).__name__}")
-    raw = os.fsencode(name)
-    if not raw or b"/" in raw or b"\0" in raw or raw.startswith(b".") or len(raw) > 255:
-        raise ArrowInvalid(f"invalid channel name {name!r}: 1 to 255 bytes, no '/' or NUL, "
-                           f"not starting with '.'")
-    return name
+    return check_name(name, "channel")
 
 
 

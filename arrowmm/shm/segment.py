@@ -75,6 +75,7 @@ from ..arrays.provenance import copy_reason
 from ..arrays.array import Array
 from .ring import channel_record
 from .liveness import TMP_NAME, process_alive, temporary_name, this_process
+from .names import check_name
 
 __all__ = ["share", "open_shared", "unlink", "SharedFile", "SHM_DIR", "cleanup", "segments",
            "SegmentInfo", "CREATOR_KEY"]
@@ -82,7 +83,6 @@ __all__ = ["share", "open_shared", "unlink", "SharedFile", "SHM_DIR", "cleanup",
 #: Where named segments live as files (None: use ``shm_open`` directly, see the module doc).
 SHM_DIR: Optional[str] = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
-_MAX_NAME = 255  # bytes: NAME_MAX (temporaries have their own names)
 #: Custom metadata key of a segment's creator record (JSON: pid, start, pidns, boot, keep).
 CREATOR_KEY = "arrowmm:shm:creator"
 # .arrowmm-share-<pid namespace>-<pid>-<process start>-<random>: a share() in progress
@@ -103,18 +103,9 @@ def _release_reader(reader) -> None:
 
 
 def _check_name(name) -> str:
-    """``name`` if it is a valid segment name, checked as the bytes the system sees."""
-    if not isinstance(name, str):
-        raise ArrowInvalid(f"a shared segment name must be a str, got {type(name).__name__}")
-    try:
-        raw = os.fsencode(name)
-    except UnicodeEncodeError:
-        raw = None
-    if not raw or b"/" in raw or b"\0" in raw or raw.startswith(b".") or len(raw) > _MAX_NAME:
-        size = "not encodable" if raw is None else f"{len(raw)} bytes"
-        raise ArrowInvalid(f"invalid shared segment name {name!r} ({size}): 1 to {_MAX_NAME} "
-                           f"bytes, no '/' or NUL, not starting with '.'")
-    return name
+    """``name`` if it is a valid segment name, checked as the bytes the system sees (and for
+    characters that would not print as themselves: ``names.check_name``)."""
+    return check_name(name, "shared segment")
 
 
 # -- the two backends: files under SHM_DIR, or shm_open ----------------------------------
