@@ -14,6 +14,7 @@ import decimal
 import json
 import os
 import time
+import types
 
 import numpy as np
 import pyarrow as pa
@@ -493,6 +494,48 @@ def test_with_the_jar_arrowmm_is_the_jvm_connector(spark, tmp_path):
     for name in ("arrowmm", "arrowmm_python"):
         assert sorted(r.a for r in spark.read.format(name).load(str(tmp_path / "nested"))
                       .collect()) == [[0], [1]], name
+
+
+class _Refused(Exception):
+    """What Spark raises for a data source it will not register (its error condition)."""
+
+    def __init__(self, condition: str, name: str):
+        super().__init__(f"[{condition}] Data source '{name}'")
+        self.condition = condition
+
+    def getCondition(self) -> str:
+        return self.condition
+
+
+class _SessionWithJar:
+    """What ``register`` touches of a session whose JVM sources (the jar's) include
+    ``arrowmm``: Spark refuses a Python source that name, whether or not its own lookup of
+    ``pyspark_*`` modules found one (with an editable install it finds none)."""
+
+    def __init__(self, refuse=("arrowmm", "arrowmm_jvm"), condition="DATA_SOURCE_ALREADY_EXISTS"):
+        self.refuse, self.condition = refuse, condition
+        self.sources, self.settings = {}, {}
+        self.dataSource = types.SimpleNamespace(register=self._register)
+        self.conf = types.SimpleNamespace(set=self.settings.__setitem__)
+
+    def _register(self, source):
+        if source.name() in self.refuse:
+            raise _Refused(self.condition, source.name())
+        self.sources[source.name()] = source
+
+
+def test_register_leaves_arrowmm_to_the_jvm_connector_and_registers_arrowmm_python():
+    """Issue 35: on a session with the jar, register() raised DATA_SOURCE_ALREADY_EXISTS for
+    ``arrowmm`` before it registered ``arrowmm_python``.  Now it registers ``arrowmm_python``,
+    keeps off the connector's name, and can be called again; other refusals still raise."""
+    from arrowmm.spark.source import ArrowmmPythonDataSource
+    session = _SessionWithJar()
+    arrowmm.spark.register(session)
+    arrowmm.spark.register(session)
+    assert session.sources == {"arrowmm_python": ArrowmmPythonDataSource}
+    assert session.settings == {"spark.sql.python.filterPushdown.enabled": "true"}
+    with pytest.raises(_Refused, match="PYTHON_DATA_SOURCE_ERROR"):
+        arrowmm.spark.register(_SessionWithJar(condition="PYTHON_DATA_SOURCE_ERROR"))
 
 
 def test_a_folder_without_manifest_lists_only_its_arrow_files(tmp_path):

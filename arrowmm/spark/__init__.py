@@ -2,8 +2,9 @@
 
 Needs pyspark 4 and pyarrow (``pip install "arrowmm[spark]"``) in the driver's
 and the executors' Python.  ``register(spark)`` registers the data source
-and turns on Spark's Python filter pushdown, which lets reads skip record
-batches by the statistics arrowmm's writers record.
+(on any session, with the jar or without) and turns on Spark's Python filter
+pushdown, which lets reads skip record batches by the statistics arrowmm's
+writers record.
 
 The JVM connector ships as a jar inside this package: ``configure(builder)``
 adds it to a ``SparkSession.builder`` (``local_session()`` does so whenever a
@@ -22,17 +23,28 @@ from .jar import FORMAT, JVM_FORMAT, PYTHON_FORMAT, configure, jar_path
 
 
 def register(spark, *, pushdown: bool = True) -> None:
-    """Register the Python data source on ``spark`` as ``arrowmm`` and ``arrowmm_python`` (and
-    enable Spark's Python filter pushdown).
+    """Register the Python data source on ``spark`` as ``arrowmm_python`` and, unless a JVM
+    source already answers to it, as ``arrowmm`` (and enable Spark's Python filter pushdown).
 
-    In a session with the JVM connector's jar, Spark resolves ``arrowmm`` to the connector
-    whatever is registered here, and ``arrowmm_python`` is how the Python source is reached.
+    Safe on any session, with or without the JVM connector's jar, and as often as called.  In
+    a session with the jar, ``arrowmm`` stays the connector's (Spark refuses a Python source
+    the name of a JVM one) and ``arrowmm_python`` is how the Python source is reached.
     """
     from .source import ArrowmmDataSource, ArrowmmPythonDataSource
-    spark.dataSource.register(ArrowmmDataSource)
     spark.dataSource.register(ArrowmmPythonDataSource)
+    try:
+        spark.dataSource.register(ArrowmmDataSource)
+    except Exception as exc:  # (pyspark's AnalysisException, classic or Connect)
+        if not _name_taken(exc):
+            raise
     if pushdown:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+
+
+def _name_taken(exc: Exception) -> bool:
+    """Whether ``exc`` is Spark refusing a Python source a name a JVM source has."""
+    condition = getattr(exc, "getCondition", None)
+    return callable(condition) and condition() == "DATA_SOURCE_ALREADY_EXISTS"
 
 
 def __getattr__(name):  # the pyspark-dependent parts load on first use
