@@ -4,6 +4,11 @@ Each ```python block runs, in order, in one fresh folder (a block may read the f
 earlier one wrote), each in a new namespace.  A block that is not meant to run here is
 preceded by an HTML comment ``<!-- readme-test: ... -->`` giving the reason; the Quick start's
 commands are run by ``.ci/run``, which takes them from the README (checked here too).
+
+The Spark section's blocks say ``readme-test: spark``: each runs in a new process twice, on a
+session with the JVM connector's jar and on one without (``spark_support.run_readme_block``),
+and ``register(spark)`` must then leave ``arrowmm`` to the engine the session's jar decides and
+``arrowmm_python`` to the Python source.
 """
 from __future__ import annotations
 
@@ -45,6 +50,20 @@ def test_every_block_runs_or_says_why_not():
 RUN = [(line, code) for line, language, code, reason in blocks() if language == "python" and not reason]
 
 
+def spark_section_blocks() -> list:
+    """(line, code, reason) of the python blocks between "## Spark" and the next section."""
+    text = README.read_text()
+    start = text.index("\n## Spark\n")
+    end = text.index("\n## ", start + 1)
+    first, last = text[:start].count("\n") + 1, text[:end].count("\n") + 1
+    return [(line, code, reason) for line, language, code, reason in blocks()
+            if language == "python" and first <= line <= last]
+
+
+SPARK = [(line, code) for line, code, reason in spark_section_blocks()
+         if (reason or "").startswith("spark")]
+
+
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
     return tmp_path_factory.mktemp("readme")
@@ -55,6 +74,44 @@ def test_python_block_runs(line, code, folder, monkeypatch):
     monkeypatch.chdir(folder)
     namespace = {"__name__": "__readme__"}
     exec(compile(code, f"README.md:{line}", "exec"), namespace)
+
+
+def test_every_spark_block_runs_with_and_without_the_jar():
+    found = spark_section_blocks()
+    assert len(found) >= 3
+    for line, _, reason in found:
+        assert (reason or "").startswith("spark"), \
+            f"README.md:{line}: a Spark block runs on both kinds of session (readme-test: spark)"
+
+
+@pytest.mark.parametrize("line,code", SPARK, ids=[f"line{line}" for line, _ in SPARK])
+def test_spark_block_runs_on_a_session_with_the_jar_and_on_one_without(line, code, tmp_path):
+    """Issue 35: on a session with the jar, ``register(spark)`` raised DATA_SOURCE_ALREADY_EXISTS
+    and left ``arrowmm_python`` unregistered.  After each block, ``register`` (twice) leaves
+    ``arrowmm`` to the engine the jar decides and ``arrowmm_python`` to the Python source, and
+    what the block wrote reads back the same through both names and through pyarrow."""
+    pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
+    import pyarrow as pa
+    from arrowmm.spark.files import data_files_in
+    from spark_support import run_readme_block
+    for jar in (True, False):
+        kind = "with the jar" if jar else "without the jar"
+        folder = tmp_path / ("jar" if jar else "no-jar")
+        folder.mkdir()
+        report = run_readme_block(line, code, folder, jar)
+        engines = {"before": report["before"], "after": report["after"]}
+        engine = "jvm" if jar else "python"
+        assert report["after"] == {"arrowmm": engine, "arrowmm_python": "python",
+                                   "arrowmm_jvm": "jvm" if jar else "none"}, (kind, engines)
+        # before register(): the jar's connector, or (without) whatever Spark's lookup found
+        assert report["before"]["arrowmm"] in (("jvm",) if jar else ("python", "none")), \
+            (kind, engines)
+        out = folder / "data" / "out"
+        if out.exists():
+            written = sorted(k for f in data_files_in(str(out))
+                             for k in pa.ipc.open_file(f).read_all()["k"].to_pylist())
+            assert written and written == report["expected"], kind
+            assert report["out"] == {"arrowmm": written, "arrowmm_python": written}, kind
 
 
 def quick_start() -> list:
