@@ -714,3 +714,18 @@ def in_a_forked_child(body, then=None) -> int:
         then()
     _, status = os.waitpid(pid, 0)
     return os.WEXITSTATUS(status) if os.WIFEXITED(status) else -os.WTERMSIG(status)
+
+
+def torn_append(path, tail: bytes) -> int:
+    """Leave what an append killed mid-write leaves: padding, the append marker that says an
+    append from the old end is in progress, then ``tail`` (a message cut short); the number
+    of bytes added."""
+    from arrowmm.ipc import trailer
+    data = open(path, "rb").read()
+    end = len(data)
+    footer_len = int.from_bytes(data[end - 10:end - 6], "little")
+    crc = trailer.footer_checksum(data[end - 10 - footer_len:])
+    added = b"\x00" * (trailer.aligned(end) - end) + trailer.append_marker(end, crc) + tail
+    with open(path, "ab") as f:
+        f.write(added)
+    return len(added)

@@ -21,6 +21,7 @@ import pytest
 
 import arrowmm
 from arrowmm.ipc import cut_unfinished_tail
+from helpers import torn_append as _torn_append
 
 polars = pytest.importorskip("polars", reason="polars reads the appended files as a consumer")
 
@@ -348,25 +349,47 @@ def test_reader_recovers_and_repair_cuts_the_tail(tmp_path):
     with arrowmm.append_file(path) as w:
         w.write(_batch(3, 2))
     complete = open(path, "rb").read()
-    # what an append killed mid-write leaves: padding, a message cut short
-    with open(path, "ab") as f:
-        f.write(b"\x00" * 2 + b"\xff\xff\xff\xff" + b"\x90\x00\x00\x00" + b"\x07" * 50)
+    added = _torn_append(path, b"\xff\xff\xff\xff" + b"\x90\x00\x00\x00" + b"\x07" * 50)
     with pytest.raises(pa.ArrowInvalid):
         pa_ipc.open_file(path)  # what pyarrow sees until the next append or repair
     with arrowmm.open_file(path) as r:
-        assert r.num_rows == 5 and r.unfinished_bytes == 60
+        assert r.num_rows == 5 and r.unfinished_bytes == added
     with arrowmm.open(path) as r:  # (sniffed as a file from its head, not read as a stream)
         assert isinstance(r, arrowmm.FileReader) and r.read_all().num_rows == 5
-    with pytest.raises(arrowmm.ArrowInvalid, match="does not end with the Arrow file magic"):
-        arrowmm.open_file(path, mmap=False)  # only mapped readers search (as documented)
+    with arrowmm.open_file(path, mmap=False) as r:  # positioned reads find the marker too
+        assert r.num_rows == 5 and r.unfinished_bytes == added
     report = arrowmm.repair(path, path)
     assert report.rows == 5 and report.batches == 2 and not report.complete
     assert _all_x(path) == list(range(5))
-    with open(path, "ab") as f:
-        f.write(b"\x00\x00\x00")
-    assert cut_unfinished_tail(path) == 3
+    added = _torn_append(path, b"\x00\x00\x00")
+    assert cut_unfinished_tail(path) == added
     assert open(path, "rb").read() != b"" and _all_x(path) == list(range(5))
     assert len(open(path, "rb").read()) <= len(complete) + 64
+
+
+def test_a_tail_without_an_append_marker_is_damage(tmp_path):
+    """Bytes after a valid trailer that no append marker announces are not an unfinished
+    append: every reader refuses the file, naming where it ends, instead of opening the
+    content before them (as the backward search for an earlier trailer did).  Nor are
+    bytes after an append that committed (its marker says so)."""
+    garbage = b"\x00" * 2 + b"\xff\xff\xff\xff" + b"\x90\x00\x00\x00" + b"\x07" * 50
+    for appended, why in ((False, "no append marker"), (True, "says its append was committed")):
+        path = str(tmp_path / f"t{appended}.arrow")
+        _new(path, 3)
+        if appended:
+            with arrowmm.append_file(path) as w:
+                w.write(_batch(3, 2))
+        with open(path, "ab") as f:
+            f.write(garbage)
+        for mmap in (True, False):
+            with pytest.raises(arrowmm.ArrowInvalid,
+                               match=f"does not end with the Arrow file magic.*{why}"):
+                arrowmm.open_file(path, mmap=mmap)
+        with pytest.raises(arrowmm.ArrowInvalid, match=why):
+            cut_unfinished_tail(path)
+        with arrowmm.open_file(path, recover=True) as r:  # salvage, asked for: complete batches
+            assert r.read_all().column("x").to_pylist() == list(range(5 if appended else 3))
+            assert why in r.recovery_error
 
 
 def test_an_appended_file_read_as_a_stream_gives_every_batch(tmp_path):
@@ -378,7 +401,16 @@ def test_an_appended_file_read_as_a_stream_gives_every_batch(tmp_path):
             w.write(_batch(3 + k, 1))
     with arrowmm.open_stream(path) as r:
         assert [v for b in r for v in b.column("x").to_pylist()] == [0, 1, 2, 3, 4]
-    with open(path, "ab") as f:  # an interrupted append: what comes before it is read
-        f.write(b"\x00" * 8 + b"\xff\xff\xff\xff\x40\x00\x00\x00")
-    with arrowmm.open_stream(path, recover=True) as r:
-        assert sum(b.num_rows for b in r) == 5 and "64" in r.recovery_error
+    # an interrupted append, with a complete batch in it: the stream ends where the committed
+    # content does, as the file reader's does (the uncommitted batch is not read)
+    batch = pa.record_batch({"x": pa.array([99], pa.int64()), "s": pa.array(["x"])})
+    sink = pa.BufferOutputStream()
+    with pa_ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    messages = sink.getvalue().to_pybytes()
+    schema_len = len(pa_ipc.read_message(pa.py_buffer(messages)).serialize())
+    _torn_append(path, messages[schema_len:-8] + b"\xff\xff\xff\xff\x40\x00")
+    with arrowmm.open_stream(path) as r:
+        assert [v for b in r for v in b.column("x").to_pylist()] == [0, 1, 2, 3, 4]
+    with arrowmm.open_file(path) as r:
+        assert r.read_all().column("x").to_pylist() == [0, 1, 2, 3, 4]

@@ -16,6 +16,7 @@ import pyarrow.ipc as pa_ipc
 import pytest
 
 import arrowmm
+from helpers import torn_append
 
 SCHEMA = arrowmm.schema([("x", arrowmm.int64())])
 COMMANDS = ["demo", "info", "validate", "repair", "schema", "head", "stats", "cat", "convert",
@@ -103,11 +104,10 @@ def test_repair_cuts_an_interrupted_append(tmp_path):
     path = _file(tmp_path / "a.arrow")
     with arrowmm.append_file(path) as w:
         w.write({"x": [5, 6]})
-    with open(path, "ab") as f:
-        f.write(b"\x00\x00\xff\xff\xff\xff\x40\x00\x00\x00" + b"\x01" * 30)
+    added = torn_append(path, b"\xff\xff\xff\xff\x40\x00\x00\x00" + b"\x01" * 30)
     out = run("repair", path, path, "--json")
     report = json.loads(out.stdout)
-    assert report["rows"] == 7 and report["dropped_bytes"] == 40
+    assert report["rows"] == 7 and report["dropped_bytes"] == added
     assert "interrupted" in report["reason"]
     assert pa_ipc.open_file(path).read_all().column("x").to_pylist() == list(range(7))
 

@@ -229,10 +229,12 @@ def validate(path: str, full: bool = False, as_json: bool = False) -> int:
     kind = None
     level = "full" if full else "structural"
 
+    unfinished = 0
+
     def verdict(error):
         print(json.dumps({"path": path, "valid": error is None, "format": kind,
                           "batches": count, "rows": rows, "validation": level,
-                          "error": error}, indent=2))
+                          "unfinished_bytes": unfinished, "error": error}, indent=2))
 
     try:
         with arrowmm.open(files.source(path)) as reader:
@@ -246,6 +248,7 @@ def validate(path: str, full: bool = False, as_json: bool = False) -> int:
                     count += 1
                     rows += batch.num_rows
                     progress.update(1)
+            unfinished = getattr(reader, "unfinished_bytes", 0)
     except OSError as exc:
         if as_json:
             verdict(_problem(exc))
@@ -257,6 +260,14 @@ def validate(path: str, full: bool = False, as_json: bool = False) -> int:
         before = f" ({count} batch(es) before it were valid)" if count else ""
         print(f"{path}: INVALID: {' '.join(str(exc).split())}{before}", file=sys.stderr)
         return EXIT_INVALID
+    if unfinished:  # the committed content is valid, the file as a whole is not
+        error = (f"an append was interrupted (or is still running): {unfinished:,} byte(s) after "
+                 f"the committed content ({count} batches, {rows:,} rows, valid), which other "
+                 f"readers refuse; 'arrowmm repair {path} {path}' keeps the committed content")
+        if as_json:
+            verdict(error)
+        print(f"{path}: UNFINISHED: {error}", file=sys.stderr)
+        return EXIT_INVALID
     if as_json:
         verdict(None)
         return 0
@@ -265,14 +276,16 @@ def validate(path: str, full: bool = False, as_json: bool = False) -> int:
     return 0
 
 
-def repair(src: str, dst: str, validate: bool = True, as_json: bool = False) -> int:
+def repair(src: str, dst: str, validate: bool = True, as_json: bool = False,
+           unfinished: bool = False) -> int:
     """Salvage ``src`` into a valid IPC file ``dst``; 0 if anything (even just the schema) was
-    kept, 1 (and why, on stderr) if not even the schema could be read."""
+    kept, 1 (and why, on stderr) if not even the schema could be read.  ``unfinished``: also
+    keep the complete batches of an interrupted append (by default, the committed content)."""
     import arrowmm
     try:
         size = os.path.getsize(src) if os.path.isfile(src) else None
         with bar(size, unit="B", desc="repair") as progress:
-            report = arrowmm.repair(src, dst, validate=validate,
+            report = arrowmm.repair(src, dst, validate=validate, unfinished=unfinished,
                                     progress=lambda done: progress.update(done - progress.n))
     except (arrowmm.ArrowError, OSError) as exc:
         print(f"{src}: cannot repair: {_problem(exc)}", file=sys.stderr)
@@ -387,6 +400,9 @@ def main(argv=None) -> int:
     p_repair.add_argument("dst", help="repaired IPC file (may be SRC: replaced atomically)")
     p_repair.add_argument("--no-validate", action="store_true",
                           help="keep batches without checking their structure")
+    p_repair.add_argument("--unfinished", action="store_true",
+                          help="also keep the complete batches of an interrupted append (by "
+                               "default the repaired file holds what was committed)")
     p_repair.add_argument("--json", action="store_true", help="the repair report as JSON")
     files.add_parsers(sub)
     p_shm = _command(sub, "shm", "shared-memory segments made by arrowmm.shm.share",
@@ -453,7 +469,7 @@ def _run(args) -> int:
     if args.command == "info":
         return info(args.path, args.json)
     if args.command == "repair":
-        return repair(args.src, args.dst, not args.no_validate, args.json)
+        return repair(args.src, args.dst, not args.no_validate, args.json, args.unfinished)
     return validate(args.path, args.full, args.json)
 
 

@@ -15,18 +15,22 @@ Crash safety, in order:
 1. ``fcntl.flock(LOCK_EX)`` on the file: appenders take turns (``lock_timeout``).
 2. The file is opened as ``FileReader`` opens it: a tail left by an interrupted
    append is found (``FileReader.unfinished_bytes``) and cut away
-   (``ftruncate`` to the last valid trailer: those bytes were never part of a
-   valid file, and no reader uses them).
-3. Batches, end-of-stream and the new footer are written, then fsync'd.
-4. Only then the 10-byte trailer (footer length, ``ARROW1``), then fsync.
+   (``ftruncate`` to the committed end: those bytes were never part of a valid
+   file, and no reader uses them; readers opening meanwhile read the tail with
+   ``pread``, so the cut cannot kill them with SIGBUS).
+3. The append marker (``arrowmm.ipc.trailer``): "an append from the old end is in
+   progress", with the old footer's checksum; fsync.
+4. Batches, end-of-stream and the new footer are written, then fsync'd.
+5. Only then the 10-byte trailer (footer length, ``ARROW1``), then fsync; then the
+   marker's state byte becomes "committed".
 
-A SIGKILL (or power loss) before step 4 completes leaves the old file plus an
-unfinished tail: arrowmm's readers open the old content (the backward search
-of ``trailer.valid_end``); other readers (pyarrow, polars) look only at the
-last bytes and refuse the file (``Not an Arrow file``) until the next
-``append_file`` or ``arrowmm.repair(path, path)`` cuts the tail.  After step 4
-every reader sees the new content.  A failed or aborted append cuts its own
-bytes at once.
+A SIGKILL (or power loss) before step 5 completes leaves the old file plus an
+unfinished tail that its marker announces: arrowmm's readers open the committed
+content; other readers (pyarrow, polars) look only at the last bytes and refuse the
+file (``Not an Arrow file``) until the next ``append_file``,
+``cut_unfinished_tail`` or ``arrowmm.repair(path, path)`` cuts the tail.  After step
+5 every reader sees the new content.  A failed or aborted append cuts its own bytes
+at once.  Any other damaged tail is an error for every reader (``docs/recovery.md``).
 """
 from __future__ import annotations
 
@@ -44,7 +48,7 @@ from ..format import encode_footer
 from .io import MAGIC, Sink, footer_blocks
 from .reader import FileReader
 from .statistics import STATISTICS_KEY, decode_statistics, encode_file_statistics
-from .trailer import aligned
+from .trailer import COMMITTED, STATE_OFFSET, aligned, append_marker, footer_checksum
 from .writer import FileWriter
 
 __all__ = ["append_file", "AppendWriter", "cut_unfinished_tail", "schema_difference", "lock_file",
@@ -131,9 +135,10 @@ def _map(fd: int, path: str) -> Region:
 
 
 def cut_unfinished_tail(path, *, lock_timeout: Optional[float] = None) -> int:
-    """Cut what an interrupted append left after the file's last valid trailer; return the
-    number of bytes cut (0 for a complete file).  Raises ``ArrowInvalid`` when the file has
-    no valid trailer at all (then ``arrowmm.repair`` salvages what it can)."""
+    """Cut what an interrupted append left after the file's committed end; return the number
+    of bytes cut (0 for a complete file).  Raises ``ArrowInvalid`` when the tail is damage
+    rather than an append its marker announces (then ``arrowmm.repair`` salvages what it
+    can: ``docs/recovery.md``)."""
     real, fd = _open_locked(path, lock_timeout)
     try:
         with FileReader(_map(fd, real)) as reader:
@@ -165,6 +170,9 @@ class AppendWriter(FileWriter):
             self._reader = reader
             self.unfinished_bytes = reader.unfinished_bytes
             self._old_end = os.fstat(fd).st_size - reader.unfinished_bytes
+            self._old_footer_crc = footer_checksum(
+                reader._region.view(reader._footer_offset,
+                                    self._old_end - reader._footer_offset).to_bytes())
             footer = reader.footer
             old_meta = dict(footer.metadata or {})
             doc = decode_statistics(old_meta.pop(STATISTICS_KEY, None))
@@ -224,7 +232,13 @@ class AppendWriter(FileWriter):
         self._sink = Sink(None, fd)
         self._sink.position = self._old_end
         self._target = None
-        self._put([b"\x00" * (start - self._old_end)])
+        # the marker first: until the new trailer, it is what says the bytes after the old
+        # end are an append in progress, not damage (``arrowmm.ipc.trailer``)
+        self._marker_at = start
+        self._put([b"\x00" * (start - self._old_end),
+                   append_marker(self._old_end, self._old_footer_crc)])
+        if self._fsync:
+            os.fsync(fd)
 
     def _describe(self) -> str:
         return repr(self._path)
@@ -254,6 +268,7 @@ class AppendWriter(FileWriter):
         self._put([struct.pack("<i", len(footer)), MAGIC])
         if self._fsync:
             os.fsync(self._fd)
+        os.pwrite(self._fd, bytes([COMMITTED]), self._marker_at + STATE_OFFSET)
         self._release()
 
     def _discard(self) -> None:

@@ -9,6 +9,7 @@ region (zero-copy) or from a file-like object; what both share is in
 from __future__ import annotations
 
 import dataclasses
+import struct
 from typing import Iterator, Optional, Tuple
 
 import numpy as np
@@ -20,7 +21,8 @@ from ..arrays.array import reduce_registered
 from ..arrays.batch import RecordBatch
 from ..arrays.table import Table, slice_batches
 from ..errors import ArrowInvalid
-from ..format import MessageHeader, MetadataVersion, RecordBatchHeader, parse_footer_cached
+from ..format import (MessageHeader, MetadataVersion, RecordBatchHeader, parse_footer_cached,
+                      parse_message)
 from .dictionaries import DictionaryMemo, dictionary_value_fields
 from .loader import BatchLoader
 from .io import MAGIC
@@ -30,7 +32,9 @@ from .reader_base import (ReaderBase, BatchWhere, batch_index, region_of, is_fil
                           is_pipe_path, first_bytes, not_a_file, flat_blocks, EMPTY_BLOCKS,
                           PIPE_BUFFER, I32)
 from .message import Message, message_end, read_message_at
-from .trailer import valid_end
+from .file_mapping import FileChanged, map_file, mapped_file, tail_reader
+from .trailer import Damage, append_in_progress, trailer_problem
+from .salvage import salvage_messages
 from ._batch_walk import export_file_batches, file_batch_parts
 from .batch_parts import pandas_batches
 from .byteorder import NATIVE
@@ -47,6 +51,46 @@ def plain_batch(schema, plan, num_rows: int, nodes, buffers, body, lookup, where
     header = RecordBatchHeader(num_rows, nodes, buffers, None, _NO_VARIADIC)
     return RecordBatch(schema, num_rows, loader=BatchLoader(plan, header, body, lookup, where,
                                                             stats, allow_copies))
+
+_REOPEN_TRIES = 3  # opens tried while other processes cut unfinished appends under this one
+_DAMAGE_HINT = ("arrowmm.repair(path, out) or 'arrowmm repair PATH OUT' rebuilds a file of its "
+                "complete batches; open_file(path, recover=True) reads them in place "
+                "(docs/recovery.md)")
+
+
+def _schema_message(read):
+    """The schema of the message at byte 8 of a file (what a generation's footer repeats), or
+    None when it does not read."""
+    try:
+        cont, size = struct.unpack("<Ii", read(8, 8))
+        start = 16
+        if cont != 0xFFFFFFFF:
+            size, start = struct.unpack_from("<i", read(8, 4))[0], 12
+        if size <= 0 or size > limits.max_metadata_size:
+            return None
+        record = parse_message(memoryview(read(start, size)), 0, "message 0 at byte 8")
+    except FileChanged:
+        raise
+    except (ArrowInvalid, ValueError, IndexError, TypeError, struct.error, AttributeError,
+            RecursionError, UnicodeDecodeError):
+        return None
+    return record.header if record.header_type == MessageHeader.Schema else None
+
+
+class _pread_tail:
+    """The tail of a positioned-read source (``mmap=False``, byte ranges) read through it."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source):
+        self.source = source
+
+    def __call__(self, offset: int, length: int) -> bytes:
+        return bytes(self.source.pread(offset, length, "tail"))
+
+    def close(self) -> None:
+        pass
+
 
 __all__ = ["FileReader", "StreamReader", "MessageBatchDecoder", "region_of", "is_file_object",
            "file_object_region", "file_region", "decompressing", "BatchWhere", "batch_index",
@@ -126,37 +170,85 @@ class FileReader(ReaderBase):
     need one raises ``ArrowInvalid`` naming the column and the reason.
     """
 
-    def __init__(self, source, *, allow_copies: bool = True):
+    def __init__(self, source, *, allow_copies: bool = True, recover: bool = False):
         super().__init__(allow_copies)
-        region = self._region = file_region(source)
-        if region.size < 2 * len(MAGIC) + 4 or region.view(0, 6).to_bytes() != MAGIC:
-            raise not_a_file(region)
-        #: Bytes after the last complete trailer, ignored: an append in progress or
-        #: interrupted by a crash (``arrowmm.append_file``); 0 for a complete file.
+        region = file_region(source)
+        #: Bytes after the committed end, ignored: an append in progress or interrupted by a
+        #: crash (``arrowmm.append_file``); 0 for a complete file.
         self.unfinished_bytes = 0
-        try:
-            self._open_footer(region)
-        except ArrowInvalid:
-            # (mapped or in-memory bytes only: a pread or ranged source would be read whole)
-            end = valid_end(region) if isinstance(region, Region) else None
-            if end is None or end >= region.size:
-                raise
-            self.unfinished_bytes = region.size - end
-            region = self._region = Region(region.view(0, end), description=region.description)
-            self._open_footer(region)
+        #: With ``recover=True``: why the file needed salvage (None when it did not).
+        self.recovery_error: Optional[str] = None
+        for attempt in range(_REOPEN_TRIES):
+            try:
+                self._open(region, recover)
+                break
+            except FileChanged as exc:  # (an unfinished append was cut while this opened)
+                mapping = mapped_file(region)
+                if mapping is None or attempt == _REOPEN_TRIES - 1:
+                    raise ArrowInvalid(str(exc)) from None
+                region = map_file(mapping.path)
         self._batch_rows = None
         self._memo: Optional[DictionaryMemo] = None
         self._dict_plans = {}
 
-    def _open_footer(self, region) -> None:
-        size = region.size
+    def _open(self, region, recover: bool) -> None:
+        """Find the committed end of the file in ``region`` and read its footer there
+        (``arrowmm.ipc.trailer``: recovery by construction)."""
+        self._region = region
+        if region.size < 2 * len(MAGIC) + 4 or region.view(0, 6).to_bytes() != MAGIC:
+            if not isinstance(region, Region):  # (positioned reads: what its first bytes are)
+                head = bytes(region.pread(0, min(region.size, 64), "first bytes"))
+                raise not_a_file(Region(head, description=region.description))
+            raise not_a_file(region)
+        read = tail_reader(region) if isinstance(region, Region) else _pread_tail(region)
+        try:
+            # the tail's magic and length through ``read``; its footer parsed once, below
+            problem = trailer_problem(read, region.size, parse=False)
+            if problem is None:
+                try:
+                    self._open_footer(region)
+                    return
+                except FileChanged:
+                    raise
+                except ArrowInvalid as exc:
+                    problem = str(exc).removeprefix(f"{region.description}: ")
+            # the tail is not a trailer a reader can use: damage, or an append in progress
+            try:
+                end = append_in_progress(read, region.size, _schema_message(read))
+            except Damage as exc:
+                if recover:
+                    self._open_salvaged(region, f"{problem}; {exc}")
+                    return
+                raise ArrowInvalid(
+                    f"{region.description}: {problem}; {exc}. {_DAMAGE_HINT}") from None
+        finally:
+            read.close()
+        if end < region.size:
+            self.unfinished_bytes = region.size - end
+            if isinstance(region, Region):
+                region = self._region = Region(region.view(0, end),
+                                               description=region.description)
+        self._open_footer(region, end)
+
+    def _open_salvaged(self, region, why: str) -> None:
+        """``recover=True`` on a damaged file: the complete messages from the front, under a
+        footer made for them (``repair``'s walk, without writing anything)."""
+        found = salvage_messages(region, validate=False, unfinished=True)
+        self.recovery_error = why
+        self.footer = found.footer()
+        self.schema = self.footer.schema
+        self.features = self.footer.features
+        self._footer_offset = found.kept_end
+        self._blocks = flat_blocks(self.footer.record_batches)
+        self._dict_blocks = flat_blocks(self.footer.dictionaries)
+        self._num_batches = len(self._blocks)
+
+    def _open_footer(self, region, size: Optional[int] = None) -> None:
+        size = region.size if size is None else size
         name = region.description
         if region.view(size - 6, 6).to_bytes() != MAGIC:
             raise ArrowInvalid(f"{name}: does not end with the Arrow file magic 'ARROW1' "
-                               f"(truncated or still being written? "
-                               f"open_stream(path, recover=True) reads its complete batches; "
-                               f"arrowmm.repair(path, out), or 'arrowmm repair PATH OUT', "
-                               f"rebuilds the file)")
+                               f"(truncated or still being written? {_DAMAGE_HINT})")
         footer_len = I32.unpack_from(region.view(size - 10, 4), 0)[0]
         if footer_len <= 0 or footer_len > size - 10 - 8:
             raise ArrowInvalid(f"{name}: footer length {footer_len} does not fit in a {size}-byte file")

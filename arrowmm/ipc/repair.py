@@ -3,17 +3,13 @@
 A writer killed mid-write leaves a file without footer (arrowmm's own
 temporary file is ``ARROW1\\0\\0`` + a plain stream), often with a truncated
 message at its tail.  Readers that start at the footer reject it.  ``repair``
-walks the messages from the front (``read_message_at``: every length checked
-against the bytes before use), keeps the schema, the dictionary batches and
-the complete record batches that come before the first damage, and writes a
-new file that holds *those message bytes verbatim* (bodies are not decoded and
-re-encoded; compressed bodies stay compressed) followed by a new footer whose
-Blocks point at them.  Since the messages keep their offsets modulo 8, the
-8-byte alignment the file format needs is kept.
-
-Dictionary replacement (a second non-delta dictionary batch for an id) is
-legal in a stream but has no representation in a file: the salvage stops
-*before* it, as it does at damage, and the report says so.  Deltas are kept.
+keeps the messages ``salvage.salvage_messages`` walks from the front (the schema, the
+dictionary batches and the complete record batches before the first damage; in a file
+whose last append was interrupted, what was committed, unless ``unfinished=True``) and
+writes a new file that holds *those message bytes verbatim* (bodies are not decoded and
+re-encoded; compressed bodies stay compressed) followed by a new footer whose Blocks
+point at them.  Since the messages keep their offsets modulo 8, the 8-byte alignment the
+file format needs is kept.
 
 The output is written to a temporary file beside ``dst``, fsync'd and renamed
 over it (``arrowmm.ipc.io``: an existing ``dst`` keeps its mode, owner and group,
@@ -33,12 +29,11 @@ import struct
 from typing import Optional
 
 from ..errors import ArrowError, ArrowInvalid
-from .message import EOS_BYTES, message_end
-from ..format import MessageHeader, encode_footer
+from .message import EOS_BYTES
 from .append import open_locked
-from .io import MAGIC, footer_blocks, write_atomically
-from .trailer import resume_after_eos
-from .reader import FileReader, StreamReader, region_of
+from .io import MAGIC, write_atomically
+from .reader import FileReader, region_of
+from .salvage import salvage_messages
 
 __all__ = ["RepairReport", "repair"]
 
@@ -104,7 +99,7 @@ def _describe(src) -> str:
 
 
 def repair(src, dst, *, validate: bool = True, progress=None,
-           lock_timeout: Optional[float] = 30.0) -> RepairReport:
+           lock_timeout: Optional[float] = 30.0, unfinished: bool = False) -> RepairReport:
     """Write to ``dst`` a valid IPC file holding what can be salvaged from ``src``.
 
     Parameters
@@ -125,6 +120,10 @@ def repair(src, dst, *, validate: bool = True, progress=None,
         Seconds to wait for the lock on an existing ``dst`` while another process appends
         to it (None: wait as long as it takes); then ``TimeoutError`` naming ``dst``, and
         nothing is written.
+    unfinished : bool
+        In a file whose last append was interrupted (``arrowmm.ipc.trailer``), also keep the
+        complete batches that append wrote.  By default they are dropped: the repaired file
+        holds what was committed, as every reader of the source sees it.
 
     Returns
     -------
@@ -152,7 +151,7 @@ def repair(src, dst, *, validate: bool = True, progress=None,
     """
     lock_fd = _lock_destination(dst, lock_timeout)
     try:
-        return _repair(src, dst, validate, progress)
+        return _repair(src, dst, validate, progress, unfinished)
     finally:
         if lock_fd is not None:
             os.close(lock_fd)  # (releases the lock, after the rename)
@@ -174,69 +173,19 @@ def _lock_destination(dst, timeout) -> Optional[int]:
     return fd
 
 
-def _repair(src, dst, validate, progress) -> RepairReport:
+def _repair(src, dst, validate, progress, unfinished) -> RepairReport:
     region = region_of(src)
     size = region.size
-    is_file = size >= 8 and region.view(0, 6).to_bytes() == MAGIC
-    start = 8 if is_file else 0
     try:
-        reader = StreamReader(region)  # reads (and checks) the schema message
-    except ArrowError as exc:
-        raise ArrowInvalid(f"{_describe(src)}: cannot repair, the schema message is unreadable: "
-                           f"{exc}") from None
-    dict_rows, batch_rows = [], []
-    defined = set()
-    rows = 0
-    kept_end = reader._pos  # just past the last message kept
-    damage_at = None
-    reason = None
-    while True:
-        offset = reader._pos
-        try:
-            msg = reader._read_message()
-            if msg is None:
-                resume = _next_generation(region, reader) if is_file else None
-                if resume is None:
-                    break
-                reader._pos = resume  # an appended file: the next generation's messages
-                continue
-            where = f"message {msg.index} (byte {msg.offset})"
-            if (msg.offset - start) % 8 or (msg.body.offset - start) % 8:
-                raise ArrowInvalid(f"{where}: not 8-byte aligned (body at byte {msg.body.offset}), "
-                                   f"which the file format needs")
-            kind = msg.record.header_type
-            if kind == MessageHeader.DictionaryBatch:
-                dict_id = msg.header.id
-                if not msg.header.is_delta and dict_id in defined:
-                    raise ArrowInvalid(f"{where}: dictionary {dict_id} is replaced (a second "
-                                       f"non-delta dictionary batch), which a stream may do but a "
-                                       f"file cannot hold: the salvage stops before it")
-                reader._dictionary_batch(msg, reader._memo, where)
-                if validate:  # just this batch's values (a delta's new part), not the merged whole
-                    reader._memo.latest_part(dict_id).validate()
-                defined.add(dict_id)
-                blocks = dict_rows
-            elif kind == MessageHeader.RecordBatch:
-                batch = reader._record_batch(msg, reader._memo.snapshot(), where)
-                if validate:
-                    batch.validate()
-                rows += batch.num_rows
-                blocks = batch_rows
-            elif kind == MessageHeader.Schema:
-                raise ArrowInvalid(f"{where}: a second schema message")
-            else:
-                raise ArrowInvalid(f"{where}: a {msg.kind} message inside a record batch stream")
-        except ArrowError as exc:
-            damage_at, reason = offset, str(exc)
-            break
-        blocks.append((msg.offset - start + 8, msg.body.offset - msg.offset, msg.record.body_length))
-        kept_end = message_end(msg)
-        if progress is not None:
-            progress(kept_end)
-
+        found = salvage_messages(region, validate=validate, unfinished=unfinished,
+                                 progress=progress)
+    except ArrowInvalid as exc:
+        raise ArrowInvalid(f"{_describe(src)}: cannot repair, {exc}") from None
+    is_file, start, kept_end = found.is_file, found.start, found.kept_end
+    reason = found.reason
     footer_metadata = None
-    if damage_at is not None:
-        dropped = size - damage_at
+    if found.damage_at is not None:
+        dropped = size - found.damage_at
     elif kept_end == size:
         dropped = 0
         reason = (f"{'file' if is_file else 'stream'} ends after byte {size} without an "
@@ -246,31 +195,24 @@ def _repair(src, dst, validate, progress) -> RepairReport:
         eos_end = kept_end + (8 if _U32.unpack_from(region.view(kept_end, 4), 0)[0] == 0xFFFFFFFF else 4)
         dropped = 0
         if is_file:
-            reason, footer_metadata, unfinished = _check_footer(region, eos_end, batch_rows,
-                                                                dict_rows)
-            if unfinished:
-                dropped = unfinished
+            reason, footer_metadata, unfinished_bytes = _check_footer(
+                region, eos_end, found.batch_blocks, found.dict_blocks)
+            if unfinished_bytes:
+                dropped = size - eos_end if unfinished else unfinished_bytes
             elif reason is not None and eos_end < size:
                 dropped = size - eos_end
         elif eos_end < size:
             dropped = size - eos_end
             reason = f"{dropped} byte(s) after the end-of-stream marker at byte {kept_end}"
 
-    footer = encode_footer(reader.schema, footer_blocks(dict_rows), footer_blocks(batch_rows), footer_metadata,
-                           reader.version, reader.features)
     write_atomically(dst, [MAGIC, b"\x00\x00", region.view(start, kept_end - start), EOS_BYTES,
-                            footer, struct.pack("<i", len(footer)), MAGIC])
-    return RepairReport(len(batch_rows), rows, len(dict_rows), dropped, reason,
-                        "file" if is_file else "stream", _describe(src), os.fspath(dst))
+                           *_footer_and_trailer(found.footer_bytes(footer_metadata))])
+    return RepairReport(len(found.batch_blocks), found.rows, len(found.dict_blocks), dropped,
+                        reason, "file" if is_file else "stream", _describe(src), os.fspath(dst))
 
 
-def _next_generation(region, reader):
-    """Where the messages after the end-of-stream marker at ``reader``'s position resume, in
-    a file appended to (``arrowmm.ipc.trailer``); None at the last generation."""
-    pos = reader._pos
-    if reader._end is not None and pos >= reader._end:
-        return None
-    return resume_after_eos(region, pos)
+def _footer_and_trailer(footer: bytes) -> list:
+    return [footer, struct.pack("<i", len(footer)), MAGIC]
 
 
 def _check_footer(region, eos_end: int, batch_rows, dict_rows):

@@ -1,190 +1,322 @@
-"""Where a valid IPC file ends: the trailer check and the recovery of an interrupted append.
+"""Where a valid IPC file ends: the trailer check, and the append marker that tells a torn append from damage.
 
 An IPC file ends with ``footer, int32 footer length, "ARROW1"`` (the *trailer*).
-``arrowmm.append_file`` adds record batches to a file without touching its bytes:
-after the old trailer it writes 0-7 zero bytes (so messages stay 8-byte aligned),
-the new messages, an end-of-stream marker and a new footer whose Blocks cover the
-old and the new batches, then the new trailer.  A file appended to ``n`` times is
-``n + 1`` *generations*, each ending in a trailer; the last one is the file.
+``arrowmm.append_file`` adds record batches to a file without touching its committed
+bytes.  After the old trailer, which ends at byte ``E``, it writes:
 
-While an append runs, and after a crash (SIGKILL, power loss) during one, the
-file's tail is not a valid trailer.  ``valid_end`` finds where the last complete
-generation ends: at the end of the bytes when the tail is valid, else by a
-backward search for the trailer magic, each candidate checked as a reader
-would (footer length in range, footer parses, its schema is the file's, every
-Block lies before the footer and 8-byte aligned, the last record batch Block
-is a record batch message of the stated length).  Readers open that prefix:
-the content from before the interrupted append, never less.
+1. 0-7 zero bytes (so what follows is 8-byte aligned), then the 32-byte *append marker*
+   ``MARKER``: the tag ``ARROWMM`` + 0x1e, ``E``, the CRC-32 of the old footer and
+   trailer, the CRC-32 of those 20 bytes, and a state byte (1: in progress).  It is
+   written, and fsync'd, before anything else;
+2. the new messages, an end-of-stream marker and a new footer whose Blocks cover the old
+   and the new batches; fsync;
+3. the new trailer; fsync; then the state byte becomes 2 (committed).
 
-``next_generation`` is the forward view of the same layout, for ``repair``:
-given the end-of-stream marker that ends a generation's messages, where the
-next generation's messages start (or None).
+A file appended to ``n`` times is ``n + 1`` *generations*, each ending in a trailer.
+No reader of the complete file looks between generations (footers point at messages by
+offset), so pyarrow and polars read it as any IPC file.
+
+**Recovery by construction.**  When a file's tail is not a valid trailer, a reader falls
+back to an earlier generation only when the file itself says an append was in progress
+from exactly there: the last append marker in the file (found by a backward search for
+its tag; its own checksum must hold) is in progress, sits just after a valid trailer
+ending at the ``E`` it names, and that footer's checksum is the one it recorded.  The
+reader then opens ``[0, E)``, the content committed before the append.  Anything else is
+damage (a truncated copy or download, a flipped byte in a footer, a file cut after its
+append committed, bytes inside values that look like a trailer): ``ArrowInvalid`` naming
+the offset.  ``docs/recovery.md`` says what each tool does with each kind of damage.
+
+The open reads the tail through ``file_mapping.tail_reader`` (``pread`` for mapped
+files): those are the bytes another process's append may cut.
+
+``next_generation`` is the forward view of the same layout, for reading a file as a
+stream and for ``repair``: given the end-of-stream marker that ends a generation's
+messages, where the next *committed* generation's messages start (or None).
 """
 from __future__ import annotations
 
 import struct
+import zlib
 from typing import Optional
 
-from ..errors import ArrowError
-from ..format import MessageHeader, parse_footer
+from ..errors import ArrowError, ArrowInvalid
+from ..format import MessageHeader, parse_footer, parse_message
+from .file_mapping import FileChanged, TailRead, tail_reader
 from .io import MAGIC
-from .message import read_message_at
 
-__all__ = ["TRAILER_SIZE", "valid_end", "trailer_is_valid", "next_generation", "resume_after_eos",
-           "aligned", "copy_bytes"]
+__all__ = ["TRAILER_SIZE", "MARKER_SIZE", "MARKER_TAG", "IN_PROGRESS", "COMMITTED",
+           "STATE_OFFSET", "append_marker", "footer_checksum", "trailer_problem",
+           "append_in_progress", "committed_end", "next_generation", "resume_after_eos",
+           "aligned", "copy_bytes", "Damage"]
 
 TRAILER_SIZE = 10  # int32 footer length + "ARROW1"
+MARKER_TAG = b"ARROWMM\x1e"
+MARKER_SIZE = 32
+STATE_OFFSET = 24  # the marker's state byte (outside its checksum: it changes once)
+IN_PROGRESS, COMMITTED = 1, 2
+_MARKER = struct.Struct("<8sQII")  # tag, committed end, footer CRC-32, CRC-32 of the 20 before
 _I32 = struct.Struct("<i")
-_CHUNK = 4 << 20  # bytes copied per step of the backward search
+_CHUNK = 4 << 20  # bytes read per step of the backward search
 _MAX_FOOTER_SCAN = 64 << 20  # next_generation: the longest footer it looks through
-_FIRST_STEP = 4 << 10  # next_generation: bytes copied at first (a footer is usually smaller)
+_FIRST_STEP = 4 << 10  # next_generation: bytes read at first (a footer is usually smaller)
+
+
+class Damage(ArrowInvalid):
+    """A file whose tail is not a valid trailer and that records no append in progress there."""
 
 
 def aligned(offset: int) -> int:
-    """``offset`` rounded up to a multiple of 8 (where an appended generation's messages start)."""
+    """``offset`` rounded up to a multiple of 8 (where an appended generation's marker starts)."""
     return (offset + 7) & ~7
 
 
-def _file_schema(region):
-    msg = read_message_at(region, 8, 0)
-    if msg is None or msg.record.header_type != MessageHeader.Schema:
+def footer_checksum(footer_and_trailer: bytes) -> int:
+    """The CRC-32 an append marker records of the generation it follows."""
+    return zlib.crc32(footer_and_trailer) & 0xFFFFFFFF
+
+
+def append_marker(committed_end: int, footer_crc: int, state: int = IN_PROGRESS) -> bytes:
+    """The 32 bytes an appender writes at ``aligned(committed_end)`` before its first message."""
+    head = _MARKER.pack(MARKER_TAG, committed_end, footer_crc, 0)[:20]
+    return head + struct.pack("<IB7x", zlib.crc32(head) & 0xFFFFFFFF, state)
+
+
+def _parse_marker(data: bytes):
+    """(committed end, footer CRC, state) of a marker's 32 bytes, or None when its checksum
+    fails (not a marker: bytes that happen to hold the tag)."""
+    tag, end, footer_crc, crc = _MARKER.unpack_from(data, 0)
+    if tag != MARKER_TAG or zlib.crc32(data[:20]) & 0xFFFFFFFF != crc:
         return None
-    return msg.header
+    return end, footer_crc, data[STATE_OFFSET]
 
 
-def trailer_is_valid(region, end: int, schema=None) -> bool:
-    """Whether the bytes of ``region`` up to ``end`` form a complete IPC file whose footer
-    a reader can use (see the module docstring for what is checked).  ``schema``: the
-    file's schema, when the caller has read it (else the schema message at byte 8)."""
+def trailer_problem(read: TailRead, end: int, schema=None, *, parse: bool = True
+                    ) -> Optional[str]:
+    """What keeps the bytes before ``end`` from ending in a trailer a reader can use, or None.
+
+    Checked: the magic, the footer length, that the footer parses (``parse=False``: the
+    caller parses it, once, where it reads it from), and with ``schema`` (the strict check
+    for a generation an append marker names) that the footer's schema is the file's and its
+    Blocks lie before it, 8-byte aligned, the last one a message of its kind and stated body
+    length."""
+    if end < 8 + 8 + TRAILER_SIZE:
+        return f"{end} bytes are too few for an IPC file"
+    if read(end - 6, 6) != MAGIC:
+        return (f"does not end with the Arrow file magic 'ARROW1' (at byte {end - 6}: truncated "
+                f"or still being written?)")
+    footer_len = _I32.unpack_from(read(end - TRAILER_SIZE, 4), 0)[0]
+    footer_start = end - TRAILER_SIZE - footer_len
+    if footer_len <= 0 or footer_start < 8:
+        return f"footer length {footer_len} (at byte {end - TRAILER_SIZE}) does not fit in {end} bytes"
+    if not parse:
+        return None
     try:
-        if end < 8 + 8 + TRAILER_SIZE or end > region.size:
-            return False
-        if region.view(end - 6, 6).to_bytes() != MAGIC:
-            return False
-        footer_len = _I32.unpack_from(region.view(end - TRAILER_SIZE, 4), 0)[0]
-        footer_start = end - TRAILER_SIZE - footer_len
-        if footer_len <= 0 or footer_start < 16:
-            return False
-        footer = parse_footer(memoryview(region.view(footer_start, footer_len, "footer")))
-        if schema is None:
-            schema = _file_schema(region)
-        if schema is None or footer.schema != schema:
-            return False
-        last = None
-        for blocks, kind in ((footer.dictionaries, MessageHeader.DictionaryBatch),
-                             (footer.record_batches, MessageHeader.RecordBatch)):
-            for offset, meta_len, body_len in blocks.tolist():
-                if (offset < 8 or offset % 8 or meta_len <= 0 or body_len < 0
-                        or offset + meta_len + body_len > footer_start):
-                    return False
-                last = (offset, body_len, kind)
-        if last is not None:
-            msg = read_message_at(region, last[0], 0, last[1])
-            if msg is None or msg.record.header_type != last[2]:
-                return False
-        return True
-    except (ArrowError, ValueError, IndexError, TypeError, struct.error, AttributeError):
-        return False  # a probe: whatever the bytes are, they are not a valid trailer
-
-
-def valid_end(region) -> Optional[int]:
-    """Where the last complete generation of the IPC file in ``region`` ends: ``region.size``
-    when its tail is a valid trailer, the end of an earlier trailer when an append was
-    interrupted, None when there is none (not a file, or damaged otherwise).
-
-    The backward search looks at every ``"ARROW1"`` in the tail (memory copied in 4 MiB
-    steps), so it costs time in proportion to the unfinished bytes; a complete file costs
-    one footer parse.
-    """
-    size = region.size
-    if size < 26 or region.view(0, 6).to_bytes() != MAGIC:
-        return None
-    schema = _file_schema_or_none(region)
+        footer = parse_footer(memoryview(read(footer_start, footer_len)))
+    except FileChanged:
+        raise
+    except (ArrowError, ValueError, IndexError, TypeError, struct.error, AttributeError,
+            RecursionError, UnicodeDecodeError) as exc:
+        return f"the footer at byte {footer_start} ({footer_len} bytes) does not parse: {exc}"
     if schema is None:
         return None
-    if trailer_is_valid(region, size, schema):
-        return size
-    hi = size  # candidates end at or before hi
-    while hi > 26:
-        lo = max(0, hi - _CHUNK)
-        chunk = region.view(lo, hi - lo).to_bytes()
-        pos = len(chunk)
-        while True:
-            pos = chunk.rfind(MAGIC, 0, pos)
-            if pos < 0:
-                break
-            end = lo + pos + 6
-            if trailer_is_valid(region, end, schema):
-                return end
-            # (the magic cannot overlap itself: the next match ends at or before ``pos``)
-        if lo == 0:
-            break
-        hi = lo + 5  # an occurrence straddling the chunk boundary is seen in the next step
+    if footer.schema != schema:
+        return f"the footer at byte {footer_start} has another schema than the file's"
+    last = None
+    for blocks, kind in ((footer.dictionaries, MessageHeader.DictionaryBatch),
+                         (footer.record_batches, MessageHeader.RecordBatch)):
+        for offset, meta_len, body_len in blocks.tolist():
+            meta_len &= 0xFFFFFFFF
+            if (offset < 8 or offset % 8 or meta_len <= 0 or body_len < 0
+                    or offset + meta_len + body_len > footer_start):
+                return f"a Block of the footer at byte {footer_start} lies outside the file"
+            last = (offset, meta_len, body_len, kind)
+    if last is not None and not _is_message(read, *last):
+        return (f"the last Block of the footer at byte {footer_start} (byte {last[0]}) is not "
+                f"the message it names")
     return None
 
 
-def _file_schema_or_none(region):
+def _is_message(read: TailRead, offset: int, meta_len: int, body_len: int, kind: int) -> bool:
+    """Whether a message of ``kind`` with ``body_len`` body bytes starts at ``offset``."""
+    frame = read(offset, 8)
+    cont, size = struct.unpack("<Ii", frame)
+    start = 8
+    if cont != 0xFFFFFFFF:
+        size, start = cont - (1 << 32) if cont & 0x80000000 else cont, 4
+    if size <= 0 or start + size > meta_len:
+        return False
     try:
-        return _file_schema(region)
-    except (ArrowError, ValueError, IndexError, TypeError, struct.error):
-        return None
+        record = parse_message(memoryview(read(offset + start, size)), 0, f"byte {offset}")
+    except (ArrowError, ValueError, IndexError, TypeError, struct.error, AttributeError,
+            RecursionError, UnicodeDecodeError):
+        return False
+    return record.header_type == kind and record.body_length == body_len
 
 
-def next_generation(region, eos_end: int) -> Optional[int]:
-    """Where the messages of the generation after the one whose end-of-stream marker ends at
-    ``eos_end`` start: just past its trailer, rounded up to 8; None when no trailer follows
-    there, or when it ends the bytes (the last generation).
+def append_in_progress(read: TailRead, size: int, schema) -> int:
+    """Where the committed content of a file whose tail (``size`` bytes) is not a valid trailer
+    ends, when its last append marker says an append from there is in progress; else
+    ``Damage`` saying why not.  ``schema``: the file's (its schema message)."""
+    hi = size
+    while hi > 16:
+        lo = max(8, hi - _CHUNK)
+        chunk = read(lo, hi - lo)
+        pos = len(chunk)
+        while True:
+            pos = chunk.rfind(MARKER_TAG, 0, pos)
+            if pos < 0:
+                break
+            at = lo + pos
+            if at % 8 == 0 and at + MARKER_SIZE <= size:
+                marker = _parse_marker(read(at, MARKER_SIZE))
+                if marker is not None:
+                    return _committed_before(read, at, marker, schema)
+        if lo == 8:
+            break
+        hi = lo + len(MARKER_TAG) - 1  # a tag straddling the step's start is seen in the next
+    raise Damage("no append marker: the file records no append in progress, so its tail is "
+                 "damage (a truncated or damaged copy), not an unfinished append")
+
+
+def _committed_before(read: TailRead, at: int, marker, schema) -> int:
+    end, footer_crc, state = marker
+    where = f"the append marker at byte {at}"
+    if state == COMMITTED:
+        raise Damage(f"{where} says its append was committed, yet the file does not end in a "
+                     f"trailer: cut or damaged after that append")
+    if state != IN_PROGRESS:
+        raise Damage(f"{where} has an unknown state {state}")
+    if end < 26 or aligned(end) != at or read(end, at - end).strip(b"\x00"):
+        raise Damage(f"{where} names a committed end (byte {end}) it does not follow")
+    problem = trailer_problem(read, end, schema)
+    if problem is not None:
+        raise Damage(f"{where} names the committed end at byte {end}, where {problem}")
+    footer_len = _I32.unpack_from(read(end - TRAILER_SIZE, 4), 0)[0]
+    start = end - TRAILER_SIZE - footer_len
+    if footer_checksum(read(start, end - start)) != footer_crc:
+        raise Damage(f"{where}: the footer before it (bytes {start}-{end}) is not the one it "
+                     f"recorded (checksum differs)")
+    return end
+
+
+def committed_end(region, schema, read: Optional[TailRead] = None) -> int:
+    """Where the committed content of the IPC file in ``region`` ends: ``region.size`` when its
+    tail is a valid trailer, the start of an append in progress (see the module docstring),
+    else ``Damage`` naming what is wrong and where."""
+    own = read is None
+    read = tail_reader(region) if own else read
+    try:
+        size = region.size
+        problem = trailer_problem(read, size)
+        if problem is None:
+            return size
+        try:
+            return append_in_progress(read, size, schema)
+        except Damage as exc:
+            raise Damage(f"{problem}; {exc}") from None
+    finally:
+        if own:
+            read.close()
+
+
+def next_generation(region, eos_end: int, read: Optional[TailRead] = None, *,
+                    unfinished: bool = False) -> Optional[int]:
+    """Where the messages of the committed generation after the one whose end-of-stream marker
+    ends at ``eos_end`` start: past its trailer (rounded up to 8) and the next append's marker;
+    None when no trailer follows there, when it ends the bytes (the last generation), or when
+    the append after it is not committed (``unfinished=True``: its messages too, for salvage).
 
     The footer is the bytes from ``eos_end`` to its trailer, so its length field is known:
     the first ``"ARROW1"`` after ``eos_end`` preceded by that length is the trailer.
-    The search copies a few KiB first and more only while no trailer is found (up to 64 MiB
+    The search reads a few KiB first and more only while no trailer is found (up to 64 MiB
     of footer), so reading an appended file as a stream copies about its footers' bytes.
     """
+    own = read is None
+    read = tail_reader(region) if own else read
+    try:
+        return _next_generation(region, eos_end, read, unfinished)
+    finally:
+        if own:
+            read.close()
+
+
+def _next_generation(region, eos_end: int, read: TailRead, unfinished: bool) -> Optional[int]:
     size = region.size
     cap = min(size, eos_end + _MAX_FOOTER_SCAN)
     lo = stop = eos_end
     step = _FIRST_STEP
-    while stop < cap:  # footers are small: copy a few KiB, more only while no trailer is seen
+    while stop < cap:  # footers are small: read a few KiB, more only while no trailer is seen
         stop = min(cap, stop + step)
         step = min(step * 2, _CHUNK)
-        data = copy_bytes(region, lo, stop - lo)
+        data = copy_bytes(read, lo, stop - lo)
         pos = 0
         while True:
             pos = data.find(MAGIC, pos)
             if pos < 0:
                 break
             at = lo + pos  # where this "ARROW1" starts; its length field is the 4 bytes before
-            if at - 4 >= eos_end and _length_before(region, data, lo, at) == at - 4 - eos_end:
-                end = at + 6
-                if end >= size:
-                    return None
-                start = aligned(end)
-                if start >= size or region.view(end, start - end).to_bytes().strip(b"\x00"):
-                    return None
-                return start
+            if at - 4 >= eos_end and _length_before(read, data, lo, at) == at - 4 - eos_end:
+                return _generation_start(region, at + 6, read, unfinished)
             pos += 1
         lo = max(eos_end, stop - 5)  # (a magic straddling the boundary is found in the next step)
     return None
 
 
-def _length_before(region, data: bytes, lo: int, at: int) -> int:
+def _generation_start(region, end: int, read: TailRead, unfinished: bool) -> Optional[int]:
+    """Where the messages after the trailer ending at ``end`` start, when they are committed."""
+    size = region.size
+    start = aligned(end)
+    if end >= size or start >= size or read(end, start - end).strip(b"\x00"):
+        return None
+    if size - start >= MARKER_SIZE and read(start, len(MARKER_TAG)) == MARKER_TAG:
+        marker = _parse_marker(read(start, MARKER_SIZE))
+        if marker is None or marker[0] != end:
+            return None
+        if (marker[2] != COMMITTED and not unfinished
+                and not _covered_by_last_footer(region, start, read)):
+            return None  # an append in progress or interrupted: not part of the file
+        return start + MARKER_SIZE
+    return start  # (an append by arrowmm before 0.2: zero padding, no marker)
+
+
+def _covered_by_last_footer(region, start: int, read: TailRead) -> bool:
+    """Whether the file's last trailer is valid and its footer lists a batch after ``start``:
+    the append whose marker is at ``start`` committed, but its marker kept the in-progress
+    state (a crash between the trailer and the state byte)."""
+    size = region.size
+    if trailer_problem(read, size) is not None:
+        return False
+    footer_len = _I32.unpack_from(read(size - TRAILER_SIZE, 4), 0)[0]
+    footer = parse_footer(memoryview(read(size - TRAILER_SIZE - footer_len, footer_len)))
+    offsets = footer.record_batches.tolist()
+    return bool(offsets) and max(o for o, _, _ in offsets) > start
+
+
+def _length_before(read: TailRead, data: bytes, lo: int, at: int) -> int:
     """The int32 just before byte ``at`` (from ``data``, the copy of the bytes from ``lo``,
     when it holds them)."""
     if at - 4 >= lo:
         return _I32.unpack_from(data, at - 4 - lo)[0]
-    return _I32.unpack_from(region.view(at - 4, 4), 0)[0]
+    return _I32.unpack_from(read(at - 4, 4), 0)[0]
 
 
-def copy_bytes(region, start: int, length: int) -> bytes:
-    """A copy of ``length`` bytes of ``region`` from ``start`` (the one place the searches
-    here copy memory: tests count the bytes through it)."""
-    return region.view(start, length).to_bytes()
+def copy_bytes(read: TailRead, start: int, length: int) -> bytes:
+    """A copy of ``length`` bytes from ``start`` (the one place ``next_generation`` copies
+    bytes: tests count them through it)."""
+    return read(start, length)
 
 
-def resume_after_eos(region, pos: int) -> Optional[int]:
+def resume_after_eos(region, pos: int, read: Optional[TailRead] = None, *,
+                     unfinished: bool = False) -> Optional[int]:
     """``next_generation`` for the end-of-stream marker that *starts* at ``pos`` (8 bytes, or 4
     in the pre-0.15 framing): where reading an appended file as a stream goes on, or None."""
     if pos + 8 > region.size:
         return None
-    head = _I32.unpack_from(region.view(pos, 4), 0)[0]
-    return next_generation(region, pos + (8 if head == -1 else 4))
+    own = read is None
+    read = tail_reader(region) if own else read
+    try:
+        head = _I32.unpack_from(read(pos, 4), 0)[0]
+        return _next_generation(region, pos + (8 if head == -1 else 4), read, unfinished)
+    finally:
+        if own:
+            read.close()
