@@ -5,8 +5,13 @@ A directory written by the arrowmm Spark writer has a log of versioned manifests
 version lists, so files of unfinished, crashed or failed jobs are never read.  A directory
 written by older arrowmm versions has only a ``_SUCCESS`` manifest listing its files, which is
 trusted the same way.  Without either, a directory's data files are its visible files (names
-not starting with ``_`` or ``.``) that begin with Arrow's file or stream framing (a pre-0.15
-stream, which has no marker, only under an Arrow file extension).
+not starting with ``_`` or ``.``) that are named as Arrow (``EXTENSIONS``), whatever their bytes,
+and the others that begin with Arrow's file magic or a stream's continuation marker.  A file
+named as Arrow is never left out for what its bytes are: one that is empty, zero-filled or
+otherwise damaged at its start (what a crash, a full disk or an interrupted copy leaves) is
+listed, and reading it raises ``ArrowInvalid`` naming it (``unreadable_head`` says why), or a
+dataset's ``exclude_invalid_files=True`` leaves it out and reports it.  Other files (``_SUCCESS``,
+``.crc``, a README) are left out unless their first bytes announce Arrow.
 
 ``resolve_paths`` (the Spark source's) looks one directory deep; ``discover`` (a dataset's)
 walks folders recursively, as pyarrow.dataset does, for hive-partitioned layouts.
@@ -25,13 +30,14 @@ from ..ipc.sniff import KIND_HEAD, ipc_kind
 __all__ = ["MANIFEST", "LOG_DIR", "FORMAT", "resolve_paths", "read_manifest", "check_names",
            "version_name", "log_versions", "read_version", "latest_manifest", "data_files_in",
            "sniff", "discover", "discover_with_bases", "manifest_files", "parse_manifest",
-           "parse_version", "version_of", "EXTENSIONS"]
+           "parse_version", "version_of", "EXTENSIONS", "named_arrow", "unreadable_head"]
 
 MANIFEST = "_SUCCESS"
 #: The folder of versioned manifests inside a directory (docs/commit-protocol.md).
 LOG_DIR = "_arrowmm_log"
 FORMAT = "arrowmm-manifest/1"
 _VERSION_NAME = re.compile(r"^([0-9]{20})\.json$")
+#: File names that say Arrow IPC: a file so named in a folder is a data file whatever its bytes.
 EXTENSIONS = (".arrow", ".arrows", ".ipc", ".feather")
 
 
@@ -167,9 +173,47 @@ def data_files_in(directory: str) -> List[str]:
         if name.startswith(("_", ".")):
             continue
         path = os.path.join(directory, name)
-        if os.path.isfile(path) and sniff(path, strict=not name.endswith(EXTENSIONS)) is not None:
+        if os.path.isfile(path) and _is_data_file(path, name):
             out.append(os.path.abspath(path))
     return out
+
+
+def named_arrow(name: str) -> bool:
+    """Whether the file name ``name`` says Arrow IPC (ends with one of ``EXTENSIONS``)."""
+    return name.endswith(EXTENSIONS)
+
+
+def _is_data_file(path: str, name: str) -> bool:
+    """Whether the local file ``path`` (named ``name``) found in a folder is a data file: named
+    as Arrow, or not so named but starting with Arrow's file magic or a stream's marker."""
+    return named_arrow(name) or sniff(path, strict=True) is not None
+
+
+def unreadable_head(head: bytes) -> Optional[str]:
+    """Why a source whose first ``KIND_HEAD`` bytes are ``head`` cannot be Arrow IPC in any
+    form (the file magic, a stream's marker or a pre-0.15 stream's metadata length), or None
+    when it may be.
+
+    Examples
+    --------
+    >>> unreadable_head(b"")
+    'it is empty (0 bytes)'
+    >>> unreadable_head(bytes(8))[:44]
+    'its first 8 bytes are all zeros: neither the'
+    >>> unreadable_head(b"ARROW1") is None
+    True
+    """
+    if ipc_kind(head) is not None:
+        return None
+    if not head:
+        return "it is empty (0 bytes)"
+    if len(head) < 4:
+        return (f"it holds only {len(head)} bytes ({head.hex(' ')}), too few for an Arrow IPC "
+                f"file or stream")
+    zeros = "are all zeros" if not any(head) else f"start with 4 zero bytes ({head.hex(' ')})"
+    return (f"its first {len(head)} bytes {zeros}: neither the file magic 'ARROW1' nor a "
+            f"stream's first message; it is damaged (a crash, a full disk or an interrupted copy "
+            f"leaves zeros or nothing at a file's start)")
 
 
 def sniff(path: str, strict: bool = False) -> Optional[str]:
@@ -209,7 +253,7 @@ def _walk(directory: str, out: List[str]) -> None:
         path = os.path.join(directory, name)
         if os.path.isdir(path):
             _walk(path, out)
-        elif os.path.isfile(path) and sniff(path, strict=not name.endswith(EXTENSIONS)) is not None:
+        elif os.path.isfile(path) and _is_data_file(path, name):
             out.append(os.path.abspath(path))
 
 

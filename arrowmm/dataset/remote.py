@@ -1,6 +1,7 @@
 """Finding a dataset's files on an fsspec filesystem (object stores, memory, local), with the
 same rules as ``discovery``: folders walked, Spark manifests honoured, ``_`` / ``.`` names
-skipped, Arrow files told by their first bytes, paths sorted.  Reading them is
+skipped, files named as Arrow listed whatever their bytes (a damaged one raises when read), the
+others only when their first bytes announce Arrow, paths sorted.  Reading them is
 ``arrowmm.ipc.ranged`` (byte ranges, nothing mapped).
 """
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import List, Optional, Tuple
 
 from ..errors import ArrowInvalid
 from ..ipc.sniff import KIND_HEAD, ipc_kind
-from .discovery import (EXTENSIONS, LOG_DIR, MANIFEST, parse_manifest, parse_version,
+from .discovery import (LOG_DIR, MANIFEST, named_arrow, parse_manifest, parse_version,
                         version_name, version_of)
 
 __all__ = ["filesystem_for", "discover_on"]
@@ -71,7 +72,7 @@ def _walk(fs, directory: str, out: List[str]) -> None:
             continue
         if entry["type"] == "directory":
             _walk(fs, path, out)
-        elif _sniff(fs, path, strict=not name.endswith(EXTENSIONS)) is not None:
+        elif named_arrow(name) or _sniff(fs, path, strict=True) is not None:
             out.append(path)
 
 

@@ -8,6 +8,10 @@ rule it out is never read (its header aside), and the rows left are filtered exa
 columns neither asked for nor filtered on are never decoded.  Batches that pass whole keep
 their lazy columns; a batch filtered in part is cut into its matching runs (zero-copy for
 one run, one copy of the selected columns otherwise).
+
+Damage is never skipped: a file the dataset lists (named as Arrow, or listed by a manifest)
+that does not read raises ``ArrowInvalid`` naming it, unless ``exclude_invalid_files=True``
+leaves it out when the dataset is made and reports it in ``Dataset.excluded_files``.
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ from ..arrays.array import Array
 from ..arrays.batch import RecordBatch
 from ..arrays.concat import concat_arrays
 from ..arrays.table import Table
-from ..errors import ArrowInvalid, ArrowNotImplementedError
+from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 from ..interop._cdata import export_schema, export_stream
 from ..interop.build import array as build_array
 from ..ipc.opening import open as open_ipc
@@ -30,12 +34,12 @@ from ..ipc.ranged import RangedFileReader, RangeSource
 from ..ipc.reader import FileReader, StreamReader
 from ..ipc.sniff import KIND_HEAD, ipc_kind
 from ..ipc.statistics import STATISTICS_KEY, decode_statistics
-from .discovery import discover_with_bases
+from .discovery import discover_with_bases, unreadable_head
 from .remote import discover_on, filesystem_for
 from .filters import (check_term, filter_columns, normalize_filter, partition_verdict,
                       row_mask, scalar_match, statistics_allow, statistics_verdicts)
 from .partitioning import hive_pairs, infer_hive
-from .readahead import BATCH_READAHEAD, FRAGMENT_READAHEAD, ordered_readahead
+from .readahead import BATCH_READAHEAD, FRAGMENT_READAHEAD, named_error, ordered_readahead
 
 __all__ = ["Dataset", "dataset"]
 
@@ -43,7 +47,7 @@ _FORMATS = (None, "arrow", "ipc", "feather", "arrows")
 
 
 def dataset(source, *, partitioning=None, format=None, schema=None,  # noqa: A002
-            filesystem=None, filter=None) -> "Dataset":
+            filesystem=None, filter=None, exclude_invalid_files: bool = False) -> "Dataset":
     """Many Arrow IPC files read as one table, as ``pyarrow.dataset.dataset`` reads them.
 
     Parameters
@@ -62,6 +66,15 @@ def dataset(source, *, partitioning=None, format=None, schema=None,  # noqa: A00
         byte ranges (footers, batch headers, the columns touched), never mapped or downloaded.
     filter : list of tuples, optional
         Rows every scan keeps (ANDed with a method's own ``filter``), as ``Dataset.filter``.
+    exclude_invalid_files : bool, default False
+        pyarrow.dataset's option.  False: every file found is read, and one that does not read
+        (empty, zero-filled or cut, a damaged footer) raises ``ArrowInvalid`` naming it, when
+        the dataset is made (the first file, for the schema) or when a scan reaches it.  True:
+        each file is opened now, one at a time (its footer and schema, or a stream's schema),
+        and those that fail are left out and listed, with the reason, in
+        ``Dataset.excluded_files``; damage past what opening reads still raises in a scan.
+        Files not named as Arrow and not starting like Arrow (``_SUCCESS``, ``.crc``, a
+        README) are never part of a dataset, either way.
 
     Examples
     --------
@@ -88,11 +101,76 @@ def dataset(source, *, partitioning=None, format=None, schema=None,  # noqa: A00
                                        f"are supported")
     if schema is not None and not isinstance(schema, t.Schema):
         raise ArrowInvalid(f"schema must be an arrowmm Schema, got {type(schema).__name__}")
+    if filesystem is not None and (isinstance(filesystem, str) or not hasattr(filesystem, "open")):
+        raise ArrowInvalid("filesystem= takes an fsspec filesystem object")
     found = discover_with_bases(source) if filesystem is None else \
         discover_on(filesystem, source)
+    excluded = []
+    if exclude_invalid_files:
+        kept = []
+        for path, base in found:
+            why = invalid_reason(path, filesystem)
+            if why is None:
+                kept.append((path, base))
+            else:
+                excluded.append((path, why))
+        found = kept
     out = Dataset([p for p, _ in found], [b for _, b in found], partitioning, schema,
                   filesystem)
+    out.excluded_files = excluded
     return out if filter is None else out.filter(filter)
+
+
+def open_fragment(path: str, filesystem=None):
+    """A reader of one dataset file: mapped (local), or read by byte ranges (``filesystem``,
+    fsspec).  ``ArrowInvalid`` naming ``path`` when it is not Arrow IPC, saying why."""
+    if filesystem is None:
+        try:
+            return open_ipc(path)
+        except ArrowInvalid as exc:
+            try:
+                with open(path, "rb") as f:
+                    why = unreadable_head(f.read(KIND_HEAD))
+            except OSError:
+                why = None
+            if why is None:
+                raise named_error(exc, path)
+            raise ArrowInvalid(f"{path}: not readable as Arrow IPC: {why}") from None
+    if isinstance(filesystem, str) or not hasattr(filesystem, "open"):
+        raise ArrowInvalid("filesystem= takes an fsspec filesystem object")
+    f = filesystem.open(path, "rb")
+    try:
+        head = f.read(KIND_HEAD)
+        f.seek(0)
+        why = unreadable_head(head)
+        if why is not None:
+            raise ArrowInvalid(f"{path}: not readable as Arrow IPC: {why}")
+        if ipc_kind(head) == "file":
+            return RangedFileReader(RangeSource(f, path, owns=True))
+        return StreamReader(f)  # (a stream is read as it comes, in order)
+    except ArrowError as exc:
+        f.close()
+        raise named_error(exc, path)
+    except BaseException:
+        f.close()
+        raise
+
+
+def invalid_reason(path: str, filesystem=None) -> Optional[str]:
+    """Why file ``path`` does not open as Arrow IPC (its footer and schema, or a stream's
+    schema), or None when it opens: ``exclude_invalid_files``'s test.  ``OSError``s (a file
+    missing, not readable) are raised, not taken as invalid, as pyarrow.dataset's are."""
+    try:
+        reader = open_fragment(path, filesystem)
+    except ArrowError as exc:
+        return str(exc)
+    try:
+        reader.schema
+    except ArrowError as exc:
+        return str(named_error(exc, path))
+    finally:
+        reader.close()
+    return None
 
 
 def promotable(src: t.DataType, dst: t.DataType) -> bool:
@@ -165,11 +243,15 @@ def take_runs(array: Array, runs) -> Array:
 
 
 class Dataset:
-    """Arrow IPC files read as one table: ``arrowmm.dataset(...)`` makes one."""
+    """Arrow IPC files read as one table: ``arrowmm.dataset(...)`` makes one.
+
+    ``files``: the files read, in order; ``excluded_files``: ``(path, reason)`` of each file
+    ``exclude_invalid_files=True`` left out (empty otherwise)."""
 
     def __init__(self, files: Sequence[str], bases: Sequence[Optional[str]], partitioning,
                  schema: Optional[t.Schema] = None, filesystem=None):
         self.files = list(files)
+        self.excluded_files: List[tuple] = []
         self.filesystem = filesystem  # an fsspec filesystem (files read by ranges), or None
         self.partitioning = partitioning
         if partitioning == "hive":
@@ -209,24 +291,12 @@ class Dataset:
         self.schema = schema
 
     def __repr__(self):
-        return f"<arrowmm.Dataset {len(self.files)} files>\n{self.schema}"
+        excluded = f" ({len(self.excluded_files)} excluded)" if self.excluded_files else ""
+        return f"<arrowmm.Dataset {len(self.files)} files{excluded}>\n{self.schema}"
 
     def _open(self, k: int):
         """A reader of file ``k``: mapped (local), or read by byte ranges (a filesystem)."""
-        if self.filesystem is None:
-            return open_ipc(self.files[k])
-        if isinstance(self.filesystem, str) or not hasattr(self.filesystem, "open"):
-            raise ArrowInvalid("filesystem= takes an fsspec filesystem object")
-        f = self.filesystem.open(self.files[k], "rb")
-        try:
-            head = f.read(KIND_HEAD)
-            f.seek(0)
-            if ipc_kind(head) == "file":
-                return RangedFileReader(RangeSource(f, self.files[k], owns=True))
-            return StreamReader(f)  # (a stream is read as it comes, in order)
-        except BaseException:
-            f.close()
-            raise
+        return open_fragment(self.files[k], self.filesystem)
 
     # -- planning ------------------------------------------------------------------------------
     def _check_names(self, names, what: str) -> None:
