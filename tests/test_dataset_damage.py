@@ -1,11 +1,13 @@
-"""``arrowmm.dataset`` over damaged files (issue 29, item 2): a file named as Arrow (or listed
-by a manifest) that does not read raises ``ArrowInvalid`` naming it, never drops out of the
-rows; ``exclude_invalid_files=True`` leaves it out and says so; files not named as Arrow stay
-out."""
+"""``arrowmm.dataset`` over damaged files (issue 29, item 2) and duplicate column names (item 6):
+a file named as Arrow (or listed by a manifest) that does not read raises ``ArrowInvalid``
+naming it, never drops out of the rows; ``exclude_invalid_files=True`` leaves it out and says
+so; files not named as Arrow stay out; a name two columns share is refused as ambiguous."""
 import os
 import uuid
 
 import fsspec
+import pyarrow as pa
+import pyarrow.ipc as pa_ipc
 import pytest
 
 import arrowmm
@@ -147,3 +149,53 @@ def test_the_spark_listing_keeps_a_damaged_arrow_file(tmp_path):
     root = _folder(tmp_path, "p1.arrow", "all zeros")
     assert [os.path.basename(p) for p in data_files_in(str(root))] == \
         ["p0.arrow", "p1.arrow", "p2.arrow"]
+
+
+# -- duplicate column names -------------------------------------------------------------------
+def _duplicate_table():
+    return pa.table([pa.array([1, 2]), pa.array(["x", "y"])], names=["a", "a"])
+
+
+def _write_pyarrow(path, table, stream):
+    make = pa_ipc.new_stream if stream else pa_ipc.new_file
+    with make(str(path), table.schema) as w:
+        w.write_table(table)
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "file"])
+@pytest.mark.parametrize("remote", [True, False], ids=["memory", "local"])
+def test_duplicate_column_names_are_refused_as_ambiguous(tmp_path, memory_fs, stream, remote):
+    name = "dup.arrows" if stream else "dup.arrow"
+    local = tmp_path / name
+    _write_pyarrow(local, _duplicate_table(), stream)
+    if remote:
+        fs, top = memory_fs
+        fs.pipe_file(f"{top}/{name}", local.read_bytes())
+        source, path = f"memory://{top}/{name}", f"{top}/{name}"
+    else:
+        source, path = str(local), str(local)
+    ds = arrowmm.dataset(source)
+    assert ds.schema.names == ["a", "a"]
+    assert ds.count_rows() == 2  # (no name looked up)
+    for read in (lambda: ds.to_table(), lambda: ds.to_table(columns=["a"]),
+                 lambda: ds.to_table(columns=[], filter=[("a", "==", 1)]),
+                 lambda: ds.count_rows(filter=[("a", "==", 1)]), lambda: ds.head(1),
+                 lambda: list(ds.to_batches()), lambda: pa.table(ds)):
+        with pytest.raises(ArrowInvalid, match=f"'a' is ambiguous: {path} has 2 columns named"):
+            read()
+    assert ds.to_table(columns=[]).num_rows == 2
+
+
+def test_a_later_file_with_duplicate_names_is_named(tmp_path):
+    root = tmp_path / "data"
+    root.mkdir()
+    _write_pyarrow(root / "0.arrow", pa.table({"a": [1]}), stream=False)
+    _write_pyarrow(root / "1.arrow", pa.table([pa.array([2]), pa.array([3])], names=["a", "a"]),
+                   stream=False)
+    ds = arrowmm.dataset(str(root))
+    with pytest.raises(ArrowInvalid, match=f"{root / '1.arrow'}: has 2 columns named 'a' "
+                                           f"\\(at \\[0, 1\\]\\): ambiguous"):
+        ds.to_table()
+    schema = arrowmm.schema([("a", arrowmm.int64()), ("a", arrowmm.int64())])
+    with pytest.raises(ArrowInvalid, match="'a' is ambiguous: the schema given has 2 columns"):
+        arrowmm.dataset(str(root), schema=schema).to_table(columns=["a"])

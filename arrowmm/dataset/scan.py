@@ -270,6 +270,7 @@ class Dataset:
                     first.close()
             else:
                 file_schema = t.Schema([])
+            self._schema_origin = self.files[0] if self.files else "the dataset's schema"
             clash = [f.name for f in fields if f.name in file_schema.names]
             if clash:
                 raise ArrowInvalid(f"partition key(s) {clash} are also columns of "
@@ -278,6 +279,7 @@ class Dataset:
                               endianness=file_schema.endianness)
             self._partition_names = [f.name for f in fields]
         else:
+            self._schema_origin = "the schema given"
             keys = {f.name for f in fields}
             self._partition_names = [f.name for f in schema if f.name in keys]
             for f in schema:
@@ -299,14 +301,29 @@ class Dataset:
         return open_fragment(self.files[k], self.filesystem)
 
     # -- planning ------------------------------------------------------------------------------
+    def _field_index(self, name: str, what: str) -> int:
+        """The index of column ``name`` in the dataset's schema: ``ArrowInvalid`` when there is
+        none, or several (duplicate names are legal in Arrow, but a dataset matches a file's
+        columns by name, so such a name is ambiguous: pyarrow.dataset refuses them too)."""
+        hits = [i for i, f in enumerate(self.schema) if f.name == name]
+        if not hits:
+            raise ArrowInvalid(f"{what}: no column named {name!r} in the dataset; it has "
+                               f"{self.schema.names}")
+        if len(hits) > 1:
+            raise ArrowInvalid(f"{what}: column name {name!r} is ambiguous: "
+                               f"{self._schema_origin} has {len(hits)} columns named {name!r} "
+                               f"(at {hits}), and a dataset finds columns by name (open the "
+                               f"file with arrowmm.open_file to read them by index)")
+        return hits[0]
+
     def _check_names(self, names, what: str) -> None:
-        have = self.schema.names
         for n in names:
-            if n not in have:
-                raise ArrowInvalid(f"{what}: no column named {n!r} in the dataset; it has {have}")
+            self._field_index(n, what)
 
     def _output(self, columns) -> List[int]:
         if columns is None:
+            for name in self.schema.names:
+                self._field_index(name, "columns=None (every column)")
             return list(range(len(self.schema)))
         if isinstance(columns, str) or not hasattr(columns, "__iter__"):
             raise ArrowInvalid(f"columns must be a list of column names, got {columns!r}")
@@ -316,7 +333,7 @@ class Dataset:
         for c in columns:
             if not isinstance(c, str):
                 raise ArrowInvalid(f"columns: {c!r} is not a column name")
-            out.append(self.schema.names.index(c))
+            out.append(self._field_index(c, "columns"))
         return out
 
     def _file_plan(self, k: int, reader, names: Sequence[str], casts: dict
@@ -335,7 +352,8 @@ class Dataset:
                 plan[name] = None
                 continue
             if len(hits) > 1:
-                raise ArrowInvalid(f"{self.files[k]}: has {len(hits)} columns named {name!r}")
+                raise ArrowInvalid(f"{self.files[k]}: has {len(hits)} columns named {name!r} (at "
+                                   f"{hits}): ambiguous, as a dataset finds columns by name")
             got = fschema.fields[hits[0]].storage_type
             if got != field.storage_type:
                 if not promotable(got, field.storage_type):
