@@ -29,16 +29,32 @@ def register(spark, *, pushdown: bool = True) -> None:
     Safe on any session, with or without the JVM connector's jar, and as often as called.  In
     a session with the jar, ``arrowmm`` stays the connector's (Spark refuses a Python source
     the name of a JVM one) and ``arrowmm_python`` is how the Python source is reached.
+
+    The registered source carries the session's ``fs.defaultFS``, which a path without a
+    scheme means (the source's planning runs in Python workers that cannot read it): register
+    again after changing it.  Without ``register`` (Spark's own lookup of the ``pyspark_*``
+    modules) the workers take ``fs.defaultFS`` from ``$HADOOP_CONF_DIR/core-site.xml``.
     """
+    from .paths import session_default_fs
     from .source import ArrowmmDataSource, ArrowmmPythonDataSource
-    spark.dataSource.register(ArrowmmPythonDataSource)
+    default_fs = session_default_fs(spark)
+    spark.dataSource.register(_recording(ArrowmmPythonDataSource, default_fs))
     try:
-        spark.dataSource.register(ArrowmmDataSource)
+        spark.dataSource.register(_recording(ArrowmmDataSource, default_fs))
     except Exception as exc:  # (pyspark's AnalysisException, classic or Connect)
         if not _name_taken(exc):
             raise
     if pushdown:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+
+
+def _recording(source, default_fs):
+    """``source``, or when ``default_fs`` is known a subclass of it that records it (pickled
+    by value to Spark's workers, as classes that no module defines are)."""
+    if not default_fs:
+        return source
+    return type(source.__name__, (source,), {"default_fs": default_fs, "__doc__": source.__doc__,
+                                             "__module__": source.__module__})
 
 
 def _name_taken(exc: Exception) -> bool:

@@ -3,15 +3,15 @@
 (Finding the files and reading manifests moved to ``arrowmm.dataset.discovery``, the
 layer below, for datasets to share; the names stay importable from here.)
 
-A path is a file, a directory or a glob.  A directory written by the arrowmm
-Spark writer has a log of versioned manifests (``_arrowmm_log/``, see
-docs/commit-protocol.md); a reader reads exactly the files the latest version
-lists, so files of unfinished, crashed or failed jobs are never read.  A
-directory written by older arrowmm versions has only a ``_SUCCESS`` manifest
-listing its files, which is trusted the same way.  Without either, a
-directory's data files are its visible files (names not starting with ``_``
-or ``.``) that begin with Arrow's file or stream framing (a pre-0.15 stream,
-which has no marker, only under an Arrow file extension).
+A path is a file, a directory or a glob, resolved by ``paths.resolve_path`` with Spark's
+rules (``fs.defaultFS``, relative paths, ``file:`` URIs; other filesystems refused by scheme).
+A directory written by the arrowmm Spark writer has a log of versioned manifests
+(``_arrowmm_log/``, see docs/commit-protocol.md); a reader reads exactly the files the latest
+version lists, so files of unfinished, crashed or failed jobs are never read.  A directory
+written by older arrowmm versions has only a ``_SUCCESS`` manifest listing its files, which is
+trusted the same way.  Without either, a directory's data files are its visible files (names
+not starting with ``_`` or ``.``) that begin with Arrow's file or stream framing (a pre-0.15
+stream, which has no marker, only under an Arrow file extension).
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from ..errors import ArrowInvalid
 from ..ipc.reader import FileReader
 from ..ipc.indexed import IndexedStreamReader
 from ..ipc.statistics import STATISTICS_KEY, decode_statistics
+from .paths import default_fs, resolve_path
 
 __all__ = ["MANIFEST", "LOG_DIR", "BatchInfo", "DataFile", "resolve_paths", "load_path_options",
            "describe_file", "read_manifest", "data_files_in", "log_versions", "read_version",
@@ -52,8 +53,11 @@ class DataFile:
     entries: Optional[List[Tuple[int, int]]] = None  # streams: the message index
 
 
-def load_path_options(options) -> List[str]:
-    """The paths a ``load(...)`` call gave: ``path`` or the JSON list ``paths``."""
+def load_path_options(options, default: Optional[str] = None) -> List[str]:
+    """The paths a ``load(...)`` or ``save(...)`` call gave (``path``, or the JSON list
+    ``paths``), each resolved to a local absolute path by Spark's rules (``paths.resolve_path``:
+    ``default`` is the session's ``fs.defaultFS``, None for ``paths.default_fs()``'s); raises
+    naming the scheme for a path the Python source cannot serve."""
     if "paths" in options:
         try:
             paths = json.loads(options["paths"])
@@ -65,11 +69,8 @@ def load_path_options(options) -> List[str]:
         paths = [options["path"]]
     else:
         raise ArrowInvalid("no path: use spark.read.format('arrowmm').load(path)")
-    return [_strip_file_scheme(p) for p in paths]
-
-
-def _strip_file_scheme(path: str) -> str:
-    return path[len("file:"):] if path.startswith("file:") else path
+    fs = default_fs(default)
+    return [resolve_path(p, fs) for p in paths]
 
 
 def describe_file(path: str, with_batches: bool = True) -> DataFile:

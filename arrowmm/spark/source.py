@@ -8,7 +8,6 @@ objects is pickled between them, so files are opened only inside methods.
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 import uuid
@@ -90,30 +89,41 @@ class ArrowmmDataSource(DataSource):
     min/max/null counts in the footer, default true).
     """
 
+    #: The session's ``fs.defaultFS`` as ``arrowmm.spark.register`` read it (None: not
+    #: recorded; see ``paths.default_fs``).  The workers that plan reads and writes cannot ask
+    #: the session, so ``register`` records it on the class it registers.
+    default_fs: Optional[str] = None
+
     @classmethod
     def name(cls) -> str:
         return "arrowmm"
 
+    def paths(self) -> List[str]:
+        """The load or save paths, resolved (``files.load_path_options``): every path of this
+        source is resolved here, in the driver, before any task runs or any byte is written."""
+        return load_path_options(self.options, self.default_fs)
+
     def schema(self):
-        files = resolve_paths(load_path_options(self.options))
+        paths = self.paths()
+        files = resolve_paths(paths)
         if not files:
-            raise ArrowInvalid(f"no Arrow files under {load_path_options(self.options)}")
+            raise ArrowInvalid(f"no Arrow files under {paths}")
         return spark_schema(describe_file(files[0], with_batches=False).schema,
                             _flag(self.options, "cast", False))
 
     def reader(self, schema):
         if _flag(self.options, "pushdown", False) and _pushdown_enabled():
-            return ArrowmmPushdownReader(self.options, schema)
-        return ArrowmmReader(self.options, schema)
+            return ArrowmmPushdownReader(self.options, schema, self.paths())
+        return ArrowmmReader(self.options, schema, self.paths())
 
     def writer(self, schema, overwrite: bool):
-        return ArrowmmWriter(self.options, schema, overwrite)
+        return ArrowmmWriter(self.options, schema, overwrite, self.paths())
 
     def streamReader(self, schema):
-        return ArrowmmStreamReader(self.options, schema)
+        return ArrowmmStreamReader(self.options, schema, self.paths())
 
     def streamWriter(self, schema, overwrite: bool):
-        return ArrowmmStreamWriter(self.options, schema, overwrite)
+        return ArrowmmStreamWriter(self.options, schema, overwrite, self.paths())
 
 
 class ArrowmmPythonDataSource(ArrowmmDataSource):
@@ -160,14 +170,14 @@ def _pushdown_enabled() -> bool:
 class ArrowmmReader(DataSourceReader):
     """Plans partitions from the footers; tasks map the files and yield zero-copy batches."""
 
-    def __init__(self, options, schema):
+    def __init__(self, options, schema, paths: Optional[List[str]] = None):
         self.schema = schema
         self.cast = _flag(options, "cast", False)
         self.max_bytes = _size(options, "maxPartitionBytes", _DEFAULT_PARTITION_BYTES)
         self.open_cost = _size(options, "openCostInBytes", _DEFAULT_OPEN_COST)
         self.log = options.get("batchlog")
         self.max_rows = _size(options, "maxRecordsPerBatch", _DEFAULT_BATCH_ROWS)
-        self.paths = resolve_paths(load_path_options(options))
+        self.paths = resolve_paths(load_path_options(options) if paths is None else paths)
         self._files: Optional[List[DataFile]] = None
         self._skip = set()
 
@@ -260,11 +270,11 @@ class WrittenFile(WriterCommitMessage):
 
 
 class _WriterOptions:
-    def __init__(self, options, schema):
-        paths = load_path_options(options)
+    def __init__(self, options, schema, paths: Optional[List[str]] = None):
+        paths = load_path_options(options) if paths is None else paths
         if len(paths) != 1:
             raise ArrowInvalid(f"write to one directory, got {paths}")
-        self.directory = os.path.abspath(paths[0])
+        self.directory = paths[0]
         compression = (options.get("compression") or "none").lower()
         if compression not in ("none", "uncompressed", "lz4", "zstd"):
             raise ArrowInvalid(f"option compression must be none, lz4 or zstd, got {compression!r}")
@@ -321,8 +331,8 @@ class ArrowmmWriter(_WriterOptions, DataSourceArrowWriter):
     job published first: docs/commit-protocol.md); ``abort`` removes the job's files (those of
     failed attempts too) that no published version lists."""
 
-    def __init__(self, options, schema, overwrite: bool):
-        _WriterOptions.__init__(self, options, schema)
+    def __init__(self, options, schema, overwrite: bool, paths: Optional[List[str]] = None):
+        _WriterOptions.__init__(self, options, schema, paths)
         self.overwrite = overwrite
 
     def write(self, iterator):
@@ -345,8 +355,8 @@ class ArrowmmStreamWriter(_WriterOptions, DataSourceStreamArrowWriter):
     several queries can write into one directory.
     """
 
-    def __init__(self, options, schema, overwrite: bool):
-        _WriterOptions.__init__(self, options, schema)
+    def __init__(self, options, schema, overwrite: bool, paths: Optional[List[str]] = None):
+        _WriterOptions.__init__(self, options, schema, paths)
 
     def write(self, iterator):
         return self.write_task(iterator, "")
@@ -392,13 +402,13 @@ class ArrowmmStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     files per micro-batch.
     """
 
-    def __init__(self, options, schema):
+    def __init__(self, options, schema, paths: Optional[List[str]] = None):
         self.schema = schema
         self.options = dict(options)
-        paths = load_path_options(options)
+        paths = load_path_options(options) if paths is None else paths
         if len(paths) != 1 or not os.path.isdir(paths[0]):
             raise ArrowInvalid(f"a streaming read needs one directory, got {paths}")
-        self.directory = os.path.abspath(paths[0])
+        self.directory = paths[0]
         self.max_files = (_size(options, "maxFilesPerTrigger", 1)
                           if options.get("maxfilespertrigger") is not None else None)
         self.available_now: Optional[dict] = None
@@ -440,8 +450,8 @@ class ArrowmmStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         chosen = [n for n, a, b in zip(names, before, after) if b and not a]
         if not chosen:
             return [ArrowmmPartition([])]
-        paths = json.dumps([os.path.join(self.directory, n) for n in chosen])
-        return ArrowmmReader({**self.options, "paths": paths}, self.schema).partitions()
+        paths = [os.path.join(self.directory, n) for n in chosen]  # (resolved: local, absolute)
+        return ArrowmmReader(self.options, self.schema, paths).partitions()
 
     def read(self, partition):
         return ArrowmmReader.read(_StreamReadState(self.schema, self.options), partition)
