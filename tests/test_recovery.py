@@ -40,13 +40,14 @@ def _generations(path, sizes=(3, 3)):
 
 
 def _every_reader(path):
-    """How each path reads ``path``: its x values, or the ArrowInvalid it raised."""
+    """How each path reads ``path``: its x values, or the ArrowError it raised."""
     data = open(path, "rb").read()
     out = {}
     for name, open_ in (("mapped", lambda: arrowmm.open_file(path)),
                         ("mmap=False", lambda: arrowmm.open_file(path, mmap=False)),
                         ("ranged", lambda: arrowmm.open_file(UnmappableFile(data))),
-                        ("buffer", lambda: arrowmm.open_file(data))):
+                        ("buffer", lambda: arrowmm.open_file(data)),
+                        ("dataset", lambda: _DatasetAsReader(path))):
         try:
             with open_() as r:
                 table = r.read_all()
@@ -56,6 +57,22 @@ def _every_reader(path):
         except arrowmm.ArrowError as exc:  # (a flipped type id: ArrowNotImplementedError)
             out[name] = exc
     return out
+
+
+class _DatasetAsReader:
+    """``arrowmm.dataset(path)`` in the shape ``_every_reader`` reads."""
+
+    def __init__(self, path):
+        self.dataset = arrowmm.dataset(path)
+
+    def read_all(self):
+        return self.dataset.to_table()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 def _last_footer(data: bytes):
