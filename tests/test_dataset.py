@@ -337,3 +337,16 @@ def test_a_scan_continued_in_a_forked_child_ends_or_says_why(hive):
     in_child = in_a_forked_child(lambda: first + sum(b.num_rows for b in walk) == total)
     assert in_child in (0, 3), in_child
     assert first + sum(b.num_rows for b in walk) == total  # (the parent's scan goes on)
+
+
+def test_file_urls_in_every_spelling_read_the_local_folder(tmp_path):
+    """``file:`` URLs name local paths (``file:///d``, ``file:/d``, ``file://localhost/d``, in a
+    list too), as Spark and pyarrow take them; they raised FileNotFoundError (the scheme was
+    never stripped).  Another host's file: URL is refused, never read from this machine."""
+    _write(tmp_path / "a.arrow", {"x": np.arange(3, dtype=np.int64), "s": list("abc")})
+    folder = str(tmp_path)
+    for url in (f"file://{folder}", f"file:{folder}", f"FILE://localhost{folder}",
+                [f"file://{folder}/a.arrow"]):
+        assert arrowmm.dataset(url).to_table().column("x").to_pylist() == [0, 1, 2], url
+    with pytest.raises(ArrowInvalid, match="host 'elsewhere'"):
+        arrowmm.dataset(f"file://elsewhere{folder}")
