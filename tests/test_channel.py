@@ -506,6 +506,13 @@ def _poke(name, offset, data):
     (32, struct.pack("<Q", 1 << 62), "slot size"),
     (16, struct.pack("<Q", 1 << 40), "header describes"),
     (56, struct.pack("<Q", 3), "header describes|schema"),
+    (12, struct.pack("<I", 6), "header flags 0x6"),
+    (64, struct.pack("<Q", 0), "producer pid 0"),
+    (64, struct.pack("<Q", 1 << 40), "producer pid 1099511627776"),
+    (88, b"\xff" * 48, "producer boot id"),
+    (150, b"\x01", "reserved header byte 150"),
+    (230, b"\x01", "reserved header byte 230"),
+    (208, struct.pack("<I", 7), "stream state 7"),
 ])
 def test_damaged_header_is_refused(name, offset, data, match):
     with Channel.create(name, SCHEMA, capacity=1 << 16, slots=2) as ch:
@@ -525,6 +532,48 @@ def test_channel_names_with_characters_that_misrender_are_refused(name, char):
             call()
         assert repr(bad) in str(info.value) and repr(char) in str(info.value)
     assert not any(n.startswith(f"{name}-a") for n in os.listdir("/dev/shm"))
+
+
+@pytest.mark.parametrize("offset,data,field", [
+    (0, b"NOTACHAN", "magic"), (24, struct.pack("<I", 1), "slots"),
+    (32, struct.pack("<Q", 1 << 12), "slot size"), (64, struct.pack("<Q", 1), "producer pid"),
+    (88, b"0" * 36, "producer boot id"), (208, struct.pack("<I", 9), "stream state 9"),
+])
+def test_a_header_damaged_while_attached_is_found_at_the_next_send_and_recv(name, offset, data,
+                                                                             field):
+    with Channel.create(name, SCHEMA, capacity=1 << 16, slots=2) as ch:
+        with Channel.attach(name) as c:
+            ch.send(batch_of(0), timeout=HANG)
+            _poke(name, offset, data)
+            with pytest.raises(ArrowInvalid, match=f"channel '{name}': .*{field}"):
+                ch.send(batch_of(1), timeout=HANG)
+            with pytest.raises(ArrowInvalid, match=f"channel '{name}': "):
+                c.recv(timeout=HANG)
+
+
+@pytest.mark.parametrize("offset,data", [
+    (192, struct.pack("<Q", 1 << 62)),  # the published count: the consumer starts there
+    (64, struct.pack("<Q", 1)),          # the producer's pid: it would look dead
+    (80, struct.pack("<Q", 7)),          # its pid namespace: its death would go unseen
+])
+def test_a_header_damaged_before_attach_is_arrow_invalid_not_a_timeout(name, offset, data):
+    """Damage the consumer cannot see at attach (numbers of the right form) is found by the
+    producer at its next send, which marks the channel damaged: the consumer gets ArrowInvalid
+    (it waited for ever, then TimeoutError, or took the producer for dead)."""
+    with Channel.create(name, SCHEMA, capacity=1 << 16, slots=2) as ch:
+        ch.send(batch_of(0), timeout=HANG)
+        _poke(name, offset, data)
+        with Channel.attach(name) as c:
+            with pytest.raises(ArrowInvalid, match="header"):
+                ch.send(batch_of(1), timeout=HANG)
+            with pytest.raises(ArrowInvalid, match="its producer found its header damaged"):
+                c.recv(timeout=HANG)
+            ch.close()
+            with pytest.raises(ArrowInvalid, match="its producer found its header damaged"):
+                c.recv(timeout=HANG)  # (not EOFError: the stream did not end cleanly)
+            with pytest.raises(ArrowInvalid, match="its producer found its header damaged"):
+                Channel.attach(name)
+    assert not os.path.exists(f"/dev/shm/{name}")  # (the last to leave removed it)
 
 
 def test_garbage_file_and_planted_link_are_refused(name):
@@ -569,6 +618,106 @@ def test_garbage_slot_contents_raise_arrow_invalid(name):
                     outcomes.add("refused")
                 b = None
             assert "refused" in outcomes  # (damage to padding may go unseen: nothing else crashes)
+
+
+# -- a segment cut short (ftruncate by another process) ----------------------------------------
+_CUT_PRODUCER = """
+    import sys
+    import arrowmm
+    from arrowmm.shm import Channel
+    name, mode = sys.argv[1], sys.argv[2]
+    schema = arrowmm.schema([("i", arrowmm.int64()), ("s", arrowmm.string())])
+    try:
+        with Channel.create(name, schema, capacity=1 << 16, slots=2) as ch:
+            print("created", flush=True)
+            ch.wait_for_consumers(1, timeout=60)
+            ch.send({"i": [0], "s": ["a"]}, timeout=60)
+            if mode == "between":  # the segment is cut while nothing is sent
+                ch.send({"i": [1], "s": ["b"]}, timeout=60)
+                print("sent", flush=True)
+                sys.stdin.readline()
+                ch.send({"i": [2], "s": ["c"]}, timeout=60)
+            else:  # "waiting": blocked in send (the consumer takes nothing) when it is cut
+                ch.send({"i": [1], "s": ["b"]}, timeout=60)
+                print("sent", flush=True)
+                ch.send({"i": [2], "s": ["c"]}, timeout=60)  # (a ring behind: it waits)
+    except arrowmm.ArrowInvalid as exc:
+        print("ArrowInvalid:", exc, flush=True)
+    else:
+        print("no error", flush=True)
+"""
+
+
+def _cut(name, size):
+    """``ftruncate`` the segment from another process."""
+    run("import os, sys; os.truncate(sys.argv[1], int(sys.argv[2]))", f"/dev/shm/{name}", size)
+
+
+@pytest.mark.parametrize("mode", ["waiting", "between"])
+@pytest.mark.parametrize("cut_to", ["zero", "slots"])
+def test_a_producer_survives_its_segment_cut_by_another_process(name, mode, cut_to):
+    """The segment cut under a sending producer (blocked in ``send``, or between two): the next
+    touch of a cut-off page would be SIGBUS; the producer raises ArrowInvalid and exits."""
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(_CUT_PRODUCER), name, mode],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "created"
+        c = Channel.attach(name)
+        assert proc.stdout.readline().strip() == "sent"
+        time.sleep(0.2)  # ("waiting": asleep in its third send by now; either way is a test)
+        _cut(name, 0 if cut_to == "zero" else c._seg.layout.data_at(1))
+        if mode == "between":
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        out, err = proc.communicate(timeout=HANG)
+        assert proc.returncode == 0, f"producer ended by signal {-proc.returncode}: {err}"
+        assert out.startswith("ArrowInvalid:") and "was cut to" in out, out + err
+        assert repr(name) in out
+        with pytest.raises(ArrowInvalid, match="was cut to"):
+            c.recv(timeout=HANG)
+        c.close()  # (touches nothing of the cut segment)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not os.path.exists(f"/dev/shm/{name}")
+
+
+_CUT_CONSUMER = """
+    import gc, sys
+    import arrowmm
+    from arrowmm.shm import Channel
+    try:
+        with Channel.attach(sys.argv[1]) as c:
+            batch = c.recv(timeout=60)
+            print("received", flush=True)
+            c.recv(timeout=60)  # (nothing more comes: it waits, and the segment is cut)
+    except arrowmm.ArrowInvalid as exc:
+        print("ArrowInvalid:", exc, flush=True)
+"""
+
+
+def test_a_consumer_survives_its_segment_cut_by_another_process(name):
+    """The consumer holds a batch (so its hold bit, in the cut-off slot table, is cleared when
+    the batch goes, at the latest at exit) and waits in ``recv`` when the segment is cut."""
+    with Channel.create(name, SCHEMA, capacity=1 << 16, slots=2) as ch:
+        proc = run(_CUT_CONSUMER, name, wait=False)
+        try:
+            ch.wait_for_consumers(1, timeout=HANG)
+            ch.send(batch_of(0), timeout=HANG)
+            assert proc.stdout.readline().strip() == "received"
+            _cut(name, 0)
+            out, err = proc.communicate(timeout=HANG)
+            assert proc.returncode == 0, f"consumer ended by signal {-proc.returncode}: {err}"
+            assert out.startswith("ArrowInvalid:") and "was cut to 0 bytes" in out, out + err
+            with pytest.raises(ArrowInvalid, match="was cut to 0 bytes"):
+                ch.send(batch_of(1), timeout=HANG)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert not os.path.exists(f"/dev/shm/{name}")
 
 
 def test_docstring_examples():

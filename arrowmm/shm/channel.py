@@ -84,11 +84,12 @@ from ..ipc.writer import StreamWriter
 from .consumer import Consumer
 from .liveness import temporary_name, this_process
 from .slot_builder import SlotBatch, slot_plan
-from .ring import (ACTIVE, CHANNEL_DIR, CHANNEL_MAGIC, E_CURSOR, E_PID, E_STATE, ENTRY, HEADER,
-                   MAX_CONSUMERS, OFF_ATTACH, OFF_CONS_WAITING, OFF_FREE, OFF_PROD_WAITING,
-                   OFF_PUB, OFF_WRITE_SEQ, S_HOLDS, S_LEN, S_SEQ, SLICE, U32, VERSION, WRITING,
-                   Layout, Segment, channel_record, check_new_name, deadline_of, end_stream,
-                   has_dictionaries, need_linux, round_up, wait_slice)
+from .ring import (ACTIVE, CHANNEL_DIR, CHANNEL_MAGIC, CLOSED, DAMAGED, E_CURSOR, E_PID, E_STATE,
+                   ENTRY, HEADER, MAX_CONSUMERS, OFF_ATTACH, OFF_CONS_WAITING, OFF_FREE,
+                   OFF_PROD_WAITING, OFF_PUB, OFF_STATE, OFF_WRITE_SEQ, S_HOLDS, S_LEN, S_SEQ,
+                   SLICE, U32, VERSION, WRITING, Layout, Segment, channel_record,
+                   check_new_name, deadline_of, end_stream, has_dictionaries, need_linux,
+                   round_up, wait_slice)
 
 __all__ = ["Channel", "Consumer", "SlotBatch", "CHANNEL_MAGIC", "channel_record"]
 
@@ -188,7 +189,7 @@ class Channel:
                                          f"{name!r} in {CHANNEL_DIR}: {exc.strerror}") from None
             os.pwrite(fd, header, 0)
             os.pwrite(fd, schema_bytes, layout.schema_offset)
-            seg = Segment(name, fd, layout, on_slow == "drop", me)
+            seg = Segment(name, fd, layout, on_slow == "drop", me, header)
             for s in range(slots):
                 seg.map.store64(layout.slot(s) + S_SEQ, WRITING)
             try:
@@ -368,6 +369,7 @@ class Channel:
         n = self._next
         s = n % lay.slots
         deadline = deadline_of(timeout)
+        self._check()
         if not seg.drop and n >= lay.slots and not self._slowest() > n - lay.slots:
             self._wait(lambda: self._slowest() > n - lay.slots, deadline,
                        lambda: f"a consumer has not taken batch {n - lay.slots} "
@@ -385,6 +387,31 @@ class Channel:
                            lambda: f"a consumer still holds batch {n - lay.slots} "
                                    f"(slot {s}): {self._holders(s)}")
         return n, s
+
+    def _check(self) -> None:
+        """ArrowInvalid, before the segment is touched, if it was cut short or its header
+        damaged (``Segment.check``), or if the header's stream state or published count is
+        not what this producer (their only writer) left there."""
+        seg = self._seg
+        m = seg.map
+        try:
+            seg.check()
+            state = m.load32(OFF_STATE)
+            if state == CLOSED:
+                raise ArrowInvalid(f"channel {self.name!r}: its header says the stream was "
+                                   f"closed, and its producer did not close it: the header was "
+                                   f"damaged")
+            published = m.load64(OFF_WRITE_SEQ)
+            if published != self._next:
+                raise ArrowInvalid(f"channel {self.name!r}: its header's published count is "
+                                   f"{published}, its producer published {self._next} "
+                                   f"batches: the header was damaged")
+        except ArrowInvalid:
+            if seg.intact():  # tell the consumers (they would wait for batches that never come)
+                m.store32(OFF_STATE, DAMAGED)
+                m.add32(OFF_PUB, 1)
+                m.wake32(OFF_PUB)
+            raise
 
     def _publish(self, n: int, s: int, nbytes: int) -> None:
         """Batch ``n``, its ``nbytes`` written in slot ``s``, becomes visible to consumers."""
@@ -488,6 +515,7 @@ class Channel:
             return
         checked = time.monotonic()
         while True:
+            self._check()  # (cut short or damaged while it waited: raise, touch nothing)
             if time.monotonic() - checked >= SLICE:
                 self._seg.reclaim_dead()
                 checked = time.monotonic()
@@ -504,7 +532,9 @@ class Channel:
                     return
                 m.wait32(OFF_FREE, seen, wait)
             finally:
-                m.add32(OFF_PROD_WAITING, U32)
+                if self._seg.intact():
+                    m.add32(OFF_PROD_WAITING, U32)
+            self._check()
             if ready():
                 return
 
@@ -514,6 +544,7 @@ class Channel:
         deadline = deadline_of(timeout)
         seg = self._seg
         while True:
+            seg.check()
             seen = seg.map.load32(OFF_ATTACH)
             have = seg.active_consumers()
             if have >= n:

@@ -26,10 +26,10 @@ from ..ipc.byteorder import NATIVE
 from ..ipc.message import message_end, read_message_at
 from ..ipc.reader import MessageBatchDecoder
 from .liveness import process_alive, this_process
-from .ring import (ACTIVE, CLAIMING, CLOSED, E_CURSOR, E_DROPPED, E_PID, E_START, E_STATE, FREE,
-                   HEADER, LEFT, OFF_ATTACH, OFF_CONS_WAITING, OFF_FREE, OFF_PROD_WAITING,
+from .ring import (ACTIVE, CLAIMING, CLOSED, DAMAGED, E_CURSOR, E_DROPPED, E_PID, E_START,
+                   E_STATE, FREE, LEFT, OFF_ATTACH, OFF_CONS_WAITING, OFF_FREE, OFF_PROD_WAITING,
                    OFF_PUB, OFF_STATE, OFF_WRITE_SEQ, S_HOLDS, S_LEN, S_SEQ, SLICE, SLOT, SPIN,
-                   U32, Segment, claiming_state, deadline_of, has_dictionaries, need_linux,
+                   TABLES, U32, Segment, claiming_state, deadline_of, has_dictionaries, need_linux,
                    open_segment, parse_header, wait_slice)
 
 __all__ = ["Consumer", "FREE", "CLAIMING", "ACTIVE", "LEFT"]
@@ -63,9 +63,10 @@ class Consumer:
         fd = open_segment(name, os.O_RDWR, owner)
         try:
             size = os.fstat(fd).st_size
-            layout, drop, creator = parse_header(os.pread(fd, HEADER.size, 0), size, name)
+            raw = os.pread(fd, TABLES, 0)  # (the header page: its reserved bytes are checked)
+            layout, drop, creator = parse_header(raw, size, name)
             schema_bytes = os.pread(fd, layout.schema_length, layout.schema_offset)
-            seg = Segment(name, fd, layout, drop, creator)
+            seg = Segment(name, fd, layout, drop, creator, raw)
         finally:
             os.close(fd)
         try:
@@ -164,14 +165,16 @@ class Consumer:
         """``recv`` under the consumer's lock."""
         if self._closed:
             raise ArrowInvalid(f"consumer of channel {self.name!r} is closed")
+        seg = self._seg
+        seg.check()  # (cut short or its header damaged: raise before touching it)
         batch = self._take()  # (a batch waiting already: nothing else to set up)
         if batch is not None:
             return batch
-        seg = self._seg
         m = seg.map
         checked = time.monotonic()
         spin_until = checked + self._spin  # (busy until then, then asleep on the futex)
         while True:
+            seg.check()
             batch = self._take()
             if batch is not None:
                 return batch
@@ -179,6 +182,10 @@ class Consumer:
             published = m.load64(OFF_WRITE_SEQ)
             if published > cursor:
                 continue  # (published meanwhile)
+            if published < cursor:  # (the count only grows, and no cursor passes it)
+                raise ArrowInvalid(f"channel {self.name!r}: its header's published count is "
+                                   f"{published}, below this consumer's next batch {cursor}: "
+                                   f"the header was damaged")
             if m.load32(OFF_STATE) == CLOSED and m.load64(OFF_WRITE_SEQ) == cursor:
                 raise EOFError(f"channel {self.name!r} was closed by its producer")
             if time.monotonic() - checked >= SLICE:
@@ -203,7 +210,8 @@ class Consumer:
                 if m.load64(OFF_WRITE_SEQ) == published and m.load32(OFF_STATE) != CLOSED:
                     m.wait32(OFF_PUB, seen, wait)
             finally:
-                m.add32(OFF_CONS_WAITING, U32)
+                if seg.intact():
+                    m.add32(OFF_CONS_WAITING, U32)
 
     def _take(self) -> Optional[RecordBatch]:
         """The next batch (skipping what was overwritten: see ``RingCursor.take``); None when
@@ -268,9 +276,11 @@ class Consumer:
 
     @property
     def dropped(self) -> int:
-        """Batches this consumer skipped because the producer overwrote them (drop mode)."""
+        """Batches this consumer skipped because the producer overwrote them (drop mode); None
+        if it closed after its segment was cut short (the count was in the segment)."""
         if self._closed:
             return self._dropped
+        self._seg.check()
         return self._seg.map.load64(self._entry + E_DROPPED)
 
     @property
@@ -288,7 +298,8 @@ class Consumer:
         with self._lock:
             if self._closed:
                 return
-            self._dropped = self._seg.map.load64(self._entry + E_DROPPED)
+            self._dropped = (self._seg.map.load64(self._entry + E_DROPPED)
+                             if self._seg.intact() else None)
             self._closed = True
             self._finalizer.detach()
             _leave(self._seg, self._index)
@@ -319,11 +330,14 @@ def _leave_from(seg: Segment, index: int, pid: int) -> None:
 
 
 def _leave(seg: Segment, index: int) -> None:
+    if not seg.intact():  # cut short: touching it would be SIGBUS; nobody can use it anyway
+        seg.unlink_if_ours()
+        return
     m = seg.map
     e = seg.layout.entry(index)
     m.store32(e + E_STATE, LEFT)
     seg.wake_producer()
-    if ((m.load32(OFF_STATE) == CLOSED or process_alive(seg.creator) is False)
+    if ((m.load32(OFF_STATE) in (CLOSED, DAMAGED) or process_alive(seg.creator) is False)
             and seg.live_consumers() == 0):
         seg.unlink_if_ours()
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import re
 import stat
 import struct
 import time
@@ -57,8 +58,17 @@ FREE, ACTIVE, LEFT = 0, 2, 3
 # itself (written by the one compare-and-swap that takes the entry) anybody can tell.
 CLAIMING = 1 << 31
 PID_MASK = CLAIMING - 1
-OPEN, CLOSED = 0, 1
+OPEN, CLOSED, DAMAGED = 0, 1, 2  # stream states (DAMAGED: its producer found the header so)
 U32 = 0xFFFFFFFF
+#: The fields of ``HEADER``, as errors name them.
+HEADER_FIELDS = ("magic", "layout version", "flags", "segment size", "slots", "max_consumers",
+                 "slot size", "data offset", "schema offset", "schema length", "producer pid",
+                 "producer start time", "producer pid namespace", "producer boot id")
+FLAGS = 1  # every flag this version knows: bit 0, drop mode
+#: Bytes of the header page that nothing writes (zero in every channel this version makes).
+RESERVED = ((HEADER.size, OFF_WRITE_SEQ), (OFF_STATE + 4, OFF_FREE), (OFF_ATTACH + 4, TABLES))
+PID_LIMIT = 1 << 22  # PID_MAX_LIMIT on 64-bit Linux: no pid is larger
+_BOOT_ID = re.compile(rb"[0-9a-f-]*\0*")  # a boot id (/proc/sys/kernel/random/boot_id), or none
 
 
 def claiming_state() -> int:
@@ -96,7 +106,9 @@ class Layout:
 
 
 def parse_header(raw: bytes, size: int, name: str):
-    """(layout, drop mode, creator record) from the first bytes of a segment; ArrowInvalid."""
+    """(layout, drop mode, creator record) from the first bytes of a segment (``HEADER.size``
+    of them, or ``TABLES`` to check the reserved bytes and the state word too); ArrowInvalid
+    naming the segment and the field that is wrong."""
     if len(raw) < HEADER.size or raw[:8] != CHANNEL_MAGIC:
         raise ArrowInvalid(f"shared-memory segment {name!r} is not an arrowmm channel (no "
                            f"{CHANNEL_MAGIC!r} magic)")
@@ -105,6 +117,27 @@ def parse_header(raw: bytes, size: int, name: str):
     where = f"channel {name!r}"
     if version != VERSION:
         raise ArrowInvalid(f"{where}: layout version {version}, this arrowmm reads {VERSION}")
+    if flags & ~FLAGS:
+        raise ArrowInvalid(f"{where}: header flags {flags:#x} (this version knows {FLAGS:#x}: "
+                           f"drop mode): damaged header refused")
+    if not 1 <= pid < PID_LIMIT:
+        raise ArrowInvalid(f"{where}: producer pid {pid} (must be 1 to {PID_LIMIT - 1}): "
+                           f"damaged header refused")
+    if not _BOOT_ID.fullmatch(boot):
+        raise ArrowInvalid(f"{where}: producer boot id {boot!r} is not a boot id: damaged "
+                           f"header refused")
+    if len(raw) >= TABLES:  # (the whole header page: nothing writes the reserved bytes)
+        for low, high in RESERVED:
+            if any(raw[low:high]):
+                at = low + next(i for i, b in enumerate(raw[low:high]) if b)
+                raise ArrowInvalid(f"{where}: reserved header byte {at} is {raw[at]:#04x}, not "
+                                   f"0: damaged header refused")
+        state = struct.unpack_from("<I", raw, OFF_STATE)[0]
+        if state == DAMAGED:
+            raise ArrowInvalid(f"{where}: its producer found its header damaged: refused")
+        if state not in (OPEN, CLOSED):
+            raise ArrowInvalid(f"{where}: stream state {state} (0 open, 1 closed): damaged "
+                               f"header refused")
     if not 1 <= slots <= 1 << 20:
         raise ArrowInvalid(f"{where}: {slots} slots (must be 1 to {1 << 20})")
     if not 1 <= max_consumers <= MAX_CONSUMERS:
@@ -169,7 +202,8 @@ def wait_slice(deadline: Optional[float], what: str) -> float:
 class Segment:
     """The mapping of one channel segment, its layout and the atomic words in it."""
 
-    def __init__(self, name: str, fd: int, layout: Layout, drop: bool, creator: dict):
+    def __init__(self, name: str, fd: int, layout: Layout, drop: bool, creator: dict,
+                 header: bytes):
         self.name = name
         self.layout = layout
         self.drop = drop
@@ -177,9 +211,63 @@ class Segment:
         st = os.fstat(fd)
         self.identity = (st.st_dev, st.st_ino)
         self.map = SharedMap(mmap.mmap(fd, layout.size))
+        self.header = bytes(header[:HEADER.size])  # (as parsed: nobody writes it afterwards)
+        self.cut: Optional[int] = None  # the segment's size once found cut short
+        self.check()  # (cut or changed between the header's read and the mapping)
+
+    def check(self) -> None:
+        """ArrowInvalid if the segment was cut short (by ``ftruncate`` from another process:
+        a load or store past its end would kill this process with SIGBUS, so nothing in it is
+        touched once it was), if its fixed header differs from the one parsed when it was
+        opened, or if its stream state is neither open nor closed.  One ``fstat`` and a
+        136-byte compare: every ``send`` and ``recv`` begins with it, and every wait slice
+        ends with it."""
+        where = f"channel {self.name!r}"
+        if self.cut is None:
+            size = self.map.mapping.size()  # (fstat of the mapping's own descriptor)
+            if size >= self.layout.size:
+                now = self.map.mapping[:HEADER.size]
+                if now != self.header:
+                    raise ArrowInvalid(f"{where}: its header was damaged while in use "
+                                       f"({_header_change(self.header, now)})")
+                state = self.map.load32(OFF_STATE)
+                if state == DAMAGED:
+                    raise ArrowInvalid(f"{where}: its producer found its header damaged (and "
+                                       f"stopped sending)")
+                if state not in (OPEN, CLOSED):
+                    raise ArrowInvalid(f"{where}: stream state {state} in its header (0 open, "
+                                       f"1 closed): the header was damaged while in use")
+                return
+            self._found_cut(size)
+        raise ArrowInvalid(f"{where}: its segment ({CHANNEL_DIR}/{self.name}) was cut to "
+                           f"{self.cut} bytes by another process (ftruncate); its layout "
+                           f"needs {self.layout.size}: the channel is unusable, and nothing "
+                           f"in it is touched any more")
+
+    def intact(self) -> bool:
+        """Whether the shared words may be touched (the segment was not cut short)."""
+        if self.cut is None:
+            size = self.map.mapping.size()
+            if size < self.layout.size:
+                self._found_cut(size)
+        return self.cut is None
+
+    def _found_cut(self, size: int) -> None:
+        """The segment is ``size`` bytes now: from here on nothing of it is touched, and this
+        process's view of the tables' pages past the cut becomes private zero pages, so that
+        letting go of a batch received earlier (its hold bit is cleared in the slot table, in
+        Cython) does not fault.  The slots' pages are left as they are: a batch whose bytes
+        were cut off cannot be read (SIGBUS, as for any mapped file cut under its reader)."""
+        self.cut = size
+        start, end = round_up(size, mmap.PAGESIZE), self.layout.data
+        if start < end:
+            _private_zero_pages(self.map.address + start, end - start)
 
     def consumer_entries(self):
-        """(index, state, pid record) of every consumer entry."""
+        """(index, state, pid record) of every consumer entry (none once the segment was cut
+        short: see ``check``)."""
+        if not self.intact():
+            return
         m, lay = self.map, self.layout
         for i in range(lay.max_consumers):
             e = lay.entry(i)
@@ -247,9 +335,42 @@ class Segment:
 
 
 
+def _private_zero_pages(address: int, length: int) -> bool:
+    """Map private zero pages over ``[address, +length)`` of a mapping of this process
+    (``MAP_FIXED``); whether that worked."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                              ctypes.c_int, ctypes.c_long]
+        got = libc.mmap(address, length, mmap.PROT_READ | mmap.PROT_WRITE,
+                        mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_FIXED, -1, 0)
+    except (OSError, AttributeError):  # pragma: no cover (no libc mmap: left as it is)
+        return False
+    return got == address
+
+
+_MAP_FIXED = 0x10  # (Linux: the mmap module does not export it)
+
+
+def _header_change(old: bytes, new: bytes) -> str:
+    """Which field of a channel header changed from ``old`` to ``new``, and how."""
+    before, after = HEADER.unpack(old), HEADER.unpack(new)
+    for field, a, b in zip(HEADER_FIELDS, before, after):
+        if a != b:
+            return f"{field} {a!r} became {b!r}"
+    return "its bytes changed"  # (unreachable: equal fields are equal bytes)
+
+
 def end_stream(seg: Segment) -> None:
+    """The producer closes: consumers see the end once they took what was published.  A
+    segment cut short is only unlinked (touching it would be SIGBUS)."""
+    if not seg.intact():
+        seg.unlink_if_ours()
+        return
     m = seg.map
-    m.store32(OFF_STATE, CLOSED)
+    m.cas32(OFF_STATE, OPEN, CLOSED)  # (DAMAGED stays: consumers are told why it ended)
     m.add32(OFF_PUB, 1)
     m.wake32(OFF_PUB)
     if seg.live_consumers() == 0:

@@ -88,6 +88,7 @@ class SlotBatch:
         self.num_rows = num_rows
         self.sequence: Optional[int] = None
         self._channel_name = channel.name
+        self._segment = channel._seg  # (checked before the commit reads the slot)
         self._plan = plan
         self._tpl = template
         self._start = start
@@ -180,6 +181,7 @@ class SlotBatch:
         rows = self.num_rows
         nulls = []
         try:
+            self._segment.check()  # (cut short meanwhile: reading the slot would be SIGBUS)
             for name, (kind, views) in self._arrays.items():
                 nulls.append(rows - count_set_bits(views[0], 0, rows) if rows else 0)
                 if kind == "binary":
