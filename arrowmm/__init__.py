@@ -41,6 +41,7 @@ from .interop import RecordBatchReader, array, record_batch
 from .ipc import (AppendWriter, FeatherV1Reader, FileReader, FileWriter, IndexedStreamReader, RepairReport, StreamReader,
                   StreamWriter, index_stream, new_file, new_stream, open, open_file,  # noqa: A004
                   open_stream, repair, append_file)
+from .ipc.writer import write_file, write_stream
 from .ipc.messages import (Message, MessageReader, read_message, read_record_batch,
                            read_schema, serialize_batch, serialize_schema)
 from .ipc.sparse_tensor import (SparseCOOTensor, SparseCSCMatrix, SparseCSFTensor,
@@ -85,7 +86,8 @@ __all__ = [
     "array", "record_batch", "RecordBatchReader",
     # ipc
     "open_file", "open_stream", "open", "FileReader", "StreamReader", "FeatherV1Reader",
-    "new_file", "new_stream", "FileWriter", "StreamWriter", "append_file", "AppendWriter",
+    "new_file", "new_stream", "write_file", "write_stream", "FileWriter", "StreamWriter",
+    "append_file", "AppendWriter",
     "IndexedStreamReader", "index_stream", "repair", "RepairReport",
     "Message", "MessageReader", "read_message", "read_schema", "read_record_batch",
     "serialize_schema", "serialize_batch",

@@ -26,7 +26,7 @@ from .._core._region import as_view
 from ..arrays.array import Array, make_array
 from ..errors import ArrowError, ArrowInvalid
 
-__all__ = ["convert", "ConversionError", "validity_from_mask"]
+__all__ = ["convert", "ConversionError", "validity_from_mask", "binary_views"]
 
 _NONE = type(None)
 _EPOCH_ORD = _dt.date(1970, 1, 1).toordinal()
@@ -368,7 +368,7 @@ def _blobs(values, dtype, fp):
 def _binaries(values, dtype, fp):
     mask, lengths, data = _blobs(values, dtype, fp)
     if dtype.view:
-        return _binary_views(lengths, data, dtype, mask)
+        return binary_views(lengths, data, dtype, mask)
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     if not dtype.large and offsets[-1] > np.iinfo(np.int32).max:
@@ -383,7 +383,7 @@ _MAX_DATA_BUFFER = 2 ** 31 - 1
 _BLOCK = 1 << 16
 
 
-def _binary_views(lengths, data, dtype, mask):
+def binary_views(lengths, data, dtype, mask):
     """16-byte views: length + inline bytes (<= 12), else length, prefix, buffer index, offset.
 
     Long values (> 12 bytes) go, in order, into data buffers of at most 2 GiB each.

@@ -50,6 +50,7 @@ from .reader import FileReader
 from .statistics import STATISTICS_KEY, decode_statistics, encode_file_statistics
 from .trailer import COMMITTED, STATE_OFFSET, aligned, append_marker, footer_checksum
 from .writer import FileWriter
+from ..interop.cast import schema_difference  # (named here before: arrowmm.ipc.append)
 
 __all__ = ["append_file", "AppendWriter", "cut_unfinished_tail", "schema_difference", "lock_file",
            "open_locked", "same_file"]
@@ -161,7 +162,7 @@ class AppendWriter(FileWriter):
 
     def __init__(self, path, *, compression=None, compression_level=None, alignment=64,
                  emit_dictionary_deltas=False, statistics=None, fsync=True,
-                 lock_timeout: Optional[float] = None):
+                 lock_timeout: Optional[float] = None, cast=False):
         real, fd = _open_locked(path, lock_timeout)
         self._fd = fd
         self._path = real
@@ -195,7 +196,7 @@ class AppendWriter(FileWriter):
             super().__init__(real, reader.schema, compression=compression,
                              compression_level=compression_level, alignment=alignment,
                              emit_dictionary_deltas=emit_dictionary_deltas,
-                             statistics=statistics, fsync=fsync,
+                             statistics=statistics, fsync=fsync, cast=cast,
                              metadata_version=_version_name(footer.version))
         except BaseException:
             self._release()
@@ -212,15 +213,13 @@ class AppendWriter(FileWriter):
     def path(self) -> str:
         return self._path
 
+    _whose = "the file's"
+
     def _coerce(self, batch):
         try:
             return super()._coerce(batch)
         except ArrowInvalid as exc:
-            schema = getattr(batch, "schema", None)
-            if not isinstance(schema, type(self.schema)):
-                raise
-            raise ArrowInvalid(f"{self._path}: the batch's schema differs from the file's: "
-                               f"{schema_difference(schema, self.schema)}") from exc
+            raise ArrowInvalid(f"{self._path}: {exc}") from exc
 
     def _open(self, sink):
         fd = self._fd
@@ -289,22 +288,6 @@ class AppendWriter(FileWriter):
             os.close(fd)  # (releases the lock)
 
 
-def schema_difference(got, want) -> str:
-    """The first way the schema ``got`` differs from ``want`` (the file's), in words."""
-    if len(got) != len(want):
-        return (f"{len(got)} column(s) {got.names} where the file has {len(want)} "
-                f"{want.names}")
-    for k, (a, b) in enumerate(zip(got, want)):
-        if a.name != b.name:
-            return f"column {k} is named {a.name!r}, the file's {b.name!r}"
-        if a.type != b.type:
-            return f"column {a.name!r} is {a.type}, the file's is {b.type}"
-        if a.nullable != b.nullable:
-            return (f"column {a.name!r} is {'' if a.nullable else 'not '}nullable, the file's is "
-                    f"{'' if b.nullable else 'not '}nullable")
-    return "they differ in their metadata or dictionary ids"
-
-
 def _version_name(version: int) -> str:
     return "V4" if version == 3 else "V5"
 
@@ -332,6 +315,9 @@ def append_file(path, *, compression=None, **options) -> AppendWriter:
     **options
         ``compression_level``, ``alignment``, ``emit_dictionary_deltas`` (as ``new_file``);
         ``statistics`` (None: as the file; True requires the file to have them);
+        ``cast`` (True: batches are cast to the file's types where that is safe, e.g. a
+        pandas categorical to the file's dictionary of other index and value types, encoded
+        against the file's dictionary);
         ``fsync`` (True: data, then trailer, each fsync'd); ``lock_timeout`` (None: wait
         for another appender; seconds: then ``TimeoutError``).
 
