@@ -25,7 +25,8 @@ from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..format import MessageHeader, parse_message
 from .io import MAGIC
 from .message import Message
-from .reader import FileReader, not_a_file
+from .reader import FileReader
+from .source import FileSource
 
 __all__ = ["READ_AHEAD", "RangeSource", "RangedFileReader", "open_ranged"]
 
@@ -36,17 +37,17 @@ READ_AHEAD = 1 << 12
 #: magic and, for most files, the whole footer (a larger footer takes one more read).
 TAIL_GUESS = 1 << 12
 _NO_BYTES = np.empty(0, dtype=np.uint8)
-#: A file that does not start with the magic: this many of its first bytes say what it is.
-_SNIFF_BYTES = 1 << 16
 
 
-class RangeSource:
-    """A seekable binary file object read by offset (``pread``), counting what it reads.
+class RangeSource(FileSource):
+    """A seekable binary file object read by offset (``pread``), counting what it reads: a
+    ``FileReader``'s source (``arrowmm.ipc.source``) whose message bodies are read by ranges.
 
     Reads are serialised (seek + read under a lock), so batches may be decoded from many
     threads.  ``owns``: close the file object with the source."""
 
-    shared_name = None
+    maps_nothing = "this reader reads a file object by ranges: it maps nothing"
+    lazy_bodies = True
 
     def __init__(self, fileobj, description: Optional[str] = None, owns: bool = False):
         if not (hasattr(fileobj, "read") and hasattr(fileobj, "seek")):
@@ -129,6 +130,32 @@ class RangeSource:
     def view(self, offset: int, length: int, what: str = "bytes"):
         return as_view(self.pread(offset, length, what), description=f"{what} of {self.description}")
 
+    def message(self, offset: int, meta_len: int, body_len: int, index: int, kind: int,
+                where, data_end: int) -> Message:
+        """The header of the message at a Block, checked against it; its body a ``LazyBody``
+        (a column's buffers are read when the column is touched)."""
+        data = self.pread(offset, meta_len, where)
+        chunk = Region(data, description=self.description)
+        try:
+            frame = frame_at(chunk, 0, index)
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"{where}: {exc}") from None
+        if frame is None:
+            raise ArrowInvalid(f"{where}: block points at an end-of-stream marker")
+        meta_start, meta_size, legacy = frame
+        if meta_start + meta_size != meta_len:
+            raise ArrowInvalid(f"{where}: block metaDataLength {meta_len} disagrees with the "
+                               f"message's own length prefix ({meta_start + meta_size})")
+        record = parse_message(memoryview(chunk.view(meta_start, meta_size)), 0, where)
+        if record.body_length != body_len:
+            raise ArrowInvalid(f"{where}: message bodyLength {record.body_length} differs from "
+                               f"the file footer's block bodyLength {body_len}")
+        if record.header_type != kind:
+            raise ArrowInvalid(f"{where}: expected a {MessageHeader.NAMES[kind]} message, "
+                               f"found {record.kind}")
+        return Message(record, LazyBody(self, offset + meta_len, body_len), index, offset,
+                       legacy)
+
     def close(self) -> None:
         self._kept = []
         f, self._file = self._file, None
@@ -190,50 +217,21 @@ class LazyBody:
         return as_view(data[:size], description=self.source.description)
 
 
-class _BlockWhere:
-    """'record batch i (block at byte n)', formatted only when an error message needs it."""
-
-    __slots__ = ("what", "index", "offset")
-
-    def __init__(self, what: str, index: int, offset: int):
-        self.what = what
-        self.index = index
-        self.offset = offset
-
-    def __str__(self):
-        return f"{self.what} {self.index} (block at byte {self.offset})"
-
-    def __format__(self, spec):
-        return format(str(self), spec)
-
-
 class RangedFileReader(FileReader):
     """A ``FileReader`` over a ``RangeSource``: the footer when opened, a batch's header when
     it is asked for, a column's byte ranges when the column is touched."""
 
-    def __init__(self, source: RangeSource, *, allow_copies: bool = True):
+    def __init__(self, source: RangeSource, **options):
         size = source.size
-        if size < 2 * len(MAGIC) + 4 or source.pread(0, len(MAGIC)).tobytes() != MAGIC:
-            # (a Region of its first bytes, to say what it is: a stream, Parquet, text...)
-            head = source.pread(0, min(size, _SNIFF_BYTES), "first bytes")
-            raise not_a_file(Region(head, description=source.description))
-        # the tail in one read: the footer's length and magic, most footers whole
-        tail = min(size, TAIL_GUESS)
-        source.keep(size - tail, tail)
-        footer_len = int(np.frombuffer(source.pread(size - 10, 4), dtype="<i4")[0])
-        footer_start = size - 10 - footer_len
-        if 8 <= footer_start < size - tail and footer_len <= limits.max_metadata_size:
-            source.keep(footer_start, size - tail - footer_start)
-        super().__init__(source, allow_copies=allow_copies)
-        self._source = source
-        # (batches always go through a ProjectedLoader: the C walks read mapped bodies only)
-        self._file_schema = self.schema
-        self._projection = list(range(len(self.schema)))
-
-    @property
-    def projection(self):
-        every = list(range(len(self._file_schema)))
-        return None if self._projection == every else super().projection
+        if size >= 2 * len(MAGIC) + 4 and source.pread(0, len(MAGIC)).tobytes() == MAGIC:
+            # the tail in one read: the footer's length and magic, most footers whole
+            tail = min(size, TAIL_GUESS)
+            source.keep(size - tail, tail)
+            footer_len = int(np.frombuffer(source.pread(size - 10, 4), dtype="<i4")[0])
+            footer_start = size - 10 - footer_len
+            if 8 <= footer_start < size - tail and footer_len <= limits.max_metadata_size:
+                source.keep(footer_start, size - tail - footer_start)
+        super().__init__(source, **options)
 
     @property
     def bytes_read(self) -> int:
@@ -242,54 +240,6 @@ class RangedFileReader(FileReader):
     @property
     def read_requests(self) -> int:
         return self._source.read_requests
-
-    def _read_block(self, blocks, i: int, kind: int, what: str) -> Message:
-        self._check_open()
-        offset, meta_len, body_len = blocks[i].tolist()
-        meta_len = (meta_len & 0xFFFFFFFF) - ((meta_len & 0x80000000) << 1)  # int32 + 4 pad bytes
-        where = _BlockWhere(what, i, offset)  # (formatted only in an error message)
-        if offset < 8 or offset >= self._footer_offset or meta_len <= 0 or body_len < 0 \
-                or offset + meta_len + body_len > self._footer_offset:
-            raise ArrowInvalid(f"{where}: block (offset={offset}, metaDataLength={meta_len}, "
-                               f"bodyLength={body_len}) lies outside the file's data section")
-        data = self._source.pread(offset, meta_len, where)
-        chunk = Region(data, description=self._source.description)
-        try:
-            frame = frame_at(chunk, 0, i)
-        except ArrowInvalid as exc:
-            raise ArrowInvalid(f"{where}: {exc}") from None
-        if frame is None:
-            raise ArrowInvalid(f"{where}: block points at an end-of-stream marker")
-        meta_start, meta_size, legacy = frame
-        if meta_start + meta_size != meta_len:
-            raise ArrowInvalid(f"{where}: block metaDataLength {meta_len} disagrees with the "
-                               f"message's own length prefix ({meta_start + meta_size})")
-        record = parse_message(memoryview(chunk.view(meta_start, meta_size)), 0, where)
-        if record.body_length != body_len:
-            raise ArrowInvalid(f"{where}: message bodyLength {record.body_length} differs from "
-                               f"the file footer's block bodyLength {body_len}")
-        if record.header_type != kind:
-            raise ArrowInvalid(f"{where}: expected a {MessageHeader.NAMES[kind]} message, "
-                               f"found {record.kind}")
-        return Message(record, LazyBody(self._source, offset + meta_len, body_len), i, offset,
-                       legacy)
-
-    def memory(self) -> dict:
-        raise ArrowInvalid("memory(): this reader reads a file object by ranges: it maps nothing")
-
-    def advise(self, advice: str, offset: int = 0, length=None) -> None:
-        raise ArrowInvalid("advise(): this reader reads a file object by ranges: it maps nothing")
-
-    def close(self) -> None:
-        if not self._closed:
-            self._source.close()
-        super().close()
-
-    def __reduce__(self):
-        raise TypeError("a reader of a file object cannot be pickled")
-
-    def __repr__(self):
-        return f"<arrowmm.RangedFileReader {self.num_record_batches} batches>\n{self.schema}"
 
 
 def _fsspec_open(path: str, filesystem):
@@ -323,9 +273,7 @@ def open_ranged(source, *, columns=None, filesystem=None, allow_copies: bool = T
             raise ArrowInvalid("filesystem= goes with a path, not a file object")
         src = RangeSource(source)
     try:
-        reader = RangedFileReader(src, allow_copies=allow_copies)
-        if columns is not None:
-            reader.select_columns(columns)
+        reader = RangedFileReader(src, allow_copies=allow_copies, columns=columns)
     except BaseException:
         src.close()
         raise

@@ -32,7 +32,8 @@ from .reader_base import (ReaderBase, BatchWhere, batch_index, region_of, is_fil
                           is_pipe_path, first_bytes, not_a_file, flat_blocks, EMPTY_BLOCKS,
                           PIPE_BUFFER, I32)
 from .message import Message, message_end, read_message_at
-from .file_mapping import FileChanged, map_file, mapped_file, tail_reader
+from .file_mapping import FileChanged
+from .source import FileSource, MappedSource
 from .trailer import Damage, append_in_progress, trailer_problem
 from .salvage import salvage_messages
 from ._batch_walk import export_file_batches, file_batch_parts
@@ -52,6 +53,7 @@ def plain_batch(schema, plan, num_rows: int, nodes, buffers, body, lookup, where
     return RecordBatch(schema, num_rows, loader=BatchLoader(plan, header, body, lookup, where,
                                                             stats, allow_copies))
 
+_SNIFF_BYTES = 1 << 16  # of a file that is not one, read to say what it is
 _REOPEN_TRIES = 3  # opens tried while other processes cut unfinished appends under this one
 _DAMAGE_HINT = ("arrowmm.repair(path, out) or 'arrowmm repair PATH OUT' rebuilds a file of its "
                 "complete batches; open_file(path, recover=True) reads them in place "
@@ -77,19 +79,21 @@ def _schema_message(read):
     return record.header if record.header_type == MessageHeader.Schema else None
 
 
-class _pread_tail:
-    """The tail of a positioned-read source (``mmap=False``, byte ranges) read through it."""
+class _BlockWhere:
+    """'record batch i (block at byte n)', formatted only when an error message needs it."""
 
-    __slots__ = ("source",)
+    __slots__ = ("what", "index", "offset")
 
-    def __init__(self, source):
-        self.source = source
+    def __init__(self, what: str, index: int, offset: int):
+        self.what = what
+        self.index = index
+        self.offset = offset
 
-    def __call__(self, offset: int, length: int) -> bytes:
-        return bytes(self.source.pread(offset, length, "tail"))
+    def __str__(self):
+        return f"{self.what} {self.index} (block at byte {self.offset})"
 
-    def close(self) -> None:
-        pass
+    def __format__(self, spec):
+        return format(str(self), spec)
 
 
 __all__ = ["FileReader", "StreamReader", "MessageBatchDecoder", "region_of", "is_file_object",
@@ -170,9 +174,11 @@ class FileReader(ReaderBase):
     need one raises ``ArrowInvalid`` naming the column and the reason.
     """
 
-    def __init__(self, source, *, allow_copies: bool = True, recover: bool = False):
+    def __init__(self, source, *, columns=None, allow_copies: bool = True,
+                 recover: bool = False):
         super().__init__(allow_copies)
-        region = file_region(source)
+        if not isinstance(source, FileSource):
+            source = MappedSource(file_region(source))
         #: Bytes after the committed end, ignored: an append in progress or interrupted by a
         #: crash (``arrowmm.append_file``); 0 for a complete file.
         self.unfinished_bytes = 0
@@ -180,60 +186,66 @@ class FileReader(ReaderBase):
         self.recovery_error: Optional[str] = None
         for attempt in range(_REOPEN_TRIES):
             try:
-                self._open(region, recover)
+                self._open(source, recover)
                 break
             except FileChanged as exc:  # (an unfinished append was cut while this opened)
-                mapping = mapped_file(region)
-                if mapping is None or attempt == _REOPEN_TRIES - 1:
+                source = source.reopen()
+                if source is None or attempt == _REOPEN_TRIES - 1:
                     raise ArrowInvalid(str(exc)) from None
-                region = map_file(mapping.path)
         self._batch_rows = None
         self._memo: Optional[DictionaryMemo] = None
         self._dict_plans = {}
+        if self._source.lazy_bodies:  # (read by ranges: every batch through a ProjectedLoader)
+            self._file_schema = self.schema
+            self._projection = list(range(len(self.schema)))
+        if columns is not None:
+            self.select_columns(columns)
 
-    def _open(self, region, recover: bool) -> None:
-        """Find the committed end of the file in ``region`` and read its footer there
+    def _open(self, source: FileSource, recover: bool) -> None:
+        """Find the committed end of the file in ``source`` and read its footer there
         (``arrowmm.ipc.trailer``: recovery by construction)."""
-        self._region = region
-        if region.size < 2 * len(MAGIC) + 4 or region.view(0, 6).to_bytes() != MAGIC:
-            if not isinstance(region, Region):  # (positioned reads: what its first bytes are)
-                head = bytes(region.pread(0, min(region.size, 64), "first bytes"))
-                raise not_a_file(Region(head, description=region.description))
-            raise not_a_file(region)
-        read = tail_reader(region) if isinstance(region, Region) else _pread_tail(region)
+        self._source, self._region = source, source.region
+        if source.size < 2 * len(MAGIC) + 4 or source.view(0, 6, "magic").to_bytes() != MAGIC:
+            if source.region is not None:
+                raise not_a_file(source.region)
+            # (a Region of its first bytes, to say what it is: a stream, Parquet, text...)
+            head = source.view(0, min(source.size, _SNIFF_BYTES), "first bytes").to_bytes()
+            raise not_a_file(Region(head, description=source.description))
+        read = source.tail()
         try:
             # the tail's magic and length through ``read``; its footer parsed once, below
-            problem = trailer_problem(read, region.size, parse=False)
+            problem = trailer_problem(read, source.size, parse=False)
             if problem is None:
                 try:
-                    self._open_footer(region)
+                    self._open_footer(source, source.size)
                     return
                 except FileChanged:
                     raise
                 except ArrowInvalid as exc:
-                    problem = str(exc).removeprefix(f"{region.description}: ")
+                    problem = str(exc).removeprefix(f"{source.description}: ")
             # the tail is not a trailer a reader can use: damage, or an append in progress
             try:
-                end = append_in_progress(read, region.size, _schema_message(read))
+                end = append_in_progress(read, source.size, _schema_message(read))
             except Damage as exc:
                 if recover:
-                    self._open_salvaged(region, f"{problem}; {exc}")
+                    self._open_salvaged(source, f"{problem}; {exc}")
                     return
                 raise ArrowInvalid(
-                    f"{region.description}: {problem}; {exc}. {_DAMAGE_HINT}") from None
+                    f"{source.description}: {problem}; {exc}. {_DAMAGE_HINT}") from None
         finally:
             read.close()
-        if end < region.size:
-            self.unfinished_bytes = region.size - end
-            if isinstance(region, Region):
-                region = self._region = Region(region.view(0, end),
-                                               description=region.description)
-        self._open_footer(region, end)
+        self.unfinished_bytes = source.size - end
+        source = source.prefix(end)
+        self._source, self._region = source, source.region
+        self._open_footer(source, end)
 
-    def _open_salvaged(self, region, why: str) -> None:
+    def _open_salvaged(self, source: FileSource, why: str) -> None:
         """``recover=True`` on a damaged file: the complete messages from the front, under a
         footer made for them (``repair``'s walk, without writing anything)."""
-        found = salvage_messages(region, validate=False, unfinished=True)
+        if source.region is None:
+            raise ArrowInvalid(f"{source.description}: {why}; recover=True salvages a mapped "
+                               f"file or a buffer (open the path with mmap=True, or repair it)")
+        found = salvage_messages(source.region, validate=False, unfinished=True)
         self.recovery_error = why
         self.footer = found.footer()
         self.schema = self.footer.schema
@@ -243,9 +255,9 @@ class FileReader(ReaderBase):
         self._dict_blocks = flat_blocks(self.footer.dictionaries)
         self._num_batches = len(self._blocks)
 
-    def _open_footer(self, region, size: Optional[int] = None) -> None:
-        size = region.size if size is None else size
-        name = region.description
+    def _open_footer(self, source: FileSource, size: int) -> None:
+        region = source
+        name = source.description
         if region.view(size - 6, 6).to_bytes() != MAGIC:
             raise ArrowInvalid(f"{name}: does not end with the Arrow file magic 'ARROW1' "
                                f"(truncated or still being written? {_DAMAGE_HINT})")
@@ -287,24 +299,14 @@ class FileReader(ReaderBase):
         self._check_open()
         offset, meta_len, body_len = blocks[i].tolist()
         meta_len = (meta_len & 0xFFFFFFFF) - ((meta_len & 0x80000000) << 1)  # int32 + 4 pad bytes
-        if offset < 8 or offset >= self._footer_offset or meta_len <= 0 or body_len < 0:
+        end = self._footer_offset
+        if offset < 8 or offset >= end or meta_len <= 0 or body_len < 0 or (
+                self._region is None and offset + meta_len + body_len > end):
             raise ArrowInvalid(f"{what} {i} (block at byte {offset}): block (offset={offset}, "
                                f"metaDataLength={meta_len}, bodyLength={body_len}) lies outside "
                                f"the file's data section")
-        msg = read_message_at(self._region, offset, i, expected_body_length=body_len)
-        if msg is None or msg.body.offset != offset + meta_len or \
-                message_end(msg) > self._footer_offset or msg.record.header_type != kind:
-            where = f"{what} {i} (block at byte {offset})"
-            if msg is None:
-                raise ArrowInvalid(f"{where}: block points at an end-of-stream marker")
-            if msg.body.offset != offset + meta_len:
-                raise ArrowInvalid(f"{where}: block metaDataLength {meta_len} disagrees with the "
-                                   f"message's own length prefix (body at byte {msg.body.offset})")
-            if message_end(msg) > self._footer_offset:
-                raise ArrowInvalid(f"{where}: message body runs into the footer")
-            raise ArrowInvalid(f"{where}: expected a {MessageHeader.NAMES[kind]} message, "
-                               f"found {msg.kind}")
-        return msg
+        return self._source.message(offset, meta_len, body_len, i, kind,
+                                    _BlockWhere(what, i, offset), end)
 
     def _dictionaries(self) -> DictionaryMemo:
         memo = self._memo
@@ -338,14 +340,14 @@ class FileReader(ReaderBase):
     get_record_batch = get_batch
 
     def _walked_export(self, requested_schema):
-        if type(self) is not FileReader:  # (subclasses read their batches another way)
+        if self._region is None:  # (the C walk reads mapped bodies only)
             return None
         return export_file_batches(self.schema, self._plan(MetadataVersion.V5).c_walk,
                                    self._blocks, self._footer_offset, self._mapping,
                                    self._dictionaries, self.get_batch, requested_schema)
 
     def _pandas_batches(self):
-        if type(self) is FileReader and self._projection is None:  # (see ipc.batch_parts)
+        if self._region is not None and self._projection is None:  # (see ipc.batch_parts)
             self._check_open()
             parts = pandas_batches(self, self._plan(MetadataVersion.V5), self._region,
                                    self._blocks, self._footer_offset)
@@ -392,7 +394,7 @@ class FileReader(ReaderBase):
         belongs).  The batches are ``get_batch``'s, without a message parsed in Python per
         batch: ``read_all()`` of 5,000 small batches spent two thirds of its time there,
         and ``read_all().to_pandas()`` took 2.5x pyarrow's time."""
-        if type(self) is not FileReader or self._projection is not None:
+        if self._region is None or self._projection is not None:
             return None
         self._check_open()
         plan = self._plan(MetadataVersion.V5)
@@ -457,11 +459,33 @@ class FileReader(ReaderBase):
             self.footer = dataclasses.replace(self.footer, dictionaries=empty, record_batches=empty)
             self._blocks = self._dict_blocks = flat_blocks(empty)
             self._memo = None
+            self._source.close()
         super().close()
 
+    def _source_bytes(self) -> Optional[int]:
+        return self._source.size  # (the default decompression budget's multiple, any source)
+
+    @property
+    def projection(self) -> Optional[list]:
+        if self._source.lazy_bodies and self._projection == list(range(len(self._file_schema))):
+            return None  # (every column, through the projected loader: see __init__)
+        return super().projection
+
+    def memory(self) -> dict:
+        if self._region is None and self._source.maps_nothing:
+            raise ArrowInvalid(f"memory(): {self._source.maps_nothing}")
+        return super().memory()
+
+    def advise(self, advice: str, offset: int = 0, length=None) -> None:
+        if self._region is None and self._source.maps_nothing:
+            raise ArrowInvalid(f"advise(): {self._source.maps_nothing}")
+        super().advise(advice, offset, length)
+
     def __repr__(self):
-        return f"<arrowmm.FileReader {self.num_record_batches} batches>\n{self.schema}"
+        return f"<arrowmm.{type(self).__name__} {self.num_record_batches} batches>\n{self.schema}"
 
     def __reduce__(self):
         """Pickles by name when the file is a shared segment (``arrowmm.shm``), else TypeError."""
+        if self._source.pickle_refusal:
+            raise TypeError(self._source.pickle_refusal)
         return reduce_registered(self)

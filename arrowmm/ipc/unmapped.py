@@ -18,10 +18,10 @@ import numpy as np
 
 from .._core._region import Region, as_view
 from ..errors import ArrowInvalid
-from ..format import MessageHeader
-from .message import message_end, read_message_at
+from .message import read_message_at
 from .io import MAGIC
 from .reader import FileReader, StreamReader
+from .source import FileSource, check_message
 
 __all__ = ["PreadFile", "UnmappedFileReader", "UnmappedStreamReader", "open_unmapped"]
 
@@ -37,15 +37,18 @@ def _read_into(fd: int, out: np.ndarray, offset: int) -> int:
     return len(data)
 
 
-class PreadFile:
-    """An open regular file read by offset, its size fixed when opened.
+class PreadFile(FileSource):
+    """An open regular file read by offset, its size fixed when opened: a ``FileReader``'s
+    source (``arrowmm.ipc.source``) that maps nothing.
 
     ``pread(offset, length, what)`` returns a 64-byte aligned buffer of its own; a read that
     comes back short (the file was truncated) raises ``ArrowInvalid``.  ``view`` is the same
-    as a bounds-checked ``BufferView``, which is what ``FileReader`` reads its footer through.
+    as a bounds-checked ``BufferView``, which is what ``FileReader`` reads its footer through;
+    ``message`` reads a whole message into memory of its own.
     """
 
-    shared_name = None  # (not a shared-memory segment)
+    maps_nothing = "this reader was opened with mmap=False: it maps nothing"
+    pickle_refusal = "a reader of a file opened with mmap=False cannot be pickled"
 
     def __init__(self, path):
         self.description = os.fspath(path)
@@ -83,6 +86,20 @@ class PreadFile:
     def view(self, offset: int, length: int, what: str = "bytes"):
         return as_view(self.pread(offset, length, what), description=f"{what} of {self.description}")
 
+    def message(self, offset: int, meta_len: int, body_len: int, index: int, kind: int,
+                where, data_end: int):
+        """The message at a Block, read whole (``meta_len + body_len`` bytes) into memory of its
+        own and checked against the Block."""
+        data = self.pread(offset, meta_len + body_len, str(where))
+        chunk = Region(data, description=f"{where} of {self.description}")
+        try:
+            msg = read_message_at(chunk, 0, index, expected_body_length=body_len)
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"{where}: {exc}") from None
+        check_message(msg, where, meta_len, len(data), kind)
+        msg.offset = offset
+        return msg
+
     def close(self) -> None:
         fd, self._fd = self._fd, -1
         if fd >= 0:
@@ -96,58 +113,16 @@ class PreadFile:
 
 
 class UnmappedFileReader(FileReader):
-    """A ``FileReader`` that reads the footer when opened and each message when asked for,
-    into memory of its own (``open_file(path, mmap=False)``)."""
+    """A ``FileReader`` over a ``PreadFile``: the footer read when opened, each message when
+    asked for, into memory of its own (``open_file(path, mmap=False)``)."""
 
-    def __init__(self, path, *, allow_copies: bool = True):
+    def __init__(self, path, **options):
         source = PreadFile(path)
         try:
-            super().__init__(source, allow_copies=allow_copies)
+            super().__init__(source, **options)
         except BaseException:
             source.close()
             raise
-        self._file = source
-
-    def _read_block(self, blocks, i: int, kind: int, what: str):
-        self._check_open()
-        offset, meta_len, body_len = blocks[i].tolist()
-        meta_len = (meta_len & 0xFFFFFFFF) - ((meta_len & 0x80000000) << 1)  # int32 + 4 pad bytes
-        where = f"{what} {i} (block at byte {offset})"
-        if offset < 8 or offset >= self._footer_offset or meta_len <= 0 or body_len < 0 \
-                or offset + meta_len + body_len > self._footer_offset:
-            raise ArrowInvalid(f"{where}: block (offset={offset}, metaDataLength={meta_len}, "
-                               f"bodyLength={body_len}) lies outside the file's data section")
-        data = self._file.pread(offset, meta_len + body_len, where)
-        chunk = Region(data, description=f"{where} of {self._file.description}")
-        try:
-            msg = read_message_at(chunk, 0, i, expected_body_length=body_len)
-        except ArrowInvalid as exc:
-            raise ArrowInvalid(f"{where}: {exc}") from None
-        if msg is None:
-            raise ArrowInvalid(f"{where}: block points at an end-of-stream marker")
-        if msg.body.offset != meta_len:
-            raise ArrowInvalid(f"{where}: block metaDataLength {meta_len} disagrees with the "
-                               f"message's own length prefix (body at byte {offset + msg.body.offset})")
-        if message_end(msg) > len(data):
-            raise ArrowInvalid(f"{where}: message body runs into the footer")
-        if msg.record.header_type != kind:
-            raise ArrowInvalid(f"{where}: expected a {MessageHeader.NAMES[kind]} message, "
-                               f"found {msg.kind}")
-        msg.offset = offset
-        return msg
-
-    def memory(self) -> dict:
-        raise ArrowInvalid("memory(): this reader was opened with mmap=False: it maps nothing")
-
-    def advise(self, advice: str, offset: int = 0, length=None) -> None:
-        raise ArrowInvalid("advise(): this reader was opened with mmap=False: it maps nothing")
-
-    def close(self) -> None:
-        super().close()
-        self._file.close()
-
-    def __reduce__(self):
-        raise TypeError("a reader of a file opened with mmap=False cannot be pickled")
 
 
 class UnmappedStreamReader(StreamReader):

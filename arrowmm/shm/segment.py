@@ -633,9 +633,7 @@ def reduce_reader(reader):
 
 
 def _rebuild_reader(key, allow_copies, columns=None):
-    reader = FileReader(_region_for(key), allow_copies=allow_copies)
-    reader.select_columns(columns)  # (None: every column)
-    return reader
+    return FileReader(_region_for(key), allow_copies=allow_copies, columns=columns)
 
 
 def reduce_batch(batch):
