@@ -234,7 +234,11 @@ def test_corrupted_batches_export_alike_both_ways(key, fmt):
                 continue  # the header chain is broken before a batch: nothing to export
             opener = functools.partial(_StreamAt, data)
         for i in range(n):
-            walked, loaded, _ = _both_ways(opener, i, data)
+            try:
+                walked, loaded, _ = _both_ways(opener, i, data)
+            except arrowmm.ArrowInvalid as exc:  # (refused as a batch: by both ways, in one place)
+                assert "buffer" in str(exc) or "node" in str(exc), exc
+                continue
             assert walked == loaded, f"case {case}, batch {i}:\nwalk   {walked}\nloader {loaded}"
             compared += 1
         # the reader's own stream export, which walks whole batches from the mapping

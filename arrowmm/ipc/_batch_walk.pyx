@@ -20,7 +20,7 @@ memory rules are ``_core._cabi``'s.
 """
 
 from cpython.ref cimport PyObject
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
+from libc.stdint cimport INT64_MAX, int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
 from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
 
@@ -39,7 +39,31 @@ from arrowmm.format import MetadataVersion
 from arrowmm.ipc.byteorder import NATIVE
 
 __all__ = ["compile_walk", "export_file_batches", "export_stream_batches", "file_batch_parts",
-           "plain_fixed_parts"]
+           "plain_fixed_parts", "overlapping_buffer"]
+
+
+cdef inline Py_ssize_t _overlap(const uint8_t* buffers, Py_ssize_t n) noexcept nogil:
+    """Index of the first non-empty buffer that starts before the non-empty one before it
+    ends, or -1.  A body is its buffers written end to end, in order (the IPC format), so a
+    buffer that does not start past its predecessor is a damaged header: read as it says, it
+    would show other bytes of the body as its values."""
+    cdef int64_t end = 0, offset, length
+    cdef Py_ssize_t i
+    for i in range(n):
+        offset = load_i64(buffers + 16 * i)
+        length = load_i64(buffers + 16 * i + 8)
+        if length == 0:
+            continue
+        if offset < end or length < 0 or offset > INT64_MAX - length:
+            return i
+        end = offset + length
+    return -1
+
+
+def overlapping_buffer(StructPairs buffers):
+    """``_overlap`` over a header's Buffer vector: the index of the first buffer out of order
+    or overlapping the one before, or -1."""
+    return _overlap(buffers.ptr, buffers.count)
 
 cdef enum:
     W_NULL = 1
@@ -419,6 +443,8 @@ cdef int64_t _walk_message(_WalkProgram prog, Region region, int64_t offset, int
     w.n_nodes = info.n_nodes
     w.buffers = region.ptr + meta_start + info.buffers_start
     w.n_buffers = info.n_buffers
+    if _overlap(w.buffers, w.n_buffers) >= 0:
+        return -1  # (the reader's loader names the buffer)
     w.body = region.ptr + body_start
     w.body_size = body_len
     w.arena = arena_new(prog.arena_bytes, <PyObject*>region)

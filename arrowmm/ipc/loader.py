@@ -28,7 +28,7 @@ from .. import types as t
 from .._core._flatbuf import StructPairs
 from .._core._region import BufferView, as_view
 from ..arrays.array import Array, array_class, make_array
-from ._batch_walk import compile_walk, plain_fixed_parts
+from ._batch_walk import compile_walk, overlapping_buffer, plain_fixed_parts
 from .byteorder import NATIVE, byteswap, swap_kind
 from ..arrays.provenance import CopiedMemory, copied_view, copy_reason
 from .compression import compressed_size, decompress_many, decompress_payload
@@ -201,6 +201,12 @@ class BatchLoader:
         if n_buffers != plan.total_buffers + extra:
             raise ArrowInvalid(f"{where}: {n_buffers} buffers, the schema needs "
                                f"{plan.total_buffers + extra}")
+        bad = overlapping_buffer(buffers)  # (every header's Buffer vector is a StructPairs)
+        if bad >= 0:
+            offset, length = buffers.get(bad)
+            raise ArrowInvalid(f"{where}: buffer {bad} (offset {offset}, length {length}) starts "
+                               f"before the buffer before it ends: a body holds its buffers end to "
+                               f"end, in order (a damaged message header?)")
         self._nodes = nodes
         self._buffers = buffers
         self._variadic = variadic

@@ -142,3 +142,6 @@ class MappedSource(FileSource):
     def reopen(self) -> Optional["MappedSource"]:
         mapping = mapped_file(self.region)
         return None if mapping is None else MappedSource(map_file(mapping.path))
+
+    def close(self) -> None:
+        self.region = None  # (the mapping goes once no array or export uses it)
