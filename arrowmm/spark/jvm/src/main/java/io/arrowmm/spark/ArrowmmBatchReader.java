@@ -2,11 +2,8 @@ package io.arrowmm.spark;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.lang.reflect.Field;
-import java.lang.reflect.Method;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -31,38 +28,34 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.unsafe.Platform;
 
 /**
- * Reads one partition's record batches in place: the file is mapped a window at a time (a
- * window covers consecutive batches, at most {@link #WINDOW} bytes unless one batch is larger;
- * a batch must be under 2 GiB), each batch's header is parsed where it lies, and every buffer of
- * the selected columns is checked against the message body before a vector is made over it, so
- * a malformed file raises {@link ArrowmmException} and nothing reads outside the mapping.
- * Compressed buffers (LZ4_FRAME, ZSTD) are decompressed into memory the task owns, each to
- * exactly the length its prefix declares.  The previous batch's memory is released at the next
- * {@link #next()} (Spark's contract for columnar readers), everything at {@link #close()}.
+ * Reads one partition's record batches: each batch's header is read and parsed, and every
+ * buffer of the selected columns is checked against the message body and then read with a
+ * positioned read into memory the task owns (only the selected columns' bytes: a projection
+ * reads what it selects), so a malformed file raises {@link ArrowmmException} and nothing
+ * reads outside what was read.  Compressed buffers (LZ4_FRAME, ZSTD) are decompressed into
+ * such memory, each to exactly the length its prefix declares.  The previous batch's memory is
+ * released at the next {@link #next()} (Spark's contract for columnar readers), everything at
+ * {@link #close()}.
+ *
+ * <p>Why positioned reads and not a mapping: Spark reads a batch's values in its own generated
+ * code, after {@link #next()} returned.  Over a mapped file that another process truncates, such
+ * a read faults (SIGBUS), and HotSpot turns the fault into an asynchronous
+ * {@code InternalError} ("a fault occurred in a recent unsafe memory access") thrown in
+ * Spark's frames, where no code of ours can catch it; Spark takes it as fatal and ends the
+ * executor (measured: issue 29).  A positioned read of a truncated file returns short, so the
+ * task fails with an {@link IOException} naming the file, Spark retries or reports it, and the
+ * executor lives.  What the copy costs is measured in the README's JVM connector section.
  */
 final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
-  static final long WINDOW = 64L << 20;
   /** The largest buffer a compressed buffer may declare (Spark's vectors are int-indexed). */
   static final long MAX_DECOMPRESSED = Integer.MAX_VALUE - 64;
-
-  private static final Object UNSAFE;
-  private static final Method INVOKE_CLEANER;
+  /** The most one positioned read asks for (a direct buffer's capacity is an int). */
+  private static final int READ_CHUNK = 1 << 30;
+  /** Where an empty buffer points: a few zero bytes that live as long as the class. */
+  private static final long EMPTY = Platform.allocateMemory(64);
 
   static {
-    Object unsafe = null;
-    Method cleaner = null;
-    try {
-      Class<?> c = Class.forName("sun.misc.Unsafe");
-      Field f = c.getDeclaredField("theUnsafe");
-      f.setAccessible(true);
-      unsafe = f.get(null);
-      cleaner = c.getMethod("invokeCleaner", ByteBuffer.class);
-    } catch (ReflectiveOperationException | RuntimeException e) {
-      unsafe = null;  // mappings are then released by the garbage collector
-      cleaner = null;
-    }
-    UNSAFE = unsafe;
-    INVOKE_CLEANER = cleaner;
+    Platform.setMemory(EMPTY, (byte) 0, 64);
   }
 
   private final ArrowmmPartition partition;
@@ -75,11 +68,16 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   private int rangeIndex = 0;
   private int batchIndex = -1;
   private FileChannel channel;
-  private MappedByteBuffer mapping;
-  private long mapStart;
-  private long mapEnd;
-  private long mapAddress;
-  private final List<long[]> owned = new ArrayList<>();  // {address} of decompressed buffers
+  private ArrowmmPartition.Range open;  // the range whose file channel is open
+  private ByteBuffer metaBuffer = ByteBuffer.allocate(1 << 12);  // reused for batch headers
+  private final List<long[]> owned = new ArrayList<>();  // {address} of the batch's buffers
+  /** The current batch's buffers are cut from one block reused from batch to batch (fresh
+   * memory for every batch would cost a page fault per 4 KiB); a buffer that does not fit is
+   * allocated alone, and the block grows to the batch's need at the next batch. */
+  private long arena;
+  private long arenaCapacity;
+  private long arenaUsed;
+  private long batchNeed;
   /** The current file's dictionaries (by id) and the memory that holds them. */
   private java.util.Map<Long, DictionaryVector.Values> dictionaries;
   /** The selected columns' dictionary ids, and how many of the file's dictionary batches have
@@ -156,7 +154,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   @Override
   public void close() throws IOException {
     current = null;
+    batchNeed = 0;  // (no block to grow)
     freeOwned();
+    freeArena();
     closeFile();
   }
 
@@ -166,24 +166,11 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       Platform.freeMemory(a[0]);
     }
     dictOwned.clear();
-    unmap();
+    open = null;
     if (channel != null) {
       FileChannel c = channel;
       channel = null;
       c.close();
-    }
-  }
-
-  private void unmap() {
-    MappedByteBuffer m = mapping;
-    mapping = null;
-    mapAddress = 0;
-    if (m != null && INVOKE_CLEANER != null) {
-      try {
-        INVOKE_CLEANER.invoke(UNSAFE, m);
-      } catch (ReflectiveOperationException | RuntimeException e) {
-        // left to the garbage collector
-      }
     }
   }
 
@@ -192,50 +179,95 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       Platform.freeMemory(a[0]);
     }
     owned.clear();
+    if (batchNeed > arenaCapacity) {
+      freeArena();
+      arena = Platform.allocateMemory(batchNeed);
+      arenaCapacity = batchNeed;
+    }
+    arenaUsed = 0;
+    batchNeed = 0;
   }
 
-  private void map(ArrowmmPartition.Range r, int i) throws IOException {
-    long off = r.offsets[i];
-    long end = off + r.metaLengths[i] + r.bodyLengths[i];
-    if (mapping != null && off >= mapStart && end <= mapEnd) {
+  private void freeArena() {
+    if (arena != 0) {
+      Platform.freeMemory(arena);
+    }
+    arena = 0;
+    arenaCapacity = 0;
+  }
+
+  /** {@code length} bytes (more than 0) that live until the batch is released, or, while
+   * dictionaries load, until the file is done. */
+  private long allocate(long length) {
+    if (sink == owned) {
+      long aligned = (length + 63) & ~63L;
+      batchNeed += aligned;
+      if (aligned <= arenaCapacity - arenaUsed) {
+        long address = arena + arenaUsed;
+        arenaUsed += aligned;
+        return address;
+      }
+    }
+    long address = Platform.allocateMemory(length);
+    sink.add(new long[] {address});
+    return address;
+  }
+
+  /** Open range {@code r}'s file (once per range) and check that it is the size planned. */
+  private void openFile(ArrowmmPartition.Range r) throws IOException {
+    if (channel != null) {
       return;
     }
-    unmap();
-    if (channel == null) {
-      channel = FileChannel.open(Path.of(r.path), StandardOpenOption.READ);
-      long size = channel.size();
-      if (size != r.fileSize) {
-        throw new ArrowmmException(r.path + ": changed since the query was planned (" + size
-            + " bytes, " + r.fileSize + " when planned)");
-      }
+    channel = FileChannel.open(Path.of(r.path), StandardOpenOption.READ);
+    open = r;
+    long size = channel.size();
+    if (size != r.fileSize) {
+      throw new ArrowmmException(r.path + ": changed since the query was planned (" + size
+          + " bytes, " + r.fileSize + " when planned)");
     }
-    if (end - off > Integer.MAX_VALUE) {
-      throw new ArrowmmException(r.path + ": record batch " + (r.first + i) + " is "
-          + (end - off) + " bytes; the JVM reader maps batches under 2 GiB");
-    }
-    for (int j = i + 1; j < r.offsets.length; j++) {  // consecutive batches share the window
-      long e = r.offsets[j] + r.metaLengths[j] + r.bodyLengths[j];
-      if (r.offsets[j] < r.offsets[j - 1] || e - off > WINDOW) {
-        break;
-      }
-      end = Math.max(end, e);
-    }
-    mapping = channel.map(FileChannel.MapMode.READ_ONLY, off, end - off);
-    mapStart = off;
-    mapEnd = end;
-    mapAddress = MemoryUtil.getByteBufferAddress(mapping);
   }
 
-  private ColumnarBatch read(ArrowmmPartition.Range r, int i) throws IOException {
-    loadDictionaries(r, r.first + i);
-    map(r, i);
-    String where = r.path + ": record batch " + (r.first + i);
-    int metaLength = r.metaLengths[i];
-    long blockBody = r.bodyLengths[i];
-    int at = (int) (r.offsets[i] - mapStart);
-    ByteBuffer meta = mapping.duplicate();
-    meta.position(at).limit(at + metaLength);
-    meta = meta.slice().order(ByteOrder.LITTLE_ENDIAN);
+  /** Read {@code length} bytes at {@code position} of the open file to {@code address}. */
+  private void readInto(long address, long length, long position, String where)
+      throws IOException {
+    for (long done = 0; done < length; ) {
+      ByteBuffer into = MemoryUtil.directBuffer(address + done,
+          (int) Math.min(length - done, READ_CHUNK));
+      readFully(into, position + done, where);
+      done += into.capacity();
+    }
+  }
+
+  /** Fill {@code into} from {@code position} of the open file: a file that ends first was cut
+   * while the query ran (the plan checked its size), an {@link IOException} naming it. */
+  private void readFully(ByteBuffer into, long position, String where) throws IOException {
+    while (into.hasRemaining()) {
+      long at = position + into.position();
+      if (channel.read(into, at) < 0) {
+        long now;
+        try {
+          now = channel.size();
+        } catch (IOException e) {
+          now = -1;
+        }
+        throw new IOException(where + ": the file ends at byte " + at + ": truncated while the "
+            + "query read it (" + now + " bytes now, " + open.fileSize + " when planned)");
+      }
+    }
+  }
+
+  /**
+   * The FlatBuffers message of the metadata block of {@code metaLength} bytes at
+   * {@code offset} (read into a buffer reused from batch to batch), its metadata version
+   * checked.
+   */
+  private Message message(long offset, int metaLength, String where) throws IOException {
+    if (metaBuffer.capacity() < metaLength) {
+      metaBuffer = ByteBuffer.allocate(Math.max(metaLength, 2 * metaBuffer.capacity()));
+    }
+    metaBuffer.clear().limit(metaLength);
+    readFully(metaBuffer, offset, where);
+    ByteBuffer meta = metaBuffer.duplicate().flip().slice().order(ByteOrder.LITTLE_ENDIAN);
     int first = meta.getInt(0);
     int fbStart = first == -1 ? 8 : 4;
     int fbLength = first == -1 ? meta.getInt(4) : first;
@@ -244,10 +276,26 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
           + "its " + metaLength + "-byte metadata block");
     }
     meta.position(fbStart).limit(fbStart + fbLength);
-    ByteBuffer fb = meta.slice().order(ByteOrder.LITTLE_ENDIAN);
-    long bodyAddress = mapAddress + at + metaLength;
     try {
-      Message message = Message.getRootAsMessage(fb);
+      Message message = Message.getRootAsMessage(meta.slice().order(ByteOrder.LITTLE_ENDIAN));
+      FileFooter.checkVersion(message.version(), where);
+      return message;
+    } catch (ArrowmmException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new ArrowmmException(where + ": malformed message header (" + e + ")", e);
+    }
+  }
+
+  private ColumnarBatch read(ArrowmmPartition.Range r, int i) throws IOException {
+    loadDictionaries(r, r.first + i);
+    openFile(r);
+    String where = r.path + ": record batch " + (r.first + i);
+    int metaLength = r.metaLengths[i];
+    long blockBody = r.bodyLengths[i];
+    Message message = message(r.offsets[i], metaLength, where);
+    long body = r.offsets[i] + metaLength;  // the body's place in the file
+    try {
       if (message.headerType() != MessageHeader.RecordBatch) {
         throw new ArrowmmException(where + ": the footer points at a "
             + headerName(message.headerType()) + " message, not a RecordBatch");
@@ -261,7 +309,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       if (rb == null) {
         throw new ArrowmmException(where + ": the message has no RecordBatch header");
       }
-      return decode(r.columns, rb, where, bodyAddress, bodyLength);
+      return decode(r.columns, rb, where, body, bodyLength);
     } catch (ArrowmmException e) {
       freeOwned();
       throw e;
@@ -390,13 +438,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         || r.dictBefore[dictCursor] > batch) {
       return;
     }
-    if (channel == null) {
-      channel = FileChannel.open(Path.of(r.path), StandardOpenOption.READ);
-      if (channel.size() != r.fileSize) {
-        throw new ArrowmmException(r.path + ": changed since the query was planned ("
-            + channel.size() + " bytes, " + r.fileSize + " when planned)");
-      }
-    }
+    openFile(r);
     sink = dictOwned;
     try {
       for (; dictCursor < r.dictOffsets.length && r.dictBefore[dictCursor] <= batch;
@@ -404,29 +446,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         int d = dictCursor;
         String where = r.path + ": dictionary batch " + d;
         int metaLength = r.dictMetaLengths[d];
-        long total = metaLength + r.dictBodyLengths[d];
-        long address = Platform.allocateMemory(Math.max(total, 1));
-        dictOwned.add(new long[] {address});
-        ByteBuffer into = MemoryUtil.directBuffer(address, (int) total);
-        while (into.hasRemaining()) {
-          if (channel.read(into, r.dictOffsets[d] + into.position()) < 0) {
-            throw new ArrowmmException(where + ": the file ends inside it");
-          }
-        }
-        into.clear();
-        ByteBuffer meta = into.duplicate().order(ByteOrder.LITTLE_ENDIAN);
-        meta.limit(metaLength);
-        int first = meta.getInt(0);
-        int fbStart = first == -1 ? 8 : 4;
-        int fbLength = first == -1 ? meta.getInt(4) : first;
-        if (fbLength <= 0 || fbLength > metaLength - fbStart) {
-          throw new ArrowmmException(where + ": message length " + fbLength + " does not fit in "
-              + "its " + metaLength + "-byte metadata block");
-        }
-        meta.position(fbStart).limit(fbStart + fbLength);
-        ByteBuffer fb = meta.slice().order(ByteOrder.LITTLE_ENDIAN);
+        Message message = message(r.dictOffsets[d], metaLength, where);
+        long body = r.dictOffsets[d] + metaLength;  // the body's place in the file
         try {
-          Message message = Message.getRootAsMessage(fb);
           if (message.headerType() != MessageHeader.DictionaryBatch) {
             throw new ArrowmmException(where + ": the index points at a "
                 + headerName(message.headerType()) + " message, not a DictionaryBatch");
@@ -468,7 +490,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
                 + " nodes and " + data.buffersLength() + " buffers, fewer than its values need");
           }
           ColumnVector v = column(data, new Buffer(), spec.values, 0, 0, rows, true,
-              codec(data, where), address + metaLength, bodyLength, where);
+              codec(data, where), body, bodyLength, where);
           if (values == null) {
             values = new DictionaryVector.Values();
             dictionaries.put(db.id(), values);  // (a replaced one's memory lives to closeFile)
@@ -559,6 +581,10 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         buffer(rb, buf, b + 2, codec, body, bodyLength, where + ", data buffer");
         long a2 = bufAddress;
         long l2 = bufLength;
+        // Offsets are checked, the bytes are not checked for UTF-8: a string that is not
+        // UTF-8 reads as its bytes (Spark keeps them as they are), as with Spark's own file
+        // sources, the Python source, and pyarrow's and arrowmm's reads short of full validation
+        // (issue 29's decision; tests/test_spark_jvm_damage.py pins it).
         if (n > 0) {
           checkOffsets(where, a1, l1, n, large, l2);
         }
@@ -757,8 +783,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     return prev;
   }
 
-  /** Resolve buffer {@code k} into (bufAddress, bufLength): checked against the body, and
-   * decompressed into owned memory when the batch is compressed. */
+  /** Resolve buffer {@code k} into (bufAddress, bufLength): checked against the body (which
+   * starts at byte {@code body} of the file), read into owned memory and decompressed there
+   * when the batch is compressed. */
   private void buffer(RecordBatch rb, Buffer buf, int k, int codec, long body, long bodyLength,
       String where) throws IOException {
     rb.buffers(buf, k);
@@ -768,15 +795,21 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       throw new ArrowmmException(where + " (buffer " + k + "): offset " + off + " and length "
           + len + " do not fit in the " + bodyLength + "-byte message body");
     }
-    long address = body + off;
-    if (codec < 0 || len == 0) {
+    bufAddress = EMPTY;
+    bufLength = 0;
+    if (len == 0) {
+      return;
+    }
+    if (codec >= 0 && len < 8) {
+      throw new ArrowmmException(where + " (buffer " + k + "): a compressed buffer of " + len
+          + " bytes, fewer than its 8-byte length prefix");
+    }
+    long address = allocate(len);
+    readInto(address, len, body + off, where + " (buffer " + k + ")");
+    if (codec < 0) {
       bufAddress = address;
       bufLength = len;
       return;
-    }
-    if (len < 8) {
-      throw new ArrowmmException(where + " (buffer " + k + "): a compressed buffer of " + len
-          + " bytes, fewer than its 8-byte length prefix");
     }
     long declared = Platform.getLong(null, address);
     if (declared == -1) {  // stored uncompressed
@@ -789,12 +822,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
           + " is not 0 to " + MAX_DECOMPRESSED);
     }
     if (declared == 0) {
-      bufAddress = address;
-      bufLength = 0;
       return;
     }
-    long dst = Platform.allocateMemory(declared);
-    sink.add(new long[] {dst});
+    long dst = allocate(declared);
     if (codec == CompressionType.ZSTD) {
       long got = Zstd.decompressUnsafe(dst, declared, address + 8, len - 8);
       if (Zstd.isError(got)) {

@@ -12,6 +12,7 @@ import java.util.List;
 import org.apache.arrow.flatbuf.Block;
 import org.apache.arrow.flatbuf.Endianness;
 import org.apache.arrow.flatbuf.Footer;
+import org.apache.arrow.flatbuf.MetadataVersion;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /** What an Arrow IPC file's footer says: its schema and where each record batch is. */
@@ -190,6 +191,7 @@ final class FileFooter {
     long[][] dicts;
     try {
       Footer footer = Footer.getRootAsFooter(fb);
+      checkVersion(footer.version(), path + ": footer");
       org.apache.arrow.flatbuf.Schema fs = footer.schema();
       if (fs == null) {
         throw new ArrowmmException(path + ": the footer has no schema");
@@ -249,6 +251,22 @@ final class FileFooter {
       throw new ArrowmmException(path + ": malformed footer (" + e + ")", e);
     }
     return new FileFooter(path, size, schema, offsets, metas, bodies, dicts, statisticsText);
+  }
+
+  /**
+   * Refuse a metadata version other than V4 and V5, naming it: an older one lays buffers out
+   * otherwise, and a newer one may (a reader that does not know it cannot tell), so reading its
+   * messages as V5 could give wrong rows or none.  pyarrow and arrowmm's Python readers refuse
+   * the same versions.
+   */
+  static void checkVersion(short version, String where) {
+    if (version != MetadataVersion.V4 && version != MetadataVersion.V5) {
+      String name = version < 0 ? String.valueOf(version)
+          : version < MetadataVersion.names.length ? "V" + (version + 1) + " (" + version + ")"
+          : "V" + (version + 1) + " (" + version + ", newer than this reader knows)";
+      throw new ArrowmmException(where + ": metadata version " + name + ", which the JVM "
+          + "connector does not read (it reads V4 and V5)");
+    }
   }
 
   private static boolean startsWithMagic(ByteBuffer b, int at) {

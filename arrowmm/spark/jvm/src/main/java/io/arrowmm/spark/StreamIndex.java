@@ -102,6 +102,9 @@ final class StreamIndex {
         message = Message.getRootAsMessage(fb);
         type = message.headerType();
         bodyLength = message.bodyLength();
+        FileFooter.checkVersion(message.version(), where);
+      } catch (ArrowmmException e) {
+        throw e;
       } catch (RuntimeException e) {
         throw new ArrowmmException(where + ": malformed message header (" + e + ")", e);
       }
