@@ -27,7 +27,30 @@ limit                       default      what it bounds
                                          record (or dictionary) batch, summed as its
                                          columns are loaded: each buffer is refused
                                          before it is decoded if it would go beyond
+``max_reader_decompression_ratio`` 65,536 with the next one, the default budget of one
+                                         reader: the uncompressed lengths of every
+                                         buffer it decompresses over its life (each
+                                         buffer of each message counted once, however
+                                         often it is decoded again) may add up to this
+                                         many times the source's bytes (a stream read
+                                         from a file object: the bytes read so far)...
+``min_reader_decompression_budget`` 64 MiB ...or to this, whichever is more.  A reader
+                                         opened with ``max_decompressed_bytes=N`` has
+                                         the budget N instead
 =========================== ============ =================================================
+
+The per-reader default is set by what legitimate files reach: an all-zero (or all-null)
+int64 column of 1 GiB compresses to 33 KB with zstd (32,262:1, pyarrow's writer and
+arrowmm's alike; zstd cannot do better than about 32,768:1, a 4-byte block per 128 KiB) and
+to 4.4 MB with LZ4 (243:1).  So a 66 KiB zstd file that decodes to 2 GiB may be exactly such
+a column, and no default tied to the file's size can refuse it without refusing that file.
+What the default does stop is decoding more than the source could honestly hold: buffers
+or batches that point at the same compressed bytes (each within the per-buffer bound)
+add up to at most 65,536 times the source, however many batches there are (without it,
+16 GiB per batch, with no bound over batches).  To read untrusted input with a budget of
+your own, pass ``max_decompressed_bytes=`` to ``open_file`` / ``open_stream`` / ``open``.
+Readers that know no source size (``read_record_batch``, channels) keep the per-buffer and
+per-batch limits only.
 
 Beyond a limit the reader raises ``ArrowInvalid`` naming the limit and how to
 raise it.  The limits are process-wide module attributes, read where they are
@@ -52,8 +75,8 @@ from .errors import ArrowInvalid
 
 __all__ = ["max_nesting", "max_fields", "max_metadata_size", "max_custom_metadata_size",
            "max_dictionary_batches", "max_decompressed_size", "max_batch_decompressed_size",
-           "DEFAULTS", "current", "set_limits",
-           "override", "reset"]
+           "max_reader_decompression_ratio", "min_reader_decompression_budget", "DEFAULTS",
+           "current", "set_limits", "override", "reset"]
 
 #: The defaults, by name.
 DEFAULTS: Dict[str, int] = {
@@ -64,6 +87,8 @@ DEFAULTS: Dict[str, int] = {
     "max_dictionary_batches": 1 << 16,
     "max_decompressed_size": 4 << 30,
     "max_batch_decompressed_size": 16 << 30,
+    "max_reader_decompression_ratio": 1 << 16,
+    "min_reader_decompression_budget": 64 << 20,
 }
 
 #: Largest value each limit accepts (None: any positive int).  Type nesting is walked
@@ -77,6 +102,8 @@ max_custom_metadata_size = DEFAULTS["max_custom_metadata_size"]
 max_dictionary_batches = DEFAULTS["max_dictionary_batches"]
 max_decompressed_size = DEFAULTS["max_decompressed_size"]
 max_batch_decompressed_size = DEFAULTS["max_batch_decompressed_size"]
+max_reader_decompression_ratio = DEFAULTS["max_reader_decompression_ratio"]
+min_reader_decompression_budget = DEFAULTS["min_reader_decompression_budget"]
 
 
 def current() -> Dict[str, int]:

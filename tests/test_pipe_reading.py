@@ -207,3 +207,163 @@ def test_body_buffers_are_reused_only_when_nothing_references_them(stream_bytes)
         assert pa.record_batch(fourth).equals(expected[3])
         assert not np.shares_memory(x0, fourth.column("x").to_numpy())
         assert not np.shares_memory(third.column("x").to_numpy(), fourth.column("x").to_numpy())
+
+
+# -- timeout= and close() from another thread -----------------------------------------------------
+
+def _schema_end(data: bytes) -> int:
+    """Bytes of ``data``'s stream up to its first batch (the schema message)."""
+    with arrowmm.open_stream(data) as r:
+        return r._first_pos
+
+
+def _writer(wfd: int, data: bytes) -> threading.Thread:
+    """A thread writing ``data`` to the pipe ``wfd`` (which may fill up)."""
+    def write():
+        view = memoryview(data)
+        while view:
+            view = view[os.write(wfd, view):]
+    th = threading.Thread(target=write)
+    th.start()
+    return th
+
+
+def test_a_timeout_on_a_pipe_raises_and_reading_again_goes_on(stream_bytes):
+    """A batch half written: the wait for its other half times out naming the source and
+    the bytes awaited; once they come, reading again goes on where it stopped."""
+    data, table = stream_bytes
+    half = _schema_end(data) + 300_000  # inside the first batch's body
+    rfd, wfd = os.pipe()
+    first = _writer(wfd, data[:half])
+    with os.fdopen(rfd, "rb") as f, arrowmm.open_stream(f, timeout=0.2) as r:
+        with pytest.raises(TimeoutError, match=r"BufferedReader: no bytes came in 0.2 s while "
+                                               r"waiting for [\d,]+ bytes \(timeout=0.2"):
+            r.read_next_batch()
+        first.join()
+        rest = _writer(wfd, data[half:])
+        try:
+            assert pa.Table.from_batches([pa.record_batch(b) for b in r]).equals(table)
+        finally:
+            rest.join()
+            os.close(wfd)
+
+
+def test_a_timeout_on_a_socket_bounds_the_wait_for_the_first_bytes():
+    """``arrowmm.open`` waits for the first bytes to tell the format: the timeout bounds that
+    wait too, and the bytes that come later read as the stream."""
+    data = ipc_bytes(pa.Table.from_batches(batches(2, 1000)), fmt="stream")
+    a, b = __import__("socket").socketpair()
+    with a, b, b.makefile("rb") as f:
+        with pytest.raises(TimeoutError, match=r"no bytes came in 0.1 s while waiting for 6 "
+                                               r"bytes"):
+            arrowmm.open(f, timeout=0.1)
+        a.sendall(data[:100])
+        with pytest.raises(TimeoutError, match="no bytes came in 0.1 s"):
+            arrowmm.open(f, timeout=0.1)  # (the schema message is cut: its reading times out)
+        f2 = b.makefile("rb")
+        a.sendall(data)
+        with f2, arrowmm.open(f2, timeout=5) as r:
+            assert r.read_all().num_rows == 2000
+
+
+def test_bytes_the_file_object_had_buffered_are_read_first():
+    """A buffered pipe whose buffer already holds the whole stream (someone peeked) while the
+    writer stays open: every batch comes out of that buffer, nothing waits for the pipe."""
+    table = pa.Table.from_batches(batches(2, 100))
+    data = ipc_bytes(table, fmt="stream")
+    assert len(data) < io.DEFAULT_BUFFER_SIZE
+    rfd, wfd = os.pipe()
+    os.write(wfd, data)
+    with os.fdopen(rfd, "rb") as f:
+        assert f.peek(1)  # (the whole stream now sits in f's buffer, the pipe is empty)
+        with arrowmm.open_stream(f, timeout=0.5) as r:
+            assert pa.Table.from_batches([pa.record_batch(b) for b in r]).equals(table)
+    os.close(wfd)
+
+
+def test_a_timeout_needs_a_source_that_can_be_polled(stream_bytes):
+    data, table = stream_bytes
+    with pytest.raises(ArrowInvalid, match=r"ReadOnly: timeout= needs a pipe, socket or device "
+                                           r"read through its file descriptor.*has no file "
+                                           r"descriptor"):
+        arrowmm.open_stream(ReadOnly(data), timeout=1)
+    with arrowmm.open_stream(data, timeout=0) as r:  # a buffer never waits: no effect
+        assert pa.table(r).equals(table)
+    with pytest.raises(ArrowInvalid, match="timeout must be None or a finite number"):
+        arrowmm.open_stream(data, timeout=-1)
+
+
+def _blocked_read(read):
+    """``read()`` on a thread of its own; (thread, what it returned or raised)."""
+    out = {}
+
+    def run():
+        try:
+            out["value"] = read()
+        except BaseException as exc:  # noqa: BLE001 (inspected by the test)
+            out["error"] = exc
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    return th, out
+
+
+@pytest.mark.parametrize("kind", ["pipe", "socket"])
+def test_close_from_another_thread_wakes_a_blocked_read(kind, stream_bytes):
+    data, _ = stream_bytes
+    schema_only = data[:_schema_end(data)]
+    if kind == "pipe":
+        rfd, wfd = os.pipe()
+        os.write(wfd, schema_only)
+        f, keep = os.fdopen(rfd, "rb"), wfd
+        release = lambda: os.close(keep)  # noqa: E731
+    else:
+        import socket
+        a, b = socket.socketpair()
+        a.sendall(schema_only)
+        f = b.makefile("rb")
+        release = lambda: (a.close(), b.close())  # noqa: E731
+    try:
+        r = arrowmm.open_stream(f)
+        th, out = _blocked_read(r.read_next_batch)
+        th.join(0.3)
+        assert th.is_alive()  # waiting for a batch that does not come
+        r.close()
+        th.join(5)
+        assert not th.is_alive(), "close() did not wake the read"
+        assert isinstance(out.get("error"), ArrowInvalid)
+        assert "the reader was closed while waiting for" in str(out["error"])
+        with pytest.raises(ArrowInvalid, match="closed"):
+            r.read_next_batch()
+    finally:
+        release()
+        f.close()
+
+
+def test_close_ends_the_read_ahead_of_an_iteration(stream_bytes):
+    """An iteration reads the next batch on a thread of its own: close() wakes that read too
+    (before, the thread stayed blocked on the pipe for as long as the writer kept it open)."""
+    data, _ = stream_bytes
+    end_of_first = len(ipc_bytes(pa.Table.from_batches(batches()[:1]), fmt="stream")) - 8
+    rfd, wfd = os.pipe()
+    writer = _writer(wfd, data[:end_of_first])
+
+    def ahead_threads():
+        return [t for t in threading.enumerate() if t.name == "arrowmm-read-ahead"]
+    before = set(ahead_threads())
+    f = os.fdopen(rfd, "rb")
+    try:
+        r = arrowmm.open_stream(f)
+        it = iter(r)
+        assert next(it).num_rows == 50_000  # the second batch is now read ahead, and waits
+        writer.join()
+        mine = [t for t in ahead_threads() if t not in before]
+        assert len(mine) == 1 and mine[0].is_alive()
+        mine[0].join(0.3)  # (time for it to be inside its read of the pipe)
+        r.close()
+        mine[0].join(5)
+        assert not mine[0].is_alive(), "the read-ahead thread is still blocked in its read"
+        with pytest.raises(ArrowInvalid, match="closed"):
+            next(it)
+    finally:
+        os.close(wfd)  # (first: a read still blocked on the pipe ends, and f can close)
+        f.close()

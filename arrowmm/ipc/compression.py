@@ -9,8 +9,10 @@ of at least ``_arena.MIN_SIZE`` bytes are anonymous mappings (fresh or cached)
 whose pages cost memory only once written, so memory follows what the codec
 really produces, not what the buffer (or a frame header) claims, and a false
 declaration costs address space only.  ``limits.max_decompressed_size`` bounds
-one buffer and ``limits.max_batch_decompressed_size`` (in the loader) the
-buffers of a batch.
+one buffer, ``limits.max_batch_decompressed_size`` (in the loader) the
+buffers of a batch, and a ``DecompressionBudget`` everything one reader
+decompresses over its life (``max_decompressed_bytes=``, or a default tied to
+the source's size: see ``limits``).
 
 Decoded buffers of at least 64 KiB land in ``_arena`` blocks, whose pages are
 re-used once nothing views them (fresh memory costs a page fault per 4 KiB
@@ -27,7 +29,7 @@ import ctypes
 import os
 import struct
 import threading
-from typing import List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -39,7 +41,7 @@ from ..errors import ArrowInvalid, ArrowNotImplementedError
 
 __all__ = ["CODECS", "LEVELS", "CopiedMemory", "check_level", "decompress_buffer",
            "decompress_payload", "decompress_many", "compressed_size", "compress_buffer",
-           "compress_many", "parallel_threads"]
+           "compress_many", "parallel_threads", "DecompressionBudget", "check_budget"]
 
 CODECS = ("lz4", "zstd")
 #: Accepted ``compression_level`` range per codec (lz4: python-lz4's 0-16, 3+ is LZ4 HC;
@@ -394,6 +396,88 @@ def _zstd_decompress(payload, declared: int, what: str):
     if n == declared and reader.read(1):
         raise ArrowInvalid(f"{what}: the zstd frame holds more than the declared {declared} bytes")
     return out[:n]
+
+
+# -- the reader's budget ----------------------------------------------------------------------
+
+def check_budget(value) -> Optional[int]:
+    """``max_decompressed_bytes`` as given to ``open_file`` / ``open_stream`` / ``open``: None
+    (the default budget) or a positive int."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < 1:
+        raise ArrowInvalid(f"max_decompressed_bytes must be a positive integer or None (the "
+                           f"default budget), got {value!r}")
+    return int(value)
+
+
+class DecompressionBudget:
+    """What one reader may decompress over its life: the uncompressed lengths its compressed
+    buffers declare, added up before each is decoded.
+
+    ``limit``: the reader's ``max_decompressed_bytes``, or None for the default,
+    ``max(limits.min_reader_decompression_budget, limits.max_reader_decompression_ratio *
+    source_bytes())`` (``source_bytes``: the source's size, or for a stream read from a file
+    object the bytes read so far; None when it knows none: then there is no default budget).
+
+    A buffer counts once per message however often it is decoded (``FileReader.get_batch``
+    makes a new batch each call; a dropped batch decoded again costs nothing more): messages
+    are told apart by ``key`` (a file's message offset; None for a stream's messages, which
+    are read once and so need no record).  Thread-safe."""
+
+    __slots__ = ("limit", "used", "_source_bytes", "_charged", "_lock")
+
+    def __init__(self, limit: Optional[int], source_bytes: Callable[[], Optional[int]]):
+        self.limit = limit
+        self.used = 0
+        self._source_bytes = source_bytes
+        self._charged: Dict[object, int] = {}  # key -> bit mask of the buffer indices counted
+        self._lock = threading.Lock()
+
+    def allowance(self) -> Optional[int]:
+        """The budget now (None: none)."""
+        if self.limit is not None:
+            return self.limit
+        n = self._source_bytes()
+        if n is None:
+            return None
+        return max(limits.min_reader_decompression_budget,
+                   limits.max_reader_decompression_ratio * n)
+
+    def charge(self, key, charges: Dict[int, int], quiet: bool = False) -> bool:
+        """Count ``charges`` (buffer index -> declared bytes) of message ``key``, or raise (or,
+        ``quiet``, return False) when the total would go beyond the budget: nothing is counted
+        then."""
+        with self._lock:
+            mask = self._charged.get(key, 0) if key is not None else 0
+            add = 0
+            for i, n in charges.items():
+                if not mask >> i & 1:
+                    add += n
+                    mask |= 1 << i
+            total = self.used + add
+            allowed = self.allowance() if add else None
+            if allowed is not None and total > allowed:
+                if quiet:
+                    return False
+                raise ArrowInvalid(self._refusal(total, allowed))
+            self.used = total
+            if key is not None:
+                self._charged[key] = mask
+        return True
+
+    def _refusal(self, total: int, allowed: int) -> str:
+        what = f"decompressed bytes of the reader, this buffer included: {total:,}"
+        if self.limit is not None:
+            return (f"{what} is beyond its budget max_decompressed_bytes={allowed:,} (open the "
+                    f"source with a larger max_decompressed_bytes=...)")
+        return (f"{what} is beyond its default budget of {allowed:,} bytes, "
+                f"max(limits.min_reader_decompression_budget="
+                f"{limits.min_reader_decompression_budget:,}, "
+                f"limits.max_reader_decompression_ratio={limits.max_reader_decompression_ratio:,}"
+                f" x the {self._source_bytes():,} bytes of the source) (open the source with "
+                f"max_decompressed_bytes=..., or raise the ratio with arrowmm.set_limits("
+                f"max_reader_decompression_ratio=...))")
 
 
 # -- compression (the writer's side) ----------------------------------------------------------

@@ -170,12 +170,14 @@ class BatchLoader:
 
     __slots__ = ("plan", "header", "body", "dictionaries", "where", "stats", "swap", "allow_copies",
                  "_nodes", "_buffers", "_variadic", "_decompressed", "_charged", "_budget_lock",
-                 "_plain")
+                 "_plain", "budget")
 
     def __init__(self, plan: SchemaPlan, header: RecordBatchHeader, body: BufferView,
                  dictionaries: Callable[[int], Array], where: str, stats: Optional[LoadStats] = None,
-                 allow_copies: bool = True):
+                 allow_copies: bool = True, budget: Optional[Callable[[dict, bool], bool]] = None):
         self.plan = plan
+        # (the reader's budget: ``charge(new charges, quiet)`` of a ``DecompressionBudget``)
+        self.budget = budget
         self.allow_copies = allow_copies
         self.header = header
         self.body = body
@@ -222,10 +224,10 @@ class BatchLoader:
     def _reserve(self, charges, quiet: bool = False) -> bool:
         """Add the declared sizes of buffers about to be decompressed (``charges``: pairs of
         buffer index and bytes) to the batch's running total, or raise (or, ``quiet``, return
-        False) when the total would go beyond ``limits.max_batch_decompressed_size``; nothing
-        is added then.  A buffer counts once, however often its decode is tried (a decode that
-        failed, tried again by another thread or a later touch, never eats the budget of the
-        batch's other columns)."""
+        False) when the total would go beyond ``limits.max_batch_decompressed_size`` or the
+        reader's budget (``budget``) refuses them; nothing is added then.  A buffer counts
+        once, however often its decode is tried (a decode that failed, tried again by another
+        thread or a later touch, never eats the budget of the batch's other columns)."""
         with self._budget_lock:
             charged = self._charged
             new = {i: n for i, n in charges if i not in charged}
@@ -235,6 +237,8 @@ class BatchLoader:
                     return False
                 raise limits.exceeded("max_batch_decompressed_size", total,
                                       "decompressed bytes of the batch, this buffer included")
+            if self.budget is not None and new and not self.budget(new, quiet):
+                return False
             self._decompressed = total
             charged.update(new)
         return True

@@ -13,6 +13,7 @@ import io
 import mmap as _mmap
 import os
 import stat
+from typing import Optional
 
 from .._core._region import Region
 from ..errors import ArrowInvalid
@@ -20,8 +21,9 @@ from .feather import FeatherV1Reader, is_feather_v1
 from .io import MAGIC
 from .ranged import RangedFileReader, RangeSource
 from .reader import FileReader, StreamReader
-from .reader_base import (decompressing, file_region, first_bytes, is_file_object, is_pipe_path,
-                          read_head, region_of, source_name)
+from .compression import check_budget
+from .reader_base import (PolledInput, check_timeout, decompressing, file_region, first_bytes,
+                          is_file_object, is_pipe_path, read_head, region_of, source_name)
 from .sniff import not_arrow
 from .unmapped import UnmappedFileReader, UnmappedStreamReader, open_unmapped
 
@@ -32,8 +34,10 @@ def _is_path(source) -> bool:
     return isinstance(source, (str, os.PathLike))
 
 
-def _projected(reader, columns):
-    """``reader`` projected onto ``columns`` (closed again when they do not fit)."""
+def _projected(reader, columns, max_decompressed_bytes=None):
+    """``reader`` with its decompression budget, projected onto ``columns`` (closed again
+    when they do not fit)."""
+    reader.max_decompressed_bytes = max_decompressed_bytes  # (before any batch is read)
     if columns is not None:
         try:
             reader.select_columns(columns)
@@ -43,7 +47,8 @@ def _projected(reader, columns):
     return reader
 
 
-def open_file(source, *, columns=None, allow_copies: bool = True, mmap: bool = True
+def open_file(source, *, columns=None, allow_copies: bool = True, mmap: bool = True,
+              max_decompressed_bytes: Optional[int] = None
               ) -> FileReader:
     """Open an IPC file: a path (str or ``os.PathLike``, memory-mapped), a buffer-protocol object
     (bytes, bytearray, memoryview, mmap, numpy array: no copy), an ``io.BytesIO`` (its buffer, no
@@ -63,21 +68,32 @@ def open_file(source, *, columns=None, allow_copies: bool = True, mmap: bool = T
     would die of SIGBUS or see values change (see ``arrowmm.ipc.unmapped``).
     ``columns``: names or indices of the columns to read, in that order (the reader's
     schema and batches have only those; the others are never decoded).
+
+    ``max_decompressed_bytes``: the reader's decompression budget, what the compressed
+    buffers of all its batches may decompress to over its life (each buffer of each batch
+    counted once, however often it is decoded again); going beyond it raises
+    ``ArrowInvalid`` naming it, before the buffer is decoded.  None: the default, 65,536
+    times the file's size or 64 MiB, whichever is more (``limits`` says what that protects
+    against and what it cannot: set a budget of your own for untrusted input).
     """
+    budget = check_budget(max_decompressed_bytes)
     if not mmap and _is_path(source):
-        return _projected(UnmappedFileReader(source, allow_copies=allow_copies), columns)
+        return _projected(UnmappedFileReader(source, allow_copies=allow_copies), columns,
+                          budget)
     if is_file_object(source) and ranged_access(source):
         src = RangeSource(source)
         if src.size < 4 or src.pread(0, 4, "magic").tobytes() != b"FEA1":
-            return _projected(RangedFileReader(src, allow_copies=allow_copies), columns)
+            return _projected(RangedFileReader(src, allow_copies=allow_copies), columns,
+                              budget)
     region = file_region(source)
     if is_feather_v1(region):  # (Feather V1: ``FEA1``, not the IPC file's ``ARROW1``)
-        return _projected(FeatherV1Reader(region, region.description), columns)
-    return _projected(FileReader(region, allow_copies=allow_copies), columns)
+        return _projected(FeatherV1Reader(region, region.description), columns, budget)
+    return _projected(FileReader(region, allow_copies=allow_copies), columns, budget)
 
 
 def open_stream(source, *, columns=None, recover: bool = False, allow_copies: bool = True,
-                require_eos: bool = False, mmap: bool = True) -> StreamReader:
+                require_eos: bool = False, mmap: bool = True, timeout: Optional[float] = None,
+                max_decompressed_bytes: Optional[int] = None) -> StreamReader:
     """Open an IPC stream: a path, a buffer-protocol object, an ``io.BytesIO`` (from its
     position, no copy) or a binary file-like object with ``.read()`` (pipe, socket file,
     ``sys.stdin.buffer``), read incrementally.  An IPC file reads as the stream it holds.
@@ -89,28 +105,44 @@ def open_stream(source, *, columns=None, recover: bool = False, allow_copies: bo
     after its last complete batch instead of ending quietly.  ``mmap=False`` (a path): read
     the file as a file object, into memory of the reader's own.  ``columns``: as for
     ``open_file``.
+
+    ``timeout``: seconds each wait for bytes from a pipe, a socket or a device may last
+    (a file object with a file descriptor: ``open()``, ``socket.makefile()``,
+    ``sys.stdin.buffer``, a subprocess's stdout, or the path of a FIFO), else
+    ``TimeoutError`` naming the source and the bytes awaited; None waits as long as it
+    takes.  No effect over a mapping or a buffer; ``ArrowInvalid`` for a file object without
+    a descriptor.  ``close()`` from another thread wakes a read waiting there: it raises
+    ``ArrowInvalid`` (see ``StreamReader``).
+
+    ``max_decompressed_bytes``: as for ``open_file``; the default budget of a stream read
+    from a file object grows with the bytes read so far (65,536 times them, at least
+    64 MiB).
     """
+    budget = check_budget(max_decompressed_bytes)
     if not mmap and _is_path(source):
         return _projected(UnmappedStreamReader(source, recover=recover,
                                                allow_copies=allow_copies,
-                                               require_eos=require_eos), columns)
+                                               require_eos=require_eos), columns, budget)
     return _projected(StreamReader(source, recover=recover, allow_copies=allow_copies,
-                                   require_eos=require_eos), columns)
+                                   require_eos=require_eos, timeout=timeout), columns, budget)
 
 
-def open(source, *, columns=None, mmap: bool = True):  # noqa: A001  (the CONTRACT's arrowmm.open)
-    """Open ``source`` as whichever IPC format its first bytes say it is (``mmap=False`` and
-    ``columns``: see ``open_file``)."""
-    return _projected(_open(source, mmap), columns)
+def open(source, *, columns=None, mmap: bool = True,  # noqa: A001  (the CONTRACT's arrowmm.open)
+         timeout: Optional[float] = None, max_decompressed_bytes: Optional[int] = None):
+    """Open ``source`` as whichever IPC format its first bytes say it is (``mmap=False``,
+    ``columns`` and ``max_decompressed_bytes``: see ``open_file``; ``timeout``: see
+    ``open_stream``, and it bounds the waits for the first bytes too)."""
+    budget = check_budget(max_decompressed_bytes)
+    return _projected(_open(source, mmap, check_timeout(timeout)), columns, budget)
 
 
-def _open(source, mmap: bool):
+def _open(source, mmap: bool, timeout: Optional[float]):
     if not mmap and _is_path(source):
         return open_unmapped(source)
     if is_pipe_path(source):  # read, not mapped; a stream reader closes it when closed
         f = io.open(source, "rb")
         try:
-            reader = open(f)
+            reader = _open(f, mmap, timeout)
         except BaseException:
             f.close()
             raise
@@ -120,18 +152,25 @@ def _open(source, mmap: bool):
             f.close()
         return reader
     if is_file_object(source):
-        head = read_head(source, 6)
+        polled = PolledInput.of(source, timeout)  # (None: its reads never wait, or no timeout
+        head = read_head(polled or source, 6)     # and no descriptor to poll)
         if head == MAGIC:
+            if polled is not None:  # (a pipe or a socket: read whole, for random access)
+                return FileReader(head + polled.read())
             return _map_or_ranged(source, head)
         name, size = source_name(source), None if head else 0
-        source = _Prepend(head, source)
+        if polled is not None:
+            polled.unread(head)
+            source = polled
+        else:
+            source, timeout = _Prepend(head, source), None  # (not a source that waits)
     else:
         source = region_of(source)
         if source.size >= 6 and source.view(0, 6).to_bytes() == MAGIC:
             return FileReader(source)
         name, head, size = source.description, first_bytes(source), source.size
     try:
-        return StreamReader(source)
+        return StreamReader(source, timeout=timeout)
     except ArrowInvalid as exc:
         why = not_arrow(name, head, size, "file or stream")
         if why is None:

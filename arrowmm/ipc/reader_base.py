@@ -8,11 +8,15 @@ advice, the Arrow PyCapsule export).
 from __future__ import annotations
 
 import bz2
+import functools
 import gzip
 import io
 import lzma
+import math
 import mmap
 import os
+import select
+import socket
 import stat
 import struct
 import threading
@@ -33,6 +37,7 @@ from ..arrays.table import Table
 from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 from ..format import BLOCK, MessageHeader, MetadataVersion, RecordBatchHeader
 from ..interop._cdata import export_schema, export_stream
+from .compression import DecompressionBudget
 from .dictionaries import DictionaryMemo
 from .io import MAGIC
 from ..arrays.decode_ahead import ReadAhead, decoded_in_order
@@ -42,7 +47,7 @@ from .message import Message, read_message_at
 from .projection import ProjectedLoader, project_schema, resolve_columns
 from .sniff import HEAD_SIZE, describe
 
-__all__ = ["ReaderBase", "BatchWhere", "batch_index", "region_of", "is_file_object", "file_object_region", "file_region", "decompressing", "source_name", "is_pipe_path", "first_bytes", "not_a_file", "read_head", "widen_pipe", "footer_start", "flat_blocks", "EMPTY_BLOCKS", "PIPE_BUFFER", "I32"]
+__all__ = ["ReaderBase", "BatchWhere", "batch_index", "region_of", "is_file_object", "file_object_region", "file_region", "decompressing", "source_name", "is_pipe_path", "first_bytes", "not_a_file", "read_head", "widen_pipe", "footer_start", "flat_blocks", "EMPTY_BLOCKS", "PIPE_BUFFER", "I32", "PolledInput", "check_timeout"]
 
 I32 = struct.Struct("<i")
 
@@ -236,6 +241,232 @@ def widen_pipe(source) -> None:
         pass
 
 
+def check_timeout(timeout) -> Optional[float]:
+    """``timeout=`` as ``open_stream`` / ``open`` take it: None (wait as long as it takes) or
+    seconds, a finite number >= 0."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or \
+            not math.isfinite(timeout) or timeout < 0:
+        raise ArrowInvalid(f"timeout must be None or a finite number of seconds >= 0, "
+                           f"got {timeout!r}")
+    return float(timeout)
+
+
+_RAW_FILES = (io.FileIO, socket.SocketIO)
+
+
+class PolledInput:
+    """A pipe, socket or character device behind a binary file object, read straight from its
+    file descriptor, each wait for bytes a ``poll`` that also watches a pipe of its own:
+
+    * a wait lasts at most ``timeout`` seconds (None: as long as it takes), then raises
+      ``TimeoutError`` naming the source and the bytes awaited; nothing read is lost, and
+      reading again waits again;
+    * ``shut()`` from another thread ends a wait in progress: it raises ``ArrowInvalid``
+      ("closed while waiting"), as every later read does.
+
+    Made by ``of`` for an ``io.FileIO`` or socket file, or an ``io.BufferedReader`` /
+    ``BufferedRandom`` over one (the bytes it had already buffered are read first: taken out
+    of it, without waiting, when this is made).  The file object itself is left open, its
+    position just past the bytes read."""
+
+    def __init__(self, source, fd: int, buffered: bytes, timeout: Optional[float]):
+        self.name = source_name(source)
+        self.source = source  # (kept: its descriptor lives as long as the file object)
+        self.timeout = timeout
+        self.bytes_read = 0  # (the prefix included: bytes taken from the source)
+        self._fd = fd
+        self._prefix = memoryview(buffered) if buffered else None
+        self._state = threading.Lock()
+        self._busy = False
+        self._shut = False
+        self._after = None  # called once a read in flight when shut has returned
+        self._wake_r, self._wake_w = os.pipe()
+        for end in (self._wake_r, self._wake_w):
+            os.set_blocking(end, False)
+        self._poll = select.poll()
+        self._poll.register(fd, select.POLLIN | select.POLLPRI)
+        self._poll.register(self._wake_r, select.POLLIN)
+
+    @classmethod
+    def of(cls, source, timeout: Optional[float]) -> Optional["PolledInput"]:
+        """``source`` read with polled waits, or None when its reads never wait for a writer
+        (a regular file).  With a ``timeout``, a file object that cannot be polled (no file
+        descriptor, or one it reads its own way) raises ``ArrowInvalid``."""
+        if isinstance(source, PolledInput):
+            return source
+        raw = source.raw if isinstance(source, (io.BufferedReader, io.BufferedRandom)) else source
+        fd = None
+        try:
+            if not decompressing(source) and not isinstance(source, io.TextIOBase):
+                fd = source.fileno()
+                mode = os.fstat(fd).st_mode
+        except (AttributeError, OSError, ValueError):
+            fd = None
+        if fd is not None and not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or
+                                   stat.S_ISCHR(mode)):
+            return None  # (a regular file or a block device: its reads never wait)
+        if fd is None or not isinstance(raw, _RAW_FILES) or fcntl is None or \
+                not hasattr(select, "poll"):
+            if timeout is None:
+                return None  # (read as before: its reads block as long as they block)
+            kind = "has no file descriptor" if fd is None else "reads its descriptor its own way"
+            raise ArrowInvalid(f"{source_name(source)}: timeout= needs a pipe, socket or device "
+                               f"read through its file descriptor (a file object from open(), "
+                               f"socket.makefile(), sys.stdin.buffer, a subprocess's stdout), "
+                               f"and this {type(source).__name__} {kind}: open it without "
+                               f"timeout=")
+        buffered = _take_buffered(source, fd) if raw is not source else b""
+        return cls(source, fd, buffered, timeout)
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def unread(self, data: bytes) -> None:
+        """Give back ``data``, read first again (what sniffing a source's first bytes took)."""
+        if data:
+            rest = self._prefix.tobytes() if self._prefix is not None else b""
+            self._prefix = memoryview(bytes(data) + rest)
+            self.bytes_read -= len(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        """Up to ``n`` bytes (``n`` < 0: all, to the end), after one wait at most; b"" at the end."""
+        if n is None or n < 0:
+            parts = []
+            while True:
+                data = self.read(1 << 20)
+                if not data:
+                    return b"".join(parts)
+                parts.append(data)
+        return self._take(n, lambda: os.read(self._fd, n))
+
+    def readinto(self, buf) -> int:
+        """Bytes into ``buf`` (as many as are there, after one wait at most); 0 at the end."""
+        view = memoryview(buf).cast("B")
+        return self._take(view.nbytes, lambda: os.readv(self._fd, [view]), view)
+
+    def _take(self, n: int, read, view=None):
+        """``read()``'s result once the descriptor has bytes (or the end); first, the bytes
+        the file object had buffered."""
+        if not n:
+            return 0 if view is not None else b""
+        prefix = self._prefix
+        if prefix is not None:
+            if self._shut:
+                raise self._closed(n)
+            k = min(prefix.nbytes, n)
+            self._prefix = prefix[k:] if k < prefix.nbytes else None
+            self.bytes_read += k
+            if view is None:
+                return prefix[:k].tobytes()
+            view[:k] = prefix[:k]
+            return k
+        self._enter(n)
+        try:
+            while True:
+                self._wait(n)
+                try:
+                    out = read()
+                except BlockingIOError:  # (a descriptor set non-blocking: wait again)
+                    continue
+                self.bytes_read += out if view is not None else len(out)
+                return out
+        finally:
+            self._leave()
+
+    def shut(self, after=None) -> None:
+        """End a wait in progress (from any thread) and every later read; ``after()`` is
+        called once no read is in flight any more (now, or when that read returns)."""
+        with self._state:
+            if self._shut:
+                now = after
+            else:
+                self._shut = True
+                if self._busy:
+                    self._after = after
+                    now = None
+                    try:
+                        os.write(self._wake_w, b"x")
+                    except BlockingIOError:
+                        pass
+                else:
+                    self._close_wake()
+                    now = after
+        if now is not None:
+            now()
+
+    def _enter(self, awaited: int) -> None:
+        with self._state:
+            if self._shut:
+                raise self._closed(awaited)
+            self._busy = True
+
+    def _leave(self) -> None:
+        with self._state:
+            self._busy = False
+            after, self._after = self._after, None
+            if self._shut:
+                self._close_wake()
+        if after is not None:
+            after()
+
+    def _wait(self, awaited: int) -> None:
+        timeout = self.timeout
+        ms = None if timeout is None else int(math.ceil(timeout * 1000))
+        events = self._poll.poll(ms)  # (interrupted by a signal: retried, the time left)
+        if self._shut or any(fd == self._wake_r for fd, _ in events):
+            raise self._closed(awaited)
+        if not events:
+            raise TimeoutError(f"{self.name}: no bytes came in {timeout:g} s while waiting "
+                               f"for {awaited:,} bytes (timeout={timeout:g}; "
+                               f"reading again waits again)")
+        if any(ev & select.POLLNVAL for _, ev in events):
+            raise ArrowInvalid(f"{self.name}: read failed: the file descriptor was closed")
+
+    def _closed(self, awaited: int) -> ArrowInvalid:
+        return ArrowInvalid(f"{self.name}: the reader was closed while waiting for "
+                            f"{awaited:,} bytes")
+
+    def _close_wake(self) -> None:
+        fds, self._wake_r, self._wake_w = (self._wake_r, self._wake_w), -1, -1
+        for fd in fds:
+            if fd >= 0:
+                os.close(fd)
+
+    def __del__(self):
+        try:
+            self._close_wake()
+        except (AttributeError, OSError):
+            pass
+
+
+def _take_buffered(source, fd: int) -> bytes:
+    """The bytes a buffered file object holds already (read from ``fd``, not yet handed out),
+    taken out of it without waiting: ``peek`` with the descriptor made non-blocking for the
+    moment (a socket through its own timeout), so that an empty buffer comes back empty."""
+    sock = getattr(source.raw, "_sock", None)  # (socket.SocketIO's socket)
+    if sock is not None:
+        before = sock.gettimeout()
+        sock.settimeout(0)
+    else:
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+    try:
+        data = source.peek(1)
+    except BlockingIOError:
+        data = b""
+    finally:
+        if sock is not None:
+            sock.settimeout(before)
+        else:
+            fcntl.fcntl(fd, fcntl.F_SETFL, flags)
+    return source.read(len(data)) if data else b""
+
+
 def read_head(source, n: int) -> bytes:
     """Up to ``n`` bytes from a file object (fewer only at its end)."""
     if isinstance(source, io.TextIOBase):
@@ -245,6 +476,8 @@ def read_head(source, n: int) -> bytes:
     while len(out) < n:
         try:
             data = source.read(n - len(out))
+        except (TimeoutError, ArrowInvalid):
+            raise
         except (OSError, ValueError) as exc:
             raise ArrowInvalid(f"{source_name(source)}: read failed: {exc}") from exc
         if isinstance(data, str):
@@ -263,6 +496,9 @@ def file_region(source) -> Region:
         with io.open(source, "rb") as f:
             return Region(f.read(), description=os.fspath(source))
     return file_object_region(source) if is_file_object(source) else region_of(source)
+
+
+_BUDGET_LOCK = threading.Lock()  # makes a reader's decompression budget once
 
 
 class ReaderBase(PandasConvertible):
@@ -320,6 +556,40 @@ class ReaderBase(PandasConvertible):
         if self._closed:
             raise ArrowInvalid("the reader is closed")
 
+    #: ``max_decompressed_bytes`` as the reader was opened with (None: the default budget);
+    #: set before its first batch is read (``opening`` sets it on the readers it makes).
+    max_decompressed_bytes: Optional[int] = None
+    _budget: Optional[DecompressionBudget] = None
+
+    def _source_bytes(self) -> Optional[int]:
+        """The size of the source the default decompression budget is a multiple of (None:
+        not known, no default budget)."""
+        region = self._region
+        size = getattr(region, "size", None) if region is not None else None
+        return size if isinstance(size, int) else None
+
+    def _budget_key(self, msg: Message):
+        """What tells this reader's messages apart for its budget (a buffer counts once per
+        message however often it is decoded): the message's offset (None: read once)."""
+        return msg.offset if msg.offset >= 0 else None
+
+    def _charger(self, msg: Message, compressed: bool):
+        """The budget charge a loader of message ``msg`` makes (None when not compressed)."""
+        if not compressed:
+            return None
+        budget = self._budget
+        if budget is None:
+            with _BUDGET_LOCK:  # (not self._lock: held by _dictionaries while it charges)
+                budget = self._budget
+                if budget is None:
+                    size = self._source_bytes()  # (fixed now for a file; a stream's grows)
+                    source = (lambda: size) if not self._source_grows else self._source_bytes
+                    budget = self._budget = DecompressionBudget(self.max_decompressed_bytes,
+                                                                source)
+        return functools.partial(budget.charge, self._budget_key(msg))
+
+    _source_grows = False  # (a stream read from a file object: the bytes read so far)
+
     def _dictionary_batch(self, msg: Message, memo: DictionaryMemo, where: str) -> None:
         header = msg.header
         data, _ = _v4_codec(header.data, msg.record, where)
@@ -333,7 +603,8 @@ class ReaderBase(PandasConvertible):
             raise ArrowInvalid(f"{where}: a delta of dictionary {header.id} is concatenated with "
                                f"what came before, a copy, and copies are refused "
                                f"(allow_copies=False)")
-        loader = BatchLoader(plan, data, msg.body, memo.get, where, self.stats, self.allow_copies)
+        loader = BatchLoader(plan, data, msg.body, memo.get, where, self.stats, self.allow_copies,
+                             self._charger(msg, data.compression is not None))
         memo.apply(header.id, loader.column(0), header.is_delta, where)
 
     def _record_batch(self, msg: Message, lookup, where: str, index: Optional[int] = None
@@ -342,7 +613,8 @@ class ReaderBase(PandasConvertible):
         reader's record batches, for the read-ahead of compressed columns (``decode_ahead``)."""
         header, metadata = _v4_codec(msg.header, msg.record, where)
         loader = BatchLoader(self._plan(msg.record.version), header, msg.body, lookup, where,
-                             self.stats, self.allow_copies)
+                             self.stats, self.allow_copies,
+                             self._charger(msg, header.compression is not None))
         if self._projection is not None:
             loader = ProjectedLoader(loader, self._projection)
         batch = RecordBatch(self.schema, loader.num_rows, loader=loader, metadata=metadata)

@@ -24,7 +24,7 @@ from .dictionaries import DictionaryMemo
 from .io import MAGIC
 from ..arrays.decode_ahead import DETACHED, OneAhead, decoded_in_order
 from .reader_base import (ReaderBase, region_of, is_file_object, source_name, is_pipe_path,
-                          read_head, widen_pipe, footer_start)
+                          read_head, widen_pipe, footer_start, PolledInput, check_timeout)
 from .message import Message, MessageDecoder, message_end, read_message_at
 from .sniff import HEAD_SIZE, not_arrow
 from .trailer import resume_after_eos
@@ -49,11 +49,27 @@ class StreamReader(SequentialBatches, ReaderBase):
     raising (``recovery_error`` then says what stopped it): this salvages the
     complete batches of a file whose writer was killed.  ``allow_copies``: as
     for ``FileReader``.
+
+    ``timeout`` (seconds; None: wait as long as it takes) bounds each wait for bytes from a
+    pipe, a socket or a device (a file object with a file descriptor that is not a regular
+    file, see ``PolledInput``): a wait longer than that raises ``TimeoutError`` naming the
+    source and the bytes awaited, and leaves the reader where it was (reading again goes on
+    from there: a body half read keeps its half).  A file object without a descriptor cannot
+    be given a timeout (``ArrowInvalid``); over a mapping or a buffer nothing waits and
+    ``timeout`` has no effect.
+
+    ``close()`` from another thread while a read waits on such a source (in
+    ``read_next_batch``, an iteration, its read-ahead or an export) wakes it: that read
+    raises ``ArrowInvalid`` ("the reader was closed while waiting for N bytes"), as every read
+    after ``close()`` does; it never returns a batch or ends quietly as if the stream were
+    complete.  The bytes it had read of the next message are lost with the reader; the file
+    object itself is not closed (one the reader opened itself, from a path, is).
     """
 
     def __init__(self, source, *, recover: bool = False, allow_copies: bool = True,
-                 require_eos: bool = False):
+                 require_eos: bool = False, timeout: Optional[float] = None):
         super().__init__(allow_copies)
+        timeout = check_timeout(timeout)
         self._consumer = threading.Lock()  # held by the one read_next_batch running
         # A batch read ahead for a C stream export released before taking it is handed out
         # next (never skipped); a read waits for that read while it is still in flight, as
@@ -81,13 +97,21 @@ class StreamReader(SequentialBatches, ReaderBase):
             source = self._owned = io.open(source, "rb")
         self._readinto = None
         self._spares = []  # the last body buffers, reused once nothing references them
+        self._partial_body = None  # (buffer, bytes in) of a body whose read timed out
+        self._bytes_in = 0  # bytes read from a file object so far
         if is_file_object(source):
+            self._description = source_name(source)
+            try:
+                source = PolledInput.of(source, timeout) or source
+            except BaseException:
+                self._close_owned()
+                raise
             self._file = source
             self._readinto = getattr(source, "readinto", None)
             widen_pipe(source)
             self._decoder = MessageDecoder()
-            self._description = source_name(source)
             head = read_head(source, 8)
+            self._bytes_in = len(head)
             size = 0 if not head else None
         else:
             start = source.tell() if isinstance(source, io.BytesIO) else 0  # read on from there
@@ -122,6 +146,23 @@ class StreamReader(SequentialBatches, ReaderBase):
         self._memo = DictionaryMemo(self.schema, file_mode=False)
         self._done = False
         self._first_pos = self._pos  # where the messages after the schema start (a region)
+
+    _source_grows = property(lambda self: self._file is not None)
+
+    def _source_bytes(self) -> Optional[int]:
+        """A stream read from a file object: the bytes read so far (its budget grows with
+        them); else the mapping's or the buffer's size."""
+        if self._region is None:
+            return self._bytes_in
+        return ReaderBase._source_bytes(self)
+
+    def _budget_key(self, msg):
+        return None  # (a stream's messages are read once: nothing to tell apart)
+
+    def _close_owned(self) -> None:
+        owned, self._owned = self._owned, None
+        if owned is not None:
+            owned.close()
 
     def _next_message(self) -> Optional[Message]:
         if not self._recover:
@@ -182,6 +223,9 @@ class StreamReader(SequentialBatches, ReaderBase):
                 self._saw_eos = self._pos < self._region.size  # a marker, not the end of the bytes
             return msg
         while not self._pending:
+            f = self._file
+            if f is None:
+                self._check_open()
             dec = self._decoder
             if dec.eos:
                 self._saw_eos = True
@@ -193,12 +237,15 @@ class StreamReader(SequentialBatches, ReaderBase):
                     return dec.feed_body(body)
             need = dec.next_required_size
             try:
-                data = self._file.read(min(need, _READ_CHUNK))
+                data = f.read(min(need, _READ_CHUNK))
+            except (TimeoutError, ArrowInvalid):
+                raise
             except (OSError, ValueError) as exc:
                 raise ArrowInvalid(f"{self._description}: read failed: {exc}") from exc
             if not data:
                 dec.finish()
                 return None
+            self._bytes_in += len(data)
             self._pending.extend(dec.feed(data))
         return self._pending.pop(0)
 
@@ -231,16 +278,26 @@ class StreamReader(SequentialBatches, ReaderBase):
         memory only as the bytes arrive, so a false length costs address space only).
         None when the file object turns out to have no working ``readinto`` (io.RawIOBase
         subclasses that define ``read`` only): nothing was read, and ``read`` is used from
-        then on."""
-        buf = self._body_buffer(size)
+        then on.  A read that times out keeps what it read (``_partial_body``): the next
+        call goes on from there."""
+        partial, self._partial_body = self._partial_body, None
+        if partial is not None and partial[0].size == size:
+            buf, n = partial
+        else:
+            buf, n = self._body_buffer(size), 0
         view = memoryview(buf)
-        n = 0
         try:
             while n < size:
                 got = self._readinto(view[n:])
                 if not got:
                     break
                 n += got
+                self._bytes_in += got
+        except TimeoutError:
+            self._partial_body = (buf, n)
+            raise
+        except ArrowInvalid:
+            raise
         except (NotImplementedError, io.UnsupportedOperation):
             if n:
                 raise
@@ -503,12 +560,19 @@ class StreamReader(SequentialBatches, ReaderBase):
         return Table(self.schema, slice_batches(kept, skipped or 0, length))
 
     def close(self):
+        """Release the reader; a read waiting on a pipe, socket or device in another thread
+        is woken and raises ``ArrowInvalid`` (see the class's docstring)."""
+        f = self._file
+        owned = self._owned
+        self._owned = None
+        if isinstance(f, PolledInput):  # (first: the read it wakes finds the reader closed)
+            self._closed = True
+            f.shut(owned.close if owned is not None else None)
+            owned = None  # (closed once no read is in flight on it)
         self._detach_iteration()
         super().close()
         self._file = None
         self._memo = None  # its dictionaries point into the source
-        owned = self._owned
-        self._owned = None
         with self._held_lock:
             if owned is not None and self._held_pending:
                 # a read ahead is still in flight on that file (a quiet pipe may hold it up
