@@ -178,10 +178,11 @@ def test_repair_after_a_killed_append_keeps_the_committed_content(tmp_path, caps
 
 
 _READER = textwrap.dedent("""
-    import sys, time, arrowmm
-    path, until = sys.argv[1], float(sys.argv[2])
+    import os, sys, arrowmm
+    path, stop = sys.argv[1], sys.argv[2]
+    print("ready", flush=True)
     opened = 0
-    while time.time() < until:
+    while not os.path.exists(stop) or opened < 20:
         with arrowmm.open_file(path) as r:
             assert r.read_all().column("x").to_pylist() == list(range(6)), "wrong rows"
         opened += 1
@@ -195,29 +196,28 @@ def test_readers_survive_tails_cut_under_them(tmp_path):
     SIGBUS (each read the tail through its mapping while it searched) and each reads the
     committed 6 rows every time."""
     path = str(tmp_path / "c.arrow")
+    stop = str(tmp_path / "stop")
     _generations(path)
     data = open(path, "rb").read()
     start, _ = _last_footer(data)
     marker = trailer.append_marker(len(data), trailer.footer_checksum(data[start:]))
     tail = (b"\x00" * (trailer.aligned(len(data)) - len(data)) + marker
             + b"\xff\xff\xff\xff\x00\x01\x00\x00" + b"\x07" * (16 << 20))
-    import time
-    until = time.time() + 6
-    readers = [subprocess.Popen([sys.executable, "-c", _READER, path, str(until)],
+    readers = [subprocess.Popen([sys.executable, "-c", _READER, path, stop],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                for _ in range(4)]
-    cuts = 0
-    while time.time() < until:
+    for p in readers:  # (cuts begin once every reader is importing no more)
+        assert p.stdout.readline().strip() == b"ready", p.stderr.read().decode()[-2000:]
+    for _ in range(200):
         with open(path, "ab") as f:
             f.write(tail)
-        time.sleep(0.001)
         assert cut_unfinished_tail(path) == len(tail)
-        cuts += 1
-    results = [(p.wait(), p.stdout.read(), p.stderr.read()) for p in readers]
-    for code, out, err in results:
-        assert code == 0, (code, -signal.SIGBUS, err.decode()[-2000:])
-        assert int(out) > 0
-    assert cuts > 10
+    open(stop, "w").close()
+    for p in readers:
+        code = p.wait(timeout=300)
+        err = p.stderr.read().decode()[-2000:]
+        assert code == 0, (code, "SIGBUS is", -signal.SIGBUS, err)
+        assert int(p.stdout.read()) >= 20
     assert pa_ipc.open_file(path).read_all().num_rows == 6
 
 

@@ -48,7 +48,7 @@ def _projected(reader, columns, max_decompressed_bytes=None):
 
 
 def open_file(source, *, columns=None, allow_copies: bool = True, mmap: bool = True,
-              max_decompressed_bytes: Optional[int] = None
+              max_decompressed_bytes: Optional[int] = None, recover: bool = False
               ) -> FileReader:
     """Open an IPC file: a path (str or ``os.PathLike``, memory-mapped), a buffer-protocol object
     (bytes, bytearray, memoryview, mmap, numpy array: no copy), an ``io.BytesIO`` (its buffer, no
@@ -69,6 +69,12 @@ def open_file(source, *, columns=None, allow_copies: bool = True, mmap: bool = T
     ``columns``: names or indices of the columns to read, in that order (the reader's
     schema and batches have only those; the others are never decoded).
 
+    A file whose tail is not a valid trailer opens as its committed content when the file
+    records that an append from there was in progress (``reader.unfinished_bytes`` counts the
+    bytes after it); any other damage raises ``ArrowInvalid`` naming where.  ``recover=True``
+    salvages a damaged file instead: its complete messages from the front, under a footer
+    made for them (``reader.recovery_error`` says what was wrong; ``docs/recovery.md``).
+
     ``max_decompressed_bytes``: the reader's decompression budget, what the compressed
     buffers of all its batches may decompress to over its life (each buffer of each batch
     counted once, however often it is decoded again); going beyond it raises
@@ -77,18 +83,18 @@ def open_file(source, *, columns=None, allow_copies: bool = True, mmap: bool = T
     against and what it cannot: set a budget of your own for untrusted input).
     """
     budget = check_budget(max_decompressed_bytes)
+    options = dict(columns=columns, allow_copies=allow_copies, recover=recover,
+                   max_decompressed_bytes=budget)
     if not mmap and _is_path(source):
-        return _projected(UnmappedFileReader(source, allow_copies=allow_copies), columns,
-                          budget)
+        return UnmappedFileReader(source, **options)
     if is_file_object(source) and ranged_access(source):
         src = RangeSource(source)
         if src.size < 4 or src.pread(0, 4, "magic").tobytes() != b"FEA1":
-            return _projected(RangedFileReader(src, allow_copies=allow_copies), columns,
-                              budget)
+            return RangedFileReader(src, **options)
     region = file_region(source)
     if is_feather_v1(region):  # (Feather V1: ``FEA1``, not the IPC file's ``ARROW1``)
         return _projected(FeatherV1Reader(region, region.description), columns, budget)
-    return _projected(FileReader(region, allow_copies=allow_copies), columns, budget)
+    return FileReader(region, **options)
 
 
 def open_stream(source, *, columns=None, recover: bool = False, allow_copies: bool = True,

@@ -175,8 +175,9 @@ class FileReader(ReaderBase):
     """
 
     def __init__(self, source, *, columns=None, allow_copies: bool = True,
-                 recover: bool = False):
+                 recover: bool = False, max_decompressed_bytes: Optional[int] = None):
         super().__init__(allow_copies)
+        self.max_decompressed_bytes = max_decompressed_bytes
         if not isinstance(source, FileSource):
             source = MappedSource(file_region(source))
         #: Bytes after the committed end, ignored: an append in progress or interrupted by a

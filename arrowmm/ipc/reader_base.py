@@ -31,6 +31,7 @@ import numpy as np
 
 from .. import types as t
 from .._core._region import Region
+from .file_mapping import map_file
 from ..arrays.batch import RecordBatch
 from ..arrays.pandas_compat import PandasConvertible
 from ..arrays.table import Table
@@ -130,7 +131,7 @@ def region_of(source) -> Region:
     if isinstance(source, Region) or hasattr(source, "pread"):  # (an unmapped.PreadFile)
         return source
     if isinstance(source, (str, os.PathLike)):
-        return Region.from_path(source)
+        return map_file(source)  # (a Region that knows its file: file_mapping.tail_reader)
     if isinstance(source, io.BytesIO):
         return Region(source.getvalue(), description="BytesIO")
     return Region(source, description="buffer")
