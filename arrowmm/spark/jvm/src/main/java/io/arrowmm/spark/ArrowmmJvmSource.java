@@ -70,11 +70,20 @@ public class ArrowmmJvmSource implements TableProvider, DataSourceRegister,
   public BaseRelation createRelation(SQLContext sqlContext, SaveMode mode,
       scala.collection.immutable.Map<String, String> parameters, Dataset<Row> data) {
     Map<String, String> options = scala.jdk.javaapi.CollectionConverters.asJava(parameters);
-    List<String> paths = DataFiles.loadPaths(options);
+    List<String> paths = LocalPaths.resolve(DataFiles.givenPaths(options),
+        LocalPaths.hadoopConf(sqlContext.sparkSession(), options));  // (refused: nothing written)
     if (paths.size() != 1) {
       throw new ArrowmmException("a write needs one directory path, got " + paths);
     }
-    Path dir = Path.of(paths.get(0)).toAbsolutePath().normalize();
+    Path dir = Path.of(paths.get(0));
+    // the write below gets the resolved directory as a file: URI, local whatever session runs it
+    Map<String, String> resolved = new java.util.HashMap<>();
+    for (Map.Entry<String, String> e : options.entrySet()) {
+      if (!e.getKey().equalsIgnoreCase("path") && !e.getKey().equalsIgnoreCase("paths")) {
+        resolved.put(e.getKey(), e.getValue());
+      }
+    }
+    resolved.put("path", "file://" + dir);
     boolean exists = Files.exists(dir);
     if (exists && mode == SaveMode.ErrorIfExists) {
       throw new ArrowmmException("[PATH_ALREADY_EXISTS] Path " + dir + " already exists. Set "
@@ -83,7 +92,7 @@ public class ArrowmmJvmSource implements TableProvider, DataSourceRegister,
     if (!(exists && mode == SaveMode.Ignore)) {
       data.write().format(ArrowmmWriteTable.class.getName())
           .mode(mode == SaveMode.Overwrite ? SaveMode.Overwrite : SaveMode.Append)
-          .options(options).save();
+          .options(resolved).save();
     }
     final StructType schema = data.schema();
     return new BaseRelation() {

@@ -30,6 +30,7 @@ final class ArrowmmTable implements SupportsRead, SupportsWrite {
   ArrowmmTable(StructType schema, Map<String, String> properties) {
     this.schema = schema;
     this.properties = properties;
+    DataFiles.loadPaths(properties);  // a path of another filesystem is refused at table creation
   }
 
   @Override

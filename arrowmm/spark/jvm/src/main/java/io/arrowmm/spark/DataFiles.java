@@ -36,8 +36,15 @@ final class DataFiles {
 
   private DataFiles() {}
 
-  /** The paths a load(...) call gave: the option path, or the JSON list paths. */
+  /** The paths a load(...) or save(...) call gave (the option path, or the JSON list paths)
+   * as local absolute paths, qualified with the active session's Hadoop configuration and the
+   * options ({@link LocalPaths}): a path of another filesystem is refused here. */
   static List<String> loadPaths(Map<String, String> options) {
+    return LocalPaths.resolve(givenPaths(options), LocalPaths.hadoopConf(options));
+  }
+
+  /** The paths a load(...) or save(...) call gave, as given. */
+  static List<String> givenPaths(Map<String, String> options) {
     List<String> out = new ArrayList<>();
     String paths = get(options, "paths");
     if (paths != null) {
@@ -63,11 +70,7 @@ final class DataFiles {
     } else {
       throw new ArrowmmException("no path: use spark.read.format('arrowmm').load(path)");
     }
-    List<String> stripped = new ArrayList<>();
-    for (String p : out) {
-      stripped.add(stripScheme(p));
-    }
-    return stripped;
+    return out;
   }
 
   private static String get(Map<String, String> options, String key) {
@@ -77,13 +80,6 @@ final class DataFiles {
       }
     }
     return null;
-  }
-
-  private static String stripScheme(String p) {
-    if (p.startsWith("file://")) {
-      return p.substring("file://".length());
-    }
-    return p.startsWith("file:") ? p.substring("file:".length()) : p;
   }
 
   /** Every data file under {@code paths}, in a stable order, each once. */
