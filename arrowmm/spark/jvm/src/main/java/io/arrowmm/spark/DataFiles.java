@@ -190,9 +190,16 @@ final class DataFiles {
     return out;
   }
 
-  /** Whether a file found in a folder is an Arrow IPC file or stream (a pre-0.15 stream, which
-   * has no marker, only under an Arrow file name), as the Python source's discovery judges. */
+  /** Whether a file found in a folder is a data file, as the Python source's discovery judges
+   * (arrowmm/dataset/discovery.py): named as Arrow ({@link StreamIndex#EXTENSIONS}) whatever
+   * its first bytes, so that one damaged at its start (empty, zero-filled: what a crash, a full
+   * disk or an interrupted copy leaves) fails the query naming it ({@link FileFooter#read})
+   * instead of being left out; not so named, only when it starts with the file magic or a
+   * stream's marker. */
   private static boolean isArrowFile(Path p, String name) {
+    if (StreamIndex.namedArrow(name)) {
+      return true;
+    }
     byte[] head = new byte[8];
     int n;
     try (java.io.InputStream in = Files.newInputStream(p)) {

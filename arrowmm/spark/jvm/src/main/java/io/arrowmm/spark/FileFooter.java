@@ -150,6 +150,10 @@ final class FileFooter {
     try (FileChannel ch = FileChannel.open(Path.of(path), StandardOpenOption.READ)) {
       long size = ch.size();
       ByteBuffer head = readFully(ch, 0, (int) Math.min(size, 8)).order(ByteOrder.LITTLE_ENDIAN);
+      String damaged = StreamIndex.unreadableHead(head);
+      if (damaged != null) {
+        throw new ArrowmmException(path + ": not an Arrow IPC file or stream: " + damaged);
+      }
       if (size >= 8 && !startsWithMagic(head, 0) && StreamIndex.looksLikeStream(head, path)) {
         return StreamIndex.scan(path, ch, size);
       }

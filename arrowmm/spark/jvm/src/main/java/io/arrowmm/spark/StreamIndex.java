@@ -30,7 +30,7 @@ final class StreamIndex {
   private StreamIndex() {}
 
   /** File names under which a pre-0.15 stream (no continuation marker) is taken as Arrow. */
-  private static final String[] EXTENSIONS = {".arrow", ".arrows", ".ipc", ".feather"};
+  static final String[] EXTENSIONS = {".arrow", ".arrows", ".ipc", ".feather"};
 
   /** Whether the first 8 bytes start a stream message: the continuation marker, or (under an
    * Arrow file name) a pre-0.15 stream's bare metadata length. */
@@ -45,12 +45,50 @@ final class StreamIndex {
     if (first <= 0) {
       return false;
     }
+    return namedArrow(path);
+  }
+
+  /** Whether the file name {@code name} says Arrow IPC (ends with one of the extensions). */
+  static boolean namedArrow(String name) {
     for (String ext : EXTENSIONS) {
-      if (path.endsWith(ext)) {
+      if (name.endsWith(ext)) {
         return true;
       }
     }
     return false;
+  }
+
+  /**
+   * Why a source whose first bytes (at most 8) are {@code head} cannot be Arrow IPC in any form
+   * (the file magic, a stream's marker or a pre-0.15 stream's metadata length), or null when
+   * it may be: the Python side's {@code unreadable_head}, with its words.
+   */
+  static String unreadableHead(ByteBuffer head) {
+    int n = head.limit();
+    boolean magic = n >= 6;
+    for (int i = 0; magic && i < 6; i++) {
+      magic = head.get(i) == "ARROW1".charAt(i);
+    }
+    if (magic || n >= 4 && head.getInt(0) != 0) {
+      return null;
+    }
+    StringBuilder hex = new StringBuilder();
+    boolean zeros = true;
+    for (int i = 0; i < n; i++) {
+      hex.append(i == 0 ? "" : " ").append(String.format("%02x", head.get(i) & 0xff));
+      zeros &= head.get(i) == 0;
+    }
+    if (n == 0) {
+      return "it is empty (0 bytes)";
+    }
+    if (n < 4) {
+      return "it holds only " + n + " bytes (" + hex + "), too few for an Arrow IPC file or "
+          + "stream";
+    }
+    return "its first " + n + " bytes " + (zeros ? "are all zeros" : "start with 4 zero bytes ("
+        + hex + ")") + ": neither the file magic 'ARROW1' nor a stream's first message; it is "
+        + "damaged (a crash, a full disk or an interrupted copy leaves zeros or nothing at a "
+        + "file's start)";
   }
 
   /** Scan the stream {@code path} (open as {@code ch}, {@code size} bytes) once. */
