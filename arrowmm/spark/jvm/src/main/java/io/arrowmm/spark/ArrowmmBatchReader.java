@@ -337,6 +337,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     int buffers = rb.buffersLength();
     ColumnVector[] built = new ColumnVector[columns.length];
     Buffer buf = new Buffer();
+    checkBufferOrder(rb, buf, where);
     int nodeCursor = 0;
     int bufferCursor = 0;
     int variadic = 0;  // the next of the batch's variadic buffer counts (one per view column)
@@ -384,6 +385,34 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
    * {@code rows}; a child has at least the {@code rows} its parent addresses (Arrow allows
    * more), and its own node length is its length.
    */
+  /**
+   * Every buffer of a batch, selected column's or not (once per batch: cheap), in the order the
+   * IPC format writes them: a body holds its buffers end to end, in order, so a non-empty
+   * buffer that starts before the non-empty one before it ends means a damaged header, which
+   * read as it says would show other bytes of the body as its values.  The Python readers'
+   * check ({@code _overlap} in arrowmm/ipc/_batch_walk.pyx), with their words.
+   */
+  static void checkBufferOrder(RecordBatch rb, Buffer buf, String where) {
+    long end = 0;
+    int before = -1;
+    for (int i = 0, n = rb.buffersLength(); i < n; i++) {
+      rb.buffers(buf, i);
+      long offset = buf.offset();
+      long length = buf.length();
+      if (length == 0) {
+        continue;
+      }
+      if (offset < end || length < 0 || offset > Long.MAX_VALUE - length) {
+        throw new ArrowmmException(where + ": buffer " + i + " (offset " + offset + ", length "
+            + length + ") starts before the buffer before it ends"
+            + (before >= 0 ? " (buffer " + before + ", at body byte " + end + ")" : "")
+            + ": a body holds its buffers end to end, in order (a damaged message header?)");
+      }
+      end = offset + length;
+      before = i;
+    }
+  }
+
   /** The batch's compression codec, -1 when uncompressed. */
   private static int codec(RecordBatch rb, String where) {
     BodyCompression compression = rb.compression();
@@ -489,6 +518,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
             throw new ArrowmmException(where + ": the batch has " + data.nodesLength()
                 + " nodes and " + data.buffersLength() + " buffers, fewer than its values need");
           }
+          checkBufferOrder(data, new Buffer(), where);
           ColumnVector v = column(data, new Buffer(), spec.values, 0, 0, rows, true,
               codec(data, where), body, bodyLength, where);
           if (values == null) {
