@@ -18,6 +18,7 @@ import sys
 
 import arrowmm
 from ..errors import ArrowError
+from ..ipc.compression import CODECS
 from ..ipc.statistics import STATISTICS_KEY, decode_statistics
 from .progress import bar
 
@@ -408,7 +409,7 @@ def add_parsers(sub) -> None:
     p.add_argument("src", help=_SOURCE_HELP)
     p.add_argument("dst", help="output path ('-' for standard output); written through a "
                                "temporary renamed into place")
-    p.add_argument("--compression", choices=("zstd", "lz4", "none"), default="none",
+    p.add_argument("--compression", choices=(*CODECS, "none"), default="none",
                    help="buffer compression of the output (default none)")
     p.add_argument("--columns", metavar="A,B", help="only these columns, in this order")
     p.add_argument("--format", choices=("file", "stream"), default=None,
@@ -423,7 +424,7 @@ def add_parsers(sub) -> None:
     p.add_argument("dst", help="existing IPC file to add to")
     p.add_argument("sources", nargs="+", metavar="SRC",
                    help="IPC files or streams with DST's schema ('-' for standard input)")
-    p.add_argument("--compression", choices=("zstd", "lz4", "none"), default="none",
+    p.add_argument("--compression", choices=(*CODECS, "none"), default="none",
                    help="buffer compression of the added batches (default none)")
     p.add_argument("--deltas", action="store_true",
                    help="write a dictionary that grew as a delta (pyarrow reads it, polars not)")

@@ -29,7 +29,7 @@ import ctypes
 import os
 import struct
 import threading
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -39,18 +39,41 @@ from .._core._region import BufferView, as_view
 from ..arrays.provenance import CopiedMemory
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 
-__all__ = ["CODECS", "LEVELS", "CopiedMemory", "check_level", "decompress_buffer",
+__all__ = ["Codec", "CODEC_TABLE", "CODEC", "CODECS", "CODEC_NAMES", "check_codec", "LEVELS", "CopiedMemory", "check_level", "decompress_buffer",
            "decompress_payload", "decompress_many", "compressed_size", "compress_buffer",
            "compress_many", "parallel_threads", "DecompressionBudget", "check_budget"]
 
-CODECS = ("lz4", "zstd")
-#: Accepted ``compression_level`` range per codec (lz4: python-lz4's 0-16, 3+ is LZ4 HC;
-#: zstd: the library's fast negative levels up to 22).
-LEVELS = {"lz4": (0, 16), "zstd": (-(1 << 17), 22)}
-#: Level used when none is given: Arrow C++'s defaults (LZ4 fast mode, zstd 1).
-DEFAULT_LEVEL = {"lz4": 0, "zstd": 1}
-# Largest expansion each codec can produce from n compressed bytes (plus slack for headers).
-_MAX_RATIO = {"lz4": 256, "zstd": 1 << 16}
+
+class Codec(NamedTuple):
+    """What arrowmm knows of one body compression codec: a row of ``CODEC_TABLE``, the one
+    place a codec is described (``tests/test_codecs.py`` checks every other list against it:
+    the format's ``CompressionType``, the command line, the Spark options, the JVM
+    connector)."""
+
+    name: str  #: arrowmm's and pyarrow's name (``compression="zstd"``)
+    spec_name: str  #: ``CompressionType`` in Message.fbs
+    spec_code: int  #: its value on the wire
+    levels: Tuple[int, int]  #: accepted ``compression_level`` range
+    default_level: int  #: level used when none is given (Arrow C++'s default)
+    max_ratio: int  #: largest expansion from n compressed bytes (plus slack for headers)
+    aliases: Tuple[str, ...]  #: other names accepted for it (pre-1.0 metadata, Spark options)
+    compress: Callable[[memoryview, int], bytes]
+    decompress: Callable[[object, int, str], object]  #: (payload, declared length, what)
+
+
+def _lz4_compress(raw: memoryview, level: int) -> bytes:
+    if _LZ4F is not None and _LZ4F.can_compress:
+        return _LZ4F.compress(raw, level)
+    import lz4.frame
+    return lz4.frame.compress(raw, compression_level=level)
+
+
+def _zstd_compress(raw: memoryview, level: int) -> bytes:
+    return _zstd_compressor(level).compress(raw)
+
+
+#: Every codec, in the order of its wire code (filled in below, once its functions exist).
+CODEC_TABLE: Tuple[Codec, ...] = ()
 _I64 = struct.Struct("<q")
 #: Below this many bytes of work in total, threads cost more than they save: stay serial.
 PARALLEL_MIN_BYTES = 1 << 20
@@ -298,17 +321,15 @@ def decompress_payload(view: BufferView, codec: str, what: str):
         raise ArrowInvalid(f"{what}: negative uncompressed length {declared}")
     if declared > limits.max_decompressed_size:
         raise limits.exceeded("max_decompressed_size", declared, f"{what}: declared uncompressed length")
-    limit = _MAX_RATIO[codec] * payload.size + (1 << 16)
+    spec = CODEC.get(codec)
+    if spec is None:
+        raise ArrowNotImplementedError(f"{what}: unknown compression codec {codec!r}")
+    limit = spec.max_ratio * payload.size + (1 << 16)
     if declared > limit:
         raise ArrowInvalid(f"{what}: declared uncompressed length {declared} is more than {codec} "
                            f"can produce from {payload.size} bytes")
     try:
-        if codec == "lz4":
-            out = _lz4_decompress(payload, declared, what)
-        elif codec == "zstd":
-            out = _zstd_decompress(payload, declared, what)
-        else:
-            raise ArrowNotImplementedError(f"{what}: unknown compression codec {codec!r}")
+        out = spec.decompress(payload, declared, what)
     except (ArrowInvalid, ArrowNotImplementedError):
         raise
     except Exception as exc:  # codec errors come in many classes
@@ -487,7 +508,7 @@ def check_level(codec: Optional[str], level) -> Optional[int]:
     if level is None:
         return None
     if codec is None:
-        raise ArrowInvalid("compression_level needs compression='lz4' or 'zstd'")
+        raise ArrowInvalid(f"compression_level needs compression= one of {', '.join(CODECS)}")
     if isinstance(level, bool) or not isinstance(level, (int, np.integer)):
         raise ArrowInvalid(f"compression_level must be an int, got {type(level).__name__}")
     lo, hi = LEVELS[codec]
@@ -505,15 +526,35 @@ def _zstd_compressor(level: int):
 
 
 def _compress(raw: memoryview, codec: str, level: Optional[int]) -> bytes:
-    level = DEFAULT_LEVEL[codec] if level is None else level
-    if codec == "lz4":
-        if _LZ4F is not None and _LZ4F.can_compress:
-            return _LZ4F.compress(raw, level)
-        import lz4.frame
-        return lz4.frame.compress(raw, compression_level=level)
-    if codec == "zstd":
-        return _zstd_compressor(level).compress(raw)
-    raise ArrowInvalid(f"compression must be None, 'lz4' or 'zstd', got {codec!r}")
+    spec = CODEC.get(codec)
+    if spec is None:
+        check_codec(codec)
+    return spec.compress(raw, spec.default_level if level is None else level)
+
+
+CODEC_TABLE = (
+    # lz4: python-lz4's levels 0-16 (3+ is LZ4 HC), LZ4 fast mode by default; one frame a buffer
+    Codec("lz4", "LZ4_FRAME", 0, (0, 16), 0, 256, ("lz4_frame",), _lz4_compress, _lz4_decompress),
+    # zstd: the library's fast negative levels up to 22, level 1 by default
+    Codec("zstd", "ZSTD", 1, (-(1 << 17), 22), 1, 1 << 16, (), _zstd_compress, _zstd_decompress),
+)
+#: name -> Codec
+CODEC = {c.name: c for c in CODEC_TABLE}
+#: the codecs' names, in wire-code order
+CODECS = tuple(CODEC)
+#: name or alias -> name
+CODEC_NAMES = {**{a: c.name for c in CODEC_TABLE for a in c.aliases}, **{c.name: c.name for c in CODEC_TABLE}}
+LEVELS = {c.name: c.levels for c in CODEC_TABLE}
+DEFAULT_LEVEL = {c.name: c.default_level for c in CODEC_TABLE}
+
+
+def check_codec(compression) -> Optional[str]:
+    """``compression`` as a writer takes it: None or a codec's name (``ArrowInvalid`` naming the
+    choices otherwise)."""
+    if compression is None or compression in CODEC:
+        return compression
+    choices = ", ".join(repr(c) for c in CODECS)
+    raise ArrowInvalid(f"compression must be None or one of {choices}, got {compression!r}")
 
 
 _RAW = _I64.pack(-1)

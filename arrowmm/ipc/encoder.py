@@ -21,7 +21,7 @@ from .._core._bitmap import slice_bitmap
 from .._core._region import BufferView, as_view
 from ..arrays.array import Array
 from .byteorder import byteswap, swap_kind
-from .compression import check_level, compress_many
+from .compression import check_codec, check_level, compress_many
 from ..errors import ArrowInvalid
 from ..format import MetadataVersion, encode_batch_message, encode_schema_message
 from ..arrays.array import make_array
@@ -219,8 +219,7 @@ class Encoder:
                  compression_level: Optional[int] = None, features=()):
         if alignment not in (8, 16, 32, 64):
             raise ArrowInvalid(f"alignment must be 8, 16, 32 or 64, got {alignment}")
-        if compression not in (None, "lz4", "zstd"):
-            raise ArrowInvalid(f"compression must be None, 'lz4' or 'zstd', got {compression!r}")
+        check_codec(compression)
         if version not in (MetadataVersion.V4, MetadataVersion.V5):
             raise ArrowInvalid(f"metadata version must be V4 or V5, got {version!r}")
         self.alignment = alignment

@@ -38,7 +38,7 @@ from ..arrays.table import Table
 from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 from ..format import BLOCK, MessageHeader, MetadataVersion, RecordBatchHeader
 from ..interop._cdata import export_schema, export_stream
-from .compression import DecompressionBudget
+from .compression import CODEC_NAMES, DecompressionBudget
 from .dictionaries import DictionaryMemo
 from .io import MAGIC
 from ..arrays.decode_ahead import ReadAhead, decoded_in_order
@@ -77,7 +77,6 @@ def batch_index(i, n: int) -> int:
 
 
 _EXPERIMENTAL_COMPRESSION = "ARROW:experimental_compression"
-_EXPERIMENTAL_CODECS = {"lz4": "lz4", "lz4_frame": "lz4", "zstd": "zstd"}
 
 
 def _v4_codec(header: RecordBatchHeader, record, where):
@@ -88,7 +87,7 @@ def _v4_codec(header: RecordBatchHeader, record, where):
     if not metadata or _EXPERIMENTAL_COMPRESSION not in metadata or record.version >= MetadataVersion.V5:
         return header, metadata
     name = str(metadata[_EXPERIMENTAL_COMPRESSION]).lower()
-    codec = _EXPERIMENTAL_CODECS.get(name)
+    codec = CODEC_NAMES.get(name)  # ("lz4_frame": Arrow 0.17's name of lz4)
     if codec is None:
         raise ArrowNotImplementedError(f"{where}: unknown compression {name!r} in "
                                        f"{_EXPERIMENTAL_COMPRESSION}")

@@ -26,6 +26,7 @@ except ImportError:  # pyspark 4.0, 4.1: every micro-batch reads all that is ava
         """Stands in for pyspark's mixin, which these versions do not have."""
 
 from ..errors import ArrowInvalid
+from ..ipc.compression import CODEC_NAMES, CODECS
 from .commit import abort_job, commit_files, ensure_log
 from .files import (ARRIVAL, DataFile, arrival_order, describe_file, load_path_options,
                     resolve_paths, seen_by)
@@ -276,9 +277,11 @@ class _WriterOptions:
             raise ArrowInvalid(f"write to one directory, got {paths}")
         self.directory = paths[0]
         compression = (options.get("compression") or "none").lower()
-        if compression not in ("none", "uncompressed", "lz4", "zstd"):
-            raise ArrowInvalid(f"option compression must be none, lz4 or zstd, got {compression!r}")
-        self.compression = None if compression in ("none", "uncompressed") else compression
+        if compression not in ("none", "uncompressed") and compression not in CODEC_NAMES:
+            raise ArrowInvalid(f"option compression must be none, {', '.join(CODECS)}, got "
+                               f"{compression!r}")
+        self.compression = None if compression in ("none", "uncompressed") else \
+            CODEC_NAMES[compression]
         self.statistics = _flag(options, "statistics", True)
         self.schema = schema
         self.job = uuid.uuid4().hex
