@@ -22,6 +22,9 @@ ratio between 0.85 and 1.2 means "the same".
        (``get_batch(i).column(k)``, then a numpy view of numeric columns and a pyarrow
        array of the others) against the same walk over pyarrow's batches  target <= 0.83
        (throughput >= 1.2x)
+2b/2c. every column of every batch in batch order (``get_batch(i)``, then each
+       ``column(k).__arrow_c_array__()``) of the ZSTD / LZ4 file, against the same walk over
+       pyarrow's batches (issue 34)                                         target <= 0.8
 3.     the same batches as an uncompressed stream read from a pipe
        (``cat f.arrows | python ...``, ``open_stream(sys.stdin.buffer)``, every column's
        buffers touched), timed inside the reading process; the raw pipe's time (plain
@@ -36,10 +39,15 @@ ratio between 0.85 and 1.2 means "the same".
        arrowmm's reader against pyarrow's ``read_all().to_pandas()``; arrowmm's
        ``read_all().to_pandas()`` is in the details                         target <= 1.0
 
+``--rows 1a,2b,2c`` runs only those rows (and writes only their files).  Each row prints the
+load average (1, 5, 15 minutes) before it starts: the ratios of a loaded machine are not an
+idle one's, so compare runs at like loads.
+
 The exit status is 0 whatever the ratios unless ``--strict`` is given.
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -170,6 +178,42 @@ def bench_columns(path: Path, cfg) -> Result:
     times = compare(amm, pya, cfg["repeats"], cfg["warmup"])
     return Result("2. every column one at a time, zstd", *times, round(1 / 1.2, 2),
                   f"throughput ratio {times[1] / times[0]:.2f}x (target >= 1.2x)")
+
+
+def bench_batch_order(path: Path, codec: str, cfg, label: str) -> Result:
+    """Every column of every batch, batch after batch: what a consumer that takes whole
+    batches through the C data interface does (pyarrow decompresses each batch on its pool
+    at ``get_batch``; arrowmm decodes a column when it is first touched)."""
+    def amm():
+        with arrowmm.open_file(path) as r:
+            for i in range(r.num_record_batches):
+                b = r.get_batch(i)
+                for k in range(b.num_columns):
+                    b.column(k).__arrow_c_array__()
+
+    def pya():
+        r = pa.ipc.open_file(pa.memory_map(str(path)))
+        for i in range(r.num_record_batches):
+            b = r.get_batch(i)
+            for k in range(b.num_columns):
+                b.column(k).__arrow_c_array__()
+
+    with arrowmm.open_file(path) as r:  # (the same values, checked once, untimed)
+        rp = pa.ipc.open_file(pa.memory_map(str(path)))
+        for i in range(r.num_record_batches):
+            b, want = r.get_batch(i), rp.get_batch(i)
+            assert all(pa.array(b.column(k)).equals(want.column(k)) for k in range(b.num_columns))
+    times = compare(amm, pya, cfg["repeats"], cfg["warmup"])
+    # (the processor time of one more walk each, every thread's: on a machine whose cores
+    # other jobs keep busy, the wall time follows a process's share of them, not its work)
+    cpu = []
+    for f in (amm, pya):
+        c0 = time.process_time()
+        f()
+        cpu.append(time.process_time() - c0)
+    return Result(label, *times, 0.8, f"{cfg['batches']} x {cfg['rows']:,} rows, "
+                                      f"{path.stat().st_size / 2**20:,.0f} MiB {codec} file; "
+                                      f"CPU {cpu[0] * 1e3:.0f} ms against {cpu[1] * 1e3:.0f} ms")
 
 
 _PIPE_CHILD = r"""
@@ -348,62 +392,92 @@ def bench_fields(path: Path, n: int, cfg) -> Result:
 
 # -- main --------------------------------------------------------------------------------------
 
+ROWS = ("1a", "1b", "2", "2b", "2c", "3", "4", "5", "6", "7", "8")
+
+
+def _load() -> str:
+    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
 def main(argv=None) -> int:
-    args = base_parser(__doc__).parse_args(argv)
+    parser = base_parser(__doc__)
+    parser.add_argument("--rows", help=f"comma-separated rows to run (of {', '.join(ROWS)}; "
+                                       f"default: all)")
+    args = parser.parse_args(argv)
+    rows = ROWS if not args.rows else tuple(x.strip() for x in args.rows.split(","))
+    unknown = [x for x in rows if x not in ROWS]
+    if unknown:
+        parser.error(f"unknown rows {unknown}: the rows are {', '.join(ROWS)}")
     cfg = settings(args, FULL, QUICK)
     d = args.data_dir
     d.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     print("preparing data files in", d, flush=True)
+    # (the file each row reads, and how it is made: only the files of the rows run are written)
+    needs = {"1a": "zstd", "1b": "lz4", "2": "zstd", "2b": "zstd", "2c": "lz4", "3": "plain",
+             "4": "wide", "5": "wide", "6": "strings", "7": "fields", "8": "small"}
+    wanted = {needs[x] for x in rows}
     tag = f"{cfg['batches']}x{cfg['rows']}"
     mixed = None
     paths = {}
     for name, codec, stream in (("zstd", "zstd", False), ("lz4", "lz4", False),
                                 ("plain", None, True)):
         p = d / f"paths_{tag}.{name}.{'arrows' if stream else 'arrow'}"
-        if not p.exists():
+        if name in wanted and not p.exists():
             mixed = mixed or mixed_batches(cfg)
             _write(p, mixed, mixed[0].schema, codec, stream)
         paths[name] = p
     del mixed
     wide_tag = f"{cfg['wide_batches']}x{cfg['wide_rows']}"
-    p = d / f"paths_wide_{wide_tag}.arrow"
-    paths["wide"] = p if p.exists() else _write(p, wide_batches(cfg)[1], wide_batches(cfg)[0])
-    p = d / f"paths_strings_{cfg['pandas_rows']}.arrow"
-    paths["strings"] = p if p.exists() else _write(p, strings_batches(cfg)[1], strings_batches(cfg)[0])
-    p = d / f"paths_small_{cfg['small_batches']}x{cfg['small_rows']}.arrow"
-    if not p.exists():
+    paths["wide"] = d / f"paths_wide_{wide_tag}.arrow"
+    if "wide" in wanted and not paths["wide"].exists():
+        _write(paths["wide"], wide_batches(cfg)[1], wide_batches(cfg)[0])
+    paths["strings"] = d / f"paths_strings_{cfg['pandas_rows']}.arrow"
+    if "strings" in wanted and not paths["strings"].exists():
+        _write(paths["strings"], strings_batches(cfg)[1], strings_batches(cfg)[0])
+    paths["small"] = d / f"paths_small_{cfg['small_batches']}x{cfg['small_rows']}.arrow"
+    if "small" in wanted and not paths["small"].exists():
         schema, small = small_batches(cfg)
-        _write(p, small, schema)
+        _write(paths["small"], small, schema)
         del small
-    paths["small"] = p
-    p = d / f"paths_fields_{cfg['fields']}.arrow"
-    paths["fields"] = p if p.exists() else _write(p, *reversed(fields_batches(cfg["fields"])))
+    paths["fields"] = d / f"paths_fields_{cfg['fields']}.arrow"
+    if "fields" in wanted and not paths["fields"].exists():
+        _write(paths["fields"], *reversed(fields_batches(cfg["fields"])))
     print(f"data ready in {time.perf_counter() - t0:.1f} s\n", flush=True)
     env = "\n".join(machine_lines(args.quick) + [
         f"- arrowmm codec threads: {arrowmm.ipc.compression.parallel_threads()}, "
         f"pyarrow CPU pool: {pa.cpu_count()}",
         "- page cache: warm (each file is read once just before its row, the 8 GB file's "
         "batch headers only: this VM's page cache keeps less than the data and drops "
-        "files within minutes)"]
-        + [f"- {p.name}: {p.stat().st_size / 2**20:,.1f} MiB" for p in paths.values()])
+        "files within minutes)",
+        f"- {_load()} at the start (each row's is in its details)"]
+        + [f"- {paths[n].name}: {paths[n].stat().st_size / 2**20:,.1f} MiB" for n in sorted(wanted)])
     print(env + "\n", flush=True)
-    steps = [("zstd", lambda: bench_table(paths["zstd"], "zstd", cfg,
-                                          "1a. pyarrow.table(reader), zstd")),
-             ("lz4", lambda: bench_table(paths["lz4"], "lz4", cfg, "1b. pyarrow.table(reader), lz4")),
-             ("zstd", lambda: bench_columns(paths["zstd"], cfg)),
-             ("plain", lambda: bench_pipe(paths["plain"], cfg)),
-             ("wide", lambda: bench_wide_numpy(paths["wide"], cfg)),
-             ("wide", lambda: bench_wide_open(paths["wide"], cfg)),
-             ("strings", lambda: bench_pandas(paths["strings"], cfg)),
-             ("fields", lambda: bench_fields(paths["fields"], cfg["fields"], cfg)),
-             ("small", lambda: bench_small_pandas(paths["small"], cfg))]
+    steps = {"1a": lambda: bench_table(paths["zstd"], "zstd", cfg,
+                                       "1a. pyarrow.table(reader), zstd"),
+             "1b": lambda: bench_table(paths["lz4"], "lz4", cfg, "1b. pyarrow.table(reader), lz4"),
+             "2": lambda: bench_columns(paths["zstd"], cfg),
+             "2b": lambda: bench_batch_order(paths["zstd"], "zstd", cfg,
+                                             "2b. every column of every batch, in batch order, zstd"),
+             "2c": lambda: bench_batch_order(paths["lz4"], "lz4", cfg,
+                                             "2c. every column of every batch, in batch order, lz4"),
+             "3": lambda: bench_pipe(paths["plain"], cfg),
+             "4": lambda: bench_wide_numpy(paths["wide"], cfg),
+             "5": lambda: bench_wide_open(paths["wide"], cfg),
+             "6": lambda: bench_pandas(paths["strings"], cfg),
+             "7": lambda: bench_fields(paths["fields"], cfg["fields"], cfg),
+             "8": lambda: bench_small_pandas(paths["small"], cfg)}
     results = []
-    for name, step in steps:
-        if name != "wide":  # (row 4 warms what it reads itself)
-            warm_cache(paths[name])
-        results.append(step())
+    for row in ROWS:
+        if row not in rows:
+            continue
+        if needs[row] != "wide":  # (row 4 warms what it reads itself)
+            warm_cache(paths[needs[row]])
+        load = _load()
+        results.append(steps[row]())
+        results[-1].detail += f"; {load}"
         print_result(results[-1])
+        print(f"    ({load} before the row)", flush=True)
     return report(results, "arrowmm vs pyarrow on everyday paths (issue 17)", env, cfg, args.out,
                   args.strict, note=f"median of the timed repeats after {cfg['warmup']} warm-up runs")
 
