@@ -172,30 +172,82 @@ class RecordBatch(PandasConvertible):
 
     def _decode(self, k: int, decoded, wait: bool = True) -> Optional[Array]:
         """Column ``k`` decoded by the loader, once: a thread that finds another decoding it
-        waits for that Array (dict.setdefault hands every thread the same lock; decoding never
-        takes another column's lock, so no thread waits on one that waits on it).  Without
-        ``wait`` (the read-ahead), None instead of waiting: a thread decoding the column
-        already needs no help, and the read-ahead goes on to its next column."""
+        waits for that Array (dict.setdefault hands every thread the same lock; no thread
+        waits for a lock while it holds one, so no thread waits on one that waits on it).
+        Without ``wait`` (the read-ahead), None instead of waiting: a thread decoding the
+        column already needs no help, and the read-ahead goes on to its next column."""
         plain = self._plain
         if plain is not None and decoded is None:
             col = plain.plain_column(k, self._publish)
             if col is not None:
                 return col
-        locks = self._locks
         lock = self._decode_lock(k)
         if not lock.acquire(wait):
             return None
         try:
             col = self._columns[k]
             if col is None:
-                col = self._loader.column(k, decoded)
-                if self._offset or col.length != self.num_rows:
-                    col = col.slice(self._offset, self.num_rows)
-                self._columns[k] = col
+                col = self._load(k, decoded)
         finally:
             lock.release()
-        locks.pop(k, None)  # (a late thread makes a new lock, then finds the column decoded)
+        self._locks.pop(k, None)  # (a late thread makes a new lock, then finds the column decoded)
         return col
+
+    def _load(self, k: int, decoded) -> Array:
+        """Column ``k`` from the loader, kept: only under column ``k``'s lock."""
+        col = self._loader.column(k, decoded)
+        if self._offset or col.length != self.num_rows:
+            col = col.slice(self._offset, self.num_rows)
+        self._columns[k] = col
+        return col
+
+    def _claim(self, ks) -> list:
+        """``[(column, its lock)]`` of those of columns ``ks`` that no thread has decoded or is
+        decoding, their locks taken without waiting: from now on a thread asking for one of
+        them waits for its Array (``_decode``) rather than decompress it again.  Hand the list
+        to ``_decode_claimed`` (from any thread), which lets every lock go."""
+        cols, claimed = self._columns, []
+        for k in ks:
+            if cols[k] is None:
+                lock = self._decode_lock(k)
+                if lock.acquire(False):
+                    if cols[k] is None:
+                        claimed.append((k, lock))
+                    else:  # (decoded between the test and the lock)
+                        lock.release()
+        return claimed
+
+    def _decode_claimed(self, claimed: list) -> dict:
+        """Decode the columns of ``_claim`` together, their buffers decompressed on the codec
+        pool (``prefetch``), each lock let go as soon as its column is kept (or its decode
+        failed); ``{column: the error its decode raised}``, the others decoded."""
+        failed = {}
+        claimed = list(claimed)
+        try:
+            decoded = None
+            if len(claimed) > 1:
+                try:
+                    decoded = self._loader.prefetch([k for k, _ in claimed])
+                except Exception:  # noqa: BLE001 (each column's own decode then says why)
+                    pass
+            while claimed:
+                k, lock = claimed[0]
+                try:
+                    self._load(k, decoded)
+                except Exception as exc:  # noqa: BLE001 (handed back, the others decoded)
+                    failed[k] = exc
+                del claimed[0]
+                lock.release()
+                self._locks.pop(k, None)
+        finally:
+            for k, lock in claimed:  # (only after an exception of another kind)
+                lock.release()
+        return failed
+
+    def _decode_free(self, ks) -> dict:
+        """Decode together those of columns ``ks`` that no thread has decoded or is decoding,
+        without waiting for any (``_claim``, ``_decode_claimed``)."""
+        return self._decode_claimed(self._claim(ks))
 
     def _decoding(self, k: int) -> bool:
         """Whether a thread is decoding column ``k`` now (holds its lock)."""
@@ -203,9 +255,8 @@ class RecordBatch(PandasConvertible):
         return lock is not None and lock[0] == _fork_generation and lock[1].locked()
 
     def _decode_lock(self, k: int) -> threading.Lock:
-        """The lock of column ``k``'s decode (-1: the whole batch's, in ``decode_columns``),
-        made once for every thread (dict.setdefault); one made before this process was
-        forked is replaced."""
+        """The lock of column ``k``'s decode, made once for every thread (dict.setdefault);
+        one made before this process was forked is replaced."""
         have = self._locks.get(k)
         if have is not None and have[0] == _fork_generation:
             return have[1]
@@ -262,15 +313,13 @@ class RecordBatch(PandasConvertible):
             return
         if len(missing) > 1 and self.compression is not None and \
                 hasattr(self._loader, "prefetch"):
-            # one whole-batch decode at a time: a second caller (threads taking ``columns``
-            # of a shared batch) waits for the first rather than decompress it all again
-            with self._decode_lock(-1):
-                missing = [k for k in missing if cols[k] is None]
-                decoded = self._loader.prefetch(missing) if len(missing) > 1 else None
-                for k in missing:  # (compressed: decoded together just above)
-                    if cols[k] is None:
-                        self._decode(k, decoded)
-            return
+            # the columns no other thread is on, decoded together; then those another thread
+            # was decoding (the read-ahead of the rest of the batch, a second caller of this),
+            # waited for rather than decompressed again; the first error in column order is
+            # raised, once every other column is decoded
+            failed = self._decode_free(missing)
+            if failed:
+                raise failed[min(failed)]
         for k in missing:
             if cols[k] is None:
                 self._decode(k, None)
@@ -319,8 +368,14 @@ class RecordBatch(PandasConvertible):
         if isinstance(columns, (str, int)):
             raise TypeError("select takes a list of column names or indices")
         ks = [self._index(c) for c in columns]
+        # (decoded together, and without telling the read-ahead: a selection says which
+        # columns it takes, so its first two in order start no decode of the rest)
+        self.decode_columns(ks)
+        exts = self.schema.extension_types()
+        cols = [self._columns[k] if exts[k] is None else
+                self._extension_column(k, exts[k], self._columns[k]) for k in ks]
         return RecordBatch(t.Schema([self.schema.fields[k] for k in ks], self.schema.metadata),
-                           self.num_rows, [self.column(k) for k in ks], metadata=self.metadata)
+                           self.num_rows, cols, metadata=self.metadata)
 
     def rename_columns(self, names) -> "RecordBatch":
         """The same columns under new names: a list of one name per column, or a dict mapping
