@@ -290,3 +290,111 @@ def test_a_flipped_byte_in_any_message_header_never_reads_as_other_values(tmp_pa
                 assert got == want, (pos - offset, how, got)
                 outcomes["same"] += 1
     assert outcomes["error"] and outcomes["same"]
+
+
+def _with_state(path, state, which=-1):
+    """Set the state byte of the file's ``which``-th append marker (a crash between an append's
+    trailer and its state byte leaves a committed append marked in progress)."""
+    data = bytearray(open(path, "rb").read())
+    at, found = -1, []
+    while True:
+        at = data.find(trailer.MARKER_TAG, at + 1)
+        if at < 0:
+            break
+        found.append(at)
+    data[found[which] + trailer.STATE_OFFSET] = state
+    open(path, "wb").write(data)
+
+
+def test_an_append_committed_without_its_state_byte_stays_committed(tmp_path, capsys):
+    """An append killed between its trailer and its state byte, then a later append torn: the
+    stream walk and repair keep the first append's rows as every file reader does (they
+    stopped before it and repair dropped it, in place when run as validate advised)."""
+    path = str(tmp_path / "u.arrow")
+    rows = _generations(path, (3, 3))
+    _with_state(path, trailer.IN_PROGRESS)
+    with arrowmm.append_file(path) as w:
+        w.write({"x": np.arange(6, 9, dtype=np.int64)})
+    _killed_before_the_trailer(path)
+    for name, got in _every_reader(path).items():
+        assert got == rows, name
+    with arrowmm.open_stream(path) as r:
+        assert [v for b in r for v in b.column("x").to_pylist()] == rows
+    assert main(["validate", path]) == 1 and "6 rows" in capsys.readouterr().err
+    report = arrowmm.repair(path, path)
+    assert report.rows == 6 and pa_ipc.open_file(path).read_all().column("x").to_pylist() == rows
+
+
+def test_a_torn_append_without_a_marker_is_refused_by_the_stream_walk_too(tmp_path):
+    """A file appended to by arrowmm before append markers (zero padding), torn before its
+    trailer: reading it as a stream raises, as opening it does (the stream read the torn
+    append's batches and ended quietly); repair, asked, salvages every complete batch."""
+    path = str(tmp_path / "old.arrow")
+    _generations(path, (3,))
+    sink = pa.BufferOutputStream()
+    batch = pa.record_batch({"x": pa.array([3, 4, 5], pa.int64())})
+    with pa_ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    stream = sink.getvalue().to_pybytes()
+    schema_len = len(pa_ipc.read_schema(pa.py_buffer(stream)).serialize())
+    size = os.path.getsize(path)
+    with open(path, "ab") as f:
+        f.write(b"\x00" * (trailer.aligned(size) - size) + stream[schema_len:-8])
+    with pytest.raises(arrowmm.ArrowInvalid, match="no append marker"):
+        arrowmm.open_file(path)
+    with pytest.raises(arrowmm.ArrowInvalid, match="without an append marker"):
+        list(arrowmm.open_stream(path))
+    assert arrowmm.repair(path, str(tmp_path / "r.arrow")).rows == 6
+
+
+def test_an_open_that_meets_a_file_changing_under_it_opens_again(tmp_path):
+    """A mapped reader whose mapping was taken mid-append, the append committing before it
+    reads the marker; an mmap=False reader whose file is cut before it reads the tail: both
+    open the file as it is now (they raised 'says its append was committed' / 'truncated')."""
+    path = str(tmp_path / "c.arrow")
+    rows = _generations(path, (3, 3))
+    complete = open(path, "rb").read()
+    _killed_before_the_trailer(path)
+    torn = open(path, "rb").read()
+    region = arrowmm.ipc.file_mapping.map_file(path)  # (mapped mid-append)
+    with open(path, "r+b") as f:  # the append completes: its trailer, then its state byte
+        f.write(complete)
+    with arrowmm.FileReader(region) as r:
+        assert r.read_all().column("x").to_pylist() == rows and r.unfinished_bytes == 0
+    from arrowmm.ipc.unmapped import PreadFile
+    open(path, "wb").write(torn)
+    source = PreadFile(path)  # (opened with the unfinished tail)
+    cut_unfinished_tail(path)
+    with arrowmm.FileReader(source) as r:
+        assert r.read_all().column("x").to_pylist() == rows[:3]
+
+
+def test_a_marker_forged_inside_a_committed_value_is_not_a_committed_end(tmp_path):
+    """A binary value holding a footer that lists batch 0 three times, its trailer and an
+    in-progress append marker naming it, in a file never appended to; a copy missing its last
+    3 bytes: every reader refuses it (it read as the forged footer's 9 rows)."""
+    schema = arrowmm.schema([("b", arrowmm.binary())])
+    path = str(tmp_path / "forged.arrow")
+    with arrowmm.new_file(path, schema) as w:
+        w.write({"b": [b"a", b"b", b"c"]})
+    data = open(path, "rb").read()
+    with arrowmm.open_file(path) as r:
+        block = [tuple(int(v) for v in r._blocks[0].tolist())]
+    footer = encode_footer(schema, footer_blocks([]), footer_blocks(block * 3), None, 4, ())
+    tail = footer + len(footer).to_bytes(4, "little") + b"ARROW1"
+    # where the forged trailer will end once written as a value: found by writing it once
+    with arrowmm.new_file(path, schema) as w:
+        w.write({"b": [b"a", b"b", b"c"]})
+        w.write({"b": [tail + b"\x00" * 64, b"tail" * 50]})
+    data = open(path, "rb").read()
+    end = data.index(tail) + len(tail)
+    marker = trailer.append_marker(end, trailer.footer_checksum(tail))
+    pad = b"\x00" * (trailer.aligned(end) - end)
+    with arrowmm.new_file(path, schema) as w:
+        w.write({"b": [b"a", b"b", b"c"]})
+        w.write({"b": [tail + pad + marker + b"\x00" * (64 - len(pad) - 32), b"tail" * 50]})
+    data = open(path, "rb").read()
+    assert data.index(tail) + len(tail) == end  # (the forged marker names the forged trailer)
+    open(path, "wb").write(data[:-3])
+    for name, got in _every_reader(path).items():
+        assert isinstance(got, arrowmm.ArrowInvalid), (name, got)

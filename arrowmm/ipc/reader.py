@@ -34,7 +34,7 @@ from .reader_base import (ReaderBase, BatchWhere, batch_index, region_of, is_fil
 from .message import Message, message_end, read_message_at
 from .file_mapping import FileChanged
 from .source import FileSource, MappedSource
-from .trailer import Damage, append_in_progress, trailer_problem
+from .trailer import Damage, append_in_progress, schema_message, trailer_problem
 from .salvage import salvage_messages
 from ._batch_walk import export_file_batches, file_batch_parts
 from .batch_parts import pandas_batches
@@ -58,25 +58,6 @@ _REOPEN_TRIES = 3  # opens tried while other processes cut unfinished appends un
 _DAMAGE_HINT = ("arrowmm.repair(path, out) or 'arrowmm repair PATH OUT' rebuilds a file of its "
                 "complete batches; open_file(path, recover=True) reads them in place "
                 "(docs/recovery.md)")
-
-
-def _schema_message(read):
-    """The schema of the message at byte 8 of a file (what a generation's footer repeats), or
-    None when it does not read."""
-    try:
-        cont, size = struct.unpack("<Ii", read(8, 8))
-        start = 16
-        if cont != 0xFFFFFFFF:
-            size, start = struct.unpack_from("<i", read(8, 4))[0], 12
-        if size <= 0 or size > limits.max_metadata_size:
-            return None
-        record = parse_message(memoryview(read(start, size)), 0, "message 0 at byte 8")
-    except FileChanged:
-        raise
-    except (ArrowInvalid, ValueError, IndexError, TypeError, struct.error, AttributeError,
-            RecursionError, UnicodeDecodeError):
-        return None
-    return record.header if record.header_type == MessageHeader.Schema else None
 
 
 class _BlockWhere:
@@ -226,8 +207,11 @@ class FileReader(ReaderBase):
                     problem = str(exc).removeprefix(f"{source.description}: ")
             # the tail is not a trailer a reader can use: damage, or an append in progress
             try:
-                end = append_in_progress(read, source.size, _schema_message(read))
+                end = append_in_progress(read, source.size, schema_message(read))
             except Damage as exc:
+                if source.changed():  # (an append committed, or a tail was cut, meanwhile)
+                    raise FileChanged(f"{source.description}: the file changed while opening "
+                                      f"it") from None
                 if recover:
                     self._open_salvaged(source, f"{problem}; {exc}")
                     return

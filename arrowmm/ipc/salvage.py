@@ -63,6 +63,7 @@ def salvage_messages(region, *, validate: bool = True, unfinished: bool = False,
         reader = StreamReader(region)  # reads (and checks) the schema message
     except ArrowError as exc:
         raise ArrowInvalid(f"the schema message is unreadable: {exc}") from None
+    reader._unfinished, reader._salvage = unfinished, True
     found = Salvage()
     found.schema, found.version, found.features = reader.schema, reader.version, reader.features
     found.is_file, found.start = is_file, start
@@ -125,4 +126,4 @@ def _next_generation(region, reader, unfinished: bool):
     pos = reader._pos
     if reader._end is not None and pos >= reader._end:
         return None
-    return resume_after_eos(region, pos, unfinished=unfinished)
+    return resume_after_eos(region, pos, unfinished=unfinished, salvage=True)

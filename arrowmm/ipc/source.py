@@ -26,6 +26,7 @@ other formats over a ``Region``, so they are readers of their own.
 """
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 from .._core._region import BufferView, Region
@@ -67,6 +68,11 @@ class FileSource:
 
     def reopen(self) -> Optional["FileSource"]:
         return None
+
+    def changed(self) -> bool:
+        """Whether the file is no longer the one this source read (another size, another
+        inode): an open that met damage then starts again (``reopen``)."""
+        return False
 
     def close(self) -> None:
         pass
@@ -142,6 +148,16 @@ class MappedSource(FileSource):
     def reopen(self) -> Optional["MappedSource"]:
         mapping = mapped_file(self.region)
         return None if mapping is None else MappedSource(map_file(mapping.path))
+
+    def changed(self) -> bool:
+        mapping = mapped_file(self.region) if self.region is not None else None
+        if mapping is None:
+            return False
+        try:
+            st = os.stat(mapping.path)
+        except OSError:
+            return True
+        return (st.st_size, st.st_dev, st.st_ino) != (self.size, mapping.device, mapping.inode)
 
     def close(self) -> None:
         self.region = None  # (the mapping goes once no array or export uses it)

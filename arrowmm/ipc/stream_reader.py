@@ -66,6 +66,12 @@ class StreamReader(SequentialBatches, ReaderBase):
     object itself is not closed (one the reader opened itself, from a path, is).
     """
 
+    #: Reading an appended IPC file as a stream: go on into an append that never committed
+    #: (``_unfinished``), and into generations without an append marker whatever the file's
+    #: end says (``_salvage``): what ``salvage.salvage_messages`` asks of its reader.
+    _unfinished = False
+    _salvage = False
+
     def __init__(self, source, *, recover: bool = False, allow_copies: bool = True,
                  require_eos: bool = False, timeout: Optional[float] = None):
         super().__init__(allow_copies)
@@ -209,8 +215,10 @@ class StreamReader(SequentialBatches, ReaderBase):
                 return None  # the footer of an IPC file written without an end-of-stream marker
             msg = read_message_at(self._region, self._pos, self._index)
             while msg is None and self._in_file:  # an appended file: its next generation
-                resume = resume_after_eos(self._region, self._pos)  # (a loop: a generation may
-                if resume is None:                                  # hold no message at all)
+                resume = resume_after_eos(self._region, self._pos,  # (a loop: a generation may
+                                          unfinished=self._unfinished,  # hold no message)
+                                          salvage=self._salvage)
+                if resume is None:
                     break
                 self._pos = resume
                 if self._end is not None and self._pos >= self._end:

@@ -39,6 +39,7 @@ import struct
 import zlib
 from typing import Optional
 
+from .. import limits
 from ..errors import ArrowError, ArrowInvalid
 from ..format import MessageHeader, parse_footer, parse_message
 from .file_mapping import FileChanged, TailRead, tail_reader
@@ -46,7 +47,7 @@ from .io import MAGIC
 
 __all__ = ["TRAILER_SIZE", "MARKER_SIZE", "MARKER_TAG", "IN_PROGRESS", "COMMITTED",
            "STATE_OFFSET", "append_marker", "footer_checksum", "trailer_problem",
-           "append_in_progress", "committed_end", "next_generation", "resume_after_eos",
+           "append_in_progress", "committed_end", "schema_message", "next_generation", "resume_after_eos",
            "aligned", "copy_bytes", "Damage"]
 
 TRAILER_SIZE = 10  # int32 footer length + "ARROW1"
@@ -121,19 +122,39 @@ def trailer_problem(read: TailRead, end: int, schema=None, *, parse: bool = True
         return None
     if footer.schema != schema:
         return f"the footer at byte {footer_start} has another schema than the file's"
-    last = None
-    for blocks, kind in ((footer.dictionaries, MessageHeader.DictionaryBatch),
-                         (footer.record_batches, MessageHeader.RecordBatch)):
-        for offset, meta_len, body_len in blocks.tolist():
-            meta_len &= 0xFFFFFFFF
-            if (offset < 8 or offset % 8 or meta_len <= 0 or body_len < 0
-                    or offset + meta_len + body_len > footer_start):
-                return f"a Block of the footer at byte {footer_start} lies outside the file"
-            last = (offset, meta_len, body_len, kind)
-    if last is not None and not _is_message(read, *last):
-        return (f"the last Block of the footer at byte {footer_start} (byte {last[0]}) is not "
-                f"the message it names")
+    blocks = sorted((offset, meta_len & 0xFFFFFFFF, body_len, kind)
+                    for rows, kind in ((footer.dictionaries, MessageHeader.DictionaryBatch),
+                                       (footer.record_batches, MessageHeader.RecordBatch))
+                    for offset, meta_len, body_len in rows.tolist())
+    where = f"the footer at byte {footer_start}"
+    block_end = 8
+    for offset, meta_len, body_len, _ in blocks:
+        if (offset < block_end or offset % 8 or meta_len <= 0 or body_len < 0
+                or offset + meta_len + body_len > footer_start):
+            return (f"a Block of {where} (byte {offset}) lies outside the file or over the one "
+                    f"before it")
+        block_end = offset + meta_len + body_len
+    if blocks:
+        # the messages are the file's own: the first follows the schema message, the last is
+        # followed by the end-of-stream marker and then this footer, as every writer lays them
+        first, last = blocks[0], blocks[-1]
+        if first[0] != _schema_end(read) or read(footer_start - 8, 8) != _EOS or \
+                block_end != footer_start - 8:
+            return f"the Blocks of {where} are not laid out as a writer lays them"
+        if not (_is_message(read, *first) and _is_message(read, *last)):
+            return f"the first or last Block of {where} is not the message it names"
     return None
+
+
+_EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"
+
+
+def _schema_end(read: TailRead) -> int:
+    """Where the message after the schema message at byte 8 starts."""
+    cont, size = struct.unpack("<Ii", read(8, 8))
+    if cont != 0xFFFFFFFF:
+        return 12 + struct.unpack_from("<i", read(8, 4))[0]
+    return 16 + size
 
 
 def _is_message(read: TailRead, offset: int, meta_len: int, body_len: int, kind: int) -> bool:
@@ -199,6 +220,25 @@ def _committed_before(read: TailRead, at: int, marker, schema) -> int:
     return end
 
 
+def schema_message(read: TailRead):
+    """The schema of the message at byte 8 of a file (what a generation's footer repeats), or
+    None when it does not read."""
+    try:
+        cont, size = struct.unpack("<Ii", read(8, 8))
+        start = 16
+        if cont != 0xFFFFFFFF:
+            size, start = struct.unpack_from("<i", read(8, 4))[0], 12
+        if size <= 0 or size > limits.max_metadata_size:
+            return None
+        record = parse_message(memoryview(read(start, size)), 0, "message 0 at byte 8")
+    except FileChanged:
+        raise
+    except (ArrowError, ValueError, IndexError, TypeError, struct.error, AttributeError,
+            RecursionError, UnicodeDecodeError):
+        return None
+    return record.header if record.header_type == MessageHeader.Schema else None
+
+
 def committed_end(region, schema, read: Optional[TailRead] = None) -> int:
     """Where the committed content of the IPC file in ``region`` ends: ``region.size`` when its
     tail is a valid trailer, the start of an append in progress (see the module docstring),
@@ -220,11 +260,18 @@ def committed_end(region, schema, read: Optional[TailRead] = None) -> int:
 
 
 def next_generation(region, eos_end: int, read: Optional[TailRead] = None, *,
-                    unfinished: bool = False) -> Optional[int]:
+                    unfinished: bool = False, salvage: bool = False) -> Optional[int]:
     """Where the messages of the committed generation after the one whose end-of-stream marker
     ends at ``eos_end`` start: past its trailer (rounded up to 8) and the next append's marker;
     None when no trailer follows there, when it ends the bytes (the last generation), or when
     the append after it is not committed (``unfinished=True``: its messages too, for salvage).
+
+    A generation is committed when it starts before the file's committed end (``committed_end``:
+    an append whose marker kept its in-progress state because the process died between its
+    trailer and that byte is committed all the same).  A generation without a marker (appended
+    by arrowmm before 0.2) is read when the file's end is sound; when it is damaged, that is
+    ``Damage`` (the generation may be a torn append), unless ``salvage`` (``repair``) asks for
+    every complete message whatever it is.
 
     The footer is the bytes from ``eos_end`` to its trailer, so its length field is known:
     the first ``"ARROW1"`` after ``eos_end`` preceded by that length is the trailer.
@@ -234,13 +281,14 @@ def next_generation(region, eos_end: int, read: Optional[TailRead] = None, *,
     own = read is None
     read = tail_reader(region) if own else read
     try:
-        return _next_generation(region, eos_end, read, unfinished)
+        return _next_generation(region, eos_end, read, unfinished, salvage)
     finally:
         if own:
             read.close()
 
 
-def _next_generation(region, eos_end: int, read: TailRead, unfinished: bool) -> Optional[int]:
+def _next_generation(region, eos_end: int, read: TailRead, unfinished: bool,
+                     salvage: bool) -> Optional[int]:
     size = region.size
     cap = min(size, eos_end + _MAX_FOOTER_SCAN)
     lo = stop = eos_end
@@ -256,14 +304,16 @@ def _next_generation(region, eos_end: int, read: TailRead, unfinished: bool) -> 
                 break
             at = lo + pos  # where this "ARROW1" starts; its length field is the 4 bytes before
             if at - 4 >= eos_end and _length_before(read, data, lo, at) == at - 4 - eos_end:
-                return _generation_start(region, at + 6, read, unfinished)
+                return _generation_start(region, at + 6, read, unfinished, salvage)
             pos += 1
         lo = max(eos_end, stop - 5)  # (a magic straddling the boundary is found in the next step)
     return None
 
 
-def _generation_start(region, end: int, read: TailRead, unfinished: bool) -> Optional[int]:
-    """Where the messages after the trailer ending at ``end`` start, when they are committed."""
+def _generation_start(region, end: int, read: TailRead, unfinished: bool,
+                      salvage: bool) -> Optional[int]:
+    """Where the messages after the trailer ending at ``end`` start, when they are committed
+    (see ``next_generation``)."""
     size = region.size
     start = aligned(end)
     if end >= size or start >= size or read(end, start - end).strip(b"\x00"):
@@ -272,24 +322,27 @@ def _generation_start(region, end: int, read: TailRead, unfinished: bool) -> Opt
         marker = _parse_marker(read(start, MARKER_SIZE))
         if marker is None or marker[0] != end:
             return None
-        if (marker[2] != COMMITTED and not unfinished
-                and not _covered_by_last_footer(region, start, read)):
-            return None  # an append in progress or interrupted: not part of the file
-        return start + MARKER_SIZE
-    return start  # (an append by arrowmm before 0.2: zero padding, no marker)
+        if marker[2] == COMMITTED or unfinished:
+            return start + MARKER_SIZE
+        committed = _committed_or_none(region, read)
+        return start + MARKER_SIZE if committed is not None and start < committed else None
+    # an append by arrowmm before 0.2: zero padding, no marker
+    if salvage:
+        return start
+    committed = _committed_or_none(region, read)
+    if committed is None:
+        raise Damage(f"a generation without an append marker starts at byte {start}, and the "
+                     f"file's end is damaged: it may be an append that never committed "
+                     f"(arrowmm.repair keeps every complete batch: docs/recovery.md)")
+    return start if start < committed else None
 
 
-def _covered_by_last_footer(region, start: int, read: TailRead) -> bool:
-    """Whether the file's last trailer is valid and its footer lists a batch after ``start``:
-    the append whose marker is at ``start`` committed, but its marker kept the in-progress
-    state (a crash between the trailer and the state byte)."""
-    size = region.size
-    if trailer_problem(read, size) is not None:
-        return False
-    footer_len = _I32.unpack_from(read(size - TRAILER_SIZE, 4), 0)[0]
-    footer = parse_footer(memoryview(read(size - TRAILER_SIZE - footer_len, footer_len)))
-    offsets = footer.record_batches.tolist()
-    return bool(offsets) and max(o for o, _, _ in offsets) > start
+def _committed_or_none(region, read: TailRead) -> Optional[int]:
+    """The file's committed end (``committed_end``), or None when its end is damaged."""
+    try:
+        return committed_end(region, schema_message(read), read)
+    except Damage:
+        return None
 
 
 def _length_before(read: TailRead, data: bytes, lo: int, at: int) -> int:
@@ -307,7 +360,7 @@ def copy_bytes(read: TailRead, start: int, length: int) -> bytes:
 
 
 def resume_after_eos(region, pos: int, read: Optional[TailRead] = None, *,
-                     unfinished: bool = False) -> Optional[int]:
+                     unfinished: bool = False, salvage: bool = False) -> Optional[int]:
     """``next_generation`` for the end-of-stream marker that *starts* at ``pos`` (8 bytes, or 4
     in the pre-0.15 framing): where reading an appended file as a stream goes on, or None."""
     if pos + 8 > region.size:
@@ -316,7 +369,8 @@ def resume_after_eos(region, pos: int, read: Optional[TailRead] = None, *,
     read = tail_reader(region) if own else read
     try:
         head = _I32.unpack_from(read(pos, 4), 0)[0]
-        return _next_generation(region, pos + (8 if head == -1 else 4), read, unfinished)
+        return _next_generation(region, pos + (8 if head == -1 else 4), read, unfinished,
+                                salvage)
     finally:
         if own:
             read.close()

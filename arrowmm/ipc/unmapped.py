@@ -21,6 +21,7 @@ from ..errors import ArrowInvalid
 from .message import read_message_at
 from .io import MAGIC
 from .reader import FileReader, StreamReader
+from .file_mapping import FileChanged
 from .source import FileSource, check_message
 
 __all__ = ["PreadFile", "UnmappedFileReader", "UnmappedStreamReader", "open_unmapped"]
@@ -77,7 +78,7 @@ class PreadFile(FileSource):
         while got < length:
             n = _read_into(self._fd, out[got:], offset + got)
             if n == 0:
-                raise ArrowInvalid(
+                raise FileChanged(
                     f"{self.description}: {what}: read {got} of {length} bytes at byte {offset}: "
                     f"the file was truncated while open (it had {self.size} bytes when opened)")
             got += n
@@ -99,6 +100,19 @@ class PreadFile(FileSource):
         check_message(msg, where, meta_len, len(data), kind)
         msg.offset = offset
         return msg
+
+    def reopen(self) -> "PreadFile":
+        self.close()
+        return PreadFile(self.description)
+
+    def changed(self) -> bool:
+        if self._fd < 0:
+            return False
+        try:
+            return os.stat(self.description).st_size != self.size or \
+                os.fstat(self._fd).st_size != self.size
+        except OSError:
+            return True
 
     def close(self) -> None:
         fd, self._fd = self._fd, -1
