@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -165,3 +166,30 @@ def readme_block_main(spec_path: str) -> None:
 
 if __name__ == "__main__":
     readme_block_main(sys.argv[1])
+
+
+def driver_dir(spark) -> str:
+    """The driver's working directory (the JVM's, which Spark's file sources resolve against)."""
+    return str(spark._jvm.System.getProperty("user.dir"))
+
+
+class NothingNew:
+    """Checks that the driver's working directory and ``/`` get no new entry; removes the
+    entries the old code made (``<scheme>:`` folders, ``/localhost``) if it does."""
+
+    def __init__(self, spark, made=("s3a:", "hdfs:", "viewfs:", "myfs:", "localhost")):
+        self.folders = [driver_dir(spark), "/"]
+        self.made = made
+
+    def __enter__(self):
+        self.before = [set(os.listdir(f)) for f in self.folders]
+        return self
+
+    def __exit__(self, *exc):
+        new = [sorted(set(os.listdir(f)) - b) for f, b in zip(self.folders, self.before)]
+        for folder, names in zip(self.folders, new):
+            for name in names:
+                if name in self.made:
+                    shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+        if exc[0] is None:
+            assert [n for names in new for n in names if n in self.made] == [], new

@@ -19,37 +19,11 @@ from arrowmm.spark import jar as jvm_jar
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
 from spark_support import jvm_spark  # noqa: F401, E402 (the "spark" fixture)
+from spark_support import NothingNew, driver_dir  # noqa: E402
 
 FMT = jvm_jar.FORMAT  # the JVM connector in a session with its jar
 #: URIs of filesystems the connector cannot serve
 FOREIGN = ["s3a://bucket/x", "hdfs://nn/x", "viewfs://c/x", "myfs://x"]
-
-
-def _driver_dir(spark) -> str:
-    """The driver's working directory (the JVM's, which Spark's file sources resolve against)."""
-    return str(spark._jvm.System.getProperty("user.dir"))
-
-
-class _NothingNew:
-    """Checks that the driver's working directory and ``/`` get no new entry named as the old
-    code made them (``<scheme>:`` folders, ``localhost``), and removes any it made."""
-
-    def __init__(self, spark, made=("s3a:", "hdfs:", "viewfs:", "myfs:", "localhost")):
-        self.folders = [_driver_dir(spark), "/"]
-        self.made = made
-
-    def __enter__(self):
-        self.before = [set(os.listdir(f)) for f in self.folders]
-        return self
-
-    def __exit__(self, *exc):
-        new = [sorted(set(os.listdir(f)) - b) for f, b in zip(self.folders, self.before)]
-        for folder, names in zip(self.folders, new):
-            for name in names:
-                if name in self.made:
-                    shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
-        if exc[0] is None:
-            assert [n for names in new for n in names if n in self.made] == [], new
 
 
 def test_writes_to_other_filesystems_raise_at_planning_and_write_nothing(spark):
@@ -57,12 +31,12 @@ def test_writes_to_other_filesystems_raise_at_planning_and_write_nothing(spark):
     for uri in FOREIGN:
         scheme = uri.split(":")[0]
         for mode in ("append", "overwrite", "errorifexists"):
-            with _NothingNew(spark):
+            with NothingNew(spark):
                 with pytest.raises(Exception, match=f"unsupported scheme '{scheme}'") as info:
                     df.write.format(FMT).mode(mode).save(uri)
             text = str(info.value)
             assert "mount" in text and "arrowmm_python" in text, text
-    with _NothingNew(spark):
+    with NothingNew(spark):
         with pytest.raises(Exception, match="names host 'otherhost'"):
             df.write.format(FMT).mode("append").save("file://otherhost/tmp/x")
 
@@ -81,7 +55,7 @@ def test_reads_of_other_filesystems_say_unsupported_not_missing(spark):
 
 def test_file_uri_spellings_globs_lists_and_relative_paths(spark, tmp_path):
     target = tmp_path / "x"
-    with _NothingNew(spark):
+    with NothingNew(spark):
         spark.range(5).write.format(FMT).mode("overwrite").save(f"file://localhost{target}")
     assert sorted(os.listdir(target))[-1].endswith(".arrow") and (target / "_arrowmm_log").is_dir()
     spark.range(5, 7).write.format(FMT).mode("append").save(f"file:{target}")
@@ -95,7 +69,7 @@ def test_file_uri_spellings_globs_lists_and_relative_paths(spark, tmp_path):
     assert sorted(r.id for r in both) == list(range(7))  # (a file named twice is read once)
     # relative paths: against the driver's working directory, where Parquet puts them too
     rel = f"arrowmm-rel-{uuid.uuid4().hex[:8]}"
-    here = _driver_dir(spark)
+    here = driver_dir(spark)
     try:
         spark.range(4).write.format(FMT).mode("overwrite").save(f"{rel}/a")
         spark.range(4).write.format(FMT).mode("append").save(f"file:{rel}/a")
