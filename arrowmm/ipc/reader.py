@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+import time
 from typing import Iterator, Optional, Tuple
 
 import numpy as np
@@ -54,7 +55,7 @@ def plain_batch(schema, plan, num_rows: int, nodes, buffers, body, lookup, where
                                                             stats, allow_copies))
 
 _SNIFF_BYTES = 1 << 16  # of a file that is not one, read to say what it is
-_REOPEN_TRIES = 3  # opens tried while other processes cut unfinished appends under this one
+_REOPEN_TRIES = 100  # opens tried while other processes cut unfinished appends under this one
 _DAMAGE_HINT = ("arrowmm.repair(path, out) or 'arrowmm repair PATH OUT' rebuilds a file of its "
                 "complete batches; open_file(path, recover=True) reads them in place "
                 "(docs/recovery.md)")
@@ -173,7 +174,9 @@ class FileReader(ReaderBase):
             except FileChanged as exc:  # (an unfinished append was cut while this opened)
                 source = source.reopen()
                 if source is None or attempt == _REOPEN_TRIES - 1:
-                    raise ArrowInvalid(str(exc)) from None
+                    raise ArrowInvalid(f"{exc} ({_REOPEN_TRIES} times: other processes keep "
+                                       f"appending to it or cutting it)") from None
+                time.sleep(min(0.01, 0.0002 * attempt))  # (let a busy appender get ahead)
         self._batch_rows = None
         self._memo: Optional[DictionaryMemo] = None
         self._dict_plans = {}
