@@ -21,7 +21,8 @@ import numpy as np
 from .. import types as t
 from .scalars import MonthDayNano
 
-__all__ = ["format_value", "array_lines", "inline_values", "preview", "shown_values", "WINDOW",
+__all__ = ["format_value", "format_stored", "array_lines", "inline_values", "preview",
+           "shown_values", "WINDOW",
            "ELEMENT_SIZE_LIMIT", "Shown"]
 
 #: values shown from each end of a long array (pyarrow's default window)
@@ -211,3 +212,10 @@ _TEMPORAL = {
     t.TimeType: _time,
     t.DurationType: lambda dtype, v: str(v),
 }
+
+
+def format_stored(dtype, v: int) -> str:
+    """A date, time, timestamp or duration from the number it is stored as (a statistics
+    bound), as ``shown_values`` lays it out; any other type's number as it is."""
+    lay_out = _TEMPORAL.get(type(dtype))
+    return str(v) if lay_out is None else lay_out(dtype, int(v))
