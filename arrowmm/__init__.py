@@ -7,6 +7,8 @@ metadata); ``arrays`` (typed arrays, batches, tables); ``interop`` (building arr
 data interface); ``ipc`` (readers and writers); ``shm`` (shared memory) and ``dataset`` (many
 files as one table); ``spark``; ``cli``.
 """
+from typing import TYPE_CHECKING
+
 __version__ = "0.1.0"
 
 from . import limits
@@ -25,8 +27,11 @@ from .types import (  # noqa: F401  (the type factories: int64(), list_(...), ..
     day_time_interval, month_day_nano_interval, decimal32, decimal64, decimal128, decimal256,
     fixed_size_binary, list_, large_list, list_view, large_list_view, fixed_size_list,
     struct, map_, sparse_union, dense_union, dictionary, run_end_encoded,
-    field, schema, ExtensionType, register_extension_type, unregister_extension_type,
+    ExtensionType, register_extension_type, unregister_extension_type,
 )
+# (from factories: beside the function, ``arrowmm.types`` holds a module named ``schema``,
+# which type checkers would take ``arrowmm.schema`` for)
+from .types.factories import field, schema
 from ._core._region import BufferView, Region
 from .arrays import (Array, BinaryArray, BinaryViewArray, BooleanArray, DayTimeInterval,
                      DictionaryArray, FixedSizeBinaryArray, FixedSizeListArray, ListArray,
@@ -48,8 +53,12 @@ from .ipc.sparse_tensor import (SparseCOOTensor, SparseCSCMatrix, SparseCSFTenso
                                 SparseCSRMatrix, read_sparse_tensor, write_sparse_tensor)
 from .ipc.tensor import Tensor, get_tensor_size, read_tensor, write_tensor
 from . import shm
-from . import dataset  # (a package that is also callable: arrowmm.dataset(source, ...))
 from .dataset import Dataset
+
+if TYPE_CHECKING:  # a checker cannot call a module: it sees the function the package forwards to
+    from .dataset.scan import dataset
+else:  # the package, which is also callable: arrowmm.dataset(source, ...), as pyarrow.dataset
+    from . import dataset
 
 __all__ = [
     "__version__",
