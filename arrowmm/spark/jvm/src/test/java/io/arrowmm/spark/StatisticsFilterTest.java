@@ -1,0 +1,71 @@
+package io.arrowmm.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.HashMap;
+import java.util.Map;
+
+import org.apache.spark.sql.sources.And;
+import org.apache.spark.sql.sources.EqualTo;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.sources.GreaterThan;
+import org.apache.spark.sql.sources.IsNull;
+import org.apache.spark.sql.sources.LessThanOrEqual;
+import org.apache.spark.sql.sources.Not;
+import org.apache.spark.sql.sources.Or;
+import org.junit.jupiter.api.Test;
+
+/** Batch verdicts from the statistics arrowmm's writer put in a footer: batch 0 holds k 0..2,
+ * batch 1 holds k 10..12 (src/test/resources/arrowmm_statistics.arrow). */
+class StatisticsFilterTest {
+  private final FileFooter footer =
+      FileFooterTest.footer(FileFooterTest.resource("arrowmm_statistics.arrow"));
+
+  private int verdict(Filter f, int batch) {
+    Map<String, ColumnSpec> columns = new HashMap<>();
+    for (ColumnSpec c : footer.columns) {
+      columns.put(c.name, c);
+    }
+    return StatisticsFilter.verdict(f, columns, footer.statistics, batch);
+  }
+
+  @Test
+  void comparisonsSkipBatchesOutsideMinMax() {
+    Filter gt5 = new GreaterThan("k", 5L);
+    assertEquals(StatisticsFilter.NONE, verdict(gt5, 0));
+    assertEquals(StatisticsFilter.ALL, verdict(gt5, 1));
+    Filter le11 = new LessThanOrEqual("k", 11L);
+    assertEquals(StatisticsFilter.ALL, verdict(le11, 0));
+    assertEquals(StatisticsFilter.SOME, verdict(le11, 1));
+    assertEquals(StatisticsFilter.NONE, verdict(new EqualTo("k", 7L), 0));
+    assertEquals(StatisticsFilter.NONE, verdict(new EqualTo("k", 7L), 1));
+    assertEquals(StatisticsFilter.SOME, verdict(new EqualTo("k", 11L), 1));
+  }
+
+  @Test
+  void nullsAndLogic() {
+    assertEquals(StatisticsFilter.NONE, verdict(new IsNull("k"), 0));
+    Filter either = new Or(new EqualTo("k", 1L), new EqualTo("k", 11L));
+    assertEquals(StatisticsFilter.SOME, verdict(either, 0));
+    Filter both = new And(new GreaterThan("k", 5L), new EqualTo("k", 1L));
+    assertEquals(StatisticsFilter.NONE, verdict(both, 0));
+    assertEquals(StatisticsFilter.NONE, verdict(both, 1));
+    // NOT of a batch where every row matches matches none
+    assertEquals(StatisticsFilter.NONE, verdict(new Not(new GreaterThan("k", 5L)), 1));
+  }
+
+  @Test
+  void unknownColumnsAndValuesNeverSkip() {
+    Map<String, ColumnSpec> columns = new HashMap<>();
+    for (ColumnSpec c : footer.columns) {
+      columns.put(c.name, c);
+    }
+    assertFalse(StatisticsFilter.usable(new GreaterThan("other", 1L), columns));
+    assertTrue(StatisticsFilter.usable(new GreaterThan("k", 1L), columns));
+    assertEquals(StatisticsFilter.SOME, verdict(new GreaterThan("other", 100L), 0));
+    // a value of another type than the column's is not compared (the rows decide)
+    assertEquals(StatisticsFilter.SOME, verdict(new GreaterThan("k", "zzz"), 0));
+  }
+}
