@@ -19,7 +19,7 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 # ``_core._cabi.exporter``, registered by ``interop._cdata``.
 LAYERS = [
     ("errors",), ("limits",), ("_core",), ("types",),
-    ("format",), ("arrays",), ("interop",), ("ipc",),
+    ("format",), ("arrays",), ("compute",), ("interop",), ("ipc",),
     ("shm", "dataset"), ("spark",), ("cli",), ("__init__", "__main__"),
 ]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}

@@ -15,14 +15,31 @@ from .chunked import ChunkedArray, aligned_pieces
 from ..errors import ArrowInvalid
 from .pandas_compat import PandasConvertible
 
-__all__ = ["Table", "select_batch", "slice_batches", "register_stream_export"]
+__all__ = ["Table", "select_batch", "slice_batches", "register_stream_export",
+           "register_table_compute"]
 
 _stream_export: List[Callable] = []  # export_stream(schema, batches, requested_schema)
+#: ``filter``, ``take`` and ``sort_by``: registered by ``arrowmm.compute`` (which imports this)
+_COMPUTE: dict = {}
 
 
 def register_stream_export(export: Callable) -> None:
     """Set how a Table exports its batches as an Arrow C stream (called by ``interop``)."""
     _stream_export[:] = [export]
+
+
+def register_table_compute(filter_table: Callable, take_table: Callable,
+                           sort_table: Callable) -> None:
+    """Set the functions behind ``Table.filter``, ``take`` and ``sort_by`` (called by
+    ``arrowmm.compute``, whose kernels work on these classes)."""
+    _COMPUTE.update(filter=filter_table, take=take_table, sort_by=sort_table)
+
+
+def _compute(name: str) -> Callable:
+    if name not in _COMPUTE:
+        raise ArrowInvalid(f"Table.{name} needs arrowmm.compute (import arrowmm, not only "
+                           f"arrowmm.arrays)")
+    return _COMPUTE[name]
 
 
 class _ColumnsOf:
@@ -192,6 +209,31 @@ class Table(PandasConvertible):
     def slice(self, offset: int = 0, length: Optional[int] = None) -> "Table":
         """Rows ``[offset, offset + length)``, zero-copy, as pyarrow's ``Table.slice``."""
         return Table(self.schema, slice_batches(self._batches, offset, length))
+
+    def tail(self, n: int = 5) -> "Table":
+        """The last ``n`` rows (zero-copy slices), as pandas' ``tail``."""
+        n = int(n)
+        if n < 0:
+            raise ArrowInvalid(f"tail(n): must be >= 0, got {n}")
+        return self.slice(max(self._num_rows - n, 0))
+
+    # -- selection (the kernels of arrowmm.compute) ----------------------------------------
+    def filter(self, mask) -> "Table":
+        """The rows where ``mask`` is true: a boolean array (numpy, list, arrowmm, pyarrow or
+        a ChunkedArray) as long as the table, or an expression (``arrowmm.field("x") > 3``);
+        a null drops its row, as pyarrow's default.  The batches stay as they are cut."""
+        return _compute("filter")(self, mask)
+
+    def take(self, indices) -> "Table":
+        """The rows at ``indices`` (integers, in that order; a null index gives a null row;
+        out of range raises IndexError), as one new batch."""
+        return _compute("take")(self, indices)
+
+    def sort_by(self, sorting) -> "Table":
+        """The rows sorted by ``sorting``: a column name (ascending) or a list of
+        ``(name, "ascending" | "descending")``, as pyarrow's ``Table.sort_by``: stable, nulls
+        last, NaN after the numbers."""
+        return _compute("sort_by")(self, sorting)
 
     def to_batches(self) -> List[RecordBatch]:
         return list(self._batches)

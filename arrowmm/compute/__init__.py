@@ -1,0 +1,90 @@
+"""Filters and row selection over arrowmm's columns: expressions (``field("x") > 3``),
+their evaluation, and ``filter`` / ``take`` / ``sort_indices`` as whole-column kernels in C.
+
+``expression`` holds the predicate tree, ``predicate`` judges it over a batch (pyarrow's
+null semantics), ``selection`` selects rows of arrays and batches, ``sorting`` orders them,
+``tables`` gives ``Table`` its ``filter``, ``take`` and ``sort_by``.  Anything heavier
+(joins, group-by, arithmetic) is a zero-copy hand-off away: ``pyarrow.table(t)``,
+``polars.from_arrow(t)``, ``duckdb.sql("select ... from t")``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import types as _t
+from ..arrays import selection as _slow
+from ..arrays.array import Array, make_array
+from ..arrays.batch import RecordBatch
+from ..arrays.provenance import copied_view
+from ..arrays.table import Table, column_indices
+from ..errors import ArrowInvalid
+from .expression import Expression, field
+from .predicate import check_expression, evaluate, selection_mask
+from .selection import filter_array, filter_batch, take_array, take_batch
+from .sorting import sort_indices as _sort_indices, sort_keys, whole
+from .tables import batch_columns, filter_table, sort_table, take_table
+
+__all__ = ["Expression", "field", "filter", "take", "sort_indices", "evaluate"]
+
+
+def filter(data, mask):  # noqa: A001  (pyarrow.compute.filter's name)
+    """The rows of ``data`` (an Array, RecordBatch or Table) where ``mask`` is true: a boolean
+    array as long as ``data`` or, for a batch or table, an Expression; nulls drop their row."""
+    if isinstance(data, Table):
+        return filter_table(data, mask)
+    if isinstance(data, RecordBatch):
+        if isinstance(mask, Expression):
+            check_expression(mask, lambda name: data.schema.field(name).storage_type)
+            keep = selection_mask(mask, batch_columns(data), data.num_rows)
+        else:
+            keep = _slow.as_mask(mask, data.num_rows)
+        return filter_batch(data, keep, schema=data.schema)
+    if isinstance(data, Array):
+        if isinstance(mask, Expression):
+            raise ArrowInvalid("filter of an Array takes a boolean mask, not an Expression")
+        return filter_array(data, _slow.as_mask(mask, len(data)))
+    raise ArrowInvalid(f"filter: expected an arrowmm Array, RecordBatch or Table, got "
+                       f"{type(data).__name__}")
+
+
+def take(data, indices):
+    """The rows of ``data`` (an Array, RecordBatch or Table) at ``indices``."""
+    if isinstance(data, Table):
+        return take_table(data, indices)
+    if isinstance(data, RecordBatch):
+        return take_batch(data, indices)
+    if isinstance(data, Array):
+        return take_array(data, indices)
+    raise ArrowInvalid(f"take: expected an arrowmm Array, RecordBatch or Table, got "
+                       f"{type(data).__name__}")
+
+
+def sort_indices(data, sort_keys=(), *, null_placement: str = "at_end") -> Array:  # noqa: F811
+    """The positions that sort ``data`` (a Table or RecordBatch, by ``sort_keys``: a list of
+    ``(name, order)``; or an Array, ascending), as a uint64 array: pyarrow's
+    ``sort_indices``, stable, nulls at the end."""
+    if null_placement != "at_end":
+        raise ArrowInvalid(f"sort_indices: null_placement={null_placement!r}: only 'at_end' "
+                           f"is supported")
+    if isinstance(data, Array):
+        columns, keys = [data], [("values", "ascending")]
+    elif isinstance(data, (Table, RecordBatch)):
+        keys = _keys(sort_keys)
+        ks = column_indices(data.schema, [name for name, _ in keys])
+        batches = data.to_batches() if isinstance(data, Table) else [data]
+        if not batches:
+            return _uint64(np.zeros(0, dtype=np.uint64))
+        columns = [whole([b.storage_column(k) for b in batches]) for k in ks]
+    else:
+        raise ArrowInvalid(f"sort_indices: expected an arrowmm Array, RecordBatch or Table, "
+                           f"got {type(data).__name__}")
+    return _uint64(_sort_indices(columns, keys).astype(np.uint64))
+
+
+def _keys(keys):
+    return sort_keys(list(keys) if not isinstance(keys, str) else keys)
+
+
+def _uint64(values: np.ndarray) -> Array:
+    return make_array(_t.uint64(), len(values), [None, copied_view(values, "sorted")],
+                      null_count=0)

@@ -1,0 +1,116 @@
+"""Sort indices of a table's rows by one or more columns, as ``pyarrow.compute.sort_indices``
+orders them: stable, nulls last, NaN after every number (and before nulls) in either order.
+
+Each key becomes a rank per row (numpy's stable sort over the column's values; strings and
+binary through their Python values, one object per row), then ``numpy.lexsort`` orders the
+rows by (null, NaN, rank) of each key in turn.  Numbers, booleans, temporals, strings and
+binary sort; other types raise ``ArrowNotImplementedError``.
+"""
+from __future__ import annotations
+
+from typing import List, Sequence, Tuple
+
+import numpy as np
+
+from .. import types as t
+from ..arrays.array import Array, BinaryArray, BinaryViewArray, BooleanArray, PrimitiveArray
+from ..arrays.concat import concat_arrays
+from ..errors import ArrowInvalid, ArrowNotImplementedError
+from .predicate import _validity
+
+__all__ = ["sort_keys", "sort_indices"]
+
+_ORDERS = ("ascending", "descending")
+
+
+def sort_keys(sorting) -> List[Tuple[str, str]]:
+    """``sorting`` (a column name, or a list of ``(name, "ascending" | "descending")``) as a
+    list of pairs, checked."""
+    if isinstance(sorting, str):
+        return [(sorting, "ascending")]
+    if not isinstance(sorting, (list, tuple)) or not sorting:
+        raise ArrowInvalid(f"sort_by: expected a column name or a non-empty list of "
+                           f"(name, order) pairs, got {sorting!r}")
+    out = []
+    for key in sorting:
+        if isinstance(key, str):
+            raise ArrowInvalid(f"sort_by: {key!r} in a list needs an order: (name, "
+                               f"'ascending' or 'descending')")
+        if not isinstance(key, (list, tuple)) or len(key) != 2 or not isinstance(key[0], str):
+            raise ArrowInvalid(f"sort_by: {key!r} is not a (name, order) pair")
+        if key[1] not in _ORDERS:
+            raise ArrowInvalid(f"sort_by: order {key[1]!r} of {key[0]!r} is not 'ascending' "
+                               f"or 'descending'")
+        out.append((key[0], key[1]))
+    return out
+
+
+def _key_values(array: Array, name: str):
+    """(values to rank, or None for all null; NaN flags or None) of one column."""
+    dtype = array.type
+    if type(array) is PrimitiveArray and isinstance(dtype, (t.IntType, t.FloatType, t.DateType,
+                                                            t.TimeType, t.TimestampType,
+                                                            t.DurationType)):
+        x = array.values()
+        if isinstance(dtype, t.FloatType):
+            x = x.astype(np.float64)
+            nan = np.isnan(x)
+            return np.where(nan, 0.0, x), nan if nan.any() else None
+        return x, None
+    if type(array) is BooleanArray:
+        return array.values(), None
+    if type(array) in (BinaryArray, BinaryViewArray):
+        objs = np.array(array.to_pylist(), dtype=object)
+        empty = "" if dtype.utf8 else b""
+        objs[np.equal(objs, None)] = empty
+        return objs, None
+    raise ArrowNotImplementedError(f"sort_by: column {name!r} is {dtype}: sorting supports "
+                                   f"numbers, booleans, temporals, strings and binary")
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Each value's rank among the distinct values (equal values, equal ranks)."""
+    order = np.argsort(values, kind="stable")
+    ranked = values[order]
+    if len(ranked):
+        new = np.empty(len(ranked), dtype=bool)
+        new[0] = True
+        new[1:] = ranked[1:] != ranked[:-1]
+        dense = np.cumsum(new) - 1
+    else:
+        dense = np.zeros(0, dtype=np.int64)
+    out = np.empty(len(values), dtype=np.int64)
+    out[order] = dense
+    return out
+
+
+def sort_indices(columns: Sequence[Array], keys: Sequence[Tuple[str, str]]) -> np.ndarray:
+    """The row order (int64 positions) sorting ``columns`` (one whole array per key, in the
+    order of ``keys``) as ``keys`` say."""
+    sort_by: list = []  # numpy.lexsort's keys: the last is the primary one
+    n = len(columns[0]) if columns else 0
+    for array, (name, order) in zip(columns, keys):
+        values, nan = _key_values(array, name)
+        rank = _ranks(values)
+        if order == "descending":
+            rank = (rank.max() if len(rank) else 0) - rank
+        valid = _validity(array)
+        parts = [rank]
+        if nan is not None:
+            parts.append(nan.astype(np.int8))  # NaN after the numbers, either order
+        if valid is not None:
+            parts.append((~valid).astype(np.int8))  # nulls last
+        sort_by.append(parts)
+    flat = []
+    for parts in reversed(sort_by):
+        flat.extend(parts)
+    if not flat:
+        return np.arange(n, dtype=np.int64)
+    return np.lexsort(flat).astype(np.int64)
+
+
+def whole(chunks: Sequence[Array]) -> Array:
+    """One array of ``chunks`` (the chunk itself when there is one)."""
+    if len(chunks) == 1:
+        return chunks[0]
+    return concat_arrays(list(chunks))

@@ -1,0 +1,99 @@
+"""``Table.filter``, ``Table.take`` and ``Table.sort_by``, over the kernels of this package
+(registered into ``arrowmm.arrays.table``, which cannot import them)."""
+from __future__ import annotations
+
+from typing import Callable, List
+
+import numpy as np
+
+from ..arrays import selection as slow
+from ..arrays.array import Array
+from ..arrays.batch import RecordBatch
+from ..arrays.chunked import ChunkedArray
+from ..arrays.table import Table, column_indices, register_table_compute
+from ..errors import ArrowInvalid
+from .expression import Expression
+from .predicate import check_expression, selection_mask
+from .selection import count_kept, filter_batch, take_array
+from .sorting import sort_indices, sort_keys, whole
+
+__all__ = ["filter_table", "take_table", "sort_table", "batch_columns"]
+
+
+def batch_columns(batch: RecordBatch) -> Callable[[str], Array]:
+    """Column ``name`` of ``batch`` as stored (ArrowInvalid naming the columns when there is
+    none, or several: a filter names one column)."""
+    names = batch.schema.names
+
+    def column(name: str) -> Array:
+        hits = [i for i, n in enumerate(names) if n == name]
+        if len(hits) != 1:
+            raise ArrowInvalid(f"filter: column {name!r} " + (
+                f"is not in the table; it has {names}" if not hits else
+                f"is ambiguous: {len(hits)} columns have that name"))
+        return batch.storage_column(hits[0])
+    return column
+
+
+def _whole_mask(table: Table, mask) -> np.ndarray:
+    if isinstance(mask, ChunkedArray):
+        parts = [slow.as_mask(c, len(c)) for c in mask.chunks]
+        out = np.concatenate(parts) if parts else np.zeros(0, dtype=np.bool_)
+        if len(out) != table.num_rows:
+            raise ArrowInvalid(f"filter: the mask has {len(out)} values, the table "
+                               f"{table.num_rows} rows; they must be the same length")
+        return out
+    return slow.as_mask(mask, table.num_rows)
+
+
+def filter_table(table: Table, mask) -> Table:
+    """``Table.filter``: by a boolean mask or an Expression, batch by batch."""
+    batches = table.to_batches()
+    out: List[RecordBatch] = []
+    if isinstance(mask, Expression):
+        check_expression(mask, lambda name: table.schema.field(name).storage_type)
+        for b in batches:
+            keep = selection_mask(mask, batch_columns(b), b.num_rows)
+            count = count_kept(keep)
+            if count:
+                out.append(filter_batch(b, keep, count))
+        return Table(table.schema, out)
+    keep = _whole_mask(table, mask)
+    at = 0
+    for b in batches:
+        part = keep[at:at + b.num_rows]
+        at += b.num_rows
+        count = count_kept(part)
+        if count:
+            out.append(filter_batch(b, part, count))
+    return Table(table.schema, out)
+
+
+def take_table(table: Table, indices) -> Table:
+    """``Table.take``: the rows at ``indices``, as one batch."""
+    values, nulls = slow.as_indices(indices, table.num_rows)
+    picks = values if nulls is None else \
+        [None if z else int(v) for v, z in zip(values.tolist(), nulls.tolist())]
+    batches = table.to_batches()
+    cols = []
+    for k in range(table.num_columns):
+        chunks = [b.storage_column(k) for b in batches]
+        if not chunks:
+            raise IndexError(f"take: index out of bounds for a table of 0 rows") \
+                if len(values) else ArrowInvalid("take of an empty table")
+        cols.append(take_array(whole(chunks), picks))
+    return Table(table.schema, [RecordBatch(table.schema, len(values), cols)])
+
+
+def sort_table(table: Table, sorting) -> Table:
+    """``Table.sort_by``."""
+    keys = sort_keys(sorting)
+    ks = column_indices(table.schema, [name for name, _ in keys])
+    batches = table.to_batches()
+    if not batches or table.num_rows == 0:
+        return table
+    columns = [whole([b.storage_column(k) for b in batches]) for k in ks]
+    return take_table(table, sort_indices(columns, keys))
+
+
+register_table_compute(filter_table, take_table, sort_table)
