@@ -93,8 +93,9 @@ def test_stats(source):
     else:
         assert doc["file_bytes"] is None
     by_name = {c["name"]: c for c in doc["columns"]}
+    recorded = "footer" if fmt == "file" else "messages"
     assert by_name["id"] == {"name": "id", "type": "int64", "nulls": 0, "bytes": by_name["id"]["bytes"],
-                             "min": 1, "max": 5}
+                             "min": 1, "max": 5, "from": recorded}
     assert by_name["id"]["bytes"] >= 5 * 8
     assert (by_name["name"]["nulls"], by_name["name"]["min"], by_name["name"]["max"]) == \
         (1, "ann", "dee")
@@ -102,15 +103,22 @@ def test_stats(source):
     text = _run("stats", path, stdin=stdin)
     assert text.returncode == 0, text.err
     assert f"Arrow IPC {fmt}, 5 rows in 2 batches" in text.out
-    assert any(line.split()[:3] == ["score", "double", "1"] and line.split()[-2:] == ["-2.0", "9.0"]
+    assert any(line.split()[:3] == ["score", "double", "1"] and
+               line.split()[-3:] == [recorded, "-2.0", "9.0"]
                for line in text.out.splitlines()), text.out
 
 
-def test_stats_without_statistics_has_no_bounds(tmp_path):
+def test_stats_without_statistics_computes_them_unless_told_not_to(tmp_path):
+    """A file without statistics gets its bounds computed (``from``: computed); with
+    ``--no-compute`` nothing is decoded and the columns show only what is recorded: nothing."""
     path = _write(tmp_path / "plain.arrow", "file", statistics=False)
     doc = json.loads(_run("stats", "--json", str(path)).out)
-    assert [c["nulls"] for c in doc["columns"]] == [0, 1, 1]
-    assert not any("min" in c or "max" in c for c in doc["columns"])
+    assert [(c["nulls"], c["min"], c["max"], c["from"]) for c in doc["columns"]] == \
+        [(0, 1, 5, "computed"), (1, "ann", "dee", "computed"), (1, -2.0, 9.0, "computed")]
+    bare = json.loads(_run("stats", "--json", "--no-compute", str(path)).out)
+    assert bare["rows"] == 5 and bare["data_bytes"] is None
+    assert [(c["nulls"], c["bytes"], c["from"]) for c in bare["columns"]] == [(None, None, None)] * 3
+    assert not any("min" in c or "max" in c for c in bare["columns"])
 
 
 def test_stats_reports_compression(tmp_path):

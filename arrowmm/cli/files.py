@@ -19,7 +19,11 @@ import sys
 import arrowmm
 from ..errors import ArrowError
 from ..ipc.compression import CODECS
-from ..ipc.statistics import STATISTICS_KEY, decode_statistics
+from ..ipc.footer_statistics import add_statistics
+from ..ipc.io import MAGIC
+from ..arrays.display import format_stored
+from ..ipc.statistics import (MAX_BOUND_BYTES, STATISTICS_KEY, column_statistics,
+                              decode_statistics, supports_statistics)
 from .progress import bar
 
 __all__ = ["add_parsers", "run", "COMMANDS"]
@@ -151,37 +155,109 @@ def head(path: str, n: int = 10, columns=None, as_json: bool = False) -> int:
 
 # -- stats ------------------------------------------------------------------------------------
 
-def _bound(value, dtype_text: str):
-    """A statistics bound as a number where the column is a float ('inf' is stored as text)."""
-    if isinstance(value, str) and dtype_text.startswith(("float", "double", "halffloat")):
+def kind_of(reader) -> str:
+    """What ``arrowmm.open`` opened: ``"file"``, ``"stream"`` or ``"feather_v1"``."""
+    if isinstance(reader, arrowmm.FeatherV1Reader):
+        return "feather_v1"
+    return "file" if isinstance(reader, arrowmm.FileReader) else "stream"
+
+
+#: how each kind of input is named in the commands' one-line summaries
+KIND_NAMES = {"file": "Arrow IPC file", "stream": "Arrow IPC stream",
+              "feather_v1": "Feather V1 file"}
+
+
+class _ColumnFacts:
+    """One column's facts gathered batch by batch: null count, decoded bytes, bounds (as
+    stored) and where each batch's statistics came from (``sources``); ``known`` turns False
+    at the first batch whose statistics neither the file nor a computation gave."""
+
+    def __init__(self, name: str, dtype):
+        self.name, self.dtype = name, dtype
+        self.nulls, self.nbytes = 0, 0
+        self.lows, self.highs = [], []
+        self.nan = False
+        self.sources = []
+        self.known = self.bounded = True
+
+    def add(self, entry: dict, source: str) -> None:
+        self.nulls += int(entry["nulls"])
+        if source not in self.sources:
+            self.sources.append(source)
+        self.nan = self.nan or bool(entry.get("nan"))
+        if "min" in entry and "max" in entry:
+            self.lows.append(_bound(entry["min"], self.dtype))
+            self.highs.append(_bound(entry["max"], self.dtype))
+        elif "min" in entry or "max" in entry:  # (a string maximum too long to keep)
+            self.bounded = False
+
+    def facts(self, compute: bool) -> dict:
+        out = {"name": self.name, "type": str(self.dtype),
+               "nulls": self.nulls if self.known else None,
+               "bytes": self.nbytes if compute else None,
+               "from": "+".join(self.sources) if self.known and self.sources else None}
+        if self.known and self.bounded:
+            try:
+                if self.lows:
+                    out["min"] = _shown(min(self.lows), self.dtype)
+                    out["max"] = _shown(max(self.highs), self.dtype)
+                elif self.nan:  # (every value NaN or null: pyarrow's min_max gives NaN)
+                    out["min"] = out["max"] = math.nan
+            except TypeError:  # (a damaged document mixing kinds: no bounds rather than wrong ones)
+                pass
+        return out
+
+
+def _storage(dtype):
+    return dtype.storage_type if isinstance(dtype, arrowmm.ExtensionType) else dtype
+
+
+def _bound(value, dtype):
+    """A recorded bound as a value that compares as the column's values do ('inf' is stored
+    as text)."""
+    if isinstance(value, str) and isinstance(dtype, arrowmm.FloatType):
         return float(value)
     return value
 
 
-def _merge_bounds(docs, names, types):
-    """Per column {"min", "max"} over every batch's statistics, or nothing for a column some
-    batch has no bound for (not recorded, or a string maximum too long to keep)."""
-    out = {}
-    for name, dtype in zip(names, types):
-        lows, highs, known = [], [], True
-        for doc in docs:
-            entry = (doc or {}).get(name) if isinstance(doc, dict) else None
-            if not isinstance(entry, dict):
-                known = False
-                break
-            if "min" not in entry and "max" not in entry:
-                continue  # every value of that batch is null
-            if "min" not in entry or "max" not in entry:
-                known = False
-                break
-            lows.append(_bound(entry["min"], dtype))
-            highs.append(_bound(entry["max"], dtype))
-        if known and lows:
-            try:
-                out[name] = {"min": min(lows), "max": max(highs)}
-            except TypeError:  # (a damaged document mixing kinds: no bounds rather than wrong ones)
-                pass
-    return out
+def _shown(value, dtype):
+    """A bound as the command shows it: temporal values as pyarrow prints them, booleans as
+    booleans, decimals scaled; numbers, strings and (hex) binaries as they are."""
+    if isinstance(dtype, (arrowmm.TimestampType, arrowmm.DateType, arrowmm.TimeType,
+                          arrowmm.DurationType)):
+        return format_stored(dtype, value)
+    if isinstance(dtype, arrowmm.BoolType):
+        return bool(value)
+    if isinstance(dtype, arrowmm.DecimalType):
+        return decimal.Decimal(int(value)).scaleb(-dtype.scale)
+    return value
+
+
+def _recorded(entry, rows: int, dtype, exact: bool):
+    """A batch's recorded statistics of one column when they answer for it (None when not):
+    a null count, and min and max unless every value is null or NaN.  ``exact``: a string or
+    binary minimum cut to ``MAX_BOUND_BYTES`` is a bound, not the value, so it does not do."""
+    if not isinstance(entry, dict) or isinstance(entry.get("nulls"), bool) or \
+            not isinstance(entry.get("nulls"), int) or not 0 <= entry["nulls"] <= rows:
+        return None
+    if "min" not in entry and entry["nulls"] != rows and not entry.get("nan"):
+        return None
+    if exact and isinstance(entry.get("min"), str) and isinstance(
+            dtype, (arrowmm.BinaryType, arrowmm.FixedSizeBinaryType)):
+        utf8 = isinstance(dtype, arrowmm.BinaryType) and dtype.utf8
+        # (a cut UTF-8 minimum ends on a character boundary: up to 3 bytes short)
+        stored = len(entry["min"].encode()) + 3 if utf8 else len(entry["min"]) // 2
+        if stored >= MAX_BOUND_BYTES:
+            return None
+    return entry
+
+
+def _file_recorded(reader, batches: int):
+    """Per batch, the column statistics a file's footer records (None: it records none)."""
+    doc = decode_statistics((reader.footer.metadata or {}).get(STATISTICS_KEY))
+    if doc and isinstance(doc.get("batches"), list) and len(doc["batches"]) == batches:
+        return [b.get("columns") if isinstance(b, dict) else None for b in doc["batches"]]
+    return None
 
 
 def _batch_column_stats(batch):
@@ -189,67 +265,103 @@ def _batch_column_stats(batch):
     return doc.get("columns") if doc else None
 
 
-def stats(path: str, as_json: bool = False) -> int:
-    """Rows, batches, size and per column: type, null count, bytes, min/max when recorded.
+def stats(path: str, as_json: bool = False, compute: bool = True) -> int:
+    """Rows, batches, size and per column: type, null count, decoded bytes, min and max, and
+    where they came from.
 
-    A column's bytes are its buffers' as decoded (uncompressed); ``compression_ratio`` is all
-    columns' bytes over the file's size.  Min and max come from the statistics arrowmm's
-    writers record (``statistics=True``), as stored: physical values (timestamps as integers
-    in their unit, decimals unscaled, binaries in hex).
+    Null counts, minima and maxima come from the statistics the file records (an IPC file's
+    footer, a stream's batch messages: ``from`` says ``footer`` / ``messages``) and, for
+    every batch and column they do not cover, are computed from the values (``computed``),
+    one batch at a time, a column at a time: as pyarrow.compute's ``min_max`` and
+    ``null_count`` (NaN left out of float bounds).  ``compute=False`` decodes nothing and
+    shows only what is recorded.  A column's bytes are its buffers' as decoded (uncompressed);
+    ``compression_ratio`` is all columns' bytes over the file's size.  Temporal bounds are
+    shown as pyarrow prints them, decimals scaled, binaries in hex; nested and dictionary
+    columns have a null count only.
     """
     src = source(path)
     size = os.path.getsize(path) if src is path and os.path.isfile(path) else None
     with reading(path), arrowmm.open(src) as reader:
-        kind = "file" if isinstance(reader, arrowmm.FileReader) else "stream"
-        names = reader.schema.names
-        types = [str(f.type) for f in reader.schema]
-        nulls, nbytes = [0] * len(names), [0] * len(names)
+        kind = kind_of(reader)
+        fields = list(reader.schema)
+        columns = [_ColumnFacts(f.name, _storage(f.type)) for f in fields]
+        described = [supports_statistics(c.dtype) for c in columns]
+        total = reader.num_record_batches if kind != "stream" else None
+        recorded = _file_recorded(reader, total) if kind == "file" else None
+        where = "footer" if kind == "file" else "messages"
         rows = batches = 0
-        per_batch = []
-        for batch in reader:
-            batches += 1
-            rows += batch.num_rows
-            for k, column in enumerate(batch.storage_columns):
-                nulls[k] += int(column.null_count)
-                nbytes[k] += sum(b.size for b in column.buffers() if b is not None)
-            if kind == "stream":
-                per_batch.append(_batch_column_stats(batch))
-        if kind == "file":
-            doc = decode_statistics((reader.footer.metadata or {}).get(STATISTICS_KEY))
-            if doc and isinstance(doc.get("batches"), list) and len(doc["batches"]) == batches:
-                per_batch = [b.get("columns") if isinstance(b, dict) else None
-                             for b in doc["batches"]]
-            else:
-                per_batch = [None] * batches
-    bounds = _merge_bounds(per_batch, names, types) if per_batch else {}
-    data_bytes = sum(nbytes)
+        with bar(total, unit="batches", desc="stats") as progress:
+            for i, batch in enumerate(reader):
+                doc = recorded[i] if recorded is not None else \
+                    _batch_column_stats(batch) if kind == "stream" else None
+                for k, facts in enumerate(columns):
+                    entry = None
+                    if described[k] and isinstance(doc, dict):
+                        entry = _recorded(doc.get(facts.name), batch.num_rows, facts.dtype,
+                                          exact=compute)
+                    if not compute:
+                        if entry is None:
+                            facts.known = False
+                        else:
+                            facts.add(entry, where)
+                        continue
+                    column = batch.storage_column(k)
+                    facts.nbytes += sum(b.size for b in column.buffers() if b is not None)
+                    if entry is not None:
+                        facts.add(entry, where)
+                    else:
+                        facts.add(column_statistics(column) or
+                                  {"nulls": int(column.null_count)}, "computed")
+                    del column
+                batches += 1
+                rows += batch.num_rows
+                del batch  # (its decoded columns go with it: one batch in memory at a time)
+                progress.update(1)
+    cols = [c.facts(compute) for c in columns]
+    data_bytes = sum(c["bytes"] for c in cols) if compute else None
     facts = {
         "path": path, "format": kind, "rows": rows, "batches": batches, "file_bytes": size,
         "data_bytes": data_bytes,
         "compression_ratio": round(data_bytes / size, 3) if size and data_bytes else None,
-        "columns": [{"name": name, "type": dtype, "nulls": nulls[k], "bytes": nbytes[k],
-                     **bounds.get(name, {})}
-                    for k, (name, dtype) in enumerate(zip(names, types))],
+        "columns": cols,
     }
     if as_json:
         print(json.dumps(_jsonable(facts), indent=2))
         return 0
-    print(f"{path}: Arrow IPC {kind}, {rows:,} row{'s' * (rows != 1)} in {batches:,} "
+    print(f"{path}: {KIND_NAMES[kind]}, {rows:,} row{'s' * (rows != 1)} in {batches:,} "
           f"batch{'es' * (batches != 1)}")
-    if size is not None:
+    if data_bytes is None:
+        print(f"{size:,} bytes on disk (--no-compute: only what the file records)"
+              if size is not None else "(--no-compute: only what the file records)")
+    elif size is not None:
         ratio = f" (ratio {facts['compression_ratio']})" if facts["compression_ratio"] else ""
         print(f"{size:,} bytes on disk, {data_bytes:,} bytes of column data{ratio}")
     else:
         print(f"{data_bytes:,} bytes of column data")
-    table = [("column", "type", "nulls", "bytes", "min", "max")]
-    for c in facts["columns"]:
-        table.append((c["name"], c["type"], f"{c['nulls']:,}", f"{c['bytes']:,}",
-                      _cell(c["min"]) if "min" in c else "", _cell(c["max"]) if "max" in c else ""))
+    table = [("column", "type", "nulls", "bytes", "from", "min", "max")]
+    for c in cols:
+        table.append((c["name"], c["type"], _count(c["nulls"]), _count(c["bytes"]),
+                      c["from"] or "", _bound_cell(c, "min"), _bound_cell(c, "max")))
     widths = [max(len(r[k]) for r in table) for k in range(len(table[0]))]
     for r in table:
         print("  ".join(v.rjust(w) if k in (2, 3) else v.ljust(w)
                         for k, (v, w) in enumerate(zip(r, widths))).rstrip())
     return 0
+
+
+def _count(n) -> str:
+    return "" if n is None else f"{n:,}"
+
+
+def _bound_cell(column: dict, key: str) -> str:
+    if key not in column:
+        return ""
+    value = column[key]
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    return _cell(value)
 
 
 # -- cat and convert --------------------------------------------------------------------------
@@ -266,7 +378,7 @@ def _rebatched(batches, batch_rows):
 
 def _total_rows(reader):
     """The rows a reader will give, when known without reading (a file), else None."""
-    return reader.num_rows if isinstance(reader, arrowmm.FileReader) else None
+    return reader.num_rows if kind_of(reader) != "stream" else None
 
 
 def _with_progress(reader, desc):
@@ -277,9 +389,10 @@ def _with_progress(reader, desc):
             progress.update(batch.num_rows)
 
 
-def _write_ipc(reader, sink, fmt: str, compression=None, batch_rows=None) -> None:
+def _write_ipc(reader, sink, fmt: str, compression=None, batch_rows=None,
+               statistics: bool = False) -> None:
     new = arrowmm.new_file if fmt == "file" else arrowmm.new_stream
-    with new(sink, reader.schema, compression=compression) as writer:
+    with new(sink, reader.schema, compression=compression, statistics=statistics) as writer:
         for batch in _rebatched(_with_progress(reader, "writing"), batch_rows):
             writer.write(batch)
 
@@ -312,24 +425,61 @@ def _output_format(dst: str, fmt) -> str:
     return "stream" if dst.endswith((".arrows", ".stream")) else "file"
 
 
-def convert(src: str, dst: str, compression=None, columns=None, fmt=None, batch_rows=None) -> int:
-    """Re-write ``src`` as an IPC file or stream with another compression, columns or batching."""
+def convert(src: str, dst: str, compression=None, columns=None, fmt=None, batch_rows=None,
+            statistics: bool = False) -> int:
+    """Re-write ``src`` as an IPC file or stream with another compression, columns or batching.
+
+    ``statistics``: record per-batch statistics (``arrowmm.ipc.statistics``).  Asked for
+    alone, from an IPC file to an IPC file, the batches are not re-written at all: every
+    message is copied byte for byte under a footer with the statistics added
+    (``add_statistics``); with other changes, or from a stream or a Feather V1 file, the
+    writer records them as it writes.  ``dst`` may be ``src``: replaced atomically.
+    """
     if batch_rows is not None and batch_rows <= 0:
         raise ValueError(f"--batch-rows {batch_rows}: must be > 0")
     codec = None if compression in (None, "none") else compression
     fmt = _output_format(dst, fmt)
+    if statistics and _keeps_messages(src, dst, compression, columns, fmt, batch_rows):
+        with reading(src):
+            with bar(None, unit="batches", desc="statistics") as progress:
+                add_statistics(src, dst, in_place=_same_file(src, dst),
+                               progress=lambda done: progress.update(done - progress.n))
+        with reading(dst), arrowmm.open_file(dst) as check:
+            n, batches = check.num_rows, check.num_record_batches
+        print(f"wrote {dst}: Arrow IPC file, {n:,} rows in {batches:,} batch"
+              f"{'es' * (batches != 1)}, statistics added (the batches copied as they are)",
+              file=sys.stderr)
+        return 0
     with reading(src), arrowmm.open(source(src), columns=_columns(columns)) as reader:
         if dst == "-":
             sys.stdout.flush()
-            _write_ipc(reader, sys.stdout.buffer, fmt, codec, batch_rows)
+            _write_ipc(reader, sys.stdout.buffer, fmt, codec, batch_rows, statistics)
             sys.stdout.buffer.flush()
             return 0
-        _write_ipc(reader, dst, fmt, codec, batch_rows)
+        _write_ipc(reader, dst, fmt, codec, batch_rows, statistics)
         with reading(dst), arrowmm.open(dst) as check:
             n = check.num_rows if fmt == "file" else sum(b.num_rows for b in check)
     print(f"wrote {dst}: Arrow IPC {fmt}, {n:,} rows"
-          f"{f', {codec}-compressed' if codec else ''}", file=sys.stderr)
+          f"{f', {codec}-compressed' if codec else ''}"
+          f"{', with statistics' if statistics else ''}", file=sys.stderr)
     return 0
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _keeps_messages(src: str, dst: str, compression, columns, fmt: str, batch_rows) -> bool:
+    """Whether ``convert --statistics`` can copy ``src``'s messages as they are: nothing else
+    asked for, an IPC file (by its magic) written to an IPC file path."""
+    if compression is not None or columns is not None or batch_rows is not None or \
+            fmt != "file" or "-" in (src, dst) or not os.path.isfile(src):
+        return False
+    with open(src, "rb") as f:
+        return f.read(6) == MAGIC
 
 
 # -- append -----------------------------------------------------------------------------------
@@ -390,10 +540,14 @@ def add_parsers(sub) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per row")
 
     p = _parser(sub, "stats", "rows, batches, size and per column: type, nulls, bytes, "
-                              "min/max (when the writer recorded statistics)",
+                              "min/max (recorded in the file, else computed) and where they "
+                              "came from",
                 "arrowmm stats data.arrow --json")
     p.add_argument("path", help=_SOURCE_HELP)
     p.add_argument("--json", action="store_true", help="the same facts as JSON")
+    p.add_argument("--no-compute", action="store_true",
+                   help="decode nothing: only the statistics the file records (null counts, "
+                        "min and max; blank where it records none)")
 
     p = _parser(sub, "cat", "write every row to standard output as CSV, JSON lines, "
                             "an IPC file or an IPC stream",
@@ -403,19 +557,26 @@ def add_parsers(sub) -> None:
                    help="output format (arrow: IPC file, arrows: IPC stream)")
     p.add_argument("--columns", metavar="A,B", help="only these columns, in this order")
 
-    p = _parser(sub, "convert", "re-write an IPC file or stream with another compression, "
-                                "format, columns or batch size",
-                "arrowmm convert big.arrow small.arrow --compression zstd")
+    p = _parser(sub, "convert", "re-write an IPC file, IPC stream or Feather V1 file with "
+                                "another compression, format, columns or batch size, or add "
+                                "statistics",
+                "arrowmm convert big.arrow small.arrow --compression zstd\n"
+                "         arrowmm convert pyarrow.arrow indexed.arrow --statistics")
     p.add_argument("src", help=_SOURCE_HELP)
     p.add_argument("dst", help="output path ('-' for standard output); written through a "
                                "temporary renamed into place")
-    p.add_argument("--compression", choices=(*CODECS, "none"), default="none",
-                   help="buffer compression of the output (default none)")
+    p.add_argument("--compression", choices=(*CODECS, "none"), default=None,
+                   help="buffer compression of the output (default none; with --statistics "
+                        "alone, the input's batches are kept as they are)")
     p.add_argument("--columns", metavar="A,B", help="only these columns, in this order")
     p.add_argument("--format", choices=("file", "stream"), default=None,
                    help="output format (default: stream for .arrows/.stream, else file)")
     p.add_argument("--batch-rows", type=int, default=None, metavar="N",
                    help="cut larger batches into batches of at most N rows")
+    p.add_argument("--statistics", action="store_true",
+                   help="record per-batch min/max/null counts, which dataset filters use to "
+                        "skip batches; alone, from an IPC file to an IPC file, every batch is "
+                        "copied byte for byte and only the footer is new")
 
 
     p = _parser(sub, "append", "add the record batches of IPC files or streams to an IPC "
@@ -440,11 +601,11 @@ def run(args) -> int:
     if args.command == "head":
         return head(args.path, args.n, args.columns, args.json)
     if args.command == "stats":
-        return stats(args.path, args.json)
+        return stats(args.path, args.json, compute=not args.no_compute)
     if args.command == "cat":
         return cat(args.path, args.to, args.columns)
     if args.command == "append":
         return append(args.dst, args.sources, args.compression, args.deltas, args.lock_timeout,
                       args.json)
     return convert(args.src, args.dst, args.compression, args.columns, args.format,
-                   args.batch_rows)
+                   args.batch_rows, args.statistics)

@@ -194,8 +194,8 @@ def info(path: str, as_json: bool = False) -> int:
     """Schema, batches and rows of an IPC file or stream (``-``: standard input)."""
     import arrowmm
     with files.reading(path), arrowmm.open(files.source(path)) as reader:
-        kind = "file" if isinstance(reader, arrowmm.FileReader) else "stream"
-        if kind == "file":
+        kind = files.kind_of(reader)
+        if kind != "stream":
             batches, rows = reader.num_record_batches, reader.num_rows
         else:
             batches = rows = 0
@@ -206,9 +206,9 @@ def info(path: str, as_json: bool = False) -> int:
             print(json.dumps({"path": path, "format": kind, "fields": _fields(reader.schema),
                               "batches": batches, "rows": rows}, indent=2))
             return 0
-        print(f"{path}: Arrow IPC {kind}")
+        print(f"{path}: {files.KIND_NAMES[kind]}")
         print(reader.schema)
-        if kind == "file":
+        if kind != "stream":
             print(f"{batches} record batches, {rows:,} rows")
         else:
             print(f"{rows:,} rows")
@@ -238,8 +238,8 @@ def validate(path: str, full: bool = False, as_json: bool = False) -> int:
 
     try:
         with arrowmm.open(files.source(path)) as reader:
-            kind = "file" if isinstance(reader, arrowmm.FileReader) else "stream"
-            total = reader.num_record_batches if kind == "file" else None
+            kind = files.kind_of(reader)
+            total = reader.num_record_batches if kind != "stream" else None
             with bar(total, unit="batches", desc="validate") as progress:
                 for batch in reader:
                     batch.validate(full=full)
@@ -271,7 +271,7 @@ def validate(path: str, full: bool = False, as_json: bool = False) -> int:
     if as_json:
         verdict(None)
         return 0
-    print(f"{path}: valid Arrow IPC {kind} ({count} batches, {rows:,} rows, "
+    print(f"{path}: valid {files.KIND_NAMES[kind]} ({count} batches, {rows:,} rows, "
           f"{level} validation)")
     return 0
 

@@ -6,6 +6,7 @@ the message-level API (``messages``) and Feather V1 files (``feather``).
 """
 from .append import AppendWriter, append_file, cut_unfinished_tail
 from .feather import FeatherV1Reader
+from .footer_statistics import add_statistics
 from .indexed import IndexedStreamReader, index_stream
 from .messages import (Message, MessageReader, read_message, read_record_batch, read_schema,
                        serialize_batch, serialize_schema)
@@ -18,5 +19,6 @@ __all__ = ["FileReader", "StreamReader", "open_file", "open_stream", "open",
            "FileWriter", "StreamWriter", "new_file", "new_stream", "append_file", "AppendWriter",
            "cut_unfinished_tail",
            "IndexedStreamReader", "index_stream", "RepairReport", "repair", "FeatherV1Reader",
+           "add_statistics",
            "Message", "MessageReader", "read_message", "read_schema", "read_record_batch",
            "serialize_schema", "serialize_batch"]

@@ -5,7 +5,8 @@ column's validity bitmap, offsets and values lie at the byte offset its metadata
 (each part padded to 8 bytes from format version 2 on), so every column is a view of the
 mapping, checked against the file's bounds like any IPC buffer.  The reader looks like a
 ``FileReader`` of one record batch (``schema``, ``get_batch``, ``reader[0]``, iteration,
-``read_all``, the stream capsule).
+``read_all``, ``head``, ``columns=`` / ``select_columns``, the stream capsule), so that
+``arrowmm.open`` and every command of the command line read it as ``open_file`` does.
 """
 from __future__ import annotations
 
@@ -17,10 +18,12 @@ from .. import types as t
 from .._core._region import Region
 from ..arrays.array import make_array
 from ..arrays.batch import RecordBatch
+from ..arrays.nested import struct_field_path
 from ..arrays.table import Table
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..format.feather import FEATHER_MAGIC, FeatherArray, FeatherColumn, parse_feather_v1
 from ..interop._cdata import export_schema, export_stream
+from .projection import project_schema, resolve_columns
 
 __all__ = ["FeatherV1Reader", "is_feather_v1"]
 
@@ -95,7 +98,7 @@ class FeatherV1Reader:
             columns.append(self._array(col.values, dtype, where, dictionary))
             fields.append(t.Field(col.name, dtype))
         self.schema = t.Schema(fields)
-        self._batch = RecordBatch(self.schema, table.num_rows, columns)
+        self._batch = self._full_batch = RecordBatch(self.schema, table.num_rows, columns)
         self.num_rows = table.num_rows
         self.description = table.description
 
@@ -167,6 +170,28 @@ class FeatherV1Reader:
     def read_all(self) -> Table:
         """The file's one batch as an ``arrowmm.Table``, as every reader gives it."""
         return Table(self.schema, list(self))
+
+    def head(self, n: int) -> Table:
+        """The first ``n`` rows as a Table (as ``FileReader.head``)."""
+        n = int(n)
+        if n < 0:
+            raise ArrowInvalid(f"head(n): n must be >= 0, got {n}")
+        batch = self.get_batch(0)
+        return Table(self.schema, [batch if n >= batch.num_rows else batch.slice(0, n)])
+
+    def select_columns(self, columns) -> None:
+        """Project the reader onto ``columns`` (names, indices or dotted struct paths, in the
+        order given), as ``FileReader.select_columns``; ``open_file(..., columns=...)`` calls
+        this.  The columns are views of the mapping, so the others cost nothing."""
+        if columns is None:
+            return
+        batch = self._full_batch
+        indices = resolve_columns(batch.schema, columns)
+        schema = project_schema(batch.schema, indices)
+        arrays = [batch.column(k) if isinstance(k, int) else
+                  struct_field_path(batch.column(k[0]), k[1]) for k in indices]
+        self.schema = schema
+        self._batch = RecordBatch(schema, batch.num_rows, arrays)
 
     def close(self) -> None:
         self._closed = True

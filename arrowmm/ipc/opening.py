@@ -17,6 +17,7 @@ from typing import Optional
 
 from .._core._region import Region
 from ..errors import ArrowInvalid
+from ..format.feather import FEATHER_MAGIC
 from .feather import FeatherV1Reader, is_feather_v1
 from .io import MAGIC
 from .ranged import RangedFileReader, RangeSource
@@ -137,13 +138,21 @@ def open(source, *, columns=None, mmap: bool = True,  # noqa: A001  (the CONTRAC
          timeout: Optional[float] = None, max_decompressed_bytes: Optional[int] = None):
     """Open ``source`` as whichever IPC format its first bytes say it is (``mmap=False``,
     ``columns`` and ``max_decompressed_bytes``: see ``open_file``; ``timeout``: see
-    ``open_stream``, and it bounds the waits for the first bytes too)."""
+    ``open_stream``, and it bounds the waits for the first bytes too).  A Feather V1 file
+    opens as ``open_file`` opens it (a ``FeatherV1Reader``), from a path, a buffer or a file
+    object (read whole when it cannot be mapped)."""
     budget = check_budget(max_decompressed_bytes)
     return _projected(_open(source, mmap, check_timeout(timeout)), columns, budget)
 
 
 def _open(source, mmap: bool, timeout: Optional[float]):
     if not mmap and _is_path(source):
+        if os.path.isfile(source):  # (not a FIFO: peeking would take its bytes)
+            with io.open(source, "rb") as f:
+                if f.read(4) == FEATHER_MAGIC:  # (no mapping asked for: read into memory)
+                    f.seek(0)
+                    return FeatherV1Reader(Region(f.read(), description=os.fspath(source)),
+                                           os.fspath(source))
         return open_unmapped(source)
     if is_pipe_path(source):  # read, not mapped; a stream reader closes it when closed
         f = io.open(source, "rb")
@@ -164,6 +173,9 @@ def _open(source, mmap: bool, timeout: Optional[float]):
             if polled is not None:  # (a pipe or a socket: read whole, for random access)
                 return FileReader(head + polled.read())
             return _map_or_ranged(source, head)
+        if head[:4] == FEATHER_MAGIC:  # (Feather V1: read at random, so mapped or read whole)
+            region = _whole_region(polled or source, head, mappable=polled is None)
+            return FeatherV1Reader(region, region.description)
         name, size = source_name(source), None if head else 0
         if polled is not None:
             polled.unread(head)
@@ -174,6 +186,8 @@ def _open(source, mmap: bool, timeout: Optional[float]):
         source = region_of(source)
         if source.size >= 6 and source.view(0, 6).to_bytes() == MAGIC:
             return FileReader(source)
+        if is_feather_v1(source):
+            return FeatherV1Reader(source, source.description)
         name, head, size = source.description, first_bytes(source), source.size
     try:
         return StreamReader(source, timeout=timeout)
@@ -220,6 +234,21 @@ def _map_or_ranged(source, head: bytes) -> FileReader:
         except (AttributeError, OSError, ValueError):
             pass
     return FileReader(head + source.read())
+
+
+def _whole_region(source, head: bytes, mappable: bool) -> Region:
+    """All the bytes of a file object whose first bytes ``head`` were just read: mapped when
+    it is a real file read from its start (``mappable``), else read into memory."""
+    name = source_name(source)
+    if mappable and not decompressing(source):
+        try:
+            if source.tell() == len(head):
+                fd = source.fileno()
+                if os.fstat(fd).st_size > 0:
+                    return Region(_mmap.mmap(fd, 0, access=_mmap.ACCESS_READ), description=name)
+        except (AttributeError, OSError, ValueError):
+            pass
+    return Region(head + source.read(), description=name)
 
 
 class _Prepend:
