@@ -4,7 +4,7 @@ from __future__ import annotations
 import operator
 import os
 import threading
-from typing import Iterator, List, Optional, Sequence
+from typing import Iterator, List, Optional, Sequence, Union, overload
 
 import numpy as np
 
@@ -280,6 +280,11 @@ class RecordBatch(PandasConvertible):
                 self._columns[k] = col
                 return col, True
             return have, False
+
+    @overload
+    def __getitem__(self, i: slice) -> RecordBatch: ...
+    @overload
+    def __getitem__(self, i: Union[int, str]) -> Array: ...
 
     def __getitem__(self, i):
         """``batch["name"]`` / ``batch[k]``: a column; ``batch[a:b]``: rows, zero-copy (a step

@@ -36,6 +36,12 @@ class Field:
     """
 
     __slots__ = ("name", "storage_type", "nullable", "storage_metadata", "dictionary_id", "_ext")
+    # (declared for type checkers, which do not read __slots__)
+    name: str
+    storage_type: DataType
+    nullable: bool
+    storage_metadata: Optional[dict[str, str]]
+    dictionary_id: Optional[int]
 
     def __init__(self, name: str, type: DataType, nullable: bool = True,
                  metadata: Optional[Mapping[str, str]] = None, dictionary_id: Optional[int] = None):

@@ -20,6 +20,10 @@ class Schema:
     """The fields of a record batch, in order, plus schema-level custom metadata."""
 
     __slots__ = ("fields", "metadata", "endianness", "_index", "_ext")
+    # (declared for type checkers, which do not read __slots__)
+    fields: tuple[Field, ...]
+    metadata: Optional[dict[str, str]]
+    endianness: str
 
     def __init__(self, fields, metadata: Optional[Mapping[str, str]] = None,
                  endianness: str = "little"):
