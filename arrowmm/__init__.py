@@ -31,7 +31,7 @@ from .types import (  # noqa: F401  (the type factories: int64(), list_(...), ..
 )
 # (from factories: beside the function, ``arrowmm.types`` holds a module named ``schema``,
 # which type checkers would take ``arrowmm.schema`` for)
-from .types.factories import field, schema
+from .types.factories import schema
 from ._core._region import BufferView, Region
 from .arrays import (Array, BinaryArray, BinaryViewArray, BooleanArray, DayTimeInterval,
                      DictionaryArray, FixedSizeBinaryArray, FixedSizeListArray, ListArray,
@@ -42,6 +42,8 @@ from .arrays import (Array, BinaryArray, BinaryViewArray, BooleanArray, DayTimeI
                      uuid, json_, bool8, fixed_shape_tensor, opaque, VariableShapeTensorType,
                      VariableShapeTensorArray, variable_shape_tensor)
 from .arrays import ChunkedArray, Table
+from . import compute
+from .compute import Expression, field  # (a Field with a type; a filter's column reference without)
 from .interop import RecordBatchReader, array, record_batch
 from .ipc import (AppendWriter, FeatherV1Reader, FileReader, FileWriter, IndexedStreamReader, RepairReport, StreamReader,
                   StreamWriter, index_stream, new_file, new_stream, open, open_file,  # noqa: A004
@@ -86,7 +88,7 @@ __all__ = [
     "Array", "NullArray", "BooleanArray", "PrimitiveArray", "FixedSizeBinaryArray",
     "BinaryArray", "BinaryViewArray", "ListArray", "ListViewArray", "MapArray",
     "FixedSizeListArray", "StructArray", "UnionArray", "DictionaryArray", "RunEndEncodedArray",
-    "RecordBatch", "DayTimeInterval", "MonthDayNano", "Table", "ChunkedArray",
+    "RecordBatch", "DayTimeInterval", "MonthDayNano", "Table", "ChunkedArray", "Expression",
     "ExtensionArray", "UuidArray", "JsonArray", "Bool8Array", "FixedShapeTensorArray",
     "OpaqueArray", "UuidType", "JsonType", "Bool8Type", "FixedShapeTensorType", "OpaqueType",
     "uuid", "json_", "bool8", "fixed_shape_tensor", "opaque", "VariableShapeTensorType",
@@ -103,6 +105,8 @@ __all__ = [
     "Tensor", "read_tensor", "write_tensor", "get_tensor_size",
     "SparseCOOTensor", "SparseCSRMatrix", "SparseCSCMatrix", "SparseCSFTensor",
     "read_sparse_tensor", "write_sparse_tensor",
+    # filters and row selection
+    "compute",
     # shared memory
     "shm",
     # datasets
