@@ -6,8 +6,9 @@ such a file through a writer would re-encode every batch (another compression, o
 buffers); this pass keeps every message exactly as it is instead.  It reads each record
 batch once, a column at a time (only the columns statistics describe are decoded, and a
 batch's decoded columns are let go with it), computes what ``new_file(..., statistics=True)``
-records (``arrowmm.ipc.statistics``), then copies the schema message and every dictionary
-and record batch message byte for byte, in the file's order, under a new footer: the old
+records (``arrowmm.ipc.statistics``), then copies the bytes before the first message (the
+schema message) and every dictionary and record batch message byte for byte, in the file's
+order, under a new footer: the old
 footer's blocks at their new offsets, its custom metadata with the statistics added.
 
 The output goes through ``io.atomic_target`` (a hidden temporary renamed into place,
@@ -27,7 +28,6 @@ from ..errors import ArrowInvalid
 from ..format import encode_footer
 from .feather import is_feather_v1
 from .io import MAGIC, Sink, atomic_target, footer_blocks
-from .message import message_end, read_message_at
 from .reader import FileReader
 from .reader_base import file_region, flat_blocks
 from .statistics import STATISTICS_KEY, column_statistics, encode_file_statistics, \
@@ -156,32 +156,33 @@ def _narrow_to_source(fd: int, src: str) -> None:
 
 
 def _copied_messages(region: Region, reader: FileReader):
-    """(parts to write after the magic, the blocks of the new footer): the schema message and
-    every dictionary and record batch message of ``reader``'s footer as views of ``region``,
-    in the order they lie in the file, each starting 8-byte aligned (zero padding between
-    messages whose lengths are not multiples of 8)."""
-    schema_msg = read_message_at(region, 8, 0)
-    if schema_msg is None:
-        raise ArrowInvalid(f"{region.description}: no schema message at byte 8")
-    end = message_end(schema_msg)
+    """(parts to write after the magic, the blocks of the new footer): what lies between the
+    magic and the first message (the schema message, as its writer wrote it), then every
+    dictionary and record batch message of ``reader``'s footer as views of ``region``, in
+    the order they lie in the file, each starting 8-byte aligned (zero padding after a
+    message whose length is not a multiple of 8), then an end-of-stream marker."""
     footer_start = _footer_start(region, reader)
-    kinds = []
+    found = []
     for kind, rows in (("dictionaries", reader.footer.dictionaries),
                        ("batches", reader.footer.record_batches)):
         for i, row in enumerate(_block_rows(rows)):
-            kinds.append((row[0], kind, i, row))
-    kinds.sort(key=lambda x: x[0])
-    parts = [MAGIC, b"\x00\x00", region.view(8, end - 8)]
-    pos = end
+            found.append((row, kind, i))
+    found.sort(key=lambda x: x[0][0])
+    first = found[0][0][0] if found else footer_start
+    if not 8 <= first <= footer_start:
+        raise ArrowInvalid(f"{region.description}: the first message's block is at byte "
+                           f"{first}, outside the file's messages (bytes 8 to {footer_start})")
+    parts = [MAGIC, b"\x00\x00", region.view(8, first - 8)]
+    pos = first
     blocks = {"dictionaries": {}, "batches": {}}
-    for offset, kind, i, (_, meta_len, body_len) in kinds:
+    for (offset, meta_len, body_len), kind, i in found:
         what = f"{region.description}: {'dictionary' if kind == 'dictionaries' else 'record'} " \
                f"batch {i} (block at byte {offset})"
-        if offset < end or meta_len <= 0 or body_len < 0 or \
-                meta_len > footer_start - offset or body_len > footer_start - offset - meta_len:
+        if meta_len <= 0 or body_len < 0 or meta_len > footer_start - offset or \
+                body_len > footer_start - offset - meta_len:
             raise ArrowInvalid(f"{what}: block (offset={offset}, metaDataLength={meta_len}, "
                                f"bodyLength={body_len}) lies outside the file's messages "
-                               f"(bytes {end} to {footer_start})")
+                               f"(bytes 8 to {footer_start})")
         pad = -pos % 8
         if pad:
             parts.append(b"\x00" * pad)
@@ -189,8 +190,9 @@ def _copied_messages(region: Region, reader: FileReader):
         parts.append(region.view(offset, meta_len + body_len))
         blocks[kind][i] = (pos, meta_len, body_len)
         pos += meta_len + body_len
-    parts.append(_EOS)
-    return parts, {kind: [found[i] for i in range(len(found))] for kind, found in blocks.items()}
+    if found:  # (without messages, what was copied ends with the source's own marker)
+        parts.append(_EOS)
+    return parts, {kind: [done[i] for i in range(len(done))] for kind, done in blocks.items()}
 
 
 def _block_rows(blocks) -> list:
