@@ -22,7 +22,7 @@ from .expression import Expression, field
 from .predicate import check_expression, evaluate, selection_mask
 from .selection import filter_array, filter_batch, take_array, take_batch
 from .sorting import sort_indices as _sort_indices, sort_keys, whole
-from .tables import batch_columns, filter_table, sort_table, take_table
+from .tables import batch_columns, filter_table, take_table
 
 __all__ = ["Expression", "field", "filter", "take", "sort_indices", "evaluate"]
 

@@ -75,13 +75,10 @@ def take_table(table: Table, indices) -> Table:
     picks = values if nulls is None else \
         [None if z else int(v) for v, z in zip(values.tolist(), nulls.tolist())]
     batches = table.to_batches()
-    cols = []
-    for k in range(table.num_columns):
-        chunks = [b.storage_column(k) for b in batches]
-        if not chunks:
-            raise IndexError(f"take: index out of bounds for a table of 0 rows") \
-                if len(values) else ArrowInvalid("take of an empty table")
-        cols.append(take_array(whole(chunks), picks))
+    if not batches:
+        return Table(table.schema, [])  # (no rows: as_indices let only no indices through)
+    cols = [take_array(whole([b.storage_column(k) for b in batches]), picks)
+            for k in range(table.num_columns)]
     return Table(table.schema, [RecordBatch(table.schema, len(values), cols)])
 
 

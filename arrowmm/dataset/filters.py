@@ -11,7 +11,11 @@ row passes ``not in [1, 2]``).
 * ``partition_verdict``: whether a file's partition values rule a conjunction out;
 * ``statistics_allow``: whether a batch whose footer statistics say (min, max, nulls) may hold
   a matching row (never wrong the other way: a batch it rules out has none);
-* ``row_mask``: exactly which rows of a batch match.
+* ``row_mask``: exactly which rows of a batch match (one term, by numpy).
+
+A scan judges rows by an ``arrowmm.compute.Expression`` (``RowFilter``): the tuples convert to
+one (``dnf_expression``), and an expression converts back to tuples (``expression_dnf``) when
+it is an AND/OR of plain terms, so that partition values and footer statistics still prune.
 """
 from __future__ import annotations
 
@@ -23,9 +27,11 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import types as t
+from ..compute.expression import Expression, field
 from ..errors import ArrowInvalid
 
-__all__ = ["Term", "normalize_filter", "filter_columns", "check_term", "scalar_match",
+__all__ = ["Term", "RowFilter", "row_filter", "dnf_expression", "expression_dnf",
+           "normalize_filter", "filter_columns", "check_term", "scalar_match",
            "partition_verdict",
            "statistics_allow", "statistics_verdicts", "row_mask"]
 
@@ -486,3 +492,97 @@ def _allows(op: str, lo, hi, values) -> bool:
     if op == ">":
         return hi is None or hi > v
     return hi is None or hi >= v
+
+
+# -- expressions --------------------------------------------------------------------------------
+def term_expression(term: Term) -> Expression:
+    """One term as an Expression with the same rows (``not in`` keeps a null row, as the
+    negation of ``is_in``; ``in`` matches a null row when the values hold None)."""
+    ref = field(term.column)
+    op = term.op
+    if op == "is null":
+        return ref.is_null()
+    if op == "is not null":
+        return ref.is_valid()
+    if op == "in":
+        return ref.isin(term.value)
+    if op == "not in":
+        return ~ref.isin(term.value)
+    return ref._compare(op, term.value)
+
+
+def dnf_expression(dnf: List[List[Term]]) -> Expression:
+    """An OR of ANDs of terms as one Expression."""
+    out = None
+    for group in dnf:
+        conj = None
+        for term in group:
+            e = term_expression(term)
+            conj = e if conj is None else conj & e
+        out = conj if out is None else out | conj
+    return out
+
+
+def expression_dnf(expr: Expression) -> Optional[List[List[Term]]]:
+    """``expr`` as an OR of ANDs of terms that keeps the same rows, or None when it has no
+    such form (a NOT over a comparison or over AND/OR: NaN makes ``not (x < 1)`` differ from
+    ``x >= 1``); then only the expression judges rows, and nothing is pruned."""
+    kind, args = expr.kind, expr.args
+    if kind == "compare":
+        return [[Term(args[1].args[0], args[0], args[2])]]
+    if kind == "isin":
+        return [[Term(args[0].args[0], "in", list(args[1]))]]
+    if kind == "is_null":
+        return [[Term(args[0].args[0], "is null", None)]]
+    if kind == "is_valid":
+        return [[Term(args[0].args[0], "is not null", None)]]
+    if kind == "not":
+        inner = args[0]
+        if inner.kind == "isin":
+            return [[Term(inner.args[0].args[0], "not in", list(inner.args[1]))]]
+        if inner.kind == "is_null":
+            return [[Term(inner.args[0].args[0], "is not null", None)]]
+        if inner.kind == "is_valid":
+            return [[Term(inner.args[0].args[0], "is null", None)]]
+        return None
+    if kind in ("and", "or"):
+        a, b = expression_dnf(args[0]), expression_dnf(args[1])
+        if a is None or b is None:
+            return None
+        if kind == "or":
+            return a + b
+        if len(a) * len(b) > 64:
+            return None  # (a product this large prunes little and costs much)
+        return [x + y for x in a for y in b]
+    return None
+
+
+class RowFilter:
+    """A scan's filter: ``expression`` judges the rows; ``dnf`` (terms, or None when the
+    expression has no such form) prunes files by partition values and batches by statistics."""
+
+    __slots__ = ("expression", "dnf")
+
+    def __init__(self, expression: Expression, dnf: Optional[List[List[Term]]]):
+        self.expression = expression
+        self.dnf = dnf
+
+    def columns(self) -> List[str]:
+        return self.expression.field_names()
+
+    def __and__(self, other: "RowFilter") -> "RowFilter":
+        dnf = None if self.dnf is None or other.dnf is None else \
+            [a + b for a in self.dnf for b in other.dnf]  # (A or B) and (C or D), distributed
+        return RowFilter(self.expression & other.expression, dnf)
+
+
+def row_filter(filter) -> Optional[RowFilter]:  # noqa: A002
+    """A filter (an Expression, or tuples in pyarrow.parquet's form) as a RowFilter, or None."""
+    if filter is None:
+        return None
+    if isinstance(filter, Expression):
+        if filter.kind == "field":
+            return RowFilter(filter, None)
+        return RowFilter(filter, expression_dnf(filter))
+    dnf = normalize_filter(filter)
+    return RowFilter(dnf_expression(dnf), dnf)

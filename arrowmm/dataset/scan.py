@@ -2,12 +2,13 @@
 
 A scan yields the files' batches in order (files in order, each file's batches in order),
 reading up to a few files ahead on a small thread pool, bounded in memory (``readahead``).
-With a ``filter``, a
-file whose partition values rule it out is never opened, a batch whose footer statistics
-rule it out is never read (its header aside), and the rows left are filtered exactly; the
-columns neither asked for nor filtered on are never decoded.  Batches that pass whole keep
-their lazy columns; a batch filtered in part is cut into its matching runs (zero-copy for
-one run, one copy of the selected columns otherwise).
+With a ``filter`` (an
+``arrowmm.compute`` Expression, or pyarrow.parquet's tuples), a file whose partition values
+rule it out is never opened, a batch whose footer statistics rule it out is never read (its
+header aside), and the rows left are filtered exactly: the filter's columns are decoded and
+judged first (whole-column kernels), then a batch with survivors has its other columns
+decoded together and selected in one pass each; a batch with none is never decoded further.
+Batches that pass whole keep their lazy columns.
 
 Damage is never skipped: a file the dataset lists (named as Arrow, or listed by a manifest)
 that does not read raises ``ArrowInvalid`` naming it, unless ``exclude_invalid_files=True``
@@ -24,8 +25,11 @@ import numpy as np
 from .. import types as t
 from ..arrays.array import Array
 from ..arrays.batch import RecordBatch
-from ..arrays.concat import concat_arrays
+from ..arrays.array import make_array
+from ..arrays.provenance import copied_view
 from ..arrays.table import Table
+from ..compute.predicate import check_expression, selection_mask
+from ..compute.selection import count_kept, filter_array
 from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 from ..interop._cdata import export_schema, export_stream
 from ..interop.build import array as build_array
@@ -36,8 +40,8 @@ from ..ipc.sniff import KIND_HEAD, ipc_kind
 from ..ipc.statistics import STATISTICS_KEY, decode_statistics
 from .discovery import discover_with_bases, unreadable_head
 from .remote import discover_on, filesystem_for
-from .filters import (check_term, filter_columns, normalize_filter, partition_verdict,
-                      row_mask, scalar_match, statistics_allow, statistics_verdicts)
+from .filters import (check_term, dnf_expression, partition_verdict, row_filter,
+                      statistics_allow, statistics_verdicts)
 from .partitioning import hive_pairs, infer_hive
 from .readahead import BATCH_READAHEAD, FRAGMENT_READAHEAD, named_error, ordered_readahead
 
@@ -64,7 +68,7 @@ def dataset(source, *, partitioning=None, format=None, schema=None,  # noqa: A00
     filesystem : an fsspec filesystem, optional
         Where ``source`` lives (also implied by a URL: ``"s3://bucket/dir"``): files are read by
         byte ranges (footers, batch headers, the columns touched), never mapped or downloaded.
-    filter : list of tuples, optional
+    filter : Expression or list of tuples, optional
         Rows every scan keeps (ANDed with a method's own ``filter``), as ``Dataset.filter``.
     exclude_invalid_files : bool, default False
         pyarrow.dataset's option.  False: every file found is read, and one that does not read
@@ -227,19 +231,14 @@ def constant_array(value, dtype: t.DataType, n: int) -> Array:
     return build_array([value] * n, dtype)
 
 
-def _runs(mask: np.ndarray):
-    """(start, stop) of each run of True in ``mask``."""
-    padded = np.concatenate(([False], mask, [False]))
-    edges = np.flatnonzero(padded[1:] != padded[:-1])
-    return list(zip(edges[0::2].tolist(), edges[1::2].tolist()))
-
-
-def take_runs(array: Array, runs) -> Array:
-    """The rows of ``runs`` of ``array``: a slice for one run, else one concatenated copy."""
-    if len(runs) == 1:
-        s, e = runs[0]
-        return array.slice(s, e - s)
-    return concat_arrays([array.slice(s, e - s) for s, e in runs])
+def filter_value_column(value, dtype: t.DataType, n: int) -> Array:
+    """A partition value (or None: a column a file lacks) as ``n`` rows for a filter to judge:
+    a one-value dictionary (judged once, then spread by index), or a null array."""
+    if value is None:
+        return make_array(t.null(), n, [], null_count=n)
+    indices = copied_view(np.zeros(n, dtype=np.int32), "partition value")
+    return make_array(t.dictionary(t.int32(), dtype), n, [None, indices], null_count=0,
+                      dictionary=build_array([value], dtype))
 
 
 class Dataset:
@@ -366,16 +365,20 @@ class Dataset:
 
     # -- scanning ------------------------------------------------------------------------------
     def _dnf(self, filter):  # noqa: A002
-        dnf = normalize_filter(filter)
-        self._check_names(filter_columns(dnf), "filter")
-        for group in dnf or ():
-            for term in group:
-                check_term(term, self.schema.field(term.column).storage_type)
+        """``filter`` (an Expression or tuples) and this dataset's own as one RowFilter (or
+        None), its column names and values checked against the schema before any read."""
+        rf = row_filter(filter)
+        if rf is not None:
+            self._check_names(rf.columns(), "filter")
+            check_expression(rf.expression, lambda name: self.schema.field(name).storage_type)
+            for group in rf.dnf or ():
+                for term in group:
+                    check_term(term, self.schema.field(term.column).storage_type)
         if self._filter is None:
-            return dnf
-        if dnf is None:
+            return rf
+        if rf is None:
             return self._filter
-        return [a + b for a in self._filter for b in dnf]  # (A or B) and (C or D), distributed
+        return self._filter & rf
 
     def filter(self, filter) -> "Dataset":  # noqa: A002
         """A dataset of the rows matching ``filter`` (and this one's), as pyarrow's
@@ -389,7 +392,8 @@ class Dataset:
                    fragment_readahead: int = FRAGMENT_READAHEAD) -> Iterator[RecordBatch]:
         """The dataset's batches, lazily and in order (files in order, batches in order):
         ``columns`` (names, in that order; default all), rows matching ``filter``
-        (pyarrow.parquet's list-of-tuples form; see ``arrowmm.dataset.filters``).
+        (an ``arrowmm.compute`` Expression, ``arrowmm.field("x") > 3``, or pyarrow.parquet's
+        list-of-tuples form; see ``arrowmm.dataset.filters``).
 
         With ``use_threads`` (pyarrow.dataset's names and defaults), up to
         ``fragment_readahead`` files are read ahead on worker threads, each up to
@@ -400,16 +404,17 @@ class Dataset:
         return self._scan(out_idx, self._dnf(filter),
                           fragment_readahead if use_threads else 0, batch_readahead)
 
-    def _scan(self, out_idx: List[int], dnf, fragment_readahead: int = FRAGMENT_READAHEAD,
+    def _scan(self, out_idx: List[int], rf, fragment_readahead: int = FRAGMENT_READAHEAD,
               batch_readahead: int = BATCH_READAHEAD) -> Iterator[RecordBatch]:
         schema = t.Schema([self.schema.fields[k] for k in out_idx], self.schema.metadata,
                           endianness=self.schema.endianness)
         out_names = [f.name for f in schema]
         parts = set(self._partition_names)
         data_names = [n for n in out_names if n not in parts]
-        for name in filter_columns(dnf):
+        for name in ([] if rf is None else rf.columns()):
             if name not in parts and name not in data_names:
                 data_names.append(name)
+        dnf = None if rf is None else rf.dnf
         todo = []
         for k, path in enumerate(self.files):
             values = self._partition_values[k]
@@ -417,7 +422,7 @@ class Dataset:
             if groups is not None and not groups:
                 continue  # the partition values rule the file out: it is never opened
             todo.append((path, functools.partial(self._scan_file, k, schema, out_names,
-                                                 data_names, groups, values)))
+                                                 data_names, rf, groups, values)))
         # (a file read by byte ranges fetches a column's bytes when the column is decoded:
         # the workers do that ahead; a mapped column decodes in place, when it is touched)
         prepare = _decode_all if self.filesystem is not None else None
@@ -428,7 +433,7 @@ class Dataset:
         return ordered_readahead(todo, fragment_readahead=fragment_readahead,
                                  batch_readahead=batch_readahead, prepare=prepare)
 
-    def _scan_file(self, k, schema, out_names, data_names, groups, values):
+    def _scan_file(self, k, schema, out_names, data_names, rf, groups, values):
         reader = self._open(k)
         casts = {}
         plan = self._file_plan(k, reader, data_names, casts)
@@ -463,19 +468,23 @@ class Dataset:
                 batch = reader.get_batch(i)
             if batch.num_rows == 0:
                 continue
-            if live is None:
+            if rf is None:
                 yield RecordBatch(schema, batch.num_rows, loader=_Columns(batch, layout, types))
                 continue
-            mask = self._mask(batch, live, plan, values)
-            if mask.all():
+            # the filter's columns first (only those decode), judged over whole columns
+            expr = rf.expression if live is None else dnf_expression(live)
+            mask = selection_mask(expr, self._filter_columns(batch, plan, values),
+                                  batch.num_rows)
+            n = count_kept(mask)
+            if n == batch.num_rows:
                 yield RecordBatch(schema, batch.num_rows, loader=_Columns(batch, layout, types))
                 continue
-            runs = _runs(mask)
-            if not runs:
-                continue
-            n = int(mask.sum())
-            cols = [take_runs(batch.column(how[1]), runs) if how[0] == "col" else
-                    promote(take_runs(batch.column(how[1]), runs), types[j]) if how[0] == "cast"
+            if n == 0:
+                continue  # no survivor: the batch's other columns are never decoded
+            batch.decode_columns([how[1] for how in layout if how[0] in ("col", "cast")])
+            cols = [filter_array(batch.storage_column(how[1]), mask, n) if how[0] == "col" else
+                    promote(filter_array(batch.storage_column(how[1]), mask, n), types[j])
+                    if how[0] == "cast"
                     else constant_array(how[1] if how[0] == "const" else None, types[j], n)
                     for j, how in enumerate(layout)]
             yield RecordBatch(schema, n, cols)
@@ -534,25 +543,17 @@ class Dataset:
                 live.append(g)
         return live
 
-    @staticmethod
-    def _mask(batch, groups, plan, values) -> np.ndarray:
-        n = batch.num_rows
-        total = np.zeros(n, dtype=bool)
-        for g in groups:
-            m = np.ones(n, dtype=bool)
-            for term in g:
-                if term.column in values:
-                    if not scalar_match(values[term.column], term):
-                        m[:] = False
-                elif plan.get(term.column) is None:
-                    if not scalar_match(None, term):
-                        m[:] = False
-                else:
-                    m &= row_mask(batch.column(plan[term.column]), term)
-                if not m.any():
-                    break
-            total |= m
-        return total
+    def _filter_columns(self, batch, plan, values):
+        """Column ``name`` of a file's ``batch`` for a filter: the file's own values (before
+        any promotion), a partition value, or nulls where the file lacks the column."""
+        def column(name: str) -> Array:
+            if name in values:
+                return filter_value_column(values[name], self.schema.field(name).storage_type,
+                                           batch.num_rows)
+            if plan.get(name) is None:
+                return filter_value_column(None, None, batch.num_rows)
+            return batch.storage_column(plan[name])
+        return column
 
     # -- answers -------------------------------------------------------------------------------
     def to_table(self, columns=None, filter=None, *, use_threads: bool = True,  # noqa: A002
