@@ -1,0 +1,133 @@
+"""Filter benchmarks: a dataset filter over a file with no statistics, arrowmm against
+pyarrow.dataset on the same files (issue 32).
+
+Run from the repository root::
+
+    python benchmarks/bench_filter.py             # 10M rows (about 0.5 GB of files)
+    python benchmarks/bench_filter.py --big       # 30M rows as well
+    python benchmarks/bench_filter.py --quick     # smoke version (a few seconds)
+    python benchmarks/bench_filter.py --out bench_filter.md
+
+The files are written once by pyarrow (so no footer statistics: every batch is read and judged)
+into ``--data-dir`` and kept (``--clean`` deletes them): 20 batches, columns ``x`` and ``y``
+(float64, uniform in [0, 1)) and ``s`` (strings ``"k000000"``..., 8 bytes, uniform over 10**6
+values), plain and ZSTD.
+
+Each row times ``arrowmm.dataset(p).to_table(filter=..., columns=...)`` then ``pyarrow.table``
+of it (zero-copy) against ``pyarrow.dataset.dataset(p, format="ipc").to_table(filter=...,
+columns=...)``, the two run alternately, the median of the repeats.  target <= 0.8
+
+1. x > 0.99, columns x, y                  (1% of the rows)
+2. x > 0.5, columns x, y                   (50%)
+3. s < "k010000", columns s, x             (1%, a string column)
+4. s < "k500000", columns s, x             (50%)
+5-8. the same over the ZSTD file
+
+The exit status is 0 whatever the ratios (machines are noisy) unless ``--strict``.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pads
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import (Result, base_parser, compare, machine_lines, print_result,  # noqa: E402
+                    report, settings, warm_cache)
+import arrowmm  # noqa: E402
+
+FULL = dict(rows=[10_000_000], batches=20, repeats=7, warmup=1)
+BIG = dict(rows=[10_000_000, 30_000_000], batches=20, repeats=5, warmup=1)
+QUICK = dict(rows=[40_000], batches=4, repeats=1, warmup=0)
+
+# (name, pyarrow expression, arrowmm expression, columns)
+FILTERS = [
+    ("x > 0.99, columns x, y", lambda f: f("x") > 0.99, ["x", "y"]),
+    ("x > 0.5, columns x, y", lambda f: f("x") > 0.5, ["x", "y"]),
+    ('s < "k010000", columns s, x', lambda f: f("s") < "k010000", ["s", "x"]),
+    ('s < "k500000", columns s, x', lambda f: f("s") < "k500000", ["s", "x"]),
+]
+TARGET = 0.8
+
+
+def write_file(path: Path, rows: int, batches: int, compression) -> None:
+    """``rows`` rows in ``batches`` batches, written by pyarrow (no statistics)."""
+    if path.exists():
+        return
+    rng = np.random.default_rng(32)
+    per = rows // batches
+    schema = pa.schema([("x", pa.float64()), ("y", pa.float64()), ("s", pa.string())])
+    tmp = path.with_suffix(".tmp")
+    options = pa.ipc.IpcWriteOptions(compression=compression)
+    with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, schema, options=options) as w:
+        for _ in range(batches):
+            keys = rng.integers(0, 1_000_000, per)
+            s = pa.array(np.char.add("k", np.char.zfill(keys.astype("U6"), 6)).astype(object),
+                         pa.string())
+            w.write_batch(pa.record_batch([pa.array(rng.random(per)), pa.array(rng.random(per)),
+                                           s], schema=schema))
+    os.replace(tmp, path)
+
+
+def bench(cfg: dict, data: Path) -> list:
+    data.mkdir(parents=True, exist_ok=True)
+    results = []
+    row = 0
+    for rows in cfg["rows"]:
+        for compression in (None, "zstd"):
+            path = data / f"filter-{rows}-{compression or 'plain'}.arrow"
+            write_file(path, rows, cfg["batches"], compression)
+            warm_cache(path)
+            ds_pa = pads.dataset(str(path), format="ipc")
+            ds_amm = arrowmm.dataset(str(path))
+            for name, make, columns in FILTERS:
+                row += 1
+                e_pa, e_amm = make(pc.field), make(arrowmm.field)
+                mine = pa.table(ds_amm.to_table(filter=e_amm, columns=columns))
+                theirs = ds_pa.to_table(filter=e_pa, columns=columns)
+                assert mine.equals(theirs), f"{name}: arrowmm's rows differ from pyarrow's"
+                t_amm, t_pa = compare(
+                    lambda: pa.table(ds_amm.to_table(filter=e_amm, columns=columns)),
+                    lambda: ds_pa.to_table(filter=e_pa, columns=columns),
+                    cfg["repeats"], cfg["warmup"])
+                load = "load {:.1f}".format(os.getloadavg()[0])
+                results.append(Result(
+                    f"{row}. {name}, {rows // 1_000_000 or rows / 1e6}M rows, "
+                    f"{compression or 'plain'}", t_amm, t_pa, TARGET,
+                    f"{theirs.num_rows:,} rows kept; {load}"))
+                print_result(results[-1])
+    return results
+
+
+def main(argv=None) -> int:
+    parser = base_parser(__doc__)
+    parser.add_argument("--big", action="store_true", help="30M rows as well (about 2 GB)")
+    parser.add_argument("--clean", action="store_true", help="delete the data files after the run")
+    args = parser.parse_args(argv)
+    cfg = settings(args, BIG if args.big else FULL, QUICK)
+    data = args.data_dir / ("filter-quick" if args.quick else "filter")
+    env = "\n".join(machine_lines(args.quick) + [
+        f"- files: {', '.join(f'{r:,}' for r in cfg['rows'])} rows in {cfg['batches']} batches, "
+        f"written by pyarrow (no statistics), plain and ZSTD",
+        "- load average at start: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())])
+    print(env + "\n", flush=True)
+    t0 = time.perf_counter()
+    try:
+        results = bench(cfg, data)
+    finally:
+        if args.clean or args.quick:
+            shutil.rmtree(data, ignore_errors=True)
+    print(f"(ran in {time.perf_counter() - t0:.1f} s)")
+    return report(results, "arrowmm filter benchmarks", env, cfg, args.out, args.strict)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
