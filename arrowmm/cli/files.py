@@ -172,27 +172,30 @@ class _ColumnFacts:
     stored) and where each batch's statistics came from (``sources``); ``known`` turns False
     at the first batch whose statistics neither the file nor a computation gave."""
 
-    def __init__(self, name: str, dtype):
-        self.name, self.dtype = name, dtype
+    def __init__(self, name: str, dtype, type_name: str):
+        self.name, self.dtype, self.type_name = name, dtype, type_name
         self.nulls, self.nbytes = 0, 0
         self.lows, self.highs = [], []
         self.nan = False
         self.sources = []
         self.known = self.bounded = True
 
-    def add(self, entry: dict, source: str) -> None:
+    def add(self, entry: dict, source: str, bounds: bool = True) -> None:
+        """Add one batch's statistics; ``bounds``: whether they give its min and max (or say
+        there are none: every value null or NaN)."""
         self.nulls += int(entry["nulls"])
         if source not in self.sources:
             self.sources.append(source)
+        if not bounds:
+            self.bounded = False
+            return
         self.nan = self.nan or bool(entry.get("nan"))
         if "min" in entry and "max" in entry:
             self.lows.append(_bound(entry["min"], self.dtype))
             self.highs.append(_bound(entry["max"], self.dtype))
-        elif "min" in entry or "max" in entry:  # (a string maximum too long to keep)
-            self.bounded = False
 
     def facts(self, compute: bool) -> dict:
-        out = {"name": self.name, "type": str(self.dtype),
+        out = {"name": self.name, "type": self.type_name,
                "nulls": self.nulls if self.known else None,
                "bytes": self.nbytes if compute else None,
                "from": "+".join(self.sources) if self.known and self.sources else None}
@@ -233,23 +236,41 @@ def _shown(value, dtype):
     return value
 
 
-def _recorded(entry, rows: int, dtype, exact: bool):
-    """A batch's recorded statistics of one column when they answer for it (None when not):
-    a null count, and min and max unless every value is null or NaN.  ``exact``: a string or
-    binary minimum cut to ``MAX_BOUND_BYTES`` is a bound, not the value, so it does not do."""
+def _recorded(entry, rows: int):
+    """A batch's recorded statistics of one column when they hold a null count that fits the
+    batch (None when not: absent, or a damaged document)."""
     if not isinstance(entry, dict) or isinstance(entry.get("nulls"), bool) or \
             not isinstance(entry.get("nulls"), int) or not 0 <= entry["nulls"] <= rows:
         return None
-    if "min" not in entry and entry["nulls"] != rows and not entry.get("nan"):
-        return None
-    if exact and isinstance(entry.get("min"), str) and isinstance(
-            dtype, (arrowmm.BinaryType, arrowmm.FixedSizeBinaryType)):
+    return entry
+
+
+def _has_bounds(entry: dict, rows: int, dtype) -> bool:
+    """Whether recorded statistics give the batch's exact min and max, or say it has none
+    (every value null or NaN).  Not so: a string maximum too long to keep (left out), or a
+    minimum cut to ``MAX_BOUND_BYTES`` (a bound, not the value)."""
+    if "min" not in entry and "max" not in entry:
+        return entry["nulls"] == rows or bool(entry.get("nan"))
+    if "min" not in entry or "max" not in entry or not (
+            _fits(entry["min"], dtype) and _fits(entry["max"], dtype)):
+        return False
+    if isinstance(dtype, (arrowmm.BinaryType, arrowmm.FixedSizeBinaryType)):
         utf8 = isinstance(dtype, arrowmm.BinaryType) and dtype.utf8
         # (a cut UTF-8 minimum ends on a character boundary: up to 3 bytes short)
         stored = len(entry["min"].encode()) + 3 if utf8 else len(entry["min"]) // 2
-        if stored >= MAX_BOUND_BYTES:
-            return None
-    return entry
+        return stored < MAX_BOUND_BYTES
+    return True
+
+
+def _fits(value, dtype) -> bool:
+    """Whether a recorded bound has the form ``arrowmm.ipc.statistics`` stores for ``dtype``
+    (a damaged document's bounds are not shown)."""
+    if isinstance(dtype, (arrowmm.BinaryType, arrowmm.FixedSizeBinaryType)):
+        return isinstance(value, str)
+    if isinstance(dtype, arrowmm.FloatType):
+        return value in ("inf", "-inf") or (isinstance(value, (int, float))
+                                            and not isinstance(value, bool))
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _file_recorded(reader, batches: int):
@@ -284,7 +305,7 @@ def stats(path: str, as_json: bool = False, compute: bool = True) -> int:
     with reading(path), arrowmm.open(src) as reader:
         kind = kind_of(reader)
         fields = list(reader.schema)
-        columns = [_ColumnFacts(f.name, _storage(f.type)) for f in fields]
+        columns = [_ColumnFacts(f.name, _storage(f.type), str(f.type)) for f in fields]
         described = [supports_statistics(c.dtype) for c in columns]
         total = reader.num_record_batches if kind != "stream" else None
         recorded = _file_recorded(reader, total) if kind == "file" else None
@@ -295,23 +316,23 @@ def stats(path: str, as_json: bool = False, compute: bool = True) -> int:
                 doc = recorded[i] if recorded is not None else \
                     _batch_column_stats(batch) if kind == "stream" else None
                 for k, facts in enumerate(columns):
-                    entry = None
-                    if described[k] and isinstance(doc, dict):
-                        entry = _recorded(doc.get(facts.name), batch.num_rows, facts.dtype,
-                                          exact=compute)
+                    entry = _recorded(doc.get(facts.name), batch.num_rows) \
+                        if described[k] and isinstance(doc, dict) else None
+                    bounds = entry is not None and _has_bounds(entry, batch.num_rows, facts.dtype)
                     if not compute:
                         if entry is None:
                             facts.known = False
                         else:
-                            facts.add(entry, where)
+                            facts.add(entry, where, bounds)
                         continue
                     column = batch.storage_column(k)
                     facts.nbytes += sum(b.size for b in column.buffers() if b is not None)
-                    if entry is not None:
+                    if bounds:
                         facts.add(entry, where)
                     else:
-                        facts.add(column_statistics(column) or
-                                  {"nulls": int(column.null_count)}, "computed")
+                        facts.add(column_statistics(column, max_bound_bytes=None) or
+                                  {"nulls": int(column.null_count)}, "computed",
+                                  bounds=described[k])
                     del column
                 batches += 1
                 rows += batch.num_rows

@@ -52,8 +52,12 @@ def supports_statistics(dtype: t.DataType) -> bool:
                               t.FixedSizeBinaryType))
 
 
-def column_statistics(array) -> Optional[dict]:
-    """``{"nulls": n, "min": .., "max": ..}`` of one array, or None for unsupported types."""
+def column_statistics(array, max_bound_bytes: Optional[int] = MAX_BOUND_BYTES) -> Optional[dict]:
+    """``{"nulls": n, "min": .., "max": ..}`` of one array, or None for unsupported types.
+
+    ``max_bound_bytes``: string and binary bounds longer than this are cut (a minimum) or
+    left out (a maximum), as the writers store them; None keeps them whole (what
+    ``arrowmm stats`` shows)."""
     dtype = array.type
     if not supports_statistics(dtype):
         return None
@@ -62,7 +66,7 @@ def column_statistics(array) -> Optional[dict]:
     if nulls == len(array):
         return out
     if isinstance(dtype, (t.BinaryType, t.FixedSizeBinaryType)):
-        _bytes_bounds(array, dtype, out)
+        _bytes_bounds(array, dtype, out, max_bound_bytes)
     elif isinstance(dtype, t.DecimalType):
         _decimal_bounds(array, dtype, out)
     else:
@@ -200,15 +204,16 @@ def _bytes_extremes(array, dtype):
     return (lo.encode(), hi.encode()) if utf8 else (bytes(lo), bytes(hi))
 
 
-def _bytes_bounds(array, dtype, out: dict) -> None:
+def _bytes_bounds(array, dtype, out: dict, limit: Optional[int]) -> None:
     utf8 = isinstance(dtype, t.BinaryType) and dtype.utf8
     lo_b, hi_b = _bytes_extremes(array, dtype)
-    if len(lo_b) > MAX_BOUND_BYTES:
-        lo_b = lo_b[:MAX_BOUND_BYTES]
+    limit = max(len(lo_b), len(hi_b)) if limit is None else limit
+    if len(lo_b) > limit:
+        lo_b = lo_b[:limit]
         if utf8:  # cut on a character boundary: still a prefix, so still <= every value
             lo_b = lo_b.decode("utf-8", "ignore").encode()
     out["min"] = _text(lo_b) if utf8 else lo_b.hex()
-    if len(hi_b) <= MAX_BOUND_BYTES:
+    if len(hi_b) <= limit:
         out["max"] = _text(hi_b) if utf8 else hi_b.hex()
 
 
