@@ -13,7 +13,7 @@ from __future__ import annotations
 import copyreg
 import operator
 
-from typing import List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, SupportsIndex, overload
 
 import numpy as np
 
@@ -152,6 +152,11 @@ class Array:
 
     def __iter__(self):
         return iter(self.to_pylist())
+
+    @overload
+    def __getitem__(self, i: slice) -> Array: ...
+    @overload
+    def __getitem__(self, i: SupportsIndex) -> Any: ...  # (the value's type depends on the type)
 
     def __getitem__(self, i):
         """A value (negative indices count from the end), or for a slice an array: zero-copy
