@@ -148,10 +148,13 @@ def _progress_on_pty(args, env):
     return seen, code
 
 
-@pytest.mark.parametrize("command", ["convert", "cat", "append", "validate", "repair"])
+@pytest.mark.parametrize("command", ["convert", "cat", "append", "validate", "repair", "stats",
+                                     "statistics"])
 def test_progress_on_a_terminal_and_not_when_piped(tmp_path, command):
     src = _file(tmp_path / "src.arrow", batches=40, rows=1000)
     args = {"convert": ["convert", src, tmp_path / "out.arrow"],
+            "stats": ["stats", src],
+            "statistics": ["convert", src, tmp_path / "indexed.arrow", "--statistics"],
             "cat": ["cat", src, "--to", "jsonl"],
             "append": ["append", _file(tmp_path / "dst.arrow"), src],
             "validate": ["validate", src],
@@ -161,7 +164,7 @@ def test_progress_on_a_terminal_and_not_when_piped(tmp_path, command):
     seen, code = _progress_on_pty(args, env)
     assert code == 0, seen
     desc = {"convert": b"writing", "cat": b"cat", "append": b"append", "validate": b"validate",
-            "repair": b"repair"}[command]
+            "repair": b"repair", "stats": b"stats", "statistics": b"statistics"}[command]
     assert desc in seen and b"%|" in seen, seen  # a tqdm bar: 'writing:  50%|###  |'
     piped = subprocess.run([sys.executable, "-m", "arrowmm", *map(str, args)],
                            capture_output=True, env=env, timeout=300)

@@ -462,7 +462,9 @@ def convert(src: str, dst: str, compression=None, columns=None, fmt=None, batch_
     fmt = _output_format(dst, fmt)
     if statistics and _keeps_messages(src, dst, compression, columns, fmt, batch_rows):
         with reading(src):
-            with bar(None, unit="batches", desc="statistics") as progress:
+            with arrowmm.open_file(src) as counted:  # (its footer only: for the bar's total)
+                total = counted.num_record_batches
+            with bar(total, unit="batches", desc="statistics") as progress:
                 add_statistics(src, dst, in_place=_same_file(src, dst),
                                progress=lambda done: progress.update(done - progress.n))
         with reading(dst), arrowmm.open_file(dst) as check:
