@@ -47,7 +47,7 @@ from .compute import Expression, field  # (a Field with a type; a filter's colum
 from .interop import RecordBatchReader, array, record_batch
 from .ipc import (AppendWriter, FeatherV1Reader, FileReader, FileWriter, IndexedStreamReader, RepairReport, StreamReader,
                   StreamWriter, index_stream, new_file, new_stream, open, open_file,  # noqa: A004
-                  open_stream, repair, append_file)
+                  open_stream, repair, append_file, add_statistics)
 from .ipc.writer import write_file, write_stream
 from .ipc.messages import (Message, MessageReader, read_message, read_record_batch,
                            read_schema, serialize_batch, serialize_schema)
@@ -99,7 +99,7 @@ __all__ = [
     "open_file", "open_stream", "open", "FileReader", "StreamReader", "FeatherV1Reader",
     "new_file", "new_stream", "write_file", "write_stream", "FileWriter", "StreamWriter",
     "append_file", "AppendWriter",
-    "IndexedStreamReader", "index_stream", "repair", "RepairReport",
+    "IndexedStreamReader", "index_stream", "repair", "RepairReport", "add_statistics",
     "Message", "MessageReader", "read_message", "read_schema", "read_record_batch",
     "serialize_schema", "serialize_batch",
     "Tensor", "read_tensor", "write_tensor", "get_tensor_size",
