@@ -256,6 +256,34 @@ def test_indexed_stream_reads_any_batch_with_its_dictionaries(tmp_path):
             assert [b.to_pydict() for b in alone] == [expected[k]]
 
 
+def test_indexed_stream_reads_each_dictionary_message_once_in_any_order(monkeypatch):
+    """Reverse order used to replay the stream from its start for every batch (quadratic):
+    now every dictionary message is read once, whatever the order, deltas included."""
+    from arrowmm.ipc import indexed
+    batches = []
+    for i in range(40):  # a delta or a replacement before every batch
+        values = pa.array([f"v{i}", f"w{i}", f"v{i}"]).dictionary_encode()
+        batches.append(pa.record_batch({"d": values, "x": [i, i, i]}))
+    sink = pa.BufferOutputStream()
+    options = pa.ipc.IpcWriteOptions(emit_dictionary_deltas=True)
+    with pa.ipc.new_stream(sink, batches[0].schema, options=options) as w:
+        for b in batches:
+            w.write_batch(b)
+    data = sink.getvalue().to_pybytes()
+    expected = [b.to_pydict() for b in pa.ipc.open_stream(data)]
+    reader = arrowmm.index_stream(data)
+    kinds = [kind for kind, _ in reader.entries]
+    n_dictionaries = kinds.count(indexed._DICTIONARY)
+    assert n_dictionaries >= 40
+    reads = []
+    real_read = indexed.IndexedStreamReader._read
+    monkeypatch.setattr(indexed.IndexedStreamReader, "_read",
+                        lambda self, position, kind: reads.append(kind) or real_read(self, position, kind))
+    order = list(range(39, -1, -1)) + [7, 33, 0, 39]
+    assert [reader.get_batch(i).to_pydict() for i in order] == [expected[i] for i in order]
+    assert reads.count(indexed._DICTIONARY) == n_dictionaries
+
+
 def test_indexed_stream_rejects_damage():
     data = _stream_with_dictionaries()
     with pytest.raises(arrowmm.ArrowInvalid):

@@ -50,8 +50,21 @@ class IndexedStreamReader(ReaderBase):
         self.entries: List[Tuple[int, int]] = (self._scan(message_end(first)) if entries is None
                                                else [(int(k), int(o)) for k, o in entries])
         self._batches = [i for i, (kind, _) in enumerate(self.entries) if kind == _RECORD_BATCH]
-        self._memo: Optional[DictionaryMemo] = None
-        self._applied = 0  # entries before this position are applied to self._memo
+        # _dictionaries_before[p]: how many dictionary messages precede entry p, i.e. which
+        # dictionary state a batch at p reads.
+        self._dictionaries_before = []
+        count = 0
+        for kind, _ in self.entries:
+            self._dictionaries_before.append(count)
+            count += kind == _DICTIONARY
+        self._dictionary_entries = [i for i, (kind, _) in enumerate(self.entries)
+                                    if kind == _DICTIONARY]
+        self._memo = DictionaryMemo(self.schema, file_mode=False)
+        # _states[k]: the dictionaries after the first k dictionary messages, frozen (a lookup
+        # over immutable generations: a shallow copy each).  Built forward only, once, so any
+        # order of get_batch reads each dictionary message once (reverse order was quadratic:
+        # an earlier batch replayed the stream from its start).
+        self._states = [self._memo.snapshot()]
 
     def _scan(self, pos: int) -> List[Tuple[int, int]]:
         entries = []
@@ -104,24 +117,22 @@ class IndexedStreamReader(ReaderBase):
                                f"{MessageHeader.NAMES[kind]} message, found {found}")
         return msg
 
-    def _memo_at(self, position: int) -> DictionaryMemo:
-        """The dictionaries as they stood just before entry ``position``."""
-        if self._memo is None or self._applied > position and any(
-                kind == _DICTIONARY for kind, _ in self.entries[position:self._applied]):
-            self._memo, self._applied = DictionaryMemo(self.schema, file_mode=False), 0
-        for i in range(self._applied, position):
-            if self.entries[i][0] == _DICTIONARY:
-                msg = self._read(i, _DICTIONARY)
-                self._dictionary_batch(msg, self._memo, f"dictionary message at byte {msg.offset}")
-        self._applied = max(self._applied, position)
-        return self._memo
+    def _dictionaries_at(self, position: int):
+        """The dictionaries as they stood just before entry ``position`` (a frozen lookup)."""
+        wanted = self._dictionaries_before[position]
+        while len(self._states) <= wanted:
+            i = self._dictionary_entries[len(self._states) - 1]
+            msg = self._read(i, _DICTIONARY)
+            self._dictionary_batch(msg, self._memo, f"dictionary message at byte {msg.offset}")
+            self._states.append(self._memo.snapshot())
+        return self._states[wanted]
 
     def get_batch(self, i: int) -> RecordBatch:
         """Record batch ``i`` (negative counts from the end); columns decode when touched."""
         k = batch_index(i, len(self._batches))
         position = self._batches[k]
-        with self._lock:  # the memo is rewound and replayed: one thread at a time
-            dictionaries = self._memo_at(position).snapshot()
+        with self._lock:  # the memo moves forward: one thread at a time
+            dictionaries = self._dictionaries_at(position)
         msg = self._read(position, _RECORD_BATCH)
         return self._record_batch(msg, dictionaries, BatchWhere(k, msg.offset))
 
