@@ -117,18 +117,28 @@ def test_a_file_missing_its_last_bytes_is_refused(tmp_path):
         assert main(["validate", path]) == 1
 
 
+#: The schema of the forged-trailer files: one binary column, whose values can hold anything.
+_FORGED_SCHEMA = arrowmm.schema([("b", arrowmm.binary())])
+
+
+def _forged_trailer(path) -> bytes:
+    """Write a one-batch file of 3 rows to ``path`` and return a trailer (footer, its length,
+    magic) that lists that batch three times: 9 rows, if anything ever read it as data."""
+    with arrowmm.new_file(path, _FORGED_SCHEMA) as w:
+        w.write({"b": [b"a", b"b", b"c"]})
+    with arrowmm.open_file(path) as r:
+        block = [tuple(int(v) for v in r._blocks[0].tolist())]
+    footer = encode_footer(_FORGED_SCHEMA, footer_blocks([]), footer_blocks(block * 3), None, 4, ())
+    return footer + len(footer).to_bytes(4, "little") + b"ARROW1"
+
+
 def test_a_forged_trailer_inside_a_value_is_never_read(tmp_path):
     """A binary value holding a footer that lists batch 0 three times, the file cut inside
     that value after it: the reader refuses the file (it searched for that trailer and read
     9 rows)."""
-    schema = arrowmm.schema([("b", arrowmm.binary())])
+    schema = _FORGED_SCHEMA
     path = str(tmp_path / "forged.arrow")
-    with arrowmm.new_file(path, schema) as w:
-        w.write({"b": [b"a", b"b", b"c"]})
-    with arrowmm.open_file(path) as r:
-        block = [tuple(int(v) for v in r._blocks[0].tolist())]
-    footer = encode_footer(schema, footer_blocks([]), footer_blocks(block * 3), None, 4, ())
-    forged = footer + len(footer).to_bytes(4, "little") + b"ARROW1"
+    forged = _forged_trailer(path)
     with arrowmm.new_file(path, schema) as w:
         w.write({"b": [b"a", b"b", b"c"]})
         w.write({"b": [b"x" * 5, forged + b"y" * 100]})
@@ -373,15 +383,9 @@ def test_a_marker_forged_inside_a_committed_value_is_not_a_committed_end(tmp_pat
     """A binary value holding a footer that lists batch 0 three times, its trailer and an
     in-progress append marker naming it, in a file never appended to; a copy missing its last
     3 bytes: every reader refuses it (it read as the forged footer's 9 rows)."""
-    schema = arrowmm.schema([("b", arrowmm.binary())])
+    schema = _FORGED_SCHEMA
     path = str(tmp_path / "forged.arrow")
-    with arrowmm.new_file(path, schema) as w:
-        w.write({"b": [b"a", b"b", b"c"]})
-    data = open(path, "rb").read()
-    with arrowmm.open_file(path) as r:
-        block = [tuple(int(v) for v in r._blocks[0].tolist())]
-    footer = encode_footer(schema, footer_blocks([]), footer_blocks(block * 3), None, 4, ())
-    tail = footer + len(footer).to_bytes(4, "little") + b"ARROW1"
+    tail = _forged_trailer(path)
     # where the forged trailer will end once written as a value: found by writing it once
     with arrowmm.new_file(path, schema) as w:
         w.write({"b": [b"a", b"b", b"c"]})
