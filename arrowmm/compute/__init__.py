@@ -22,7 +22,7 @@ from .expression import Expression, field
 from .predicate import check_expression, evaluate, selection_mask
 from .selection import filter_array, filter_batch, take_array, take_batch
 from .sorting import sort_indices as _sort_indices, sort_keys, whole
-from .tables import batch_columns, filter_table, take_table
+from .tables import batch_columns, filter_table, schema_types, take_table
 
 __all__ = ["Expression", "field", "filter", "take", "sort_indices", "evaluate"]
 
@@ -34,7 +34,7 @@ def filter(data, mask):  # noqa: A001  (pyarrow.compute.filter's name)
         return filter_table(data, mask)
     if isinstance(data, RecordBatch):
         if isinstance(mask, Expression):
-            check_expression(mask, lambda name: data.schema.field(name).storage_type)
+            check_expression(mask, schema_types(data.schema))
             keep = selection_mask(mask, batch_columns(data), data.num_rows)
         else:
             keep = _slow.as_mask(mask, data.num_rows)

@@ -275,8 +275,12 @@ def _isin_values(array: Array, values, name: str) -> np.ndarray:
             if not _is_number(v):
                 raise _kind_error(name, dtype, "a number", v, "in")
         x = array.values()
-        return np.isin(x.astype(np.float64) if x.dtype.itemsize < 8 else x,
-                       np.array([float(v) for v in values], dtype=np.float64))
+        x = x.astype(np.float64) if x.dtype.itemsize < 8 else x
+        floats = [float(v) for v in values]
+        hit = np.isin(x, np.array(floats, dtype=np.float64))
+        if any(math.isnan(v) for v in floats):
+            hit |= np.isnan(x)  # (NaN is in a set holding NaN, as in pyarrow's is_in)
+        return hit
     if type(array) is BinaryArray:
         if dtype.utf8:
             if not all(isinstance(v, str) for v in values):

@@ -97,8 +97,12 @@ def sort_indices(columns: Sequence[Array], keys: Sequence[Tuple[str, str]]) -> n
         valid = _validity(array)
         parts = [rank]
         if nan is not None:
+            rank[nan] = 0  # (NaN rows tie, so they stay in their order)
             parts.append(nan.astype(np.int8))  # NaN after the numbers, either order
         if valid is not None:
+            rank[~valid] = 0  # (null rows tie too: a null slot's bytes are not a value)
+            if nan is not None:
+                parts[1] = (nan & valid).astype(np.int8)
             parts.append((~valid).astype(np.int8))  # nulls last
         sort_by.append(parts)
     flat = []

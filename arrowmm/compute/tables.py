@@ -17,7 +17,7 @@ from .predicate import check_expression, selection_mask
 from .selection import count_kept, filter_batch, take_array
 from .sorting import sort_indices, sort_keys, whole
 
-__all__ = ["filter_table", "take_table", "sort_table", "batch_columns"]
+__all__ = ["filter_table", "take_table", "sort_table", "batch_columns", "schema_types"]
 
 
 def batch_columns(batch: RecordBatch) -> Callable[[str], Array]:
@@ -33,6 +33,21 @@ def batch_columns(batch: RecordBatch) -> Callable[[str], Array]:
                 f"is ambiguous: {len(hits)} columns have that name"))
         return batch.storage_column(hits[0])
     return column
+
+
+def schema_types(schema) -> Callable:
+    """``name`` -> the storage type of ``schema``'s column ``name``, ArrowInvalid naming the
+    columns when there is none (or several)."""
+    names = schema.names
+
+    def field_type(name: str):
+        hits = [i for i, n in enumerate(names) if n == name]
+        if len(hits) != 1:
+            raise ArrowInvalid(f"filter: column {name!r} " + (
+                f"is not in the table; it has {names}" if not hits else
+                f"is ambiguous: {len(hits)} columns have that name"))
+        return schema.fields[hits[0]].storage_type
+    return field_type
 
 
 def _whole_mask(table: Table, mask) -> np.ndarray:
@@ -51,7 +66,7 @@ def filter_table(table: Table, mask) -> Table:
     batches = table.to_batches()
     out: List[RecordBatch] = []
     if isinstance(mask, Expression):
-        check_expression(mask, lambda name: table.schema.field(name).storage_type)
+        check_expression(mask, schema_types(table.schema))
         for b in batches:
             keep = selection_mask(mask, batch_columns(b), b.num_rows)
             count = count_kept(keep)
