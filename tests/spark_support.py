@@ -140,7 +140,7 @@ def readme_block_main(spec_path: str) -> None:
         try:
             spark.read.format(name).load(str(folder / "probe.arrow")).collect()
             return "jvm"
-        except Exception as exc:  # the error says which engine answered
+        except Exception as exc:  # noqa: BLE001  (the error says which engine answered)
             text = str(exc)
             if "option('cast', 'true')" in text:
                 return "python"

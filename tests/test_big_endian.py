@@ -10,8 +10,6 @@ big-endian input to native where it can, must read them too.
 from __future__ import annotations
 
 import struct
-import sys
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa

@@ -26,7 +26,7 @@ from arrowmm.errors import ArrowError, ArrowInvalid, ArrowNotImplementedError  #
 try:
     from arrowmm.interop import _cdata  # noqa: F401
     HAVE_CDATA = True
-except Exception:  # the C data module is being rebuilt elsewhere
+except Exception:  # noqa: BLE001  (the C data module is being rebuilt elsewhere)
     HAVE_CDATA = False
 
 needs_cdata = pytest.mark.skipif(not HAVE_CDATA, reason="arrowmm.interop._cdata is not importable")

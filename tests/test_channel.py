@@ -743,14 +743,14 @@ def test_threads_share_a_producer_and_a_consumer(name):
                 try:
                     for i in range(200):
                         ch.send(batch_of(base + i), timeout=HANG)
-                except BaseException as exc:  # (reported below)
+                except BaseException as exc:  # noqa: BLE001  (reported below)
                     errors.append(exc)
 
             def consume():
                 try:
                     for _ in range(200):
                         got.append(c.recv(timeout=HANG).column("i").to_pylist()[0] // 10)
-                except BaseException as exc:
+                except BaseException as exc:  # noqa: BLE001  (reported below)
                     errors.append(exc)
 
             threads = [threading.Thread(target=produce, args=(b,)) for b in (0, 1000)]

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import io
 import struct
-import sys
 import threading
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa

@@ -17,7 +17,6 @@ import functools
 import io
 import os
 import random
-import sys
 
 import pyarrow as pa
 import pytest

@@ -8,7 +8,6 @@ their dictionary and indices.  Printing never raises for a value Python cannot h
 Nested values (lists, structs, maps, unions, run-end encoded) print on one line here, where
 pyarrow indents them: those are compared without whitespace in ``test_values.py``.
 """
-import re
 
 import numpy as np
 import pyarrow as pa

@@ -11,7 +11,6 @@ import pytest
 
 import arrowmm
 from arrowmm.format import footer_cache
-from helpers import write_ipc
 
 
 def _table(n_cols: int, rows: int = 3) -> pa.Table:

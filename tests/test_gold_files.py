@@ -21,7 +21,6 @@ arrowmm API exercised here (its public contract):
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest

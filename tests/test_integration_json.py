@@ -30,7 +30,6 @@ from __future__ import annotations
 import gzip
 import json
 import struct
-import sys
 from decimal import Context, Decimal
 from pathlib import Path
 

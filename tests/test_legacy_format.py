@@ -7,8 +7,6 @@ output reads equal in pyarrow.
 from __future__ import annotations
 
 import io
-import sys
-from pathlib import Path
 
 import pyarrow as pa
 import pytest

@@ -8,8 +8,6 @@ format, compression, metadata version and dictionary deltas.
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)

@@ -2,7 +2,6 @@
 pyarrow's reading of the same bytes (values, types, metadata, slices, numpy views)."""
 from __future__ import annotations
 
-import sys
 from decimal import Decimal
 from pathlib import Path
 

@@ -4,8 +4,6 @@ cannot hold, intervals pyarrow has no arrays for, numpy views into the mapping, 
 from __future__ import annotations
 
 import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa

@@ -1,7 +1,6 @@
 """Reader behaviour: laziness, zero-copy, lifetime, sniffing, real pipes and shared memory."""
 import gc
 import io
-import os
 import subprocess
 import sys
 import textwrap

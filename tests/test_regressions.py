@@ -6,8 +6,6 @@ otherwise, each named ``<target>-<what>.bin``; README.md in that directory says 
 broke and where it was fixed.  ``python fuzz/replay.py tests/regressions`` runs the same check
 outside pytest (``fuzz/sanitize.sh`` does, under AddressSanitizer).
 """
-import os
-import sys
 from pathlib import Path
 
 import pytest

@@ -489,7 +489,7 @@ def test_a_polling_reader_never_sees_a_partial_segment(name):
             except arrowmm.ArrowInvalid as exc:
                 assert "no shared-memory segment named" in str(exc), str(exc)
                 missing += 1
-                saw_tmp += any(n.startswith(f".arrowmm-share-") and f"-{proc.pid}-" in n
+                saw_tmp += any(n.startswith(".arrowmm-share-") and f"-{proc.pid}-" in n
                                for n in os.listdir("/dev/shm"))
         assert reader.num_record_batches == 32
         assert [int(b.column("v").to_numpy()[-1]) for b in reader] == list(range(32))

@@ -13,7 +13,6 @@ import datetime
 import decimal
 import json
 import os
-import time
 import types
 
 import numpy as np

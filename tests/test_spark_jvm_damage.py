@@ -2,7 +2,6 @@
 metadata version it does not know, strings that are not UTF-8."""
 from __future__ import annotations
 
-import os
 import struct
 import subprocess
 import sys

@@ -6,7 +6,6 @@ compared row by row (the Python source with ``option("cast", "true")``, which th
 """
 from __future__ import annotations
 
-import datetime
 import decimal
 import struct
 

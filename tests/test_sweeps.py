@@ -16,9 +16,7 @@ views with LZ4), so the work stays bounded (a few seconds each):
 """
 from __future__ import annotations
 
-import os
 import random
-import sys
 
 import pytest
 

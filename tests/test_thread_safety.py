@@ -233,7 +233,7 @@ def test_dictionary_exports_from_threads(tmp_path, fast_switching):
 
 def _replacing_dictionaries_stream(pa, path, n_batches, rows=200):
     """A stream whose batch ``b`` has its own dictionary (replacements) plus a delta-grown one."""
-    batches, expected = [], []
+    expected = []
     grown = [f"g{i}" for i in range(4)]
     with pa.OSFile(path, "wb") as f:
         schema = pa.schema([("d", pa.dictionary(pa.int32(), pa.string())),

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 pa = pytest.importorskip("pyarrow")
-import pyarrow.feather  # noqa: E402
+import pyarrow.feather  # noqa: E402, F401  (loads pa.feather, used below)
 
 ROOT = Path(__file__).resolve().parents[1]
 JAR = "arrowmm/spark/jvm/arrowmm-spark.jar"

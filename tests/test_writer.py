@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import io
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa

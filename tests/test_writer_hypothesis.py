@@ -11,9 +11,7 @@
 from __future__ import annotations
 
 import io
-import sys
 from decimal import Context, Decimal
-from pathlib import Path
 
 import pyarrow as pa
 from hypothesis import HealthCheck, Phase, given, settings

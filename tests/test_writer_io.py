@@ -103,7 +103,7 @@ def _consume(reader_file, out: Queue):
                 for b in r:
                     out.put(b.to_pylist())
             out.put(StopIteration)
-        except Exception as exc:  # reported to the test through the queue
+        except Exception as exc:  # noqa: BLE001  (reported to the test through the queue)
             out.put(exc)
     thread = threading.Thread(target=run, daemon=True)
     thread.start()

@@ -127,7 +127,7 @@ class Array:
 
     __slots__ = ("type", "length", "offset", "_null_count", "_buffers", "children", "dictionary")
 
-    def __init__(self, type: t.DataType, length: int, buffers: Sequence[Optional[BufferView]],
+    def __init__(self, type: t.DataType, length: int, buffers: Sequence[Optional[BufferView]],  # noqa: A002  (pyarrow's name)
                  children: Sequence["Array"] = (), null_count: int = -1, offset: int = 0,
                  dictionary: Optional["Array"] = None):
         self.type = type

@@ -46,7 +46,7 @@ class ExtensionArray(Array):
 
     __slots__ = ("storage",)
 
-    def __init__(self, type: t.ExtensionType, storage: Array):
+    def __init__(self, type: t.ExtensionType, storage: Array):  # noqa: A002  (pyarrow's name)
         storage = storage_of(storage)
         super().__init__(type, storage.length, storage._buffers, storage.children,
                          storage._null_count, storage.offset, storage.dictionary)

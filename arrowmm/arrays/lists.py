@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import types as t
 from .._core._offsets import check_list_view, check_offsets
 from ..errors import ArrowInvalid
 from .base import Array, covered_mask, need_bytes, pylist_where_used, typed_view

@@ -73,7 +73,7 @@ def _tzinfo(tz: str):
     try:
         import zoneinfo
         return zoneinfo.ZoneInfo(tz)
-    except Exception as exc:  # unknown zone names, missing tz database
+    except Exception as exc:  # noqa: BLE001  (unknown zone names, missing tz database)
         if tz in ("UTC", "utc", "Z"):
             return _dt.timezone.utc
         raise ArrowInvalid(f"cannot resolve time zone {tz!r}: {exc}") from None

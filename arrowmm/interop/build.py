@@ -37,7 +37,7 @@ __all__ = ["array", "record_batch"]
 _NAT = np.iinfo(np.int64).min
 
 
-def array(obj, type: t.DataType = None, *, mask=None, from_pandas: bool = False) -> Array:
+def array(obj, type: t.DataType = None, *, mask=None, from_pandas: bool = False) -> Array:  # noqa: A002  (pyarrow.array's name)
     """An arrowmm ``Array`` holding ``obj``.
 
     ``obj``: a 1-D numpy array (contiguous numeric arrays are wrapped without a copy;
@@ -73,10 +73,10 @@ def array(obj, type: t.DataType = None, *, mask=None, from_pandas: bool = False)
         m = _check_mask(mask, len(values))
         values = [None if k else v for v, k in zip(values, m.tolist())]
     if type is None:
-        type = infer_type(values, from_pandas)
+        type = infer_type(values, from_pandas)  # noqa: A001
         if type == t.string() and any(issubclass(k, (bytes, bytearray, memoryview))
                                       for k in set(map(_type_of, values))):
-            type = t.binary()  # pyarrow's top-level str/bytes mix gives binary
+            type = t.binary()  # noqa: A001  (pyarrow's top-level str/bytes mix gives binary)
     return convert(values, type, from_pandas)
 
 

@@ -332,7 +332,7 @@ def decompress_payload(view: BufferView, codec: str, what: str):
         out = spec.decompress(payload, declared, what)
     except (ArrowInvalid, ArrowNotImplementedError):
         raise
-    except Exception as exc:  # codec errors come in many classes
+    except Exception as exc:  # noqa: BLE001  (codec errors come in many classes)
         raise ArrowInvalid(f"{what}: {codec} decompression failed: {exc}") from None
     if len(out) != declared:
         raise ArrowInvalid(f"{what}: {codec} produced {len(out)} bytes, the buffer declares {declared}")

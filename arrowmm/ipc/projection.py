@@ -8,7 +8,7 @@ the columns not asked for are never decoded.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import Optional, Sequence
 
 from .. import types as t
 from ..arrays.nested import nested_field, struct_field_path

@@ -626,6 +626,6 @@ def _abandon(seg: Segment, pid: int) -> None:
         return
     try:
         end_stream(seg)
-    except Exception:  # pragma: no cover (interpreter shutdown)
+    except Exception:  # noqa: BLE001  # pragma: no cover (interpreter shutdown)
         pass
 

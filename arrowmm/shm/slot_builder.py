@@ -213,7 +213,7 @@ class SlotBatch:
         # channel is not left locked)
         try:
             self.abort()
-        except Exception:  # pragma: no cover (interpreter shutdown)
+        except Exception:  # noqa: BLE001  # pragma: no cover (interpreter shutdown)
             pass
 
     def __enter__(self):

@@ -141,12 +141,12 @@ def session_default_fs(spark) -> Optional[str]:
     try:  # classic: the configuration Spark's file sources use
         value = spark._jsparkSession.sessionState().newHadoopConf().get("fs.defaultFS")
         return str(value) if value else None
-    except Exception:  # (Connect, or not a session: py4j and attribute errors alike)
+    except Exception:  # noqa: BLE001  (Connect, or not a session: py4j and attribute errors alike)
         pass
     for key in ("fs.defaultFS", "spark.hadoop.fs.defaultFS"):  # (in this order, as Spark)
         try:
             value = spark.conf.get(key, None)
-        except Exception:
+        except Exception:  # noqa: BLE001  (any failure to read the setting means: not set)
             return None
         if value:
             return value

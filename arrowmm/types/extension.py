@@ -144,7 +144,7 @@ def unregister_extension_type(type_name: str) -> None:
     _GENERATION[0] += 1
 
 
-def extension_type_of(field: "Field") -> Optional[ExtensionType]:
+def extension_type_of(field: "Field") -> Optional[ExtensionType]:  # noqa: F821  (fields imports this module: named, not imported)
     """The extension type of ``field`` (``Field.type`` when that is one), or None: a field
     with no extension name, an unregistered name, or metadata its class refuses keeps its
     storage type and its metadata (pyarrow's reading of unknown extensions)."""

@@ -43,14 +43,14 @@ class Field:
     storage_metadata: Optional[dict[str, str]]
     dictionary_id: Optional[int]
 
-    def __init__(self, name: str, type: DataType, nullable: bool = True,
+    def __init__(self, name: str, type: DataType, nullable: bool = True,  # noqa: A002  (pyarrow.field's name)
                  metadata: Optional[Mapping[str, str]] = None, dictionary_id: Optional[int] = None):
         if not isinstance(type, DataType):
             raise ArrowInvalid(f"field {name!r}: type must be an arrowmm DataType, got {type!r}")
         ext = _UNRESOLVED
         if isinstance(type, ExtensionType):  # stored as its storage, named in the metadata
             metadata = {**(dict(metadata) if metadata else {}), **type.field_metadata()}
-            ext, type = type, type.storage_type
+            ext, type = type, type.storage_type  # noqa: A001
         set_ = object.__setattr__
         set_(self, "name", str(name))
         set_(self, "storage_type", type)
@@ -112,7 +112,7 @@ class Field:
         return (isinstance(other, Field) and self.name == other.name
                 and self.type == other.type and self.nullable == other.nullable)
 
-    def with_type(self, type: DataType) -> "Field":
+    def with_type(self, type: DataType) -> "Field":  # noqa: A002  (pyarrow's name)
         return Field(self.name, type, self.nullable, self.metadata, self.dictionary_id)
 
     def with_storage_type(self, storage_type: DataType) -> "Field":
