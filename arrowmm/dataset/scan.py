@@ -33,6 +33,7 @@ from ..compute.selection import count_kept, filter_array
 from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 from ..interop._cdata import export_schema, export_stream
 from ..interop.build import array as build_array
+from ..ipc.object_store import open_for_ranges
 from ..ipc.opening import open as open_ipc
 from ..ipc.ranged import RangedFileReader, RangeSource
 from ..ipc.reader import FileReader, StreamReader
@@ -51,7 +52,8 @@ _FORMATS = (None, "arrow", "ipc", "feather", "arrows")
 
 
 def dataset(source, *, partitioning=None, format=None, schema=None,  # noqa: A002
-            filesystem=None, filter=None, exclude_invalid_files: bool = False) -> "Dataset":
+            filesystem=None, filter=None, exclude_invalid_files: bool = False,
+            storage_options: Optional[dict] = None) -> "Dataset":
     """Many Arrow IPC files read as one table, as ``pyarrow.dataset.dataset`` reads them.
 
     Parameters
@@ -68,6 +70,9 @@ def dataset(source, *, partitioning=None, format=None, schema=None,  # noqa: A00
     filesystem : an fsspec filesystem, optional
         Where ``source`` lives (also implied by a URL: ``"s3://bucket/dir"``): files are read by
         byte ranges (footers, batch headers, the columns touched), never mapped or downloaded.
+    storage_options : dict, optional
+        The options of the filesystem a URL makes (s3fs: ``key``, ``secret``,
+        ``client_kwargs={"endpoint_url": ...}``), as polars and pandas take them.
     filter : Expression or list of tuples, optional
         Rows every scan keeps (ANDed with a method's own ``filter``), as ``Dataset.filter``.
     exclude_invalid_files : bool, default False
@@ -96,7 +101,10 @@ def dataset(source, *, partitioning=None, format=None, schema=None,  # noqa: A00
     >>> tmp.cleanup()
     """
     if filesystem is None:
-        filesystem, source = filesystem_for(source)
+        filesystem, source = filesystem_for(source, storage_options)
+    elif storage_options:
+        raise ArrowInvalid("storage_options= configures the filesystem a URL makes; with "
+                           "filesystem=, configure that filesystem instead")
     if format not in _FORMATS:
         raise ArrowInvalid(f"dataset format {format!r}: arrowmm reads Arrow IPC "
                            f"(format None, 'arrow', 'ipc' or 'feather')")
@@ -142,7 +150,7 @@ def open_fragment(path: str, filesystem=None):
             raise ArrowInvalid(f"{path}: not readable as Arrow IPC: {why}") from None
     if isinstance(filesystem, str) or not hasattr(filesystem, "open"):
         raise ArrowInvalid("filesystem= takes an fsspec filesystem object")
-    f = filesystem.open(path, "rb")
+    f = open_for_ranges(filesystem, path)  # (each read asks for its bytes only)
     try:
         head = f.read(KIND_HEAD)
         f.seek(0)
@@ -421,8 +429,9 @@ class Dataset:
             groups = None if dnf is None else [g for g in dnf if partition_verdict(g, values)]
             if groups is not None and not groups:
                 continue  # the partition values rule the file out: it is never opened
-            todo.append((path, functools.partial(self._scan_file, k, schema, out_names,
-                                                 data_names, rf, groups, values)))
+            for part in self._parts(k, rf):
+                todo.append((path, functools.partial(self._scan_file, k, schema, out_names,
+                                                     data_names, rf, groups, values, part)))
         # (a file read by byte ranges fetches a column's bytes when the column is decoded:
         # the workers do that ahead; a mapped column decodes in place, when it is touched)
         prepare = _decode_all if self.filesystem is not None else None
@@ -433,7 +442,27 @@ class Dataset:
         return ordered_readahead(todo, fragment_readahead=fragment_readahead,
                                  batch_readahead=batch_readahead, prepare=prepare)
 
-    def _scan_file(self, k, schema, out_names, data_names, rf, groups, values):
+    def _parts(self, k: int, rf) -> list:
+        """The ranges of batches of file ``k`` scanned apart (``[None]``: the whole file at
+        once).  A filtered scan of a mapped file cuts it in up to FRAGMENT_READAHEAD parts,
+        so that the threads judge and select (in kernels that release the GIL) different
+        batches of one file at once; a file read by ranges, or without a filter, is one."""
+        if rf is None or self.filesystem is not None:
+            return [None]
+        try:
+            reader = self._open(k)
+        except ArrowError:
+            return [None]  # (the scan raises it, naming the file, when it gets there)
+        try:
+            if not isinstance(reader, FileReader):
+                return [None]
+            n = reader.num_record_batches
+        finally:
+            reader.close()
+        step = max(1, -(-n // FRAGMENT_READAHEAD))
+        return [range(a, min(a + step, n)) for a in range(0, n, step)] or [None]
+
+    def _scan_file(self, k, schema, out_names, data_names, rf, groups, values, part=None):
         reader = self._open(k)
         casts = {}
         plan = self._file_plan(k, reader, data_names, casts)
@@ -444,7 +473,8 @@ class Dataset:
         dtypes = {n: casts.get(n, self.schema.field(n).storage_type) for n in data_names}
         if isinstance(reader, FileReader):
             stats = self._file_statistics(k, reader) if groups else None
-            batches = ((i, None) for i in range(reader.num_record_batches))
+            batches = ((i, None) for i in (range(reader.num_record_batches) if part is None
+                                           else part))
         else:
             stats = None
             batches = enumerate(reader)
