@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from maven_support import CACHE, JVM_DIR, connector_classpath, key, locked
 
 LAUNCHER = JVM_DIR / "src" / "test" / "java" / "io" / "arrowmm" / "spark" / "testing" / "MiniHdfs.java"

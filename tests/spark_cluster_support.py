@@ -12,21 +12,24 @@ from __future__ import annotations
 import os
 import time
 
-#: S3A settings for a moto server on loopback.  moto checks no signature and accepts any
-#: credentials; path-style addressing (no ``bucket.host`` names to resolve); plain HTTP.
-#: The AWS SDK v2 (2.30+) adds CRC checksums to every upload by default; hadoop-aws 3.5.0
-#: asks it for them only where S3 requires them (``fs.s3a.checksum.calculation.enabled``
-#: false, its default), set explicitly here so a changed default shows up as this line.
-S3A_FOR_MOTO = {
-    "fs.s3a.access.key": "testing",
-    "fs.s3a.secret.key": "testing",
-    "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
-    "fs.s3a.path.style.access": "true",
-    "fs.s3a.connection.ssl.enabled": "false",
-    "fs.s3a.endpoint.region": "us-east-1",
-    "fs.s3a.checksum.calculation.enabled": "false",
-    "fs.s3a.impl.disable.cache": "true",
-}
+#: S3A settings a moto server needs beyond where it is and how to sign
+#: (``s3_support.S3Server.spark_conf()``: endpoint, path-style, plain HTTP, credentials,
+#: region).  The AWS SDK v2 (2.30 on) adds CRC checksums to every upload unless told to add
+#: them only where S3 requires them; hadoop-aws 3.5.0 tells it so unless
+#: ``fs.s3a.checksum.calculation.enabled`` is true, set here so that a changed default shows
+#: up as this line.
+S3A_FOR_MOTO = {"spark.hadoop.fs.s3a.checksum.calculation.enabled": "false"}
+
+
+def frame(spark, start: int = 0, rows: int = 3000):
+    """``rows`` rows from ``start``: a long, a double and a string with nulls, in 2 tasks."""
+    return spark.range(start, start + rows, numPartitions=2).selectExpr(
+        "id", "id * 0.5 AS x", "CASE WHEN id % 7 = 0 THEN NULL ELSE concat('s', id) END AS s")
+
+
+def rows_of(df, columns=("id", "x", "s")) -> list[tuple]:
+    """A DataFrame's rows as sorted tuples of ``columns`` (order-free comparison)."""
+    return sorted(tuple(r[c] for c in columns) for r in df.collect())
 
 
 def new_jvm() -> None:
@@ -53,19 +56,16 @@ def new_jvm() -> None:
         SparkContext._jvm = None
 
 
-def storage_session(tmp: str, *, master: str = "local[2]", s3_endpoint: str | None = None,
-                    jars: list[str] = (), **conf):
-    """A session with the JVM connector's jar in a new JVM; ``s3_endpoint``: S3A configured for
-    a moto server there (``jars``: hadoop-aws and the SDK, ``maven_support.s3a_jars()``).
-    HDFS needs no setting: its URIs name the NameNode (``dfs.replication`` 1: one DataNode)."""
+def storage_session(tmp: str, *, master: str = "local[2]", jars: list[str] = (), **conf):
+    """A session with the JVM connector's jar in a new JVM, ``jars`` beside it (for S3A:
+    ``maven_support.s3a_jars()``) and ``conf`` (for S3A: ``s3_server.spark_conf()`` and
+    ``S3A_FOR_MOTO``).  HDFS needs no setting: its URIs name the NameNode
+    (``dfs.replication`` 1: there is one DataNode)."""
     from arrowmm.spark.session import local_session
     new_jvm()
     settings = {"spark.default.parallelism": "2", "spark.hadoop.dfs.replication": "1"}
     if jars:
         settings["spark.jars"] = ",".join(jars)
-    if s3_endpoint:
-        settings["spark.hadoop.fs.s3a.endpoint"] = s3_endpoint
-        settings.update({f"spark.hadoop.{k}": v for k, v in S3A_FOR_MOTO.items()})
     settings.update(conf)
     started = time.monotonic()
     spark = local_session(master, "arrowmm-storage-tests", tmp, jvm=True, **settings)

@@ -20,10 +20,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from maven_support import JVM_DIR, POM, ROOT, mvn
 
 import arrowmm
 from arrowmm.spark import jar as jvm_jar
-from maven_support import JVM_DIR, POM, ROOT, mvn
 
 NS = {"m": "http://maven.apache.org/POM/4.0.0"}
 
@@ -51,7 +51,7 @@ def test_coordinates_and_version_are_the_python_package_s():
     version = pom.find("m:version", NS).text
     assert version == arrowmm.__version__
     pyproject = (ROOT / "pyproject.toml").read_text()
-    assert re.search(r'^version = "([^"]+)"', pyproject, re.M).group(1) == version
+    assert re.search(r'^version = "([^"]+)"', pyproject, re.MULTILINE).group(1) == version
     assert _property("maven.compiler.release") == "17"
 
 
@@ -80,7 +80,7 @@ def _entries(path):
 
 
 def _javac_version():
-    out = subprocess.run(["javac", "-version"], capture_output=True, text=True)
+    out = subprocess.run(["javac", "-version"], capture_output=True, text=True, check=True)
     return (out.stdout + out.stderr).split()[-1]
 
 

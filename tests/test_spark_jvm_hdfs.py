@@ -13,12 +13,17 @@ import uuid
 
 import pyarrow as pa
 import pytest
-
 from hdfs_support import hdfs  # noqa: F401  (a fixture)
-from spark_cluster_support import list_files, new_jvm, read_bytes, storage_session, upload
+from spark_cluster_support import (
+    frame,
+    list_files,
+    new_jvm,
+    read_bytes,
+    rows_of,
+    storage_session,
+    upload,
+)
 from spark_support import NothingNew
-
-ROWS = 3000
 
 
 @pytest.fixture(scope="module")
@@ -32,15 +37,6 @@ def spark(tmp_path_factory, hdfs):  # noqa: F811
 def where(hdfs):  # noqa: F811
     """A new folder in HDFS for one test."""
     return f"{hdfs}/tests/{uuid.uuid4().hex}"
-
-
-def frame(spark, start=0, rows=ROWS):
-    return spark.range(start, start + rows, numPartitions=2).selectExpr(
-        "id", "id * 0.5 AS x", "CASE WHEN id % 7 = 0 THEN NULL ELSE concat('s', id) END AS s")
-
-
-def rows_of(df, columns=("id", "x", "s")):
-    return sorted(tuple(r[c] for c in columns) for r in df.collect())
 
 
 def test_parquet_round_trip_proves_the_cluster(spark, where):
@@ -90,7 +86,7 @@ def test_projection_reads_the_selected_column(spark, where):
     assert df.columns == ["s"]
     assert sorted((r.s is None, r.s) for r in df.collect()) == sorted(
         (r.s is None, r.s) for r in frame(spark).select("s").collect())
-    assert "ReadSchema: struct<s:string>" in df._jdf.queryExecution().executedPlan().toString()
+    assert "columns struct<s:string>" in df._jdf.queryExecution().executedPlan().toString()
 
 
 def test_append_then_overwrite(spark, where):
@@ -110,7 +106,7 @@ def test_two_writers_at_once_lose_no_row(spark, where):
     def append(start):
         try:
             frame(spark, start, 2000).write.format("arrowmm").mode("append").save(target)
-        except Exception as exc:  # reported below, with the other writer's outcome
+        except Exception as exc:  # noqa: BLE001  (reported below, beside the other writer)
             errors.append(exc)
 
     writers = [threading.Thread(target=append, args=(start,)) for start in (100_000, 200_000)]
