@@ -11,6 +11,8 @@ __all__ = ["DictionaryType", "RunEndEncodedType"]
 
 
 class DictionaryType(DataType):
+    """Values stored once in a dictionary and referenced by integer indices
+    (``dictionary(index_type, value_type, ordered=False)``, as ``pyarrow.dictionary``)."""
     __slots__ = ()
     buffer_count = 2
 
@@ -33,6 +35,8 @@ class DictionaryType(DataType):
 
 
 class RunEndEncodedType(DataType):
+    """Runs of equal values stored once each, with the row at which each run ends
+    (``run_end_encoded(run_end_type, value_type)``; run ends are int16, int32 or int64)."""
     __slots__ = ()
     buffer_count = 0
 

@@ -107,12 +107,15 @@ class Field:
         return (Field, (self.name, self.type, self.nullable, self.metadata, self.dictionary_id))
 
     def equals(self, other, check_metadata: bool = False) -> bool:
+        """Whether ``other`` is a field of the same name, type and nullability; with
+        ``check_metadata=True`` its custom metadata must match too (``pyarrow.Field.equals``)."""
         if check_metadata:
             return self == other
         return (isinstance(other, Field) and self.name == other.name
                 and self.type == other.type and self.nullable == other.nullable)
 
     def with_type(self, type: DataType) -> "Field":  # noqa: A002  (pyarrow's name)
+        """A copy of this field with type ``type`` (``pyarrow.Field.with_type``)."""
         return Field(self.name, type, self.nullable, self.metadata, self.dictionary_id)
 
     def with_storage_type(self, storage_type: DataType) -> "Field":
@@ -122,13 +125,17 @@ class Field:
                      self.dictionary_id)
 
     def with_nullable(self, nullable: bool) -> "Field":
+        """A copy of this field, nullable or not (``pyarrow.Field.with_nullable``)."""
         return Field(self.name, self.storage_type, nullable, self.storage_metadata,
                      self.dictionary_id)
 
     def with_name(self, name: str) -> "Field":
+        """A copy of this field named ``name`` (``pyarrow.Field.with_name``)."""
         return Field(name, self.type, self.nullable, self.metadata, self.dictionary_id)
 
     def with_metadata(self, metadata) -> "Field":
+        """A copy of this field with custom ``metadata`` (a mapping of str or bytes) in
+        place of its own (``pyarrow.Field.with_metadata``)."""
         return Field(self.name, self.type, self.nullable, metadata, self.dictionary_id)
 
     @property

@@ -43,6 +43,8 @@ class ListType(DataType):
 
 
 class FixedSizeListType(DataType):
+    """Lists of exactly ``list_size`` values of ``value_field``'s type
+    (``fixed_size_list(t, n)`` or ``list_(t, n)``, as pyarrow's)."""
     __slots__ = ()
     buffer_count = 1
 
@@ -68,6 +70,8 @@ class FixedSizeListType(DataType):
 
 
 class StructType(DataType):
+    """Rows of named child fields (``struct([("a", int64()), ...])``, as
+    ``pyarrow.struct``); ``len()`` and iteration give its fields."""
     __slots__ = ()
     buffer_count = 1
 
@@ -78,6 +82,8 @@ class StructType(DataType):
     children = property(lambda self: self._key[1])
 
     def field(self, i):
+        """The child field at index ``i`` (negative from the end) or named ``i``; a name
+        that is absent or repeated raises ``KeyError``, an index out of range ``IndexError``."""
         return lookup_field(self.fields, i, "struct")
 
     def __len__(self):
@@ -148,6 +154,8 @@ def _rebuild_map(entries, keys_sorted):
 
 
 class UnionType(DataType):
+    """Values each of one of several child types, chosen per row by a type code;
+    ``mode`` is ``"sparse"`` or ``"dense"`` (``sparse_union(fields)``, ``dense_union(fields)``)."""
     __slots__ = ()
 
     def __init__(self, mode: str, fields, type_codes=None):
@@ -168,6 +176,8 @@ class UnionType(DataType):
     buffer_count = property(lambda self: 2 if self._key[1] == "dense" else 1)
 
     def field(self, i):
+        """The child field at index ``i`` (negative from the end) or named ``i``; a name
+        that is absent or repeated raises ``KeyError``, an index out of range ``IndexError``."""
         return lookup_field(self.fields, i, "union")
 
     _compare_key = cached_compare_key

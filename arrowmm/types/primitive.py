@@ -12,6 +12,7 @@ __all__ = ["NullType", "BoolType", "IntType", "FloatType", "DecimalType", "Binar
 
 
 class NullType(DataType):
+    """The type of an array of nulls only, with no buffers (``pyarrow.null()``)."""
     __slots__ = ()
     buffer_count = 0
 
@@ -23,6 +24,7 @@ class NullType(DataType):
 
 
 class BoolType(DataType):
+    """Booleans packed one bit a value (``pyarrow.bool_()``)."""
     __slots__ = ()
     buffer_count = 2
 
@@ -34,6 +36,9 @@ class BoolType(DataType):
 
 
 class IntType(FixedWidthType):
+    """Signed or unsigned integers of 8, 16, 32 or 64 bits.
+
+    Made by the factories ``int8()`` ... ``uint64()``, as pyarrow's ``int64()`` etc."""
     __slots__ = ()
 
     def __init__(self, bit_width: int, signed: bool):
@@ -51,6 +56,8 @@ class IntType(FixedWidthType):
 
 
 class FloatType(FixedWidthType):
+    """IEEE 754 floats of 16, 32 or 64 bits (``float16()``, ``float32()``,
+    ``float64()``); printed as pyarrow prints them: ``halffloat``, ``float``, ``double``."""
     __slots__ = ()
     _NAMES = {16: "halffloat", 32: "float", 64: "double"}
 
@@ -74,6 +81,8 @@ _FLOAT_DTYPES = {("FloatType", bits): native_dtype(f"f{bits // 8}") for bits in 
 
 
 class DecimalType(FixedWidthType):
+    """Fixed-point decimals: ``precision`` digits, ``scale`` of them after the point,
+    stored in ``bit_width`` (32, 64, 128 or 256) bits (``decimal128(p, s)`` and its siblings)."""
     __slots__ = ()
     _MAX_PRECISION = {32: 9, 64: 18, 128: 38, 256: 76}
 
@@ -124,6 +133,8 @@ class BinaryType(DataType):
 
 
 class FixedSizeBinaryType(FixedWidthType):
+    """Binary values all ``byte_width`` bytes long (``pyarrow.binary(n)``,
+    ``fixed_size_binary(n)`` here)."""
     __slots__ = ()
 
     def __init__(self, byte_width: int):

@@ -93,6 +93,9 @@ class Schema:
         return self.field(i)
 
     def field(self, i) -> Field:
+        """The field at index ``i`` (negative from the end) or named ``i``
+        (``pyarrow.Schema.field``); a name that is absent or repeated raises ``KeyError``, an
+        index out of range ``IndexError``."""
         index = self._name_index() if isinstance(i, str) else None
         return lookup_field(self.fields, i, "schema", index)
 
@@ -115,12 +118,17 @@ class Schema:
         return (Schema, (self.fields, self.metadata, self.endianness))
 
     def equals(self, other, check_metadata: bool = False) -> bool:
+        """Whether ``other`` has equal fields in the same order (names, types,
+        nullability); with ``check_metadata=True`` field and schema metadata must match too
+        (``pyarrow.Schema.equals``)."""
         if check_metadata:
             return self == other
         return (isinstance(other, Schema) and len(self) == len(other)
                 and all(a.equals(b) for a, b in zip(self.fields, other.fields)))
 
     def with_metadata(self, metadata) -> "Schema":
+        """A copy of this schema with custom ``metadata`` in place of its own
+        (``pyarrow.Schema.with_metadata``)."""
         return Schema(self.fields, metadata, self.endianness)
 
     def serialize(self) -> bytes:

@@ -22,6 +22,8 @@ def check_unit(unit, allowed=TIME_UNITS):
 
 
 class DateType(FixedWidthType):
+    """Calendar dates: days (``date32()``, unit ``"day"``) or milliseconds
+    (``date64()``, unit ``"ms"``) since the UNIX epoch."""
     __slots__ = ()
 
     def __init__(self, unit: str = "day"):
@@ -37,6 +39,8 @@ class DateType(FixedWidthType):
 
 
 class TimeType(FixedWidthType):
+    """Time of day in ``unit``: ``"s"`` or ``"ms"`` in 32 bits (``time32``), ``"us"`` or
+    ``"ns"`` in 64 (``time64``)."""
     __slots__ = ()
 
     def __init__(self, unit: str, bit_width: Optional[int] = None):
@@ -57,6 +61,9 @@ class TimeType(FixedWidthType):
 
 
 class TimestampType(FixedWidthType):
+    """Instants as 64-bit counts of ``unit`` (``"s"``, ``"ms"``, ``"us"``, ``"ns"``) since
+    the UNIX epoch, with an optional time zone ``tz`` (``timestamp(unit, tz=None)``, as
+    ``pyarrow.timestamp``)."""
     __slots__ = ()
     byte_width = 8
     numpy_dtype = native_dtype("i8")
@@ -72,6 +79,8 @@ class TimestampType(FixedWidthType):
 
 
 class DurationType(FixedWidthType):
+    """Elapsed time as a 64-bit count of ``unit`` (``duration(unit)``, as
+    ``pyarrow.duration``)."""
     __slots__ = ()
     byte_width = 8
     numpy_dtype = native_dtype("i8")
@@ -86,6 +95,9 @@ class DurationType(FixedWidthType):
 
 
 class IntervalType(FixedWidthType):
+    """Calendar intervals: ``"YEAR_MONTH"`` (months), ``"DAY_TIME"`` (days and
+    milliseconds) or ``"MONTH_DAY_NANO"``; made by ``month_interval()``,
+    ``day_time_interval()`` and ``month_day_nano_interval()``."""
     __slots__ = ()
     _INFO = {
         "YEAR_MONTH": ("month_interval", 4, np.dtype("<i4")),
