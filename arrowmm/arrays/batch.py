@@ -355,6 +355,7 @@ class RecordBatch(PandasConvertible):
         return self._columns[self._index(i)] is not None
 
     def field(self, i) -> t.Field:
+        """The schema's field at index ``i`` or named ``i`` (``pyarrow.RecordBatch.field``)."""
         return self.schema.field(i)
 
     def slice(self, offset: int = 0, length: Optional[int] = None) -> "RecordBatch":
@@ -417,10 +418,14 @@ class RecordBatch(PandasConvertible):
 
     # -- conversion ----------------------------------------------------------------------
     def to_pydict(self, *, temporal: str = "python") -> dict:
+        """``{column name: list of values}``, the values as ``Array.to_pylist`` gives them
+        (pyarrow's ``RecordBatch.to_pydict``; ``temporal="int"``: see there)."""
         self.decode_columns()
         return {f.name: self.column(k).to_pylist(temporal=temporal) for k, f in enumerate(self.schema)}
 
     def to_pylist(self, *, temporal: str = "python") -> list:
+        """One ``{column name: value}`` dict per row (pyarrow's ``RecordBatch.to_pylist``;
+        ``temporal="int"``: see ``Array.to_pylist``)."""
         names = self.schema.names
         self.decode_columns()
         cols = [self.column(k).to_pylist(temporal=temporal) for k in range(self.num_columns)]

@@ -80,12 +80,14 @@ class ChunkedArray:
         return len(self._chunks)
 
     def chunk(self, i: int) -> Array:
+        """Chunk ``i`` (negative from the end), as ``pyarrow.ChunkedArray.chunk``."""
         return self._chunks[i]
 
     def __len__(self) -> int:
         return self._length
 
     def length(self) -> int:
+        """The number of values across all chunks (``len()`` too)."""
         return self._length
 
     @property
@@ -144,6 +146,7 @@ class ChunkedArray:
         return concat_arrays(self._chunks)
 
     def to_pylist(self, *, temporal: str = "python") -> list:
+        """Every chunk's values, in order, as one list (see ``Array.to_pylist``)."""
         out = []
         for c in self._chunks:
             out.extend(c.to_pylist(temporal=temporal))

@@ -19,6 +19,7 @@ class DictionaryArray(Array):
     __slots__ = ()
 
     def indices(self) -> Array:
+        """The indices into the dictionary, as an integer array over the same buffers."""
         return PrimitiveArray(self.type.index_type, self.length, self._buffers, (),
                               self._null_count, self.offset)
 
@@ -34,6 +35,8 @@ class DictionaryArray(Array):
                                  self.offset, len(self.dictionary), path)
 
     def dictionary_decode(self) -> list:
+        """The values the indices point at, as a Python list (pyarrow's method returns an
+        array; this is ``to_pylist()``)."""
         return self.to_pylist()
 
     def to_string(self) -> str:

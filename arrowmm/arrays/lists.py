@@ -107,9 +107,11 @@ class ListViewArray(Array):
         return self.children[0]
 
     def value_offsets(self):
+        """Where each list starts in the child values: a read-only numpy view."""
         return typed_view(self._buffers[1], self.type.offset_dtype, self.offset, self.length)
 
     def value_sizes(self):
+        """How many child values each list holds: a read-only numpy view."""
         return typed_view(self._buffers[2], self.type.offset_dtype, self.offset, self.length)
 
     #: per-slot offsets into ``values``, a read-only numpy view (pyarrow's ``ListViewArray.offsets``)
@@ -153,6 +155,8 @@ class ListViewArray(Array):
 
 
 class FixedSizeListArray(Array):
+    """Lists of ``type.list_size`` values each, held end to end in one child array."""
+
     __slots__ = ()
 
     @property
@@ -170,6 +174,7 @@ class FixedSizeListArray(Array):
                                f"{self.offset + self.length} lists of {size}")
 
     def flatten(self) -> Array:
+        """The child values these lists cover (a slice of the child)."""
         size = self.type.list_size
         return self.children[0].slice(self.offset * size, self.length * size)
 

@@ -17,6 +17,8 @@ __all__ = ["NullArray", "BooleanArray", "PrimitiveArray", "FixedSizeBinaryArray"
 
 
 class NullArray(Array):
+    """An array whose values are all null; it has no buffers."""
+
     __slots__ = ()
 
     @property
@@ -40,6 +42,8 @@ class NullArray(Array):
 
 
 class BooleanArray(Array):
+    """Booleans, one bit a value (``to_numpy`` copies: numpy's bools are bytes)."""
+
     __slots__ = ()
 
     def _check_structure(self, path):
@@ -47,6 +51,7 @@ class BooleanArray(Array):
         need_bytes(path, "bool values", self._buffers[1].size, (self.offset + self.length + 7) // 8)
 
     def values(self) -> np.ndarray:
+        """The stored bits unpacked to a numpy bool array (nulls as whatever is stored)."""
         return unpack_bitmap(self._buffers[1], self.offset, self.length)
 
     def to_numpy(self, zero_copy_only=True, writable=False):
@@ -188,6 +193,8 @@ def _decimal_beyond_precision(raw: np.ndarray, dtype: t.DecimalType) -> np.ndarr
 
 
 class FixedSizeBinaryArray(Array):
+    """Binary values of ``type.byte_width`` bytes each, end to end in one buffer."""
+
     __slots__ = ()
 
     def _check_structure(self, path):

@@ -14,6 +14,8 @@ __all__ = ["StructArray", "UnionArray"]
 
 
 class StructArray(Array):
+    """Rows of named child arrays, one per field of the struct type."""
+
     __slots__ = ()
 
     def field(self, i) -> Array:
@@ -29,6 +31,7 @@ class StructArray(Array):
         return self.children[int(i)].slice(self.offset, self.length)
 
     def flatten(self) -> List[Array]:
+        """Every child, each sliced to this array's rows (``pyarrow.StructArray.flatten``)."""
         return [self.field(i) for i in range(len(self.children))]
 
     def _check_structure(self, path):
@@ -71,9 +74,12 @@ class UnionArray(Array):
         return None
 
     def type_codes(self) -> np.ndarray:
+        """Each row's type code (which child holds it): a read-only int8 numpy view."""
         return typed_view(self._buffers[0], np.int8, self.offset, self.length)
 
     def value_offsets(self) -> np.ndarray:
+        """Each row's index in its child, for dense unions (a read-only int32 numpy view);
+        sparse unions raise ``ArrowInvalid``."""
         if self.type.mode != "dense":
             raise ArrowInvalid("sparse unions have no value offsets")
         return typed_view(self._buffers[1], "<i4", self.offset, self.length)
