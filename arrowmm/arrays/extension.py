@@ -171,6 +171,8 @@ class UuidType(t.ExtensionType):
 
 
 class UuidArray(ExtensionArray):
+    """``arrow.uuid`` values: 16-byte UUIDs, read as ``uuid.UUID``."""
+
     __slots__ = ()
 
 
@@ -203,6 +205,8 @@ class JsonType(t.ExtensionType):
 
 
 class JsonArray(ExtensionArray):
+    """``arrow.json`` values: JSON text in a string column, read as the strings."""
+
     __slots__ = ()
 
 
@@ -236,6 +240,8 @@ class Bool8Type(t.ExtensionType):
 
 
 class Bool8Array(ExtensionArray):
+    """``arrow.bool8`` values: booleans stored one byte each (numpy's own layout)."""
+
     __slots__ = ()
 
     def to_numpy(self, zero_copy_only: bool = True, writable: bool = False) -> np.ndarray:
@@ -568,29 +574,40 @@ class OpaqueType(t.ExtensionType):
 
 
 class OpaqueArray(ExtensionArray):
+    """``arrow.opaque`` values: a type another system named, read as its storage's values."""
+
     __slots__ = ()
 
 
 # -- factories, named as pyarrow names them ----------------------------------------------------
 def uuid() -> UuidType:
+    """The ``arrow.uuid`` extension type over ``fixed_size_binary(16)`` (``pyarrow.uuid()``)."""
     return UuidType()
 
 
 def json_(storage_type: t.DataType = t.BinaryType(True)) -> JsonType:
+    """The ``arrow.json`` extension type over ``storage_type``: string, large_string or
+    string_view (``pyarrow.json_()``)."""
     return JsonType(storage_type)
 
 
 def bool8() -> Bool8Type:
+    """The ``arrow.bool8`` extension type: booleans as int8 bytes (``pyarrow.bool8()``)."""
     return Bool8Type()
 
 
 def fixed_shape_tensor(value_type: t.DataType, shape: Sequence[int],
                        dim_names: Optional[Sequence[str]] = None,
                        permutation: Optional[Sequence[int]] = None) -> FixedShapeTensorType:
+    """The ``arrow.fixed_shape_tensor`` extension type: each value a tensor of ``shape``
+    with elements of ``value_type``, optionally named dimensions and a ``permutation`` of
+    them (``pyarrow.fixed_shape_tensor``)."""
     return FixedShapeTensorType(value_type, shape, dim_names, permutation)
 
 
 def opaque(storage_type: t.DataType, type_name: str, vendor_name: str) -> OpaqueType:
+    """The ``arrow.opaque`` extension type: values of a type ``vendor_name`` calls
+    ``type_name``, carried as ``storage_type`` (``pyarrow.opaque``)."""
     return OpaqueType(storage_type, type_name, vendor_name)
 
 
@@ -599,6 +616,9 @@ def variable_shape_tensor(value_type: t.DataType, ndim: int,
                           permutation: Optional[Sequence[int]] = None,
                           uniform_shape: Optional[Sequence[Optional[int]]] = None
                           ) -> VariableShapeTensorType:
+    """The ``arrow.variable_shape_tensor`` extension type: each value a tensor of ``ndim``
+    dimensions and its own shape, elements of ``value_type``; ``uniform_shape`` fixes the
+    sizes given (``None`` where they vary)."""
     return VariableShapeTensorType(value_type, ndim, dim_names, permutation, uniform_shape)
 
 

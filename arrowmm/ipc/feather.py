@@ -194,6 +194,7 @@ class FeatherV1Reader:
         self._batch = RecordBatch(schema, batch.num_rows, arrays)
 
     def close(self) -> None:
+        """Mark the reader closed; batches already read keep their memory."""
         self._closed = True
 
     def __enter__(self):

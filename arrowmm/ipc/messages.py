@@ -94,6 +94,8 @@ class Message:
         return b"\xff\xff\xff\xff" + _I32.pack(len(meta) + pad) + meta + b"\x00" * pad + body
 
     def equals(self, other: "Message") -> bool:
+        """Whether ``other`` is a message with the same metadata and body bytes
+        (``pyarrow.ipc.Message.equals``; ``==`` too)."""
         return (isinstance(other, Message) and self.metadata.to_bytes() == other.metadata.to_bytes()
                 and self.body.to_bytes() == other.body.to_bytes())
 
@@ -266,9 +268,12 @@ class MessageReader:
 
     @classmethod
     def open_stream(cls, source) -> "MessageReader":
+        """A reader of the messages of an IPC stream in ``source`` (bytes, a buffer or a
+        binary file-like object), as ``pyarrow.ipc.MessageReader.open_stream``."""
         return cls(source)
 
     def read_next_message(self) -> Message:
+        """The next message; ``StopIteration`` at the end of the stream."""
         if self._done:
             raise StopIteration
         if self._file is not None:

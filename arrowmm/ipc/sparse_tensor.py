@@ -119,6 +119,7 @@ class _SparseTensor:
         return list(self._dim_names) if any(self._dim_names) else []
 
     def dim_name(self, i: int) -> str:
+        """The name of dimension ``i``; ``""`` when the dimensions are unnamed."""
         return self._dim_names[i] if self._dim_names else ""
 
     def _coords_matrix(self) -> np.ndarray:  # pragma: no cover - each layout defines it

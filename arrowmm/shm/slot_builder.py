@@ -146,9 +146,13 @@ class SlotBatch:
         return got[1]
 
     def validity(self, name: str) -> np.ndarray:
+        """Column ``name``'s validity bitmap in the slot, writable bytes (all rows valid
+        until cleared: bit ``i`` of the bytes is row ``i``)."""
         return self._column(name, ("fixed", "bool", "binary"))[0]
 
     def values(self, name: str) -> np.ndarray:
+        """Column ``name``'s values buffer in the slot, writable, typed as the column (a
+        boolean column's packed bits as bytes); fixed-width and boolean columns only."""
         kind, views = self._arrays.get(name, (None, None))
         buf = self._column(name, ("fixed", "bool"))[1]
         if kind == "bool":
@@ -158,10 +162,13 @@ class SlotBatch:
         return buf.view(np_dtype) if buf.size else np.zeros(0, np_dtype)
 
     def offsets(self, name: str) -> np.ndarray:
+        """Binary/string column ``name``'s offsets in the slot, writable (all zero at first:
+        every value empty)."""
         buf = self._column(name, ("binary",))[1]
         return buf.view(self._types[name].offset_dtype)
 
     def data(self, name: str) -> np.ndarray:
+        """Binary/string column ``name``'s value bytes in the slot, writable."""
         return self._column(name, ("binary",))[2]
 
     def __getitem__(self, name: str) -> np.ndarray:
