@@ -181,6 +181,7 @@ class Table(PandasConvertible):
         return self._num_rows
 
     def field(self, i) -> t.Field:
+        """The schema's field at index ``i`` or named ``i`` (``pyarrow.Table.field``)."""
         return self.schema.field(i)
 
     # -- columns ---------------------------------------------------------------------------
@@ -196,6 +197,7 @@ class Table(PandasConvertible):
         return [self.column(k) for k in range(len(self.schema))]
 
     def itercolumns(self):
+        """Each column in schema order, as a ``ChunkedArray`` (``pyarrow.Table.itercolumns``)."""
         for k in range(len(self.schema)):
             yield self.column(k)
 
@@ -236,14 +238,17 @@ class Table(PandasConvertible):
         return _compute("sort_by")(self, sorting)
 
     def to_batches(self) -> List[RecordBatch]:
+        """The table's record batches, zero-copy (``pyarrow.Table.to_batches``)."""
         return list(self._batches)
 
     # -- conversions -----------------------------------------------------------------------
     def to_pydict(self, *, temporal: str = "python") -> dict:
+        """``{column name: list of values}`` over all batches (see ``Array.to_pylist``)."""
         return {f.name: self.column(k).to_pylist(temporal=temporal)
                 for k, f in enumerate(self.schema)}
 
     def to_pylist(self, *, temporal: str = "python") -> list:
+        """One ``{column name: value}`` dict per row, over all batches."""
         out = []
         for b in self._batches:
             out.extend(b.to_pylist(temporal=temporal))
