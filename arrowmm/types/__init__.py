@@ -23,6 +23,9 @@ from .base import DataType, FixedWidthType
 from .encoded import DictionaryType, RunEndEncodedType
 from .extension import (EXTENSION_METADATA, EXTENSION_NAME, ExtensionType, extension_type_of,
                         register_extension_type, unregister_extension_type)
+# (before the factories: to a type checker the submodule ``schema`` this imports is bound
+# here, and the factory ``schema`` must be the later binding)
+from .schema import Schema, register_schema_importer, register_schema_serializer
 from .factories import (binary, binary_view, bool_, date32, date64, day_time_interval, decimal32,
                         decimal64, decimal128, decimal256, dense_union, dictionary, duration,
                         field, fixed_size_binary, fixed_size_list, float16, float32, float64,
@@ -35,7 +38,6 @@ from .fields import Field
 from .nested import FixedSizeListType, ListType, MapType, StructType, UnionType
 from .primitive import (BinaryType, BoolType, DecimalType, FixedSizeBinaryType, FloatType, IntType,
                         NullType)
-from .schema import Schema, register_schema_importer, register_schema_serializer
 from .temporal import DateType, DurationType, IntervalType, TimestampType, TimeType
 
 __all__ = [
