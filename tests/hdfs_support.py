@@ -7,7 +7,10 @@ connector's tests (``maven_support``; cached).  It prints its ``hdfs://`` URI an
 its stdin closes, so it ends with the fixture's teardown, and also when pytest dies (the pipe
 closes with the process): no orphan.  Use::
 
-    from hdfs_support import hdfs   # a session fixture: the URI, e.g. hdfs://127.0.0.1:40179
+    from hdfs_support import hdfs   # a session fixture: hdfs.uri, e.g. hdfs://127.0.0.1:40179
+
+The fixture gives the cluster as soon as its process starts; ``hdfs.uri`` waits until it is
+up, so a module's Spark session starts while the cluster does.
 """
 from __future__ import annotations
 
@@ -29,7 +32,8 @@ START_TIMEOUT = 300
 
 
 class MiniHdfs:
-    """The launcher's process: ``uri`` once it is up; ``stop()`` closes its stdin and waits."""
+    """The launcher's process, started when made; ``uri`` waits until it is up (so a Spark
+    session can start meanwhile); ``stop()`` closes its stdin and waits."""
 
     def __init__(self):
         classpath = connector_classpath()
@@ -44,7 +48,16 @@ class MiniHdfs:
                  "-cp", os.pathsep.join([str(classes)] + classpath),
                  "io.arrowmm.spark.testing.MiniHdfs", os.path.join(self.base, "dfs")],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
-        self.uri = self._wait_for_uri()
+        self.started = time.monotonic()
+        self._uri = None
+
+    @property
+    def uri(self) -> str:
+        """``hdfs://127.0.0.1:<port>``, once the NameNode and the DataNode are up."""
+        if self._uri is None:
+            self._uri = self._wait_for_uri()
+            print(f"\nMiniDFSCluster {self._uri} up in {time.monotonic() - self.started:.0f} s")
+        return self._uri
 
     def _wait_for_uri(self) -> str:
         found = []
@@ -87,20 +100,20 @@ _LOCK = threading.Lock()
 
 
 def mini_hdfs() -> MiniHdfs:
-    """The run's one cluster, started on first use (test modules importing the fixture each
-    register it, so it is kept here once), stopped at exit if no fixture teardown did."""
+    """The run's one cluster, started on first use without waiting for it (test modules
+    importing the fixture each register it, so it is kept here once), stopped at exit if no
+    fixture teardown did."""
     with _LOCK:
         if not _CLUSTER or _CLUSTER[0].proc.poll() is not None:
-            started = time.monotonic()
             _CLUSTER[:] = [MiniHdfs()]
             atexit.register(_CLUSTER[0].stop)
-            print(f"\nMiniDFSCluster {_CLUSTER[0].uri} up in {time.monotonic() - started:.0f} s")
         return _CLUSTER[0]
 
 
 @pytest.fixture(scope="session")
 def hdfs():
-    """The ``hdfs://127.0.0.1:<port>`` URI of a running MiniDFSCluster; stopped at the end."""
+    """A MiniDFSCluster starting (``.uri``: ``hdfs://127.0.0.1:<port>`` once it is up);
+    stopped at the end of the run."""
     cluster = mini_hdfs()
-    yield cluster.uri
+    yield cluster
     cluster.stop()

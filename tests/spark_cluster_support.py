@@ -14,11 +14,13 @@ import time
 
 #: S3A settings a moto server needs beyond where it is and how to sign
 #: (``s3_support.S3Server.spark_conf()``: endpoint, path-style, plain HTTP, credentials,
-#: region).  The AWS SDK v2 (2.30 on) adds CRC checksums to every upload unless told to add
-#: them only where S3 requires them; hadoop-aws 3.5.0 tells it so unless
-#: ``fs.s3a.checksum.calculation.enabled`` is true, set here so that a changed default shows
-#: up as this line.
-S3A_FOR_MOTO = {"spark.hadoop.fs.s3a.checksum.calculation.enabled": "false"}
+#: region).  The AWS SDK v2 (2.30 on) computes CRC checksums for every upload and validates
+#: them on every download unless told to do so only where S3 requires it; hadoop-aws 3.5.0
+#: tells it so while ``fs.s3a.checksum.generation`` and ``fs.s3a.checksum.validation`` are
+#: false (their defaults; ``fs.s3a.create.checksum.algorithm`` stays NONE), set here so that
+#: a changed default shows up as these lines.
+S3A_FOR_MOTO = {"spark.hadoop.fs.s3a.checksum.generation": "false",
+                "spark.hadoop.fs.s3a.checksum.validation": "false"}
 
 
 def frame(spark, start: int = 0, rows: int = 3000):

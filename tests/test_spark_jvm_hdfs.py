@@ -27,7 +27,7 @@ from spark_support import NothingNew
 
 
 @pytest.fixture(scope="module")
-def spark(tmp_path_factory, hdfs):  # noqa: F811
+def spark(tmp_path_factory, hdfs):  # noqa: F811  (the cluster starts while the session does)
     session = storage_session(str(tmp_path_factory.mktemp("spark-hdfs")))
     yield session
     new_jvm()
@@ -36,7 +36,7 @@ def spark(tmp_path_factory, hdfs):  # noqa: F811
 @pytest.fixture
 def where(hdfs):  # noqa: F811
     """A new folder in HDFS for one test."""
-    return f"{hdfs}/tests/{uuid.uuid4().hex}"
+    return f"{hdfs.uri}/tests/{uuid.uuid4().hex}"
 
 
 def test_parquet_round_trip_proves_the_cluster(spark, where):

@@ -19,7 +19,7 @@ ROWS = 4000
 
 
 @pytest.fixture(scope="module")
-def spark(tmp_path_factory, hdfs):  # noqa: F811
+def spark(tmp_path_factory, hdfs):  # noqa: F811  (the cluster starts while the session does)
     session = storage_session(str(tmp_path_factory.mktemp("spark-cluster")),
                               master="local-cluster[2,1,1024]")
     yield session
@@ -28,7 +28,7 @@ def spark(tmp_path_factory, hdfs):  # noqa: F811
 
 @pytest.fixture
 def where(hdfs):  # noqa: F811
-    return f"{hdfs}/cluster/{uuid.uuid4().hex}"
+    return f"{hdfs.uri}/cluster/{uuid.uuid4().hex}"
 
 
 def frame(spark, start=0, rows=ROWS):
