@@ -1,0 +1,228 @@
+"""Dataset filters as expressions (and as tuples) against pyarrow.dataset, statistics pruning
+kept for expressions, and a hypothesis test of random expressions over random data against
+pyarrow's ``Table.filter``."""
+from __future__ import annotations
+
+import datetime
+import math
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import arrowmm
+from arrowmm.dataset.filters import expression_dnf, normalize_filter, row_filter
+from arrowmm.ipc.reader import FileReader
+
+pa = pytest.importorskip("pyarrow")
+pc = pytest.importorskip("pyarrow.compute")
+pads = pytest.importorskip("pyarrow.dataset")
+pq = pytest.importorskip("pyarrow.parquet")  # (filters_to_expression: the tuples' oracle)
+
+F, P = arrowmm.field, pc.field
+
+
+def _py(d):
+    return {k: ["NaN" if isinstance(x, float) and math.isnan(x) else x for x in v]
+            for k, v in d.items()}
+
+
+def _table(n=3000, seed=1):
+    rng = np.random.default_rng(seed)
+    nulls = rng.random(n) < 0.1
+    x = rng.random(n)
+    x[rng.random(n) < 0.02] = np.nan
+    return pa.table({
+        "x": pa.array(x, mask=nulls),
+        "i": pa.array(rng.integers(-50, 50, n), pa.int32(), mask=rng.random(n) < 0.1),
+        "s": pa.array(["k%03d" % v for v in rng.integers(0, 200, n)], mask=rng.random(n) < 0.1),
+        "b": pa.array(rng.random(n) < 0.5, mask=rng.random(n) < 0.1),
+        "ts": pa.array(rng.integers(0, 10**6, n).astype("datetime64[s]").astype("datetime64[us]"),
+                       mask=rng.random(n) < 0.1),
+    })
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("filter")
+    table = _table()
+    plain, zstd = root / "plain.arrow", root / "zstd.arrow"
+    for path, codec in ((plain, None), (zstd, "zstd")):
+        with pa.ipc.new_file(str(path), table.schema,
+                             options=pa.ipc.IpcWriteOptions(compression=codec)) as w:
+            for b in table.to_batches(max_chunksize=400):
+                w.write_batch(b)
+    return table, plain, zstd
+
+
+EXPRESSIONS = [
+    (F("x") > 0.9, P("x") > 0.9),
+    (F("x") <= 0.1, P("x") <= 0.1),
+    (F("i") == 7, P("i") == 7),
+    (F("i") != 7, P("i") != 7),
+    (F("s") < "k010", P("s") < "k010"),
+    (F("s").isin(["k001", "k150", None]), P("s").isin(["k001", "k150", None])),
+    (~F("s").isin(["k001", "k150"]), ~P("s").isin(["k001", "k150"])),
+    (F("x").is_null(), P("x").is_null()),
+    (F("i").is_valid() & (F("x") > 0.5), P("i").is_valid() & (P("x") > 0.5)),
+    ((F("i") > 40) | (F("x") < 0.05) & ~(F("s") >= "k100"),
+     (P("i") > 40) | (P("x") < 0.05) & ~(P("s") >= "k100")),
+    (~(F("x") < 0.5), ~(P("x") < 0.5)),  # (no tuple form: NaN is neither < 0.5 nor >= 0.5)
+    (F("b"), P("b")),
+    (F("b") & (F("i") < 0), P("b") & (P("i") < 0)),
+    (F("ts") >= datetime.datetime(1970, 1, 6), P("ts") >= pa.scalar(
+        datetime.datetime(1970, 1, 6), pa.timestamp("us"))),
+    (F("x") > 2.0, P("x") > 2.0),  # (no row: no batch survives)
+]
+
+
+@pytest.mark.parametrize("which", ["plain", "zstd"])
+@pytest.mark.parametrize("k", range(len(EXPRESSIONS)))
+def test_dataset_expressions_match_pyarrow_dataset(files, which, k):
+    _, plain, zstd = files
+    path = str(plain if which == "plain" else zstd)
+    mine, theirs = EXPRESSIONS[k]
+    expected = pads.dataset(path, format="ipc").to_table(filter=theirs)
+    got = pa.table(arrowmm.dataset(path).to_table(filter=mine))
+    assert got.schema == expected.schema
+    assert _py(got.to_pydict()) == _py(expected.to_pydict())
+    only = pa.table(arrowmm.dataset(path).to_table(filter=mine, columns=["ts", "i"]))
+    assert only.to_pydict() == expected.select(["ts", "i"]).to_pydict()
+
+
+@pytest.mark.parametrize("tuples", [
+    [("x", ">", 0.5), ("s", "in", ["k001", "k002", "k150"])],
+    [[("i", "<", -40)], [("s", "not in", ["k001"]), ("x", "<", 0.2)]],
+    [("ts", "<", datetime.datetime(1970, 1, 3))],
+])
+def test_tuples_and_their_expression_read_the_same_rows(files, tuples):
+    table, plain, _ = files
+    ds = arrowmm.dataset(str(plain))
+    rf = row_filter(tuples)
+    by_tuples = pa.table(ds.to_table(filter=tuples))
+    by_expression = pa.table(ds.to_table(filter=rf.expression))
+    assert _py(by_tuples.to_pydict()) == _py(by_expression.to_pydict())
+    expected = table.filter(pq.filters_to_expression(tuples))
+    assert _py(by_tuples.to_pydict()) == _py(expected.to_pydict())
+
+
+def test_dataset_filter_combines_expressions_and_tuples(files):
+    table, plain, _ = files
+    ds = arrowmm.dataset(str(plain)).filter(F("x") > 0.3)
+    got = pa.table(ds.to_table(filter=[("i", ">=", 0)]))
+    expected = table.filter((P("x") > 0.3) & (P("i") >= 0))
+    assert _py(got.to_pydict()) == _py(expected.to_pydict())
+    assert ds.count_rows(filter=~(F("s") < "k100")) == \
+        table.filter((P("x") > 0.3) & ~(P("s") < "k100")).num_rows
+
+
+def test_partition_columns_in_expressions(tmp_path):
+    for part in ("a", "b", "c"):
+        os.makedirs(tmp_path / f"k={part}")
+        part_table = pa.table({"v": pa.array(range(10))})
+        with pa.ipc.new_file(str(tmp_path / f"k={part}" / "0.arrow"), part_table.schema) as w:
+            w.write_table(part_table)
+    theirs = pads.dataset(str(tmp_path), format="ipc", partitioning="hive")
+    ds = arrowmm.dataset(str(tmp_path), partitioning="hive")
+    for mine, pyexpr in [((F("k") == "b") & (F("v") > 6), (P("k") == "b") & (P("v") > 6)),
+                         (F("k").isin(["a", "c"]) | (F("v") == 0), P("k").isin(["a", "c"]) |
+                          (P("v") == 0)),
+                         (~(F("k") == "a"), ~(P("k") == "a"))]:
+        got = pa.table(ds.to_table(filter=mine)).to_pydict()
+        expected = theirs.to_table(filter=pyexpr).to_pydict()
+        assert sorted(zip(got["k"], got["v"])) == sorted(zip(expected["k"], expected["v"]))
+
+
+def test_filter_errors_name_the_column(files):
+    _, plain, _ = files
+    ds = arrowmm.dataset(str(plain))
+    with pytest.raises(arrowmm.ArrowInvalid, match="'s'.*string"):
+        ds.to_table(filter=F("s") > 3)
+    with pytest.raises(arrowmm.ArrowInvalid, match="no column named 'nope'"):
+        ds.to_table(filter=F("nope") > 3)
+    with pytest.raises(arrowmm.ArrowInvalid, match="not bool"):
+        ds.to_table(filter=F("x"))
+
+
+def test_expressions_convert_to_terms_only_where_exact():
+    dnf = expression_dnf((F("a") > 1) & ((F("b") == 2) | F("c").is_null()))
+    assert [[(t.column, t.op, t.value) for t in g] for g in dnf] == \
+        [[("a", ">", 1), ("b", "==", 2)], [("a", ">", 1), ("c", "is null", None)]]
+    assert expression_dnf(~(F("a") > 1)) is None
+    assert expression_dnf(~F("a").isin([1]))[0][0].op == "not in"
+    assert [[(t.column, t.op) for t in g] for g in normalize_filter([("a", "=", 1)])] == \
+        [[("a", "==")]]
+
+
+def test_expression_filters_still_prune_by_statistics(tmp_path, monkeypatch):
+    path = str(tmp_path / "stats.arrow")
+    schema = arrowmm.schema([("id", arrowmm.int64()), ("y", arrowmm.float64())])
+    with arrowmm.new_file(path, schema, statistics=True) as w:
+        for b in range(20):
+            w.write({"id": np.arange(100) + 100 * b, "y": np.zeros(100)})
+    fetched = []
+    original = FileReader.get_batch
+
+    def counting(self, i):
+        fetched.append(i)
+        return original(self, i)
+    monkeypatch.setattr(FileReader, "get_batch", counting)
+    got = arrowmm.dataset(path).to_table(filter=(F("id") >= 1950) | (F("id") < 5))
+    assert got.column("id").to_pylist() == list(range(5)) + list(range(1950, 2000))
+    assert sorted(fetched) == [0, 19]
+
+
+# -- random expressions over random data ----------------------------------------------------------
+_COLUMNS = {"i": pa.int64(), "f": pa.float64(), "s": pa.string(), "b": pa.bool_()}
+_VALUES = {"i": st.integers(-5, 5), "f": st.sampled_from([-1.0, 0.0, 0.5, 2.0, float("nan")]),
+           "s": st.sampled_from(["", "a", "ab", "b", "zz"]), "b": st.booleans()}
+
+
+@st.composite
+def _leaf(draw):
+    name = draw(st.sampled_from(sorted(_COLUMNS)))
+    kind = draw(st.sampled_from(["cmp", "cmp", "isin", "null", "valid"]))
+    if kind == "cmp":
+        op = draw(st.sampled_from(["==", "!=", "<", "<=", ">", ">="]))
+        value = draw(_VALUES[name])
+        return (lambda f: {"==": f(name) == value, "!=": f(name) != value,
+                           "<": f(name) < value, "<=": f(name) <= value,
+                           ">": f(name) > value, ">=": f(name) >= value}[op])
+    if kind == "isin":
+        values = draw(st.lists(_VALUES[name] | st.none(), max_size=3))
+        typed = pa.array(values, _COLUMNS[name])  # (pyarrow infers no type from [] or [None])
+        return lambda f: f(name).isin(values if f is arrowmm.field else typed)
+    return (lambda f: f(name).is_null()) if kind == "null" else (lambda f: f(name).is_valid())
+
+
+def _tree(leaf):
+    return st.recursive(leaf, lambda inner: st.one_of(
+        st.tuples(inner, inner).map(lambda ab: lambda f: ab[0](f) & ab[1](f)),
+        st.tuples(inner, inner).map(lambda ab: lambda f: ab[0](f) | ab[1](f)),
+        inner.map(lambda a: lambda f: ~a(f))), max_leaves=5)
+
+
+@st.composite
+def _data(draw):
+    n = draw(st.integers(0, 40))
+    cols = {}
+    for name, dtype in _COLUMNS.items():
+        values = draw(st.lists(_VALUES[name] | st.none(), min_size=n, max_size=n))
+        cols[name] = pa.array(values, dtype)
+    return pa.table(cols)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=_data(), build=_tree(_leaf()), cut=st.integers(0, 40), offset=st.integers(0, 5))
+def test_random_expressions_filter_as_pyarrow_does(data, build, cut, offset):
+    theirs = data.slice(min(offset, data.num_rows))  # (columns not starting at bit 0)
+    cut = min(cut, theirs.num_rows)
+    batches = [arrowmm.record_batch(b) for b in
+               (theirs.slice(0, cut).combine_chunks().to_batches() +
+                theirs.slice(cut).combine_chunks().to_batches())]
+    schema = arrowmm.record_batch(theirs.slice(0, 0).combine_chunks()).schema
+    mine = arrowmm.Table(schema, [b for b in batches if b.num_rows])
+    got = pa.table(mine.filter(build(arrowmm.field)))
+    expected = theirs.filter(build(pc.field))
+    assert _py(got.to_pydict()) == _py(expected.to_pydict())
