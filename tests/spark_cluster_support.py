@@ -26,7 +26,7 @@ S3A_FOR_MOTO = {"spark.hadoop.fs.s3a.checksum.generation": "false",
 def frame(spark, start: int = 0, rows: int = 3000):
     """``rows`` rows from ``start``: a long, a double and a string with nulls, in 2 tasks."""
     return spark.range(start, start + rows, numPartitions=2).selectExpr(
-        "id", "id * 0.5 AS x", "CASE WHEN id % 7 = 0 THEN NULL ELSE concat('s', id) END AS s")
+        "id", "id / 2 AS x", "CASE WHEN id % 7 = 0 THEN NULL ELSE concat('s', id) END AS s")
 
 
 def rows_of(df, columns=("id", "x", "s")) -> list[tuple]:

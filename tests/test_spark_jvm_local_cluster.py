@@ -33,7 +33,7 @@ def where(hdfs):  # noqa: F811
 
 def frame(spark, start=0, rows=ROWS):
     return spark.range(start, start + rows, numPartitions=4).selectExpr(
-        "id", "id * 0.25 AS x", "concat('v', id % 13) AS s")
+        "id", "id / 4 AS x", "concat('v', id % 13) AS s")
 
 
 def rows_of(df):
