@@ -372,3 +372,11 @@ def test_expression_is_immutable_and_has_no_truth_value():
         arrowmm.field("x") > [1]
     with pytest.raises(arrowmm.ArrowInvalid):
         arrowmm.field("x").isin("abc")
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from arrowmm.compute import expression
+    failed, attempted = doctest.testmod(expression)
+    assert attempted > 0 and failed == 0

@@ -204,7 +204,7 @@ def field(name, type: Optional[t.DataType] = None, nullable: bool = True,  # noq
     --------
     >>> import arrowmm
     >>> arrowmm.field("x", arrowmm.int64())
-    Field('x', int64)
+    arrowmm.Field<x: int64>
     >>> arrowmm.field("x") >= 3
     <arrowmm.compute.Expression (x >= 3)>
     """
