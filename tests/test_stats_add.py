@@ -3,6 +3,7 @@
 reads the result as the source, and ``arrowmm.dataset`` filters then skip batches of a
 pyarrow- or polars-written file.  Written atomically: permissions kept, in place only when
 asked, the original intact after a failure or a crash."""
+import doctest
 import json
 import os
 import stat
@@ -223,3 +224,8 @@ def test_convert_statistics_on_the_command_line(tmp_path):
         docs = [json.loads(b.metadata[STATISTICS_KEY])["columns"]["x"] for b in reader]
     assert [(d["min"], d["max"]) for d in docs] == [(0, 9), (10, 19), (20, 29)]
     assert pa_ipc.open_stream(packed).read_all().equals(pa_ipc.open_file(src).read_all())
+
+
+def test_the_docstring_example_runs():
+    result = doctest.testmod(footer_statistics, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

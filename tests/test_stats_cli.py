@@ -167,3 +167,21 @@ def test_recorded_bounds_of_a_stream_and_nan(tmp_path):
     text = _stats(path)
     assert any(row.split()[:1] == ["f"] and row.split()[-2:] == ["nan", "nan"]
                for row in text.splitlines()), text
+
+
+def test_a_damaged_statistics_document_is_not_shown(tmp_path):
+    """Recorded statistics of the wrong form (a string bound of an integer column, more nulls
+    than rows, a document that is not JSON) are computed over, never shown or fatal."""
+    path = tmp_path / "forged.arrow"
+    forged = {"version": 1, "columns": ["x", "y"], "batches": [{"rows": 3, "columns": {
+        "x": {"nulls": 0, "min": "abc", "max": [1]}, "y": {"nulls": 7, "min": 0, "max": 1}}}]}
+    schema = arrowmm.schema([("x", arrowmm.int64()), ("y", arrowmm.int64())])
+    for name, doc in (("forged", json.dumps(forged)), ("garbage", "{not json")):
+        path = tmp_path / f"{name}.arrow"
+        with arrowmm.new_file(path, schema, metadata={"arrowmm:statistics": doc}) as w:
+            w.write({"x": [5, None, 7], "y": [1, 2, 3]})
+        got = _stats(path, "--json")
+        assert (got["x"]["from"], got["x"]["min"], got["x"]["max"], got["x"]["nulls"]) == \
+            ("computed", 5, 7, 1)
+        assert (got["y"]["from"], got["y"]["min"], got["y"]["max"], got["y"]["nulls"]) == \
+            ("computed", 1, 3, 0)

@@ -1,7 +1,7 @@
 """The commands on files: ``schema``, ``head``, ``stats``, ``cat``, ``convert`` and ``append``.
 
-Each takes an IPC file, an IPC stream or ``-`` (standard input); errors propagate to
-``main()``, which prints them as one line and exits 1.
+Each takes an IPC file, an IPC stream, a Feather V1 file or ``-`` (standard input); errors
+propagate to ``main()``, which prints them as one line and exits 1.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from .progress import bar
 __all__ = ["add_parsers", "run", "COMMANDS"]
 
 COMMANDS = ("schema", "head", "stats", "cat", "convert", "append")
-_SOURCE_HELP = "IPC file or stream ('-' for standard input)"
+_SOURCE_HELP = "IPC file or stream, or Feather V1 file ('-' for standard input)"
 _CELL_WIDTH = 40  # head: longer values are cut to this many characters
 
 
@@ -587,7 +587,7 @@ def add_parsers(sub) -> None:
                 "         arrowmm convert pyarrow.arrow indexed.arrow --statistics")
     p.add_argument("src", help=_SOURCE_HELP)
     p.add_argument("dst", help="output path ('-' for standard output); written through a "
-                               "temporary renamed into place")
+                               "temporary renamed into place, so it may be SRC itself")
     p.add_argument("--compression", choices=(*CODECS, "none"), default=None,
                    help="buffer compression of the output (default none; with --statistics "
                         "alone, the input's batches are kept as they are)")
