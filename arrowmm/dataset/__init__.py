@@ -18,10 +18,12 @@ class _CallableModule(_types.ModuleType):
     """The ``arrowmm.dataset`` package, which, called, opens a dataset."""
 
     def __call__(self, source, *, partitioning=None, format=None, schema=None,  # noqa: A002
-                 filesystem=None, filter=None, exclude_invalid_files: bool = False) -> Dataset:
+                 filesystem=None, filter=None, exclude_invalid_files: bool = False,
+                 storage_options=None) -> Dataset:
         return dataset(source, partitioning=partitioning, format=format, schema=schema,
                        filesystem=filesystem, filter=filter,
-                       exclude_invalid_files=exclude_invalid_files)
+                       exclude_invalid_files=exclude_invalid_files,
+                       storage_options=storage_options)
 
     __call__.__doc__ = dataset.__doc__
 

@@ -34,21 +34,25 @@ def local_file_url(source):
     return urllib.parse.unquote(rest)
 
 
-def filesystem_for(source):
-    """``(filesystem, source)`` for a URL with a scheme fsspec knows (``"s3://b/x"``), else
-    ``(None, source)`` (a ``file:`` URL as the local path it names)."""
+def filesystem_for(source, storage_options: Optional[dict] = None):
+    """``(filesystem, source)`` for a URL with a scheme fsspec knows (``"s3://b/x"``; the
+    filesystem made with ``storage_options``), else ``(None, source)`` (a ``file:`` URL as
+    the local path it names)."""
     if isinstance(source, (list, tuple)):
         source = type(source)(local_file_url(s) for s in source)
     else:
         source = local_file_url(source)
     first = source[0] if isinstance(source, (list, tuple)) and source else source
     if not isinstance(first, str) or "://" not in first:
+        if storage_options:
+            raise ArrowInvalid(f"storage_options= applies to URLs (s3://...), not to the local "
+                               f"path {first!r}")
         return None, source
     try:
         import fsspec  # (optional: only URLs and filesystem= need it)
     except ImportError:
         raise ArrowInvalid(f"{first!r}: reading a URL needs fsspec (pip install fsspec)") from None
-    fs, path = fsspec.core.url_to_fs(first)
+    fs, path = fsspec.core.url_to_fs(first, **(storage_options or {}))
     if not isinstance(source, (list, tuple)):
         return fs, path
     return fs, [fsspec.core.url_to_fs(s)[1] if isinstance(s, str) else s for s in source]

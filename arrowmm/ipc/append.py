@@ -46,6 +46,7 @@ from .._core._region import Region
 from ..errors import ArrowInvalid
 from ..format import encode_footer
 from .io import MAGIC, Sink, footer_blocks
+from .object_store import refuse_append
 from .reader import FileReader
 from .statistics import STATISTICS_KEY, decode_statistics, encode_file_statistics
 from .trailer import COMMITTED, STATE_OFFSET, aligned, append_marker, footer_checksum
@@ -334,5 +335,10 @@ def append_file(path, *, compression=None, **options) -> AppendWriter:
     ...     r.read_all().column("x").to_pylist()
     [1, 2, 3]
     >>> tmp.cleanup()
+
+    On an object store (a URL such as ``s3://bucket/key.arrow``, or ``filesystem=``) it raises
+    ``ObjectStoreAppendError`` (an ``ArrowNotImplementedError``): objects are immutable; write
+    a new file into a dataset folder instead.
     """
+    refuse_append(path, options.pop("filesystem", None))
     return AppendWriter(path, compression=compression, **options)

@@ -20,6 +20,7 @@ from ..errors import ArrowInvalid
 from ..format.feather import FEATHER_MAGIC
 from .feather import FeatherV1Reader, is_feather_v1
 from .io import MAGIC
+from .object_store import display_url, open_for_ranges, open_for_stream, resolve
 from .ranged import RangedFileReader, RangeSource
 from .reader import FileReader, StreamReader
 from .compression import check_budget
@@ -49,8 +50,8 @@ def _projected(reader, columns, max_decompressed_bytes=None):
 
 
 def open_file(source, *, columns=None, allow_copies: bool = True, mmap: bool = True,
-              max_decompressed_bytes: Optional[int] = None, recover: bool = False
-              ) -> FileReader:
+              max_decompressed_bytes: Optional[int] = None, recover: bool = False,
+              filesystem=None, storage_options: Optional[dict] = None) -> FileReader:
     """Open an IPC file: a path (str or ``os.PathLike``, memory-mapped), a buffer-protocol object
     (bytes, bytearray, memoryview, mmap, numpy array: no copy), an ``io.BytesIO`` (its buffer, no
     copy) or a seekable binary file object: mapped when it is a regular file, else read by byte
@@ -82,10 +83,20 @@ def open_file(source, *, columns=None, allow_copies: bool = True, mmap: bool = T
     ``ArrowInvalid`` naming it, before the buffer is decoded.  None: the default, 65,536
     times the file's size or 64 MiB, whichever is more (``limits`` says what that protects
     against and what it cannot: set a budget of your own for untrusted input).
+
+    A URL (``"s3://bucket/key.arrow"``, any scheme fsspec knows but ``file:``), or a path
+    with ``filesystem=`` (an fsspec filesystem), is read by byte ranges from there: the
+    footer when opened, then a batch's header and a touched column's buffers, nearby ranges
+    in one request (``arrowmm.ipc.object_store``).  ``storage_options``: the options of the
+    filesystem a URL makes (credentials, ``client_kwargs={"endpoint_url": ...}``), as polars
+    and pandas take them.  A missing object raises ``FileNotFoundError`` naming the URL.
     """
     budget = check_budget(max_decompressed_bytes)
     options = dict(columns=columns, allow_copies=allow_copies, recover=recover,
                    max_decompressed_bytes=budget)
+    remote = resolve(source, filesystem, storage_options)
+    if remote is not None:
+        return _remote_file(*remote, options)
     if not mmap and _is_path(source):
         return UnmappedFileReader(source, **options)
     if is_file_object(source) and ranged_access(source):
@@ -100,7 +111,8 @@ def open_file(source, *, columns=None, allow_copies: bool = True, mmap: bool = T
 
 def open_stream(source, *, columns=None, recover: bool = False, allow_copies: bool = True,
                 require_eos: bool = False, mmap: bool = True, timeout: Optional[float] = None,
-                max_decompressed_bytes: Optional[int] = None) -> StreamReader:
+                max_decompressed_bytes: Optional[int] = None, filesystem=None,
+                storage_options: Optional[dict] = None) -> StreamReader:
     """Open an IPC stream: a path, a buffer-protocol object, an ``io.BytesIO`` (from its
     position, no copy) or a binary file-like object with ``.read()`` (pipe, socket file,
     ``sys.stdin.buffer``), read incrementally.  An IPC file reads as the stream it holds.
@@ -124,8 +136,22 @@ def open_stream(source, *, columns=None, recover: bool = False, allow_copies: bo
     ``max_decompressed_bytes``: as for ``open_file``; the default budget of a stream read
     from a file object grows with the bytes read so far (65,536 times them, at least
     64 MiB).
+
+    A URL, or a path with ``filesystem=``: read in order from there (``storage_options``:
+    see ``open_file``).
     """
     budget = check_budget(max_decompressed_bytes)
+    remote = resolve(source, filesystem, storage_options)
+    if remote is not None:
+        f = open_for_stream(*remote)
+        try:
+            reader = StreamReader(f, recover=recover, allow_copies=allow_copies,
+                                  require_eos=require_eos)
+        except BaseException:
+            f.close()
+            raise
+        reader._owned = f  # (closed with the reader)
+        return _projected(reader, columns, budget)
     if not mmap and _is_path(source):
         return _projected(UnmappedStreamReader(source, recover=recover,
                                                allow_copies=allow_copies,
@@ -135,14 +161,44 @@ def open_stream(source, *, columns=None, recover: bool = False, allow_copies: bo
 
 
 def open(source, *, columns=None, mmap: bool = True,  # noqa: A001  (the CONTRACT's arrowmm.open)
-         timeout: Optional[float] = None, max_decompressed_bytes: Optional[int] = None):
+         timeout: Optional[float] = None, max_decompressed_bytes: Optional[int] = None,
+         filesystem=None, storage_options: Optional[dict] = None):
     """Open ``source`` as whichever IPC format its first bytes say it is (``mmap=False``,
     ``columns`` and ``max_decompressed_bytes``: see ``open_file``; ``timeout``: see
     ``open_stream``, and it bounds the waits for the first bytes too).  A Feather V1 file
     opens as ``open_file`` opens it (a ``FeatherV1Reader``), from a path, a buffer or a file
-    object (read whole when it cannot be mapped)."""
+    object (read whole when it cannot be mapped).  A URL, or a path with ``filesystem=``:
+    read from there (``storage_options``: see ``open_file``)."""
     budget = check_budget(max_decompressed_bytes)
+    remote = resolve(source, filesystem, storage_options)
+    if remote is not None:
+        f = open_for_ranges(*remote)
+        try:
+            head = f.read(len(MAGIC))
+        finally:
+            f.close()
+        if head == MAGIC:
+            return _remote_file(*remote, dict(columns=columns, max_decompressed_bytes=budget))
+        return open_stream(source, columns=columns, max_decompressed_bytes=max_decompressed_bytes,
+                           filesystem=filesystem, storage_options=storage_options)
     return _projected(_open(source, mmap, check_timeout(timeout)), columns, budget)
+
+
+def _remote_file(filesystem, path: str, options: dict) -> FileReader:
+    """An IPC file (or a Feather V1 file) on an fsspec filesystem, read by byte ranges."""
+    f = open_for_ranges(filesystem, path)
+    try:
+        src = RangeSource(f, description=display_url(filesystem, path), owns=True)
+        src.keep(0, min(src.size, 8))  # (the magic, read once for both checks)
+        if src.size >= 4 and src.pread(0, 4, "magic").tobytes() == FEATHER_MAGIC:
+            region = Region(src.pread(0, src.size, "file"), description=src.description)
+            src.close()  # (Feather V1 is read at random: read whole)
+            return _projected(FeatherV1Reader(region, region.description), options["columns"],
+                              options["max_decompressed_bytes"])
+        return RangedFileReader(src, **options)
+    except BaseException:
+        f.close()
+        raise
 
 
 def _open(source, mmap: bool, timeout: Optional[float]):

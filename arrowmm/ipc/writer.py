@@ -45,7 +45,8 @@ from typing import Dict, NamedTuple, Optional
 from .. import types as t
 from ..arrays.array import Array
 from ..arrays.batch import RecordBatch
-from .io import MAGIC, footer_blocks, open_sink
+from .io import MAGIC, Sink, footer_blocks, open_sink
+from .object_store import remote_target, resolve
 from .byteorder import NATIVE
 from .encoder import EncodedMessage, Encoder, flatten
 from ..errors import ArrowInvalid
@@ -194,7 +195,7 @@ class _WriterBase:
                  legacy_format=False, allow_dictionary_replacement=True, fsync=False,
                  endianness=None, compression_level=None, metadata_version="V5",
                  statistics=False, emit_dictionary_deltas=False, unify_dictionaries=False,
-                 cast=False):
+                 cast=False, filesystem=None, storage_options=None):
         if not isinstance(schema, t.Schema):
             schema = _coerce_schema(schema)
         if endianness is not None:
@@ -226,6 +227,7 @@ class _WriterBase:
         self._batch_blocks = []
         self._failed: Optional[BaseException] = None
         self.num_record_batches = 0
+        self._remote = resolve(sink, filesystem, storage_options)  # (None: a local sink)
         self._open(sink)
         self._closed = False
 
@@ -236,7 +238,11 @@ class _WriterBase:
 
     def _open(self, sink):
         parts = self._prefix()
-        self._sink, self._target = open_sink(sink)
+        if self._remote is None:
+            self._sink, self._target = open_sink(sink)
+        else:  # (an object store: published whole on close, see ``object_store``)
+            self._target = remote_target(*self._remote)
+            self._sink = Sink(self._target.file, None)
         try:
             self._put(parts)
             self._sink.flush()
