@@ -1,5 +1,5 @@
-"""Feather V1 gets one answer (issue 32, item 5): ``arrowmm.open`` (a path, a buffer, a file
-object, standard input, ``mmap=False``, ``columns=``) and the commands ``info``, ``head``,
+"""Feather V1 gets one answer (issue 32, item 5): ``arrowmm.open`` and ``open_file`` (a path, a
+buffer, a file object, standard input, ``mmap=False``, ``columns=``) and the commands ``info``, ``head``,
 ``stats``, ``validate`` and ``convert`` read it as ``open_file`` does, with the values
 ``pyarrow.feather.read_table`` gives."""
 import datetime
@@ -76,8 +76,12 @@ def test_feather_v1_columns_and_head(v1):
         assert reader.schema.names == ["x", "id"]
         assert reader.read_all().to_pydict() == expected.select(["x", "id"]).to_pydict()
         assert reader.head(2).to_pydict() == expected.select(["x", "id"]).slice(0, 2).to_pydict()
-    with arrowmm.open_file(path, columns=["name"]) as reader:
-        assert reader.read_all().to_pydict() == {"name": ["b", "a", None, "c"]}
+    for mmap in (True, False):
+        with arrowmm.open_file(path, columns=["name"], mmap=mmap) as reader:
+            assert reader.read_all().to_pydict() == {"name": ["b", "a", None, "c"]}
+    # a stream reader refuses it (as pyarrow's does), pointing to the readers that read it
+    with pytest.raises(arrowmm.ArrowInvalid, match="arrowmm.open_file and arrowmm.open read it"):
+        arrowmm.open_stream(path)
     with pytest.raises(arrowmm.ArrowInvalid, match="no column named 'nope'"):
         arrowmm.open(path, columns=["nope"])
 

@@ -98,6 +98,9 @@ def open_file(source, *, columns=None, allow_copies: bool = True, mmap: bool = T
     if remote is not None:
         return _remote_file(*remote, options)
     if not mmap and _is_path(source):
+        feather = _unmapped_feather(source)
+        if feather is not None:
+            return _projected(feather, columns, budget)
         return UnmappedFileReader(source, **options)
     if is_file_object(source) and ranged_access(source):
         src = RangeSource(source)
@@ -203,13 +206,8 @@ def _remote_file(filesystem, path: str, options: dict) -> FileReader:
 
 def _open(source, mmap: bool, timeout: Optional[float]):
     if not mmap and _is_path(source):
-        if os.path.isfile(source):  # (not a FIFO: peeking would take its bytes)
-            with io.open(source, "rb") as f:
-                if f.read(4) == FEATHER_MAGIC:  # (no mapping asked for: read into memory)
-                    f.seek(0)
-                    return FeatherV1Reader(Region(f.read(), description=os.fspath(source)),
-                                           os.fspath(source))
-        return open_unmapped(source)
+        feather = _unmapped_feather(source)
+        return feather if feather is not None else open_unmapped(source)
     if is_pipe_path(source):  # read, not mapped; a stream reader closes it when closed
         f = io.open(source, "rb")
         try:
@@ -290,6 +288,20 @@ def _map_or_ranged(source, head: bytes) -> FileReader:
         except (AttributeError, OSError, ValueError):
             pass
     return FileReader(head + source.read())
+
+
+def _unmapped_feather(path) -> Optional[FeatherV1Reader]:
+    """The Feather V1 file at ``path`` read into memory (``mmap=False``), or None when the
+    path is not a regular file starting with the Feather V1 magic (a FIFO is not peeked at:
+    that would take its bytes)."""
+    if not os.path.isfile(path):
+        return None
+    with io.open(path, "rb") as f:
+        if f.read(4) != FEATHER_MAGIC:
+            return None
+        f.seek(0)
+        name = os.fspath(path)
+        return FeatherV1Reader(Region(f.read(), description=name), name)
 
 
 def _whole_region(source, head: bytes, mappable: bool) -> Region:

@@ -49,8 +49,9 @@ _SIGNATURES = (
     (b"PAR1", "a Parquet file (it starts with 'PAR1'): read it with a Parquet reader "
               "(pyarrow.parquet.read_table, polars.read_parquet)"),
     (b"FEA1", "a Feather V1 file (it starts with 'FEA1'), the format before Feather V2 = Arrow "
-              "IPC: pyarrow.feather.read_table reads it, and pyarrow.feather.write_feather "
-              "writes it again as an Arrow IPC file"),
+              "IPC: arrowmm.open_file and arrowmm.open read it (as pyarrow.feather.read_table "
+              "does), and 'arrowmm convert' or arrowmm.write_file write it again as an Arrow "
+              "IPC file"),
     (b"\x1f\x8b", "gzip-compressed data: decompress it first (gzip.open(path, 'rb') is a file "
                   "object that open_stream reads; gzip.decompress(data) gives bytes for open)"),
     (b"\x28\xb5\x2f\xfd", "a Zstandard-compressed file (not Arrow's per-buffer compression): "
