@@ -163,18 +163,22 @@ class Table(PandasConvertible):
     # -- shape -----------------------------------------------------------------------------
     @property
     def num_rows(self) -> int:
+        """The number of rows, over all batches."""
         return self._num_rows
 
     @property
     def num_columns(self) -> int:
+        """The number of columns (fields of the schema)."""
         return len(self.schema)
 
     @property
     def shape(self):
+        """``(num_rows, num_columns)``, as ``pyarrow.Table.shape``."""
         return (self._num_rows, len(self.schema))
 
     @property
     def column_names(self) -> List[str]:
+        """The columns' names, in schema order."""
         return self.schema.names
 
     def __len__(self) -> int:
@@ -194,6 +198,7 @@ class Table(PandasConvertible):
 
     @property
     def columns(self) -> List[ChunkedArray]:
+        """Every column, as a ``ChunkedArray`` with one chunk per batch."""
         return [self.column(k) for k in range(len(self.schema))]
 
     def itercolumns(self):

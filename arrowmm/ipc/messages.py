@@ -73,14 +73,17 @@ class Message:
 
     @property
     def header(self):
+        """The decoded header: the schema, record batch or dictionary batch record."""
         return self._decoded.record.header
 
     @property
     def body(self) -> BufferView:
+        """The message body, a view into the source's memory (no copy)."""
         return self._decoded.body
 
     @property
     def custom_metadata(self) -> Optional[dict]:
+        """The message's own custom key/value metadata, or None."""
         return self._decoded.record.metadata
 
     def serialize(self, alignment: int = 8) -> bytes:

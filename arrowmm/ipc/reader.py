@@ -266,6 +266,7 @@ class FileReader(ReaderBase):
 
     @property
     def num_record_batches(self) -> int:
+        """How many record batches the footer lists (``get_batch`` takes 0 to this - 1)."""
         return self._num_batches
 
     def __len__(self):
@@ -281,6 +282,8 @@ class FileReader(ReaderBase):
 
     @property
     def version(self) -> int:
+        """The footer's metadata version, as the format's ``MetadataVersion`` numbers it
+        (4 is V5, what writers write today)."""
         return self.footer.version
 
     def _read_block(self, blocks, i: int, kind: int, what: str) -> Message:
@@ -455,6 +458,8 @@ class FileReader(ReaderBase):
 
     @property
     def projection(self) -> Optional[list]:
+        """The columns the reader was projected onto (indices, or dotted paths for struct
+        fields), as ``select_columns`` takes them again; None when it reads every column."""
         if self._source.lazy_bodies and self._projection == list(range(len(self._file_schema))):
             return None  # (every column, through the projected loader: see __init__)
         return super().projection

@@ -192,14 +192,17 @@ class Tensor:
 
     @property
     def shape(self) -> tuple:
+        """The size of each dimension."""
         return self._array.shape
 
     @property
     def strides(self) -> tuple:
+        """Bytes between consecutive elements along each dimension, as numpy's."""
         return self._array.strides
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return self._array.ndim
 
     @property
@@ -209,6 +212,7 @@ class Tensor:
 
     @property
     def dim_names(self) -> list:
+        """The dimensions' names; ``[]`` when they are unnamed."""
         return list(self._dim_names) if any(self._dim_names) else []
 
     def dim_name(self, i: int) -> str:
@@ -222,10 +226,12 @@ class Tensor:
 
     @property
     def is_row_major(self) -> bool:
+        """Whether the elements are laid out in C (row-major) order."""
         return self.strides == row_major_strides(self.shape, self._array.itemsize)
 
     @property
     def is_column_major(self) -> bool:
+        """Whether the elements are laid out in Fortran (column-major) order."""
         return self.strides == _column_major_strides(self.shape, self._array.itemsize)
 
     def to_numpy(self) -> np.ndarray:

@@ -77,10 +77,12 @@ class Schema:
 
     @property
     def names(self) -> list:
+        """The fields' names, in order (``pyarrow.Schema.names``)."""
         return [f.name for f in self.fields]
 
     @property
     def types(self) -> list:
+        """The fields' types, in order (``pyarrow.Schema.types``)."""
         return [f.type for f in self.fields]
 
     def __len__(self):
