@@ -69,14 +69,17 @@ class ChunkedArray:
 
     @property
     def type(self) -> t.DataType:
+        """The type every chunk has."""
         return self._type
 
     @property
     def chunks(self) -> List[Array]:
+        """The chunks, in order."""
         return list(self._chunks)
 
     @property
     def num_chunks(self) -> int:
+        """How many chunks there are."""
         return len(self._chunks)
 
     def chunk(self, i: int) -> Array:
@@ -92,6 +95,7 @@ class ChunkedArray:
 
     @property
     def null_count(self) -> int:
+        """The number of nulls over all chunks."""
         return sum(c.null_count for c in self._chunks)
 
     def __iter__(self):

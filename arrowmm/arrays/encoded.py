@@ -79,18 +79,22 @@ class RunEndEncodedArray(Array):
 
     @property
     def null_count(self):
+        """Always 0: a run-end-encoded array has no validity bitmap (its values carry nulls)."""
         return 0
 
     @property
     def validity(self):
+        """Always None: nulls live in ``values``, not in a bitmap."""
         return None
 
     @property
     def run_ends(self) -> Array:
+        """The child holding where each run ends (exclusive row index)."""
         return self.children[0]
 
     @property
     def values(self) -> Array:
+        """The child holding each run's value."""
         return self.children[1]
 
     def _check_structure(self, path):

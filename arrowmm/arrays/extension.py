@@ -71,14 +71,17 @@ class ExtensionArray(Array):
     # -- everything delegated to the storage ------------------------------------------------
     @property
     def null_count(self) -> int:
+        """The storage array's null count."""
         return self.storage.null_count
 
     @property
     def validity(self):
+        """The storage array's validity bitmap, or None."""
         return self.storage.validity
 
     @property
     def is_zero_copy(self) -> bool:
+        """Whether the storage is read without a copy (not decompressed, swapped or realigned)."""
         return copy_reason(self.storage) is None
 
     def slice(self, offset: int = 0, length: Optional[int] = None) -> "ExtensionArray":
@@ -298,6 +301,7 @@ class FixedShapeTensorType(t.ExtensionType):
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions of each tensor (``len(shape)``)."""
         return len(self.shape)
 
     def physical_shape(self) -> list:

@@ -79,10 +79,12 @@ class MapArray(ListArray):
 
     @property
     def keys(self) -> Array:
+        """The keys of every map entry these maps cover, in order."""
         return self.flatten().field(0)
 
     @property
     def items(self) -> Array:
+        """The items (values) of every map entry these maps cover, in order."""
         return self.flatten().field(1)
 
     def _pylist(self, temporal):
@@ -104,6 +106,7 @@ class ListViewArray(Array):
 
     @property
     def values(self) -> Array:
+        """The child array the views point into."""
         return self.children[0]
 
     def value_offsets(self):
@@ -161,6 +164,7 @@ class FixedSizeListArray(Array):
 
     @property
     def values(self) -> Array:
+        """The child array holding every list's values, end to end (not sliced to this array)."""
         return self.children[0]
 
     def _check_structure(self, path):

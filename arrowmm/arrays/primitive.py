@@ -27,6 +27,7 @@ class NullArray(Array):
 
     @property
     def validity(self):
+        """Always None: a null array has no validity bitmap."""
         return None
 
     def validity_mask(self):

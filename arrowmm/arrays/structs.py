@@ -67,10 +67,12 @@ class UnionArray(Array):
 
     @property
     def null_count(self):
+        """Always 0: a union has no validity bitmap (its children carry nulls)."""
         return 0
 
     @property
     def validity(self):
+        """Always None: a union's nulls live in its children."""
         return None
 
     def type_codes(self) -> np.ndarray:

@@ -95,10 +95,12 @@ class RecordBatchReader(SequentialBatches, PandasConvertible):
 
     @property
     def schema(self) -> t.Schema:
+        """The schema every batch has."""
         return self._schema
 
     @property
     def closed(self) -> bool:
+        """Whether ``close()`` was called (or the ``with`` block left)."""
         return self._closed
 
     def read_next_batch(self) -> RecordBatch:

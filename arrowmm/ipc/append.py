@@ -212,6 +212,7 @@ class AppendWriter(FileWriter):
 
     @property
     def path(self) -> str:
+        """The path of the file being appended to."""
         return self._path
 
     _whose = "the file's"

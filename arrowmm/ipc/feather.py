@@ -137,6 +137,7 @@ class FeatherV1Reader:
     # -- the FileReader surface -------------------------------------------------------------
     @property
     def num_record_batches(self) -> int:
+        """Always 1: a Feather V1 file is one batch."""
         return 1
 
     def __len__(self):
@@ -144,6 +145,7 @@ class FeatherV1Reader:
 
     @property
     def metadata(self) -> Optional[dict]:
+        """Always None: Feather V1 files carry no Arrow custom metadata."""
         return None
 
     def _check_open(self):

@@ -85,6 +85,7 @@ class IndexedStreamReader(ReaderBase):
 
     @property
     def num_record_batches(self) -> int:
+        """How many record batches the index lists."""
         return len(self._batches)
 
     def __len__(self):

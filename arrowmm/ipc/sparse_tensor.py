@@ -104,14 +104,17 @@ class _SparseTensor:
 
     @property
     def non_zero_length(self) -> int:
+        """The number of stored (non-zero) values."""
         return int(self._data.shape[0])
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return len(self.shape)
 
     @property
     def size(self) -> int:
+        """The number of elements of the dense tensor (the product of ``shape``)."""
         return int(np.prod(self.shape, dtype=object)) if self.shape else 1
 
     @property
@@ -249,10 +252,12 @@ class _SparseCSX(_SparseTensor):
 
     @property
     def indptr(self) -> np.ndarray:
+        """The compressed index pointer: where each row's (CSR) or column's (CSC) entries start."""
         return self._indptr
 
     @property
     def indices(self) -> np.ndarray:
+        """The column (CSR) or row (CSC) index of each stored value."""
         return self._indices
 
     def _index_arrays(self) -> tuple:
@@ -332,10 +337,12 @@ class SparseCSFTensor(_SparseTensor):
 
     @property
     def indptr(self) -> list:
+        """One index-pointer array per level but the last, in ``axis_order``."""
         return self._indptr
 
     @property
     def indices(self) -> list:
+        """One index array per level, in ``axis_order``: the coordinates of stored values."""
         return self._indices
 
     def _index_arrays(self) -> tuple:

@@ -569,6 +569,7 @@ class Channel:
 
     @property
     def capacity(self) -> int:
+        """The ring's size in bytes: the slot size times the number of slots."""
         return self._seg.layout.slot_size * self._seg.layout.slots
 
     @property
@@ -578,6 +579,7 @@ class Channel:
 
     @property
     def on_slow(self) -> str:
+        """``"wait"`` or ``"drop"``: what a send does when a consumer is a whole ring behind."""
         return "drop" if self._seg.drop else "wait"
 
     def close(self) -> None:

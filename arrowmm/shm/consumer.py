@@ -285,6 +285,7 @@ class Consumer:
 
     @property
     def on_slow(self) -> str:
+        """The channel's policy for slow consumers: ``"wait"`` or ``"drop"``."""
         return "drop" if self._seg.drop else "wait"
 
     @property

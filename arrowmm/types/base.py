@@ -75,6 +75,7 @@ class DataType:
 
     @property
     def id(self) -> str:
+        """The type's class name (``"IntType"``, ``"ListType"``, ...): which kind of type it is."""
         return type(self).__name__
 
 

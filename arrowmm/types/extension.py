@@ -60,6 +60,7 @@ class ExtensionType(DataType):
 
     @property
     def children(self) -> tuple:
+        """The storage type's children (a nested storage's fields; empty otherwise)."""
         return self._storage.children
 
     def __arrow_ext_serialize__(self) -> bytes:

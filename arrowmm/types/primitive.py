@@ -102,6 +102,8 @@ class DecimalType(FixedWidthType):
 
     @property
     def numpy_dtype(self):
+        """The numpy dtype of one stored value: an integer for 32/64-bit decimals, raw bytes
+        (``V16``, ``V32``) for 128/256-bit ones."""
         bw = self.bit_width
         return native_dtype(f"i{bw // 8}") if bw <= 64 else np.dtype(("V", bw // 8))
 
