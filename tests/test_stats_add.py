@@ -229,3 +229,16 @@ def test_convert_statistics_on_the_command_line(tmp_path):
 def test_the_docstring_example_runs():
     result = doctest.testmod(footer_statistics, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_an_append_holds_it_off_and_is_not_lost(tmp_path):
+    """In place, the file is read under the lock appenders take: while an append runs,
+    add_statistics waits (here: gives up after lock_timeout), then keeps the appended batch."""
+    src = _pyarrow_file(tmp_path / "src.arrow")
+    with arrowmm.append_file(src) as writer:
+        with pytest.raises(TimeoutError, match="another process is appending"):
+            add_statistics(src, in_place=True, lock_timeout=0.1)
+        writer.write(arrowmm.record_batch(_table(3)))
+    add_statistics(src, in_place=True)
+    assert [b["rows"] for b in _recorded(src)["batches"]] == [ROWS] * 4
+    assert pa_ipc.open_file(src).read_all().column("x").to_pylist() == list(range(4 * ROWS))

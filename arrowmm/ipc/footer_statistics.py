@@ -26,6 +26,7 @@ from .. import types as t
 from .._core._region import Region
 from ..errors import ArrowInvalid
 from ..format import encode_footer
+from .append import open_locked
 from .feather import is_feather_v1
 from .io import MAGIC, Sink, atomic_target, footer_blocks
 from .reader import FileReader
@@ -70,6 +71,7 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def add_statistics(source, dest=None, *, in_place: bool = False, fsync: bool = True,
+                   lock_timeout: Optional[float] = 30.0,
                    progress: Optional[Callable[[int], None]] = None) -> str:
     """Write the IPC file ``source`` to ``dest`` with per-batch statistics in its footer, every
     message copied byte for byte; return the path written.
@@ -84,8 +86,12 @@ def add_statistics(source, dest=None, *, in_place: bool = False, fsync: bool = T
     source's permission bits, less the umask; an existing one keeps its own).  Writing over
     ``source`` itself needs ``in_place=True`` (then ``dest`` may be left out): the original
     stays intact until the new file is complete and fsync'd, and a crash leaves only a hidden
-    temporary beside it.  ``progress(batches done)`` is called as batches are read.  An
-    append in progress or interrupted is left out (the committed content is copied).
+    temporary beside it.  An existing ``dest`` is locked first (the advisory lock
+    ``append_file`` and ``repair`` take), so an append to it waits, and in place the source
+    is read under that lock: no append is lost under the rename (``TimeoutError`` after
+    ``lock_timeout`` seconds; None waits as long as it takes).  ``progress(batches done)``
+    is called as batches are read.  An append interrupted is left out (the committed
+    content is copied).
 
     Raises ``ArrowInvalid`` for input that is not an IPC file (a stream: ``arrowmm convert``
     or ``write_file`` rewrite one with statistics; Feather V1 likewise) or is damaged, and
@@ -122,6 +128,30 @@ def add_statistics(source, dest=None, *, in_place: bool = False, fsync: bool = T
         if in_place and not same:
             raise ArrowInvalid(f"add_statistics: in_place=True writes over the source, but "
                                f"dest {dst!r} is another file (leave dest out)")
+    lock_fd = _lock_destination(dst, lock_timeout)
+    try:
+        return _add_statistics(src, dst, fsync, progress)
+    finally:
+        if lock_fd is not None:
+            os.close(lock_fd)  # (releases the lock, after the rename)
+
+
+def _lock_destination(dst: str, timeout: Optional[float]) -> Optional[int]:
+    """A descriptor holding the append lock on ``dst`` when it is an existing regular file
+    (None when it does not exist yet or is not a regular file: nothing appends to it)."""
+    try:
+        if not os.path.isfile(dst):
+            return None
+        _, fd = open_locked(dst, timeout, flags=os.O_RDONLY,
+                            holder="cannot add statistics: another process is appending to "
+                                   "the file",
+                            purpose="rewritten with statistics")
+    except FileNotFoundError:
+        return None  # (removed meanwhile: nothing to wait for)
+    return fd
+
+
+def _add_statistics(src: str, dst: str, fsync: bool, progress) -> str:
     region = file_region(src)
     if is_feather_v1(region):
         raise ArrowInvalid(f"{src}: a Feather V1 file has no IPC messages to keep as they are; "
