@@ -139,3 +139,29 @@ def test_install_puts_the_jar_and_pom_in_the_local_repository(installed):
     repo = Path(os.path.expanduser("~/.m2/repository/io/arrowmm/arrowmm-spark")) / version
     assert (repo / f"arrowmm-spark-{version}.jar").read_bytes() == built.read_bytes()
     assert (repo / f"arrowmm-spark-{version}.pom").read_bytes() == POM.read_bytes()
+
+
+def test_spark_gets_the_installed_jar_by_its_coordinates(installed, tmp_path):
+    """``spark.jars.packages=io.arrowmm:arrowmm-spark:<version>`` (``--packages``) finds the
+    installed jar in ``~/.m2`` (Spark's ``local-m2-cache`` resolver) and serves
+    ``format("arrowmm_jvm")`` with it: the README's instructions for JVM users."""
+    import pyarrow as pa
+    from spark_cluster_support import new_jvm
+
+    from arrowmm.spark.session import local_session
+    table = pa.table({"k": pa.array(range(100), pa.int64())})
+    with pa.ipc.new_file(str(tmp_path / "k.arrow"), table.schema) as w:
+        w.write_table(table)
+    new_jvm()
+    coordinates = f"io.arrowmm:arrowmm-spark:{arrowmm.__version__}"
+    spark = local_session("local[1]", "arrowmm-packages", str(tmp_path / "spark"), jvm=False,
+                          register=False, **{"spark.jars.packages": coordinates,
+                                             "spark.jars.ivy": str(tmp_path / "ivy")})
+    try:
+        jars = spark.sparkContext.getConf().get("spark.jars", "")
+        assert f"io.arrowmm_arrowmm-spark-{arrowmm.__version__}.jar" in jars, jars
+        assert jvm_jar.JAR not in jars
+        df = spark.read.format("arrowmm_jvm").load(str(tmp_path / "k.arrow"))
+        assert sorted(r.k for r in df.collect()) == list(range(100))
+    finally:
+        new_jvm()
