@@ -24,10 +24,12 @@ import time
 from pathlib import Path
 
 import pytest
+from arrowmm.spark.jar import java_runtime
 from maven_support import CACHE, JVM_DIR, connector_classpath, key, locked
 
 LAUNCHER = JVM_DIR / "src" / "test" / "java" / "io" / "arrowmm" / "spark" / "testing" / "MiniHdfs.java"
-#: How long the cluster may take to come up (a loaded 2-core machine: 40-75 s).
+#: How long the cluster may take to come up (measured on a 2-core machine at load 12: 70-180 s,
+#: the slowest while a local-cluster session started beside it).
 START_TIMEOUT = 300
 
 
@@ -40,8 +42,10 @@ class MiniHdfs:
         classes = _compile_launcher(classpath)
         self.base = tempfile.mkdtemp(prefix="arrowmm-hdfs-")
         self.log = Path(self.base) / "minihdfs.log"
-        java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get(
-            "JAVA_HOME") else shutil.which("java")
+        java = java_runtime()
+        if java is None:
+            pytest.skip("no Java runtime (JAVA_HOME or java on PATH): the MiniDFSCluster and "
+                        "Spark need Java 17+")
         with open(self.log, "w") as log:  # a file, never a pipe nobody reads (it would block)
             self.proc = subprocess.Popen(
                 [java, "-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
@@ -89,6 +93,9 @@ def _compile_launcher(classpath: list[str]) -> Path:
     out = CACHE / f"minihdfs-{key(LAUNCHER, JVM_DIR / 'pom.xml')}"
     with locked("minihdfs"):
         if not (out / "io" / "arrowmm" / "spark" / "testing" / "MiniHdfs.class").is_file():
+            if shutil.which("javac") is None:
+                pytest.skip("no javac on PATH: the MiniDFSCluster launcher is compiled for the "
+                            "tests (a JDK 17+, as the connector's build needs)")
             out.mkdir(parents=True, exist_ok=True)
             subprocess.run(["javac", "--release", "17", "-cp", os.pathsep.join(classpath),
                             "-d", str(out), str(LAUNCHER)], check=True)
