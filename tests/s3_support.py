@@ -34,6 +34,7 @@ The fixtures skip (with the reason printed) only when ``moto`` or ``s3fs`` is no
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 from dataclasses import dataclass, field
 
@@ -104,6 +105,7 @@ def s3_server():
     _require("s3fs")
     _require("boto3")
     server_module = _require("moto.server")
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # (a log line per request otherwise)
     server = server_module.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     try:

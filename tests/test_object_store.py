@@ -172,6 +172,27 @@ def test_truncated_object_is_arrow_invalid_as_locally(s3_server, s3_filesystem, 
         str(local), "F")
 
 
+def test_a_store_that_refuses_the_credentials_is_permission_error(s3_server, s3_filesystem,
+                                                                 monkeypatch):
+    """moto checks signatures only when told to (``INITIAL_NO_AUTH_ACTION_COUNT``, read per
+    request by the server in this process); then the test's key is unknown to it: 403."""
+    moto_settings = pytest.importorskip("moto.settings")
+    bucket = s3_server.new_bucket()
+    url = f"s3://{bucket}/f.arrow"
+    arrowmm.write_file(url, {"x": [1, 2]}, filesystem=s3_filesystem)
+    monkeypatch.setattr(moto_settings, "INITIAL_NO_AUTH_ACTION_COUNT", 0)
+    refused = type(s3_filesystem)(skip_instance_cache=True, **s3_server.storage_options)
+    for call in (lambda: arrowmm.open_file(url, filesystem=refused),
+                 lambda: arrowmm.open_stream(url, filesystem=refused),
+                 lambda: arrowmm.write_file(f"s3://{bucket}/g.arrow", {"x": [1]},
+                                            filesystem=refused)):
+        with pytest.raises(PermissionError, match="credentials") as info:
+            call()
+        assert f"s3://{bucket}/" in str(info.value)
+    monkeypatch.undo()
+    assert s3_filesystem.ls(bucket, detail=False, refresh=True) == [f"{bucket}/f.arrow"]
+
+
 def test_a_url_with_a_filesystem_of_another_scheme_is_refused(s3_filesystem):
     with pytest.raises(arrowmm.ArrowInvalid, match="gs://"):
         arrowmm.open_file("gs://bucket/x.arrow", filesystem=s3_filesystem)

@@ -5,6 +5,10 @@ Nothing is mapped: opening reads the trailing magic, the footer length and the f
 byte ranges of its own buffers when it is first touched, nearby ranges coalesced into one
 read (``READ_AHEAD``).  One column of a 100-column file costs about one column's bytes.
 ``reader.bytes_read`` and ``reader.read_requests`` count what was asked of the source.
+A reader of every column (no ``columns=``) that touches a second column of a batch after its
+first (a walk through the batch: ``read_all``, ``pyarrow.table(reader)``) reads the rest of
+that batch's body in one request, not one request per column: on an object store each
+request costs a round trip.
 
 Used by ``open_ranged`` (a file object, a path on an fsspec filesystem, or a URL with a scheme
 fsspec knows; fsspec is optional) and by ``arrowmm.dataset(..., filesystem=fs)``.
@@ -69,6 +73,7 @@ class RangeSource(FileSource):
         self.size = int(size)
         self.bytes_read = 0
         self.read_requests = 0
+        self.whole_walks = False  # (every column selected: a walk reads the rest of a body)
         self._kept = []  # (start, array) read once and served again (``keep``)
         self._readinto = getattr(fileobj, "readinto", None)
 
@@ -171,7 +176,7 @@ class LazyBody:
     loader walks them; ``slice`` serves them, or reads a range no ``fetch`` announced (and up
     to ``READ_AHEAD`` more of the body, kept for the next slices)."""
 
-    __slots__ = ("source", "offset", "size", "_chunks", "_lock")
+    __slots__ = ("source", "offset", "size", "_chunks", "_lock", "_fetches")
 
     def __init__(self, source: RangeSource, offset: int, size: int):
         self.source = source
@@ -179,6 +184,7 @@ class LazyBody:
         self.size = size
         self._chunks = []  # (start, end, array) read so far, relative to the body
         self._lock = threading.Lock()
+        self._fetches = 0
 
     def fetch(self, ranges) -> None:
         """Read the ``(offset, size)`` ranges of the body (a column's buffers, before its
@@ -187,6 +193,12 @@ class LazyBody:
         spans = sorted((o, o + n) for o, n in ranges if n > 0 and o >= 0 and o + n <= self.size)
         if not spans:
             return
+        self._fetches += 1
+        if self._fetches == 2 and self.source.whole_walks and self._chunks and \
+                spans[0][0] >= self._chunks[0][1]:
+            # a second column after the first, every column selected: a walk through the batch,
+            # whose other columns come next; the rest of the body in one request
+            spans = [(spans[0][0], self.size)]
         merged = [list(spans[0])]
         for start, end in spans[1:]:
             if start - merged[-1][1] <= READ_AHEAD:
@@ -232,6 +244,7 @@ class RangedFileReader(FileReader):
             if 8 <= footer_start < size - tail and footer_len <= limits.max_metadata_size:
                 source.keep(footer_start, size - tail - footer_start)
         super().__init__(source, **options)
+        source.whole_walks = self.projection is None
 
     @property
     def bytes_read(self) -> int:
