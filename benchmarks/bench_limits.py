@@ -14,6 +14,8 @@ when ``ratio <= target``:
 1a/1b. wide-schema open - ``open_file(path)`` of a file of one batch of one row under a schema
        of 10^5 / 10^6 int8 fields (10^4 / 10^5 with --quick), against
        ``pa.ipc.open_file(pa.memory_map(path))``: both parse the footer's schema     target <= 2.0
+1c-1e. the same open of a schema of 10^5 (10^4 with --quick) ``struct<a: int8>``,
+       ``dictionary<int32, string>`` and ``int8`` fields with field metadata (issue 34) <= 1.0
 2.     high-ratio ZSTD decode - a file of 8 int64 columns of zeros, 2 GiB uncompressed
        (128 MiB with --quick) in a few KiB: arrowmm ``get_batch(0).columns``, pyarrow
        ``get_batch(0)`` (both decompress every buffer, in threads)             target <= 1.5
@@ -74,6 +76,26 @@ def wide_file(d: Path, n: int) -> Path:
     return path
 
 
+#: The field kinds of rows 1c-1e (issue 34): each read its own way before, in Python.
+FIELD_KINDS = {
+    "struct<a: int8>": lambda i: pa.field(f"f{i}", pa.struct([("a", pa.int8())])),
+    "dictionary<int32, string>": lambda i: pa.field(f"f{i}", pa.dictionary(pa.int32(), pa.string())),
+    "int8 + field metadata": lambda i: pa.field(f"f{i}", pa.int8(), metadata={"k": "v"}),
+}
+
+
+def wide_kind_file(d: Path, n: int, kind: str) -> Path:
+    """A file of no batches under a schema of ``n`` fields of ``kind`` (FIELD_KINDS)."""
+    path = d / f"wide_schema_{n}_{''.join(c for c in kind if c.isalnum())}.arrow"
+    if not path.exists():
+        schema = pa.schema([FIELD_KINDS[kind](i) for i in range(n)])
+        tmp = path.with_suffix(".tmp")
+        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, schema):
+            pass
+        tmp.rename(path)
+    return path
+
+
 def ratio_file(d: Path, rows: int) -> Path:
     path = d / f"zeros_8x{rows}.zstd.arrow"
     if not path.exists():
@@ -82,7 +104,8 @@ def ratio_file(d: Path, rows: int) -> Path:
     return path
 
 
-def bench_open(path: Path, n: int, cfg, label: str) -> Result:
+def bench_open(path: Path, n: int, cfg, label: str, kind: str = "int8",
+               target: float = 2.0) -> Result:
     def amm():
         with arrowmm.open_file(path) as r:
             return len(r.schema)
@@ -92,7 +115,7 @@ def bench_open(path: Path, n: int, cfg, label: str) -> Result:
 
     assert amm() == pya() == n
     times = compare(amm, pya, cfg["repeats"], cfg["warmup"])
-    return Result(label, *times, 2.0, f"{n:,} int8 fields, 1 row; open only")
+    return Result(label, *times, target, f"{n:,} {kind} fields; open only")
 
 
 def bench_ratio(path: Path, rows: int, cfg) -> Result:
@@ -204,8 +227,10 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     print("preparing data files in", d, flush=True)
     wide = [] if args.only_cold else [wide_file(d, n) for n in cfg["wide"]]
+    kinds = [] if args.only_cold else [(kind, wide_kind_file(d, cfg["wide"][0], kind))
+                                       for kind in FIELD_KINDS]
     ratio = ratio_file(d, cfg["ratio_rows"])
-    for p in wide + [ratio]:
+    for p in wide + [p for _, p in kinds] + [ratio]:
         warm_cache(p)
     print(f"data ready in {time.perf_counter() - t0:.1f} s\n", flush=True)
     env = "\n".join(machine_lines(args.quick) + [
@@ -221,6 +246,11 @@ def main(argv=None) -> int:
     results = []
     for letter, n, path in zip("ab", cfg["wide"], wide):
         results.append(bench_open(path, n, cfg, f"1{letter}. wide-schema open, {n:,} fields"))
+        print_result(results[-1])
+    for letter, (kind, path) in zip("cde", kinds):
+        n = cfg["wide"][0]
+        results.append(bench_open(path, n, cfg, f"1{letter}. wide-schema open, {n:,} {kind} fields",
+                                  kind, 1.0))
         print_result(results[-1])
     if not args.only_cold:
         results.append(bench_ratio(ratio, cfg["ratio_rows"], cfg))

@@ -278,3 +278,63 @@ def test_fields_without_metadata_stay_out_of_the_cyclic_collector():
     assert [str(f.type) for f in got.fields] == \
         ["int64", "list<item: string>", "float", "dictionary<values=string, indices=int16, ordered=0>"]
     assert got.field("b").type.value_field.name == "item"
+
+
+def test_a_wide_schema_s_repeated_nested_and_dictionary_types_are_one_instance_each():
+    """Issue 34: 10^5 struct or dictionary fields were read into 10^5 equal types (and the
+    struct's children into 10^5 equal fields); one walk now gives them one instance, which is
+    safe because types and fields are immutable."""
+    struct = pa.struct([("a", pa.int8()), ("b", pa.list_(pa.utf8()))])
+    dictionary = pa.dictionary(pa.int32(), pa.utf8())
+    fields = ([pa.field(f"s{i}", struct) for i in range(50)]
+              + [pa.field(f"d{i}", dictionary) for i in range(50)]
+              + [pa.field("other", pa.struct([("a", pa.int16())])),
+                 pa.field("renamed", pa.struct([("z", pa.int8()), ("b", pa.list_(pa.utf8()))])),
+                 pa.field("strict", pa.struct([pa.field("a", pa.int8(), nullable=False),
+                                               ("b", pa.list_(pa.utf8()))]))])
+    got = decode.parse_footer(footer_of(pa.schema(fields))).schema
+    structs = {id(f.type) for f in got.fields[:50]}
+    dictionaries = {id(f.type) for f in got.fields[50:100]}
+    assert len(structs) == 1 and len(dictionaries) == 1
+    # children that differ in type, name or nullability are not taken for the repeated ones
+    assert [str(f.type) for f in got.fields[100:]] == [
+        "struct<a: int16>", "struct<z: int8, b: list<item: string>>",
+        "struct<a: int8 not null, b: list<item: string>>"]
+    assert str(got.field("s7").type) == "struct<a: int8, b: list<item: string>>"
+    assert str(got.field("d3").type) == "dictionary<values=string, indices=int32, ordered=0>"
+
+
+def test_a_field_s_metadata_read_in_c_names_its_extension_type_when_first_asked():
+    """A field with metadata is made in C now (it went through Field's constructor): its
+    extension type is still looked up on first use, so one registered after the read counts."""
+    import arrowmm
+    schema = pa.schema([pa.field("u", pa.binary(16), metadata={
+        "ARROW:extension:name": "arrowmm.test.uuid_like", "ARROW:extension:metadata": ""})])
+    got = decode.parse_footer(footer_of(schema)).schema
+    field = got.field("u")
+    assert field.metadata == {"ARROW:extension:name": "arrowmm.test.uuid_like",
+                              "ARROW:extension:metadata": ""}
+    assert str(field.type) == "fixed_size_binary[16]"  # nothing registered under that name
+
+
+def test_a_wide_schema_pauses_the_collector_only_while_it_is_read_and_only_if_it_runs(monkeypatch):
+    import gc
+    schema = pa.schema([pa.field(f"f{i}", pa.int8(), metadata={"k": "v"})
+                        for i in range(decode._PAUSE_COLLECTOR_FROM)])
+    footer = footer_of(schema)
+    seen = []
+    real = decode.schema_fields
+
+    def watching(*args):
+        seen.append(gc.isenabled())
+        return real(*args)
+    monkeypatch.setattr(decode, "schema_fields", watching)
+    assert gc.isenabled()
+    assert len(decode.parse_footer(footer).schema) == decode._PAUSE_COLLECTOR_FROM
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        decode.parse_footer(footer)
+        assert seen == [False, False] and not gc.isenabled()  # left off, as the program had it
+    finally:
+        gc.enable()

@@ -397,6 +397,8 @@ cdef class _SchemaWalk:
     cdef Py_ssize_t size
     cdef object field_cls
     cdef object new_field      # field_cls.__new__
+    cdef object unresolved     # field_cls.UNRESOLVED_EXTENSION: _ext of a field with metadata
+    cdef dict child_fields     # (name, id(type), nullable, ...) -> the child Field read first
     cdef tuple slots           # field_cls's member descriptors: name, storage_type, nullable,
                                # storage_metadata, dictionary_id, _ext
     cdef dict types
@@ -634,7 +636,7 @@ cdef object _walk_field(_SchemaWalk w, Py_ssize_t pos, Py_ssize_t depth):
         if key >= 0:
             dtype = w.types.get(key)
             if dtype is not None:
-                return _finish_field(w, &ft, name, dtype)
+                return _finish_field(w, &ft, name, dtype, depth)
     params = _type_params(w, &ft, type_id)
     if params is None:
         return None
@@ -653,10 +655,11 @@ cdef object _walk_field(_SchemaWalk w, Py_ssize_t pos, Py_ssize_t depth):
                     dtype = w.types.setdefault(cache_key, dtype)  # may name ever new ones)
     except Exception:  # noqa (the Python reader raises its own error for it)
         return None
-    return _finish_field(w, &ft, name, dtype)
+    return _finish_field(w, &ft, name, dtype, depth)
 
 
-cdef object _finish_field(_SchemaWalk w, Table* ft_, object name, object dtype):
+cdef object _finish_field(_SchemaWalk w, Table* ft_, object name, object dtype,
+                          Py_ssize_t depth):
     """The Field of table ``ft_`` once its name and (value) type are read: its metadata,
     dictionary encoding and nullability (None as in ``_walk_field``)."""
     cdef Table ft = ft_[0]
@@ -695,19 +698,33 @@ cdef object _finish_field(_SchemaWalk w, Table* ft_, object name, object dtype):
     if at < 0:
         return None
     nullable = at != 0 and ft.buf[at] != 0
-    if metadata is not None:  # (the class's own constructor: metadata may name an extension)
-        try:
-            return w.field_cls(name, dtype, nullable, metadata, dict_id if has_dict else None)
-        except Exception:  # noqa (as above)
-            return None
+    key = None
+    if depth > 0 and metadata is None and not has_dict:
+        # A child field like one read before in this walk is that field: fields are
+        # immutable, and make_type can then give every parent of the same children one type
+        # (10^5 struct<a: int8> fields: one struct type).  Keyed by the type's identity: the
+        # cached field holds its type, so the id cannot be reused meanwhile.
+        key = (name, id(dtype), nullable)
+        seen = w.child_fields.get(key)
+        if seen is not None:
+            return seen
     field = w.new_field(w.field_cls)
     slots = w.slots
     _set_slot(slots[0], field, name)
     _set_slot(slots[1], field, dtype)
     _set_slot(slots[2], field, nullable)
-    _set_slot(slots[3], field, None)
     _set_slot(slots[4], field, dict_id if has_dict else None)
+    if metadata is not None:
+        # str keys and values read whole above (freeze_metadata's result for them); the
+        # extension type the metadata may name is looked up on first use, as the class's
+        # constructor leaves it.  Kept tracked by the collector: _ext may later hold an object.
+        _set_slot(slots[3], field, metadata)
+        _set_slot(slots[5], field, w.unresolved)
+        return field
+    _set_slot(slots[3], field, None)
     _set_slot(slots[5], field, None)  # (no metadata: no extension)
+    if key is not None:
+        w.child_fields[key] = field
     # Out of the cyclic collector: such a field refers only to a str, an immutable type made
     # before it, bools and None, and its slots never change, so it can be in no cycle; the
     # collector's passes over 10^6 tracked fields were two thirds of opening such a schema.
@@ -733,8 +750,8 @@ def schema_fields(const uint8_t[::1] data, Py_ssize_t start, Py_ssize_t count, o
     ``data`` (checked by the caller to lie inside it), as a list.
 
     Each field is read whole here, its children, type, custom metadata and dictionary
-    encoding included: a ``field_cls`` (``types.Field``: its slots set directly, or its
-    constructor for a field with metadata, which may name an extension type) of a type made
+    encoding included: a ``field_cls`` (``types.Field``: its slots set directly; a field with
+    metadata gets ``field_cls.UNRESOLVED_EXTENSION``, as its constructor sets it) of a type made
     by ``make_type(params, children)``, where ``params`` is ``(type_id, ...)`` as read from
     the type table (``(-1, index bit width, index signed, ordered)`` for a dictionary, whose
     one child is the value type).  Types without children are kept in ``types`` (params ->
@@ -753,6 +770,8 @@ def schema_fields(const uint8_t[::1] data, Py_ssize_t start, Py_ssize_t count, o
     w.size = size
     w.field_cls = field_cls
     w.new_field = field_cls.__new__
+    w.unresolved = field_cls.UNRESOLVED_EXTENSION
+    w.child_fields = {}
     w.slots = tuple(_member(field_cls, n) for n in ("name", "storage_type", "nullable",
                                                     "storage_metadata", "dictionary_id", "_ext"))
     w.types = types

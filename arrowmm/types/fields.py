@@ -3,7 +3,8 @@ helpers that turn what users pass (fields, types, ``(name, type)`` pairs, mappin
 fields, and look fields up by index or name."""
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from collections.abc import Mapping
+from typing import Optional
 
 from .._core._cabi import exporter
 from ..errors import ArrowInvalid
@@ -36,6 +37,9 @@ class Field:
     """
 
     __slots__ = ("name", "storage_type", "nullable", "storage_metadata", "dictionary_id", "_ext")
+    #: ``_ext`` of a field whose metadata may name an extension type not looked up yet (what
+    #: the schema reader's C walk sets, as ``__init__`` does).
+    UNRESOLVED_EXTENSION = _UNRESOLVED
     # (declared for type checkers, which do not read __slots__)
     name: str
     storage_type: DataType
@@ -176,6 +180,8 @@ def freeze_metadata(metadata):
 
 
 def field_items(fields):
+    if isinstance(fields, (list, tuple)):
+        return list(fields)
     if isinstance(fields, Mapping):
         return [Field(k, v) for k, v in fields.items()]
     return list(fields)

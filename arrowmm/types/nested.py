@@ -78,6 +78,14 @@ class StructType(DataType):
     def __init__(self, fields):
         super().__init__(tuple(as_field(f) for f in field_items(fields)))
 
+    @classmethod
+    def _of_fields(cls, fields: tuple) -> "StructType":
+        """A struct of ``fields``, a tuple of Fields already (the schema reader's children):
+        without ``__init__``'s conversions, a third of opening a wide schema of structs."""
+        self = cls.__new__(cls)
+        DataType.__init__(self, fields)
+        return self
+
     fields = property(lambda self: self._key[1])
     children = property(lambda self: self._key[1])
 
