@@ -48,7 +48,7 @@ FULL = dict(rows=[10_000_000], batches=20, repeats=7, warmup=1)
 BIG = dict(rows=[10_000_000, 30_000_000], batches=20, repeats=5, warmup=1)
 QUICK = dict(rows=[40_000], batches=4, repeats=1, warmup=0)
 
-# (name, pyarrow expression, arrowmm expression, columns)
+# (name, the filter made with a field function: pyarrow.compute.field or arrowmm.field, columns)
 FILTERS = [
     ("x > 0.99, columns x, y", lambda f: f("x") > 0.99, ["x", "y"]),
     ("x > 0.5, columns x, y", lambda f: f("x") > 0.5, ["x", "y"]),
