@@ -106,6 +106,9 @@ def test_url_with_storage_options_reads_pyarrow_values(s3_server, s3_filesystem,
     with arrowmm.open_file(url, storage_options=s3_server.storage_options) as r:
         got = pa.table(r.read_all())
         assert r.bytes_read >= len(data) - 4096
+        # a walk through each batch: its header, its first column, then the rest at once
+        # (not one request per column: a round trip each)
+        assert r.read_requests <= 2 + N_BATCHES * 3
     assert got.equals(table)
     with arrowmm.open(url, storage_options=s3_server.storage_options, columns=["s"]) as r:
         assert isinstance(r, arrowmm.FileReader)
@@ -307,3 +310,25 @@ def test_a_missing_bucket_fails_the_write_with_nothing_written(s3_server, s3_fil
         arrowmm.write_file("s3://no-such-bucket-arrowmm/f.arrow", {"x": [1]},
                            filesystem=s3_filesystem)
     assert "s3://no-such-bucket-arrowmm/f.arrow" in str(info.value)
+
+
+# -- file: URLs are local paths, read and written where they point ---------------------------
+
+@pytest.mark.parametrize("spelling", ["file://{}", "file://localhost{}", "file:{}"])
+def test_file_urls_read_and_write_the_local_path_they_name(tmp_path, spelling):
+    url = spelling.format(tmp_path / "a.arrow")
+    arrowmm.write_file(url, {"x": [1, 2]})
+    with arrowmm.append_file(url) as w:
+        w.write({"x": [3]})
+    arrowmm.write_stream(url + "s", {"x": [4]})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.arrow", "a.arrows"]
+    with arrowmm.open_file(url) as r:
+        assert r.read_all().to_pydict() == {"x": [1, 2, 3]}
+    with arrowmm.open(url + "s") as r, arrowmm.open_stream(url + "s") as s:
+        assert r.read_all().to_pydict() == s.read_all().to_pydict() == {"x": [4]}
+
+
+def test_a_file_url_of_another_host_is_refused(tmp_path):
+    with pytest.raises(arrowmm.ArrowInvalid, match="host 'elsewhere'"):
+        arrowmm.write_file(f"file://elsewhere{tmp_path}/a.arrow", {"x": [1]})
+    assert list(tmp_path.iterdir()) == []

@@ -7,31 +7,15 @@ others only when their first bytes announce Arrow, paths sorted.  Reading them i
 from __future__ import annotations
 
 import posixpath
-import urllib.parse
 from typing import List, Optional, Tuple
 
 from ..errors import ArrowInvalid
+from ..ipc.object_store import local_file_url
 from ..ipc.sniff import KIND_HEAD, ipc_kind
 from .discovery import (LOG_DIR, MANIFEST, named_arrow, parse_manifest, parse_version,
                         version_name, version_of)
 
 __all__ = ["filesystem_for", "discover_on"]
-
-
-def local_file_url(source):
-    """The local path a ``file:`` URL names (``file:/a``, ``file:///a``, ``file://localhost/a``),
-    ``source`` itself when it is not one; ``ArrowInvalid`` for a ``file:`` URL naming another
-    host (its files are not on this machine)."""
-    if not isinstance(source, str) or source[:5].lower() != "file:":
-        return source
-    rest = source[5:]
-    if rest.startswith("//"):
-        host, slash, path = rest[2:].partition("/")
-        if host.lower() not in ("", "localhost"):
-            raise ArrowInvalid(f"{source!r}: a file: URL of host {host!r}; only this machine's "
-                               f"files (file:///path or file://localhost/path) can be read")
-        return urllib.parse.unquote(slash + path)
-    return urllib.parse.unquote(rest)
 
 
 def filesystem_for(source, storage_options: Optional[dict] = None):

@@ -46,7 +46,7 @@ from .._core._region import Region
 from ..errors import ArrowInvalid
 from ..format import encode_footer
 from .io import MAGIC, Sink, footer_blocks
-from .object_store import refuse_append
+from .object_store import local_file_url, refuse_append
 from .reader import FileReader
 from .statistics import STATISTICS_KEY, decode_statistics, encode_file_statistics
 from .trailer import COMMITTED, STATE_OFFSET, aligned, append_marker, footer_checksum
@@ -342,4 +342,5 @@ def append_file(path, *, compression=None, **options) -> AppendWriter:
     a new file into a dataset folder instead.
     """
     refuse_append(path, options.pop("filesystem", None))
+    path = local_file_url(path)
     return AppendWriter(path, compression=compression, **options)

@@ -33,12 +33,13 @@ import errno
 import os
 import posixpath
 import secrets
+import urllib.parse
 from typing import Optional, Tuple
 
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .io import TEMP_SUFFIX
 
-__all__ = ["is_url", "resolve", "open_for_ranges", "open_for_stream", "RemoteTarget",
+__all__ = ["is_url", "local_file_url", "resolve", "open_for_ranges", "open_for_stream", "RemoteTarget",
            "remote_target", "ObjectStoreAppendError", "refuse_append", "display_url"]
 
 
@@ -53,6 +54,22 @@ def is_url(source) -> bool:
     scheme, sep, _ = source.partition("://")
     return bool(sep) and scheme.lower() != "file" and scheme.replace("+", "").replace(
         "-", "").replace(".", "").isalnum()
+
+
+def local_file_url(source):
+    """The local path a ``file:`` URL names (``file:/a``, ``file:///a``, ``file://localhost/a``),
+    ``source`` itself when it is not one; ``ArrowInvalid`` for a ``file:`` URL naming another
+    host (its files are not on this machine)."""
+    if not isinstance(source, str) or source[:5].lower() != "file:":
+        return source
+    rest = source[5:]
+    if rest.startswith("//"):
+        host, slash, path = rest[2:].partition("/")
+        if host.lower() not in ("", "localhost"):
+            raise ArrowInvalid(f"{source!r}: a file: URL of host {host!r}; only this machine's "
+                               f"files (file:///path or file://localhost/path) can be read or written")
+        return urllib.parse.unquote(slash + path)
+    return urllib.parse.unquote(rest)
 
 
 def _check_filesystem(filesystem) -> None:

@@ -20,7 +20,7 @@ from ..errors import ArrowInvalid
 from ..format.feather import FEATHER_MAGIC
 from .feather import FeatherV1Reader, is_feather_v1
 from .io import MAGIC
-from .object_store import display_url, open_for_ranges, open_for_stream, resolve
+from .object_store import display_url, local_file_url, open_for_ranges, open_for_stream, resolve
 from .ranged import RangedFileReader, RangeSource
 from .reader import FileReader, StreamReader
 from .compression import check_budget
@@ -97,6 +97,7 @@ def open_file(source, *, columns=None, allow_copies: bool = True, mmap: bool = T
     remote = resolve(source, filesystem, storage_options)
     if remote is not None:
         return _remote_file(*remote, options)
+    source = local_file_url(source)  # (file:///path, file://localhost/path: that path)
     if not mmap and _is_path(source):
         feather = _unmapped_feather(source)
         if feather is not None:
@@ -155,6 +156,7 @@ def open_stream(source, *, columns=None, recover: bool = False, allow_copies: bo
             raise
         reader._owned = f  # (closed with the reader)
         return _projected(reader, columns, budget)
+    source = local_file_url(source)
     if not mmap and _is_path(source):
         return _projected(UnmappedStreamReader(source, recover=recover,
                                                allow_copies=allow_copies,
@@ -184,6 +186,7 @@ def open(source, *, columns=None, mmap: bool = True,  # noqa: A001  (the CONTRAC
             return _remote_file(*remote, dict(columns=columns, max_decompressed_bytes=budget))
         return open_stream(source, columns=columns, max_decompressed_bytes=max_decompressed_bytes,
                            filesystem=filesystem, storage_options=storage_options)
+    source = local_file_url(source)
     return _projected(_open(source, mmap, check_timeout(timeout)), columns, budget)
 
 

@@ -46,7 +46,7 @@ from .. import types as t
 from ..arrays.array import Array
 from ..arrays.batch import RecordBatch
 from .io import MAGIC, Sink, footer_blocks, open_sink
-from .object_store import remote_target, resolve
+from .object_store import local_file_url, remote_target, resolve
 from .byteorder import NATIVE
 from .encoder import EncodedMessage, Encoder, flatten
 from ..errors import ArrowInvalid
@@ -238,8 +238,8 @@ class _WriterBase:
 
     def _open(self, sink):
         parts = self._prefix()
-        if self._remote is None:
-            self._sink, self._target = open_sink(sink)
+        if self._remote is None:  # (a file: URL writes the local path it names)
+            self._sink, self._target = open_sink(local_file_url(sink))
         else:  # (an object store: published whole on close, see ``object_store``)
             self._target = remote_target(*self._remote)
             self._sink = Sink(self._target.file, None)
