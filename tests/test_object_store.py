@@ -106,10 +106,22 @@ def test_url_with_storage_options_reads_pyarrow_values(s3_server, s3_filesystem,
     with arrowmm.open_file(url, storage_options=s3_server.storage_options) as r:
         got = pa.table(r.read_all())
         assert r.bytes_read >= len(data) - 4096
-        # a walk through each batch: its header, its first column, then the rest at once
-        # (not one request per column: a round trip each)
-        assert r.read_requests <= 2 + N_BATCHES * 3
+        # each batch read whole, header and body in one request (not one request per
+        # column: a round trip each), after the open's head and tail
+        assert r.read_requests <= 2 + N_BATCHES
     assert got.equals(table)
+    with arrowmm.open_file(url, storage_options=s3_server.storage_options) as r:
+        opened, opened_bytes = r.read_requests, r.bytes_read
+        one = r.get_batch(1)
+        assert one.column("c3").to_pylist() == table.column("c3").to_pylist()[ROWS_PER_BATCH:
+                                                                             2 * ROWS_PER_BATCH]
+        assert r.read_requests == opened + 2  # (its header, its column)
+        assert r.bytes_read - opened_bytes < len(data) / N_BATCHES / 5
+        walked = r.get_batch(2)
+        for name in table.column_names:  # a walk: its header, the first, then the rest
+            assert walked.column(name).to_pylist() == table.column(name).to_pylist()[
+                2 * ROWS_PER_BATCH:3 * ROWS_PER_BATCH]
+        assert r.read_requests == opened + 2 + 3
     with arrowmm.open(url, storage_options=s3_server.storage_options, columns=["s"]) as r:
         assert isinstance(r, arrowmm.FileReader)
         assert r.read_all().column("s").to_pylist() == table.column("s").to_pylist()

@@ -5,10 +5,10 @@ Nothing is mapped: opening reads the trailing magic, the footer length and the f
 byte ranges of its own buffers when it is first touched, nearby ranges coalesced into one
 read (``READ_AHEAD``).  One column of a 100-column file costs about one column's bytes.
 ``reader.bytes_read`` and ``reader.read_requests`` count what was asked of the source.
-A reader of every column (no ``columns=``) that touches a second column of a batch after its
-first (a walk through the batch: ``read_all``, ``pyarrow.table(reader)``) reads the rest of
-that batch's body in one request, not one request per column: on an object store each
-request costs a round trip.
+Iterating a reader of every column (no ``columns=``; ``read_all``, ``pyarrow.table(reader)``)
+reads each batch's header and body in one request, as pyarrow does; a batch got by
+``get_batch`` whose second column is touched after its first (a walk through it) reads the
+rest of its body in one request: on an object store each request costs a round trip.
 
 Used by ``open_ranged`` (a file object, a path on an fsspec filesystem, or a URL with a scheme
 fsspec knows; fsspec is optional) and by ``arrowmm.dataset(..., filesystem=fs)``.
@@ -74,6 +74,7 @@ class RangeSource(FileSource):
         self.bytes_read = 0
         self.read_requests = 0
         self.whole_walks = False  # (every column selected: a walk reads the rest of a body)
+        self._whole = threading.local()  # (.on: read each message with its body, in one read)
         self._kept = []  # (start, array) read once and served again (``keep``)
         self._readinto = getattr(fileobj, "readinto", None)
 
@@ -139,8 +140,9 @@ class RangeSource(FileSource):
                 where, data_end: int) -> Message:
         """The header of the message at a Block, checked against it; its body a ``LazyBody``
         (a column's buffers are read when the column is touched)."""
-        data = self.pread(offset, meta_len, where)
-        chunk = Region(data, description=self.description)
+        whole = getattr(self._whole, "on", False)
+        data = self.pread(offset, meta_len + body_len if whole else meta_len, where)
+        chunk = Region(data[:meta_len], description=self.description)
         try:
             frame = frame_at(chunk, 0, index)
         except ArrowInvalid as exc:
@@ -158,8 +160,10 @@ class RangeSource(FileSource):
         if record.header_type != kind:
             raise ArrowInvalid(f"{where}: expected a {MessageHeader.NAMES[kind]} message, "
                                f"found {record.kind}")
-        return Message(record, LazyBody(self, offset + meta_len, body_len), index, offset,
-                       legacy)
+        body = LazyBody(self, offset + meta_len, body_len)
+        if whole and body_len:  # (the body came with the header: 8-aligned, as meta_len is)
+            body._chunks.append((0, body_len, data[meta_len:]))
+        return Message(record, body, index, offset, legacy)
 
     def close(self) -> None:
         self._kept = []
@@ -245,6 +249,19 @@ class RangedFileReader(FileReader):
                 source.keep(footer_start, size - tail - footer_start)
         super().__init__(source, **options)
         source.whole_walks = self.projection is None
+
+    def __iter__(self):
+        """Every batch, in order, each read with its body in one request when every column is
+        selected (``read_all``, ``pyarrow.table(reader)``: a whole read, as pyarrow reads it),
+        else its header, then the selected columns' ranges as they are touched."""
+        source = self._source
+        for i in range(len(self._blocks)):
+            source._whole.on = self.projection is None
+            try:
+                batch = self.get_batch(i)
+            finally:
+                source._whole.on = False
+            yield batch
 
     @property
     def bytes_read(self) -> int:
