@@ -161,8 +161,9 @@ class RangeSource(FileSource):
             raise ArrowInvalid(f"{where}: expected a {MessageHeader.NAMES[kind]} message, "
                                f"found {record.kind}")
         body = LazyBody(self, offset + meta_len, body_len)
-        if whole and body_len:  # (the body came with the header: 8-aligned, as meta_len is)
-            body._chunks.append((0, body_len, data[meta_len:]))
+        if whole and body_len:  # (the body came with the header; a metaDataLength that is
+            rest = data[meta_len:]  # not a multiple of 8 would misalign it: then a copy)
+            body._chunks.append((0, body_len, rest if meta_len % 8 == 0 else rest.copy()))
         return Message(record, body, index, offset, legacy)
 
     def close(self) -> None:
