@@ -48,6 +48,8 @@ SCRIPTS = {
                           "| 4. one column of 100 through a file object |",
                           "| 5. threaded scan, reads of 2 ms (vs use_threads=False) |",
                           PYARROW_HEADER), None, True, None),
+    "bench_filter.py": (("| 1. x > 0.99, columns x, y, 0.04M rows, plain |", PYARROW_HEADER),
+                        None, True, None),
     "bench_limits.py": (("| 1a. wide-schema open, 10,000 fields |",
                          "| 1b. wide-schema open, 100,000 fields |",
                          "| 1c. wide-schema open, 10,000 struct<a: int8> fields |",
