@@ -11,6 +11,7 @@ import random
 import threading
 
 import pyarrow as pa
+import pyarrow.fs  # noqa: F401  (pa.fs)
 import pyarrow.ipc as pa_ipc
 import pytest
 
@@ -216,6 +217,8 @@ def test_a_url_with_a_filesystem_of_another_scheme_is_refused(s3_filesystem):
                           storage_options={"anon": True})
     with pytest.raises(arrowmm.ArrowInvalid, match="storage_options"):
         arrowmm.open_file("/tmp/x.arrow", storage_options={"anon": True})
+    with pytest.raises(arrowmm.ArrowInvalid, match="ArrowFSWrapper"):
+        arrowmm.write_file("b/x.arrow", {"x": [1]}, filesystem=pa.fs.LocalFileSystem())
 
 
 # -- writes ---------------------------------------------------------------------------------

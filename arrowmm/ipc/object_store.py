@@ -74,8 +74,11 @@ def local_file_url(source):
 
 def _check_filesystem(filesystem) -> None:
     if isinstance(filesystem, str) or not hasattr(filesystem, "open"):
+        hint = ("; wrap a pyarrow.fs filesystem as fsspec.implementations.arrow.ArrowFSWrapper(fs)"
+                if hasattr(filesystem, "open_input_file") else "")
         raise ArrowInvalid(f"filesystem= takes an fsspec filesystem object (s3fs.S3FileSystem, "
-                           f"fsspec.filesystem('s3', ...)), got {type(filesystem).__name__}")
+                           f"fsspec.filesystem('s3', ...)), got {type(filesystem).__name__}"
+                           f"{hint}")
 
 
 def resolve(source, filesystem=None, storage_options: Optional[dict] = None
