@@ -17,7 +17,7 @@ import os
 import sys
 
 import arrowmm
-from ..errors import ArrowError
+from ..errors import ArrowError, ArrowInvalid
 from ..ipc.compression import CODECS
 from ..ipc.footer_statistics import add_statistics
 from ..ipc.io import MAGIC
@@ -232,8 +232,15 @@ def _shown(value, dtype):
     if isinstance(dtype, arrowmm.BoolType):
         return bool(value)
     if isinstance(dtype, arrowmm.DecimalType):
-        return decimal.Decimal(int(value)).scaleb(-dtype.scale)
+        return _scaled_decimal(int(value), dtype.scale)
     return value
+
+
+def _scaled_decimal(unscaled: int, scale: int) -> decimal.Decimal:
+    """``unscaled`` * 10**-``scale`` exactly, every digit kept (``Decimal.scaleb`` rounds to the
+    context's 28 digits: a decimal128(38, s) bound would show as another number)."""
+    digits = tuple(int(c) for c in str(abs(unscaled)))
+    return decimal.Decimal((int(unscaled < 0), digits, -scale))
 
 
 def _recorded(entry, rows: int):
@@ -330,8 +337,12 @@ def stats(path: str, as_json: bool = False, compute: bool = True) -> int:
                     if bounds:
                         facts.add(entry, where)
                     else:
-                        facts.add(column_statistics(column, max_bound_bytes=None) or
-                                  {"nulls": int(column.null_count)}, "computed",
+                        try:
+                            computed = column_statistics(column, max_bound_bytes=None)
+                        except ArrowInvalid as exc:
+                            raise ArrowInvalid(f"record batch {i}, column {facts.name!r}: "
+                                               f"{exc}") from None
+                        facts.add(computed or {"nulls": int(column.null_count)}, "computed",
                                   bounds=described[k])
                     del column
                 batches += 1

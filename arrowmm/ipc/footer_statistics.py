@@ -55,7 +55,10 @@ def file_statistics(reader, progress: Optional[Callable[[int], None]] = None) ->
         batch = reader.get_batch(i)
         described = {}
         for k in columns:
-            described[names[k]] = column_statistics(batch.storage_column(k))
+            try:
+                described[names[k]] = column_statistics(batch.storage_column(k))
+            except ArrowInvalid as exc:
+                raise ArrowInvalid(f"record batch {i}, column {names[k]!r}: {exc}") from None
         out.append({"rows": batch.num_rows, "columns": described})
         del batch  # (its decoded columns go with it)
         if progress is not None:

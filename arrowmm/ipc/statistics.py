@@ -78,7 +78,10 @@ def batch_statistics(batch) -> Dict[str, dict]:
     """Statistics of every supported top-level column of ``batch``, by column name."""
     out = {}
     for field, column in zip(batch.schema, batch.storage_columns):
-        stats = column_statistics(column)
+        try:
+            stats = column_statistics(column)
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"column {field.name!r}: {exc}") from None
         if stats is not None:
             out[field.name] = stats
     return out
@@ -211,10 +214,22 @@ def _bytes_bounds(array, dtype, out: dict, limit: Optional[int]) -> None:
     if len(lo_b) > limit:
         lo_b = lo_b[:limit]
         if utf8:  # cut on a character boundary: still a prefix, so still <= every value
-            lo_b = lo_b.decode("utf-8", "ignore").encode()
+            lo_b = _whole_characters(lo_b)
     out["min"] = _text(lo_b) if utf8 else lo_b.hex()
     if len(hi_b) <= limit:
         out["max"] = _text(hi_b) if utf8 else hi_b.hex()
+
+
+def _whole_characters(cut: bytes) -> bytes:
+    """``cut`` (UTF-8 cut short) less the one character the cut split, if any: a prefix of it,
+    so still a lower bound.  (Decoding with errors="ignore" also dropped invalid bytes inside
+    it, which can make the result larger than the value: those are left for ``_text``.)"""
+    try:
+        cut.decode()
+    except UnicodeDecodeError as exc:
+        if exc.end == len(cut) and exc.reason == "unexpected end of data":
+            return cut[:exc.start]
+    return cut
 
 
 def _text(value: bytes) -> str:
