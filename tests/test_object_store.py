@@ -188,6 +188,22 @@ def test_truncated_object_is_arrow_invalid_as_locally(s3_server, s3_filesystem, 
         str(local), "F")
 
 
+def test_an_object_replaced_while_open_is_an_error_not_the_new_values(s3_server, s3_filesystem):
+    """Reads are pinned to the ETag seen at open (s3fs's If-Match): a reader never mixes the
+    old footer with the bytes of a replacement of the same layout."""
+    bucket = s3_server.new_bucket()
+    url = f"s3://{bucket}/f.arrow"
+    rows = 4096  # (a batch beyond the tail that opening reads, so read after the change)
+    arrowmm.write_file(url, {"x": [1] * rows}, filesystem=s3_filesystem)
+    with arrowmm.open_file(url, filesystem=s3_filesystem) as r:
+        arrowmm.write_file(url, {"x": [7] * rows}, filesystem=s3_filesystem)
+        with pytest.raises(arrowmm.ArrowInvalid, match="f.arrow.*changed after the reader "
+                                                       "opened it"):
+            r.get_batch(0).column("x").to_pylist()
+    with arrowmm.open_file(url, filesystem=s3_filesystem) as r:
+        assert r.read_all().to_pydict() == {"x": [7] * rows}
+
+
 def test_a_store_that_refuses_the_credentials_is_permission_error(s3_server, s3_filesystem,
                                                                  monkeypatch):
     """moto checks signatures only when told to (``INITIAL_NO_AUTH_ACTION_COUNT``, read per

@@ -40,7 +40,8 @@ from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .io import TEMP_SUFFIX
 
 __all__ = ["is_url", "local_file_url", "resolve", "open_for_ranges", "open_for_stream", "RemoteTarget",
-           "remote_target", "ObjectStoreAppendError", "refuse_append", "display_url"]
+           "remote_target", "ObjectStoreAppendError", "refuse_append", "display_url",
+           "precondition_failed"]
 
 
 class ObjectStoreAppendError(ArrowNotImplementedError):
@@ -225,7 +226,7 @@ class RemoteTarget:
                 self._fs.mv(self.tmp, self._key)
         except BaseException as exc:
             self._discard()
-            if isinstance(exc, FileExistsError) or _precondition_failed(exc):
+            if isinstance(exc, FileExistsError) or precondition_failed(exc):
                 raise FileExistsError(errno.EEXIST, "File exists (created by another writer "
                                       "while this one wrote)", self.path) from None
             if isinstance(exc, (OSError, ValueError)) and not isinstance(
@@ -264,8 +265,13 @@ def _conditional(file) -> bool:
     return "x" in getattr(file, "mode", "") and type(file).__module__.startswith("s3fs")
 
 
-def _precondition_failed(exc: BaseException) -> bool:
+def precondition_failed(exc: BaseException) -> bool:
+    """Whether ``exc`` is a store's refusal of a conditional request (HTTP 412: an
+    If-None-Match put over an object, or a read pinned to an ETag the object no longer has,
+    which s3fs raises as ``OSError(EBUSY)``)."""
     text = f"{type(exc).__name__} {exc}"
+    if isinstance(exc, OSError) and exc.errno == errno.EBUSY and "etag" in text.lower():
+        return True
     return "PreconditionFailed" in text or ("412" in text and "condition" in text.lower())
 
 

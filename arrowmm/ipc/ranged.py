@@ -29,6 +29,7 @@ from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..format import MessageHeader, parse_message
 from .io import MAGIC
 from .message import Message
+from .object_store import precondition_failed
 from .reader import FileReader
 from .source import FileSource
 
@@ -129,6 +130,11 @@ class RangeSource(FileSource):
                                            f"the {self.size} bytes it had when opened")
                     got += n
             except (OSError, ValueError, TypeError) as exc:
+                if precondition_failed(exc):  # (s3fs pins reads to the ETag seen at open)
+                    raise ArrowInvalid(f"{self.description}: {what}: the object changed after "
+                                       f"the reader opened it (a read of bytes {offset}.."
+                                       f"{offset + length} no longer matches its version); "
+                                       f"open it again") from None
                 raise ArrowInvalid(f"{self.description}: {what}: read failed: {exc}") from None
             self.bytes_read += length
         return out
