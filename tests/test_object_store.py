@@ -217,10 +217,11 @@ def test_a_store_that_refuses_the_credentials_is_permission_error(s3_server, s3_
     for call in (lambda: arrowmm.open_file(url, filesystem=refused),
                  lambda: arrowmm.open_stream(url, filesystem=refused),
                  lambda: arrowmm.write_file(f"s3://{bucket}/g.arrow", {"x": [1]},
-                                            filesystem=refused)):
+                                            filesystem=refused),
+                 lambda: arrowmm.dataset(f"s3://{bucket}/", filesystem=refused)):
         with pytest.raises(PermissionError, match="credentials") as info:
             call()
-        assert f"s3://{bucket}/" in str(info.value)
+        assert f"s3://{bucket}" in str(info.value)
     monkeypatch.undo()
     assert s3_filesystem.ls(bucket, detail=False, refresh=True) == [f"{bucket}/f.arrow"]
 

@@ -6,11 +6,12 @@ others only when their first bytes announce Arrow, paths sorted.  Reading them i
 """
 from __future__ import annotations
 
+import errno
 import posixpath
 from typing import List, Optional, Tuple
 
 from ..errors import ArrowInvalid
-from ..ipc.object_store import local_file_url
+from ..ipc.object_store import display_url, local_file_url
 from ..ipc.sniff import KIND_HEAD, ipc_kind
 from .discovery import (LOG_DIR, MANIFEST, named_arrow, parse_manifest, parse_version,
                         version_name, version_of)
@@ -86,27 +87,38 @@ def _walk(fs, directory: str, out: List[str]) -> None:
 
 
 def discover_on(fs, source) -> List[Tuple[str, Optional[str]]]:
-    """``(path, base)`` of each data file of ``source`` (a path, a glob or a list) on ``fs``."""
+    """``(path, base)`` of each data file of ``source`` (a path, a glob or a list) on ``fs``;
+    a store's refusal (credentials, permissions) is ``PermissionError`` naming the URL."""
     sources = list(source) if isinstance(source, (list, tuple)) else [source]
     out: List[Tuple[str, Optional[str]]] = []
     for p in sources:
         if not isinstance(p, str):
             raise ArrowInvalid(f"dataset source {p!r} is not a path")
-        p = p.rstrip("/") or "/"
-        if fs.isdir(p):
-            found: List[str] = []
-            _walk(fs, p, found)
-            manifest = _manifest_files(fs, p) is not None
-            out.extend((f, p) for f in (found if manifest else sorted(found)))
-        elif fs.isfile(p):
-            out.append((p, None))
-        elif any(c in p for c in "*?["):
-            matches = sorted(m for m in fs.glob(p)
-                             if not posixpath.basename(m).startswith(("_", ".")))
-            if not matches:
-                raise ArrowInvalid(f"dataset path {p!r} matches no file")
-            out.extend((m, None) for m in matches if fs.isfile(m))
-        else:
-            raise FileNotFoundError(2, "No such file or directory", p)
+        try:
+            _discover_one(fs, p.rstrip("/") or "/", out)
+        except PermissionError as exc:
+            url = display_url(fs, fs._strip_protocol(p))
+            raise PermissionError(errno.EACCES, f"Permission denied by the store ({exc}); check "
+                                  f"the credentials (storage_options=, the AWS_* variables)",
+                                  url) from None
     seen = set()
     return [(p, b) for p, b in out if not (p in seen or seen.add(p))]
+
+
+def _discover_one(fs, p: str, out: List[Tuple[str, Optional[str]]]) -> None:
+    """Add the data files of one ``source`` path (a folder, a file or a glob) to ``out``."""
+    if fs.isdir(p):
+        found: List[str] = []
+        _walk(fs, p, found)
+        manifest = _manifest_files(fs, p) is not None
+        out.extend((f, p) for f in (found if manifest else sorted(found)))
+    elif fs.isfile(p):
+        out.append((p, None))
+    elif any(c in p for c in "*?["):
+        matches = sorted(m for m in fs.glob(p)
+                         if not posixpath.basename(m).startswith(("_", ".")))
+        if not matches:
+            raise ArrowInvalid(f"dataset path {p!r} matches no file")
+        out.extend((m, None) for m in matches if fs.isfile(m))
+    else:
+        raise FileNotFoundError(2, "No such file or directory", p)
