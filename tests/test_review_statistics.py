@@ -221,3 +221,38 @@ def test_a_long_utf8_minimum_is_cut_on_a_character_boundary(tmp_path):
     assert "max" in got and got["max"] == "\u4e2e"
     assert arrowmm.dataset(str(tmp_path / "out.arrow")).count_rows(
         filter=[("s", "==", low)]) == 1
+
+
+# -- two columns of one name ------------------------------------------------------------------
+
+def test_columns_sharing_a_name_get_no_statistics_and_none_are_shown_as_theirs(tmp_path):
+    """Statistics are keyed by column name: two columns named x got the second one's bounds
+    under "x", and ``arrowmm stats`` showed them for both (column 0, holding 0..9, "from footer:
+    min 100, max 109")."""
+    table = pa.Table.from_arrays([pa.array(range(10)), pa.array(range(100, 110)),
+                                  pa.array(range(10))],
+                                 names=["x", "x", "y"])
+    src = _write(tmp_path / "dup.arrow", table, 10)
+    dst = tmp_path / "dst.arrow"
+    arrowmm.add_statistics(src, dst)
+    assert list(_recorded(dst)["batches"][0]["columns"]) == ["y"]
+    written = tmp_path / "written.arrow"  # (arrowmm's own writer records the same)
+    with arrowmm.new_file(str(written), arrowmm.record_batch(table.to_batches()[0]).schema,
+                          statistics=True) as w:
+        w.write(arrowmm.record_batch(table.to_batches()[0]))
+    assert list(_recorded(written)["batches"][0]["columns"]) == ["y"]
+    # a file an older writer gave the second x's bounds under "x": not shown for either
+    older = tmp_path / "older.arrow"
+    doc = {"version": 1, "columns": ["x", "x", "y"], "batches": [
+        {"rows": 10, "columns": {"x": {"nulls": 0, "min": 100, "max": 109},
+                                 "y": {"nulls": 0, "min": 0, "max": 9}}}]}
+    with pa_ipc.new_file(str(older), table.schema,
+                         metadata={STATISTICS_KEY: json.dumps(doc)}) as w:
+        w.write_table(table)
+    for path in (dst, older):
+        proc = subprocess.run([sys.executable, "-m", "arrowmm", "stats", "--json", str(path)],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        cols = json.loads(proc.stdout)["columns"]
+        assert [(c["min"], c["max"]) for c in cols] == [(0, 9), (100, 109), (0, 9)]
+        assert [c["from"] for c in cols] == ["computed", "computed", "footer"]

@@ -23,7 +23,7 @@ from ..ipc.footer_statistics import add_statistics
 from ..ipc.io import MAGIC
 from ..arrays.display import format_stored
 from ..ipc.statistics import (MAX_BOUND_BYTES, STATISTICS_KEY, column_statistics,
-                              decode_statistics, supports_statistics)
+                              decode_statistics, supports_statistics, unique_names)
 from .progress import bar
 
 __all__ = ["add_parsers", "run", "COMMANDS"]
@@ -314,6 +314,9 @@ def stats(path: str, as_json: bool = False, compute: bool = True) -> int:
         fields = list(reader.schema)
         columns = [_ColumnFacts(f.name, _storage(f.type), str(f.type)) for f in fields]
         described = [supports_statistics(c.dtype) for c in columns]
+        # (statistics are keyed by name: those recorded for a name two columns share are
+        # not theirs to show, an older writer having stored one column's under both)
+        own = unique_names([c.name for c in columns])
         total = reader.num_record_batches if kind != "stream" else None
         recorded = _file_recorded(reader, total) if kind == "file" else None
         where = "footer" if kind == "file" else "messages"
@@ -324,7 +327,8 @@ def stats(path: str, as_json: bool = False, compute: bool = True) -> int:
                     _batch_column_stats(batch) if kind == "stream" else None
                 for k, facts in enumerate(columns):
                     entry = _recorded(doc.get(facts.name), batch.num_rows) \
-                        if described[k] and isinstance(doc, dict) else None
+                        if described[k] and facts.name in own and isinstance(doc, dict) \
+                        else None
                     bounds = entry is not None and _has_bounds(entry, batch.num_rows, facts.dtype)
                     if not compute:
                         if entry is None:

@@ -32,7 +32,7 @@ from .io import MAGIC, Sink, atomic_target, footer_blocks
 from .reader import FileReader
 from .reader_base import file_region, flat_blocks
 from .statistics import STATISTICS_KEY, column_statistics, encode_file_statistics, \
-    supports_statistics
+    supports_statistics, unique_names
 
 __all__ = ["add_statistics", "file_statistics"]
 
@@ -48,8 +48,10 @@ def file_statistics(reader, progress: Optional[Callable[[int], None]] = None) ->
     """Per record batch of ``reader`` (a file reader), ``{"rows", "columns"}`` as a file writer
     records them with ``statistics=True``: every column of a supported type decoded in turn,
     one batch at a time.  ``progress(batches done)`` is called after each batch."""
-    columns = [k for k, f in enumerate(reader.schema) if supports_statistics(_storage_type(f.type))]
     names = reader.schema.names
+    unique = unique_names(names)
+    columns = [k for k, f in enumerate(reader.schema)
+               if supports_statistics(_storage_type(f.type)) and f.name in unique]
     out = []
     for i in range(reader.num_record_batches):
         batch = reader.get_batch(i)

@@ -15,7 +15,8 @@ ignore them: they live in custom metadata under one namespaced key,
 
 A column has an entry only when its type is supported (top-level booleans,
 integers, floats, decimals, dates, times, timestamps, durations, strings and
-binaries; not nested or dictionary columns).  ``nulls`` is always present;
+binaries; not nested or dictionary columns) and its name is its own (two columns of one
+name get none).  ``nulls`` is always present;
 ``min``/``max`` are absent when every value is null.  Values are stored as
 the column's physical values: integers (temporal values in the column's unit,
 decimals unscaled, booleans as 0/1), floats (``"inf"``/``"-inf"`` as strings,
@@ -38,7 +39,7 @@ from ..errors import ArrowInvalid
 
 __all__ = ["STATISTICS_KEY", "MAX_BOUND_BYTES", "batch_statistics", "column_statistics",
            "encode_file_statistics", "encode_batch_statistics", "decode_statistics",
-           "supports_statistics"]
+           "supports_statistics", "unique_names"]
 
 STATISTICS_KEY = "arrowmm:statistics"
 VERSION = 1
@@ -74,10 +75,23 @@ def column_statistics(array, max_bound_bytes: Optional[int] = MAX_BOUND_BYTES) -
     return out
 
 
+def unique_names(names) -> set:
+    """The column names that name one column: statistics are keyed by name, so a name two
+    columns share gets none (else one column's bounds would be read as the other's)."""
+    seen, twice = set(), set()
+    for name in names:
+        (twice if name in seen else seen).add(name)
+    return seen - twice
+
+
 def batch_statistics(batch) -> Dict[str, dict]:
-    """Statistics of every supported top-level column of ``batch``, by column name."""
+    """Statistics of every supported top-level column of ``batch`` whose name is its own, by
+    column name."""
     out = {}
+    unique = unique_names(batch.schema.names)
     for field, column in zip(batch.schema, batch.storage_columns):
+        if field.name not in unique:
+            continue
         try:
             stats = column_statistics(column)
         except ArrowInvalid as exc:
