@@ -115,6 +115,8 @@ def main() -> None:
         (DOCS_API / f"{stem}.md").unlink()
     for stem, (title, why, names, module) in pages.items():
         entries = "\n".join(directive(module, n) for n in names)
+        if module != "arrowmm":  # the module itself first: its docstring introduces the page
+            entries = f".. automodule:: {module}\n\n" + entries
         text = f"# {title}\n\n{why}\n\n```{{eval-rst}}\n{entries}```\n"
         (DOCS_API / f"{stem}.md").write_text(text)
     index = ("# API reference\n\nGenerated from the docstrings by `tools/api_pages.py` (every "
