@@ -142,6 +142,21 @@ def test_stream_over_s3(s3_server, s3_filesystem, pyarrow_file):
         assert r.read_all().column("c0").to_pylist() == table.column("c0").to_pylist()
 
 
+def test_feather_v1_over_s3_opens_as_locally(s3_server, s3_filesystem):
+    import warnings
+    import pyarrow.feather as pa_feather
+    table = pa.table({"a": [1, 2, 3], "s": ["x", "y", None]})
+    sink = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # (V1 is deprecated in pyarrow)
+        pa_feather.write_feather(table, sink, version=1)
+    url = _upload(s3_filesystem, s3_server.new_bucket(), "v1.feather", sink.getvalue())
+    for call in (arrowmm.open, arrowmm.open_file):
+        with call(url, filesystem=s3_filesystem) as r:
+            assert isinstance(r, arrowmm.FeatherV1Reader)
+            assert r.read_all().to_pydict() == table.to_pydict()
+
+
 def test_dataset_of_an_s3_folder_reads_only_the_projected_bytes(s3_server, s3_filesystem,
                                                                  pyarrow_file):
     table, data = pyarrow_file

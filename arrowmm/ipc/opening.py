@@ -180,19 +180,23 @@ def open(source, *, columns=None, mmap: bool = True,  # noqa: A001  (the CONTRAC
         f = open_for_ranges(*remote)
         try:
             head = f.read(len(MAGIC))
-        finally:
+            f.seek(0)
+        except BaseException:
             f.close()
-        if head == MAGIC:
-            return _remote_file(*remote, dict(columns=columns, max_decompressed_bytes=budget))
+            raise
+        if head == MAGIC or head[:4] == FEATHER_MAGIC:
+            return _remote_file(*remote, dict(columns=columns, max_decompressed_bytes=budget), f)
+        f.close()
         return open_stream(source, columns=columns, max_decompressed_bytes=max_decompressed_bytes,
                            filesystem=filesystem, storage_options=storage_options)
     source = local_file_url(source)
     return _projected(_open(source, mmap, check_timeout(timeout)), columns, budget)
 
 
-def _remote_file(filesystem, path: str, options: dict) -> FileReader:
-    """An IPC file (or a Feather V1 file) on an fsspec filesystem, read by byte ranges."""
-    f = open_for_ranges(filesystem, path)
+def _remote_file(filesystem, path: str, options: dict, f=None) -> FileReader:
+    """An IPC file (or a Feather V1 file) on an fsspec filesystem, read by byte ranges
+    (``f``: the file already opened by ``open_for_ranges``, else opened here)."""
+    f = open_for_ranges(filesystem, path) if f is None else f
     try:
         src = RangeSource(f, description=display_url(filesystem, path), owns=True)
         src.keep(0, min(src.size, 8))  # (the magic, read once for both checks)
