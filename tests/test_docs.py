@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -156,3 +157,25 @@ def test_python_block_runs(block, folders, monkeypatch):
 def test_spark_block_runs_on_a_session_with_the_jar_and_on_one_without(block, tmp_path):
     pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
     check_spark_block(block, tmp_path)
+
+
+# --- the benchmark plots --------------------------------------------------------------------
+
+def test_every_benchmark_table_with_a_target_has_its_plot_drawn_from_it(tmp_path):
+    """``tools/plot_benchmarks.py`` draws the page's tables; the committed charts are what it
+    draws now (byte for byte, with the matplotlib that drew them), each one under its table."""
+    matplotlib = pytest.importorskip("matplotlib", reason="matplotlib is in the docs extra")
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "plot_benchmarks.py"),
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    committed_dir = DOCS / "_static" / "benchmarks"
+    drawn = {p.name for p in tmp_path.glob("*.svg")}
+    committed = {p.name for p in committed_dir.glob("*.svg")}
+    assert len(drawn) >= 8 and drawn == committed, "run python tools/plot_benchmarks.py"
+    page = (DOCS / "benchmarks.md").read_text(encoding="utf-8")
+    assert set(re.findall(r"\(_static/benchmarks/([\w-]+\.svg)\)", page)) == drawn
+    for name in sorted(drawn):
+        old = (committed_dir / name).read_text()
+        if f"Matplotlib v{matplotlib.__version__}" in old:
+            assert (tmp_path / name).read_text() == old, \
+                f"{name} is not what the page's table draws: run python tools/plot_benchmarks.py"
