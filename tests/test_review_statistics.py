@@ -49,14 +49,21 @@ _COLUMNS = {
     "g": (_FLOATS, pa.float32()),
     "s": (_TEXT, pa.string()),
     "ts": (st.integers(-10 ** 6, 10 ** 6), pa.timestamp("ms", tz="UTC")),
+    "tn": (st.integers(-10 ** 12, 10 ** 12), pa.timestamp("ns", tz="Asia/Tokyo")),
     "d": (st.integers(-1000, 1000), pa.date32()),
+    "ls": (_TEXT, pa.large_string()),
+    "sv": (_TEXT, pa.string_view()),
 }
+_NUMBER_VALUES = st.one_of(st.integers(-60, 60), st.floats(-60, 60, allow_nan=False),
+                           st.integers(2 ** 63, 2 ** 64 - 1), st.sampled_from([math.nan, 0.5]))
 
 
 def _value(name, raw):
     """A filter value of column ``name``'s kind from a raw drawn value."""
     if name == "ts":
         return EPOCH + datetime.timedelta(milliseconds=raw)
+    if name == "tn":
+        return EPOCH + datetime.timedelta(microseconds=raw // 1000)
     if name == "d":
         return datetime.date(1970, 1, 1) + datetime.timedelta(days=raw)
     return raw
@@ -70,18 +77,19 @@ def _cases(draw):
         col = draw(st.lists(st.one_of(st.none(), values), min_size=n, max_size=n))
         if name == "g":
             col = [None if v is None else float(np.float32(v)) for v in col]
-        data[name] = pa.array(col, dtype) if name not in ("ts", "d") else \
-            pa.array(col, pa.int64() if name == "ts" else pa.int32()).cast(dtype)
+        data[name] = pa.array(col, dtype) if name not in ("ts", "tn", "d") else \
+            pa.array(col, pa.int32() if name == "d" else pa.int64()).cast(dtype)
     terms = []
     for _ in range(draw(st.integers(1, 2))):
         name = draw(st.sampled_from(sorted(_COLUMNS)))
         op = draw(st.sampled_from(["==", "!=", "<", "<=", ">", ">=", "in", "not in",
                                    "is null", "is not null"]))
         # values from the column itself half the time (boundaries), else fresh ones
-        pool = [v for v in data[name].cast(pa.int64() if name in ("ts",) else
-                                           pa.int32() if name == "d" else
-                                           data[name].type).to_pylist() if v is not None]
-        pick = st.sampled_from(pool) if pool and draw(st.booleans()) else _COLUMNS[name][0]
+        raw = data[name].cast(pa.int32() if name == "d" else pa.int64()) \
+            if name in ("ts", "tn", "d") else data[name]
+        pool = [v for v in raw.to_pylist() if v is not None]
+        pick = st.sampled_from(pool) if pool and draw(st.booleans()) else \
+            _NUMBER_VALUES if name in ("i", "u") and draw(st.booleans()) else _COLUMNS[name][0]
         if op in ("in", "not in"):
             value = [_value(name, draw(pick)) for _ in range(draw(st.integers(1, 3)))]
         elif op in ("is null", "is not null"):
@@ -94,6 +102,8 @@ def _cases(draw):
                      (name, op))
     terms = [tuple(t) if t[1] not in ("is null", "is not null") else (t[0], t[1], None)
              for t in terms]
+    if len(terms) == 2 and draw(st.booleans()):
+        terms = [[terms[0]], [terms[1]]]  # (an OR of the two)
     return pa.table(data), draw(st.integers(1, 7)), terms
 
 
