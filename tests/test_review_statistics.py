@@ -223,7 +223,8 @@ def test_a_long_minimum_with_a_stray_byte_is_never_cut_into_a_larger_bound(tmp_p
 
 
 def test_a_long_utf8_minimum_is_cut_on_a_character_boundary(tmp_path):
-    low = "a" + "\u4e2d" * MAX_BOUND_BYTES  # (3-byte characters: the cut falls inside one)
+    low = "ab" + "\u4e2d" * MAX_BOUND_BYTES  # (3-byte characters: the cut falls inside one)
+    assert (MAX_BOUND_BYTES - 2) % 3
     src = _write(tmp_path / "s.arrow", pa.table({"s": [low, "\u4e2e"]}), 2)
     arrowmm.add_statistics(src, tmp_path / "out.arrow")
     got = _recorded(tmp_path / "out.arrow")["batches"][0]["columns"]["s"]
