@@ -404,6 +404,11 @@ def statistics_verdicts(term: Term, dtype: t.DataType, docs: list, rows: list) -
     if not fast:
         return [statistics_allow(term, dtype, d, n) for d, n in zip(docs, rows)]
     op, is_int = term.op, isinstance(dtype, t.IntType)
+    if not is_int:  # a float column's rows are judged against float(value) (rounded beyond
+        try:        # 2**53): the bounds must be too, or they would prune a batch rows match
+            value = float(value)
+        except OverflowError:
+            return [statistics_allow(term, dtype, d, n) for d, n in zip(docs, rows)]
     out = []
     for d, n in zip(docs, rows):
         if type(d) is not dict or type(n) is not int:
@@ -443,6 +448,11 @@ def _range_allows(term: Term, dtype, stats: dict) -> bool:
         if not all(_is_number(v) for v in values) or \
                 any(isinstance(v, float) and math.isnan(v) for v in values):
             return True
+        if isinstance(dtype, t.FloatType):  # judged as the rows are: against float(value)
+            try:
+                values = [float(v) for v in values]
+            except (OverflowError, TypeError, ValueError):
+                return True
         return _allows(op, lo, hi, values)
     if isinstance(dtype, (t.TimestampType, t.DateType)):
         lo, hi = _stat_number(stats.get("min"), t.int64()), _stat_number(stats.get("max"), t.int64())
