@@ -326,15 +326,19 @@ def test_a_wide_schema_pauses_the_collector_only_while_it_is_read_and_only_if_it
     real = decode.schema_fields
 
     def watching(*args):
-        seen.append(gc.isenabled())
+        seen.append(gc.get_threshold()[0])
         return real(*args)
     monkeypatch.setattr(decode, "schema_fields", watching)
-    assert gc.isenabled()
+    before = gc.get_threshold()
+    assert before[0] > 0
     assert len(decode.parse_footer(footer).schema) == decode._PAUSE_COLLECTOR_FROM
-    assert seen == [False] and gc.isenabled()
-    gc.disable()
+    assert seen == [0] and gc.get_threshold() == before and gc.isenabled()
+    small = footer_of(pa.schema([pa.field("a", pa.int8(), metadata={"k": "v"})]))
+    decode.parse_footer(small)
+    assert seen == [0, before[0]]  # (a narrow schema leaves the collector alone)
+    gc.set_threshold(0, *before[1:])  # a program that turned automatic runs off
     try:
         decode.parse_footer(footer)
-        assert seen == [False, False] and not gc.isenabled()  # left off, as the program had it
+        assert gc.get_threshold()[0] == 0  # left off, as the program had it
     finally:
-        gc.enable()
+        gc.set_threshold(*before)

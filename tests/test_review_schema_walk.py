@@ -280,11 +280,6 @@ def test_threads_opening_wide_files_at_once_leave_the_collector_on(tmp_path):
         gc.enable()
 
 
-@pytest.mark.xfail(strict=True, reason="decode._collector_paused re-enables the collector on "
-                   "leaving even when the program turned it off (gc.disable() in another "
-                   "thread) while a wide schema was read: gc.disable() cannot tell that call "
-                   "from its own; pausing through gc.set_threshold(0) (restored only if still "
-                   "0) would not, but test_fbfields asserts gc.isenabled() is False meanwhile")
 def test_a_program_turning_the_collector_off_during_a_wide_read_keeps_it_off():
     assert gc.isenabled()
     try:

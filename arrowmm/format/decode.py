@@ -318,16 +318,20 @@ _PAUSE_COLLECTOR_FROM = 10_000
 
 @contextlib.contextmanager
 def _collector_paused(pause: bool):
-    """Pause the cyclic garbage collector for the block when ``pause`` and it is running (left
-    alone when the program turned it off); it runs as usual afterwards."""
-    pause = pause and gc.isenabled()
-    if pause:
-        gc.disable()
+    """Pause the cyclic garbage collector's automatic runs for the block when ``pause``: its
+    first threshold set to 0 (what turns them off), put back afterwards unless someone changed
+    it meanwhile.  ``gc.disable()`` would do the same, but a program's own ``gc.disable()``
+    from another thread meanwhile could not be told from ours and would be undone."""
+    old = gc.get_threshold() if pause else None
+    if old is None or old[0] == 0:
+        yield
+        return
+    gc.set_threshold(0, *old[1:])
     try:
         yield
     finally:
-        if pause:
-            gc.enable()
+        if gc.get_threshold()[0] == 0:
+            gc.set_threshold(*old)
 
 
 _WALKED_TYPES = {}  # schema_fields' childless types: immutable, so one instance serves every field
