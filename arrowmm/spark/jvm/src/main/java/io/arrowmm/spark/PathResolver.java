@@ -20,36 +20,63 @@ import org.apache.hadoop.fs.FileSystem;
  * authority follows {@code //}, and a path without a scheme means {@code fs.defaultFS}
  * (relative: against that filesystem's working directory, the driver's current directory for
  * the local one).  {@code file:/abs}, {@code file:///abs} and {@code file://localhost/abs} all
- * name {@code /abs}; {@code file:rel} is relative.  The connector serves the local filesystem
- * only, so any path that qualifies to another (s3a, hdfs, viewfs, gs, a custom scheme, or a
- * plain path when {@code fs.defaultFS} is not {@code file:}) is refused here, at planning,
- * naming the scheme and what would serve it: an {@code s3a://} path used to become the folder
- * {@code s3a:/} in the driver's working directory, and its read said "does not exist".
+ * name {@code /abs}; {@code file:rel} is relative.
+ *
+ * <p>A local path comes out as a plain absolute path ({@link LocalStorage}: java.nio, the fast
+ * path); a path of any other filesystem Hadoop has a class for
+ * ({@code FileSystem.getFileSystemClass(scheme, conf)}: hdfs, viewfs, webhdfs, a custom
+ * {@code fs.<scheme>.impl}, s3a with hadoop-aws on the classpath...) as its qualified URI
+ * ({@link HadoopStorage}); a scheme without one is refused here, at planning, naming the
+ * scheme and what provides it (an {@code s3a://} path used to become the folder {@code s3a:/}
+ * in the driver's working directory).
  */
-final class LocalPaths {
-  private LocalPaths() {}
+final class PathResolver {
+  private PathResolver() {}
 
-  private static final String[][] SERVED_BY = {
-      {"s3a", "mount the bucket locally (mountpoint-s3, s3fs-fuse, goofys)"},
-      {"s3", "mount the bucket locally (mountpoint-s3, s3fs-fuse, goofys)"},
-      {"s3n", "mount the bucket locally (mountpoint-s3, s3fs-fuse, goofys)"},
-      {"gs", "mount the bucket locally (gcsfuse)"},
-      {"abfs", "mount the container locally (blobfuse2)"},
-      {"abfss", "mount the container locally (blobfuse2)"},
-      {"wasb", "mount the container locally (blobfuse2)"},
-      {"wasbs", "mount the container locally (blobfuse2)"},
-      {"hdfs", "mount HDFS locally (its NFS gateway or fuse-dfs)"},
-      {"viewfs", "mount the filesystems its mount table names locally"},
+  /** What provides the FileSystem class of well-known schemes. */
+  private static final String[][] PROVIDED_BY = {
+      {"s3a", "hadoop-aws (at the Hadoop version Spark ships, 3.5.0 for pyspark 4.3) and the AWS "
+          + "SDK v2 bundle its POM names, on spark.jars (e.g. spark.jars.packages="
+          + "org.apache.hadoop:hadoop-aws:3.5.0)"},
+      {"s3", "hadoop-aws (s3a://; map s3:// to it with spark.hadoop.fs.s3.impl="
+          + "org.apache.hadoop.fs.s3a.S3AFileSystem) and the AWS SDK v2 bundle, on spark.jars"},
+      {"s3n", "hadoop-aws (use s3a://: s3n is gone from Hadoop 3)"},
+      {"gs", "the Cloud Storage connector (com.google.cloud.bigdataoss:gcs-connector, "
+          + "hadoop3 shaded jar) on spark.jars"},
+      {"abfs", "hadoop-azure (and its Azure SDK dependencies) on spark.jars"},
+      {"abfss", "hadoop-azure (and its Azure SDK dependencies) on spark.jars"},
+      {"wasb", "hadoop-azure on spark.jars"},
+      {"wasbs", "hadoop-azure on spark.jars"},
+      {"oss", "hadoop-aliyun on spark.jars"},
+      {"cos", "hadoop-cos on spark.jars"},
   };
 
-  /** The local absolute paths of {@code paths} (glob characters kept), qualified with
-   * {@code conf}; any other filesystem refused. */
+  /** The paths of {@code paths} (glob characters kept), qualified with {@code conf}: local
+   * ones as absolute paths, others as qualified URIs; a scheme without a Hadoop FileSystem
+   * class refused. */
   static List<String> resolve(List<String> paths, Configuration conf) {
     URI defaultFs = FileSystem.getDefaultUri(conf);
     String cwd = null;
     List<String> out = new ArrayList<>();
     for (String p : paths) {
-      String rest = localPart(p, defaultFs);
+      if (p == null || p.isEmpty()) {
+        throw new ArrowmmException("path '" + p + "': a path must be a non-empty string");
+      }
+      String[] parts = split(p);
+      String scheme = parts[0];
+      if (scheme == null) {
+        String fsScheme = defaultFs.getScheme() == null ? null
+            : defaultFs.getScheme().toLowerCase(Locale.ROOT);
+        if (fsScheme != null && !fsScheme.equals("file")) {
+          out.add(qualified(p, fsScheme, conf, " (a path without a scheme means fs.defaultFS, "
+              + defaultFs + ")"));
+          continue;
+        }
+      } else if (!scheme.equals("file")) {
+        out.add(qualified(p, scheme, conf, ""));
+        continue;
+      }
+      String rest = localPart(p, parts);
       if (!rest.startsWith("/")) {
         if (cwd == null) {
           cwd = workingDirectory(conf);
@@ -59,6 +86,33 @@ final class LocalPaths {
       out.add(java.nio.file.Path.of(rest).normalize().toString());
     }
     return out;
+  }
+
+  /** {@code path} of filesystem {@code scheme} qualified by its Hadoop FileSystem, or an error
+   * naming the scheme and what provides it when Hadoop has no class for it. */
+  private static String qualified(String path, String scheme, Configuration conf, String why) {
+    try {
+      FileSystem.getFileSystemClass(scheme, conf);
+    } catch (IOException | RuntimeException e) {
+      String how = "a jar with a Hadoop FileSystem for it on spark.jars, or "
+          + "spark.hadoop.fs." + scheme + ".impl naming its class";
+      for (String[] s : PROVIDED_BY) {
+        if (s[0].equals(scheme)) {
+          how = s[1];
+        }
+      }
+      throw new ArrowmmException("path '" + path + "': unsupported scheme '" + scheme + "'" + why
+          + ": Hadoop has no FileSystem class for it on this classpath (" + e.getMessage()
+          + "). The JVM connector (format('arrowmm')) reads and writes any filesystem Hadoop "
+          + "can reach, as Spark's own file formats do; for " + scheme + " add " + how);
+    }
+    org.apache.hadoop.fs.Path hp = new org.apache.hadoop.fs.Path(path);
+    try {
+      return hp.getFileSystem(conf).makeQualified(hp).toString();
+    } catch (IOException | RuntimeException e) {
+      throw new ArrowmmException("path '" + path + "'" + why + ": its filesystem (" + scheme
+          + ") cannot be reached: " + e, e);
+    }
   }
 
   /** The session's Hadoop configuration with the options of the load or save, as Spark's file
@@ -109,53 +163,21 @@ final class LocalPaths {
     return new String[] {scheme, authority, path.substring(start)};
   }
 
-  /** The path part of {@code path} when it names the local filesystem, else an error. */
-  private static String localPart(String path, URI defaultFs) {
-    if (path == null || path.isEmpty()) {
-      throw new ArrowmmException("path '" + path + "': a path must be a non-empty string");
-    }
-    String[] parts = split(path);
-    String scheme = parts[0];
+  /** The path part of local {@code path} ({@code parts} from {@link #split}). */
+  private static String localPart(String path, String[] parts) {
     String authority = parts[1];
     String rest = parts[2];
-    if (scheme == null) {
-      String fsScheme = defaultFs.getScheme() == null ? null
-          : defaultFs.getScheme().toLowerCase(Locale.ROOT);
-      if (fsScheme != null && !fsScheme.equals("file")) {
-        throw new ArrowmmException("path '" + path + "': unsupported scheme '" + fsScheme
-            + "': a path without a scheme means fs.defaultFS (" + defaultFs + "), which the "
-            + "JVM connector (format('arrowmm')) cannot read or write; it serves local files "
-            + "only. " + servedBy(fsScheme) + "; or give a local path as a file: URI "
-            + "(file:///abs/path), which names the driver's and executors' local filesystem "
-            + "whatever fs.defaultFS is");
-      }
-    } else if (!scheme.equals("file")) {
-      throw new ArrowmmException("path '" + path + "': unsupported scheme '" + scheme + "': "
-          + "the JVM connector (format('arrowmm')) reads and writes local files only (plain "
-          + "paths and file: URIs). " + servedBy(scheme));
-    }
     if (authority != null && !authority.isEmpty()
         && !authority.equalsIgnoreCase("localhost")) {
       throw new ArrowmmException("path '" + path + "' names host '" + authority + "': a file: "
           + "URI names this machine's files (file:/abs/path, file:///abs/path, "
-          + "file://localhost/abs/path); mount the other host's folder locally");
+          + "file://localhost/abs/path); give the other host's files through a filesystem "
+          + "that reaches them (hdfs://, ...), or mount its folder locally");
     }
     if (rest.isEmpty()) {
       throw new ArrowmmException("path '" + path + "' names no file or folder");
     }
     return rest;
-  }
-
-  private static String servedBy(String scheme) {
-    String how = "mount that filesystem locally";
-    for (String[] s : SERVED_BY) {
-      if (s[0].equals(scheme)) {
-        how = s[1];
-      }
-    }
-    return "For " + scheme + ": " + how + " and give the mounted local path. The Python data "
-        + "source (arrowmm_python) refuses " + scheme + " too; Spark's own file formats "
-        + "(parquet) reach it through Hadoop's FileSystem";
   }
 
   /** The local filesystem's working directory as Hadoop qualifies a relative path with it
