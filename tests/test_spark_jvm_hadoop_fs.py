@@ -27,6 +27,10 @@ from arrowmm.spark import jar as jvm_jar  # noqa: E402
 import hadoop_test_filesystems as hfs  # noqa: E402
 
 FMT = jvm_jar.FORMAT
+#: The test filesystems' jar when the session had to add it with ADD JAR (a JVM an earlier
+#: module started): each Python thread's JVM thread then needs it added too (ADD JAR sets the
+#: calling thread's context class loader, where Hadoop's Configuration finds fs.lfs.impl).
+ADDED_JARS = []
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +49,9 @@ def hadoop_spark(tmp_path_factory, view_root):
                             **{"spark.default.parallelism": "2"},
                             **hfs.session_conf(test_jar, view_root))
     if jvm_running:  # (the class path is fixed at JVM start: add both jars to this session)
-        session.sql(f"ADD JAR '{jvm_jar.jar_path()}'")
-        session.sql(f"ADD JAR '{test_jar}'")
+        ADDED_JARS[:] = [jvm_jar.jar_path(), test_jar]
+        for jar in ADDED_JARS:
+            session.sql(f"ADD JAR '{jar}'")
     for key, value in hfs.session_conf(test_jar, view_root).items():
         if key.startswith("spark__hadoop__"):
             session.conf.set(key[len("spark__hadoop__"):].replace("__", "."), value)
@@ -216,6 +221,8 @@ def test_concurrent_writers_through_hadoop_lose_no_job(spark, tmp_path):
 
     def job(k):
         try:
+            for jar in ADDED_JARS:
+                spark.sql(f"ADD JAR '{jar}'")
             for j in range(3):
                 spark.range(1000 * (k * 10 + j + 1), 1000 * (k * 10 + j + 1) + 10,
                             numPartitions=2).write.format(FMT).mode("append").save(target)

@@ -227,7 +227,13 @@ final class CommitLog {
    */
   static long commit(Storage st, String dir, List<Written> written, String job,
       boolean overwrite, String query, long batch) throws IOException {
-    ensureLog(st, dir, job);
+    // the log job setup ensured (§5.1); never adopted again here: on stores where tasks write
+    // final names in place, the folder may hold other jobs' uncommitted files
+    if (versions(st, dir).isEmpty()) {
+      throw new ArrowmmException(log(st, dir) + ": the commit log has no version (job setup "
+          + "made one; a failed first write into the same directory took it back while job "
+          + job + " ran); nothing of this job was published: run it again");
+    }
     if (query != null && already(latest(st, dir), query, batch)) {
       for (Written w : written) {
         st.delete(st.child(dir, w.current()));

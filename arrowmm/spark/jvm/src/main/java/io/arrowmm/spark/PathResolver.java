@@ -133,6 +133,12 @@ final class PathResolver {
     Configuration conf = session instanceof org.apache.spark.sql.classic.SparkSession
         ? ((org.apache.spark.sql.classic.SparkSession) session).sessionState().newHadoopConf()
         : new Configuration();
+    // FileSystem classes of jars added to the session (ADD JAR, Spark Connect's artifacts)
+    // are seen through the thread's context class loader, as the connector itself is
+    ClassLoader context = Thread.currentThread().getContextClassLoader();
+    if (context != null) {
+      conf.setClassLoader(context);
+    }
     for (Map.Entry<String, String> e : options.entrySet()) {
       String k = e.getKey();
       if (e.getValue() != null && !k.equalsIgnoreCase("path") && !k.equalsIgnoreCase("paths")) {
