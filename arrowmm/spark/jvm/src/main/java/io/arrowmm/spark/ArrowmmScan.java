@@ -30,7 +30,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * sources cut files: a partition holds at most {@code spark.sql.files.maxPartitionBytes} (or the
  * option {@code maxPartitionBytes}), less when that would leave cores idle, so big files split
  * at batch boundaries and small files pack together, each counting {@code
- * spark.sql.files.openCostInBytes} (or the option {@code openCostInBytes}) extra.
+ * spark.sql.files.openCostInBytes} (or the option {@code openCostInBytes}) extra.  Footers
+ * are read {@code planningThreads} (an option, default {@link FooterCache#PLANNING_THREADS})
+ * at a time: on HDFS or an object store each read waits a round trip.
  *
  * <p>Before cutting, planning drops the batches that the footer statistics show no row of can
  * pass the pushed filters ({@link StatisticsFilter}), and with a pushed limit keeps only the
@@ -162,7 +164,12 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
       if (!Storage.allLocal(paths)) {
         hadoopConf = new org.apache.spark.util.SerializableConfiguration(conf);
       }
-      for (FileFooter f : FooterCache.readAll(paths, conf)) {
+      int threads = options.containsKey("planningThreads")
+          ? Integer.parseInt(options.get("planningThreads")) : FooterCache.PLANNING_THREADS;
+      if (threads < 1) {
+        throw new ArrowmmException("option planningThreads must be 1 or more, not " + threads);
+      }
+      for (FileFooter f : FooterCache.readAll(paths, conf, threads)) {
         String path = f.path;
         StructType s = ColumnSpec.sparkSchema(f.columns);
         if (first == null) {

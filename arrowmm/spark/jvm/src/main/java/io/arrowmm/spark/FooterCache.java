@@ -143,9 +143,10 @@ final class FooterCache {
    * latency; bounded, as Spark bounds its parallel listing. */
   static final int PLANNING_THREADS = 16;
 
-  /** The footers of {@code paths}, in order, read {@link #PLANNING_THREADS} at a time (each
-   * from the cache when unchanged); the first failing file, in order, names the error. */
-  static List<FileFooter> readAll(List<String> paths, org.apache.hadoop.conf.Configuration conf) {
+  /** The footers of {@code paths}, in order, read {@code threads} at a time (each from the
+   * cache when unchanged); the first failing file, in order, names the error. */
+  static List<FileFooter> readAll(List<String> paths, org.apache.hadoop.conf.Configuration conf,
+      int threads) {
     Storage hadoop = null;
     Storage[] stores = new Storage[paths.size()];
     for (int i = 0; i < stores.length; i++) {
@@ -158,7 +159,7 @@ final class FooterCache {
       }
     }
     List<FileFooter> out = new ArrayList<>();
-    int threads = Math.min(PLANNING_THREADS, paths.size());
+    threads = Math.min(threads, paths.size());
     if (threads <= 1) {
       for (int i = 0; i < stores.length; i++) {
         out.add(read(stores[i], paths.get(i)));
