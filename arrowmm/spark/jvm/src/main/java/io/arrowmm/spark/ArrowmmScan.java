@@ -30,7 +30,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * sources cut files: a partition holds at most {@code spark.sql.files.maxPartitionBytes} (or the
  * option {@code maxPartitionBytes}), less when that would leave cores idle, so big files split
  * at batch boundaries and small files pack together, each counting {@code
- * spark.sql.files.openCostInBytes} (or the option {@code openCostInBytes}) extra.
+ * spark.sql.files.openCostInBytes} (or the option {@code openCostInBytes}) extra.  Footers
+ * are read {@code planningThreads} (an option, default {@link FooterCache#PLANNING_THREADS})
+ * at a time: on HDFS or an object store each read waits a round trip.
  *
  * <p>Before cutting, planning drops the batches that the footer statistics show no row of can
  * pass the pushed filters ({@link StatisticsFilter}), and with a pushed limit keeps only the
@@ -44,6 +46,8 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
   private final Filter[] filters;
   private final int limit;
   private List<FileFooter> footers;
+  /** The session's Hadoop configuration for the tasks, when a file is not local. */
+  private org.apache.spark.util.SerializableConfiguration hadoopConf;
   /** Per file (as {@link #footers}): which batches are read. */
   private List<boolean[]> kept;
 
@@ -155,8 +159,18 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
     if (footers == null) {
       List<FileFooter> out = new ArrayList<>();
       FileFooter first = null;
-      for (String path : DataFiles.resolve(DataFiles.loadPaths(options))) {
-        FileFooter f = FooterCache.read(path);
+      org.apache.hadoop.conf.Configuration conf = PathResolver.hadoopConf(options);
+      List<String> paths = DataFiles.resolve(DataFiles.loadPaths(options), conf);
+      if (!Storage.allLocal(paths)) {
+        hadoopConf = new org.apache.spark.util.SerializableConfiguration(conf);
+      }
+      int threads = options.containsKey("planningThreads")
+          ? Integer.parseInt(options.get("planningThreads")) : FooterCache.PLANNING_THREADS;
+      if (threads < 1) {
+        throw new ArrowmmException("option planningThreads must be 1 or more, not " + threads);
+      }
+      for (FileFooter f : FooterCache.readAll(paths, conf, threads)) {
+        String path = f.path;
         StructType s = ColumnSpec.sparkSchema(f.columns);
         if (first == null) {
           checkTableColumns(path, s, schema);
@@ -319,7 +333,7 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
       specs[k] = all == null ? null : all.get(indexes[k]);
     }
     ColumnSpec[] fileColumns = all == null ? new ColumnSpec[0] : all.toArray(new ColumnSpec[0]);
-    return new ArrowmmReaderFactory(fileColumns, indexes, options.get("batchLog"));
+    return new ArrowmmReaderFactory(fileColumns, indexes, options.get("batchLog"), hadoopConf);
   }
 
   /** Batches whose headers planning reads to count rows for the optimizer (beyond: no count). */
