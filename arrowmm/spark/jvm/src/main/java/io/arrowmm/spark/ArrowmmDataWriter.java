@@ -217,7 +217,7 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
     writer.end();
     channel.force(true);
     close();
-    return new CommitLog.Written(tmpName, finalName, rows);
+    return new CommitLog.Written(tmpName, finalName, rows).toMessage();
   }
 
   @Override
