@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -67,8 +66,13 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
 
   private int rangeIndex = 0;
   private int batchIndex = -1;
-  private FileChannel channel;
+  /** The Hadoop configuration for files not local (null when all are). */
+  private final org.apache.hadoop.conf.Configuration conf;
+  private Storage.Input channel;
   private ArrowmmPartition.Range open;  // the range whose file channel is open
+  /** The current batch's selected buffers, read ahead in few ranges when reads cost a request
+   * each (a Hadoop filesystem): {start in file, length, address} per range, -1 start: none. */
+  private final List<long[]> segments = new ArrayList<>();
   private ByteBuffer metaBuffer = ByteBuffer.allocate(1 << 12);  // reused for batch headers
   private final List<long[]> owned = new ArrayList<>();  // {address} of the batch's buffers
   /** The current batch's buffers are cut from one block reused from batch to batch (fresh
@@ -96,8 +100,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   private long bufLength;
 
   ArrowmmBatchReader(ArrowmmPartition partition, ColumnSpec[] columns, int[] selected,
-      String batchLog) {
+      String batchLog, org.apache.hadoop.conf.Configuration conf) {
     this.batchLog = batchLog;
+    this.conf = conf;
     if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
       throw new ArrowmmException("the JVM reader runs on little-endian machines only");
     }
@@ -139,7 +144,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
 
   /** Append one line per batch read to the {@code batchLog} file (lets tests count reads). */
   private void logRead(ArrowmmPartition.Range r, int i) throws IOException {
-    String line = Path.of(r.path).getFileName() + "\t" + (r.first + i) + "\t"
+    String line = r.path.substring(r.path.lastIndexOf('/') + 1) + "\t" + (r.first + i) + "\t"
         + current.numRows() + "\n";
     java.nio.file.Files.write(Path.of(batchLog),
         line.getBytes(java.nio.charset.StandardCharsets.UTF_8), StandardOpenOption.CREATE,
@@ -168,13 +173,14 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     dictOwned.clear();
     open = null;
     if (channel != null) {
-      FileChannel c = channel;
+      Storage.Input c = channel;
       channel = null;
       c.close();
     }
   }
 
   private void freeOwned() {
+    segments.clear();
     for (long[] a : owned) {
       Platform.freeMemory(a[0]);
     }
@@ -218,7 +224,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     if (channel != null) {
       return;
     }
-    channel = FileChannel.open(Path.of(r.path), StandardOpenOption.READ);
+    channel = Storage.of(r.path, conf).open(r.path);
     open = r;
     long size = channel.size();
     if (size != r.fileSize) {
@@ -319,6 +325,87 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     }
   }
 
+  /** Ranges of the file closer than this are read as one (the gap read and dropped): a
+   * request to HDFS or an object store costs about as much as reading a few hundred KiB (a
+   * round trip of 1-20 ms against 100-200 MB/s per stream), so gaps below 256 KiB cost less
+   * read than asked for; wider ones (another column of a big batch: 1 MiB per 131,072
+   * doubles) are skipped, so a projection still reads only what it selects. */
+  static final long COALESCE_GAP = 256 << 10;
+  /** The most one coalesced range holds (a single larger buffer is its own range). */
+  static final long COALESCE_MAX = 64L << 20;
+
+  /**
+   * Read the selected columns' buffers of the batch whose body starts at byte {@code body} in
+   * few positioned reads: the buffers (checked to lie in the body: anything else is left to
+   * {@link #buffer}, which names it) sorted by offset, merged across gaps up to
+   * {@link #COALESCE_GAP}; {@link #buffer} then finds them in {@link #segments}.
+   */
+  private void readAhead(ColumnSpec[] columns, RecordBatch rb, Buffer buf, long body,
+      long bodyLength, String where) throws IOException {
+    segments.clear();
+    List<long[]> ranges = new ArrayList<>();
+    int buffers = rb.buffersLength();
+    int cursor = 0;
+    int variadic = 0;
+    for (int c = 0; c < columns.length && cursor <= buffers; c++) {
+      int need = columns[c].bufferCount();
+      if (columns[c].kind.isView()) {
+        if (variadic >= rb.variadicBufferCountsLength()) {
+          break;
+        }
+        long count = rb.variadicBufferCounts(variadic++);
+        if (count < 0 || count > buffers) {
+          break;
+        }
+        need += (int) count;
+      }
+      for (int k = cursor; wanted[c] && k < cursor + need && k < buffers; k++) {
+        rb.buffers(buf, k);
+        long off = buf.offset();
+        long len = buf.length();
+        if (len > 0 && off >= 0 && off <= bodyLength && len <= bodyLength - off) {
+          ranges.add(new long[] {off, len});
+        }
+      }
+      cursor += need;
+    }
+    ranges.sort((x, y) -> Long.compare(x[0], y[0]));
+    long start = -1;
+    long end = -1;
+    for (long[] r : ranges) {
+      if (start >= 0 && r[0] - end <= COALESCE_GAP
+          && Math.max(end, r[0] + r[1]) - start <= COALESCE_MAX) {
+        end = Math.max(end, r[0] + r[1]);
+        continue;
+      }
+      if (start >= 0) {
+        segment(body + start, end - start, where);
+      }
+      start = r[0];
+      end = r[0] + r[1];
+    }
+    if (start >= 0) {
+      segment(body + start, end - start, where);
+    }
+  }
+
+  private void segment(long position, long length, String where) throws IOException {
+    long address = allocate(length);
+    readInto(address, length, position, where + " (bytes " + position + " to "
+        + (position + length) + ")");
+    segments.add(new long[] {position, length, address});
+  }
+
+  /** Where bytes {@code [position, position + length)} were read ahead, or 0. */
+  private long readAheadAddress(long position, long length) {
+    for (long[] s : segments) {
+      if (position >= s[0] && length <= s[1] - (position - s[0])) {
+        return s[2] + (position - s[0]);
+      }
+    }
+    return 0;
+  }
+
   private static String headerName(byte type) {
     return type >= 0 && type < MessageHeader.names.length ? MessageHeader.name(type)
         : "type-" + type;
@@ -338,6 +425,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     ColumnVector[] built = new ColumnVector[columns.length];
     Buffer buf = new Buffer();
     checkBufferOrder(rb, buf, where);
+    if (!channel.local()) {
+      readAhead(columns, rb, buf, body, bodyLength, where);
+    }
     int nodeCursor = 0;
     int bufferCursor = 0;
     int variadic = 0;  // the next of the batch's variadic buffer counts (one per view column)
@@ -834,8 +924,11 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       throw new ArrowmmException(where + " (buffer " + k + "): a compressed buffer of " + len
           + " bytes, fewer than its 8-byte length prefix");
     }
-    long address = allocate(len);
-    readInto(address, len, body + off, where + " (buffer " + k + ")");
+    long address = readAheadAddress(body + off, len);
+    if (address == 0) {
+      address = allocate(len);
+      readInto(address, len, body + off, where + " (buffer " + k + ")");
+    }
     if (codec < 0) {
       bufAddress = address;
       bufLength = len;

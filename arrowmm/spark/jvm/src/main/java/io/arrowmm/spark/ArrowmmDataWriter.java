@@ -2,11 +2,7 @@ package io.arrowmm.spark;
 
 import java.io.IOException;
 import java.math.BigInteger;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -62,7 +58,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * aligned buffers, optionally LZ4_FRAME or ZSTD bodies), with each batch's statistics gathered
  * while its values are set and stored in the footer as {@code arrowmm/ipc/statistics.py} lays
  * them out.  The file is written under a hidden temporary name, fsynced, and named by the job's
- * commit ({@link CommitLog}).
+ * commit ({@link CommitLog}); on a store without a cheap atomic rename ({@link HadoopStorage}:
+ * object stores) under its final, attempt-unique name, invisible until a version lists it.
  */
 final class ArrowmmDataWriter implements DataWriter<InternalRow> {
   static final int DEFAULT_BATCH_ROWS = 131_072;
@@ -70,15 +67,19 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
   static final int MAX_BOUND_BYTES = 256;
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private final Path dir;
-  private final String tmpName;
+  private final Storage storage;
+  private final String dir;
+  /** The name the task writes: a hidden temporary renamed at commit where renames are cheap
+   * and atomic, else the final, attempt-unique name (null tmpName in the message). */
+  private final String writtenName;
+  private final boolean direct;
   private final String finalName;
   private final int batchRows;
   private final long batchBytes;
   private final BufferAllocator allocator;
   private final VectorSchemaRoot root;
   private final Column[] columns;
-  private final FileChannel channel;
+  private final Storage.Output output;
   private final ArrowFileWriter writer;
   private final Map<String, String> footerMetadata = new HashMap<>();
   private final ArrayNode batchStats = JSON.createArrayNode();
@@ -89,15 +90,24 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
   private long rows;
   private boolean done;
 
-  ArrowmmDataWriter(Path dir, String job, StructType schema, int partition, String compression,
-      int batchRows, long batchBytes) throws IOException {
+  ArrowmmDataWriter(Storage storage, String dir, String job, StructType schema, int partition,
+      String compression, int batchRows, long batchBytes, String query, long epoch)
+      throws IOException {
     this.batchBytes = batchBytes;
+    this.storage = storage;
     this.dir = dir;
     this.schema = schema;
     int attempt = TaskContext.get() == null ? 0 : TaskContext.get().attemptNumber();
-    this.tmpName = ".arrowmm-" + job + "-part-" + partition + "-" + attempt + "-"
-        + UUID.randomUUID().toString().substring(0, 8) + ".arrow";
-    this.finalName = String.format("part-%05d-%s.arrow", partition, job);
+    this.direct = !storage.renamesTaskFiles();
+    if (direct) {  // each attempt its own name: a speculative or retried one never collides
+      this.finalName = CommitLog.finalName(String.format("part-%05d-%s-%d.arrow", partition,
+          job, attempt), query, epoch);
+      this.writtenName = finalName;
+    } else {
+      this.finalName = String.format("part-%05d-%s.arrow", partition, job);
+      this.writtenName = ".arrowmm-" + job + "-part-" + partition + "-" + attempt + "-"
+          + UUID.randomUUID().toString().substring(0, 8) + ".arrow";
+    }
     this.batchRows = batchRows;
     this.allocator = new RootAllocator();
     List<Field> fields = new ArrayList<>();
@@ -109,12 +119,11 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
     for (int i = 0; i < columns.length; i++) {
       columns[i] = new Column(schema.fields()[i], root.getVector(i));
     }
-    this.channel = FileChannel.open(dir.resolve(tmpName), StandardOpenOption.CREATE_NEW,
-        StandardOpenOption.WRITE);
+    this.output = storage.create(storage.child(dir, writtenName));
     CompressionUtil.CodecType codec = codec(compression);
     this.writer = codec == CompressionUtil.CodecType.NO_COMPRESSION
-        ? new ArrowFileWriter(root, null, channel, footerMetadata, IpcOption.DEFAULT)
-        : new ArrowFileWriter(root, null, channel, footerMetadata, IpcOption.DEFAULT,
+        ? new ArrowFileWriter(root, null, output.channel(), footerMetadata, IpcOption.DEFAULT)
+        : new ArrowFileWriter(root, null, output.channel(), footerMetadata, IpcOption.DEFAULT,
             CommonsCompressionFactory.INSTANCE, codec, Optional.empty());
     writer.start();
   }
@@ -215,15 +224,15 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
     doc.set("batches", batchStats);
     footerMetadata.put(BatchStatistics.KEY, JSON.writeValueAsString(doc));
     writer.end();
-    channel.force(true);
+    output.sync();
     close();
-    return new CommitLog.Written(tmpName, finalName, rows).toMessage();
+    return new CommitLog.Written(direct ? null : writtenName, finalName, rows).toMessage();
   }
 
   @Override
   public void abort() throws IOException {
     close();
-    Files.deleteIfExists(dir.resolve(tmpName));
+    storage.delete(storage.child(dir, writtenName));
   }
 
   @Override
@@ -234,7 +243,7 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
     done = true;
     try {
       writer.close();
-      channel.close();
+      output.close();
     } finally {
       root.close();
       allocator.close();

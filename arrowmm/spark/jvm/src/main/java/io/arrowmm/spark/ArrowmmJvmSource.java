@@ -1,7 +1,5 @@
 package io.arrowmm.spark;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
@@ -45,12 +43,14 @@ public class ArrowmmJvmSource implements TableProvider, DataSourceRegister,
 
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
-    List<String> files = DataFiles.resolve(DataFiles.loadPaths(options));
+    org.apache.hadoop.conf.Configuration conf = PathResolver.hadoopConf(options);
+    List<String> files = DataFiles.resolve(DataFiles.loadPaths(options), conf);
     if (files.isEmpty()) {
       throw new ArrowmmException("no Arrow file to infer a schema from in "
           + DataFiles.loadPaths(options));
     }
-    return ColumnSpec.sparkSchema(FooterCache.read(files.get(0)).columns);
+    return ColumnSpec.sparkSchema(
+        FooterCache.read(Storage.of(files.get(0), conf), files.get(0)).columns);
   }
 
   /** True so that a write (which Spark plans through {@link #getTable} with the DataFrame's
@@ -70,21 +70,31 @@ public class ArrowmmJvmSource implements TableProvider, DataSourceRegister,
   public BaseRelation createRelation(SQLContext sqlContext, SaveMode mode,
       scala.collection.immutable.Map<String, String> parameters, Dataset<Row> data) {
     Map<String, String> options = scala.jdk.javaapi.CollectionConverters.asJava(parameters);
-    List<String> paths = LocalPaths.resolve(DataFiles.givenPaths(options),
-        LocalPaths.hadoopConf(sqlContext.sparkSession(), options));  // (refused: nothing written)
+    org.apache.hadoop.conf.Configuration conf =
+        PathResolver.hadoopConf(sqlContext.sparkSession(), options);
+    // a path no filesystem serves is refused here: nothing written
+    List<String> paths = PathResolver.resolve(DataFiles.givenPaths(options), conf);
     if (paths.size() != 1) {
       throw new ArrowmmException("a write needs one directory path, got " + paths);
     }
-    Path dir = Path.of(paths.get(0));
-    // the write below gets the resolved directory as a file: URI, local whatever session runs it
+    String dir = paths.get(0);
+    Storage storage = Storage.of(dir, conf);
+    // the write below gets the resolved directory as a file: URI (local whatever session runs
+    // it) or its qualified URI
     Map<String, String> resolved = new java.util.HashMap<>();
     for (Map.Entry<String, String> e : options.entrySet()) {
       if (!e.getKey().equalsIgnoreCase("path") && !e.getKey().equalsIgnoreCase("paths")) {
         resolved.put(e.getKey(), e.getValue());
       }
     }
-    resolved.put("path", "file://" + dir);
-    boolean exists = Files.exists(dir);
+    resolved.put("path", storage instanceof LocalStorage ? "file://" + dir : dir);
+    boolean exists;
+    try {
+      storage.commitPrimitive(dir);  // a store that cannot commit atomically: refused first
+      exists = storage.stat(dir) != null;
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(dir + ": " + e, e);
+    }
     if (exists && mode == SaveMode.ErrorIfExists) {
       throw new ArrowmmException("[PATH_ALREADY_EXISTS] Path " + dir + " already exists. Set "
           + "mode as \"overwrite\" to overwrite the existing path, or \"append\" to add to it.");

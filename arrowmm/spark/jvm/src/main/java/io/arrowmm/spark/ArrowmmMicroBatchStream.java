@@ -60,6 +60,11 @@ final class ArrowmmMicroBatchStream implements MicroBatchStream, SupportsAdmissi
     this.schema = schema;
     this.options = options;
     List<String> paths = DataFiles.loadPaths(options);
+    if (!Storage.allLocal(paths)) {
+      throw new ArrowmmException("a streaming read (spark.readStream) serves local directories "
+          + "only for now, not " + paths + "; batch reads and writes serve every Hadoop "
+          + "filesystem");
+    }
     if (paths.size() != 1 || !Files.isDirectory(Path.of(paths.get(0)))) {
       throw new ArrowmmException("a streaming read needs one directory, got " + paths);
     }

@@ -14,7 +14,13 @@ final class ArrowmmReaderFactory implements PartitionReaderFactory {
   /** The {@code batchLog} option: a file each task appends the batches it read to, or null. */
   private final String batchLog;
 
-  ArrowmmReaderFactory(ColumnSpec[] fileColumns, int[] selected, String batchLog) {
+  /** The session's Hadoop configuration (null when every file is local): executors reach
+   * Hadoop filesystems with the driver's settings ({@code spark.hadoop.*}, the options). */
+  private final org.apache.spark.util.SerializableConfiguration conf;
+
+  ArrowmmReaderFactory(ColumnSpec[] fileColumns, int[] selected, String batchLog,
+      org.apache.spark.util.SerializableConfiguration conf) {
+    this.conf = conf;
     this.fileColumns = fileColumns;
     this.selected = selected;
     this.batchLog = batchLog;
@@ -27,7 +33,8 @@ final class ArrowmmReaderFactory implements PartitionReaderFactory {
 
   @Override
   public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
-    return new ArrowmmBatchReader((ArrowmmPartition) partition, fileColumns, selected, batchLog);
+    return new ArrowmmBatchReader((ArrowmmPartition) partition, fileColumns, selected, batchLog,
+        conf == null ? null : conf.value());
   }
 
   @Override

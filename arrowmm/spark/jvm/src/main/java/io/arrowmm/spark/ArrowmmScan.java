@@ -44,6 +44,8 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
   private final Filter[] filters;
   private final int limit;
   private List<FileFooter> footers;
+  /** The session's Hadoop configuration for the tasks, when a file is not local. */
+  private org.apache.spark.util.SerializableConfiguration hadoopConf;
   /** Per file (as {@link #footers}): which batches are read. */
   private List<boolean[]> kept;
 
@@ -155,8 +157,13 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
     if (footers == null) {
       List<FileFooter> out = new ArrayList<>();
       FileFooter first = null;
-      for (String path : DataFiles.resolve(DataFiles.loadPaths(options))) {
-        FileFooter f = FooterCache.read(path);
+      org.apache.hadoop.conf.Configuration conf = PathResolver.hadoopConf(options);
+      List<String> paths = DataFiles.resolve(DataFiles.loadPaths(options), conf);
+      if (!Storage.allLocal(paths)) {
+        hadoopConf = new org.apache.spark.util.SerializableConfiguration(conf);
+      }
+      for (FileFooter f : FooterCache.readAll(paths, conf)) {
+        String path = f.path;
         StructType s = ColumnSpec.sparkSchema(f.columns);
         if (first == null) {
           checkTableColumns(path, s, schema);
@@ -319,7 +326,7 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
       specs[k] = all == null ? null : all.get(indexes[k]);
     }
     ColumnSpec[] fileColumns = all == null ? new ColumnSpec[0] : all.toArray(new ColumnSpec[0]);
-    return new ArrowmmReaderFactory(fileColumns, indexes, options.get("batchLog"));
+    return new ArrowmmReaderFactory(fileColumns, indexes, options.get("batchLog"), hadoopConf);
   }
 
   /** Batches whose headers planning reads to count rows for the optimizer (beyond: no count). */

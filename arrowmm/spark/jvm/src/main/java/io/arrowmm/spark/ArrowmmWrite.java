@@ -2,7 +2,6 @@ package io.arrowmm.spark;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -34,7 +33,13 @@ import org.apache.spark.sql.types.StructType;
  */
 final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, BatchWrite,
     StreamingWrite {
-  private final Path dir;
+  private final String dir;
+  private final Storage storage;
+  /** The session's Hadoop configuration for the tasks (null when the directory is local). */
+  private final org.apache.spark.util.SerializableConfiguration conf;
+  /** Whether job setup published the directory's version 0 / found no directory. */
+  private boolean madeLog;
+  private boolean madeDir;
   private final StructType schema;
   private final String compression;
   private final int batchRows;
@@ -48,7 +53,16 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
     if (paths.size() != 1) {
       throw new ArrowmmException("a write needs one directory path, got " + paths);
     }
-    this.dir = Path.of(paths.get(0)).toAbsolutePath().normalize();
+    this.dir = paths.get(0);
+    org.apache.hadoop.conf.Configuration hadoop = PathResolver.hadoopConf(properties);
+    this.storage = Storage.of(dir, hadoop);
+    this.conf = storage instanceof LocalStorage ? null
+        : new org.apache.spark.util.SerializableConfiguration(hadoop);
+    try {
+      storage.commitPrimitive(dir);  // a store that cannot commit atomically: refused here
+    } catch (IOException e) {
+      throw new UncheckedIOException(dir + ": " + e, e);
+    }
     this.schema = info.schema();
     this.queryId = info.queryId();
     Map<String, String> o = info.options();
@@ -82,7 +96,9 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
   @Override
   public BatchWrite toBatch() {
     try {
-      CommitLog.ensureLog(dir);  // §5.1: from here on, files appear only through the log
+      madeDir = storage.stat(dir) == null;
+      // §5.1: from here on, files appear only through the log
+      madeLog = CommitLog.ensureLog(storage, dir, job);
       if (!overwrite) {
         checkAppendSchema();
       }
@@ -108,7 +124,7 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
 
   @Override
   public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
-    return new Factory(dir.toString(), job, schema, compression, batchRows, batchBytes);
+    return new Factory(dir, conf, job, schema, compression, batchRows, batchBytes);
   }
 
   @Override
@@ -118,8 +134,9 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
           + epochId + " (Spark gave no query id)");
     }
     try {
-      CommitLog.commit(dir, written(messages), job, false, queryId, epochId);
-      CommitLog.abort(dir, job);
+      CommitLog.commit(storage, dir, written(messages), job, false, queryId, epochId);
+      madeLog = false;
+      CommitLog.abort(storage, dir, job);
     } catch (IOException e) {
       throw new UncheckedIOException(dir + ": committing micro-batch " + epochId + ": " + e, e);
     }
@@ -142,11 +159,11 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
 
   /** An append must keep the directory's schema (its readers refuse files that differ). */
   private void checkAppendSchema() {
-    List<String> files = DataFiles.filesIn(dir);
+    List<String> files = DataFiles.filesIn(storage, dir);
     if (files.isEmpty()) {
       return;
     }
-    FileFooter first = FileFooter.read(files.get(0));
+    FileFooter first = FileFooter.read(storage, files.get(0));
     StructType have = ColumnSpec.sparkSchema(first.columns);
     boolean same = have.fields().length == schema.fields().length;
     for (int i = 0; same && i < have.fields().length; i++) {
@@ -167,14 +184,16 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
 
   @Override
   public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-    return new Factory(dir.toString(), job, schema, compression, batchRows, batchBytes);
+    return new Factory(dir, conf, job, schema, compression, batchRows, batchBytes);
   }
 
   @Override
   public void commit(WriterCommitMessage[] messages) {
     try {
-      CommitLog.commit(dir, written(messages), job, overwrite);
-      CommitLog.abort(dir, job);  // temporaries of failed task attempts (listed files stay)
+      CommitLog.commit(storage, dir, written(messages), job, overwrite);
+      madeLog = false;
+      // temporaries and files of failed or speculative task attempts (listed files stay)
+      CommitLog.abort(storage, dir, job);
     } catch (IOException e) {
       throw new UncheckedIOException(dir + ": committing job " + job + ": " + e, e);
     }
@@ -183,7 +202,10 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
   @Override
   public void abort(WriterCommitMessage[] messages) {
     try {
-      CommitLog.abort(dir, job);
+      CommitLog.abort(storage, dir, job);
+      if (madeLog) {  // a failed first write leaves the path as it found it
+        CommitLog.undoFirstWrite(storage, dir, job, madeDir);
+      }
     } catch (IOException e) {
       throw new UncheckedIOException(dir + ": aborting job " + job + ": " + e, e);
     }
@@ -193,16 +215,18 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
   static final class Factory implements DataWriterFactory, StreamingDataWriterFactory {
     private static final long serialVersionUID = 1L;
     private final String dir;
+    private final org.apache.spark.util.SerializableConfiguration conf;
     private final String job;
     private final StructType schema;
     private final String compression;
     private final int batchRows;
     private final long batchBytes;
 
-    Factory(String dir, String job, StructType schema, String compression, int batchRows,
-        long batchBytes) {
+    Factory(String dir, org.apache.spark.util.SerializableConfiguration conf, String job,
+        StructType schema, String compression, int batchRows, long batchBytes) {
       this.batchBytes = batchBytes;
       this.dir = dir;
+      this.conf = conf;
       this.job = job;
       this.schema = schema;
       this.compression = compression;
@@ -211,9 +235,14 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
 
     @Override
     public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
+      return writer(partitionId, null, -1);
+    }
+
+    private DataWriter<InternalRow> writer(int partitionId, String query, long epochId) {
       try {
-        return new ArrowmmDataWriter(Path.of(dir), job, schema, partitionId, compression,
-            batchRows, batchBytes);
+        Storage st = Storage.of(dir, conf == null ? null : conf.value());
+        return new ArrowmmDataWriter(st, dir, job, schema, partitionId, compression,
+            batchRows, batchBytes, query, epochId);
       } catch (IOException e) {
         throw new UncheckedIOException(dir + ": " + e, e);
       }
@@ -221,7 +250,7 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
 
     @Override
     public DataWriter<InternalRow> createWriter(int partitionId, long taskId, long epochId) {
-      return createWriter(partitionId, taskId);
+      return writer(partitionId, "stream", epochId);
     }
   }
 }

@@ -1,20 +1,10 @@
 package io.arrowmm.spark;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.DirectoryStream;
-import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -30,8 +20,10 @@ import org.slf4j.LoggerFactory;
  * The commit protocol of {@code docs/commit-protocol.md}, as the Python writer
  * ({@code arrowmm/spark/commit.py}) implements it: a directory's committed files are those the
  * highest-numbered manifest {@code _arrowmm_log/<20 digits>.json} lists; a job publishes
- * version {@code latest + 1} by hard-linking a complete temporary file to that name, which
- * fails rather than replaces when another job took it first (then it re-reads and retries).
+ * version {@code latest + 1} by creating that name only if it is free
+ * ({@link Storage#createIfAbsent}: a hard link locally, HDFS's rename without overwrite, S3's
+ * conditional PUT), which fails rather than replaces when another job took it first (then it
+ * re-reads and retries).
  * The two implementations can commit into one directory at the same time.
  */
 final class CommitLog {
@@ -42,7 +34,8 @@ final class CommitLog {
   private static final Logger LOG = LoggerFactory.getLogger(CommitLog.class);
 
   /**
-   * One task's file: its hidden temporary name, its final name and its rows.
+   * One task's file: its hidden temporary name (null when the task wrote its final name
+   * directly: {@link Storage#renamesTaskFiles}), its final name and its rows.
    *
    * <p>It travels from the task to the driver as a commit message of Spark's own class
    * ({@link #toMessage}, {@link #of}): the driver deserializes task results with its base
@@ -68,7 +61,8 @@ final class CommitLog {
       java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
       try (java.io.DataOutputStream out = new java.io.DataOutputStream(bytes)) {
         out.writeUTF(TAG);
-        out.writeUTF(tmp);
+        out.writeBoolean(tmp != null);
+        out.writeUTF(tmp == null ? "" : tmp);
         out.writeUTF(name);
         out.writeLong(rows);
       } catch (IOException e) {
@@ -92,10 +86,17 @@ final class CommitLog {
         if (!TAG.equals(in.readUTF())) {
           throw new ArrowmmException("not a commit message of the arrowmm connector's tasks");
         }
-        return new Written(in.readUTF(), in.readUTF(), in.readLong());
+        boolean hasTmp = in.readBoolean();
+        String tmp = in.readUTF();
+        return new Written(hasTmp ? tmp : null, in.readUTF(), in.readLong());
       } catch (IOException e) {
         throw new ArrowmmException("a damaged commit message from a task: " + e.getMessage());
       }
+    }
+
+    /** The name the file has now, in the directory. */
+    String current() {
+      return tmp == null ? name : tmp;
     }
   }
 
@@ -106,34 +107,32 @@ final class CommitLog {
     return String.format("%020d.json", v);
   }
 
-  static Path log(Path dir) {
-    return dir.resolve(DataFiles.LOG_DIR);
+  static String log(Storage st, String dir) {
+    return st.child(dir, DataFiles.LOG_DIR);
   }
 
   /** The version numbers in the log, ascending. */
-  static List<Long> versions(Path dir) throws IOException {
+  static List<Long> versions(Storage st, String dir) throws IOException {
     List<Long> out = new ArrayList<>();
-    try (DirectoryStream<Path> ds = Files.newDirectoryStream(log(dir))) {
-      for (Path c : ds) {
-        Matcher m = VERSION_NAME.matcher(c.getFileName().toString());
-        if (m.matches()) {
-          out.add(Long.parseLong(m.group(1)));
-        }
-      }
-    } catch (NoSuchFileException e) {
+    List<Storage.Stat> entries = st.list(log(st, dir));
+    if (entries == null) {
       return out;
+    }
+    for (Storage.Stat c : entries) {
+      Matcher m = VERSION_NAME.matcher(c.name);
+      if (m.matches()) {
+        out.add(Long.parseLong(m.group(1)));
+      }
     }
     out.sort(null);
     return out;
   }
 
   /** Version {@code v}'s document, or null when it is gone (a tombstone or absent). */
-  static ObjectNode read(Path dir, long v) throws IOException {
-    Path p = log(dir).resolve(versionName(v));
-    byte[] text;
-    try {
-      text = Files.readAllBytes(p);
-    } catch (NoSuchFileException e) {
+  static ObjectNode read(Storage st, String dir, long v) throws IOException {
+    String p = st.child(log(st, dir), versionName(v));
+    byte[] text = st.readSmall(p);
+    if (text == null) {
       return null;
     }
     JsonNode doc;
@@ -161,89 +160,75 @@ final class CommitLog {
   }
 
   /** The latest complete version's document (tombstones skipped by listing again). */
-  static ObjectNode latest(Path dir) throws IOException {
+  static ObjectNode latest(Storage st, String dir) throws IOException {
     for (int attempt = 0; attempt < 100; attempt++) {
-      List<Long> vs = versions(dir);
+      List<Long> vs = versions(st, dir);
       if (vs.isEmpty()) {
         return null;
       }
-      ObjectNode doc = read(dir, vs.get(vs.size() - 1));
+      ObjectNode doc = read(st, dir, vs.get(vs.size() - 1));
       if (doc != null) {
         return doc;
       }
     }
-    throw new ArrowmmException(log(dir) + ": the latest manifest keeps disappearing while read");
+    throw new ArrowmmException(log(st, dir) + ": the latest manifest keeps disappearing while "
+        + "read");
   }
 
   /** Create version {@code v} holding {@code doc}, whole or not at all; false if it exists. */
-  static boolean publish(Path dir, long v, ObjectNode doc) throws IOException {
-    Path log = log(dir);
-    Path tmp = log.resolve(".tmp-jvm-" + UUID.randomUUID().toString().replace("-", ""));
+  static boolean publish(Storage st, String dir, long v, ObjectNode doc) throws IOException {
     byte[] data = JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(doc);
-    try {
-      try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW,
-          StandardOpenOption.WRITE)) {
-        ByteBuffer b = ByteBuffer.wrap(data);
-        while (b.hasRemaining()) {
-          ch.write(b);
-        }
-        ch.force(true);
-      }
-      try {
-        Files.createLink(log.resolve(versionName(v)), tmp);  // never replaces: the commit point
-      } catch (FileAlreadyExistsException e) {
-        return false;
-      } catch (UnsupportedOperationException e) {
-        throw new ArrowmmException(log + ": cannot publish manifest version " + v + ": this "
-            + "filesystem refuses hard links, which the commit protocol needs to create a "
-            + "version without replacing one");
-      }
-    } finally {
-      Files.deleteIfExists(tmp);
-    }
-    fsyncDir(log);
-    return true;
+    return st.createIfAbsent(st.child(log(st, dir), versionName(v)), data);
   }
 
-  static void fsyncDir(Path dir) {
-    try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
-      ch.force(true);
-    } catch (IOException e) {
-      // some platforms cannot open a folder for fsync; the link itself is atomic
-    }
-  }
-
-  /** Make sure {@code dir} has a log with a version (adopting the older layout); §5.4. */
-  static void ensureLog(Path dir) throws IOException {
-    Files.createDirectories(dir);
-    Path log = log(dir);
-    try {
-      Files.createDirectory(log);
-    } catch (FileAlreadyExistsException e) {
-      // fine if a real folder
-    }
-    if (!Files.isDirectory(log, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+  /**
+   * Make sure {@code dir} has a log with a version (adopting the older layout); §5.4.  Returns
+   * true when this call published version 0 (a job that fails before it commits then takes
+   * it back: {@link #undoFirstWrite}).  {@code job}'s own files are never adopted (on stores
+   * where tasks write final names, they may already be there).
+   */
+  static boolean ensureLog(Storage st, String dir, String job) throws IOException {
+    st.mkdirs(dir);
+    String log = log(st, dir);
+    st.mkdirs(log);
+    Storage.Stat ls = st.stat(log);
+    if (ls == null || !ls.directory) {
       throw new ArrowmmException(log + ": the commit log must be a folder (found something else)");
     }
-    while (versions(dir).isEmpty()) {
-      List<String> files = DataFiles.successFiles(dir);
+    Pattern own = job == null ? null : ownFiles(job);
+    while (versions(st, dir).isEmpty()) {
+      List<String> files = DataFiles.successFiles(st, dir);
       if (files == null) {
         files = new ArrayList<>();
-        for (String p : DataFiles.filesIn(dir)) {
-          files.add(Path.of(p).getFileName().toString());
+        for (String p : DataFiles.filesIn(st, dir)) {
+          String n = st.name(p);
+          if (own == null || !own.matcher(n).matches()) {
+            files.add(n);
+          }
         }
       }
       ObjectNode doc = JSON.createObjectNode();
       doc.put("format", DataFiles.FORMAT).put("version", 0).putNull("previous")
-          .put("operation", "adopt").putNull("job");
+          .put("operation", "adopt");
+      if (job == null) {
+        doc.putNull("job");
+      } else {
+        doc.put("job", job);
+      }
       strings(doc.putArray("files"), files);
       doc.putArray("removed");
       doc.putObject("streams");
-      if (publish(dir, 0, doc)) {
-        fsyncDir(dir);
-        return;
+      if (publish(st, dir, 0, doc)) {
+        return true;
       }
     }
+    return false;
+  }
+
+  /** The final names of job {@code job}'s files. */
+  static Pattern ownFiles(String job) {
+    return Pattern.compile("^(batch-[0-9]+-)?part-[0-9]+-" + Pattern.quote(job)
+        + "(-[0-9]+)?\\.arrow$");
   }
 
   private static void strings(ArrayNode a, List<String> values) {
@@ -265,9 +250,9 @@ final class CommitLog {
    * version lists only this job's files and its dropped files are deleted after publishing.
    * Returns the published version.
    */
-  static long commit(Path dir, List<Written> written, String job, boolean overwrite)
-      throws IOException {
-    return commit(dir, written, job, overwrite, null, -1);
+  static long commit(Storage st, String dir, List<Written> written, String job,
+      boolean overwrite) throws IOException {
+    return commit(st, dir, written, job, overwrite, null, -1);
   }
 
   /** Whether micro-batch {@code batch} of streaming query {@code query} is in {@code doc}. */
@@ -276,18 +261,29 @@ final class CommitLog {
     return done != null && done.isIntegralNumber() && batch <= done.asLong();
   }
 
+  /** The final name of a task's file: a streaming micro-batch's names are prefixed. */
+  static String finalName(String name, String query, long batch) {
+    return query == null ? name : String.format("batch-%08d-%s", batch, name);
+  }
+
   /**
    * Commit a job, or with {@code query} a streaming micro-batch {@code batch}: its files are
    * named {@code batch-<8 digits>-part-...} and a micro-batch a version already records (Spark
    * replays one after a failure) is not added again (§5.3 steps 2 and 4.2, §10).  Returns the
    * published version, or -1 for a replay.
    */
-  static long commit(Path dir, List<Written> written, String job, boolean overwrite,
-      String query, long batch) throws IOException {
-    ensureLog(dir);
-    if (query != null && already(latest(dir), query, batch)) {
+  static long commit(Storage st, String dir, List<Written> written, String job,
+      boolean overwrite, String query, long batch) throws IOException {
+    // the log job setup ensured (§5.1); never adopted again here: on stores where tasks write
+    // final names in place, the folder may hold other jobs' uncommitted files
+    if (versions(st, dir).isEmpty()) {
+      throw new ArrowmmException(log(st, dir) + ": the commit log has no version (job setup "
+          + "made one; a failed first write into the same directory took it back while job "
+          + job + " ran); nothing of this job was published: run it again");
+    }
+    if (query != null && already(latest(st, dir), query, batch)) {
       for (Written w : written) {
-        Files.deleteIfExists(dir.resolve(w.tmp));
+        st.delete(st.child(dir, w.current()));
       }
       return -1;
     }
@@ -302,32 +298,43 @@ final class CommitLog {
     }
     for (Written w : written) {
       if (!keep.contains(w)) {
-        Files.deleteIfExists(dir.resolve(w.tmp));
+        st.delete(st.child(dir, w.current()));
       }
     }
     List<String> added = new ArrayList<>();
     for (Written w : keep) {
-      String name = query == null ? w.name : String.format("batch-%08d-%s", batch, w.name);
-      Path fin = dir.resolve(name);
-      if (Files.exists(fin, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+      if (w.tmp == null) {  // written under its final name (no rename on this store)
+        added.add(w.name);
+        continue;
+      }
+      String name = finalName(w.name, query, batch);
+      String fin = st.child(dir, name);
+      if (st.stat(fin) != null) {
         throw new ArrowmmException(fin + ": a file of job " + job + " already exists; job ids "
             + "must be unique and committed once");
       }
-      Files.move(dir.resolve(w.tmp), fin, StandardCopyOption.ATOMIC_MOVE);
+      st.rename(st.child(dir, w.tmp), fin);
       added.add(name);
     }
-    fsyncDir(dir);
+    if (st instanceof LocalStorage) {
+      LocalStorage.fsyncDir(java.nio.file.Path.of(dir));
+    }
     ObjectNode doc = null;
     for (int attempt = 0; attempt < MAX_ATTEMPTS && doc == null; attempt++) {
-      List<Long> vs = versions(dir);
+      List<Long> vs = versions(st, dir);
+      if (vs.isEmpty()) {
+        throw new ArrowmmException(log(st, dir) + ": the commit log lost all its versions while "
+            + "job " + job + " ran (a failed first write into the same directory took its "
+            + "version 0 back); nothing of this job was published: run it again");
+      }
       long v = vs.get(vs.size() - 1);
-      ObjectNode base = read(dir, v);
+      ObjectNode base = read(st, dir, v);
       if (base == null) {
         continue;  // pruned meanwhile: many newer versions exist
       }
       if (query != null && already(base, query, batch)) {  // another run of it won
         for (String n : added) {
-          Files.deleteIfExists(dir.resolve(n));
+          st.delete(st.child(dir, n));
         }
         return -1;
       }
@@ -350,13 +357,14 @@ final class CommitLog {
         }
       }
       JsonNode streams = base.get("streams");
-      ObjectNode st = streams == null ? JSON.createObjectNode() : (ObjectNode) streams.deepCopy();
+      ObjectNode sts = streams == null ? JSON.createObjectNode() : (ObjectNode) streams.deepCopy();
       if (query != null) {
-        JsonNode was = st.get(query);
-        st.put(query, was != null && was.isIntegralNumber() ? Math.max(batch, was.asLong()) : batch);
+        JsonNode was = sts.get(query);
+        sts.put(query, was != null && was.isIntegralNumber() ? Math.max(batch, was.asLong())
+            : batch);
       }
-      next.set("streams", st);
-      if (publish(dir, v + 1, next)) {
+      next.set("streams", sts);
+      if (publish(st, dir, v + 1, next)) {
         doc = next;
       } else {
         try {
@@ -375,14 +383,14 @@ final class CommitLog {
     long version = doc.get("version").asLong();
     // committed: what follows tidies up, and must not fail the job (a retry would add it twice)
     try {
-      writeMirror(dir);
+      writeMirror(st, dir);
       Set<String> listed = new HashSet<>(files(doc));
       for (JsonNode n : doc.get("removed")) {
         if (!listed.contains(n.asText())) {
-          Files.deleteIfExists(dir.resolve(n.asText()));
+          st.delete(st.child(dir, n.asText()));
         }
       }
-      prune(dir, version);
+      prune(st, dir, version);
     } catch (IOException | RuntimeException e) {
       LOG.warn(dir + ": job " + job + " is committed (version " + version + "), but tidying "
           + "up after it failed: " + e);
@@ -391,28 +399,18 @@ final class CommitLog {
   }
 
   /** Copy the latest version's list to {@code _SUCCESS} until no newer version appeared; §8. */
-  static void writeMirror(Path dir) throws IOException {
+  static void writeMirror(Storage st, String dir) throws IOException {
     while (true) {
-      ObjectNode doc = latest(dir);
+      ObjectNode doc = latest(st, dir);
       ObjectNode m = JSON.createObjectNode();
       m.put("format", DataFiles.FORMAT);
       m.set("version", doc.get("version"));
       m.set("job", doc.get("job"));
       m.set("files", doc.get("files"));
       m.put("log", DataFiles.LOG_DIR);
-      Path tmp = dir.resolve("._SUCCESS." + UUID.randomUUID().toString().substring(0, 12)
-          + ".tmp");
-      try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW,
-          StandardOpenOption.WRITE)) {
-        ByteBuffer b = ByteBuffer.wrap(JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(m));
-        while (b.hasRemaining()) {
-          ch.write(b);
-        }
-        ch.force(true);
-      }
-      Files.move(tmp, dir.resolve(DataFiles.MANIFEST), StandardCopyOption.ATOMIC_MOVE,
-          StandardCopyOption.REPLACE_EXISTING);
-      List<Long> vs = versions(dir);
+      st.replace(st.child(dir, DataFiles.MANIFEST),
+          JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(m));
+      List<Long> vs = versions(st, dir);
       if (vs.get(vs.size() - 1) == doc.get("version").asLong()) {
         return;
       }
@@ -420,10 +418,10 @@ final class CommitLog {
   }
 
   /** Shrink versions more than {@link #KEEP_VERSIONS} below the latest to tombstones; §9. */
-  static void prune(Path dir, long latest) throws IOException {
-    Set<String> current = new HashSet<>(files(latest(dir)));
+  static void prune(Storage st, String dir, long latest) throws IOException {
+    Set<String> current = new HashSet<>(files(latest(st, dir)));
     for (long v = Math.max(0, latest - 2 * KEEP_VERSIONS); v <= latest - KEEP_VERSIONS; v++) {
-      ObjectNode doc = read(dir, v);
+      ObjectNode doc = read(st, dir, v);
       if (doc == null) {
         continue;
       }
@@ -431,17 +429,14 @@ final class CommitLog {
       if (removed != null && removed.isArray()) {
         for (JsonNode n : removed) {
           if (!current.contains(n.asText()) && plain(n.asText())) {
-            Files.deleteIfExists(dir.resolve(n.asText()));
+            st.delete(st.child(dir, n.asText()));
           }
         }
       }
       ObjectNode tomb = JSON.createObjectNode();
       tomb.put("format", DataFiles.FORMAT).put("version", v).put("pruned", true);
       tomb.putArray("files");
-      Path tmp = log(dir).resolve(".tmp-jvm-" + UUID.randomUUID().toString().replace("-", ""));
-      Files.write(tmp, JSON.writeValueAsBytes(tomb), StandardOpenOption.CREATE_NEW);
-      Files.move(tmp, log(dir).resolve(versionName(v)), StandardCopyOption.ATOMIC_MOVE,
-          StandardCopyOption.REPLACE_EXISTING);
+      st.replace(st.child(log(st, dir), versionName(v)), JSON.writeValueAsBytes(tomb));
     }
   }
 
@@ -451,36 +446,59 @@ final class CommitLog {
   }
 
   /** Remove job {@code job}'s files that no published version kept (§7); returns them. */
-  static List<String> abort(Path dir, String job) throws IOException {
+  static List<String> abort(Storage st, String dir, String job) throws IOException {
     List<String> gone = new ArrayList<>();
-    if (!Files.isDirectory(dir)) {
+    List<Storage.Stat> entries = st.list(dir);
+    if (entries == null) {
       return gone;
     }
-    ObjectNode latest = latest(dir);
+    ObjectNode latest = latest(st, dir);
     Set<String> listed = new HashSet<>();
     if (latest != null) {
       listed.addAll(files(latest));
     } else {
-      List<String> s = DataFiles.successFiles(dir);
+      List<String> s = DataFiles.successFiles(st, dir);
       if (s != null) {
         listed.addAll(s);
       }
     }
-    Pattern fin = Pattern.compile("^(batch-[0-9]+-)?part-[0-9]+-" + Pattern.quote(job)
-        + "\\.arrow$");
+    Pattern fin = ownFiles(job);
     String tag = "arrowmm-" + job + "-";
-    try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
-      for (Path c : ds) {
-        String n = c.getFileName().toString();
-        if ((n.startsWith(".") && n.contains(tag)) || (fin.matcher(n).matches()
-            && !listed.contains(n))) {
-          gone.add(n);
-        }
+    for (Storage.Stat c : entries) {
+      String n = c.name;
+      if ((n.startsWith(".") && n.contains(tag)) || (fin.matcher(n).matches()
+          && !listed.contains(n))) {
+        gone.add(n);
       }
     }
     for (String n : gone) {
-      Files.deleteIfExists(dir.resolve(n));
+      st.delete(st.child(dir, n));
     }
     return gone;
+  }
+
+  /**
+   * After a failed job that published version 0 itself ({@link #ensureLog} returned true):
+   * take that version back when it is still the only one, adopted nothing, and is this job's,
+   * then the log folder when empty, and the directory when this job made it and it is empty,
+   * so that a failed first write leaves the path as it found it (an empty log used to turn a
+   * missing path into an empty table, and made the next mode('errorifexists') fail).
+   */
+  static void undoFirstWrite(Storage st, String dir, String job, boolean removeDir)
+      throws IOException {
+    List<Long> vs = versions(st, dir);
+    if (vs.size() != 1 || vs.get(0) != 0) {
+      return;
+    }
+    ObjectNode v0 = read(st, dir, 0);
+    if (v0 == null || !job.equals(v0.path("job").asText(null)) || v0.get("files").size() > 0
+        || !"adopt".equals(v0.path("operation").asText(null))) {
+      return;
+    }
+    st.delete(st.child(log(st, dir), versionName(0)));
+    st.delete(st.child(dir, DataFiles.MANIFEST));
+    if (st.deleteEmptyDirectory(log(st, dir)) && removeDir) {
+      st.deleteEmptyDirectory(dir);
+    }
   }
 }

@@ -2,12 +2,7 @@ package io.arrowmm.spark;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
-import java.nio.file.FileSystems;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.PathMatcher;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
@@ -37,10 +32,10 @@ final class DataFiles {
   private DataFiles() {}
 
   /** The paths a load(...) or save(...) call gave (the option path, or the JSON list paths)
-   * as local absolute paths, qualified with the active session's Hadoop configuration and the
-   * options ({@link LocalPaths}): a path of another filesystem is refused here. */
+   * qualified with the active session's Hadoop configuration and the options
+   * ({@link PathResolver}): a scheme no Hadoop FileSystem serves is refused here. */
   static List<String> loadPaths(Map<String, String> options) {
-    return LocalPaths.resolve(givenPaths(options), LocalPaths.hadoopConf(options));
+    return PathResolver.resolve(givenPaths(options), PathResolver.hadoopConf(options));
   }
 
   /** The paths a load(...) or save(...) call gave, as given. */
@@ -83,28 +78,34 @@ final class DataFiles {
   }
 
   /** Every data file under {@code paths}, in a stable order, each once. */
-  static List<String> resolve(List<String> paths) {
+  static List<String> resolve(List<String> paths, org.apache.hadoop.conf.Configuration conf) {
     Set<String> out = new LinkedHashSet<>();
     for (String p : paths) {
-      Path path = Path.of(p);
-      if (Files.isDirectory(path)) {
-        out.addAll(filesIn(path));
-      } else if (Files.isRegularFile(path)) {
-        out.add(path.toAbsolutePath().normalize().toString());
-      } else if (hasMagic(p)) {
-        List<Path> matches = glob(p);
-        if (matches.isEmpty()) {
-          throw new ArrowmmException("path '" + p + "' matches no file");
-        }
-        for (Path m : matches) {
-          if (Files.isDirectory(m)) {
-            out.addAll(filesIn(m));
-          } else {
-            out.add(m.toAbsolutePath().normalize().toString());
+      Storage st = Storage.of(p, conf);
+      try {
+        Storage.Stat s = st.stat(p);
+        if (s != null && s.directory) {
+          out.addAll(filesIn(st, p));
+        } else if (s != null) {
+          out.add(p);
+        } else if (hasMagic(p)) {
+          List<String> matches = st.glob(p);
+          if (matches.isEmpty()) {
+            throw new ArrowmmException("path '" + p + "' matches no file");
           }
+          for (String m : matches) {
+            Storage.Stat ms = st.stat(m);
+            if (ms != null && ms.directory) {
+              out.addAll(filesIn(st, m));
+            } else {
+              out.add(m);
+            }
+          }
+        } else {
+          throw new ArrowmmException("path '" + p + "' does not exist");
         }
-      } else {
-        throw new ArrowmmException("path '" + p + "' does not exist");
+      } catch (IOException e) {
+        throw new ArrowmmException("path '" + p + "': " + e, e);
       }
     }
     return new ArrayList<>(out);
@@ -114,77 +115,44 @@ final class DataFiles {
     return p.indexOf('*') >= 0 || p.indexOf('?') >= 0 || p.indexOf('[') >= 0;
   }
 
-  /** Glob matches, component by component; like Spark's file sources, a name starting with _
-   * or . matches only a pattern that names it literally. */
-  private static List<Path> glob(String pattern) {
-    Path pat = Path.of(pattern);
-    Path root = pat.isAbsolute() ? pat.getRoot() : Path.of("");
-    List<Path> current = new ArrayList<>();
-    current.add(root);
-    for (Path part : pat) {
-      String comp = part.toString();
-      List<Path> next = new ArrayList<>();
-      for (Path dir : current) {
-        if (!hasMagic(comp)) {
-          Path child = dir.resolve(comp);
-          if (Files.exists(child)) {
-            next.add(child);
-          }
-          continue;
-        }
-        if (!Files.isDirectory(dir.toString().isEmpty() ? Path.of(".") : dir)) {
-          continue;
-        }
-        PathMatcher m = FileSystems.getDefault().getPathMatcher("glob:" + comp);
-        List<Path> found = new ArrayList<>();
-        try (DirectoryStream<Path> ds =
-            Files.newDirectoryStream(dir.toString().isEmpty() ? Path.of(".") : dir)) {
-          for (Path c : ds) {
-            String name = c.getFileName().toString();
-            if (!name.startsWith("_") && !name.startsWith(".") && m.matches(Path.of(name))) {
-              found.add(dir.resolve(name));
-            }
-          }
-        } catch (IOException e) {
-          throw new ArrowmmException("path '" + pattern + "': " + e, e);
-        }
-        found.sort(null);
-        next.addAll(found);
-      }
-      current = next;
-    }
-    return current;
+  /** The data files of one local directory. */
+  static List<String> filesIn(Path dir) {
+    return filesIn(LocalStorage.INSTANCE, dir.toAbsolutePath().normalize().toString());
   }
 
   /** The data files of one directory. */
-  static List<String> filesIn(Path dir) {
-    List<String> names = latestVersionFiles(dir);
+  static List<String> filesIn(Storage st, String dir) {
+    List<String> names = latestVersionFiles(st, dir);
     if (names == null) {
-      names = successFiles(dir);
+      names = successFiles(st, dir);
     }
     List<String> out = new ArrayList<>();
     if (names != null) {
       for (String n : names) {
-        out.add(dir.resolve(n).toAbsolutePath().normalize().toString());
+        out.add(st.child(dir, n));
       }
       return out;
     }
-    List<String> listed = new ArrayList<>();
-    try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
-      for (Path c : ds) {
-        String name = c.getFileName().toString();
-        if (!name.startsWith("_") && !name.startsWith(".") && Files.isRegularFile(c)) {
-          listed.add(name);
-        }
-      }
+    List<Storage.Stat> entries;
+    try {
+      entries = st.list(dir);
     } catch (IOException e) {
       throw new ArrowmmException(dir + ": " + e, e);
     }
+    if (entries == null) {
+      throw new ArrowmmException(dir + ": not a directory (or removed while read)");
+    }
+    List<String> listed = new ArrayList<>();
+    for (Storage.Stat c : entries) {
+      if (!c.name.startsWith("_") && !c.name.startsWith(".") && !c.directory) {
+        listed.add(c.name);
+      }
+    }
     listed.sort(null);
     for (String name : listed) {
-      Path p = dir.resolve(name);
-      if (isArrowFile(p, name)) {
-        out.add(p.toAbsolutePath().normalize().toString());
+      String p = st.child(dir, name);
+      if (isArrowFile(st, p, name)) {
+        out.add(p);
       }
     }
     return out;
@@ -196,14 +164,21 @@ final class DataFiles {
    * disk or an interrupted copy leaves) fails the query naming it ({@link FileFooter#read})
    * instead of being left out; not so named, only when it starts with the file magic or a
    * stream's marker. */
-  private static boolean isArrowFile(Path p, String name) {
+  private static boolean isArrowFile(Storage st, String p, String name) {
     if (StreamIndex.namedArrow(name)) {
       return true;
     }
     byte[] head = new byte[8];
-    int n;
-    try (java.io.InputStream in = Files.newInputStream(p)) {
-      n = in.readNBytes(head, 0, 8);
+    int n = 0;
+    try (Storage.Input in = st.open(p)) {
+      java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(head);
+      while (b.hasRemaining()) {
+        int got = in.read(b, b.position());
+        if (got < 0) {
+          break;
+        }
+      }
+      n = b.position();
     } catch (IOException e) {
       return false;
     }
@@ -215,70 +190,83 @@ final class DataFiles {
     return StreamIndex.looksLikeStream(b, name);
   }
 
-  /** The latest version's file list of the directory's log, or null when it has no versions. */
+  /** The latest version's file list of the local directory's log, or null without versions. */
   static List<String> latestVersionFiles(Path dir) {
-    Path log = dir.resolve(LOG_DIR);
+    return latestVersionFiles(LocalStorage.INSTANCE, dir.toAbsolutePath().normalize().toString());
+  }
+
+  /** The latest version's file list of the directory's log, or null when it has no versions. */
+  static List<String> latestVersionFiles(Storage st, String dir) {
+    String log = st.child(dir, LOG_DIR);
     for (int attempt = 0; attempt < 100; attempt++) {
-      TreeMap<Long, Path> versions = new TreeMap<>();
-      try (DirectoryStream<Path> ds = Files.newDirectoryStream(log)) {
-        for (Path c : ds) {
-          Matcher m = VERSION_NAME.matcher(c.getFileName().toString());
-          if (m.matches()) {
-            versions.put(Long.parseUnsignedLong(m.group(1)), c);
-          }
-        }
-      } catch (NoSuchFileException | java.nio.file.NotDirectoryException e) {
-        return null;
+      TreeMap<Long, String> versions = new TreeMap<>();
+      List<Storage.Stat> entries;
+      try {
+        entries = st.list(log);
       } catch (IOException e) {
         throw new ArrowmmException(log + ": " + e, e);
+      }
+      if (entries == null) {
+        return null;
+      }
+      for (Storage.Stat c : entries) {
+        Matcher m = VERSION_NAME.matcher(c.name);
+        if (m.matches()) {
+          versions.put(Long.parseUnsignedLong(m.group(1)), c.path);
+        }
       }
       if (versions.isEmpty()) {
         return null;
       }
-      Map.Entry<Long, Path> latest = versions.lastEntry();
+      Map.Entry<Long, String> latest = versions.lastEntry();
+      String where = st.child(log, st.name(latest.getValue()));
       byte[] text;
       try {
-        text = Files.readAllBytes(latest.getValue());
-      } catch (NoSuchFileException e) {
-        continue;  // removed by a writer keeping the log short: list again
+        text = st.readSmall(where);
       } catch (IOException e) {
-        throw new ArrowmmException(latest.getValue() + ": " + e, e);
+        throw new ArrowmmException(where + ": " + e, e);
+      }
+      if (text == null) {
+        continue;  // removed by a writer keeping the log short: list again
       }
       JsonNode doc;
       try {
         doc = JSON.readTree(text);
       } catch (IOException e) {
-        throw new ArrowmmException(latest.getValue() + ": not a manifest of version "
+        throw new ArrowmmException(where + ": not a manifest of version "
             + latest.getKey() + " (" + e.getMessage() + ")");
       }
-      String where = latest.getValue() + ": not a manifest of version " + latest.getKey();
+      String bad = where + ": not a manifest of version " + latest.getKey();
       if (doc == null || !doc.isObject() || !FORMAT.equals(doc.path("format").asText(null))) {
-        throw new ArrowmmException(where + " (format is not '" + FORMAT + "')");
+        throw new ArrowmmException(bad + " (format is not '" + FORMAT + "')");
       }
       JsonNode v = doc.get("version");
       if (v == null || !v.isIntegralNumber() || v.asLong() != latest.getKey()) {
-        throw new ArrowmmException(where + " (it says version " + v + ")");
+        throw new ArrowmmException(bad + " (it says version " + v + ")");
       }
       if (doc.path("pruned").isBoolean() && doc.path("pruned").asBoolean()) {
         continue;  // pruned to a tombstone between listing and reading: list again
       }
-      return names(doc.get("files"), where);
+      return names(doc.get("files"), bad);
     }
     throw new ArrowmmException(log + ": the latest manifest keeps disappearing while read");
   }
 
-  /** The _SUCCESS manifest's list, or null (no manifest, or an empty Hadoop-style marker). */
+  /** The local directory's _SUCCESS manifest's list, or null. */
   static List<String> successFiles(Path dir) {
-    Path path = dir.resolve(MANIFEST);
+    return successFiles(LocalStorage.INSTANCE, dir.toAbsolutePath().normalize().toString());
+  }
+
+  /** The _SUCCESS manifest's list, or null (no manifest, or an empty Hadoop-style marker). */
+  static List<String> successFiles(Storage st, String dir) {
+    String path = st.child(dir, MANIFEST);
     byte[] text;
     try {
-      text = Files.readAllBytes(path);
-    } catch (NoSuchFileException e) {
-      return null;
+      text = st.readSmall(path);
     } catch (IOException e) {
       throw new ArrowmmException(path + ": " + e, e);
     }
-    if (new String(text, StandardCharsets.UTF_8).trim().isEmpty()) {
+    if (text == null || new String(text, StandardCharsets.UTF_8).trim().isEmpty()) {
       return null;
     }
     try {

@@ -3,10 +3,7 @@ package io.arrowmm.spark;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.List;
 
 import org.apache.arrow.flatbuf.Block;
@@ -20,6 +17,8 @@ final class FileFooter {
   static final byte[] MAGIC = "ARROW1".getBytes(StandardCharsets.US_ASCII);
 
   final String path;
+  /** Where the file is (read again for batch headers; not sent to executors). */
+  transient Storage storage;
   final long fileSize;
   final Schema schema;
   final List<ColumnSpec> columns;
@@ -120,7 +119,7 @@ final class FileFooter {
     if (all) {
       return rows;
     }
-    try (FileChannel ch = FileChannel.open(Path.of(path), StandardOpenOption.READ)) {
+    try (Storage.Input ch = storage.open(path)) {
       if (ch.size() != fileSize) {
         return null;
       }
@@ -146,8 +145,14 @@ final class FileFooter {
   }
 
   /** Read the footer of {@code path}: only the trailing magic, the footer and its schema. */
-  static FileFooter read(String path) {
-    try (FileChannel ch = FileChannel.open(Path.of(path), StandardOpenOption.READ)) {
+  static FileFooter read(Storage storage, String path) {
+    FileFooter f = readFrom(storage, path);
+    f.storage = storage;
+    return f;
+  }
+
+  private static FileFooter readFrom(Storage storage, String path) {
+    try (Storage.Input ch = storage.open(path)) {
       long size = ch.size();
       ByteBuffer head = readFully(ch, 0, (int) Math.min(size, 8)).order(ByteOrder.LITTLE_ENDIAN);
       String damaged = StreamIndex.unreadableHead(head);
@@ -282,7 +287,7 @@ final class FileFooter {
     return true;
   }
 
-  static ByteBuffer readFully(FileChannel ch, long position, int length)
+  static ByteBuffer readFully(Storage.Input ch, long position, int length)
       throws IOException {
     ByteBuffer buf = ByteBuffer.allocate(length);
     while (buf.hasRemaining()) {

@@ -4,12 +4,19 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 /**
- * Footers read by the driver, kept per (path, size, modification time, change time, file key):
+ * Footers read by the driver, kept per (path, size, modification time, change time, file key;
+ * for Hadoop filesystems: path, length, modification time):
  * planning a
  * query over files already planned reads no footer again (a filtered query over a big file
  * otherwise spends part of its fixed cost parsing the footer and its statistics once for the
@@ -39,6 +46,15 @@ final class FooterCache {
       this.modified = a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS);
       this.changed = ctime.to(java.util.concurrent.TimeUnit.NANOSECONDS);
       this.fileKey = a.fileKey();
+    }
+
+    /** A Hadoop file's identity: its length and modification time (no change time there; a
+     * file of HDFS or an object store is rewritten as a new file, with a new time). */
+    Key(Storage.Stat s) {
+      this.size = s.length;
+      this.modified = s.modified * 1_000_000L;
+      this.changed = this.modified;
+      this.fileKey = null;
     }
 
     /** The later of the modification and change times. */
@@ -81,7 +97,15 @@ final class FooterCache {
     }
   };
 
-  private static Key key(String path) {
+  private static Key key(Storage storage, String path) {
+    if (!(storage instanceof LocalStorage)) {
+      try {
+        Storage.Stat s = storage.stat(path);
+        return s == null || s.directory ? null : new Key(s);
+      } catch (IOException | RuntimeException e) {
+        return null;
+      }
+    }
     try {
       Path p = Path.of(path);
       return new Key(Files.readAttributes(p, BasicFileAttributes.class),
@@ -92,8 +116,8 @@ final class FooterCache {
   }
 
   /** The footer of {@code path}: from the cache when the file is unchanged, else read. */
-  static FileFooter read(String path) {
-    Key before = key(path);
+  static FileFooter read(Storage storage, String path) {
+    Key before = key(storage, path);
     if (before != null) {
       synchronized (CACHE) {
         Entry e = CACHE.get(path);
@@ -102,8 +126,8 @@ final class FooterCache {
         }
       }
     }
-    FileFooter footer = FileFooter.read(path);
-    Key after = key(path);
+    FileFooter footer = FileFooter.read(storage, path);
+    Key after = key(storage, path);
     java.time.Instant t = java.time.Instant.now();
     long now = t.getEpochSecond() * 1_000_000_000L + t.getNano();
     if (before != null && before.equals(after) && now - before.touched() > SETTLED_NANOS) {
@@ -112,5 +136,64 @@ final class FooterCache {
       }
     }
     return footer;
+  }
+
+  /** Threads that read footers at once when planning: Hadoop filesystems answer each read
+   * after a round trip (a NameNode, an object store's first byte), so many in flight hide the
+   * latency; bounded, as Spark bounds its parallel listing. */
+  static final int PLANNING_THREADS = 16;
+
+  /** The footers of {@code paths}, in order, read {@link #PLANNING_THREADS} at a time (each
+   * from the cache when unchanged); the first failing file, in order, names the error. */
+  static List<FileFooter> readAll(List<String> paths, org.apache.hadoop.conf.Configuration conf) {
+    Storage hadoop = null;
+    Storage[] stores = new Storage[paths.size()];
+    for (int i = 0; i < stores.length; i++) {
+      String p = paths.get(i);
+      if (p.startsWith("/")) {
+        stores[i] = LocalStorage.INSTANCE;
+      } else {
+        hadoop = hadoop == null ? Storage.of(p, conf) : hadoop;
+        stores[i] = hadoop;
+      }
+    }
+    List<FileFooter> out = new ArrayList<>();
+    int threads = Math.min(PLANNING_THREADS, paths.size());
+    if (threads <= 1) {
+      for (int i = 0; i < stores.length; i++) {
+        out.add(read(stores[i], paths.get(i)));
+      }
+      return out;
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(threads, r -> {
+      Thread t = new Thread(r, "arrowmm-footers");
+      t.setDaemon(true);
+      return t;
+    });
+    try {
+      List<Future<FileFooter>> futures = new ArrayList<>();
+      for (int i = 0; i < stores.length; i++) {
+        Storage st = stores[i];
+        String p = paths.get(i);
+        futures.add(pool.submit(() -> read(st, p)));
+      }
+      for (Future<FileFooter> f : futures) {
+        try {
+          out.add(f.get());
+        } catch (ExecutionException e) {
+          Throwable c = e.getCause();
+          if (c instanceof RuntimeException) {
+            throw (RuntimeException) c;
+          }
+          throw new ArrowmmException(String.valueOf(c), c);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new ArrowmmException("interrupted while reading footers");
+        }
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    return out;
   }
 }

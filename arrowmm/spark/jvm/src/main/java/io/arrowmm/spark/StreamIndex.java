@@ -3,7 +3,6 @@ package io.arrowmm.spark;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.util.Arrays;
 
 import org.apache.arrow.flatbuf.Endianness;
@@ -92,7 +91,7 @@ final class StreamIndex {
   }
 
   /** Scan the stream {@code path} (open as {@code ch}, {@code size} bytes) once. */
-  static FileFooter scan(String path, FileChannel ch, long size) throws IOException {
+  static FileFooter scan(String path, Storage.Input ch, long size) throws IOException {
     Schema schema = null;
     int batches = 0;
     int dicts = 0;
