@@ -16,10 +16,10 @@ reach one engine whatever the session: ``arrowmm_jvm`` and ``arrowmm_python``.
 """
 from __future__ import annotations
 
-__all__ = ["register", "configure", "jar_path", "FORMAT", "JVM_FORMAT", "PYTHON_FORMAT",
+__all__ = ["register", "configure", "add_jar", "jar_path", "FORMAT", "JVM_FORMAT", "PYTHON_FORMAT",
            "ArrowmmDataSource", "spark_schema"]
 
-from .jar import FORMAT, JVM_FORMAT, PYTHON_FORMAT, configure, jar_path
+from .jar import FORMAT, JVM_FORMAT, PYTHON_FORMAT, add_jar, configure, jar_path
 
 
 def register(spark, *, pushdown: bool = True) -> None:

@@ -71,11 +71,44 @@ def configure(builder):
     """
     path = jar_path()
     options = getattr(builder, "_options", {})
+    remote = options.get("spark.remote") or os.environ.get("SPARK_REMOTE")
+    if remote and not remote.startswith("local"):
+        # A client cannot put a jar on a running server's class path: setting spark.jars
+        # only warns, and format("arrowmm") would quietly stay the Python source.
+        raise ValueError(
+            f"arrowmm.spark.configure: the builder connects to the Spark Connect server "
+            f"{remote!r}, whose class path a client cannot change. Start the server with "
+            f"--jars {path} (`python -m arrowmm.spark jar` prints the path), or send the jar "
+            f"to your session after getOrCreate() with arrowmm.spark.add_jar(spark)")
     current = options.get("spark.jars", "")
     jars = [j for j in current.split(",") if j.strip()]
     if path not in jars:
         jars.append(path)
     return builder.config("spark.jars", ",".join(jars))
+
+
+def add_jar(spark) -> None:
+    """Add the JVM connector's jar to a running session: a Spark Connect session gets it as a
+    session artifact (``spark.addArtifacts``, reads and writes alike), a classic one through
+    ``ADD JAR`` (for a classic session, prefer ``configure`` before it starts: a jar added
+    later reaches only the threads that load classes after it).
+
+    Examples
+    --------
+    >>> spark = SparkSession.builder.remote("sc://host:15002").getOrCreate()  # doctest: +SKIP
+    >>> arrowmm.spark.add_jar(spark)                                          # doctest: +SKIP
+    >>> spark.read.format("arrowmm_jvm").load("hdfs:///data/")                # doctest: +SKIP
+    """
+    path = jar_path()
+    if callable(getattr(spark, "addArtifacts", None)) and _is_connect(spark):
+        spark.addArtifacts(path)
+    else:
+        spark.sql(f"ADD JAR '{path}'")
+
+
+def _is_connect(spark) -> bool:
+    """Whether ``spark`` is a Spark Connect session (pyspark.sql.connect.session)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 def _source_files():

@@ -226,7 +226,7 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
     writer.end();
     output.sync();
     close();
-    return new CommitLog.Written(direct ? null : writtenName, finalName, rows);
+    return new CommitLog.Written(direct ? null : writtenName, finalName, rows).toMessage();
   }
 
   @Override

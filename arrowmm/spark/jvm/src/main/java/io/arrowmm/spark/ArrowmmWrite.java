@@ -151,7 +151,7 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
     List<CommitLog.Written> out = new ArrayList<>();
     for (WriterCommitMessage m : messages) {
       if (m != null) {
-        out.add((CommitLog.Written) m);
+        out.add(CommitLog.Written.of(m));
       }
     }
     return out;

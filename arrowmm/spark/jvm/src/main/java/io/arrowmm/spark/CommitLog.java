@@ -33,10 +33,20 @@ final class CommitLog {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Logger LOG = LoggerFactory.getLogger(CommitLog.class);
 
-  /** One task's file: its hidden temporary name (null when the task wrote its final name
-   * directly: {@link Storage#renamesTaskFiles}), its final name and its rows. */
-  static final class Written implements org.apache.spark.sql.connector.write.WriterCommitMessage {
-    private static final long serialVersionUID = 1L;
+  /**
+   * One task's file: its hidden temporary name (null when the task wrote its final name
+   * directly: {@link Storage#renamesTaskFiles}), its final name and its rows.
+   *
+   * <p>It travels from the task to the driver as a commit message of Spark's own class
+   * ({@link #toMessage}, {@link #of}): the driver deserializes task results with its base
+   * class loader, which does not know the classes of a jar sent as a Spark Connect session
+   * artifact ({@code addArtifacts}), so a message of the connector's own class failed every
+   * such write with "ClassNotFound with classloader".  Spark's
+   * {@code PythonWriterCommitMessage} carries bytes and nothing else: it is the generic
+   * envelope here, whatever its name says.
+   */
+  static final class Written {
+    private static final String TAG = "arrowmm-written/1";
     final String tmp;
     final String name;
     final long rows;
@@ -45,6 +55,43 @@ final class CommitLog {
       this.tmp = tmp;
       this.name = name;
       this.rows = rows;
+    }
+
+    org.apache.spark.sql.connector.write.WriterCommitMessage toMessage() {
+      java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+      try (java.io.DataOutputStream out = new java.io.DataOutputStream(bytes)) {
+        out.writeUTF(TAG);
+        out.writeBoolean(tmp != null);
+        out.writeUTF(tmp == null ? "" : tmp);
+        out.writeUTF(name);
+        out.writeLong(rows);
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+      return new org.apache.spark.sql.execution.datasources.v2.python.PythonWriterCommitMessage(
+          bytes.toByteArray());
+    }
+
+    /** The file a task reported in {@code message} (made by {@link #toMessage}). */
+    static Written of(org.apache.spark.sql.connector.write.WriterCommitMessage message) {
+      if (!(message
+          instanceof org.apache.spark.sql.execution.datasources.v2.python.PythonWriterCommitMessage)) {
+        throw new ArrowmmException("not a commit message of the arrowmm connector's tasks: "
+            + message.getClass().getName());
+      }
+      byte[] data = ((org.apache.spark.sql.execution.datasources.v2.python.PythonWriterCommitMessage)
+          message).pickledMessage();
+      try (java.io.DataInputStream in = new java.io.DataInputStream(
+          new java.io.ByteArrayInputStream(data))) {
+        if (!TAG.equals(in.readUTF())) {
+          throw new ArrowmmException("not a commit message of the arrowmm connector's tasks");
+        }
+        boolean hasTmp = in.readBoolean();
+        String tmp = in.readUTF();
+        return new Written(hasTmp ? tmp : null, in.readUTF(), in.readLong());
+      } catch (IOException e) {
+        throw new ArrowmmException("a damaged commit message from a task: " + e.getMessage());
+      }
     }
 
     /** The name the file has now, in the directory. */
