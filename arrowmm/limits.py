@@ -6,38 +6,38 @@ a body inside the file, a vector inside its flatbuffer), which needs no limit.
 What the bytes present cannot bound is limited here instead, with defaults far
 above what honest files use:
 
-=========================== ============ =================================================
-limit                       default      what it bounds
-=========================== ============ =================================================
-``max_nesting``             64           depth of nested types (list<list<...>>, structs,
-                                         ...); pyarrow's limit too.  At most 128: the
-                                         readers recurse per level
-``max_fields``              1,048,576    fields of a schema, counting nested children
-``max_metadata_size``       256 MiB      the flatbuffer of one message or of the footer
-                                         (a stream's length prefix is refused before any
-                                         of it is read)
-``max_custom_metadata_size`` 64 MiB      keys plus values of one custom-metadata table
-                                         (schema, field, message or footer)
-``max_dictionary_batches``  65,536       dictionary batches of one dictionary id (the
-                                         first one and its deltas / replacements) in a
-                                         file or a stream
-``max_decompressed_size``   4 GiB        uncompressed length of one compressed buffer
-                                         (besides the codec's own expansion bound)
-``max_batch_decompressed_size`` 16 GiB   uncompressed lengths of the buffers of one
-                                         record (or dictionary) batch, summed as its
-                                         columns are loaded: each buffer is refused
-                                         before it is decoded if it would go beyond
-``max_reader_decompression_ratio`` 65,536 with the next one, the default budget of one
-                                         reader: the uncompressed lengths of every
-                                         buffer it decompresses over its life (each
-                                         buffer of each message counted once, however
-                                         often it is decoded again) may add up to this
-                                         many times the source's bytes (a stream read
-                                         from a file object: the bytes read so far)...
-``min_reader_decompression_budget`` 64 MiB ...or to this, whichever is more.  A reader
-                                         opened with ``max_decompressed_bytes=N`` has
-                                         the budget N instead
-=========================== ============ =================================================
+=================================== ========= ================================================
+limit                               default   what it bounds
+=================================== ========= ================================================
+``max_nesting``                     64        depth of nested types (list<list<...>>, structs,
+                                              ...); pyarrow's limit too.  At most 128: the
+                                              readers recurse per level
+``max_fields``                      1,048,576 fields of a schema, counting nested children
+``max_metadata_size``               256 MiB   the flatbuffer of one message or of the footer
+                                              (a stream's length prefix is refused before any
+                                              of it is read)
+``max_custom_metadata_size``        64 MiB    keys plus values of one custom-metadata table
+                                              (schema, field, message or footer)
+``max_dictionary_batches``          65,536    dictionary batches of one dictionary id (the
+                                              first one and its deltas / replacements) in a
+                                              file or a stream
+``max_decompressed_size``           4 GiB     uncompressed length of one compressed buffer
+                                              (besides the codec's own expansion bound)
+``max_batch_decompressed_size``     16 GiB    uncompressed lengths of the buffers of one
+                                              record (or dictionary) batch, summed as its
+                                              columns are loaded: each buffer is refused
+                                              before it is decoded if it would go beyond
+``max_reader_decompression_ratio``  65,536    with the next one, the default budget of one
+                                              reader: the uncompressed lengths of every
+                                              buffer it decompresses over its life (each
+                                              buffer of each message counted once, however
+                                              often it is decoded again) may add up to this
+                                              many times the source's bytes (a stream read
+                                              from a file object: the bytes read so far)...
+``min_reader_decompression_budget`` 64 MiB    ...or to this, whichever is more.  A reader
+                                              opened with ``max_decompressed_bytes=N`` has
+                                              the budget N instead
+=================================== ========= ================================================
 
 The per-reader default is set by what legitimate files reach: an all-zero (or all-null)
 int64 column of 1 GiB compresses to 33 KB with zstd (32,262:1, pyarrow's writer and

@@ -125,14 +125,9 @@ def test_every_public_name_and_method_is_in_the_reference(built):
 
 # --- the examples ---------------------------------------------------------------------------
 
-#: Pages whose blocks are not examples: the commit protocol's specification draws the
-#: directory layout in a fence without a language (its own engineer's file; ``text`` would do).
-SPECIFICATIONS = {DOCS / "commit-protocol.md"}
-
-
 def test_every_block_runs_or_says_why_not():
     assert len(RUN) >= 15 and len(SPARK) >= 3
-    assert not unlabelled_or_unexplained([b for b in BLOCKS if b.path not in SPECIFICATIONS])
+    assert not unlabelled_or_unexplained(BLOCKS)
 
 
 @pytest.fixture(scope="module")

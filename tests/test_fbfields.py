@@ -307,7 +307,6 @@ def test_a_wide_schema_s_repeated_nested_and_dictionary_types_are_one_instance_e
 def test_a_field_s_metadata_read_in_c_names_its_extension_type_when_first_asked():
     """A field with metadata is made in C now (it went through Field's constructor): its
     extension type is still looked up on first use, so one registered after the read counts."""
-    import arrowmm
     schema = pa.schema([pa.field("u", pa.binary(16), metadata={
         "ARROW:extension:name": "arrowmm.test.uuid_like", "ARROW:extension:metadata": ""})])
     got = decode.parse_footer(footer_of(schema)).schema

@@ -21,7 +21,7 @@ import pytest
 
 pa = pytest.importorskip("pyarrow", reason="pyarrow is in the test extras; install them")
 pyspark = pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
-import pyarrow.ipc  # noqa: E402
+import pyarrow.ipc  # noqa: E402, F401  (pa.ipc, loaded)
 
 from arrowmm.spark import jar as jvm_jar  # noqa: E402
 import hadoop_test_filesystems as hfs  # noqa: E402

@@ -29,18 +29,7 @@ PLANT = "# planted:"
 # what a docs block may use without making it: the Spark blocks' session
 # Errors that are someone else's to fix, each by its page and a piece of the message; the list
 # only shrinks (test_known_errors_in_the_examples_are_still_there says when an entry can go).
-KNOWN = {
-    # arrowmm.field(name, type) is typed as Field | Expression (no overloads telling the two
-    # forms apart by ``type``): arrowmm/compute/expression.py, under work as this is written
-    ("examples.py", "Expression | Field"),
-    # the README and docs are rewritten as this is written; their examples to fix:
-    # duckdb's stubs type sql() as Optional: `duckdb.sql(...).fetchall()` needs a check
-    ("interchange.md", "fetchall"),
-    # Popen.stdout is Optional: `assert worker.stdout is not None` before readline()
-    ("shared-memory.md", "readline"), ("README.md", "readline"),
-    # batch["t"] is an Array to a checker: use the FixedShapeTensorArray itself (`tensors`)
-    ("values.md", "to_numpy_ndarray"), ("README.md", "to_numpy_ndarray"),
-}
+KNOWN: set = set()  # (page, piece of the message) of errors known and accepted: none now
 PRELUDE = """
 from pyspark.sql import SparkSession
 spark: SparkSession

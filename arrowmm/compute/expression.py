@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
-from typing import List, Optional
+from typing import List, Optional, overload
 
 import numpy as np
 
@@ -188,6 +188,15 @@ class Expression:
 
     def __reduce__(self):
         return (Expression, (self.kind, *self.args))
+
+
+@overload
+def field(name: str, type: None = None) -> "Expression": ...  # noqa: A002
+
+
+@overload
+def field(name: str, type: t.DataType, nullable: bool = True,  # noqa: A002
+          metadata=None, *, dictionary_id: Optional[int] = None) -> t.Field: ...
 
 
 def field(name, type: Optional[t.DataType] = None, nullable: bool = True,  # noqa: A002
