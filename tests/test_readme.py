@@ -77,5 +77,6 @@ def test_the_quick_start_says_how_to_run_the_fast_subset():
     subset = " ".join(section.split())
     for left_out in ("--ignore-glob='tests/test_spark*'", "--ignore=tests/test_readme.py",
                      "--ignore=tests/test_docs.py", "--ignore=tests/test_benchmarks.py",
-                     "--ignore=tests/test_wheel.py", "--ignore=tests/test_packaging.py"):
+                     "--ignore=tests/test_wheel.py", "--ignore=tests/test_packaging.py",
+                     "--ignore=tests/test_maven_build.py"):
         assert left_out in subset, left_out
