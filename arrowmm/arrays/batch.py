@@ -41,6 +41,17 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forked)
 
 
+#: ``filter``, ``take`` and ``sort_by``: the kernels of ``arrowmm.compute``, registered (through
+#: ``arrowmm.arrays.table.register_table_compute``) when it is imported
+_COMPUTE: dict = {}
+
+
+def register_batch_compute(filter_batch, take_batch, sort_batch) -> None:
+    """Set the functions behind ``RecordBatch.filter``, ``take`` and ``sort_by`` (each
+    ``f(batch, argument) -> RecordBatch``)."""
+    _COMPUTE.update(filter=filter_batch, take=take_batch, sort_by=sort_batch)
+
+
 def register_batch_serializer(serialize_batch) -> None:
     """Called by ``arrowmm.ipc.messages``: the function behind ``RecordBatch.serialize``."""
     _SERIALIZER["batch"] = serialize_batch
@@ -403,7 +414,9 @@ class RecordBatch(PandasConvertible):
 
     def take(self, indices) -> "RecordBatch":
         """The rows at ``indices`` (numpy, list or integer array), a copy; null indices give
-        null rows, out-of-range ones raise IndexError."""
+        null rows, out-of-range ones raise IndexError (``pyarrow.RecordBatch.take``)."""
+        if "take" in _COMPUTE:
+            return _COMPUTE["take"](self, indices)
         values, nulls = selection("as_indices")(indices, self.num_rows)
         picks = values if nulls is None else [None if z else int(v) for v, z in
                                                zip(values.tolist(), nulls.tolist())]
@@ -411,10 +424,22 @@ class RecordBatch(PandasConvertible):
         return RecordBatch(self.schema, len(values), cols, metadata=self.metadata)
 
     def filter(self, mask) -> "RecordBatch":
-        """The rows where ``mask`` (numpy bool, list, or boolean array) is True; a null in the
-        mask drops its row, as pyarrow's default does."""
+        """The rows where ``mask`` is True: a boolean array as long as the batch (numpy, list,
+        arrowmm or pyarrow) or an expression (``arrowmm.field("x") > 3``); a null drops its
+        row, as pyarrow's default does (``pyarrow.RecordBatch.filter``)."""
+        if "filter" in _COMPUTE:
+            return _COMPUTE["filter"](self, mask)
         keep = selection("as_mask")(mask, self.num_rows)
         return self.take(np.flatnonzero(keep))
+
+    def sort_by(self, sorting) -> "RecordBatch":
+        """The rows sorted by ``sorting``: a column name (ascending) or a list of
+        ``(name, "ascending" | "descending")``, as ``pyarrow.RecordBatch.sort_by``: stable,
+        nulls last, NaN after the numbers."""
+        if "sort_by" not in _COMPUTE:
+            raise ArrowInvalid("RecordBatch.sort_by needs arrowmm.compute (import arrowmm, not "
+                               "only arrowmm.arrays)")
+        return _COMPUTE["sort_by"](self, sorting)
 
     # -- conversion ----------------------------------------------------------------------
     def to_pydict(self, *, temporal: str = "python") -> dict:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable, List, Optional, Sequence
 
 from .. import types as t
-from .batch import RecordBatch
+from .batch import RecordBatch, register_batch_compute
 from .chunked import ChunkedArray, aligned_pieces
 from ..errors import ArrowInvalid
 from .pandas_compat import PandasConvertible
@@ -33,6 +33,23 @@ def register_table_compute(filter_table: Callable, take_table: Callable,
     """Set the functions behind ``Table.filter``, ``take`` and ``sort_by`` (called by
     ``arrowmm.compute``, whose kernels work on these classes)."""
     _COMPUTE.update(filter=filter_table, take=take_table, sort_by=sort_table)
+    register_batch_compute(_on_one_batch(filter_table), _on_one_batch(take_table),
+                           _on_one_batch(sort_table))
+
+
+def _on_one_batch(table_function: Callable) -> Callable:
+    """``table_function`` (of a Table and an argument) as a function of a RecordBatch: the
+    batch as a table of one, the result as one batch (an empty slice of the batch when no
+    row is left, as pyarrow's batch methods give a batch of no rows)."""
+    def on_batch(batch: RecordBatch, argument) -> RecordBatch:
+        out = table_function(Table(batch.schema, [batch]), argument).to_batches()
+        if len(out) == 1:
+            return out[0]
+        if not out:
+            return batch.slice(0, 0)
+        raise ArrowInvalid(f"{table_function.__name__} of one batch gave {len(out)} batches")
+    on_batch.__name__ = table_function.__name__
+    return on_batch
 
 
 def _compute(name: str) -> Callable:
