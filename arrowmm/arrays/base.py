@@ -6,7 +6,8 @@ indexing, ``slice``, ``validate``, ``to_pylist``, ``to_numpy``, the PyCapsule ex
 Also what the layouts' modules share: read-only typed views of a buffer (``typed_view``), the
 size check every structural check makes (``need_bytes``), child values to Python
 (``pylist_where_used``, ``extension_values``), and the hooks that the modules above register
-(``register_selection``, ``register_array_to_pandas``, picklers through ``copyreg``).
+(``register_selection``, ``register_array_to_pandas``, ``register_cast``, picklers through
+``copyreg``).
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from .numpy_compat import convert as _convert
 __all__ = ["Array", "register_selection", "selection", "imported_array", "exported_schema",
            "exported_array", "imported_batch", "reduce_registered", "register_array_to_pandas",
            "typed_view", "MAX_UNBACKED_ROWS", "unbacked_rows", "need_bytes", "pylist_where_used",
-           "extension_values", "covered_mask"]
+           "extension_values", "covered_mask", "register_cast"]
 
 
 #: ``take`` and ``filter`` live in ``selection`` (which imports these classes) and are
@@ -89,6 +90,16 @@ _TO_PANDAS: list = []
 def register_array_to_pandas(convert_array) -> None:
     """Called by ``pandas_compat``: ``convert_array(array) -> pandas.Series``."""
     _TO_PANDAS[:] = [convert_array]
+
+
+#: ``Array.cast``: ``arrowmm.interop.cast`` registers it (the one module that knows casts)
+_CAST: list = []
+
+
+def register_cast(cast_array) -> None:
+    """Called by ``arrowmm.interop.cast``: ``cast_array(array, target_type, safe) -> Array``."""
+    _CAST[:] = [cast_array]
+
 
 _ZERO_OFFSET = {4: np.zeros(1, dtype="<i4"), 8: np.zeros(1, dtype="<i8")}
 
@@ -210,6 +221,17 @@ class Array:
         """The values where ``mask`` (numpy bool, list, or boolean array of the same length) is
         True; a null in the mask drops its value, as pyarrow's default does."""
         return _SELECTION["filter"](self, mask)
+
+    def cast(self, target_type: t.DataType, safe: bool = True) -> "Array":
+        """The values as ``target_type``, as pyarrow's ``Array.cast``: numbers, temporal units,
+        dates and timestamps, strings and binaries, numbers to and from strings, dictionaries,
+        the null type to anything.  ``safe=True`` raises ``ArrowInvalid`` where a value would
+        not fit or lose precision; ``safe=False`` wraps and truncates as pyarrow does.  A pair
+        pyarrow does not cast raises ``ArrowNotImplementedError``."""
+        if not _CAST:
+            raise ArrowInvalid("Array.cast needs arrowmm.interop.cast (import arrowmm, not only "
+                               "arrowmm.arrays)")
+        return _CAST[0](self, target_type, safe=bool(safe))
 
     @property
     def null_count(self) -> int:

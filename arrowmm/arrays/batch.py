@@ -17,7 +17,7 @@ from .extension import ExtensionArray, storage_of, wrap
 from ..errors import ArrowInvalid
 from .pandas_compat import PandasConvertible
 
-__all__ = ["RecordBatch"]
+__all__ = ["RecordBatch", "cast_columns", "register_batch_compute"]
 
 
 #: ``serialize`` lives in ``arrowmm.ipc.messages``, above this layer: it registers itself here
@@ -55,6 +55,25 @@ def register_batch_compute(filter_batch, take_batch, sort_batch) -> None:
 def register_batch_serializer(serialize_batch) -> None:
     """Called by ``arrowmm.ipc.messages``: the function behind ``RecordBatch.serialize``."""
     _SERIALIZER["batch"] = serialize_batch
+
+
+def cast_columns(schema: t.Schema, target_schema: t.Schema, column, safe: bool, what: str
+                 ) -> List[Array]:
+    """``column(k)`` of each field of ``schema`` cast to ``target_schema``'s type, as
+    pyarrow's ``cast`` of a batch or table (``what``) checks names and nullability."""
+    if not isinstance(target_schema, t.Schema):
+        raise TypeError(f"cast: target_schema must be an arrowmm Schema, got "
+                        f"{type(target_schema).__name__}")
+    if schema.names != target_schema.names:
+        raise ArrowInvalid(f"Target schema's field names are not matching the {what}'s field "
+                           f"names: {schema.names}, {target_schema.names}")
+    out = []
+    for k, f in enumerate(target_schema):
+        col = column(k).cast(f.type, safe)
+        if not f.nullable and col.null_count:
+            raise ArrowInvalid(f"Casting field {f.name!r} with null values to non-nullable")
+        out.append(col)
+    return out
 
 
 class RecordBatch(PandasConvertible):
@@ -440,6 +459,14 @@ class RecordBatch(PandasConvertible):
             raise ArrowInvalid("RecordBatch.sort_by needs arrowmm.compute (import arrowmm, not "
                                "only arrowmm.arrays)")
         return _COMPUTE["sort_by"](self, sorting)
+
+    def cast(self, target_schema: t.Schema, safe: bool = True) -> "RecordBatch":
+        """The columns cast to ``target_schema``'s types (same names, in order), as
+        ``pyarrow.RecordBatch.cast`` (see ``Array.cast`` for ``safe``); a column with nulls
+        for a non-nullable field raises ``ArrowInvalid``."""
+        return RecordBatch(target_schema, self.num_rows,
+                           cast_columns(self.schema, target_schema, self.column, safe,
+                                        "record batch"), metadata=self.metadata)
 
     # -- conversion ----------------------------------------------------------------------
     def to_pydict(self, *, temporal: str = "python") -> dict:

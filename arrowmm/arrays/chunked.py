@@ -141,6 +141,11 @@ class ChunkedArray:
             offset = 0
         return ChunkedArray(out, self._type)
 
+    def cast(self, target_type: t.DataType, safe: bool = True) -> "ChunkedArray":
+        """Every chunk cast to ``target_type`` (``Array.cast``; pyarrow's
+        ``ChunkedArray.cast``)."""
+        return ChunkedArray([c.cast(target_type, safe) for c in self._chunks], target_type)
+
     def combine_chunks(self) -> Array:
         """One array of every chunk (the chunk itself when there is one; else a copy)."""
         if len(self._chunks) == 1:

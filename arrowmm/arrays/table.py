@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Callable, List, Optional, Sequence
 
 from .. import types as t
-from .batch import RecordBatch, register_batch_compute
+from .batch import RecordBatch, cast_columns, register_batch_compute
 from .chunked import ChunkedArray, aligned_pieces
+from .empty import empty_array
 from ..errors import ArrowInvalid
 from .pandas_compat import PandasConvertible
 
@@ -258,6 +259,18 @@ class Table(PandasConvertible):
         ``(name, "ascending" | "descending")``, as pyarrow's ``Table.sort_by``: stable, nulls
         last, NaN after the numbers."""
         return _compute("sort_by")(self, sorting)
+
+    def cast(self, target_schema: t.Schema, safe: bool = True) -> "Table":
+        """The columns cast to ``target_schema``'s types (same names, in order), batch by
+        batch, as ``pyarrow.Table.cast`` (see ``Array.cast`` for ``safe``); a column with nulls
+        for a non-nullable field raises ``ArrowInvalid``."""
+        if not self._batches:  # (names, nullability and the pairs checked all the same)
+            cast_columns(self.schema, target_schema,
+                         lambda k: empty_array(self.schema.fields[k].type), safe, "table")
+        return Table(target_schema, [
+            RecordBatch(target_schema, b.num_rows,
+                        cast_columns(b.schema, target_schema, b.column, safe, "table"),
+                        metadata=b.metadata) for b in self._batches])
 
     def to_batches(self) -> List[RecordBatch]:
         """The table's record batches, zero-copy (``pyarrow.Table.to_batches``)."""

@@ -15,9 +15,22 @@ not make the cast exact.  The casts, each value for value as pyarrow's safe ``ca
 Anything else (another temporal unit, nested types that differ) is refused with
 ``ArrowInvalid`` naming the field.  ``schema_difference(got, want)`` names the first
 difference between two schemas, both types and what would fix it.
+
+``cast_array(array, target_type, safe=True)`` is ``Array.cast`` (and so the ``cast`` of
+chunked arrays, batches and tables): pyarrow's ``cast``, value for value, over the pairs
+pyarrow casts between flat types (numbers and booleans, temporal units, dates and
+timestamps, strings and binaries of every width and view, numbers to and from strings,
+dictionaries, the null type to anything).  ``safe=True`` raises ``ArrowInvalid`` where a value
+would not fit or would lose precision, with pyarrow's words; ``safe=False`` wraps and truncates
+as pyarrow (C) does.  Pairs pyarrow does not cast raise ``ArrowNotImplementedError``
+("Unsupported cast from X to Y"); the few it casts that arrowmm does not yet (decimals,
+temporal values to and from strings, nested types) say so.
 """
 from __future__ import annotations
 
+import datetime as _dt
+import re
+import zoneinfo
 from typing import Callable, Optional
 
 import numpy as np
@@ -25,12 +38,14 @@ import numpy as np
 from .. import types as t
 from .._core._region import as_view
 from ..arrays.array import Array, make_array
+from ..arrays.base import register_cast
+from ..arrays.extension import storage_of
 from ..arrays.batch import RecordBatch
 from ..arrays.concat import concat_arrays
-from ..errors import ArrowInvalid
+from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .from_python import binary_views, convert, validity_from_mask
 
-__all__ = ["cast_problem", "cast_column", "cast_batch", "schema_difference"]
+__all__ = ["cast_problem", "cast_column", "cast_batch", "schema_difference", "cast_array"]
 
 _MANTISSA = {2: 11, 4: 24, 8: 53}  # float width -> integers up to 2**this are exact
 
@@ -147,7 +162,11 @@ def _encoded(array: Array, want: t.DictionaryType, path: str, existing: Optional
         where.setdefault(v, k)
     new = []
     remap = np.empty(len(dictionary), dtype=np.int64)
+    from_values = not isinstance(array.type, t.DictionaryType)
     for k, v in enumerate(dictionary.to_pylist()):
+        if v is None and from_values:  # (a null row: its index is masked, as pyarrow's)
+            remap[k] = 0
+            continue
         j = where.get(v)
         if j is None:
             j = where[v] = len(known) + len(new)
@@ -250,3 +269,370 @@ def schema_difference(got: t.Schema, want: t.Schema, whose: str = "the file's") 
             return (f"column {a.name!r} is not nullable, {whose} is nullable: write with "
                     f"cast=True")
     return "they differ in their metadata or dictionary ids"
+
+
+# -- Array.cast: pyarrow's cast ------------------------------------------------------------
+
+_SCALE = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
+_DAY_S = 86_400
+_MS_PER_DAY = 86_400_000
+_FIXED_OFFSET = re.compile(r"^([+-])(\d\d):(\d\d)$")
+_INT_TEXT = re.compile(r"^-?[0-9]+$")
+_HEX_TEXT = re.compile(r"^0[xX]([0-9a-fA-F]+)$")
+_FLOAT_TEXT = re.compile(r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|nan|inf|"
+                         r"infinity)$", re.IGNORECASE)
+_BOOL_TEXT = {"true": True, "false": False, "1": True, "0": False}
+
+
+def _unsupported(got, want) -> ArrowNotImplementedError:
+    return ArrowNotImplementedError(f"Unsupported cast from {got} to {want}")
+
+
+def _not_yet(got, want) -> ArrowNotImplementedError:
+    return ArrowNotImplementedError(f"arrowmm does not cast {got} to {want} yet (pyarrow "
+                                    f"does: pyarrow.array(a).cast(...), then arrowmm.array)")
+
+
+def _with_values(array: Array, want, out: np.ndarray) -> Array:
+    """``out`` (one value per row of ``array``) as an array of ``want``, ``array``'s nulls."""
+    validity, nulls = _validity(array)
+    if isinstance(want, t.BoolType):
+        return make_array(want, len(out), [validity, as_view(
+            np.packbits(out.astype(np.bool_), bitorder="little"))], null_count=nulls)
+    return make_array(want, len(out), [validity, as_view(np.ascontiguousarray(
+        out, dtype=want.numpy_dtype))], null_count=nulls)
+
+
+def _reinterpreted(array: Array, want) -> Array:
+    """The same buffers under ``want`` (same storage: int64 as timestamp, ...), zero-copy."""
+    return make_array(want, len(array), array.buffers(), null_count=-1 if array.null_count else 0,
+                      offset=array.offset)
+
+
+def _live(array: Array, values: np.ndarray) -> np.ndarray:
+    valid = _valid(array)
+    return values if valid is None else values[valid]
+
+
+def _zeroed(array: Array, values: np.ndarray) -> np.ndarray:
+    """``values`` with the null slots set to 0 (whatever a null slot holds must not raise or
+    leak into a result)."""
+    valid = _valid(array)
+    if valid is None:
+        return values
+    out = np.array(values)
+    out[~valid] = 0
+    return out
+
+
+def _number_values(array: Array) -> np.ndarray:
+    if isinstance(array.type, t.BoolType):
+        return array.values()
+    return np.asarray(array.values())
+
+
+def _cast_numbers(array: Array, want, safe: bool) -> Array:
+    got = array.type
+    values = _zeroed(array, _number_values(array))
+    if isinstance(want, t.BoolType):
+        return _with_values(array, want, values != 0)
+    live = _live(array, values)
+    if isinstance(got, (t.IntType, t.BoolType)) and isinstance(want, t.IntType):
+        if safe and live.size and isinstance(got, t.IntType):
+            info, have = np.iinfo(want.numpy_dtype), np.iinfo(got.numpy_dtype)
+            lo, hi = max(info.min, have.min), min(info.max, have.max)  # (pyarrow's words)
+            bad = live[(live < info.min) | (live > info.max)] if \
+                (int(live.min()) < info.min or int(live.max()) > info.max) else live[:0]
+            if bad.size:
+                raise ArrowInvalid(f"Integer value {int(bad[0])} not in range: {lo} to {hi}")
+        return _with_values(array, want, values.astype(want.numpy_dtype))
+    if isinstance(got, t.FloatType) and isinstance(want, t.IntType):
+        info = np.iinfo(want.numpy_dtype)
+        if safe and live.size:
+            as64 = live.astype(np.float64)
+            bad = ~np.isfinite(as64) | (np.trunc(as64) != as64) | (as64 < float(info.min)) | \
+                (as64 >= float(info.max) + 1.0)
+            if bad.any():
+                raise ArrowInvalid(f"Float value {float(as64[bad][0]):f} was truncated "
+                                   f"converting to {want}")
+        with np.errstate(invalid="ignore", over="ignore"):
+            return _with_values(array, want, values.astype(want.numpy_dtype))
+    if isinstance(got, t.IntType) and isinstance(want, t.FloatType):
+        if safe and live.size:
+            limit = 2 ** _MANTISSA[want.byte_width]
+            outside = live[(live > limit) | (live < -limit)] if \
+                (int(live.max()) > limit or int(live.min()) < -limit) else live[:0]
+            if outside.size:
+                lo = max(-limit, int(np.iinfo(got.numpy_dtype).min))  # (pyarrow's words)
+                raise ArrowInvalid(f"Integer value {int(outside[0])} not in range: {lo} to "
+                                   f"{limit}")
+        return _with_values(array, want, values.astype(want.numpy_dtype))
+    with np.errstate(over="ignore"):  # (float to float: rounds, overflows to inf as pyarrow)
+        return _with_values(array, want, values.astype(want.numpy_dtype))
+
+
+def _float_text(value: float, numpy_type) -> str:
+    """A float as pyarrow writes it: the shortest digits that read back as the same value of
+    its width, fixed notation for decimal exponents -6 to 9, else ``1.5e+20`` / ``1e-7``."""
+    if value != value:
+        return "nan"
+    if value in (float("inf"), float("-inf")):
+        return "inf" if value > 0 else "-inf"
+    if value == 0:
+        return "-0" if np.signbit(value) else "0"
+    text = np.format_float_scientific(numpy_type(value), unique=True, trim="-")
+    mantissa, exponent = text.split("e")
+    sign = "-" if mantissa.startswith("-") else ""
+    digits = mantissa.lstrip("-").replace(".", "")
+    k = int(exponent)
+    if k < -6 or k >= 10:
+        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{body}e{'+' if k >= 0 else '-'}{abs(k)}"
+    if k < 0:
+        return f"{sign}0.{'0' * (-k - 1)}{digits}"
+    whole = digits[:k + 1].ljust(k + 1, "0")
+    rest = digits[k + 1:]
+    return f"{sign}{whole}{'.' + rest if rest else ''}"
+
+
+def _numbers_to_text(array: Array, want) -> Array:
+    got = array.type
+    values = array.to_pylist()
+    if isinstance(got, t.BoolType):
+        text = [None if v is None else ("true" if v else "false") for v in values]
+    elif isinstance(got, t.IntType):
+        text = [None if v is None else str(v) for v in values]
+    else:  # (a half float is written as the double it is, as pyarrow does)
+        width = np.float32 if got.byte_width == 4 else np.float64
+        text = [None if v is None else _float_text(v, width) for v in values]
+    return convert(text, want)
+
+
+def _parse_failure(text, want) -> ArrowInvalid:
+    return ArrowInvalid(f"Failed to parse string: {text!r} as a scalar of type {want}")
+
+
+def _text_to_numbers(array: Array, want) -> Array:
+    """Strings parsed as pyarrow parses them: integers in decimal (``-`` but no ``+``, none
+    for unsigned types) or ``0x`` hexadecimal (a bit pattern of the type's width), floats
+    with a sign, exponent, ``nan`` or ``inf``, booleans as ``true``/``false``/``1``/``0`` in
+    any case.  pyarrow names the last value it could not parse: so does this."""
+    values = array.to_pylist()
+    if not array.type.utf8:
+        values = [None if v is None else v.decode("utf-8", "replace") for v in values]
+    out = np.zeros(len(values), dtype=np.bool_ if isinstance(want, t.BoolType) else
+                   want.numpy_dtype)
+    bad = None
+    if isinstance(want, t.BoolType):
+        for i, v in enumerate(values):
+            if v is not None:
+                got = _BOOL_TEXT.get(v.lower())
+                if got is None:
+                    bad = ArrowInvalid(f"Failed to parse value: {v}")
+                else:
+                    out[i] = got
+    elif isinstance(want, t.IntType):
+        info = np.iinfo(want.numpy_dtype)
+        bits = 8 * want.byte_width
+        for i, v in enumerate(values):
+            if v is None:
+                continue
+            n = None
+            if v.isascii() and _INT_TEXT.match(v) and (want.signed or not v.startswith("-")):
+                n = int(v) if info.min <= int(v) <= info.max else None
+            elif v.isascii() and _HEX_TEXT.match(v) and len(v) - 2 <= bits // 4:
+                n = int(v, 16)
+                n = n - (1 << bits) if want.signed and n > info.max else n
+            if n is None:
+                bad = _parse_failure(v, want)
+            else:
+                out[i] = n
+    else:
+        for i, v in enumerate(values):
+            if v is not None:
+                if not v.isascii() or not _FLOAT_TEXT.match(v):
+                    bad = _parse_failure(v, want)
+                else:
+                    out[i] = float(v)
+    if bad is not None:
+        raise bad
+    return _with_values(array, want, out)
+
+
+def _cast_text(array: Array, want) -> Array:
+    """Between string, binary and their large and view forms; to a string, UTF-8 checked."""
+    got = array.type
+    if want.utf8 and not got.utf8:
+        bad = next((k for k, v in enumerate(array.to_pylist()) if v is not None
+                    and not _valid_utf8(v)), None)
+        if bad is not None:
+            raise ArrowInvalid("Invalid UTF8 payload")
+    if got.view == want.view and got.large == want.large:
+        return _reinterpreted(array, want)
+    if got.view or want.view:
+        if not got.view:
+            return _binaries(array, want, "array")
+        return convert(array.to_pylist(), want)
+    return _binaries(array, want, "array")
+
+
+def _valid_utf8(value: bytes) -> bool:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _rescaled(values: np.ndarray, live: np.ndarray, got, want, frm: str, to: str,
+              safe: bool) -> np.ndarray:
+    """Counts of unit ``frm`` as counts of unit ``to``: a finer unit multiplies (out of range
+    refused when ``safe``), a coarser one divides (a remainder refused when ``safe``; else
+    truncated toward zero, as pyarrow's C division)."""
+    a, b = _SCALE[frm], _SCALE[to]
+    values = values.astype(np.int64)
+    if a == b:
+        return values
+    if b > a:
+        factor = b // a
+        if safe and live.size:
+            limit = np.iinfo(np.int64).max // factor
+            bad = live[(live > limit) | (live < -limit)]
+            if bad.size:
+                raise ArrowInvalid(f"Casting from {got} to {want} would result in out of bounds "
+                                   f"timestamp: {int(bad[0])}")
+        with np.errstate(over="ignore"):
+            return values * factor
+    factor = a // b
+    if safe and live.size:
+        lost = live[live % factor != 0]
+        if lost.size:
+            raise ArrowInvalid(f"Casting from {got} to {want} would lose data: {int(lost[0])}")
+    return (values - np.fmod(values, factor)) // factor
+
+
+def _zone_offsets(seconds: np.ndarray, tz: str) -> np.ndarray:
+    """The UTC offset (seconds) of zone ``tz`` at each of ``seconds`` since the epoch."""
+    m = _FIXED_OFFSET.match(tz)
+    if m is not None:
+        off = (int(m.group(2)) * 3600 + int(m.group(3)) * 60) * (-1 if m.group(1) == "-" else 1)
+        return np.full(len(seconds), off, dtype=np.int64)
+    try:
+        zone = zoneinfo.ZoneInfo(tz)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+        raise ArrowInvalid(f"Cannot locate timezone {tz!r}: {exc}") from None
+    unique, where = np.unique(seconds, return_inverse=True)
+    epoch = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+    offsets = np.empty(len(unique), dtype=np.int64)
+    for k, s in enumerate(unique.tolist()):
+        try:
+            at = epoch + _dt.timedelta(seconds=s)
+        except OverflowError:
+            raise ArrowInvalid(f"timestamp {s} s is outside the range of time zone "
+                               f"conversions") from None
+        offsets[k] = int(at.astimezone(zone).utcoffset().total_seconds())
+    return offsets[where.reshape(-1)]
+
+
+def _local(values: np.ndarray, dtype: t.TimestampType) -> np.ndarray:
+    """Timestamps as counts of their unit in their zone's wall-clock time (UTC without a zone)."""
+    if not dtype.tz or dtype.tz in ("UTC", "+00:00", "Etc/UTC"):
+        return values
+    scale = _SCALE[dtype.unit]
+    return values + _zone_offsets(np.floor_divide(values, scale), dtype.tz) * scale
+
+
+def _cast_temporal(array: Array, want, safe: bool) -> Array:
+    got = array.type
+    values = _zeroed(array, np.asarray(array.values()).astype(np.int64))
+    live = _live(array, values)
+    for a, b in ((got, want), (want, got)):  # (same-width signed integers: the storage)
+        if isinstance(a, t.IntType) and a.signed and a.byte_width == b.byte_width and \
+                isinstance(b, (t.TimestampType, t.DurationType, t.DateType, t.TimeType)):
+            return _reinterpreted(array, want)
+    same = type(got) is type(want)
+    if same and isinstance(got, (t.TimestampType, t.DurationType, t.TimeType)):
+        return _with_values(array, want, _rescaled(values, live, got, want, got.unit, want.unit,
+                                                   safe))
+    if same and isinstance(got, t.DateType):
+        if want.unit == "ms":
+            return _with_values(array, want, values * _MS_PER_DAY)
+        lost = live[live % _MS_PER_DAY != 0] if safe else live[:0]
+        if lost.size:
+            raise ArrowInvalid(f"Casting from {got} to {want} would lose data: {int(lost[0])}")
+        return _with_values(array, want, (values - np.fmod(values, _MS_PER_DAY)) // _MS_PER_DAY)
+    if isinstance(got, t.TimestampType) and isinstance(want, t.DateType):
+        days = np.floor_divide(_local(values, got), _SCALE[got.unit] * _DAY_S)
+        return _with_values(array, want, days * _MS_PER_DAY if want.unit == "ms" else days)
+    if isinstance(got, t.TimestampType) and isinstance(want, t.TimeType):
+        day = _SCALE[got.unit] * _DAY_S
+        of_day = np.mod(_local(values, got), day)
+        return _with_values(array, want, _rescaled(of_day, _live(array, of_day), got, want,
+                                                   got.unit, want.unit, safe))
+    if isinstance(got, t.DateType) and isinstance(want, t.TimestampType):
+        ms = values * _MS_PER_DAY if got.unit == "day" else values
+        return _with_values(array, want, _rescaled(ms, _live(array, ms), got, want, "ms",
+                                                   want.unit, safe))
+    if isinstance(got, t.TimeType) and isinstance(want, t.TimeType):
+        return _with_values(array, want, _rescaled(values, live, got, want, got.unit, want.unit,
+                                                   safe))
+    raise _unsupported(got, want)
+
+
+def _nulls(length: int, want) -> Array:
+    return convert([None] * length, want)
+
+
+_TEMPORAL = (t.TimestampType, t.DurationType, t.DateType, t.TimeType)
+_NUMERIC = (t.IntType, t.FloatType, t.BoolType)
+
+
+def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Array:
+    """``array`` as ``target_type`` (``Array.cast``), as pyarrow's ``cast``: see the module."""
+    if not isinstance(target_type, t.DataType):
+        raise TypeError(f"cast: target_type must be an arrowmm DataType, got "
+                        f"{type(target_type).__name__}")
+    got, want = array.type, target_type
+    if got == want:
+        return array
+    if isinstance(got, t.ExtensionType) or isinstance(want, t.ExtensionType):
+        if isinstance(got, t.ExtensionType) and got.storage_type == want:
+            return storage_of(array)
+        raise _not_yet(got, want)
+    if isinstance(got, t.NullType):
+        return _nulls(len(array), want)
+    if isinstance(got, t.DictionaryType):
+        if isinstance(want, t.DictionaryType):
+            return _encoded(array, t.DictionaryType(want.index_type, got.value_type,
+                                                    want.ordered), "array", None) \
+                if want.value_type == got.value_type else \
+                cast_array(cast_array(_decoded(array), want.value_type, safe), want, safe)
+        return cast_array(_decoded(array), want, safe)
+    if isinstance(want, t.DictionaryType):
+        value = want.value_type
+        if not (got == value or (isinstance(got, t.BinaryType) and isinstance(value, t.BinaryType)
+                                 and got.utf8 == value.utf8)):
+            raise _unsupported(got, want)
+        return _encoded(cast_array(array, value, safe), want, "array", None)
+    if isinstance(got, t.DecimalType) or isinstance(want, t.DecimalType):
+        raise _not_yet(got, want)
+    if isinstance(got, _NUMERIC) and isinstance(want, _NUMERIC):
+        if t.float16() in (got, want) and t.bool_() in (got, want):
+            raise _unsupported(got, want)
+        return _cast_numbers(array, want, safe)
+    if isinstance(got, t.BinaryType) and isinstance(want, t.BinaryType):
+        return _cast_text(array, want)
+    if isinstance(got, _NUMERIC) and isinstance(want, t.BinaryType) and want.utf8:
+        return _numbers_to_text(array, want)
+    if isinstance(got, t.BinaryType) and isinstance(want, _NUMERIC) and not got.view:
+        if isinstance(want, t.FloatType) and want.byte_width == 2:
+            raise _unsupported(got, want)
+        return _text_to_numbers(array, want)
+    if isinstance(got, (*_TEMPORAL, t.IntType)) and isinstance(want, (*_TEMPORAL, t.IntType)):
+        return _cast_temporal(array, want, safe)
+    if isinstance(got, (*_TEMPORAL, t.BinaryType)) and isinstance(want, (*_TEMPORAL, t.BinaryType)):
+        raise _not_yet(got, want)
+    raise _unsupported(got, want)
+
+
+register_cast(cast_array)
