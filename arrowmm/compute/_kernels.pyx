@@ -360,11 +360,30 @@ def _check_mask(mask, Py_ssize_t count):
         raise ArrowInvalid(f"selection: the mask selects {k} rows, not {count}")
 
 
-cdef inline uint64_t _word(const uint8_t* p) noexcept nogil:
-    """Eight mask bytes as one word (unaligned; zero when none of the eight rows is kept)."""
-    cdef uint64_t w
-    memcpy(&w, p, 8)
-    return w
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    #if defined(_MSC_VER) && !defined(__clang__)
+    #include <intrin.h>
+    static inline int arrowmm_ctz64(uint64_t x) {
+        unsigned long i; _BitScanForward64(&i, x); return (int)i;
+    }
+    #else
+    #define arrowmm_ctz64(x) __builtin_ctzll(x)
+    #endif
+    /* Eight mask bytes as a word whose bit 8*j is set when byte j (row j) is nonzero. */
+    static inline uint64_t arrowmm_kept8(const uint8_t *p) {
+        uint64_t w; memcpy(&w, p, 8);
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        w = __builtin_bswap64(w);
+    #endif
+        w |= w >> 4; w |= w >> 2; w |= w >> 1;
+        return w & 0x0101010101010101ULL;
+    }
+    """
+    int arrowmm_ctz64(uint64_t x) noexcept nogil
+    uint64_t arrowmm_kept8(const uint8_t *p) noexcept nogil
 
 
 cdef inline bint _sparse(Py_ssize_t count, Py_ssize_t n) noexcept nogil:
@@ -390,19 +409,23 @@ cdef inline void _copy_value(uint8_t* dst, const uint8_t* src, Py_ssize_t width)
 cdef Py_ssize_t _filter_fixed_sparse(const uint8_t* src, Py_ssize_t width, const uint8_t* mask,
                                      Py_ssize_t n, Py_ssize_t count,
                                      uint8_t* dst) noexcept nogil:
-    """``_filter_fixed`` for a few kept rows: whole words of unkept rows skipped; at most
-    ``count`` values written (the mask was counted, but it is the caller's memory)."""
-    cdef Py_ssize_t i = 0, j, end, k = 0
-    while i < n and k < count:
-        if n - i >= 8 and _word(mask + i) == 0:
-            i += 8
-            continue
-        end = i + 8 if n - i >= 8 else n
-        for j in range(i, end):
-            if mask[j] and k < count:
-                _copy_value(dst + k * width, src + j * width, width)
-                k += 1
-        i = end
+    """``_filter_fixed`` for a few kept rows: eight rows judged a word at a time, only the
+    kept ones visited; at most ``count`` values written (the mask was counted, but it is the
+    caller's memory)."""
+    cdef Py_ssize_t i = 0, j, k = 0
+    cdef uint64_t w
+    while n - i >= 8:
+        w = arrowmm_kept8(mask + i)
+        while w and k < count:
+            j = i + (arrowmm_ctz64(w) >> 3)
+            w &= w - 1
+            _copy_value(dst + k * width, src + j * width, width)
+            k += 1
+        i += 8
+    for j in range(i, n):
+        if mask[j] and k < count:
+            _copy_value(dst + k * width, src + j * width, width)
+            k += 1
     return k
 
 
@@ -442,116 +465,113 @@ def filter_bits(src, int64_t bit_offset, mask, Py_ssize_t count):
     _check_mask(marr, count)
     out = np.zeros((count + 7) // 8, dtype=np.uint8)
     cdef uint8_t[::1] o = out
-    cdef Py_ssize_t j, end
+    cdef Py_ssize_t j
+    cdef uint64_t w
     with nogil:
         i = 0
-        while i < n and k < count:
-            if n - i >= 8 and _word(&m[0] + i) == 0:
-                i += 8  # (eight unkept rows at once)
-                continue
-            end = i + 8 if n - i >= 8 else n
-            for j in range(i, end):
-                if m[j] and k < count:
-                    bit = bit_offset + j
-                    if (s[bit >> 3] >> (bit & 7)) & 1:
-                        o[k >> 3] |= <uint8_t>(1 << (k & 7))
-                        ones += 1
-                    k += 1
-            i = end
+        while n - i >= 8:
+            w = arrowmm_kept8(&m[0] + i)  # (only the kept rows of eight are visited)
+            while w and k < count:
+                j = i + (arrowmm_ctz64(w) >> 3)
+                w &= w - 1
+                bit = bit_offset + j
+                if (s[bit >> 3] >> (bit & 7)) & 1:
+                    o[k >> 3] |= <uint8_t>(1 << (k & 7))
+                    ones += 1
+                k += 1
+            i += 8
+        for j in range(i, n):
+            if m[j] and k < count:
+                bit = bit_offset + j
+                if (s[bit >> 3] >> (bit & 7)) & 1:
+                    o[k >> 3] |= <uint8_t>(1 << (k & 7))
+                    ones += 1
+                k += 1
     return out, ones
 
 
-cdef int64_t _filter_sizes(const offset_t* offs, Py_ssize_t n, const uint8_t* mask,
-                           int64_t size, int64_t* total) noexcept nogil:
-    """The bytes of the selected values (every row's offsets checked, selected or not)."""
-    cdef Py_ssize_t i
-    cdef int64_t a, b, t = 0
+cdef inline bint _bad_value(int64_t a, int64_t b, int64_t size) noexcept nogil:
+    return a < 0 or b < a or b > size
+
+
+cdef inline bint _copy_kept(const offset_t* offs, Py_ssize_t j, const uint8_t* data,
+                            uint8_t* out, int64_t first, int64_t last, int64_t room,
+                            int64_t* at) noexcept nogil:
+    """Row ``j``'s value appended at ``at[0]``: False when its offsets are bad (outside
+    ``[first, last]``, decreasing) or it does not fit the room left (the offsets between
+    kept rows, never read, may decrease: kept values can overlap)."""
+    cdef int64_t a = offs[j], b = offs[j + 1], c
+    if a < first or b < a or b > last or b - a > room - at[0]:
+        return False
+    if b - a > 16:
+        memcpy(out + at[0], data + a, b - a)
+    else:
+        for c in range(b - a):
+            out[at[0] + c] = data[a + c]
+    at[0] += b - a
+    return True
+
+
+cdef int64_t _filter_sparse(const offset_t* offs, Py_ssize_t n, const uint8_t* mask,
+                            const uint8_t* data, uint8_t* out, Py_ssize_t count,
+                            offset_t* new_offsets, int64_t* total) noexcept nogil:
+    """A few kept rows, in one pass: eight rows judged a word at a time, only the kept
+    rows' offsets read (each kept value checked as it is copied; the room is the data's
+    ``offs[n] - offs[0]`` bytes, ``offs[n] <= size`` checked by the caller).  -1, or the
+    bad row."""
+    cdef Py_ssize_t i = 0, j, k = 0
+    cdef int64_t at = 0, first = offs[0], last = offs[n]
+    cdef uint64_t w
+    while n - i >= 8:
+        w = arrowmm_kept8(mask + i)
+        while w and k < count:
+            j = i + (arrowmm_ctz64(w) >> 3)
+            w &= w - 1
+            if not _copy_kept(offs, j, data, out, first, last, last - first, &at):
+                return j
+            k += 1
+            new_offsets[k] = <offset_t>at
+        i += 8
+    for j in range(i, n):
+        if mask[j] and k < count:
+            if not _copy_kept(offs, j, data, out, first, last, last - first, &at):
+                return j
+            k += 1
+            new_offsets[k] = <offset_t>at
+    total[0] = at
+    return -1
+
+
+cdef int64_t _filter_dense(const offset_t* offs, Py_ssize_t n, const uint8_t* mask,
+                           const uint8_t* data, uint8_t* out, Py_ssize_t count,
+                           offset_t* new_offsets, int64_t* total) noexcept nogil:
+    """Many kept rows, in one pass without a branch on the mask: each short value is copied
+    as 16 bytes where the next kept one goes, and the place moves on by its length only when
+    it is kept (and its offset is written where the next kept one's goes, so the offsets need
+    one spare slot; the data 16 spare bytes).  Every row's offsets are checked against
+    ``offs[0] <= a <= b <= offs[n]`` (``offs[n] <= size`` checked by the caller): the bytes
+    written never pass ``offs[n] - offs[0]`` plus the spare.  -1, or the bad row."""
+    cdef Py_ssize_t i, k = 0
+    cdef int64_t a, b, length, at = 0, first = offs[0], last = offs[n]
+    cdef int64_t wide = last - 16  # (a value starting at or before this has 16 bytes to read)
+    cdef uint8_t keep
     for i in range(n):
         a = offs[i]
         b = offs[i + 1]
-        if a < 0 or b < a or b > size:
+        if a < first or b < a or b > last:
             return i
-        t += (b - a) * (mask[i] != 0)
-    total[0] = t
-    return -1
-
-
-cdef void _filter_runs(const offset_t* offs, Py_ssize_t n, const uint8_t* mask,
-                       const uint8_t* data, uint8_t* out, offset_t* new_offsets) noexcept nogil:
-    """Each run of selected rows copied in one piece, its offsets shifted by one amount."""
-    cdef Py_ssize_t i = 0, j, r, k = 0
-    cdef int64_t at = 0, shift, length, c
-    while i < n:
-        if not mask[i]:
-            i += 1
-            continue
-        j = i + 1
-        while j < n and mask[j]:
-            j += 1
-        length = offs[j] - offs[i]
-        if length > 16:
-            memcpy(out + at, data + offs[i], length)
-        else:  # (most runs are a short value or two: a call costs more than the copy)
-            for c in range(length):
-                out[at + c] = data[offs[i] + c]
-        shift = at - offs[i]
-        for r in range(i, j):
-            k += 1
-            new_offsets[k] = <offset_t>(offs[r + 1] + shift)
-        at += length
-        i = j
-
-
-cdef int64_t _filter_sizes_sparse(const offset_t* offs, Py_ssize_t n, const uint8_t* mask,
-                                  int64_t size, int64_t* total) noexcept nogil:
-    """``_filter_sizes`` for a few kept rows: only the kept rows' offsets are read (and
-    checked: within the data, not decreasing), whole words of unkept rows skipped."""
-    cdef Py_ssize_t i = 0, j, end
-    cdef int64_t a, b, t = 0
-    while i < n:
-        if n - i >= 8 and _word(mask + i) == 0:
-            i += 8
-            continue
-        end = i + 8 if n - i >= 8 else n
-        for j in range(i, end):
-            if mask[j]:
-                a = offs[j]
-                b = offs[j + 1]
-                if a < 0 or b < a or b > size:
-                    return j
-                t += b - a
-        i = end
-    total[0] = t
-    return -1
-
-
-cdef int64_t _filter_values_sparse(const offset_t* offs, Py_ssize_t n, const uint8_t* mask,
-                                   const uint8_t* data, uint8_t* out, int64_t room,
-                                   Py_ssize_t count, offset_t* new_offsets) noexcept nogil:
-    """The kept values copied one by one (their offsets re-read and checked against the room
-    left: the caller's memory may have changed since it was sized); -1, or the bad row."""
-    cdef Py_ssize_t i = 0, j, end, k = 0
-    cdef int64_t a, b, c, at = 0
-    while i < n and k < count:
-        if n - i >= 8 and _word(mask + i) == 0:
-            i += 8
-            continue
-        end = i + 8 if n - i >= 8 else n
-        for j in range(i, end):
-            if mask[j] and k < count:
-                a = offs[j]
-                b = offs[j + 1]
-                if a < 0 or b < a or b - a > room - at:
-                    return j
-                if b - a > 16:
-                    memcpy(out + at, data + a, b - a)
-                else:
-                    for c in range(b - a):
-                        out[at + c] = data[a + c]
-                at += b - a
-                k += 1
-                new_offsets[k] = <offset_t>at
-        i = end
+        length = b - a
+        keep = mask[i] != 0
+        if length <= 16 and a <= wide:
+            memcpy(out + at, data + a, 16)
+        elif keep:
+            memcpy(out + at, data + a, length)
+        at += length * keep
+        new_offsets[k + 1] = <offset_t>at
+        k += keep
+        if k > count:  # (more rows kept than counted: the mask changed under us; tested
+            return -2  # here, not on ``keep``, so that no branch follows the mask)
+    total[0] = at
     return -1
 
 
@@ -562,36 +582,39 @@ def filter_binary(const offset_t[::1] offsets, data, mask, Py_ssize_t count):
     marr = _mask_bytes(mask)
     cdef const uint8_t[::1] m = marr
     cdef Py_ssize_t n = m.shape[0]
-    cdef int64_t total = 0, bad = -1
+    cdef int64_t total = 0, bad = -1, size = d.shape[0], first, last
     cdef uint8_t zero = 0
     if offsets.shape[0] != n + 1:
         raise ArrowInvalid(f"selection: {offsets.shape[0]} offsets for {n} rows")
     _check_mask(marr, count)
-    new_offsets = np.zeros(count + 1, dtype=np.asarray(offsets).dtype)
+    if n == 0 or count == 0:
+        return np.zeros(count + 1, dtype=np.asarray(offsets).dtype), np.empty(0, np.uint8)
+    # (one spare offset and 16 spare bytes: the dense loop writes a row's place before it
+    # knows whether the row is kept)
+    new_offsets = np.zeros(count + 2, dtype=np.asarray(offsets).dtype)
     cdef offset_t[::1] no = new_offsets
+    cdef uint8_t[::1] o
+    cdef const uint8_t* dp = &d[0] if size else &zero
+    first, last = offsets[0], offsets[n]
+    if first < 0 or last < first or last > size:
+        _bad_offsets(offsets, 0 if first < 0 or first > size else n - 1, size)
+    # (the kept values fit the bytes of all the values: the output is sized so, and only the
+    # pages written are ever touched)
+    out = np.empty(last - first + 16, dtype=np.uint8)
+    o = out
     cdef bint sparse = _sparse(count, n)
-    if n:
-        with nogil:
-            if sparse:
-                bad = _filter_sizes_sparse(&offsets[0], n, &m[0], d.shape[0], &total)
-            else:
-                bad = _filter_sizes(&offsets[0], n, &m[0], d.shape[0], &total)
+    with nogil:
+        if sparse:
+            bad = _filter_sparse(&offsets[0], n, &m[0], dp, &o[0], count, &no[0], &total)
+        else:
+            bad = _filter_dense(&offsets[0], n, &m[0], dp, &o[0], count, &no[0], &total)
+    if bad == -2:
+        raise ArrowInvalid("selection: the mask changed while the rows were selected")
     if bad >= 0:
-        _bad_offsets(offsets, bad, d.shape[0])
-    out = np.empty(total, dtype=np.uint8)
-    cdef uint8_t[::1] o = out
-    if n and count:
-        with nogil:
-            if sparse:
-                bad = _filter_values_sparse(&offsets[0], n, &m[0],
-                                            &d[0] if d.shape[0] else &zero,
-                                            &o[0] if total else &zero, total, count, &no[0])
-            else:
-                _filter_runs(&offsets[0], n, &m[0], &d[0] if d.shape[0] else &zero,
-                             &o[0] if total else &zero, &no[0])
-    if bad >= 0:
-        _bad_offsets(offsets, bad, d.shape[0])
-    return new_offsets, out
+        _bad_offsets(offsets, bad, size)
+    if sparse:  # (a small result does not keep the whole allocation alive)
+        return new_offsets[:count + 1].copy(), out[:total].copy()
+    return new_offsets[:count + 1], out[:total]
 
 
 def take_fixed(src, Py_ssize_t start, Py_ssize_t width, const int64_t[::1] indices):
