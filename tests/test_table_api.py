@@ -2,6 +2,7 @@
 ``RecordBatch.filter`` / ``take`` / ``sort_by``, ``reader.tail``, ``DictionaryArray.indices``
 as a property, ``to_pandas(columns=..., types_mapper=...)`` and ``Dataset.to_pandas``."""
 
+import pandas as pd
 import pyarrow as pa
 import pytest
 
@@ -116,3 +117,92 @@ def test_dictionary_indices_is_a_property_as_in_pyarrow():
     assert arr.indices.to_pylist() == pa_arr.indices.to_pylist()
     assert str(arr.indices.type) == str(pa_arr.indices.type)
     assert arr.dictionary.to_pylist() == pa_arr.dictionary.to_pylist()
+
+
+# -- to_pandas(columns=..., types_mapper=...) and Dataset.to_pandas -------------------------
+
+NULLABLE = {"int64": pd.Int64Dtype(), "string": pd.StringDtype(), "double": pd.Float64Dtype(),
+            "bool": pd.BooleanDtype()}
+
+
+def _mapper(seen=None):
+    def types_mapper(dtype):
+        if seen is not None:
+            seen.append(dtype)
+        return NULLABLE.get(str(dtype))
+    return types_mapper
+
+
+def _pandas_table():
+    return pa.table({"a": pa.array([1, None, 2**62 + 1], pa.int64()), "b": ["x", None, "z"],
+                     "c": [1.5, None, float("nan")], "d": [True, None, False],
+                     "e": pa.array([1, 2, 3], pa.int16())})
+
+
+def test_types_mapper_is_pyarrows_and_receives_arrowmm_types():
+    pt = _pandas_table()
+    table = arrowmm.Table.from_batches([arrowmm.record_batch(b) for b in pt.to_batches(2)])
+    seen = []
+    got = table.to_pandas(types_mapper=_mapper(seen))
+    pd.testing.assert_frame_equal(got, pt.to_pandas(types_mapper=_mapper()))
+    assert got["a"].tolist()[2] == 2**62 + 1  # (exact: no float detour)
+    assert seen and all(isinstance(s, arrowmm.DataType) for s in seen)
+    batch = arrowmm.record_batch(pt.to_batches()[0])
+    pd.testing.assert_frame_equal(batch.to_pandas(types_mapper=_mapper()),
+                                  pt.to_batches()[0].to_pandas(types_mapper=_mapper()))
+
+
+@pytest.mark.parametrize("dtype", [pd.Int32Dtype(), pd.UInt8Dtype(), pd.Float32Dtype(),
+                                   pd.Int64Dtype()], ids=str)
+def test_types_mapper_casts_to_the_dtypes_width_as_pandas_does(dtype):
+    for values in ([1, None, 3], [300, None], [-1], [1.5, None], [2.0, None]):
+        pt = pa.table({"x": values})
+        table = arrowmm.Table.from_batches([arrowmm.record_batch(pt.to_batches()[0])])
+        try:
+            want = pt.to_pandas(types_mapper=lambda _: dtype)
+        except (pa.ArrowInvalid, TypeError) as exc:
+            with pytest.raises(ValueError if isinstance(exc, pa.ArrowInvalid) else TypeError):
+                table.to_pandas(types_mapper=lambda _: dtype)
+            continue
+        pd.testing.assert_frame_equal(table.to_pandas(types_mapper=lambda _: dtype), want)
+
+
+def test_types_mapper_refuses_a_string_column_for_a_number_dtype_as_pandas():
+    pt = pa.table({"s": ["1"]})
+    with pytest.raises(TypeError):
+        pt.to_pandas(types_mapper=lambda _: pd.Int64Dtype())
+    with pytest.raises(TypeError, match="'s'"):
+        arrowmm.record_batch(pt.to_batches()[0]).to_pandas(types_mapper=lambda _: pd.Int64Dtype())
+
+
+def test_to_pandas_columns_selects_and_orders():
+    pt = _pandas_table()
+    table = arrowmm.Table.from_batches([arrowmm.record_batch(b) for b in pt.to_batches(2)])
+    pd.testing.assert_frame_equal(table.to_pandas(columns=["e", "a"]),
+                                  pt.select(["e", "a"]).to_pandas())
+    pd.testing.assert_frame_equal(table.to_pandas(columns=[1]), pt.select([1]).to_pandas())
+    with pytest.raises(KeyError, match="nope"):
+        table.to_pandas(columns=["nope"])
+
+
+def test_a_reader_to_pandas_takes_the_options(tmp_path):
+    pt = _pandas_table()
+    with arrowmm.open_file(_file(tmp_path, pt, 2)) as r:
+        got = r.to_pandas(columns=["d", "b"], types_mapper=_mapper())
+    pd.testing.assert_frame_equal(got, pt.select(["d", "b"]).to_pandas(types_mapper=_mapper()))
+
+
+def test_dataset_to_pandas_is_pyarrow_datasets(tmp_path):
+    import pyarrow.dataset as pds
+    pt = _pandas_table()
+    for k in range(2):
+        with pa.ipc.new_file(str(tmp_path / f"part{k}.arrow"), pt.schema) as w:
+            w.write_table(pt, max_chunksize=2)
+    ds = arrowmm.dataset(str(tmp_path))
+    oracle = pds.dataset(str(tmp_path), format="arrow")
+    pd.testing.assert_frame_equal(ds.to_pandas(), oracle.to_table().to_pandas())
+    got = ds.to_pandas(columns=["e", "b"], filter=arrowmm.field("e") > 1,
+                       types_mapper=_mapper())
+    want = oracle.to_table(columns=["e", "b"], filter=pds.field("e") > 1).to_pandas(
+        types_mapper=_mapper())
+    pd.testing.assert_frame_equal(got, want)

@@ -28,7 +28,7 @@ from .numpy_compat import convert, object_array, with_nulls
 from .decode_ahead import decoded_in_order
 from .gather import gather_bases, gathered_column
 
-__all__ = ["batches_to_pandas", "array_to_pandas"]
+__all__ = ["batches_to_pandas", "array_to_pandas", "column_positions"]
 
 _FIXED_OFFSET = re.compile(r"^([+-])(\d\d):(\d\d)$")
 
@@ -133,11 +133,53 @@ def _values(array: Array, field: Optional[t.Field], deduplicate: bool = True):
     return array.to_numpy(zero_copy_only=False)
 
 
-def array_to_pandas(chunks: List[Array], field: t.Field, *, deduplicate_objects: bool = True,
-                    categorical: bool = False):
-    """A ``pandas.Series`` (named ``field.name``) of the concatenated ``chunks``; a dictionary
-    column, or any column with ``categorical``, as a ``Categorical``."""
+_MASKED_KINDS = {"i": lambda bits: t.IntType(bits, True), "u": lambda bits: t.IntType(bits, False),
+                 "f": t.FloatType, "b": lambda bits: t.BoolType()}
+#: pandas' nullable dtypes: values plus a mask, made exactly (no float or object detour)
+_MASKED_DTYPES = frozenset(["Int8Dtype", "Int16Dtype", "Int32Dtype", "Int64Dtype", "UInt8Dtype",
+                            "UInt16Dtype", "UInt32Dtype", "UInt64Dtype", "Float32Dtype",
+                            "Float64Dtype", "BooleanDtype"])
+
+
+def _mapped(array: Array, field: t.Field, dtype):
+    """``array`` as the pandas extension array of ``dtype`` (what a ``types_mapper`` gave).
+
+    pandas' own nullable dtypes (``Int64``, ``Float32``, ``boolean``) are made exactly from
+    the values and the validity, the values first cast safely to the dtype's width as pandas'
+    ``__from_arrow__`` does (a string column for ``Int64`` is a TypeError there and here); any
+    other dtype is made by ``pandas.array`` from the values pyarrow's default gives."""
     pd = _pandas()
+    array = storage_of(array)
+    numpy_type = getattr(dtype, "numpy_dtype", None)
+    if type(dtype).__name__ in _MASKED_DTYPES and numpy_type is not None and \
+            numpy_type.kind in _MASKED_KINDS:
+        source = array.type
+        if isinstance(source, t.DictionaryType) or isinstance(source, t.NullType):
+            values = _values(array, field)
+            return pd.array(values, dtype=dtype)
+        if not isinstance(source, (t.IntType, t.FloatType, t.BoolType)) or \
+                isinstance(source, t.BoolType) != (numpy_type.kind == "b"):
+            raise TypeError(f"Expected array of {dtype} type, got {source} instead (column "
+                            f"{field.name!r}: the types_mapper's dtype)")
+        want = _MASKED_KINDS[numpy_type.kind](8 * numpy_type.itemsize)
+        cast = array.cast(want) if source != want else array
+        values = np.array(cast.values(), dtype=numpy_type)  # (a copy: pandas may write to it)
+        mask = ~cast.validity_mask()
+        values[mask] = 0 if numpy_type.kind != "b" else False
+        return dtype.construct_array_type()(values, mask)
+    return pd.array(_values(array, field), dtype=dtype)
+
+
+def array_to_pandas(chunks: List[Array], field: t.Field, *, deduplicate_objects: bool = True,
+                    categorical: bool = False, types_mapper=None):
+    """A ``pandas.Series`` (named ``field.name``) of the concatenated ``chunks``; a dictionary
+    column, or any column with ``categorical``, as a ``Categorical``; a column whose type
+    ``types_mapper`` maps to a pandas dtype (not None), as that dtype."""
+    pd = _pandas()
+    dtype = types_mapper(field.type) if types_mapper is not None else None
+    if dtype is not None:
+        array = concat_arrays(chunks) if len(chunks) != 1 else chunks[0]
+        return pd.Series(_mapped(array, field, dtype), name=field.name, copy=False)
     if isinstance(field.storage_type, t.DictionaryType):
         values = _categorical(chunks, field.storage_type)
     else:
@@ -161,9 +203,32 @@ def _pandas_metadata(schema: t.Schema) -> Optional[dict]:
     return meta if isinstance(meta, dict) else None
 
 
+def column_positions(schema: t.Schema, columns) -> List[int]:
+    """Positions of ``columns`` (names or indices) in ``schema``, for ``to_pandas(columns=)``:
+    KeyError for a name not in it (or in it twice), IndexError for an index out of range."""
+    if isinstance(columns, (str, int)):
+        raise TypeError(f"to_pandas(columns=...) takes a list of column names or indices, got "
+                        f"{columns!r}")
+    names = schema.names
+    out = []
+    for c in columns:
+        if isinstance(c, str):
+            hits = [k for k, n in enumerate(names) if n == c]
+            if len(hits) != 1:
+                raise KeyError(f"Field {c!r} does not exist in schema" if not hits else
+                               f"Field {c!r} exists {len(hits)} times in schema")
+            out.append(hits[0])
+        else:
+            k = int(c)
+            if not -len(names) <= k < len(names):
+                raise IndexError(f"column index {c} out of range for {len(names)} columns")
+            out.append(k % len(names))
+    return out
+
+
 def batches_to_pandas(schema: t.Schema, batches, *, ignore_metadata: bool = False,
                       categories=None, strings_to_categorical: bool = False,
-                      deduplicate_objects: bool = True):
+                      deduplicate_objects: bool = True, columns=None, types_mapper=None):
     """A DataFrame of ``batches`` (all of ``schema``), as pyarrow's ``Table.to_pandas()``.
 
     Parameters
@@ -179,6 +244,14 @@ def batches_to_pandas(schema: t.Schema, batches, *, ignore_metadata: bool = Fals
     deduplicate_objects : bool
         Equal strings (and bytes) share one Python object (pyarrow's default): a column
         of few distinct values costs memory for those only.
+    columns : list of str or int, optional
+        Only these columns, in this order (names or indices): the others are not converted
+        (nor decoded).
+    types_mapper : callable, optional
+        pyarrow's: called with each column's type, it returns a pandas ``ExtensionDtype`` for
+        the column (``pandas.Int64Dtype()``, ``pandas.StringDtype()``, ...) or None for the
+        default conversion.  It receives **arrowmm** types (``arrowmm.int64()``, whose
+        ``str`` is pyarrow's), not pyarrow ones.
     """
     pd = _pandas()
     batches = list(batches)
@@ -187,8 +260,12 @@ def batches_to_pandas(schema: t.Schema, batches, *, ignore_metadata: bool = Fals
     num_rows = sum(b.num_rows for b in batches)
     wanted = set(categories or ())
     bases = gather_bases(batches)  # (many small IPC batches: each column copied once, in C)
+    wanted_columns = range(len(schema)) if columns is None else column_positions(schema, columns)
+    if columns is not None:
+        fields = [schema.fields[k] for k in wanted_columns]
+        schema = t.Schema(fields, schema.metadata, schema.endianness)
     columns = []
-    for k, f in enumerate(schema):
+    for k, f in zip(wanted_columns, schema):
         if batches:
             whole = None if bases is None else gathered_column(batches, k, bases)
             chunks = [whole] if whole is not None else [b.column(k) for b in batches]
@@ -197,7 +274,7 @@ def batches_to_pandas(schema: t.Schema, batches, *, ignore_metadata: bool = Fals
         categorical = f.name in wanted or (strings_to_categorical and
                                            isinstance(f.type, t.BinaryType))
         columns.append(array_to_pandas(chunks, f, deduplicate_objects=deduplicate_objects,
-                                       categorical=categorical))
+                                       categorical=categorical, types_mapper=types_mapper))
     meta = None if ignore_metadata else _pandas_metadata(schema)
     names = list(schema.names)
     index = pd.RangeIndex(num_rows)
@@ -282,15 +359,18 @@ class PandasConvertible:
     __slots__ = ()
 
     def to_pandas(self, *, ignore_metadata: bool = False, categories=None,
-                  strings_to_categorical: bool = False, deduplicate_objects: bool = True):
+                  strings_to_categorical: bool = False, deduplicate_objects: bool = True,
+                  columns=None, types_mapper=None):
         """A ``pandas.DataFrame``, as pyarrow's ``to_pandas()`` gives it for the same data
         (dtypes and the index from ``pandas`` schema metadata included; a reader gives its
-        remaining batches).  The options are pyarrow's (see ``batches_to_pandas``).  Needs
+        remaining batches).  The options are pyarrow's (see ``batches_to_pandas``);
+        ``columns`` selects columns first, ``types_mapper`` receives arrowmm types.  Needs
         pandas."""
         return batches_to_pandas(self.schema, self._pandas_batches(),
                                  ignore_metadata=ignore_metadata, categories=categories,
                                  strings_to_categorical=strings_to_categorical,
-                                 deduplicate_objects=deduplicate_objects)
+                                 deduplicate_objects=deduplicate_objects, columns=columns,
+                                 types_mapper=types_mapper)
 
 
 def _array_to_series(array: Array):

@@ -598,6 +598,17 @@ class Dataset:
             columns, filter, use_threads=use_threads, batch_readahead=batch_readahead,
             fragment_readahead=fragment_readahead)))
 
+    def to_pandas(self, columns=None, filter=None, *, use_threads: bool = True,  # noqa: A002
+                  batch_readahead: int = BATCH_READAHEAD,
+                  fragment_readahead: int = FRAGMENT_READAHEAD, **options):
+        """The rows matching ``filter``, columns ``columns``, as a ``pandas.DataFrame``: the
+        frame ``to_table(columns, filter).to_pandas(**options)`` gives (only those columns
+        are read), with ``Table.to_pandas``'s options (``types_mapper``, which receives
+        arrowmm types, ``categories``, ``ignore_metadata``, ...).  Needs pandas."""
+        return self.to_table(columns, filter, use_threads=use_threads,
+                             batch_readahead=batch_readahead,
+                             fragment_readahead=fragment_readahead).to_pandas(**options)
+
     def head(self, num_rows: int, columns=None, filter=None) -> Table:  # noqa: A002
         """The first ``num_rows`` rows (files and batches past them are not read, beyond the
         scan's bounded read-ahead, which stops when they are there)."""
