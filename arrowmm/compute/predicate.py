@@ -12,7 +12,6 @@ naming the column, its type and the value.
 """
 from __future__ import annotations
 
-import datetime
 import decimal
 import math
 from fractions import Fraction
@@ -27,6 +26,7 @@ from ..arrays.array import (Array, BinaryArray, BooleanArray, DictionaryArray, N
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from . import _kernels as k
 from .expression import Expression
+from .temporal import stored_units
 
 __all__ = ["Mask", "evaluate", "selection_mask", "compare", "isin", "check_expression"]
 
@@ -34,10 +34,6 @@ __all__ = ["Mask", "evaluate", "selection_mask", "compare", "isin", "check_expre
 Mask = Tuple[np.ndarray, Optional[np.ndarray]]
 
 _CODES = {"==": k.EQ, "!=": k.NE, "<": k.LT, "<=": k.LE, ">": k.GT, ">=": k.GE}
-_EPOCH = datetime.datetime(1970, 1, 1)
-_EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
-_EPOCH_DATE = datetime.date(1970, 1, 1)
-_NS_PER = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 
 
 def _const(n: int, value: bool) -> np.ndarray:
@@ -67,32 +63,6 @@ def _exact(value) -> Optional[Fraction]:
     if isinstance(value, decimal.Decimal):
         return Fraction(value) if value.is_finite() else None
     return Fraction(int(value))
-
-
-def _temporal(dtype, value, where: str) -> Fraction:
-    """``value`` (a datetime, date or numpy.datetime64) in ``dtype``'s stored unit, exactly."""
-    if isinstance(dtype, t.TimestampType):
-        if isinstance(value, np.datetime64):
-            if dtype.tz:
-                raise ArrowInvalid(f"{where}: {dtype} has a time zone, numpy.datetime64 has none")
-            ns = int(value.astype("datetime64[ns]").astype(np.int64))
-        elif isinstance(value, datetime.datetime):
-            aware = value.tzinfo is not None and value.utcoffset() is not None
-            if aware != bool(dtype.tz):
-                raise ArrowInvalid(f"{where}: cannot compare {dtype} with a "
-                                   f"{'time-zone-aware' if aware else 'naive'} datetime")
-            delta = value - (_EPOCH_UTC if aware else _EPOCH.replace(tzinfo=value.tzinfo))
-            us = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-            ns = us * 1000 + int(getattr(value, "nanosecond", 0) or 0)
-        else:
-            raise ArrowInvalid(f"{where}: a {dtype} column compares with a datetime, got "
-                               f"{type(value).__name__} {value!r}")
-        return Fraction(ns, _NS_PER[dtype.unit])
-    if isinstance(value, datetime.datetime) or not isinstance(value, datetime.date):
-        raise ArrowInvalid(f"{where}: a {dtype} column compares with a datetime.date, got "
-                           f"{type(value).__name__} {value!r}")
-    days = (value - _EPOCH_DATE).days
-    return Fraction(days if dtype.unit == "day" else days * 86_400_000)
 
 
 def _int_compare(x: np.ndarray, op: str, q: Fraction) -> np.ndarray:
@@ -188,7 +158,7 @@ def _compare_values(array: Array, op: str, value, name: str) -> np.ndarray:
             x = x.astype(np.float32)
         return k.compare_numeric(x, _CODES[op], float(value))
     if type(array) is PrimitiveArray and isinstance(dtype, (t.TimestampType, t.DateType)):
-        return _int_compare(_stored_ints(array), op, _temporal(dtype, value, where))
+        return _int_compare(_stored_ints(array), op, stored_units(dtype, value, where))
     if type(array) is BinaryArray:
         if dtype.utf8:
             if not isinstance(value, str):
@@ -262,7 +232,7 @@ def _isin_values(array: Array, values, name: str) -> np.ndarray:
             qs = [_exact(v) for v in values]
             x = array.values()
         else:
-            qs = [_temporal(dtype, v, where) for v in values]
+            qs = [stored_units(dtype, v, where) for v in values]
             x = _stored_ints(array)
         info = np.iinfo(x.dtype)
         keep = sorted({int(q) for q in qs if q is not None and q.denominator == 1
@@ -388,7 +358,7 @@ def _check_value(dtype, v, name: str, op: str) -> None:
         if not _is_number(v):
             raise _kind_error(name, dtype, "a number", v, op)
     elif isinstance(dtype, (t.TimestampType, t.DateType)):
-        _temporal(dtype, v, f"filter ({name!r} {op} {v!r})")
+        stored_units(dtype, v, f"filter ({name!r} {op} {v!r})")
     elif isinstance(dtype, t.BinaryType):
         if dtype.utf8 and not isinstance(v, str):
             raise _kind_error(name, dtype, "a str", v, op)

@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import types as t
 from ..compute.expression import Expression, field
+from ..compute.temporal import stored_units
 from ..errors import ArrowInvalid
 
 __all__ = ["Term", "RowFilter", "row_filter", "dnf_expression", "expression_dnf",
@@ -40,10 +41,6 @@ _OPS = {"=": "==", "==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=":
         "not null": "is not null", "is_null": "is null", "is_valid": "is not null"}
 _SETS = ("in", "not in")
 _NULL_OPS = ("is null", "is not null")
-_EPOCH = datetime.datetime(1970, 1, 1)
-_EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
-_EPOCH_DATE = datetime.date(1970, 1, 1)
-_NS_PER = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 
 
 class Term:
@@ -202,32 +199,8 @@ def partition_verdict(group: Sequence[Term], values: dict) -> bool:
 def _temporal_target(dtype: t.DataType, value, term: Term) -> Tuple[int, int]:
     """``value`` as an exact fraction ``(numerator, denominator)`` of the column's stored unit
     (dates and timestamps), or ArrowInvalid when it is not a value of that kind."""
-    if isinstance(dtype, t.TimestampType):
-        ns = _timestamp_ns(value, dtype, term)
-        return ns, _NS_PER[dtype.unit]
-    if isinstance(value, datetime.datetime) or not isinstance(value, datetime.date):
-        raise ArrowInvalid(f"filter {term!r}: a {dtype} column compares with a datetime.date, "
-                           f"got {type(value).__name__}")
-    days = (value - _EPOCH_DATE).days
-    return (days, 1) if dtype.unit == "day" else (days * 86_400_000, 1)
-
-
-def _timestamp_ns(value, dtype: t.TimestampType, term: Term) -> int:
-    if isinstance(value, np.datetime64):
-        if dtype.tz:
-            raise ArrowInvalid(f"filter {term!r}: {dtype} has a time zone, numpy.datetime64 "
-                               f"has none")
-        return int(value.astype("datetime64[ns]").astype(np.int64))
-    if not isinstance(value, datetime.datetime):
-        raise ArrowInvalid(f"filter {term!r}: a {dtype} column compares with a datetime, got "
-                           f"{type(value).__name__}")
-    aware = value.tzinfo is not None and value.utcoffset() is not None
-    if aware != bool(dtype.tz):
-        raise ArrowInvalid(f"filter {term!r}: cannot compare {dtype} with a "
-                           f"{'time-zone-aware' if aware else 'naive'} datetime")
-    delta = value - (_EPOCH_UTC if aware else _EPOCH.replace(tzinfo=value.tzinfo))
-    us = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-    return us * 1000 + int(getattr(value, "nanosecond", 0) or 0)
+    q = stored_units(dtype, value, f"filter {term!r}")
+    return q.numerator, q.denominator
 
 
 def _bounds(num: int, den: int) -> Tuple[int, int, bool]:
