@@ -145,7 +145,9 @@ def test_numbers_to_strings_are_pyarrows(source, target):
     ["1", "-3", None, "0x1F", "0X1f", "00012"], ["+2"], ["0xFF", "0x80"], ["0x"], ["+0x1"],
     ["0x00000000000000001"], ["+inf", "+nan"],
     ["300"], ["-1"], ["-0"], [" 3"], ["1.0"], ["abc"], [""], ["1_0"], ["\uff11"], ["-0x1F"],
-    ["a", "b"],
+    ["a", "b"], ["12", None, "-7", "000123"], ["1.5", None, "-2e3", ".5", "+4"],
+    ["5", "-1", "300", "x"], ["123456789012345678", "-123456789012345678"],
+    ["1234567890123456789", "9223372036854775807"],
     ["1e3", "nan", "inf", "-Inf", ".5", "5.", "+1.5", "NaN", "infinity", "1E+3"],
     ["true", "False", "1", "0", "TRUE"], ["yes"],
 ], ids=str)
@@ -179,7 +181,7 @@ def test_string_and_binary_widths_are_pyarrows(source, target):
 @pytest.mark.parametrize("source", [pa.binary(), pa.large_binary(), pa.binary_view()], ids=str)
 def test_binary_to_string_checks_utf8(source):
     message = check(pa.array([b"a", None, b"\xff"], source), pa.string())
-    assert message is not None and message[1] == "Invalid UTF8 payload"
+    assert message is not None and message[1].startswith("Invalid UTF8 payload")
     assert check(pa.array([b"a", None, b"\xff"], source).slice(0, 2), pa.string()) is None
 
 

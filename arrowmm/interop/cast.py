@@ -37,6 +37,7 @@ import numpy as np
 
 from .. import types as t
 from .._core._region import as_view
+from .._core._utf8 import check_utf8_offsets
 from ..arrays.array import Array, make_array
 from ..arrays.base import register_cast
 from ..arrays.extension import storage_of
@@ -371,6 +372,22 @@ def _cast_numbers(array: Array, want, safe: bool) -> Array:
         return _with_values(array, want, values.astype(want.numpy_dtype))
 
 
+def _shortest(value: float, numpy_type) -> tuple:
+    """(sign, digits, decimal exponent) of the shortest text that reads back as ``value`` in
+    its width (``repr`` for a double, numpy's shortest for a float)."""
+    text = repr(value) if numpy_type is np.float64 else \
+        np.format_float_scientific(numpy_type(value), unique=True, trim="-")
+    sign = "-" if text.startswith("-") else ""
+    text = text.lstrip("-")
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        return sign, mantissa.replace(".", "").rstrip("0") or "0", int(exponent)
+    whole, _, frac = text.partition(".")
+    digits = (whole + frac).lstrip("0")
+    point = len(whole) if whole != "0" else -(len(frac) - len(frac.lstrip("0")))
+    return sign, digits.rstrip("0") or "0", point - 1
+
+
 def _float_text(value: float, numpy_type) -> str:
     """A float as pyarrow writes it: the shortest digits that read back as the same value of
     its width, fixed notation for decimal exponents -6 to 9, else ``1.5e+20`` / ``1e-7``."""
@@ -380,11 +397,7 @@ def _float_text(value: float, numpy_type) -> str:
         return "inf" if value > 0 else "-inf"
     if value == 0:
         return "-0" if np.signbit(value) else "0"
-    text = np.format_float_scientific(numpy_type(value), unique=True, trim="-")
-    mantissa, exponent = text.split("e")
-    sign = "-" if mantissa.startswith("-") else ""
-    digits = mantissa.lstrip("-").replace(".", "")
-    k = int(exponent)
+    sign, digits, k = _shortest(value, numpy_type)
     if k < -6 or k >= 10:
         body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
         return f"{sign}{body}e{'+' if k >= 0 else '-'}{abs(k)}"
@@ -395,21 +408,81 @@ def _float_text(value: float, numpy_type) -> str:
     return f"{sign}{whole}{'.' + rest if rest else ''}"
 
 
+def _ascii_strings(array: Array, texts: list, want) -> Array:
+    """``texts`` (ASCII ``str``, one per row of ``array``; anything at its null rows) as an
+    array of string type ``want`` with ``array``'s nulls, built from one joined buffer."""
+    data = "".join(texts).encode("ascii")
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    if want.view:
+        valid = _valid(array)
+        return binary_views(lengths, data, want, None if valid is None else ~valid)
+    offsets = np.zeros(len(texts) + 1, dtype=want.offset_dtype)
+    np.cumsum(lengths, out=offsets[1:])
+    validity, nulls = _validity(array)
+    return make_array(want, len(texts), [validity, as_view(offsets),
+                                         as_view(np.frombuffer(data, dtype=np.uint8))],
+                      null_count=nulls)
+
+
 def _numbers_to_text(array: Array, want) -> Array:
     got = array.type
-    values = array.to_pylist()
+    values = _zeroed(array, _number_values(array)).tolist()
     if isinstance(got, t.BoolType):
-        text = [None if v is None else ("true" if v else "false") for v in values]
+        text = ["true" if v else "false" for v in values]
     elif isinstance(got, t.IntType):
-        text = [None if v is None else str(v) for v in values]
+        text = list(map(str, values))
+    elif got.byte_width == 4:
+        text = [_float_text(v, np.float32) for v in values]
     else:  # (a half float is written as the double it is, as pyarrow does)
-        width = np.float32 if got.byte_width == 4 else np.float64
-        text = [None if v is None else _float_text(v, width) for v in values]
-    return convert(text, want)
+        text = [_double_text(v) for v in values]
+    return _ascii_strings(array, text, want)
+
+
+def _double_text(value: float) -> str:
+    """``_float_text`` of a double, through ``repr`` where it already reads as pyarrow's."""
+    text = repr(value)
+    if "e" in text or "n" in text or not -1e10 < value < 1e10:
+        return _float_text(value, np.float64)
+    return text[:-2] if text.endswith(".0") else text
 
 
 def _parse_failure(text, want) -> ArrowInvalid:
     return ArrowInvalid(f"Failed to parse string: {text!r} as a scalar of type {want}")
+
+
+#: what Python's ``int`` / ``float`` parse exactly as pyarrow does, given only these characters
+#: (no space, ``_``, ``+`` for integers, letters beyond the exponent's, other digits)
+_INT_CHARS, _FLOAT_CHARS = b"-0123456789", b"+-.0123456789eE"
+
+
+def _parsed_in_bulk(values: list, want) -> Optional[np.ndarray]:
+    """The values parsed in one pass when every one (nulls aside) is made only of characters
+    that Python's ``int`` / ``float`` read as pyarrow does and fits ``want``; else None, and
+    the value-by-value parse decides (and names the value it cannot parse)."""
+    if isinstance(want, t.BoolType):
+        return None
+    live = [v for v in values if v is not None]
+    if not live:
+        return None
+    ints = isinstance(want, t.IntType)
+    text = "".join(live)
+    if not text.isascii() or text.encode().translate(None, _INT_CHARS if ints else _FLOAT_CHARS):
+        return None
+    try:
+        parsed = np.fromiter(map(int if ints else float, live), dtype=np.int64 if ints else
+                             np.float64, count=len(live))
+    except (ValueError, OverflowError):
+        return None
+    if ints:
+        info = np.iinfo(want.numpy_dtype)
+        if int(parsed.min()) < info.min or int(parsed.max()) > info.max or \
+                (not want.signed and "-" in text):
+            return None
+    if len(live) == len(values):
+        return parsed.astype(want.numpy_dtype)
+    out = np.zeros(len(values), dtype=want.numpy_dtype)
+    out[np.fromiter((v is not None for v in values), dtype=np.bool_, count=len(values))] = parsed
+    return out
 
 
 def _text_to_numbers(array: Array, want) -> Array:
@@ -420,6 +493,9 @@ def _text_to_numbers(array: Array, want) -> Array:
     values = array.to_pylist()
     if not array.type.utf8:
         values = [None if v is None else v.decode("utf-8", "replace") for v in values]
+    fast = _parsed_in_bulk(values, want)
+    if fast is not None:
+        return _with_values(array, want, fast)
     out = np.zeros(len(values), dtype=np.bool_ if isinstance(want, t.BoolType) else
                    want.numpy_dtype)
     bad = None
@@ -438,9 +514,11 @@ def _text_to_numbers(array: Array, want) -> Array:
             if v is None:
                 continue
             n = None
-            if v.isascii() and _INT_TEXT.match(v) and (want.signed or not v.startswith("-")):
+            if len(v) > 40 or not v.isascii():
+                pass  # (no integer of 64 bits is written with more: int() would refuse)
+            elif _INT_TEXT.match(v) and (want.signed or not v.startswith("-")):
                 n = int(v) if info.min <= int(v) <= info.max else None
-            elif v.isascii() and _HEX_TEXT.match(v) and len(v) - 2 <= bits // 4:
+            elif _HEX_TEXT.match(v) and len(v) - 2 <= bits // 4:
                 n = int(v, 16)
                 n = n - (1 << bits) if want.signed and n > info.max else n
             if n is None:
@@ -463,9 +541,14 @@ def _cast_text(array: Array, want) -> Array:
     """Between string, binary and their large and view forms; to a string, UTF-8 checked."""
     got = array.type
     if want.utf8 and not got.utf8:
-        bad = next((k for k, v in enumerate(array.to_pylist()) if v is not None
-                    and not _valid_utf8(v)), None)
-        if bad is not None:
+        if not got.view:  # (in C, over the data the offsets reach)
+            try:
+                check_utf8_offsets(array.buffers()[2], array.value_offsets(), len(array),
+                                   array.validity if array.null_count else None, array.offset,
+                                   "array")
+            except ArrowInvalid as exc:
+                raise ArrowInvalid(f"Invalid UTF8 payload: {exc}") from None
+        elif any(v is not None and not _valid_utf8(v) for v in array.to_pylist()):
             raise ArrowInvalid("Invalid UTF8 payload")
     if got.view == want.view and got.large == want.large:
         return _reinterpreted(array, want)
