@@ -362,3 +362,16 @@ def test_dates_before_the_epoch_and_far_away():
     check(pa.array([dt.date(1, 1, 1), dt.date(9999, 12, 31), None]), pa.date64())
     check(pa.array([dt.date(1, 1, 1), dt.date(9999, 12, 31)]), pa.timestamp("us"))
     check(pa.array([dt.date(1, 1, 1)]), pa.timestamp("ns"))
+
+
+def test_extension_arrays_cast_through_their_storage_as_pyarrow():
+    import uuid
+    values = pa.array([uuid.UUID(int=1).bytes, None, b"\xff" * 16], pa.uuid())
+    check(values, pa.binary(16))
+    check(values, pa.binary())
+    check(values.slice(0, 2), pa.string())
+    message = check(values, pa.string())
+    assert message is not None and message[1].startswith("Invalid UTF8 payload")
+    storage = pa.array([uuid.UUID(int=2).bytes, None], pa.binary(16))
+    got = arrowmm.array(storage).cast(_mm_type(pa.uuid()))
+    assert pa.array(got).equals(storage.cast(pa.uuid()))

@@ -40,7 +40,7 @@ from .._core._region import as_view
 from .._core._utf8 import check_utf8_offsets
 from ..arrays.array import Array, make_array
 from ..arrays.base import register_cast
-from ..arrays.extension import storage_of
+from ..arrays.extension import storage_of, wrap
 from ..arrays.batch import RecordBatch
 from ..arrays.concat import concat_arrays
 from ..errors import ArrowInvalid, ArrowNotImplementedError
@@ -678,10 +678,10 @@ def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Arra
     got, want = array.type, target_type
     if got == want:
         return array
-    if isinstance(got, t.ExtensionType) or isinstance(want, t.ExtensionType):
-        if isinstance(got, t.ExtensionType) and got.storage_type == want:
-            return storage_of(array)
-        raise _not_yet(got, want)
+    if isinstance(got, t.ExtensionType):  # (as pyarrow: its storage is what is cast)
+        return cast_array(storage_of(array), want, safe)
+    if isinstance(want, t.ExtensionType):
+        return wrap(want, cast_array(array, want.storage_type, safe))
     if isinstance(got, t.NullType):
         return _nulls(len(array), want)
     if isinstance(got, t.DictionaryType):
@@ -705,6 +705,13 @@ def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Arra
         return _cast_numbers(array, want, safe)
     if isinstance(got, t.BinaryType) and isinstance(want, t.BinaryType):
         return _cast_text(array, want)
+    if isinstance(got, t.FixedSizeBinaryType) and isinstance(want, t.BinaryType):
+        values = array.to_pylist()
+        if want.utf8:
+            if any(v is not None and not _valid_utf8(v) for v in values):
+                raise ArrowInvalid("Invalid UTF8 payload")
+            values = [None if v is None else v.decode("utf-8") for v in values]
+        return convert(values, want)
     if isinstance(got, _NUMERIC) and isinstance(want, t.BinaryType) and want.utf8:
         return _numbers_to_text(array, want)
     if isinstance(got, t.BinaryType) and isinstance(want, _NUMERIC) and not got.view:
