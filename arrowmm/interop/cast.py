@@ -20,11 +20,13 @@ difference between two schemas, both types and what would fix it.
 chunked arrays, batches and tables): pyarrow's ``cast``, value for value, over the pairs
 pyarrow casts between flat types (numbers and booleans, temporal units, dates and
 timestamps, strings and binaries of every width and view, numbers to and from strings,
-dictionaries, the null type to anything).  ``safe=True`` raises ``ArrowInvalid`` where a value
-would not fit or would lose precision, with pyarrow's words; ``safe=False`` wraps and truncates
-as pyarrow (C) does.  Pairs pyarrow does not cast raise ``ArrowNotImplementedError``
+dictionaries, the null type to anything, extension arrays through their storage).
+``safe=True`` raises ``ArrowInvalid`` where a value would not fit or would lose precision,
+with pyarrow's words; ``safe=False`` wraps and truncates as pyarrow (C) does.  Pairs pyarrow does not cast raise ``ArrowNotImplementedError``
 ("Unsupported cast from X to Y"); the few it casts that arrowmm does not yet (decimals,
-temporal values to and from strings, nested types) say so.
+temporal values to and from strings, nested types) say so.  Numbers to and from strings go
+through Python values (a joined buffer and a bulk parse where they can): several times
+pyarrow's time, where the numeric and temporal casts are numpy passes.
 """
 from __future__ import annotations
 
@@ -721,6 +723,8 @@ def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Arra
     if isinstance(got, (*_TEMPORAL, t.IntType)) and isinstance(want, (*_TEMPORAL, t.IntType)):
         return _cast_temporal(array, want, safe)
     if isinstance(got, (*_TEMPORAL, t.BinaryType)) and isinstance(want, (*_TEMPORAL, t.BinaryType)):
+        raise _not_yet(got, want)
+    if got.children and want.children:  # (lists, structs, maps to their kind: pyarrow's)
         raise _not_yet(got, want)
     raise _unsupported(got, want)
 
