@@ -8,20 +8,18 @@ from typing import Iterator, List, Optional, Sequence, Union, overload
 
 import numpy as np
 
-from .. import types as t
-from .._core._cabi import exporter
-from .array import Array, imported_batch, reduce_registered, selection, unbacked_rows
+from .. import hooks, types as t
+from .array import Array, imported_batch, unbacked_rows
 from .display import inline_values, preview
 from .decode_ahead import DECODED, IN_FLIGHT, MISSING
 from .extension import ExtensionArray, storage_of, wrap
 from ..errors import ArrowInvalid
 from .pandas_compat import PandasConvertible
+from .selection import as_indices, as_mask
 
 __all__ = ["RecordBatch"]
 
 
-#: ``serialize`` lives in ``arrowmm.ipc.messages``, above this layer: it registers itself here
-_SERIALIZER: dict = {}
 _PUBLISH = threading.Lock()  # (held only to publish a column built without its own lock)
 
 #: Bumped in a process forked from this one.  A column's decode lock held at the fork (the
@@ -39,11 +37,6 @@ def _forked() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forked)
-
-
-def register_batch_serializer(serialize_batch) -> None:
-    """Called by ``arrowmm.ipc.messages``: the function behind ``RecordBatch.serialize``."""
-    _SERIALIZER["batch"] = serialize_batch
 
 
 class RecordBatch(PandasConvertible):
@@ -404,7 +397,7 @@ class RecordBatch(PandasConvertible):
     def take(self, indices) -> "RecordBatch":
         """The rows at ``indices`` (numpy, list or integer array), a copy; null indices give
         null rows, out-of-range ones raise IndexError."""
-        values, nulls = selection("as_indices")(indices, self.num_rows)
+        values, nulls = as_indices(indices, self.num_rows)
         picks = values if nulls is None else [None if z else int(v) for v, z in
                                                zip(values.tolist(), nulls.tolist())]
         cols = [c.take(picks) for c in self.columns]
@@ -413,7 +406,7 @@ class RecordBatch(PandasConvertible):
     def filter(self, mask) -> "RecordBatch":
         """The rows where ``mask`` (numpy bool, list, or boolean array) is True; a null in the
         mask drops its row, as pyarrow's default does."""
-        keep = selection("as_mask")(mask, self.num_rows)
+        keep = as_mask(mask, self.num_rows)
         return self.take(np.flatnonzero(keep))
 
     # -- conversion ----------------------------------------------------------------------
@@ -438,7 +431,7 @@ class RecordBatch(PandasConvertible):
     def serialize(self, alignment: int = 8) -> bytes:
         """The batch as one IPC record batch message, without schema or dictionaries (pyarrow's
         ``RecordBatch.serialize``); ``arrowmm.read_record_batch(buf, schema)`` reads it."""
-        return _SERIALIZER["batch"](self, alignment)
+        return hooks.serialize_batch(self, alignment)
 
     def validate(self, full: bool = False) -> None:
         """Decode every column and check it (structure; every offset, byte and index if ``full``)."""
@@ -487,14 +480,14 @@ class RecordBatch(PandasConvertible):
 
     def __reduce__(self):
         """Pickles by name when read from a shared segment (``arrowmm.shm``), else TypeError."""
-        return reduce_registered(self)
+        return hooks.reduce_batch(self)
 
     # -- the Arrow PyCapsule interface ---------------------------------------------------
     def __arrow_c_schema__(self):
-        return exporter("schema")(self.schema)
+        return hooks.export_c_schema(self.schema)
 
     def __arrow_c_array__(self, requested_schema=None):
-        return exporter("batch")(self, requested_schema)
+        return hooks.export_c_batch(self, requested_schema)
 
 
 class SequentialBatches:

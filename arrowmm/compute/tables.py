@@ -1,16 +1,17 @@
 """``Table.filter``, ``Table.take`` and ``Table.sort_by``, over the kernels of this package
-(registered into ``arrowmm.arrays.table``, which cannot import them)."""
+(set in the hooks ``arrowmm.arrays.table`` calls through, since it cannot import them)."""
 from __future__ import annotations
 
 from typing import Callable, List
 
 import numpy as np
 
+from .. import hooks
 from ..arrays import selection as slow
 from ..arrays.array import Array
 from ..arrays.batch import RecordBatch
 from ..arrays.chunked import ChunkedArray
-from ..arrays.table import Table, column_indices, register_table_compute
+from ..arrays.table import Table, column_indices
 from ..errors import ArrowInvalid
 from .expression import Expression
 from .predicate import check_expression, selection_mask
@@ -108,4 +109,6 @@ def sort_table(table: Table, sorting) -> Table:
     return take_table(table, sort_indices(columns, keys))
 
 
-register_table_compute(filter_table, take_table, sort_table)
+hooks.filter_table.set(filter_table)  # (Table.filter, Table.take, Table.sort_by: a layer below)
+hooks.take_table.set(take_table)
+hooks.sort_table.set(sort_table)
