@@ -3,11 +3,13 @@
 Imports only go downward (``tests/test_layers.py``), yet a few calls must go up: a ``DataType``
 exports itself through the C data interface that ``interop`` implements, ``Schema.serialize``
 is written by ``ipc``, ``Table.filter`` by ``compute``, pickling by ``shm``.  Each such call
-goes through a named :class:`Hook` declared below, with what it takes and returns and which
-module fills it.  That module sets the hook once, when it is imported; ``import arrowmm``
-imports them all (``tests/test_hooks.py`` checks that every hook is filled by the module named
-here).  A hook called while empty (only a lower layer was imported) raises ``HookError``
-naming the hook and the module that fills it; setting a hook to a second function raises too.
+goes through a named hook declared below, with what it takes and returns and which module
+fills it.  The caller writes ``hooks.export_c_schema(obj)`` (the module attribute, never a name
+imported from here); the filling module calls ``hooks.fill("export_c_schema", function)`` once,
+when it is imported, and ``import arrowmm`` imports them all (``tests/test_hooks.py`` checks
+that every hook is filled by the module named here).  A hook called while empty (only a lower
+layer was imported) raises ``HookError`` naming the hook and the module that fills it; filling
+a hook with a second function raises too.
 
 Not hooks: the extension-type registry (``arrowmm.register_extension_type``) is data that users
 fill, and a lazy import inside one subpackage is a plain function-level import.
@@ -18,7 +20,7 @@ from typing import Any, Callable, Dict, Optional
 
 from .errors import HookError
 
-__all__ = ["Hook", "HOOKS",
+__all__ = ["Hook", "HOOKS", "fill",
            "export_c_schema", "export_c_array", "export_c_batch", "export_c_stream",
            "export_c_array_stream", "import_c_array", "import_c_batch", "import_c_schema",
            "serialize_schema", "serialize_batch", "filter_table", "take_table", "sort_table",
@@ -27,10 +29,12 @@ __all__ = ["Hook", "HOOKS",
 
 class Hook:
     """One upward call: a function that ``filled_by`` (a module above) sets when it is
-    imported, called from below as ``hook(*args)``.
+    imported, called from below as ``hooks.<name>(*args)``.
 
-    Set once, under the import lock, and only read afterwards, so a call from any thread sees
-    it whole.
+    ``set`` binds the function itself to the module attribute ``arrowmm.hooks.<name>``, so a
+    call through a filled hook costs what a call of the function costs.  Until then the
+    attribute is a stand-in that raises ``HookError``.  Set once, under the import lock, and
+    only read afterwards, so a call from any thread sees it whole.
     """
 
     def __init__(self, name: str, filled_by: str, doc: str):
@@ -38,6 +42,7 @@ class Hook:
         self.filled_by = filled_by
         self.__doc__ = doc
         self._function: Optional[Callable[..., Any]] = None
+        self.empty = self._stand_in()
 
     def set(self, function: Callable[..., Any]) -> None:
         """Fill the hook (from ``filled_by``, at import); setting it again to the same function
@@ -51,6 +56,8 @@ class Hook:
                             f"{_describe(current)}; refusing {_describe(function)} (each hook is "
                             f"set once, by {self.filled_by})")
         self._function = function
+        if HOOKS.get(self.name) is self:
+            globals()[self.name] = function
 
     @property
     def is_set(self) -> bool:
@@ -65,11 +72,18 @@ class Hook:
             raise self._empty()
         return function
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        function = self._function
-        if function is None:
-            raise self._empty()
-        return function(*args, **kwargs)
+    def _stand_in(self) -> Callable[..., Any]:
+        hook = self
+
+        def empty(*args: Any, **kwargs: Any) -> Any:
+            function = hook._function
+            if function is None:
+                raise hook._empty()
+            return function(*args, **kwargs)  # (a stand-in bound by name before the hook was set)
+
+        empty.__name__ = empty.__qualname__ = self.name
+        empty.__doc__ = self.__doc__
+        return empty
 
     def _empty(self) -> HookError:
         return HookError(f"hook arrowmm.hooks.{self.name} is empty: {self.filled_by} fills it "
@@ -78,7 +92,7 @@ class Hook:
 
     def __repr__(self) -> str:
         state = _describe(self._function) if self._function is not None else "empty"
-        return f"<arrowmm.hooks.{self.name} ({state}; filled by {self.filled_by})>"
+        return f"<arrowmm.hooks.Hook {self.name} ({state}; filled by {self.filled_by})>"
 
 
 def _describe(function: Callable[..., Any]) -> str:
@@ -91,9 +105,18 @@ def _describe(function: Callable[..., Any]) -> str:
 HOOKS: Dict[str, Hook] = {}
 
 
-def _declare(name: str, filled_by: str, doc: str) -> Hook:
+def fill(name: str, function: Callable[..., Any]) -> None:
+    """Set the hook ``name`` to ``function``: called once by the module the hook names, when
+    it is imported (``HookError`` for a name not declared here or a hook set already)."""
+    hook = HOOKS.get(name)
+    if hook is None:
+        raise HookError(f"arrowmm.hooks has no hook {name!r} (declared: {', '.join(HOOKS)})")
+    hook.set(function)
+
+
+def _declare(name: str, filled_by: str, doc: str) -> Callable[..., Any]:
     hook = HOOKS[name] = Hook(name, filled_by, doc)
-    return hook
+    return hook.empty
 
 
 # == the C data and C stream interfaces (the structs are filled above the typed classes) ========

@@ -396,9 +396,9 @@ def test_capsule_methods_find_their_exporters_through_the_hooks():
     fills when imported (``tests/test_hooks.py`` checks every hook)."""
     from arrowmm import hooks
 
-    assert hooks.export_c_schema.function is _cdata.export_schema
-    assert hooks.export_c_array.function is _cdata.export_array
-    assert hooks.export_c_batch.function is _cdata.export_batch
+    assert hooks.export_c_schema is _cdata.export_schema
+    assert hooks.export_c_array is _cdata.export_array
+    assert hooks.export_c_batch is _cdata.export_batch
 
 
 def test_a_get_next_inside_another_fills_its_own_struct_only():

@@ -4,6 +4,7 @@ set once, and called through; an empty one raises an error naming it and its mod
 import ast
 import os
 import pickle
+import re
 import subprocess
 import sys
 import textwrap
@@ -31,9 +32,8 @@ def test_every_hook_is_declared_once_by_its_own_name_with_a_docstring():
     names = _declared_names()
     assert names == list(hooks.HOOKS), "every hook is in HOOKS, in the order declared"
     for name in names:
-        hook = getattr(hooks, name)
-        assert hook is hooks.HOOKS[name] and hook.name == name
-        assert name in hooks.__all__
+        hook = hooks.HOOKS[name]
+        assert hook.name == name and name in hooks.__all__
         assert hook.__doc__ and hook.__doc__.startswith(f"``{name}("), name
 
 
@@ -42,6 +42,33 @@ def test_every_hook_is_filled_by_its_module_after_import_arrowmm(name):
     hook = hooks.HOOKS[name]
     assert hook.is_set, f"{name} is empty after import arrowmm ({hook.filled_by} should fill it)"
     assert hook.function.__module__ == hook.filled_by
+    assert getattr(hooks, name) is hook.function  # (a call through the hook is a plain call)
+
+
+def _hook_imports():
+    """(module, name) for every ``from arrowmm.hooks import name`` in the package."""
+    found = []
+    for root, dirs, files in os.walk(PACKAGE):
+        dirs[:] = [d for d in dirs if d not in ("__pycache__", "_fbs")]
+        for fn in files:
+            path = os.path.join(root, fn)
+            if fn.endswith(".py"):
+                with open(path, encoding="utf-8") as f:
+                    tree = ast.parse(f.read(), path)
+                found += [(path, a.name) for node in ast.walk(tree)
+                          if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1]
+                          == "hooks" for a in node.names]
+            elif fn.endswith(".pyx"):
+                with open(path, encoding="utf-8") as f:
+                    found += [(path, m) for m in re.findall(
+                        r"^\s*from\s+[\w.]*hooks\s+c?import\s+(.+)$", f.read(), re.M)]
+    return found
+
+
+def test_hooks_are_called_through_the_module():
+    """``hooks.<name>(...)``, never a name imported from ``arrowmm.hooks``: filling a hook
+    rebinds the module's attribute, not a copy of the name bound elsewhere."""
+    assert _hook_imports() == []
 
 
 def test_every_hook_is_called_from_the_package():
@@ -66,25 +93,33 @@ def test_a_hook_is_set_once():
     def second():
         return 2
 
+    stand_in = hook.empty
     with pytest.raises(HookError, match=r"arrowmm.hooks.example is empty: tests.test_hooks fills"):
-        hook()
+        stand_in()
+    with pytest.raises(HookError, match="is empty"):
+        hook.function
     hook.set(first)
     hook.set(first)  # (the same function again: nothing changes)
-    assert hook() == 1 and hook.function is first
+    assert hook.function is first and hook.is_set
+    assert stand_in() == 1  # (a stand-in bound before the hook was set calls what it holds)
+    assert not hasattr(hooks, "example")  # (a hook not declared in arrowmm.hooks binds nothing)
     with pytest.raises(HookError, match=r"example is set already, to \S*test_hooks\S*first; "
                                         r"refusing \S*second \(each hook is set once, by "
                                         r"tests.test_hooks\)"):
         hook.set(second)
-    assert hook() == 1
+    assert hook.function is first
     with pytest.raises(TypeError, match="takes a function"):
         hook.set(None)
 
 
 def test_a_filled_hook_refuses_another_function():
-    original = hooks.export_c_schema.function
+    original = hooks.export_c_schema
     with pytest.raises(HookError, match="export_c_schema is set already.*arrowmm.interop._cdata"):
-        hooks.export_c_schema.set(lambda obj: None)
-    assert hooks.export_c_schema.function is original
+        hooks.fill("export_c_schema", lambda obj: None)
+    assert hooks.export_c_schema is original is hooks.HOOKS["export_c_schema"].function
+    hooks.fill("export_c_schema", original)  # (the same function: nothing changes)
+    with pytest.raises(HookError, match="no hook 'export_schema'"):
+        hooks.fill("export_schema", original)
     assert isinstance(HookError("x"), arrowmm.ArrowError) and isinstance(HookError("x"), RuntimeError)
 
 

@@ -109,6 +109,6 @@ def sort_table(table: Table, sorting) -> Table:
     return take_table(table, sort_indices(columns, keys))
 
 
-hooks.filter_table.set(filter_table)  # (Table.filter, Table.take, Table.sort_by: a layer below)
-hooks.take_table.set(take_table)
-hooks.sort_table.set(sort_table)
+hooks.fill("filter_table", filter_table)  # (Table.filter, Table.take, Table.sort_by: a layer below)
+hooks.fill("take_table", take_table)
+hooks.fill("sort_table", sort_table)

@@ -865,10 +865,10 @@ def import_stream(capsule):
 
 
 # the typed classes' capsule methods (types, arrays, tables) call these through the hooks
-hooks.export_c_schema.set(export_schema)
-hooks.export_c_array.set(export_array)
-hooks.export_c_batch.set(export_batch)
-hooks.export_c_stream.set(export_stream)
-hooks.export_c_array_stream.set(export_array_stream)
-hooks.import_c_array.set(import_array)
-hooks.import_c_batch.set(import_batch)
+hooks.fill("export_c_schema", export_schema)
+hooks.fill("export_c_array", export_array)
+hooks.fill("export_c_batch", export_batch)
+hooks.fill("export_c_stream", export_stream)
+hooks.fill("export_c_array_stream", export_array_stream)
+hooks.fill("import_c_array", import_array)
+hooks.fill("import_c_batch", import_batch)

@@ -351,4 +351,4 @@ def _schema_of_producer(obj) -> t.Schema:
     return import_schema(obj.__arrow_c_schema__())
 
 
-hooks.import_c_schema.set(_schema_of_producer)  # (``arrowmm.schema(pa_schema)`` works)
+hooks.fill("import_c_schema", _schema_of_producer)  # (``arrowmm.schema(pa_schema)`` works)

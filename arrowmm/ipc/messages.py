@@ -300,5 +300,5 @@ class MessageReader:
                 return
 
 
-hooks.serialize_batch.set(serialize_batch)  # (RecordBatch.serialize, a layer below)
-hooks.serialize_schema.set(serialize_schema)  # (Schema.serialize)
+hooks.fill("serialize_batch", serialize_batch)  # (RecordBatch.serialize, a layer below)
+hooks.fill("serialize_schema", serialize_schema)  # (Schema.serialize)

@@ -726,6 +726,6 @@ def _build(region: Region, layout: tuple):
 
 
 # ``Array``, ``RecordBatch`` and ``FileReader`` (layers below) pickle through these
-hooks.reduce_array.set(reduce_array)
-hooks.reduce_batch.set(reduce_batch)
-hooks.reduce_file_reader.set(reduce_reader)
+hooks.fill("reduce_array", reduce_array)
+hooks.fill("reduce_batch", reduce_batch)
+hooks.fill("reduce_file_reader", reduce_reader)
