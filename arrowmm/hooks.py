@@ -24,6 +24,7 @@ __all__ = ["Hook", "HOOKS", "fill",
            "export_c_schema", "export_c_array", "export_c_batch", "export_c_stream",
            "export_c_array_stream", "import_c_array", "import_c_batch", "import_c_schema",
            "serialize_schema", "serialize_batch", "filter_table", "take_table", "sort_table",
+           "filter_batch", "take_batch", "sort_batch",
            "reduce_array", "reduce_batch", "reduce_file_reader"]
 
 
@@ -164,7 +165,7 @@ serialize_batch = _declare("serialize_batch", "arrowmm.ipc.messages", """\
 ``serialize_batch(batch, alignment) -> bytes``: one IPC record batch message; behind
 ``RecordBatch.serialize``.""")
 
-# == compute on tables (the kernels work on the array classes, so they sit above them) =========
+# == compute on tables and batches (the kernels work on the array classes, so they sit above them) =========
 
 _COMPUTE = "arrowmm.compute.tables"
 
@@ -176,6 +177,16 @@ take_table = _declare("take_table", _COMPUTE, """\
 
 sort_table = _declare("sort_table", _COMPUTE, """\
 ``sort_table(table, sorting) -> Table``: behind ``Table.sort_by``.""")
+
+filter_batch = _declare("filter_batch", _COMPUTE, """\
+``filter_batch(batch, mask) -> RecordBatch``: behind ``RecordBatch.filter`` (a mask or an
+Expression).""")
+
+take_batch = _declare("take_batch", _COMPUTE, """\
+``take_batch(batch, indices) -> RecordBatch``: behind ``RecordBatch.take``.""")
+
+sort_batch = _declare("sort_batch", _COMPUTE, """\
+``sort_batch(batch, sorting) -> RecordBatch``: behind ``RecordBatch.sort_by``.""")
 
 # == pickling (by name, for memory in a shared segment; anything else refuses) =================
 

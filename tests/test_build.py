@@ -433,7 +433,7 @@ def test_struct_with_non_str_field_values_and_missing_keys():
 def test_dictionary_encoding_is_first_appearance():
     arr = array(["b", "a", "b", None, "c", "a"], t.dictionary(t.int8(), t.string()))
     assert arr.dictionary.to_pylist() == ["b", "a", "c"]
-    assert arr.indices().to_pylist() == [0, 1, 0, None, 2, 1]
+    assert arr.indices.to_pylist() == [0, 1, 0, None, 2, 1]
     with pytest.raises(ArrowInvalid, match="overflow"):
         array(list(range(200)), t.dictionary(t.int8(), t.int64()))
 

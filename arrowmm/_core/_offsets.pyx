@@ -26,24 +26,11 @@ ctypedef int64_t (*_utf8_fn)(const uint8_t *s, int64_t n) noexcept nogil
 cdef _utf8_fn _utf8_invalid_at = <_utf8_fn>PyCapsule_GetPointer(
     _utf8_capsule, b"arrowmm._core._utf8.utf8_invalid_at")
 
-ctypedef fused offset_t:
-    int32_t
-    int64_t
-
+# (offset_t and index_t are declared in _offsets.pxd, shared with arrowmm.compute._kernels)
 ctypedef fused sint_t:  # run ends (all three) and offsets (int32/int64)
     int16_t
     int32_t
     int64_t
-
-ctypedef fused index_t:
-    int8_t
-    int16_t
-    int32_t
-    int64_t
-    uint8_t
-    uint16_t
-    uint32_t
-    uint64_t
 
 cdef enum:
     _NEG_SIZE = 1

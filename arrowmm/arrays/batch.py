@@ -15,7 +15,6 @@ from .decode_ahead import DECODED, IN_FLIGHT, MISSING
 from .extension import ExtensionArray, storage_of, wrap
 from ..errors import ArrowInvalid
 from .pandas_compat import PandasConvertible
-from .selection import as_indices, as_mask
 
 __all__ = ["RecordBatch"]
 
@@ -396,18 +395,20 @@ class RecordBatch(PandasConvertible):
 
     def take(self, indices) -> "RecordBatch":
         """The rows at ``indices`` (numpy, list or integer array), a copy; null indices give
-        null rows, out-of-range ones raise IndexError."""
-        values, nulls = as_indices(indices, self.num_rows)
-        picks = values if nulls is None else [None if z else int(v) for v, z in
-                                               zip(values.tolist(), nulls.tolist())]
-        cols = [c.take(picks) for c in self.columns]
-        return RecordBatch(self.schema, len(values), cols, metadata=self.metadata)
+        null rows, out-of-range ones raise IndexError (``pyarrow.RecordBatch.take``)."""
+        return hooks.take_batch(self, indices)
 
     def filter(self, mask) -> "RecordBatch":
-        """The rows where ``mask`` (numpy bool, list, or boolean array) is True; a null in the
-        mask drops its row, as pyarrow's default does."""
-        keep = as_mask(mask, self.num_rows)
-        return self.take(np.flatnonzero(keep))
+        """The rows where ``mask`` is True: a boolean array as long as the batch (numpy, list,
+        arrowmm or pyarrow) or an expression (``arrowmm.field("x") > 3``); a null drops its
+        row, as pyarrow's default does (``pyarrow.RecordBatch.filter``)."""
+        return hooks.filter_batch(self, mask)
+
+    def sort_by(self, sorting) -> "RecordBatch":
+        """The rows sorted by ``sorting``: a column name (ascending) or a list of
+        ``(name, "ascending" | "descending")``, as ``pyarrow.RecordBatch.sort_by``: stable,
+        nulls last, NaN after the numbers."""
+        return hooks.sort_batch(self, sorting)
 
     # -- conversion ----------------------------------------------------------------------
     def to_pydict(self, *, temporal: str = "python") -> dict:

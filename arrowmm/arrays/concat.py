@@ -160,7 +160,7 @@ def _dictionary_concat(arrays, dtype, length, validity, nulls):
     """Dictionaries appended, indices shifted by the earlier dictionaries' lengths."""
     parts, base = [], 0
     for a in arrays:
-        idx = a.indices().values().astype(np.int64)
+        idx = a.indices.values().astype(np.int64)
         parts.append(np.where(a.is_valid(), idx + base, 0))
         base += len(a.dictionary)
     indices = _fits(np.concatenate(parts), dtype.index_type.numpy_dtype, "dictionary indices")

@@ -18,8 +18,10 @@ class DictionaryArray(Array):
 
     __slots__ = ()
 
+    @property
     def indices(self) -> Array:
-        """The indices into the dictionary, as an integer array over the same buffers."""
+        """The indices into the dictionary, as an integer array over the same buffers (a
+        property, as pyarrow's ``DictionaryArray.indices``)."""
         return PrimitiveArray(self.type.index_type, self.length, self._buffers, (),
                               self._null_count, self.offset)
 
@@ -31,7 +33,7 @@ class DictionaryArray(Array):
             raise ArrowInvalid(f"{path}: dictionary-encoded array without a dictionary")
 
     def _check_full(self, path):
-        check_dictionary_indices(self.indices().values(), self.validity if self.null_count else None,
+        check_dictionary_indices(self.indices.values(), self.validity if self.null_count else None,
                                  self.offset, len(self.dictionary), path)
 
     def dictionary_decode(self) -> list:
@@ -44,16 +46,16 @@ class DictionaryArray(Array):
         def indented(array):
             return "\n".join("  " + line for line in array.to_string().split("\n"))
         return (f"\n-- dictionary:\n{indented(self.dictionary)}"
-                f"\n-- indices:\n{indented(self.indices())}")
+                f"\n-- indices:\n{indented(self.indices)}")
 
     def to_numpy(self, zero_copy_only=True, writable=False):
         if zero_copy_only:
             raise ArrowInvalid("dictionary arrays have no numpy view of their values; "
-                               "use .indices().to_numpy() for the indices")
+                               "use .indices.to_numpy() for the indices")
         return object_array(self.to_pylist())  # the decoded values as Python objects
 
     def _pylist(self, temporal):
-        idx = self.indices().values()
+        idx = self.indices.values()
         valid = self._valid_mask()
         live = idx if valid is None else idx[valid]
         n = len(self.dictionary)

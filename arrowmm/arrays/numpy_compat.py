@@ -145,7 +145,7 @@ def convert(array) -> np.ndarray:
     if isinstance(dtype, t.StructType):
         return _rows_with_nulls(_struct_rows(array), array)
     if isinstance(dtype, t.DictionaryType):
-        indices = array.indices().values().astype(np.intp)
+        indices = array.indices.values().astype(np.intp)
         valid = array._valid_mask()
         live = indices if valid is None else indices[valid]
         n = len(array.dictionary)

@@ -79,7 +79,7 @@ def _categorical(chunks: List[Array], dtype: t.DictionaryType):
     codes = []
     for chunk, dictionary in zip(chunks, dictionaries):
         remap = np.append(categories.get_indexer(pd.Index(dictionary)), -1)
-        idx = chunk.indices().values().astype(np.int64)
+        idx = chunk.indices.values().astype(np.int64)
         valid = chunk._valid_mask()
         if valid is not None:
             idx = np.where(valid, idx, -1)

@@ -137,9 +137,7 @@ def _encoded(array: Array, want: t.DictionaryType, path: str, existing: Optional
     there is one (the values it lacks added at its end, first seen first)."""
     if isinstance(array.type, t.DictionaryType):
         dictionary = cast_column(array.dictionary, want.value_type, f"{path}.dictionary")
-        indices = array.indices  # (a method today; pyarrow's is a property)
-        indices = indices() if callable(indices) else indices
-        idx = np.asarray(indices.values()).astype(np.int64)
+        idx = np.asarray(array.indices.values()).astype(np.int64)
     else:
         dictionary = cast_column(array, want.value_type, path)
         idx = np.arange(len(array), dtype=np.int64)

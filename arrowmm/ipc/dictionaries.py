@@ -265,7 +265,7 @@ def _remap(a: Array, mapping: np.ndarray, unified: Array, name: str) -> Array:
         raise ArrowInvalid(f"unify_dictionaries: field {name!r}: the unified dictionary has "
                            f"{len(unified)} values, more than {index_type} indices address "
                            f"(largest index {top})")
-    idx = a.indices().values().astype(np.int64)
+    idx = a.indices.values().astype(np.int64)
     valid = a._valid_mask()
     live = idx if valid is None else idx[valid]
     if live.size and (int(live.min()) < 0 or int(live.max()) >= len(mapping)):

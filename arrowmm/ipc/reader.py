@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import struct
 import time
-from typing import Iterator, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -438,6 +438,22 @@ class FileReader(ReaderBase):
         skip = offset - sum(counts[:picked[0]]) if picked else 0
         batches = [self.get_batch(i) for i in picked]
         return Table(self.schema, slice_batches(batches, skip, length))
+
+    def tail(self, n: int) -> Table:
+        """The last ``n`` rows as a Table (``Table.tail``'s rows): the batches are read from
+        the last one back until they hold ``n`` rows, those before are not read."""
+        n = int(n)
+        if n < 0:
+            raise ArrowInvalid(f"tail(n): n must be >= 0, got {n}")
+        out: List[RecordBatch] = []
+        have = 0
+        for i in range(len(self._blocks) - 1, -1, -1):
+            if have >= n:
+                break
+            b = self.get_batch(i)
+            out.append(b if have + b.num_rows <= n else b.slice(b.num_rows - (n - have)))
+            have += out[-1].num_rows
+        return Table(self.schema, out[::-1])
 
     def close(self) -> None:
         """Release the reader and, once no array or exported struct uses it, the mapping: the
