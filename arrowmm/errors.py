@@ -4,7 +4,8 @@ Each class is also a built-in exception (pyarrow's habit), so callers that
 catch ``ValueError`` or ``NotImplementedError`` keep working.
 """
 
-__all__ = ["ArrowError", "ArrowInvalid", "ArrowNotImplementedError", "ArrowKeyError", "ProducerDiedError"]
+__all__ = ["ArrowError", "ArrowInvalid", "ArrowNotImplementedError", "ArrowKeyError", "ProducerDiedError",
+           "HookError"]
 
 
 class ArrowError(Exception):
@@ -26,3 +27,8 @@ class ArrowKeyError(ArrowError, KeyError):
 class ProducerDiedError(ArrowError, ConnectionError):
     """The producer of a shared-memory channel died without closing it (``arrowmm.shm.Channel``):
     the batches it published were delivered, and no more will come."""
+
+
+class HookError(ArrowError, RuntimeError):
+    """A hook of ``arrowmm.hooks`` called while empty (only a lower layer of arrowmm was
+    imported), or set a second time to another function: a fault of the program, not of data."""

@@ -391,16 +391,14 @@ def test_file_stream_export_walks_nothing_once_the_reader_is_closed(tmp_path):
         stream.read_next_batch()
 
 
-def test_capsule_methods_find_their_exporters_registered_from_above():
-    """types and arrays reach the C interface through _core._cabi's table, which
-    interop._cdata fills when imported; an unknown name is an ArrowInvalid naming it."""
-    from arrowmm._core import _cabi
+def test_capsule_methods_find_their_exporters_through_the_hooks():
+    """types and arrays reach the C interface through arrowmm.hooks, which interop._cdata
+    fills when imported (``tests/test_hooks.py`` checks every hook)."""
+    from arrowmm import hooks
 
-    assert _cabi.exporter("schema") is _cdata.export_schema
-    assert _cabi.exporter("array") is _cdata.export_array
-    assert _cabi.exporter("batch") is _cdata.export_batch
-    with pytest.raises(arrowmm.ArrowInvalid, match="'no such' is not registered"):
-        _cabi.exporter("no such")
+    assert hooks.export_c_schema is _cdata.export_schema
+    assert hooks.export_c_array is _cdata.export_array
+    assert hooks.export_c_batch is _cdata.export_batch
 
 
 def test_a_get_next_inside_another_fills_its_own_struct_only():

@@ -1,10 +1,5 @@
 """Type stub for arrowmm._core._cabi: the Arrow C data / C stream interfaces' ABI (structs,
-release callbacks, capsules; their C-level API is in _cabi.pxd)."""
-from typing import Callable
+release callbacks, capsules; their C-level API is in _cabi.pxd, and nothing of it is called from
+Python: the typed classes reach the C interface through ``arrowmm.hooks``)."""
 
-__all__ = ["register_exporter", "exporter"]
-
-# names: "schema", "array", "batch", "import_array", "import_batch" (registered by
-# arrowmm.interop._cdata when it is imported)
-def register_exporter(name: str, function: Callable[..., object]) -> None: ...
-def exporter(name: str) -> Callable[..., object]: ...
+__all__: list[str] = []

@@ -13,9 +13,8 @@ memory alive.  The C data interface lets a consumer move any child out and relea
 own, on any thread, so the arena counts its live nodes atomically and the last release frees
 it.  Release callbacks take no lock and may run on any thread.
 
-The typed classes (``types``, ``arrays``) reach the C interface through ``exporter``: the
-modules above them that know how to fill the structs register their functions here when they
-are imported, so no module imports upward.
+The typed classes (``types``, ``arrays``) reach the functions that fill the structs
+(``interop._cdata``, above them) through the hooks of ``arrowmm.hooks``.
 """
 from cpython.bytes cimport PyBytes_AsString
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid, PyCapsule_New
@@ -29,41 +28,10 @@ import sys
 
 from arrowmm.errors import ArrowInvalid
 
-__all__ = ["register_exporter", "exporter"]
+__all__ = []
 
 cdef extern from "Python.h":
     int Py_IsInitialized() nogil
-
-
-# == who fills the structs: registered from above ===========================================
-
-_EXPORTERS = {}
-
-
-def register_exporter(str name, function):
-    """Register ``function`` as the C interface's ``name`` (``"schema"``, ``"array"``,
-    ``"batch"``, ``"import_array"``, ``"import_batch"``).
-
-    Called once per name, while the registering module is imported (under the import lock);
-    afterwards the table is only read, so lookups from any thread see it whole.
-    """
-    _EXPORTERS[name] = function
-
-
-def exporter(str name):
-    """The function registered as ``name``.
-
-    Raises
-    ------
-    ArrowInvalid
-        When no module registered it (``arrowmm.interop`` registers them all, and importing
-        any part of arrowmm imports it).
-    """
-    try:
-        return _EXPORTERS[name]
-    except KeyError:
-        raise ArrowInvalid(f"the C data interface's {name!r} is not registered: import "
-                           f"arrowmm (arrowmm.interop registers it)") from None
 
 
 # == memory =================================================================================

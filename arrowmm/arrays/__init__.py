@@ -17,7 +17,7 @@ from .extension import (Bool8Array, Bool8Type, ExtensionArray, FixedShapeTensorA
                         FixedShapeTensorType, JsonArray, JsonType, OpaqueArray, OpaqueType,
                         UuidArray, UuidType, VariableShapeTensorArray, VariableShapeTensorType, bool8,
                         fixed_shape_tensor, json_, opaque, uuid, variable_shape_tensor)
-from . import selection  # noqa: F401  (registers Array.take / Array.filter)
+from . import selection  # noqa: F401  (arrowmm.arrays.selection, as it was)
 from .chunked import ChunkedArray
 from .table import Table
 from .scalars import DayTimeInterval, MonthDayNano

@@ -20,8 +20,7 @@ from typing import Optional
 from .. import types as t
 from .._core._region import empty_view
 from .base import (MAX_UNBACKED_ROWS, Array, exported_array, exported_schema, imported_array,
-                   imported_batch, reduce_registered, register_array_to_pandas, register_selection,
-                   selection, unbacked_rows)
+                   imported_batch, unbacked_rows)
 from .binary import BinaryArray, BinaryViewArray
 from .encoded import DictionaryArray, RunEndEncodedArray
 from .lists import FixedSizeListArray, ListArray, ListViewArray, MapArray
@@ -32,9 +31,8 @@ __all__ = [
     "Array", "NullArray", "BooleanArray", "PrimitiveArray", "FixedSizeBinaryArray",
     "BinaryArray", "BinaryViewArray", "ListArray", "ListViewArray", "MapArray",
     "FixedSizeListArray", "StructArray", "UnionArray", "DictionaryArray",
-    "RunEndEncodedArray", "make_array", "array_class", "register_array_to_pandas",
-    "register_selection", "selection", "imported_array", "exported_schema", "exported_array",
-    "imported_batch", "reduce_registered", "MAX_UNBACKED_ROWS", "unbacked_rows",
+    "RunEndEncodedArray", "make_array", "array_class", "imported_array", "exported_schema",
+    "exported_array", "imported_batch", "MAX_UNBACKED_ROWS", "unbacked_rows",
 ]
 
 

@@ -5,100 +5,51 @@ indexing, ``slice``, ``validate``, ``to_pylist``, ``to_numpy``, the PyCapsule ex
 
 Also what the layouts' modules share: read-only typed views of a buffer (``typed_view``), the
 size check every structural check makes (``need_bytes``), child values to Python
-(``pylist_where_used``, ``extension_values``), and the hooks that the modules above register
-(``register_selection``, ``register_array_to_pandas``, ``register_cast``, picklers through
-``copyreg``).
+(``pylist_where_used``, ``extension_values``).  What the layers above do for an array (the C
+data interface, pickling) is reached through ``arrowmm.hooks``; ``take``, ``filter`` and
+``to_pandas`` import their modules of this package when called (those modules import this one).
 """
 from __future__ import annotations
 
-import copyreg
 import operator
 
 from typing import Any, List, Optional, Sequence, SupportsIndex, overload
 
 import numpy as np
 
-from .. import types as t
+from .. import hooks, types as t
 from .._core._bitmap import count_set_bits, unpack_bitmap
-from .._core._cabi import exporter
 from .._core._region import BufferView
 from ..errors import ArrowInvalid
 from .display import array_lines, preview
 from .provenance import copy_reason
 from .numpy_compat import convert as _convert
 
-__all__ = ["Array", "register_selection", "selection", "imported_array", "exported_schema",
-           "exported_array", "imported_batch", "reduce_registered", "register_array_to_pandas",
+__all__ = ["Array", "imported_array", "exported_schema", "exported_array", "imported_batch",
            "typed_view", "MAX_UNBACKED_ROWS", "unbacked_rows", "need_bytes", "pylist_where_used",
-           "extension_values", "covered_mask", "register_cast"]
-
-
-#: ``take`` and ``filter`` live in ``selection`` (which imports these classes) and are
-#: registered here when it is imported: see ``register_selection``.
-_SELECTION: dict = {}
-
-
-def register_selection(take, filter_mask, as_indices, as_mask) -> None:
-    """Called once by ``arrowmm.arrays.selection``: the functions behind ``take``/``filter``."""
-    _SELECTION.update(take=take, filter=filter_mask, as_indices=as_indices, as_mask=as_mask)
-
-
-def selection(name: str):
-    """A function registered by ``selection`` (``take``, ``filter``, ``as_indices``, ``as_mask``)."""
-    return _SELECTION[name]
+           "extension_values", "covered_mask"]
 
 
 def imported_array(obj) -> "Array":
     """An object exporting ``__arrow_c_array__`` (a pyarrow or polars array, ...) as an arrowmm
     array over the same memory (the C data interface)."""
-    return exporter("import_array")(*obj.__arrow_c_array__())
+    return hooks.import_c_array(*obj.__arrow_c_array__())
 
 
 def exported_schema(obj):
     """``obj`` (a type, field or schema) as an ``arrow_schema`` capsule."""
-    return exporter("schema")(obj)
+    return hooks.export_c_schema(obj)
 
 
 def exported_array(array: "Array", requested_schema=None):
     """``array`` as (``arrow_schema``, ``arrow_array``) capsules over its memory."""
-    return exporter("array")(array, requested_schema)
+    return hooks.export_c_array(array, requested_schema)
 
 
 def imported_batch(obj):
     """An object exporting ``__arrow_c_array__`` as a struct (a record batch) as an arrowmm
     RecordBatch over the same memory."""
-    return exporter("import_batch")(*obj.__arrow_c_array__())
-
-
-def reduce_registered(obj):
-    """``__reduce__`` through the pickler registered for the nearest class of ``obj``.
-
-    Pickling is registered from above with ``copyreg`` (``arrowmm.shm`` pickles memory
-    in a shared segment by name), so the data model imports nothing from those layers.
-    ``pickle`` finds a registered class itself; this covers its subclasses."""
-    for cls in type(obj).__mro__:
-        reducer = copyreg.dispatch_table.get(cls)
-        if reducer is not None:
-            return reducer(obj)
-    raise TypeError(f"cannot pickle {type(obj).__name__!r}: no pickler is registered for it")
-
-
-#: ``Array.to_pandas``: ``arrowmm.arrays.pandas_compat`` registers it (it imports this module)
-_TO_PANDAS: list = []
-
-
-def register_array_to_pandas(convert_array) -> None:
-    """Called by ``pandas_compat``: ``convert_array(array) -> pandas.Series``."""
-    _TO_PANDAS[:] = [convert_array]
-
-
-#: ``Array.cast``: ``arrowmm.interop.cast`` registers it (the one module that knows casts)
-_CAST: list = []
-
-
-def register_cast(cast_array) -> None:
-    """Called by ``arrowmm.interop.cast``: ``cast_array(array, target_type, safe) -> Array``."""
-    _CAST[:] = [cast_array]
+    return hooks.import_c_batch(*obj.__arrow_c_array__())
 
 
 _ZERO_OFFSET = {4: np.zeros(1, dtype="<i4"), 8: np.zeros(1, dtype="<i8")}
@@ -215,12 +166,14 @@ class Array:
     def take(self, indices) -> "Array":
         """The values at ``indices`` (numpy, list or integer array), a copy; a null index gives
         a null.  Out-of-range indices raise IndexError (negative ones are out of range)."""
-        return _SELECTION["take"](self, indices)
+        from .selection import take  # (it imports this module)
+        return take(self, indices)
 
     def filter(self, mask) -> "Array":
         """The values where ``mask`` (numpy bool, list, or boolean array of the same length) is
         True; a null in the mask drops its value, as pyarrow's default does."""
-        return _SELECTION["filter"](self, mask)
+        from .selection import filter_mask  # (it imports this module)
+        return filter_mask(self, mask)
 
     def cast(self, target_type: t.DataType, safe: bool = True) -> "Array":
         """The values as ``target_type``, as pyarrow's ``Array.cast``: numbers, temporal units,
@@ -228,10 +181,7 @@ class Array:
         the null type to anything.  ``safe=True`` raises ``ArrowInvalid`` where a value would
         not fit or lose precision; ``safe=False`` wraps and truncates as pyarrow does.  A pair
         pyarrow does not cast raises ``ArrowNotImplementedError``."""
-        if not _CAST:
-            raise ArrowInvalid("Array.cast needs arrowmm.interop.cast (import arrowmm, not only "
-                               "arrowmm.arrays)")
-        return _CAST[0](self, target_type, safe=bool(safe))
+        return hooks.cast_array(self, target_type, safe=bool(safe))
 
     @property
     def null_count(self) -> int:
@@ -304,7 +254,8 @@ class Array:
     def to_pandas(self):
         """A ``pandas.Series`` of the values, as pyarrow's ``Array.to_pandas()`` gives it
         (extension values included: ``uuid.UUID``, ``bool``).  Needs pandas."""
-        return _TO_PANDAS[0](self)
+        from .pandas_compat import array_to_series  # (it imports this module)
+        return array_to_series(self)
 
     def to_numpy(self, zero_copy_only: bool = True, writable: bool = False) -> np.ndarray:
         """The values as numpy: a read-only view of the mapping where one exists.
@@ -362,14 +313,14 @@ class Array:
 
     def __reduce__(self):
         """Pickles by name when the memory is a shared segment (``arrowmm.shm``), else TypeError."""
-        return reduce_registered(self)
+        return hooks.reduce_array(self)
 
     # -- the Arrow PyCapsule interface ---------------------------------------------------------
     def __arrow_c_schema__(self):
-        return exporter("schema")(self.type)
+        return hooks.export_c_schema(self.type)
 
     def __arrow_c_array__(self, requested_schema=None):
-        return exporter("array")(self, requested_schema)
+        return hooks.export_c_array(self, requested_schema)
 
 
 def pylist_where_used(part: Array, temporal: str, used, field: Optional[t.Field] = None) -> list:

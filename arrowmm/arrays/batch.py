@@ -8,20 +8,17 @@ from typing import Iterator, List, Optional, Sequence, Union, overload
 
 import numpy as np
 
-from .. import types as t
-from .._core._cabi import exporter
-from .array import Array, imported_batch, reduce_registered, selection, unbacked_rows
+from .. import hooks, types as t
+from .array import Array, imported_batch, unbacked_rows
 from .display import inline_values, preview
 from .decode_ahead import DECODED, IN_FLIGHT, MISSING
 from .extension import ExtensionArray, storage_of, wrap
 from ..errors import ArrowInvalid
 from .pandas_compat import PandasConvertible
 
-__all__ = ["RecordBatch", "cast_columns", "register_batch_compute"]
+__all__ = ["RecordBatch", "cast_columns"]
 
 
-#: ``serialize`` lives in ``arrowmm.ipc.messages``, above this layer: it registers itself here
-_SERIALIZER: dict = {}
 _PUBLISH = threading.Lock()  # (held only to publish a column built without its own lock)
 
 #: Bumped in a process forked from this one.  A column's decode lock held at the fork (the
@@ -39,22 +36,6 @@ def _forked() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forked)
-
-
-#: ``filter``, ``take`` and ``sort_by``: the kernels of ``arrowmm.compute``, registered (through
-#: ``arrowmm.arrays.table.register_table_compute``) when it is imported
-_COMPUTE: dict = {}
-
-
-def register_batch_compute(filter_batch, take_batch, sort_batch) -> None:
-    """Set the functions behind ``RecordBatch.filter``, ``take`` and ``sort_by`` (each
-    ``f(batch, argument) -> RecordBatch``)."""
-    _COMPUTE.update(filter=filter_batch, take=take_batch, sort_by=sort_batch)
-
-
-def register_batch_serializer(serialize_batch) -> None:
-    """Called by ``arrowmm.ipc.messages``: the function behind ``RecordBatch.serialize``."""
-    _SERIALIZER["batch"] = serialize_batch
 
 
 def cast_columns(schema: t.Schema, target_schema: t.Schema, column, safe: bool, what: str
@@ -434,31 +415,19 @@ class RecordBatch(PandasConvertible):
     def take(self, indices) -> "RecordBatch":
         """The rows at ``indices`` (numpy, list or integer array), a copy; null indices give
         null rows, out-of-range ones raise IndexError (``pyarrow.RecordBatch.take``)."""
-        if "take" in _COMPUTE:
-            return _COMPUTE["take"](self, indices)
-        values, nulls = selection("as_indices")(indices, self.num_rows)
-        picks = values if nulls is None else [None if z else int(v) for v, z in
-                                               zip(values.tolist(), nulls.tolist())]
-        cols = [c.take(picks) for c in self.columns]
-        return RecordBatch(self.schema, len(values), cols, metadata=self.metadata)
+        return hooks.take_batch(self, indices)
 
     def filter(self, mask) -> "RecordBatch":
         """The rows where ``mask`` is True: a boolean array as long as the batch (numpy, list,
         arrowmm or pyarrow) or an expression (``arrowmm.field("x") > 3``); a null drops its
         row, as pyarrow's default does (``pyarrow.RecordBatch.filter``)."""
-        if "filter" in _COMPUTE:
-            return _COMPUTE["filter"](self, mask)
-        keep = selection("as_mask")(mask, self.num_rows)
-        return self.take(np.flatnonzero(keep))
+        return hooks.filter_batch(self, mask)
 
     def sort_by(self, sorting) -> "RecordBatch":
         """The rows sorted by ``sorting``: a column name (ascending) or a list of
         ``(name, "ascending" | "descending")``, as ``pyarrow.RecordBatch.sort_by``: stable,
         nulls last, NaN after the numbers."""
-        if "sort_by" not in _COMPUTE:
-            raise ArrowInvalid("RecordBatch.sort_by needs arrowmm.compute (import arrowmm, not "
-                               "only arrowmm.arrays)")
-        return _COMPUTE["sort_by"](self, sorting)
+        return hooks.sort_batch(self, sorting)
 
     def cast(self, target_schema: t.Schema, safe: bool = True) -> "RecordBatch":
         """The columns cast to ``target_schema``'s types (same names, in order), as
@@ -490,7 +459,7 @@ class RecordBatch(PandasConvertible):
     def serialize(self, alignment: int = 8) -> bytes:
         """The batch as one IPC record batch message, without schema or dictionaries (pyarrow's
         ``RecordBatch.serialize``); ``arrowmm.read_record_batch(buf, schema)`` reads it."""
-        return _SERIALIZER["batch"](self, alignment)
+        return hooks.serialize_batch(self, alignment)
 
     def validate(self, full: bool = False) -> None:
         """Decode every column and check it (structure; every offset, byte and index if ``full``)."""
@@ -539,14 +508,14 @@ class RecordBatch(PandasConvertible):
 
     def __reduce__(self):
         """Pickles by name when read from a shared segment (``arrowmm.shm``), else TypeError."""
-        return reduce_registered(self)
+        return hooks.reduce_batch(self)
 
     # -- the Arrow PyCapsule interface ---------------------------------------------------
     def __arrow_c_schema__(self):
-        return exporter("schema")(self.schema)
+        return hooks.export_c_schema(self.schema)
 
     def __arrow_c_array__(self, requested_schema=None):
-        return exporter("batch")(self, requested_schema)
+        return hooks.export_c_batch(self, requested_schema)
 
 
 class SequentialBatches:

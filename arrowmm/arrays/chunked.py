@@ -5,21 +5,13 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from .. import types as t
+from .. import hooks, types as t
 from .array import Array
 from .concat import concat_arrays
 from ..errors import ArrowInvalid
 from .pandas_compat import array_to_pandas
 
-__all__ = ["ChunkedArray", "aligned_pieces", "register_array_stream_export"]
-
-_array_stream_export: List = []  # export_array_stream(type, arrays, requested_schema)
-
-
-def register_array_stream_export(export) -> None:
-    """Set how a ChunkedArray exports its chunks as an Arrow C stream (called by ``interop``,
-    the layer above, which this one does not import)."""
-    _array_stream_export[:] = [export]
+__all__ = ["ChunkedArray", "aligned_pieces"]
 
 
 def aligned_pieces(a: Sequence[Array], b: Sequence[Array]):
@@ -196,9 +188,7 @@ class ChunkedArray:
     def __arrow_c_stream__(self, requested_schema=None):
         """The chunks as an Arrow C stream of arrays (``pyarrow.chunked_array(c)``, polars
         ``Series``), zero-copy."""
-        if not _array_stream_export:
-            raise ArrowInvalid("no stream export registered (import arrowmm, not arrowmm.arrays)")
-        return _array_stream_export[0](self._type, list(self._chunks), requested_schema)
+        return hooks.export_c_array_stream(self._type, list(self._chunks), requested_schema)
 
     def __repr__(self):
         return f"<arrowmm.ChunkedArray {self._type} chunks={len(self._chunks)} length={self._length}>"

@@ -19,7 +19,7 @@ from typing import List, Optional
 import numpy as np
 
 from .. import types as t
-from .array import Array, register_array_to_pandas
+from .array import Array
 from .extension import storage_of
 from .concat import concat_arrays
 from .empty import empty_array
@@ -28,7 +28,7 @@ from .numpy_compat import convert, object_array, with_nulls
 from .decode_ahead import decoded_in_order
 from .gather import gather_bases, gathered_column
 
-__all__ = ["batches_to_pandas", "array_to_pandas", "column_positions"]
+__all__ = ["batches_to_pandas", "array_to_pandas", "column_positions", "array_to_series"]
 
 _FIXED_OFFSET = re.compile(r"^([+-])(\d\d):(\d\d)$")
 
@@ -373,10 +373,8 @@ class PandasConvertible:
                                  types_mapper=types_mapper)
 
 
-def _array_to_series(array: Array):
+def array_to_series(array: Array):
+    """``Array.to_pandas``: one array as an unnamed ``pandas.Series``, as pyarrow gives it."""
     series = array_to_pandas([array], t.Field("", array.type))
     series.name = None  # (pyarrow's Array.to_pandas names none)
     return series
-
-
-register_array_to_pandas(_array_to_series)

@@ -3,8 +3,8 @@
 Both copy: the result owns new memory, made by gathering fixed-width values with numpy or by
 joining zero-copy runs of consecutive rows with ``concat_arrays``.  A null index gives a null
 row; a null in a mask drops the row (pyarrow's default ``null_selection_behavior="drop"``).
-The methods ``Array.take`` / ``Array.filter`` and the batch's reach these functions through
-``register_selection`` (this module imports the array classes, so they cannot import it).
+The methods ``Array.take`` / ``Array.filter`` and the batch's import these functions when
+called (this module imports the array classes, so they cannot import it at the top).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .. import types as t
 from .._core._bitmap import pack_bitmap
 from ..errors import ArrowInvalid
 from .array import (Array, BooleanArray, FixedSizeBinaryArray, NullArray, PrimitiveArray,
-                    imported_array, make_array, register_selection)
+                    imported_array, make_array)
 from .concat import concat_arrays
 from .provenance import copied_view
 
@@ -162,5 +162,3 @@ def filter_mask(array: Array, mask) -> Array:
     keep = as_mask(mask, len(array))
     return take(array, np.flatnonzero(keep))
 
-
-register_selection(take, filter_mask, as_indices, as_mask)

@@ -2,62 +2,22 @@
 
 Nothing is copied or decoded to make one: the batches keep their lazy columns, ``select``
 and ``slice`` make new lazy batches over them, and ``column(name)`` gathers one column's
-chunks (decoding that column only).  The Arrow C stream export is registered from the
-``interop`` layer (``register_stream_export``): this layer does not import it.
+chunks (decoding that column only).  The Arrow C stream export (``interop``) and ``filter``,
+``take``, ``sort_by`` (``compute``) live above this layer: they are reached through
+``arrowmm.hooks``.
 """
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
-from .. import types as t
-from .batch import RecordBatch, cast_columns, register_batch_compute
+from .. import hooks, types as t
+from .batch import RecordBatch, cast_columns
 from .chunked import ChunkedArray, aligned_pieces
 from .empty import empty_array
 from ..errors import ArrowInvalid
 from .pandas_compat import PandasConvertible
 
-__all__ = ["Table", "select_batch", "slice_batches", "register_stream_export",
-           "register_table_compute"]
-
-_stream_export: List[Callable] = []  # export_stream(schema, batches, requested_schema)
-#: ``filter``, ``take`` and ``sort_by``: registered by ``arrowmm.compute`` (which imports this)
-_COMPUTE: dict = {}
-
-
-def register_stream_export(export: Callable) -> None:
-    """Set how a Table exports its batches as an Arrow C stream (called by ``interop``)."""
-    _stream_export[:] = [export]
-
-
-def register_table_compute(filter_table: Callable, take_table: Callable,
-                           sort_table: Callable) -> None:
-    """Set the functions behind ``Table.filter``, ``take`` and ``sort_by`` (called by
-    ``arrowmm.compute``, whose kernels work on these classes)."""
-    _COMPUTE.update(filter=filter_table, take=take_table, sort_by=sort_table)
-    register_batch_compute(_on_one_batch(filter_table), _on_one_batch(take_table),
-                           _on_one_batch(sort_table))
-
-
-def _on_one_batch(table_function: Callable) -> Callable:
-    """``table_function`` (of a Table and an argument) as a function of a RecordBatch: the
-    batch as a table of one, the result as one batch (an empty slice of the batch when no
-    row is left, as pyarrow's batch methods give a batch of no rows)."""
-    def on_batch(batch: RecordBatch, argument) -> RecordBatch:
-        out = table_function(Table(batch.schema, [batch]), argument).to_batches()
-        if len(out) == 1:
-            return out[0]
-        if not out:
-            return batch.slice(0, 0)
-        raise ArrowInvalid(f"{table_function.__name__} of one batch gave {len(out)} batches")
-    on_batch.__name__ = table_function.__name__
-    return on_batch
-
-
-def _compute(name: str) -> Callable:
-    if name not in _COMPUTE:
-        raise ArrowInvalid(f"Table.{name} needs arrowmm.compute (import arrowmm, not only "
-                           f"arrowmm.arrays)")
-    return _COMPUTE[name]
+__all__ = ["Table", "select_batch", "slice_batches"]
 
 
 class _ColumnsOf:
@@ -247,18 +207,18 @@ class Table(PandasConvertible):
         """The rows where ``mask`` is true: a boolean array (numpy, list, arrowmm, pyarrow or
         a ChunkedArray) as long as the table, or an expression (``arrowmm.field("x") > 3``);
         a null drops its row, as pyarrow's default.  The batches stay as they are cut."""
-        return _compute("filter")(self, mask)
+        return hooks.filter_table(self, mask)
 
     def take(self, indices) -> "Table":
         """The rows at ``indices`` (integers, in that order; a null index gives a null row;
         out of range raises IndexError), as one new batch."""
-        return _compute("take")(self, indices)
+        return hooks.take_table(self, indices)
 
     def sort_by(self, sorting) -> "Table":
         """The rows sorted by ``sorting``: a column name (ascending) or a list of
         ``(name, "ascending" | "descending")``, as pyarrow's ``Table.sort_by``: stable, nulls
         last, NaN after the numbers."""
-        return _compute("sort_by")(self, sorting)
+        return hooks.sort_table(self, sorting)
 
     def cast(self, target_schema: t.Schema, safe: bool = True) -> "Table":
         """The columns cast to ``target_schema``'s types (same names, in order), batch by
@@ -317,6 +277,4 @@ class Table(PandasConvertible):
     # -- the Arrow PyCapsule interface -----------------------------------------------------
     def __arrow_c_stream__(self, requested_schema=None):
         """The batches as an Arrow C stream: zero-copy (pyarrow.table, polars, duckdb)."""
-        if not _stream_export:
-            raise ArrowInvalid("no stream export registered (import arrowmm, not arrowmm.arrays)")
-        return _stream_export[0](self.schema, list(self._batches), requested_schema)
+        return hooks.export_c_stream(self.schema, list(self._batches), requested_schema)

@@ -1,16 +1,17 @@
 """``Table.filter``, ``Table.take`` and ``Table.sort_by``, over the kernels of this package
-(registered into ``arrowmm.arrays.table``, which cannot import them)."""
+(set in the hooks ``arrowmm.arrays.table`` calls through, since it cannot import them)."""
 from __future__ import annotations
 
 from typing import Callable, List
 
 import numpy as np
 
+from .. import hooks
 from ..arrays import selection as slow
 from ..arrays.array import Array
 from ..arrays.batch import RecordBatch
 from ..arrays.chunked import ChunkedArray
-from ..arrays.table import Table, column_indices, register_table_compute
+from ..arrays.table import Table, column_indices
 from ..errors import ArrowInvalid
 from .expression import Expression
 from .predicate import check_expression, selection_mask
@@ -108,4 +109,25 @@ def sort_table(table: Table, sorting) -> Table:
     return take_table(table, sort_indices(columns, keys))
 
 
-register_table_compute(filter_table, take_table, sort_table)
+def _on_one_batch(table_function: Callable) -> Callable:
+    """``table_function`` (of a Table and an argument) as a function of a RecordBatch: the
+    batch as a table of one, the result as one batch (an empty slice of the batch when no
+    row is left, as pyarrow's batch methods give a batch of no rows)."""
+    def on_batch(batch: RecordBatch, argument) -> RecordBatch:
+        out = table_function(Table(batch.schema, [batch]), argument).to_batches()
+        if len(out) == 1:
+            return out[0]
+        if not out:
+            return batch.slice(0, 0)
+        raise ArrowInvalid(f"{table_function.__name__} of one batch gave {len(out)} batches")
+    on_batch.__name__ = table_function.__name__
+    return on_batch
+
+
+# (Table.filter, take, sort_by and RecordBatch's, a layer below, call these through the hooks)
+hooks.fill("filter_table", filter_table)
+hooks.fill("take_table", take_table)
+hooks.fill("sort_table", sort_table)
+hooks.fill("filter_batch", _on_one_batch(filter_table))
+hooks.fill("take_batch", _on_one_batch(take_table))
+hooks.fill("sort_batch", _on_one_batch(sort_table))

@@ -24,8 +24,8 @@ Where the parts live: the structs, their release callbacks, the arena and the ca
 Arrays, and reads foreign ones.  A lazy batch's undecoded columns are exported by the
 ``ColumnExporter`` its loader hands in (``ipc._batch_walk``), and a reader's stream by
 ``ipc._batch_walk``'s subclasses of ``BatchStream``: this module never imports the readers.
-The typed classes' capsule methods find the functions below through
-``_core._cabi.exporter``: they are registered at the end of this module.
+The typed classes' capsule methods (and ``Table``'s, ``ChunkedArray``'s streams) reach the
+functions below through ``arrowmm.hooks``: this module sets those hooks at its end.
 """
 from cpython.pyport cimport PY_SSIZE_T_MAX
 from cpython.ref cimport PyObject
@@ -44,8 +44,7 @@ from arrowmm._core._region cimport BufferView, region_from_pointer
 
 import sys
 
-from arrowmm import limits, types as t
-from arrowmm._core._cabi import register_exporter
+from arrowmm import hooks, limits, types as t
 from arrowmm._core._region import empty_view
 from arrowmm.arrays.array import Array, make_array
 from arrowmm.arrays.batch import RecordBatch
@@ -865,9 +864,11 @@ def import_stream(capsule):
     return out
 
 
-# the typed classes' capsule methods (types, arrays) call these through _core._cabi.exporter
-register_exporter("schema", export_schema)
-register_exporter("array", export_array)
-register_exporter("batch", export_batch)
-register_exporter("import_array", import_array)
-register_exporter("import_batch", import_batch)
+# the typed classes' capsule methods (types, arrays, tables) call these through the hooks
+hooks.fill("export_c_schema", export_schema)
+hooks.fill("export_c_array", export_array)
+hooks.fill("export_c_batch", export_batch)
+hooks.fill("export_c_stream", export_stream)
+hooks.fill("export_c_array_stream", export_array_stream)
+hooks.fill("import_c_array", import_array)
+hooks.fill("import_c_batch", import_batch)

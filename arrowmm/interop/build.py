@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from .. import types as t
+from .. import hooks, types as t
 from .._core._bitmap import pack_bitmap
 from .from_python import convert, validity_from_mask
 from .infer import infer_type, numpy_dtype_to_arrow
@@ -351,4 +351,4 @@ def _schema_of_producer(obj) -> t.Schema:
     return import_schema(obj.__arrow_c_schema__())
 
 
-t.register_schema_importer(_schema_of_producer)  # (``arrowmm.schema(pa_schema)`` works)
+hooks.fill("import_c_schema", _schema_of_producer)  # (``arrowmm.schema(pa_schema)`` works)

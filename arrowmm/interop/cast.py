@@ -37,11 +37,10 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .. import types as t
+from .. import hooks, types as t
 from .._core._region import as_view
 from .._core._utf8 import check_utf8_offsets
 from ..arrays.array import Array, make_array
-from ..arrays.base import register_cast
 from ..arrays.extension import storage_of, wrap
 from ..arrays.batch import RecordBatch
 from ..arrays.concat import concat_arrays
@@ -729,4 +728,4 @@ def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Arra
     raise _unsupported(got, want)
 
 
-register_cast(cast_array)
+hooks.fill("cast_array", cast_array)

@@ -19,10 +19,8 @@ from ..arrays.batch import RecordBatch, SequentialBatches
 from ..errors import ArrowInvalid
 from ._cdata import import_schema, import_stream
 from ..arrays.pandas_compat import PandasConvertible
-from ..arrays.chunked import register_array_stream_export
-from ..arrays.table import Table, register_stream_export
-from ._cdata import export_schema
-from ._cdata import export_array_stream, export_stream
+from ..arrays.table import Table
+from ._cdata import export_schema, export_stream
 
 __all__ = ["RecordBatchReader"]
 
@@ -150,6 +148,3 @@ def _checked_batches(schema: t.Schema, batches: Iterable[RecordBatch]) -> Iterat
                                f"{schema.types}")
         yield batch
 
-
-register_stream_export(export_stream)  # (Table and ChunkedArray, in a layer below, export
-register_array_stream_export(export_array_stream)  # through these)

@@ -16,10 +16,10 @@ import io
 import struct
 from typing import Iterator, Mapping, Optional
 
-from .. import types as t
+from .. import hooks, types as t
 from .._core._flatbuf import frame_at
 from .._core._region import BufferView, Region
-from ..arrays.batch import RecordBatch, register_batch_serializer
+from ..arrays.batch import RecordBatch
 from ..arrays.extension import storage_of
 from ..errors import ArrowInvalid
 from ..interop import array
@@ -300,5 +300,5 @@ class MessageReader:
                 return
 
 
-register_batch_serializer(serialize_batch)
-t.register_schema_serializer(serialize_schema)
+hooks.fill("serialize_batch", serialize_batch)  # (RecordBatch.serialize, a layer below)
+hooks.fill("serialize_schema", serialize_schema)  # (Schema.serialize)

@@ -15,10 +15,9 @@ from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
 
-from .. import limits
+from .. import hooks, limits
 from .. import types as t
 from .._core._region import Region
-from ..arrays.array import reduce_registered
 from ..arrays.batch import RecordBatch
 from ..arrays.table import Table, slice_batches
 from ..errors import ArrowInvalid
@@ -497,4 +496,4 @@ class FileReader(ReaderBase):
         """Pickles by name when the file is a shared segment (``arrowmm.shm``), else TypeError."""
         if self._source.pickle_refusal:
             raise TypeError(self._source.pickle_refusal)
-        return reduce_registered(self)
+        return hooks.reduce_file_reader(self)

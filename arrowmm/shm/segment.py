@@ -51,7 +51,6 @@ Examples
 """
 from __future__ import annotations
 
-import copyreg
 import errno
 import json
 import mmap
@@ -62,7 +61,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Iterable, List, Optional, Tuple, Union
 
-from .. import types as t
+from .. import hooks, types as t
 from .._core._region import BufferView, Region, empty_view
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..ipc.io import MAGIC
@@ -72,7 +71,6 @@ from ..interop.build import record_batch
 from ..interop.interchange import RecordBatchReader
 from ..ipc.writer import new_file
 from ..arrays.provenance import copy_reason
-from ..arrays.array import Array
 from .ring import channel_record
 from .liveness import TMP_NAME, process_alive, temporary_name, this_process
 from .names import check_name
@@ -727,8 +725,7 @@ def _build(region: Region, layout: tuple):
                None if dictionary is None else _build(region, dictionary))
 
 
-def register_pickling() -> None:
-    """Pickle arrays, batches and file readers over shared memory by name (``copyreg``)."""
-    copyreg.pickle(Array, reduce_array)
-    copyreg.pickle(RecordBatch, reduce_batch)
-    copyreg.pickle(FileReader, reduce_reader)
+# ``Array``, ``RecordBatch`` and ``FileReader`` (layers below) pickle through these
+hooks.fill("reduce_array", reduce_array)
+hooks.fill("reduce_batch", reduce_batch)
+hooks.fill("reduce_file_reader", reduce_reader)

@@ -25,7 +25,7 @@ from .extension import (EXTENSION_METADATA, EXTENSION_NAME, ExtensionType, exten
                         register_extension_type, unregister_extension_type)
 # (before the factories: to a type checker the submodule ``schema`` this imports is bound
 # here, and the factory ``schema`` must be the later binding)
-from .schema import Schema, register_schema_importer, register_schema_serializer
+from .schema import Schema
 from .factories import (binary, binary_view, bool_, date32, date64, day_time_interval, decimal32,
                         decimal64, decimal128, decimal256, dense_union, dictionary, duration,
                         field, fixed_size_binary, fixed_size_list, float16, float32, float64,
@@ -47,7 +47,6 @@ __all__ = [
     "StructType", "MapType", "UnionType", "DictionaryType", "RunEndEncodedType",
     "Field", "Schema",
     "ExtensionType", "register_extension_type", "unregister_extension_type",
-    "extension_type_of", "EXTENSION_NAME", "EXTENSION_METADATA", "register_schema_serializer",
-    "register_schema_importer",
+    "extension_type_of", "EXTENSION_NAME", "EXTENSION_METADATA",
     *factories.__all__,
 ]

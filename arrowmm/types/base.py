@@ -11,7 +11,7 @@ from typing import Optional
 
 import numpy as np
 
-from .._core._cabi import exporter
+from .. import hooks
 
 __all__ = ["DataType", "FixedWidthType", "native_dtype", "cached_compare_key"]
 
@@ -66,7 +66,7 @@ class DataType:
         return self._key[1:]
 
     def __arrow_c_schema__(self):
-        return exporter("schema")(self)
+        return hooks.export_c_schema(self)
 
     @property
     def children(self) -> tuple:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Optional
 
-from .._core._cabi import exporter
+from .. import hooks
 from ..errors import ArrowInvalid
 from .base import DataType
 from .extension import EXTENSION_METADATA, EXTENSION_NAME, ExtensionType, resolve_extension
@@ -159,7 +159,7 @@ class Field:
         return f"arrowmm.Field<{self._short()}>"
 
     def __arrow_c_schema__(self):
-        return exporter("schema")(self)
+        return hooks.export_c_schema(self)
 
 
 def freeze_metadata(metadata):

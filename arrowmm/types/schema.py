@@ -2,18 +2,19 @@
 pyarrow's ``Schema.to_string`` prints it.
 
 ``serialize`` and ``Schema(producer)`` are provided from above (``arrowmm.ipc.messages`` and
-``arrowmm.interop`` register them), so this layer imports nothing from those.
+``arrowmm.interop`` fill their hooks in ``arrowmm.hooks``), so this layer imports nothing from
+those.
 """
 from __future__ import annotations
 
 from typing import Iterator, Mapping, Optional
 
-from .._core._cabi import exporter
+from .. import hooks
 from .encoded import DictionaryType
 from .extension import ExtensionType, extension_type_of
 from .fields import Field, as_field, field_items, freeze_metadata, lookup_field
 
-__all__ = ["Schema", "register_schema_serializer", "register_schema_importer"]
+__all__ = ["Schema"]
 
 
 class Schema:
@@ -29,7 +30,7 @@ class Schema:
                  endianness: str = "little"):
         set_ = object.__setattr__
         if hasattr(fields, "__arrow_c_schema__") and not isinstance(fields, (list, tuple, Mapping)):
-            imported = _SCHEMA_IMPORTER["schema"](fields)  # (pyarrow's, polars', any producer's)
+            imported = hooks.import_c_schema(fields)  # (pyarrow's, polars', any producer's)
             fields, metadata = imported.fields, imported.metadata if metadata is None else metadata
         fields = tuple(field_items(fields))
         if any(type(f) is not Field for f in fields):
@@ -136,7 +137,7 @@ class Schema:
     def serialize(self) -> bytes:
         """The schema as one IPC schema message (pyarrow's ``Schema.serialize``);
         ``arrowmm.read_schema(buf)`` reads it."""
-        return _SCHEMA_SERIALIZER["schema"](self)
+        return hooks.serialize_schema(self)
 
     def to_string(self, truncate_metadata: bool = True, show_field_metadata: bool = True,
                   show_schema_metadata: bool = True) -> str:
@@ -161,7 +162,7 @@ class Schema:
         return "arrowmm.Schema\n" + str(self)
 
     def __arrow_c_schema__(self):
-        return exporter("schema")(self)
+        return hooks.export_c_schema(self)
 
 
 def _print_field(out: list, f: Field, indent: int, options) -> None:
@@ -199,22 +200,3 @@ def _print_metadata(out: list, metadata, indent: int, truncate: bool) -> None:
         text = f"'{v}'" if not truncate or len(raw) <= keep else \
             f"'{raw[:keep].decode('utf-8', 'replace')}' + {len(raw) - keep}"
         out.append("\n" + " " * indent + f"{k}: {text}")
-
-
-#: ``Schema.serialize`` is written by ``arrowmm.ipc.messages``, which registers it here
-_SCHEMA_SERIALIZER: dict = {}
-
-
-#: ``Schema(obj)`` of an ``__arrow_c_schema__`` producer: ``arrowmm.interop`` registers it
-_SCHEMA_IMPORTER: dict = {}
-
-
-def register_schema_importer(import_schema) -> None:
-    """Called by ``arrowmm.interop``: the function ``Schema(obj)`` reads a producer's schema
-    with (``import_schema(obj) -> Schema``), as ``pyarrow.schema(obj)`` accepts one."""
-    _SCHEMA_IMPORTER["schema"] = import_schema
-
-
-def register_schema_serializer(serialize_schema) -> None:
-    """Called by ``arrowmm.ipc.messages``: the function behind ``Schema.serialize``."""
-    _SCHEMA_SERIALIZER["schema"] = serialize_schema
