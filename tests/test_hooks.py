@@ -46,22 +46,17 @@ def test_every_hook_is_filled_by_its_module_after_import_arrowmm(name):
 
 
 def _hook_imports():
-    """(module, name) for every ``from arrowmm.hooks import name`` in the package."""
+    """(path, names) for every ``from arrowmm.hooks import ...`` (or ``from ..hooks``) in the
+    package."""
+    pattern = re.compile(r"^[ \t]*from\s+[\w.]*\bhooks\s+c?import\s+(.+)$", re.M)
     found = []
     for root, dirs, files in os.walk(PACKAGE):
         dirs[:] = [d for d in dirs if d not in ("__pycache__", "_fbs")]
         for fn in files:
-            path = os.path.join(root, fn)
-            if fn.endswith(".py"):
+            if fn.endswith((".py", ".pyx", ".pxd", ".pxi")):
+                path = os.path.join(root, fn)
                 with open(path, encoding="utf-8") as f:
-                    tree = ast.parse(f.read(), path)
-                found += [(path, a.name) for node in ast.walk(tree)
-                          if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1]
-                          == "hooks" for a in node.names]
-            elif fn.endswith(".pyx"):
-                with open(path, encoding="utf-8") as f:
-                    found += [(path, m) for m in re.findall(
-                        r"^\s*from\s+[\w.]*hooks\s+c?import\s+(.+)$", f.read(), re.M)]
+                    found += [(path, names) for names in pattern.findall(f.read())]
     return found
 
 

@@ -8,6 +8,7 @@ Where a lower layer must call a higher one at run time, it calls a hook of ``arr
 of the same subpackage (a lazy import that breaks an import-time cycle inside one room).
 """
 import ast
+import functools
 import os
 import re
 from collections import defaultdict
@@ -132,7 +133,9 @@ def _layer(module):
     return RANK.get(parts[1], RANK["__init__"])
 
 
+@functools.lru_cache(maxsize=None)
 def _graph():
+    """(import-time edges by module, every (module, target, inside a function?)), read once."""
     known = _known_modules()
     edges = defaultdict(set)
     details = []
