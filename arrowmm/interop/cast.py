@@ -40,7 +40,7 @@ def _family(dtype) -> Optional[str]:
         return "int"
     if isinstance(dtype, t.FloatType):
         return "float"
-    if isinstance(dtype, t.BinaryType):
+    if isinstance(dtype, (t.BinaryType, t.BinaryViewType)):
         return "string" if dtype.utf8 else "binary"
     return None
 
@@ -110,7 +110,8 @@ def _numbers(array: Array, want, path: str) -> Array:
 
 def _binaries(array: Array, want, path: str) -> Array:
     got = array.type
-    if not got.view and not want.view:  # the offsets in the other width, the data as it is
+    got_view, want_view = isinstance(got, t.BinaryViewType), isinstance(want, t.BinaryViewType)
+    if not got_view and not want_view:  # the offsets in the other width, the data as it is
         offsets = array.value_offsets()
         if not want.large and int(offsets[-1]) > np.iinfo(np.int32).max:
             raise ArrowInvalid(f"field {path!r}: cannot cast {got} to {want}: its "
@@ -118,7 +119,7 @@ def _binaries(array: Array, want, path: str) -> Array:
         validity, nulls = _validity(array)
         return make_array(want, len(array), [validity, as_view(offsets.astype(want.offset_dtype)),
                                              array.buffers()[2]], null_count=nulls)
-    if not got.view:  # to views
+    if not got_view:  # to views
         offsets = array.value_offsets().astype(np.int64)
         data = array.values[int(offsets[0]):int(offsets[-1])]
         valid = _valid(array)
@@ -194,7 +195,7 @@ def cast_column(array: Array, want: t.DataType, path: str,
         raise ArrowInvalid(f"field {path!r}: cannot cast {got} to {want}: {why}")
     if isinstance(got, t.DictionaryType):
         return cast_column(_decoded(array), want, path)
-    if isinstance(want, t.BinaryType):
+    if isinstance(want, (t.BinaryType, t.BinaryViewType)):
         return _binaries(array, want, path)
     return _numbers(array, want, path)
 
