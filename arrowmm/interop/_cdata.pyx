@@ -675,7 +675,11 @@ cdef object _import_node(const ArrowArray* a, object dtype, object owner, str pa
         raise ArrowInvalid(f"{path}: length {length}, offset {offset}, null count {null_count} "
                            f"(need length >= 0, offset >= 0, -1 <= null count <= length)")
     end = offset + length
-    if isinstance(dtype, t.BinaryViewType):
+    cls = type(dtype)
+    if cls not in IMPORTED_TYPES:
+        raise ArrowNotImplementedError(f"{path}: no C data import for type {dtype} "
+                                       f"({cls.__name__})")
+    if cls is t.BinaryViewType:
         if a.n_buffers < 3:
             raise ArrowInvalid(f"{path}: {dtype} needs at least 3 buffers (validity, views, "
                                f"sizes), has {a.n_buffers}")
@@ -696,10 +700,6 @@ cdef object _import_node(const ArrowArray* a, object dtype, object owner, str pa
         bufs.append(_view(a, 0, (end + 7) // 8, owner, f"{path}: validity", True))
         if bufs[0] is None and null_count > 0:
             raise ArrowInvalid(f"{path}: null count {null_count} without a validity bitmap")
-    cls = type(dtype)
-    if cls not in IMPORTED_TYPES:
-        raise ArrowNotImplementedError(f"{path}: no C data import for type {dtype} "
-                                       f"({cls.__name__})")
     if cls is t.NullType:
         bufs = []
     elif cls is t.BoolType:
