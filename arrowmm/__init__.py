@@ -17,8 +17,8 @@ from .errors import (ArrowError, ArrowInvalid, ArrowKeyError, ArrowNotImplemente
 from .limits import set_limits
 from .types import (  # noqa: F401  (the type factories: int64(), list_(...), ...)
     DataType, NullType, BoolType, IntType, FloatType, DecimalType,
-    DateType, TimeType, TimestampType, DurationType, IntervalType, BinaryType,
-    FixedSizeBinaryType, ListType, FixedSizeListType, StructType, MapType, UnionType,
+    DateType, TimeType, TimestampType, DurationType, IntervalType, BinaryType, BinaryViewType,
+    FixedSizeBinaryType, ListType, ListViewType, FixedSizeListType, StructType, MapType, UnionType,
     DictionaryType, RunEndEncodedType, Field, Schema, null, bool_,
     int8, int16, int32, int64, uint8, uint16,
     uint32, uint64, float16, float32, float64, string,
@@ -71,7 +71,8 @@ __all__ = [
     # types
     "DataType", "NullType", "BoolType", "IntType", "FloatType", "DecimalType",
     "DateType", "TimeType", "TimestampType", "DurationType", "IntervalType", "BinaryType",
-    "FixedSizeBinaryType", "ListType", "FixedSizeListType", "StructType", "MapType", "UnionType",
+    "BinaryViewType", "FixedSizeBinaryType", "ListType", "ListViewType", "FixedSizeListType",
+    "StructType", "MapType", "UnionType",
     "DictionaryType", "RunEndEncodedType", "Field", "Schema", "null", "bool_",
     "int8", "int16", "int32", "int64", "uint8", "uint16",
     "uint32", "uint64", "float16", "float32", "float64", "string",

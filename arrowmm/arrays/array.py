@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .. import types as t
+from ..errors import ArrowNotImplementedError
 from .._core._region import empty_view
 from .base import (MAX_UNBACKED_ROWS, Array, exported_array, exported_schema, imported_array,
                    imported_batch, unbacked_rows)
@@ -41,21 +42,23 @@ _ARRAY_CLASS = {
     t.FloatType: PrimitiveArray, t.DecimalType: PrimitiveArray, t.DateType: PrimitiveArray,
     t.TimeType: PrimitiveArray, t.TimestampType: PrimitiveArray, t.DurationType: PrimitiveArray,
     t.IntervalType: PrimitiveArray, t.FixedSizeBinaryType: FixedSizeBinaryArray,
-    t.FixedSizeListType: FixedSizeListArray, t.StructType: StructArray, t.MapType: MapArray,
+    t.BinaryType: BinaryArray, t.BinaryViewType: BinaryViewArray, t.ListType: ListArray,
+    t.ListViewType: ListViewArray, t.FixedSizeListType: FixedSizeListArray, t.StructType: StructArray, t.MapType: MapArray,
     t.UnionType: UnionArray, t.DictionaryType: DictionaryArray,
     t.RunEndEncodedType: RunEndEncodedArray,
 }
 
+#: this module's type-keyed tables, for tests/test_type_coverage.py
+TYPE_TABLES = {"array class": _ARRAY_CLASS}
+
 
 def array_class(dtype: t.DataType) -> type:
-    cls = _ARRAY_CLASS.get(type(dtype))
-    if cls is not None:
-        return cls
-    if isinstance(dtype, t.BinaryType):
-        return BinaryViewArray if dtype.view else BinaryArray
-    if isinstance(dtype, t.ListType):
-        return ListViewArray if dtype.view else ListArray
-    return _ARRAY_CLASS[type(dtype)]
+    """The array class of ``dtype``'s layout (one entry a type class, ``_ARRAY_CLASS``)."""
+    try:
+        return _ARRAY_CLASS[type(dtype)]
+    except KeyError:
+        raise ArrowNotImplementedError(f"no array class for type {dtype} "
+                                       f"({type(dtype).__name__})") from None
 
 
 def make_array(dtype: t.DataType, length: int, buffers, children=(), null_count: int = -1,

@@ -13,9 +13,7 @@ from .._core._bitmap import pack_bitmap
 from .._core._region import BufferView
 from .extension import ExtensionArray
 from .provenance import copied_view
-from .array import (Array, BinaryArray, BinaryViewArray, BooleanArray, DictionaryArray,
-                    FixedSizeBinaryArray, FixedSizeListArray, ListArray, ListViewArray, NullArray,
-                    PrimitiveArray, RunEndEncodedArray, StructArray, UnionArray, make_array)
+from .array import Array, make_array
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 
 __all__ = ["concat_arrays"]
@@ -61,39 +59,57 @@ def concat_arrays(arrays: List[Array]) -> Array:
     if isinstance(arrays[0], ExtensionArray):  # the storages joined, viewed as the extension
         return type(arrays[0])(dtype, concat_arrays([a.storage for a in arrays]))
     length = sum(len(a) for a in arrays)
-    cls = type(arrays[0])
-    if cls is NullArray:
-        return make_array(dtype, length, [], null_count=length)
-    validity, nulls = _validity(arrays)
-    if cls is PrimitiveArray:
-        data = np.concatenate([a.values() for a in arrays])
-        return make_array(dtype, length, [validity, _new(data)], null_count=nulls)
-    if cls is FixedSizeBinaryArray:
-        width = dtype.byte_width
-        data = b"".join(a._buffers[1].to_bytes()[a.offset * width:(a.offset + len(a)) * width]
-                        for a in arrays)
-        return make_array(dtype, length, [validity, _new(data)], null_count=nulls)
-    if cls is BooleanArray:
-        bitmap, _ = pack_bitmap(np.concatenate([a.values() for a in arrays]))
-        return make_array(dtype, length, [validity, _new(bitmap)], null_count=nulls)
-    if cls is BinaryArray:
-        offsets, ranges = _offsets_and_ranges(arrays, dtype)
-        data = b"".join(a._buffers[2].slice(lo, hi - lo).to_bytes() for a, (lo, hi) in zip(arrays, ranges))
-        return make_array(dtype, length, [validity, offsets, _new(data)], null_count=nulls)
-    if cls is ListArray or (issubclass(cls, ListArray) and not dtype_is_view(dtype)):
-        offsets, ranges = _offsets_and_ranges(arrays, dtype)
-        child = concat_arrays([a.children[0].slice(lo, hi - lo) for a, (lo, hi) in zip(arrays, ranges)])
-        return make_array(dtype, length, [validity, offsets], [child], null_count=nulls)
-    if cls is FixedSizeListArray:
-        child = concat_arrays([a.flatten() for a in arrays])
-        return make_array(dtype, length, [validity], [child], null_count=nulls)
-    if cls is StructArray:
-        children = [concat_arrays([a.field(i) for a in arrays]) for i in range(len(dtype.fields))]
-        return make_array(dtype, length, [validity], children, null_count=nulls)
-    concat = _CONCAT.get(cls)
+    concat = _CONCAT.get(type(dtype))
     if concat is None:
         raise ArrowNotImplementedError(f"concatenating {dtype} arrays is not supported yet")
+    if concat is _null_concat:
+        return _null_concat(arrays, dtype, length, None, length)
+    validity, nulls = _validity(arrays)
     return concat(arrays, dtype, length, validity, nulls)
+
+
+def _null_concat(arrays, dtype, length, validity, nulls):
+    return make_array(dtype, length, [], null_count=length)
+
+
+def _primitive_concat(arrays, dtype, length, validity, nulls):
+    data = np.concatenate([a.values() for a in arrays])
+    return make_array(dtype, length, [validity, _new(data)], null_count=nulls)
+
+
+def _fixed_size_binary_concat(arrays, dtype, length, validity, nulls):
+    width = dtype.byte_width
+    data = b"".join(a._buffers[1].to_bytes()[a.offset * width:(a.offset + len(a)) * width]
+                    for a in arrays)
+    return make_array(dtype, length, [validity, _new(data)], null_count=nulls)
+
+
+def _bool_concat(arrays, dtype, length, validity, nulls):
+    bitmap, _ = pack_bitmap(np.concatenate([a.values() for a in arrays]))
+    return make_array(dtype, length, [validity, _new(bitmap)], null_count=nulls)
+
+
+def _binary_concat(arrays, dtype, length, validity, nulls):
+    offsets, ranges = _offsets_and_ranges(arrays, dtype)
+    data = b"".join(a._buffers[2].slice(lo, hi - lo).to_bytes() for a, (lo, hi) in zip(arrays, ranges))
+    return make_array(dtype, length, [validity, offsets, _new(data)], null_count=nulls)
+
+
+def _list_concat(arrays, dtype, length, validity, nulls):
+    """Lists and maps: offsets rebased, the used child ranges appended."""
+    offsets, ranges = _offsets_and_ranges(arrays, dtype)
+    child = concat_arrays([a.children[0].slice(lo, hi - lo) for a, (lo, hi) in zip(arrays, ranges)])
+    return make_array(dtype, length, [validity, offsets], [child], null_count=nulls)
+
+
+def _fixed_size_list_concat(arrays, dtype, length, validity, nulls):
+    child = concat_arrays([a.flatten() for a in arrays])
+    return make_array(dtype, length, [validity], [child], null_count=nulls)
+
+
+def _struct_concat(arrays, dtype, length, validity, nulls):
+    children = [concat_arrays([a.field(i) for a in arrays]) for i in range(len(dtype.fields))]
+    return make_array(dtype, length, [validity], children, null_count=nulls)
 
 
 def _fits(values: np.ndarray, dtype, what: str) -> np.ndarray:
@@ -188,14 +204,19 @@ def _run_end_encoded_concat(arrays, dtype, length, validity, nulls):
     return make_array(dtype, length, [], [run_ends, concat_arrays(values)], null_count=0)
 
 
+#: how arrays of each type class are joined
 _CONCAT = {
-    BinaryViewArray: _binary_view_concat,
-    ListViewArray: _list_view_concat,
-    UnionArray: _union_concat,
-    DictionaryArray: _dictionary_concat,
-    RunEndEncodedArray: _run_end_encoded_concat,
+    t.NullType: _null_concat, t.BoolType: _bool_concat, t.IntType: _primitive_concat,
+    t.FloatType: _primitive_concat, t.DecimalType: _primitive_concat,
+    t.DateType: _primitive_concat, t.TimeType: _primitive_concat,
+    t.TimestampType: _primitive_concat, t.DurationType: _primitive_concat,
+    t.IntervalType: _primitive_concat, t.FixedSizeBinaryType: _fixed_size_binary_concat,
+    t.BinaryType: _binary_concat, t.BinaryViewType: _binary_view_concat,
+    t.ListType: _list_concat, t.MapType: _list_concat, t.ListViewType: _list_view_concat,
+    t.FixedSizeListType: _fixed_size_list_concat, t.StructType: _struct_concat,
+    t.UnionType: _union_concat, t.DictionaryType: _dictionary_concat,
+    t.RunEndEncodedType: _run_end_encoded_concat,
 }
 
-
-def dtype_is_view(dtype) -> bool:
-    return isinstance(dtype, t.ListType) and dtype.view
+#: this module's type-keyed tables, for tests/test_type_coverage.py
+TYPE_TABLES = {"concatenation": _CONCAT}

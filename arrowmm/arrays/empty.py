@@ -29,7 +29,6 @@ def empty_array(dtype: t.DataType) -> Array:
     buffers = [None] * dtype.buffer_count
     if isinstance(dtype, t.UnionType):  # (no validity: type ids, then dense offsets)
         buffers = [empty_view() for _ in buffers]
-    elif (isinstance(dtype, t.BinaryType) or isinstance(dtype, t.ListType) or
-          isinstance(dtype, t.MapType)) and not getattr(dtype, "view", False):
+    elif isinstance(dtype, (t.BinaryType, t.ListType, t.MapType)):
         buffers[1] = as_view(bytes(dtype.offset_dtype.itemsize), description="empty offsets")
     return make_array(dtype, 0, buffers, children, 0, 0, dictionary)

@@ -180,7 +180,7 @@ class UuidArray(ExtensionArray):
 
 
 # -- arrow.json --------------------------------------------------------------------------------
-_JSON_STORAGE = (t.BinaryType(True), t.BinaryType(True, large=True), t.BinaryType(True, view=True))
+_JSON_STORAGE = (t.BinaryType(True), t.BinaryType(True, large=True), t.BinaryViewType(True))
 
 
 class JsonType(t.ExtensionType):
@@ -472,7 +472,7 @@ class VariableShapeTensorType(t.ExtensionType):
         md = _json_metadata(serialized, "arrow.variable_shape_tensor")
         fields = storage_type.fields if isinstance(storage_type, t.StructType) else ()
         if len(fields) != 2 or not isinstance(fields[0].type, t.ListType) or \
-                fields[0].type.view or not isinstance(fields[1].type, t.FixedSizeListType) or \
+                not isinstance(fields[1].type, t.FixedSizeListType) or \
                 fields[1].type.value_type != t.IntType(32, True):
             raise ArrowInvalid(f"arrow.variable_shape_tensor must be stored as struct<data: list, "
                                f"shape: fixed_size_list<int32>>, got {storage_type}")

@@ -28,7 +28,7 @@ def _layout(dtype: t.DataType, nested: bool = True) -> Optional[tuple]:
     """``(kind, width, child kind, child width)`` of a type ``_core._gather`` copies, or
     None; a list only of a plain value type (``nested``: lists are allowed here)."""
     kind = type(dtype)
-    if nested and kind is t.ListType and not dtype.view:
+    if nested and kind is t.ListType:
         value = dtype.value_field
         inner = _layout(value.type, False) if value.type is value.storage_type else None
         if inner is None:
@@ -38,7 +38,7 @@ def _layout(dtype: t.DataType, nested: bool = True) -> Optional[tuple]:
         return _gather.BOOL, 0, -1, 0
     if isinstance(dtype, t.FixedWidthType):
         return _gather.FIXED, dtype.byte_width, -1, 0
-    if kind is t.BinaryType and not dtype.view:
+    if kind is t.BinaryType:
         return _gather.BINARY, dtype.offset_dtype.itemsize, -1, 0
     return None
 

@@ -136,9 +136,9 @@ def convert(array) -> np.ndarray:
     dtype = array.type
     if isinstance(dtype, t.NullType):
         return object_array([None] * len(array))
-    if isinstance(dtype, t.MapType) or (isinstance(dtype, t.ListType) and not dtype.view):
+    if isinstance(dtype, (t.MapType, t.ListType)):
         return _list_rows(array)
-    if isinstance(dtype, t.ListType):
+    if isinstance(dtype, t.ListViewType):
         return _list_view_rows(array)
     if isinstance(dtype, t.FixedSizeListType):
         return _fixed_size_list_rows(array)

@@ -272,7 +272,7 @@ def batches_to_pandas(schema: t.Schema, batches, *, ignore_metadata: bool = Fals
         else:
             chunks = [empty_array(f.type)]
         categorical = f.name in wanted or (strings_to_categorical and
-                                           isinstance(f.type, t.BinaryType))
+                                           isinstance(f.type, (t.BinaryType, t.BinaryViewType)))
         columns.append(array_to_pandas(chunks, f, deduplicate_objects=deduplicate_objects,
                                        categorical=categorical, types_mapper=types_mapper))
     meta = None if ignore_metadata else _pandas_metadata(schema)

@@ -261,8 +261,8 @@ def _has_bounds(entry: dict, rows: int, dtype) -> bool:
     if "min" not in entry or "max" not in entry or not (
             _fits(entry["min"], dtype) and _fits(entry["max"], dtype)):
         return False
-    if isinstance(dtype, (arrowmm.BinaryType, arrowmm.FixedSizeBinaryType)):
-        utf8 = isinstance(dtype, arrowmm.BinaryType) and dtype.utf8
+    if isinstance(dtype, (arrowmm.BinaryType, arrowmm.BinaryViewType, arrowmm.FixedSizeBinaryType)):
+        utf8 = isinstance(dtype, (arrowmm.BinaryType, arrowmm.BinaryViewType)) and dtype.utf8
         # (a cut UTF-8 minimum ends on a character boundary: up to 3 bytes short)
         stored = len(entry["min"].encode()) + 3 if utf8 else len(entry["min"]) // 2
         return stored < MAX_BOUND_BYTES
@@ -272,7 +272,7 @@ def _has_bounds(entry: dict, rows: int, dtype) -> bool:
 def _fits(value, dtype) -> bool:
     """Whether a recorded bound has the form ``arrowmm.ipc.statistics`` stores for ``dtype``
     (a damaged document's bounds are not shown)."""
-    if isinstance(dtype, (arrowmm.BinaryType, arrowmm.FixedSizeBinaryType)):
+    if isinstance(dtype, (arrowmm.BinaryType, arrowmm.BinaryViewType, arrowmm.FixedSizeBinaryType)):
         return isinstance(value, str)
     if isinstance(dtype, arrowmm.FloatType):
         return value in ("inf", "-inf") or (isinstance(value, (int, float))

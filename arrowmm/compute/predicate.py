@@ -179,8 +179,8 @@ _PYOPS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b
 
 def _compare_slow(array: Array, op: str, value, where: str) -> np.ndarray:
     """Value by value in Python (decimals, views, times, durations, ...): exact, slower."""
-    if isinstance(array.type, (t.ListType, t.FixedSizeListType, t.StructType, t.MapType,
-                               t.UnionType)):
+    if isinstance(array.type, (t.ListType, t.ListViewType, t.FixedSizeListType, t.StructType,
+                               t.MapType, t.UnionType)):
         raise ArrowNotImplementedError(f"{where}: comparisons of {array.type} values are not "
                                        f"supported")
     f = _PYOPS[op]
@@ -359,7 +359,7 @@ def _check_value(dtype, v, name: str, op: str) -> None:
             raise _kind_error(name, dtype, "a number", v, op)
     elif isinstance(dtype, (t.TimestampType, t.DateType)):
         stored_units(dtype, v, f"filter ({name!r} {op} {v!r})")
-    elif isinstance(dtype, t.BinaryType):
+    elif isinstance(dtype, (t.BinaryType, t.BinaryViewType)):
         if dtype.utf8 and not isinstance(v, str):
             raise _kind_error(name, dtype, "a str", v, op)
         if not dtype.utf8 and not isinstance(v, (bytes, bytearray)):

@@ -117,7 +117,7 @@ def _kind(dtype: t.DataType):
     if isinstance(dtype, t.DateType):
         return "a datetime.date", lambda v: (isinstance(v, datetime.date)
                                              and not isinstance(v, datetime.datetime))
-    if isinstance(dtype, t.BinaryType):
+    if isinstance(dtype, (t.BinaryType, t.BinaryViewType)):
         if dtype.utf8:
             return "a str", lambda v: isinstance(v, str)
         return "bytes", lambda v: isinstance(v, (bytes, bytearray))
@@ -448,7 +448,7 @@ def _range_allows(term: Term, dtype, stats: dict) -> bool:
         if op in ("<", ">="):
             return _allows(op, lo, hi, [ceil])
         return _allows(op, lo, hi, [floor])
-    if isinstance(dtype, t.BinaryType) and dtype.utf8 and not dtype.view:
+    if isinstance(dtype, t.BinaryType) and dtype.utf8:  # (string views: not pruned, as before)
         lo, hi = stats.get("min"), stats.get("max")  # (a long max is omitted: no upper bound)
         if lo is not None and not isinstance(lo, str) or hi is not None and not isinstance(hi, str):
             return True

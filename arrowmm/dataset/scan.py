@@ -290,7 +290,8 @@ class Dataset:
             keys = {f.name for f in fields}
             self._partition_names = [f.name for f in schema if f.name in keys]
             for f in schema:
-                if f.name in keys and not isinstance(f.storage_type, (t.IntType, t.BinaryType)):
+                if f.name in keys and not isinstance(f.storage_type, (t.IntType, t.BinaryType,
+                                                                      t.BinaryViewType)):
                     raise ArrowNotImplementedError(f"partition column {f.name!r} as {f.type}: "
                                                    f"integers and strings only")
             for vals in self._partition_values:

@@ -335,7 +335,8 @@ def _collector_paused(pause: bool):
 
 
 _WALKED_TYPES = {}  # schema_fields' childless types: immutable, so one instance serves every field
-_LIST_KINDS = {12: "list", 21: "large_list", 25: "list_view", 26: "large_list_view"}
+_LIST_KINDS = {12: "list", 21: "large_list"}
+_LIST_VIEW_LARGE = {25: False, 26: True}
 
 
 def _walked_type(params: tuple, children: list) -> t.DataType:
@@ -347,9 +348,10 @@ def _walked_type(params: tuple, children: list) -> t.DataType:
         return int_type(params[1], params[2], "")
     if type_id == 3:
         return t.FloatType(FLOAT_BITS[params[1]])
-    if type_id in (4, 5, 19, 20, 23, 24):
-        return t.BinaryType(utf8=type_id in (5, 20, 24), large=type_id in (19, 20),
-                            view=type_id in (23, 24))
+    if type_id in (4, 5, 19, 20):
+        return t.BinaryType(utf8=type_id in (5, 20), large=type_id in (19, 20))
+    if type_id in (23, 24):
+        return t.BinaryViewType(utf8=type_id == 24)
     if type_id == 6:
         return t.BoolType()
     if type_id == 1:
@@ -375,6 +377,9 @@ def _walked_type(params: tuple, children: list) -> t.DataType:
     if type_id in _LIST_KINDS:
         _need_children("", "a list", children, 1)
         return t.ListType(children[0], _LIST_KINDS[type_id])
+    if type_id in _LIST_VIEW_LARGE:
+        _need_children("", "a list view", children, 1)
+        return t.ListViewType(children[0], _LIST_VIEW_LARGE[type_id])
     if type_id == 13:
         return t.StructType._of_fields(tuple(children))
     if type_id == 14:
@@ -500,6 +505,22 @@ def _table_in_range(buf, pos: int) -> bool:
     return pos + int.from_bytes(buf[vt + 2:vt + 4], "little") <= size
 
 
+#: the class each FlatBuffers Type union member decodes to (``_type_from_fb`` and
+#: ``_walked_type``; a dictionary is a field's DictionaryEncoding, not a Type member)
+DECODED_CLASSES = {
+    1: t.NullType, 2: t.IntType, 3: t.FloatType, 4: t.BinaryType, 5: t.BinaryType,
+    6: t.BoolType, 7: t.DecimalType, 8: t.DateType, 9: t.TimeType, 10: t.TimestampType,
+    11: t.IntervalType, 12: t.ListType, 13: t.StructType, 14: t.UnionType,
+    15: t.FixedSizeBinaryType, 16: t.FixedSizeListType, 17: t.MapType, 18: t.DurationType,
+    19: t.BinaryType, 20: t.BinaryType, 21: t.ListType, 22: t.RunEndEncodedType,
+    23: t.BinaryViewType, 24: t.BinaryViewType, 25: t.ListViewType, 26: t.ListViewType,
+}
+
+#: this module's type-keyed tables, for tests/test_type_coverage.py (the classes decoded)
+TYPE_TABLES = {"FlatBuffers Type decoded to a type": frozenset(DECODED_CLASSES.values())
+               | {t.DictionaryType}}
+
+
 def _type_from_fb(fb: FbField, children, path) -> t.DataType:
     type_id = fb.TypeType()
     table = fb.Type()
@@ -515,8 +536,10 @@ def _type_from_fb(fb: FbField, children, path) -> t.DataType:
         return int_type(obj.BitWidth(), obj.IsSigned(), path)
     if type_id == 3:
         return t.FloatType(unit_of(FLOAT_BITS, init_table(FbFloatingPoint, table).Precision(), path, "float precision"))
-    if type_id in (4, 5, 19, 20, 23, 24):
-        return t.BinaryType(utf8=type_id in (5, 20, 24), large=type_id in (19, 20), view=type_id in (23, 24))
+    if type_id in (4, 5, 19, 20):
+        return t.BinaryType(utf8=type_id in (5, 20), large=type_id in (19, 20))
+    if type_id in (23, 24):
+        return t.BinaryViewType(utf8=type_id == 24)
     if type_id == 6:
         return t.BoolType()
     if type_id == 7:
@@ -540,10 +563,12 @@ def _type_from_fb(fb: FbField, children, path) -> t.DataType:
                                decode_text(tz, path) if tz else None)
     if type_id == 11:
         return t.IntervalType(unit_of(INTERVAL_UNITS, init_table(FbInterval, table).Unit(), path, "interval unit"))
-    if type_id in (12, 21, 25, 26):
+    if type_id in _LIST_KINDS:
         _need_children(path, "a list", children, 1)
-        kind = {12: "list", 21: "large_list", 25: "list_view", 26: "large_list_view"}[type_id]
-        return t.ListType(children[0], kind)
+        return t.ListType(children[0], _LIST_KINDS[type_id])
+    if type_id in _LIST_VIEW_LARGE:
+        _need_children(path, "a list view", children, 1)
+        return t.ListViewType(children[0], _LIST_VIEW_LARGE[type_id])
     if type_id == 13:
         return t.StructType._of_fields(tuple(children))
     if type_id == 14:

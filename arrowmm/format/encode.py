@@ -52,84 +52,146 @@ def _encode_key_values(b, metadata: Optional[dict]):
     return b.EndVector()
 
 
+def _null_encode(b, dtype):
+    return 1, _empty_table(b)
+
+
+def _int_encode(b, dtype):
+    _Int.Start(b)
+    _Int.AddBitWidth(b, dtype.bit_width)
+    _Int.AddIsSigned(b, dtype.signed)
+    return 2, _Int.End(b)
+
+
+def _float_encode(b, dtype):
+    _FloatingPoint.Start(b)
+    _FloatingPoint.AddPrecision(b, _FLOAT_CODE[dtype.bit_width])
+    return 3, _FloatingPoint.End(b)
+
+
+def _binary_encode(b, dtype):
+    return {(False, False): 4, (True, False): 5, (False, True): 19,
+            (True, True): 20}[(dtype.utf8, dtype.large)], _empty_table(b)
+
+
+def _binary_view_encode(b, dtype):
+    return 24 if dtype.utf8 else 23, _empty_table(b)
+
+
+def _bool_encode(b, dtype):
+    return 6, _empty_table(b)
+
+
+def _decimal_encode(b, dtype):
+    _Decimal.Start(b)
+    _Decimal.AddBitWidth(b, dtype.bit_width)
+    _Decimal.AddScale(b, dtype.scale)
+    _Decimal.AddPrecision(b, dtype.precision)
+    return 7, _Decimal.End(b)
+
+
+def _date_encode(b, dtype):
+    _Date.Start(b)
+    _Date.AddUnit(b, 0 if dtype.unit == "day" else 1)
+    return 8, _Date.End(b)
+
+
+def _time_encode(b, dtype):
+    _Time.Start(b)
+    _Time.AddBitWidth(b, dtype.bit_width)
+    _Time.AddUnit(b, _UNIT_CODE[dtype.unit])
+    return 9, _Time.End(b)
+
+
+def _timestamp_encode(b, dtype):
+    tz = b.CreateString(dtype.tz) if dtype.tz else None
+    _Timestamp.Start(b)
+    if tz is not None:
+        _Timestamp.AddTimezone(b, tz)
+    _Timestamp.AddUnit(b, _UNIT_CODE[dtype.unit])
+    return 10, _Timestamp.End(b)
+
+
+def _interval_encode(b, dtype):
+    _Interval.Start(b)
+    _Interval.AddUnit(b, _INTERVAL_CODE[dtype.unit])
+    return 11, _Interval.End(b)
+
+
+def _map_encode(b, dtype):
+    _Map.Start(b)
+    _Map.AddKeysSorted(b, dtype.keys_sorted)
+    return 17, _Map.End(b)
+
+
+def _list_encode(b, dtype):
+    return 21 if dtype.large else 12, _empty_table(b)
+
+
+def _list_view_encode(b, dtype):
+    return 26 if dtype.large else 25, _empty_table(b)
+
+
+def _struct_encode(b, dtype):
+    return 13, _empty_table(b)
+
+
+def _union_encode(b, dtype):
+    b.StartVector(4, len(dtype.type_codes), 4)
+    for code in reversed(dtype.type_codes):
+        b.PrependInt32(code)
+    codes = b.EndVector()
+    _Union.Start(b)
+    _Union.AddTypeIds(b, codes)
+    _Union.AddMode(b, 1 if dtype.mode == "dense" else 0)
+    return 14, _Union.End(b)
+
+
+def _fixed_size_binary_encode(b, dtype):
+    _FixedSizeBinary.Start(b)
+    _FixedSizeBinary.AddByteWidth(b, dtype.byte_width)
+    return 15, _FixedSizeBinary.End(b)
+
+
+def _fixed_size_list_encode(b, dtype):
+    _FixedSizeList.Start(b)
+    _FixedSizeList.AddListSize(b, dtype.list_size)
+    return 16, _FixedSizeList.End(b)
+
+
+def _duration_encode(b, dtype):
+    _Duration.Start(b)
+    _Duration.AddUnit(b, _UNIT_CODE[dtype.unit])
+    return 18, _Duration.End(b)
+
+
+def _run_end_encoded_encode(b, dtype):
+    return 22, _empty_table(b)
+
+
+#: the Type union member of each type class (a dictionary field is encoded as its value type
+#: plus a DictionaryEncoding, by ``_encode_field``)
+_TYPE_ENCODERS = {
+    t.NullType: _null_encode, t.IntType: _int_encode, t.FloatType: _float_encode,
+    t.BinaryType: _binary_encode, t.BinaryViewType: _binary_view_encode, t.BoolType: _bool_encode,
+    t.DecimalType: _decimal_encode, t.DateType: _date_encode, t.TimeType: _time_encode,
+    t.TimestampType: _timestamp_encode, t.IntervalType: _interval_encode, t.MapType: _map_encode,
+    t.ListType: _list_encode, t.ListViewType: _list_view_encode, t.StructType: _struct_encode,
+    t.UnionType: _union_encode, t.FixedSizeBinaryType: _fixed_size_binary_encode,
+    t.FixedSizeListType: _fixed_size_list_encode, t.DurationType: _duration_encode,
+    t.RunEndEncodedType: _run_end_encoded_encode,
+}
+
+#: this module's type-keyed tables, for tests/test_type_coverage.py
+TYPE_TABLES = {"FlatBuffers Type of a type (encode)": _TYPE_ENCODERS}
+
+
 def encode_type(b, dtype: t.DataType):
     """(Type union code, table offset) for ``dtype`` (dictionary fields pass their value type)."""
-    if isinstance(dtype, t.NullType):
-        return 1, _empty_table(b)
-    if isinstance(dtype, t.IntType):
-        _Int.Start(b)
-        _Int.AddBitWidth(b, dtype.bit_width)
-        _Int.AddIsSigned(b, dtype.signed)
-        return 2, _Int.End(b)
-    if isinstance(dtype, t.FloatType):
-        _FloatingPoint.Start(b)
-        _FloatingPoint.AddPrecision(b, _FLOAT_CODE[dtype.bit_width])
-        return 3, _FloatingPoint.End(b)
-    if isinstance(dtype, t.BinaryType):
-        code = {(False, False, False): 4, (True, False, False): 5, (False, True, False): 19,
-                (True, True, False): 20, (False, False, True): 23, (True, False, True): 24}
-        return code[(dtype.utf8, dtype.large, dtype.view)], _empty_table(b)
-    if isinstance(dtype, t.BoolType):
-        return 6, _empty_table(b)
-    if isinstance(dtype, t.DecimalType):
-        _Decimal.Start(b)
-        _Decimal.AddBitWidth(b, dtype.bit_width)
-        _Decimal.AddScale(b, dtype.scale)
-        _Decimal.AddPrecision(b, dtype.precision)
-        return 7, _Decimal.End(b)
-    if isinstance(dtype, t.DateType):
-        _Date.Start(b)
-        _Date.AddUnit(b, 0 if dtype.unit == "day" else 1)
-        return 8, _Date.End(b)
-    if isinstance(dtype, t.TimeType):
-        _Time.Start(b)
-        _Time.AddBitWidth(b, dtype.bit_width)
-        _Time.AddUnit(b, _UNIT_CODE[dtype.unit])
-        return 9, _Time.End(b)
-    if isinstance(dtype, t.TimestampType):
-        tz = b.CreateString(dtype.tz) if dtype.tz else None
-        _Timestamp.Start(b)
-        if tz is not None:
-            _Timestamp.AddTimezone(b, tz)
-        _Timestamp.AddUnit(b, _UNIT_CODE[dtype.unit])
-        return 10, _Timestamp.End(b)
-    if isinstance(dtype, t.IntervalType):
-        _Interval.Start(b)
-        _Interval.AddUnit(b, _INTERVAL_CODE[dtype.unit])
-        return 11, _Interval.End(b)
-    if isinstance(dtype, t.MapType):
-        _Map.Start(b)
-        _Map.AddKeysSorted(b, dtype.keys_sorted)
-        return 17, _Map.End(b)
-    if isinstance(dtype, t.ListType):
-        return {"list": 12, "large_list": 21, "list_view": 25, "large_list_view": 26}[dtype.kind], \
-            _empty_table(b)
-    if isinstance(dtype, t.StructType):
-        return 13, _empty_table(b)
-    if isinstance(dtype, t.UnionType):
-        b.StartVector(4, len(dtype.type_codes), 4)
-        for code in reversed(dtype.type_codes):
-            b.PrependInt32(code)
-        codes = b.EndVector()
-        _Union.Start(b)
-        _Union.AddTypeIds(b, codes)
-        _Union.AddMode(b, 1 if dtype.mode == "dense" else 0)
-        return 14, _Union.End(b)
-    if isinstance(dtype, t.FixedSizeBinaryType):
-        _FixedSizeBinary.Start(b)
-        _FixedSizeBinary.AddByteWidth(b, dtype.byte_width)
-        return 15, _FixedSizeBinary.End(b)
-    if isinstance(dtype, t.FixedSizeListType):
-        _FixedSizeList.Start(b)
-        _FixedSizeList.AddListSize(b, dtype.list_size)
-        return 16, _FixedSizeList.End(b)
-    if isinstance(dtype, t.DurationType):
-        _Duration.Start(b)
-        _Duration.AddUnit(b, _UNIT_CODE[dtype.unit])
-        return 18, _Duration.End(b)
-    if isinstance(dtype, t.RunEndEncodedType):
-        return 22, _empty_table(b)
-    raise ArrowNotImplementedError(f"cannot encode type {dtype}")
+    encoder = _TYPE_ENCODERS.get(type(dtype))
+    if encoder is None:
+        raise ArrowNotImplementedError(f"cannot encode type {dtype} ({type(dtype).__name__})")
+    return encoder(b, dtype)
 
 
 def _encode_field(b, f: t.Field) -> int:

@@ -15,6 +15,11 @@ __all__ = ["export_schema", "export_array", "export_batch", "export_stream", "ex
            "import_schema", "import_field", "import_type", "import_array", "import_batch",
            "import_stream", "ImportedStream"]
 
+#: the type classes the C array import reads (an unlisted class is refused by name)
+IMPORTED_TYPES: frozenset[type]
+#: this module's type-keyed tables, for tests/test_type_coverage.py
+TYPE_TABLES: dict[str, object]
+
 def export_schema(obj: Union[DataType, Field, Schema]) -> SchemaCapsule: ...
 def export_array(array: Array, requested_schema: Optional[object] = None
                  ) -> Tuple[SchemaCapsule, ArrayCapsule]: ...

@@ -60,8 +60,10 @@ _UNIT_LETTER = {"s": "s", "ms": "m", "us": "u", "ns": "n"}
 _LETTER_UNIT = {v: k for k, v in _UNIT_LETTER.items()}
 _INT_LETTER = {(8, True): "c", (8, False): "C", (16, True): "s", (16, False): "S",
                (32, True): "i", (32, False): "I", (64, True): "l", (64, False): "L"}
-_LIST_FORMAT = {"list": "+l", "large_list": "+L", "list_view": "+vl", "large_list_view": "+vL"}
+_LIST_FORMAT = {"list": "+l", "large_list": "+L"}
 _LIST_KIND = {v: k for k, v in _LIST_FORMAT.items()}
+_LIST_VIEW_FORMAT = {False: "+vl", True: "+vL"}
+_LIST_VIEW_LARGE = {v: k for k, v in _LIST_VIEW_FORMAT.items()}
 _INTERVAL_LETTER = {"YEAR_MONTH": "M", "DAY_TIME": "D", "MONTH_DAY_NANO": "n"}
 
 
@@ -75,13 +77,15 @@ _FORMATTERS = {
     t.DecimalType: lambda d: f"d:{d.precision},{d.scale}" + (
         "" if d.bit_width == 128 else f",{d.bit_width}"),
     t.FixedSizeBinaryType: lambda d: f"w:{d.byte_width}",
-    t.BinaryType: lambda d: ("v" if d.view else "") + ("uU" if d.utf8 else "zZ")[d.large],
+    t.BinaryType: lambda d: ("uU" if d.utf8 else "zZ")[d.large],
+    t.BinaryViewType: lambda d: "vu" if d.utf8 else "vz",
     t.DateType: lambda d: "tdD" if d.unit == "day" else "tdm",
     t.TimeType: lambda d: "tt" + _UNIT_LETTER[d.unit],
     t.TimestampType: lambda d: f"ts{_UNIT_LETTER[d.unit]}:{d.tz or ''}",
     t.DurationType: lambda d: "tD" + _UNIT_LETTER[d.unit],
     t.IntervalType: lambda d: "ti" + _INTERVAL_LETTER[d.unit],
     t.ListType: lambda d: _LIST_FORMAT[d.kind],
+    t.ListViewType: lambda d: _LIST_VIEW_FORMAT[d.large],
     t.FixedSizeListType: lambda d: f"+w:{d.list_size}",
     t.StructType: lambda d: "+s",
     t.MapType: lambda d: "+m",
@@ -125,6 +129,9 @@ def _parse_format(str fmt, list children, int64_t flags, str path):
         if fmt in _LIST_KIND:
             _need_children(fmt, children, 1, path)
             return t.ListType(children[0], _LIST_KIND[fmt])
+        if fmt in _LIST_VIEW_LARGE:
+            _need_children(fmt, children, 1, path)
+            return t.ListViewType(children[0], _LIST_VIEW_LARGE[fmt])
         if head == "+w" and sep:
             _need_children(fmt, children, 1, path)
             return t.FixedSizeListType(children[0], _int(tail, fmt, path))
@@ -251,7 +258,7 @@ cdef int fill_array(ArrowArray* out, object array, object owner) except -1:
     out.offset = array.offset if array.length else 0
     out.null_count = array.null_count
     bufs = array._buffers
-    is_view = isinstance(dtype, t.BinaryType) and dtype.view
+    is_view = isinstance(dtype, t.BinaryViewType)
     n = len(bufs)
     if is_view:
         if n < 2:
@@ -639,6 +646,22 @@ cdef object _view(const ArrowArray* a, int64_t i, object size, object owner, str
     return region_from_pointer(ptr, size, owner, what).view(0, size, what)
 
 
+# the fixed-width classes _import_node reads one values buffer of byte_width a row for
+_FIXED_WIDTH_IMPORTS = frozenset({
+    t.IntType, t.FloatType, t.DecimalType, t.DateType, t.TimeType, t.TimestampType,
+    t.DurationType, t.IntervalType, t.FixedSizeBinaryType})
+
+#: the type classes ``_import_node`` has a branch for (tests/test_type_coverage.py checks every
+#: concrete class is here; an unlisted class is refused by name, never read by a wrong branch)
+IMPORTED_TYPES = _FIXED_WIDTH_IMPORTS | {
+    t.NullType, t.BoolType, t.BinaryType, t.BinaryViewType, t.ListType, t.ListViewType,
+    t.MapType, t.FixedSizeListType, t.StructType, t.UnionType, t.DictionaryType,
+    t.RunEndEncodedType}
+
+#: this module's type-keyed tables, for tests/test_type_coverage.py
+TYPE_TABLES = {"C format of a type (export)": _FORMATTERS, "C array import": IMPORTED_TYPES}
+
+
 cdef object _import_node(const ArrowArray* a, object dtype, object owner, str path, int depth):
     cdef int64_t i, nvar
     cdef const int64_t* sizes
@@ -651,7 +674,11 @@ cdef object _import_node(const ArrowArray* a, object dtype, object owner, str pa
         raise ArrowInvalid(f"{path}: length {length}, offset {offset}, null count {null_count} "
                            f"(need length >= 0, offset >= 0, -1 <= null count <= length)")
     end = offset + length
-    if isinstance(dtype, t.BinaryType) and dtype.view:
+    cls = type(dtype)
+    if cls not in IMPORTED_TYPES:
+        raise ArrowNotImplementedError(f"{path}: no C data import for type {dtype} "
+                                       f"({cls.__name__})")
+    if cls is t.BinaryViewType:
         if a.n_buffers < 3:
             raise ArrowInvalid(f"{path}: {dtype} needs at least 3 buffers (validity, views, "
                                f"sizes), has {a.n_buffers}")
@@ -672,12 +699,11 @@ cdef object _import_node(const ArrowArray* a, object dtype, object owner, str pa
         bufs.append(_view(a, 0, (end + 7) // 8, owner, f"{path}: validity", True))
         if bufs[0] is None and null_count > 0:
             raise ArrowInvalid(f"{path}: null count {null_count} without a validity bitmap")
-    cls = type(dtype)
     if cls is t.NullType:
         bufs = []
     elif cls is t.BoolType:
         bufs.append(_view(a, 1, (end + 7) // 8, owner, f"{path}: values"))
-    elif cls is t.BinaryType and dtype.view:
+    elif cls is t.BinaryViewType:
         bufs.append(_view(a, 1, 16 * end, owner, f"{path}: views"))
         nvar = a.n_buffers - 3
         sizes = <const int64_t*>a.buffers[a.n_buffers - 1]
@@ -687,7 +713,7 @@ cdef object _import_node(const ArrowArray* a, object dtype, object owner, str pa
             if sizes[i] < 0:
                 raise ArrowInvalid(f"{path}: variadic data buffer {i} has size {sizes[i]}")
             bufs.append(_view(a, 2 + i, sizes[i], owner, f"{path}: variadic data {i}"))
-    elif cls is t.BinaryType or (cls is t.ListType and not dtype.view) or cls is t.MapType:
+    elif cls is t.BinaryType or cls is t.ListType or cls is t.MapType:
         width = dtype.offset_dtype.itemsize
         # an empty array may come with no offsets at all: never read past what must exist
         offsets_size = 0 if length == 0 else (end + 1) * width
@@ -699,7 +725,7 @@ cdef object _import_node(const ArrowArray* a, object dtype, object owner, str pa
             if last < 0:
                 raise ArrowInvalid(f"{path}: last offset {last} is negative")
             bufs.append(_view(a, 2, last, owner, f"{path}: data"))
-    elif cls is t.ListType:
+    elif cls is t.ListViewType:
         width = dtype.offset_dtype.itemsize
         bufs.append(_view(a, 1, end * width, owner, f"{path}: offsets"))
         bufs.append(_view(a, 2, end * width, owner, f"{path}: sizes"))
@@ -709,7 +735,7 @@ cdef object _import_node(const ArrowArray* a, object dtype, object owner, str pa
             bufs.append(_view(a, 1, 4 * end, owner, f"{path}: offsets"))
     elif cls is t.DictionaryType:
         bufs.append(_view(a, 1, end * dtype.index_type.byte_width, owner, f"{path}: indices"))
-    elif dtype.byte_width is not None:  # every other fixed-width type
+    elif cls in _FIXED_WIDTH_IMPORTS:
         bufs.append(_view(a, 1, end * dtype.byte_width, owner, f"{path}: values"))
     fields = dtype.children
     children = [_import_node(a.children[i], fields[i].storage_type, owner, f"{path}.{fields[i].name}",

@@ -57,7 +57,7 @@ def _family(dtype) -> Optional[str]:
         return "int"
     if isinstance(dtype, t.FloatType):
         return "float"
-    if isinstance(dtype, t.BinaryType):
+    if isinstance(dtype, (t.BinaryType, t.BinaryViewType)):
         return "string" if dtype.utf8 else "binary"
     return None
 
@@ -127,7 +127,8 @@ def _numbers(array: Array, want, path: str) -> Array:
 
 def _binaries(array: Array, want, path: str) -> Array:
     got = array.type
-    if not got.view and not want.view:  # the offsets in the other width, the data as it is
+    got_view, want_view = isinstance(got, t.BinaryViewType), isinstance(want, t.BinaryViewType)
+    if not got_view and not want_view:  # the offsets in the other width, the data as it is
         offsets = array.value_offsets()
         if not want.large and int(offsets[-1]) > np.iinfo(np.int32).max:
             raise ArrowInvalid(f"field {path!r}: cannot cast {got} to {want}: its "
@@ -135,7 +136,7 @@ def _binaries(array: Array, want, path: str) -> Array:
         validity, nulls = _validity(array)
         return make_array(want, len(array), [validity, as_view(offsets.astype(want.offset_dtype)),
                                              array.buffers()[2]], null_count=nulls)
-    if not got.view:  # to views
+    if not got_view:  # to views
         offsets = array.value_offsets().astype(np.int64)
         data = array.values[int(offsets[0]):int(offsets[-1])]
         valid = _valid(array)
@@ -213,7 +214,7 @@ def cast_column(array: Array, want: t.DataType, path: str,
         raise ArrowInvalid(f"field {path!r}: cannot cast {got} to {want}: {why}")
     if isinstance(got, t.DictionaryType):
         return cast_column(_decoded(array), want, path)
-    if isinstance(want, t.BinaryType):
+    if isinstance(want, (t.BinaryType, t.BinaryViewType)):
         return _binaries(array, want, path)
     return _numbers(array, want, path)
 
@@ -414,7 +415,7 @@ def _ascii_strings(array: Array, texts: list, want) -> Array:
     array of string type ``want`` with ``array``'s nulls, built from one joined buffer."""
     data = "".join(texts).encode("ascii")
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    if want.view:
+    if isinstance(want, t.BinaryViewType):
         valid = _valid(array)
         return binary_views(lengths, data, want, None if valid is None else ~valid)
     offsets = np.zeros(len(texts) + 1, dtype=want.offset_dtype)
@@ -542,7 +543,7 @@ def _cast_text(array: Array, want) -> Array:
     """Between string, binary and their large and view forms; to a string, UTF-8 checked."""
     got = array.type
     if want.utf8 and not got.utf8:
-        if not got.view:  # (in C, over the data the offsets reach)
+        if not isinstance(got, t.BinaryViewType):  # (in C, over the data the offsets reach)
             try:
                 check_utf8_offsets(array.buffers()[2], array.value_offsets(), len(array),
                                    array.validity if array.null_count else None, array.offset,
@@ -551,10 +552,11 @@ def _cast_text(array: Array, want) -> Array:
                 raise ArrowInvalid(f"Invalid UTF8 payload: {exc}") from None
         elif any(v is not None and not _valid_utf8(v) for v in array.to_pylist()):
             raise ArrowInvalid("Invalid UTF8 payload")
-    if got.view == want.view and got.large == want.large:
+    got_view, want_view = isinstance(got, t.BinaryViewType), isinstance(want, t.BinaryViewType)
+    if got_view == want_view and getattr(got, "large", False) == getattr(want, "large", False):
         return _reinterpreted(array, want)
-    if got.view or want.view:
-        if not got.view:
+    if got_view or want_view:
+        if not got_view:
             return _binaries(array, want, "array")
         return convert(array.to_pylist(), want)
     return _binaries(array, want, "array")
@@ -669,6 +671,7 @@ def _nulls(length: int, want) -> Array:
 
 _TEMPORAL = (t.TimestampType, t.DurationType, t.DateType, t.TimeType)
 _NUMERIC = (t.IntType, t.FloatType, t.BoolType)
+_TEXT = (t.BinaryType, t.BinaryViewType)  # binary and string, plain, large and view
 
 
 def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Array:
@@ -694,7 +697,7 @@ def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Arra
         return cast_array(_decoded(array), want, safe)
     if isinstance(want, t.DictionaryType):
         value = want.value_type
-        if not (got == value or (isinstance(got, t.BinaryType) and isinstance(value, t.BinaryType)
+        if not (got == value or (isinstance(got, _TEXT) and isinstance(value, _TEXT)
                                  and got.utf8 == value.utf8)):
             raise _unsupported(got, want)
         return _encoded(cast_array(array, value, safe), want, "array", None)
@@ -704,24 +707,24 @@ def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Arra
         if t.float16() in (got, want) and t.bool_() in (got, want):
             raise _unsupported(got, want)
         return _cast_numbers(array, want, safe)
-    if isinstance(got, t.BinaryType) and isinstance(want, t.BinaryType):
+    if isinstance(got, _TEXT) and isinstance(want, _TEXT):
         return _cast_text(array, want)
-    if isinstance(got, t.FixedSizeBinaryType) and isinstance(want, t.BinaryType):
+    if isinstance(got, t.FixedSizeBinaryType) and isinstance(want, _TEXT):
         values = array.to_pylist()
         if want.utf8:
             if any(v is not None and not _valid_utf8(v) for v in values):
                 raise ArrowInvalid("Invalid UTF8 payload")
             values = [None if v is None else v.decode("utf-8") for v in values]
         return convert(values, want)
-    if isinstance(got, _NUMERIC) and isinstance(want, t.BinaryType) and want.utf8:
+    if isinstance(got, _NUMERIC) and isinstance(want, _TEXT) and want.utf8:
         return _numbers_to_text(array, want)
-    if isinstance(got, t.BinaryType) and isinstance(want, _NUMERIC) and not got.view:
+    if isinstance(got, t.BinaryType) and isinstance(want, _NUMERIC):
         if isinstance(want, t.FloatType) and want.byte_width == 2:
             raise _unsupported(got, want)
         return _text_to_numbers(array, want)
     if isinstance(got, (*_TEMPORAL, t.IntType)) and isinstance(want, (*_TEMPORAL, t.IntType)):
         return _cast_temporal(array, want, safe)
-    if isinstance(got, (*_TEMPORAL, t.BinaryType)) and isinstance(want, (*_TEMPORAL, t.BinaryType)):
+    if isinstance(got, (*_TEMPORAL, *_TEXT)) and isinstance(want, (*_TEMPORAL, *_TEXT)):
         raise _not_yet(got, want)
     if got.children and want.children:  # (lists, structs, maps to their kind: pyarrow's)
         raise _not_yet(got, want)

@@ -353,7 +353,7 @@ def _blobs(values, dtype, fp):
         joined = "".join(clean)
         if joined.isascii():  # one encode for all, lengths from the str lengths
             return mask, np.fromiter(map(len, clean), np.int64, n), joined.encode("ascii")
-    utf8 = dtype.utf8 if isinstance(dtype, t.BinaryType) else False
+    utf8 = dtype.utf8 if isinstance(dtype, (t.BinaryType, t.BinaryViewType)) else False
     blobs = None
     if kinds <= {str, bytes} and not (utf8 and bytes in kinds):
         try:
@@ -365,10 +365,13 @@ def _blobs(values, dtype, fp):
     return mask, np.fromiter(map(len, blobs), np.int64, n), b"".join(blobs)
 
 
+def _binary_views(values, dtype, fp):
+    mask, lengths, data = _blobs(values, dtype, fp)
+    return binary_views(lengths, data, dtype, mask)
+
+
 def _binaries(values, dtype, fp):
     mask, lengths, data = _blobs(values, dtype, fp)
-    if dtype.view:
-        return binary_views(lengths, data, dtype, mask)
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     if not dtype.large and offsets[-1] > np.iinfo(np.int32).max:
@@ -493,8 +496,8 @@ def _lists(values, dtype, fp):
     if not dtype.large and offsets[-1] > np.iinfo(np.int32).max:
         raise ArrowInvalid(f"{offsets[-1]} child values overflow the 32-bit offsets of {dtype}")
     odt = dtype.offset_dtype
-    bufs = [as_view(offsets[:-1].astype(odt)), as_view(size_arr.astype(odt))] if dtype.view \
-        else [as_view(offsets.astype(odt))]
+    bufs = [as_view(offsets[:-1].astype(odt)), as_view(size_arr.astype(odt))] \
+        if isinstance(dtype, t.ListViewType) else [as_view(offsets.astype(odt))]
     return make_array(dtype, n, [validity, *bufs], [child], null_count=nulls)
 
 
@@ -684,10 +687,14 @@ _CONVERTERS = {
     t.NullType: _null, t.BoolType: _bools, t.IntType: _ints, t.FloatType: _floats,
     t.DecimalType: _decimals, t.DateType: _temporal(_date_int), t.TimeType: _temporal(_time_int),
     t.TimestampType: _temporal(_timestamp_int), t.DurationType: _temporal(_duration_int),
-    t.IntervalType: _intervals, t.BinaryType: _binaries, t.FixedSizeBinaryType: _fixed_binaries,
-    t.ListType: _lists, t.FixedSizeListType: _lists, t.StructType: _structs, t.MapType: _maps,
+    t.IntervalType: _intervals, t.BinaryType: _binaries, t.BinaryViewType: _binary_views,
+    t.FixedSizeBinaryType: _fixed_binaries, t.ListType: _lists, t.ListViewType: _lists,
+    t.FixedSizeListType: _lists, t.StructType: _structs, t.MapType: _maps,
     t.UnionType: _unions, t.DictionaryType: _dictionaries, t.RunEndEncodedType: _run_end_encoded,
 }
+
+#: this module's type-keyed tables, for tests/test_type_coverage.py
+TYPE_TABLES = {"Python values to an array": _CONVERTERS}
 
 
 def convert(values: list, dtype: t.DataType, from_pandas: bool = False) -> Array:

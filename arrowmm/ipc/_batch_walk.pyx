@@ -120,10 +120,10 @@ def _walk_ops(field, list ops, list dicts):
         ops.append((W_FIXED, dtype.byte_width, 1, 0, 0, -1))
     elif isinstance(dtype, t.FixedWidthType):
         ops.append((W_FIXED, dtype.byte_width, min(dtype.byte_width, 8), 0, 0, -1))
-    elif kind is t.BinaryType and not dtype.view:
+    elif kind is t.BinaryType:
         width = dtype.offset_dtype.itemsize
         ops.append((W_BINARY, width, width, 0, 0, -1))
-    elif (kind is t.ListType and not dtype.view) or kind is t.MapType:
+    elif kind is t.ListType or kind is t.MapType:
         width = dtype.offset_dtype.itemsize
         ops.append((W_LIST, width, width, 1, 0, -1))
         return _walk_ops(dtype.value_field, ops, dicts)
@@ -217,7 +217,7 @@ cdef class _DictionaryExport:
             dtype = array.type
             snap.flat = not array.children and array.dictionary is None and \
                 len(array._buffers) == dtype.buffer_count <= 3 and \
-                not (isinstance(dtype, t.BinaryType) and dtype.view)  # (views own a sizes buffer)
+                not isinstance(dtype, t.BinaryViewType)  # (views own a sizes buffer)
             if snap.flat:
                 snap._read(array)
             snap.array = array

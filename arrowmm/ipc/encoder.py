@@ -22,7 +22,7 @@ from .._core._region import BufferView, as_view
 from ..arrays.array import Array
 from .byteorder import byteswap, swap_kind
 from .compression import check_codec, check_level, compress_many
-from ..errors import ArrowInvalid
+from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..format import MetadataVersion, encode_batch_message, encode_schema_message
 from ..arrays.array import make_array
 
@@ -140,7 +140,7 @@ def flatten(array: Array, out: Optional[FlatBatch] = None, swap: bool = False, v
     out.buffers.append(_bits(bufs[0], off, n) if nulls else None)
     if kind is t.BoolType:
         out.buffers.append(_bits(bufs[1], off, n))
-    elif kind is t.BinaryType and dtype.view:
+    elif kind is t.BinaryViewType:
         out.buffers.append(sw(_fixed(bufs[1], off, n, 16), "views"))
         out.variadic.append(len(bufs) - 2)
         out.buffers.extend(bufs[2:])
@@ -148,11 +148,11 @@ def flatten(array: Array, out: Optional[FlatBatch] = None, swap: bool = False, v
         offs, first, last = _offsets(array, bufs[1])
         out.buffers.append(sw(offs, dtype.offset_dtype.itemsize))
         out.buffers.append(bufs[2].slice(first, last - first))
-    elif kind in (t.ListType, t.MapType) and not getattr(dtype, "view", False):
+    elif kind is t.ListType or kind is t.MapType:
         offs, first, last = _offsets(array, bufs[1])
         out.buffers.append(sw(offs, dtype.offset_dtype.itemsize))
         flatten(array.children[0].slice(first, last - first), out)
-    elif kind is t.ListType:  # list views: offsets and sizes sliced, child whole
+    elif kind is t.ListViewType:  # offsets and sizes sliced, child whole
         width = dtype.offset_dtype.itemsize
         out.buffers.append(sw(_fixed(bufs[1], off, n, width), width))
         out.buffers.append(sw(_fixed(bufs[2], off, n, width), width))
@@ -162,9 +162,26 @@ def flatten(array: Array, out: Optional[FlatBatch] = None, swap: bool = False, v
     elif kind is t.StructType:
         for child in array.children:
             flatten(child.slice(off, n), out)
-    else:  # fixed width, decimals, temporal, intervals, fixed_size_binary, dictionary indices
+    elif kind in _FIXED_WIDTH:  # one values buffer (a dictionary's: its indices)
         out.buffers.append(sw(_fixed(bufs[1], off, n, dtype.byte_width), swap_kind(dtype)))
+    else:
+        raise ArrowNotImplementedError(f"cannot write an array of type {dtype} "
+                                       f"({kind.__name__}) to IPC")
     return out
+
+
+#: the classes ``flatten`` writes as a validity and one values buffer of ``byte_width``
+_FIXED_WIDTH = frozenset({
+    t.IntType, t.FloatType, t.DecimalType, t.DateType, t.TimeType, t.TimestampType,
+    t.DurationType, t.IntervalType, t.FixedSizeBinaryType, t.DictionaryType})
+
+#: the type classes ``flatten`` has a branch for (tests/test_type_coverage.py)
+FLATTENED_TYPES = _FIXED_WIDTH | {
+    t.NullType, t.BoolType, t.BinaryType, t.BinaryViewType, t.ListType, t.ListViewType,
+    t.MapType, t.FixedSizeListType, t.StructType, t.UnionType, t.RunEndEncodedType}
+
+#: this module's type-keyed tables, for tests/test_type_coverage.py
+TYPE_TABLES = {"IPC writer (flatten)": FLATTENED_TYPES}
 
 
 def _as_is(buf, kind):

@@ -77,7 +77,7 @@ def _counts(f: t.Field, v4: bool):
     if isinstance(dtype, t.DictionaryType):
         return 1, 2, 0
     nodes, buffers = 1, dtype.buffer_count
-    views = 1 if isinstance(dtype, t.BinaryType) and dtype.view else 0
+    views = 1 if isinstance(dtype, t.BinaryViewType) else 0
     if v4 and isinstance(dtype, (t.UnionType, t.RunEndEncodedType)):
         buffers += 1  # under V4 every non-null type has a validity slot (Arrow C++'s rule)
     for child in dtype.children:
@@ -538,16 +538,19 @@ class _Walk:
         validity = self._validity(path, nulls)
         return make_array(dtype, length, [validity, self._buffer(path, "values", 1)], null_count=nulls)
 
+    def _load_binary_view(self, f, dtype, path):
+        length, nulls = self._node(path)
+        validity = self._validity(path, nulls)
+        views = self._typed_buffer(path, "views", "views")
+        vi = self._vi
+        self._vi = vi + 1
+        count = int(self._variadic[vi])
+        data = [self._buffer(path, f"variadic data {j}", 1) for j in range(count)]
+        return make_array(dtype, length, [validity, views] + data, null_count=nulls)
+
     def _load_binary(self, f, dtype, path):
         length, nulls = self._node(path)
         validity = self._validity(path, nulls)
-        if dtype.view:
-            views = self._typed_buffer(path, "views", "views")
-            vi = self._vi
-            self._vi = vi + 1
-            count = int(self._variadic[vi])
-            data = [self._buffer(path, f"variadic data {j}", 1) for j in range(count)]
-            return make_array(dtype, length, [validity, views] + data, null_count=nulls)
         width = dtype.offset_dtype.itemsize
         offsets = self._typed_buffer(path, "offsets", width, width)
         data = self._buffer(path, "data", 1)
@@ -558,7 +561,7 @@ class _Walk:
         validity = self._validity(path, nulls)
         width = dtype.offset_dtype.itemsize
         buffers = [validity, self._typed_buffer(path, "offsets", width, width)]
-        if getattr(dtype, "view", False):
+        if isinstance(dtype, t.ListViewType):
             buffers.append(self._typed_buffer(path, "sizes", width, width))
         child = self._load(dtype.value_field, _Path(path, None, dtype.value_field.name))
         return make_array(dtype, length, buffers, [child], null_count=nulls)
@@ -625,7 +628,9 @@ _LOADERS = {
     t.IntervalType: _Walk._load_fixed,
     t.FixedSizeBinaryType: _Walk._load_fixed,
     t.BinaryType: _Walk._load_binary,
+    t.BinaryViewType: _Walk._load_binary_view,
     t.ListType: _Walk._load_list,
+    t.ListViewType: _Walk._load_list,
     t.MapType: _Walk._load_list,
     t.FixedSizeListType: _Walk._load_fixed_size_list,
     t.StructType: _Walk._load_struct,
@@ -633,3 +638,6 @@ _LOADERS = {
     t.DictionaryType: _Walk._load_dictionary,
     t.RunEndEncodedType: _Walk._load_run_end_encoded,
 }
+
+#: this module's type-keyed tables, for tests/test_type_coverage.py
+TYPE_TABLES = {"IPC loader": _LOADERS}

@@ -48,9 +48,7 @@ MAX_BOUND_BYTES = 256
 
 def supports_statistics(dtype: t.DataType) -> bool:
     """Whether arrowmm records min/max for columns of ``dtype``."""
-    return isinstance(dtype, (t.BoolType, t.IntType, t.FloatType, t.DecimalType, t.DateType,
-                              t.TimeType, t.TimestampType, t.DurationType, t.BinaryType,
-                              t.FixedSizeBinaryType))
+    return _BOUNDS.get(type(dtype)) is not None
 
 
 def column_statistics(array, max_bound_bytes: Optional[int] = MAX_BOUND_BYTES) -> Optional[dict]:
@@ -66,12 +64,7 @@ def column_statistics(array, max_bound_bytes: Optional[int] = MAX_BOUND_BYTES) -
     out: dict = {"nulls": nulls}
     if nulls == len(array):
         return out
-    if isinstance(dtype, (t.BinaryType, t.FixedSizeBinaryType)):
-        _bytes_bounds(array, dtype, out, max_bound_bytes)
-    elif isinstance(dtype, t.DecimalType):
-        _decimal_bounds(array, dtype, out)
-    else:
-        _numeric_bounds(array, dtype, out)
+    _BOUNDS[type(dtype)](array, dtype, out, max_bound_bytes)
     return out
 
 
@@ -206,7 +199,7 @@ def _extreme_decimal(limbs: np.ndarray, width: int, pick) -> int:
 def _bytes_extremes(array, dtype):
     """The smallest and largest non-null value as bytes, in byte order (which is also code point
     order for UTF-8): compared in C over the offsets for binary and string columns."""
-    if isinstance(dtype, t.BinaryType) and not dtype.view:
+    if isinstance(dtype, t.BinaryType):
         offsets = array.value_offsets()
         data = array._buffers[2]
         lo, hi = binary_extremes(data, offsets, len(array),
@@ -216,13 +209,13 @@ def _bytes_extremes(array, dtype):
         return (bytes(view[int(offsets[lo]):int(offsets[lo + 1])]),
                 bytes(view[int(offsets[hi]):int(offsets[hi + 1])]))
     values = [v for v in array.to_pylist() if v is not None]
-    utf8 = isinstance(dtype, t.BinaryType) and dtype.utf8
+    utf8 = isinstance(dtype, (t.BinaryType, t.BinaryViewType)) and dtype.utf8
     lo, hi = min(values), max(values)
     return (lo.encode(), hi.encode()) if utf8 else (bytes(lo), bytes(hi))
 
 
 def _bytes_bounds(array, dtype, out: dict, limit: Optional[int]) -> None:
-    utf8 = isinstance(dtype, t.BinaryType) and dtype.utf8
+    utf8 = isinstance(dtype, (t.BinaryType, t.BinaryViewType)) and dtype.utf8
     lo_b, hi_b = _bytes_extremes(array, dtype)
     limit = max(len(lo_b), len(hi_b)) if limit is None else limit
     if len(lo_b) > limit:
@@ -251,3 +244,27 @@ def _text(value: bytes) -> str:
         return value.decode()
     except UnicodeDecodeError as exc:
         raise ArrowInvalid(f"string column statistics: a bound is not valid UTF-8 ({exc})") from None
+
+
+def _numeric(array, dtype, out: dict, limit: Optional[int]) -> None:
+    _numeric_bounds(array, dtype, out)
+
+
+def _decimal(array, dtype, out: dict, limit: Optional[int]) -> None:
+    _decimal_bounds(array, dtype, out)
+
+
+#: how each type class's min/max is found; None: decided, no bounds for this type (nested,
+#: encoded and interval values have no order a filter could use; null columns no values)
+_BOUNDS = {
+    t.BoolType: _numeric, t.IntType: _numeric, t.FloatType: _numeric,
+    t.DateType: _numeric, t.TimeType: _numeric, t.TimestampType: _numeric,
+    t.DurationType: _numeric, t.DecimalType: _decimal, t.BinaryType: _bytes_bounds,
+    t.BinaryViewType: _bytes_bounds, t.FixedSizeBinaryType: _bytes_bounds,
+    t.NullType: None, t.IntervalType: None, t.ListType: None, t.ListViewType: None,
+    t.FixedSizeListType: None, t.StructType: None, t.MapType: None, t.UnionType: None,
+    t.DictionaryType: None, t.RunEndEncodedType: None,
+}
+
+#: this module's type-keyed tables, for tests/test_type_coverage.py
+TYPE_TABLES = {"statistics bounds": _BOUNDS}

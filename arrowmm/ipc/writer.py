@@ -49,7 +49,7 @@ from .io import MAGIC, Sink, footer_blocks, open_sink
 from .object_store import local_file_url, remote_target, resolve
 from .byteorder import NATIVE
 from .encoder import EncodedMessage, Encoder, flatten
-from ..errors import ArrowInvalid
+from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..format import MetadataVersion, encode_footer
 from .statistics import STATISTICS_KEY, batch_statistics, encode_batch_statistics, encode_file_statistics
 from ..interop.build import record_batch
@@ -116,6 +116,8 @@ def _with_children(dtype, kids):
         return t.StructType(kids)
     if isinstance(dtype, t.ListType):
         return t.ListType(kids[0], dtype.kind)
+    if isinstance(dtype, t.ListViewType):
+        return t.ListViewType(kids[0], dtype.large)
     if isinstance(dtype, t.FixedSizeListType):
         return t.FixedSizeListType(kids[0], dtype.list_size)
     if isinstance(dtype, t.MapType):
@@ -124,7 +126,9 @@ def _with_children(dtype, kids):
         return t.UnionType(dtype.mode, kids, dtype.type_codes)
     if isinstance(dtype, t.RunEndEncodedType):
         return t.RunEndEncodedType(kids[0], kids[1])
-    return dtype
+    # (only types with children come here: keeping the old ones would drop the new ids)
+    raise ArrowNotImplementedError(f"cannot give dictionary ids to the children of {dtype} "
+                                   f"({type(dtype).__name__})")
 
 
 def _dictionaries_in(array: Array, f: t.Field, out: list, path: str) -> None:

@@ -51,7 +51,7 @@ def slot_plan(schema: t.Schema, num_rows: int, data_sizes: Optional[Dict[str, in
             plan.append((name, "fixed", [bits, num_rows * dtype.byte_width]))
         elif isinstance(dtype, t.BoolType):
             plan.append((name, "bool", [bits, bits]))
-        elif isinstance(dtype, t.BinaryType) and not dtype.view:
+        elif isinstance(dtype, t.BinaryType):
             if name not in sizes:
                 raise ArrowInvalid(f"{where}: column {name!r} ({dtype}) needs its data size in "
                                    f"bytes: reserve(num_rows, {{{name!r}: nbytes}})")

@@ -39,7 +39,7 @@ def prunable(dtype: t.DataType) -> bool:
     if isinstance(dtype, t.DateType):
         return dtype.unit == "day"
     return isinstance(dtype, (t.BoolType, t.IntType, t.FloatType, t.DecimalType, t.BinaryType,
-                              t.FixedSizeBinaryType))
+                              t.BinaryViewType, t.FixedSizeBinaryType))
 
 
 def verdict(flt, dtype: t.DataType, stats: Optional[dict], rows: Optional[int]) -> str:
@@ -85,11 +85,11 @@ def _stat(dtype, raw):
         return decimal.Decimal(int(raw)).scaleb(-dtype.scale)
     if isinstance(dtype, (t.TimestampType, t.DurationType)):
         return int(raw) * _NS_PER[dtype.unit]
-    if isinstance(dtype, t.BinaryType) and dtype.utf8:
+    if isinstance(dtype, (t.BinaryType, t.BinaryViewType)) and dtype.utf8:
         if not isinstance(raw, str):
             raise _Unknown
         return raw
-    if isinstance(dtype, (t.BinaryType, t.FixedSizeBinaryType)):
+    if isinstance(dtype, (t.BinaryType, t.BinaryViewType, t.FixedSizeBinaryType)):
         return bytes.fromhex(raw)
     if not isinstance(raw, int):
         raise _Unknown
@@ -132,11 +132,11 @@ def _value(dtype, v):
         if not isinstance(v, datetime.timedelta):
             raise _Unknown
         return _delta_ns(v)
-    if isinstance(dtype, t.BinaryType) and dtype.utf8:
+    if isinstance(dtype, (t.BinaryType, t.BinaryViewType)) and dtype.utf8:
         if not isinstance(v, str):
             raise _Unknown
         return v
-    if isinstance(dtype, (t.BinaryType, t.FixedSizeBinaryType)):
+    if isinstance(dtype, (t.BinaryType, t.BinaryViewType, t.FixedSizeBinaryType)):
         if not isinstance(v, (bytes, bytearray)):
             raise _Unknown
         return bytes(v)
@@ -190,7 +190,8 @@ def _in(flt, dtype, lo, hi, nan):
 
 
 def _starts_with(flt, dtype, lo, hi, nan):
-    if not (isinstance(dtype, t.BinaryType) and dtype.utf8) or not isinstance(flt.value, str):
+    utf8 = isinstance(dtype, (t.BinaryType, t.BinaryViewType)) and dtype.utf8
+    if not utf8 or not isinstance(flt.value, str):
         raise _Unknown
     p = flt.value
     if hi is not None and hi < p:

@@ -100,10 +100,12 @@ def _convert(dtype: t.DataType, cast: bool, path: str, problems: List[str]):
         return unsupported("Spark has no Arrow interval type")
     if isinstance(dtype, t.BinaryType):
         target = st.StringType() if dtype.utf8 else st.BinaryType()
-        return needs_cast(target) if dtype.large or dtype.view else target
+        return needs_cast(target) if dtype.large else target
+    if isinstance(dtype, t.BinaryViewType):
+        return needs_cast(st.StringType() if dtype.utf8 else st.BinaryType())
     if isinstance(dtype, t.FixedSizeBinaryType):
         return needs_cast(st.BinaryType())
-    if isinstance(dtype, t.ListType):
+    if isinstance(dtype, (t.ListType, t.ListViewType)):
         child = dtype.value_field
         element = _convert(child.storage_type, cast, f"{path}.{child.name}", problems)
         if element is None:

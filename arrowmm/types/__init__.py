@@ -35,15 +35,16 @@ from .factories import (binary, binary_view, bool_, date32, date64, day_time_int
                         string_view, struct, time32, time64, timestamp, uint8, uint16, uint32,
                         uint64, utf8)
 from .fields import Field
-from .nested import FixedSizeListType, ListType, MapType, StructType, UnionType
-from .primitive import (BinaryType, BoolType, DecimalType, FixedSizeBinaryType, FloatType, IntType,
-                        NullType)
+from .nested import FixedSizeListType, ListType, ListViewType, MapType, StructType, UnionType
+from .primitive import (BinaryType, BinaryViewType, BoolType, DecimalType, FixedSizeBinaryType,
+                        FloatType, IntType, NullType)
 from .temporal import DateType, DurationType, IntervalType, TimestampType, TimeType
 
 __all__ = [
     "DataType", "FixedWidthType", "NullType", "BoolType", "IntType", "FloatType", "DecimalType",
     "DateType", "TimeType", "TimestampType", "DurationType", "IntervalType",
-    "BinaryType", "FixedSizeBinaryType", "ListType", "FixedSizeListType",
+    "BinaryType", "BinaryViewType", "FixedSizeBinaryType", "ListType", "ListViewType",
+    "FixedSizeListType",
     "StructType", "MapType", "UnionType", "DictionaryType", "RunEndEncodedType",
     "Field", "Schema",
     "ExtensionType", "register_extension_type", "unregister_extension_type",

@@ -65,6 +65,12 @@ class DataType:
     def _args(self):
         return self._key[1:]
 
+    @classmethod
+    def _unpickle(cls, *args):
+        """The type a pickle's class and ``_args()`` name (a class whose parameters changed
+        overrides it, so that older pickles still load)."""
+        return cls(*args)
+
     def __arrow_c_schema__(self):
         return hooks.export_c_schema(self)
 
@@ -80,7 +86,7 @@ class DataType:
 
 
 def _rebuild_type(_text, cls, args):
-    return cls(*args)
+    return cls._unpickle(*args)
 
 
 @lru_cache(maxsize=None)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from .encoded import DictionaryType, RunEndEncodedType
 from .fields import Field
-from .nested import FixedSizeListType, ListType, MapType, StructType, UnionType
-from .primitive import (BinaryType, BoolType, DecimalType, FixedSizeBinaryType, FloatType, IntType,
-                        NullType)
+from .nested import FixedSizeListType, ListType, ListViewType, MapType, StructType, UnionType
+from .primitive import (BinaryType, BinaryViewType, BoolType, DecimalType, FixedSizeBinaryType,
+                        FloatType, IntType, NullType)
 from .schema import Schema
 from .temporal import DateType, DurationType, IntervalType, TimestampType, TimeType
 
@@ -105,14 +105,14 @@ def large_string() -> BinaryType:
     return BinaryType(True, large=True)
 
 
-def binary_view() -> BinaryType:
+def binary_view() -> BinaryViewType:
     """Bytes as 16-byte views, short values inline (``pyarrow.binary_view()``)."""
-    return BinaryType(False, view=True)
+    return BinaryViewType(False)
 
 
-def string_view() -> BinaryType:
+def string_view() -> BinaryViewType:
     """UTF-8 text as 16-byte views, short values inline (``pyarrow.string_view()``)."""
-    return BinaryType(True, view=True)
+    return BinaryViewType(True)
 
 
 def date32() -> DateType:
@@ -193,14 +193,14 @@ def large_list(t) -> ListType:
     return ListType(t, "large_list")
 
 
-def list_view(t) -> ListType:
+def list_view(t) -> ListViewType:
     """A list of ``t`` held as offsets and sizes, 32-bit (``pyarrow.list_view``)."""
-    return ListType(t, "list_view")
+    return ListViewType(t)
 
 
-def large_list_view(t) -> ListType:
+def large_list_view(t) -> ListViewType:
     """A list of ``t`` held as offsets and sizes, 64-bit (``pyarrow.large_list_view``)."""
-    return ListType(t, "large_list_view")
+    return ListViewType(t, large=True)
 
 
 fixed_size_list = FixedSizeListType

@@ -1,4 +1,5 @@
-"""The nested types: lists (plain, large, view), fixed-size lists, structs, maps and unions.
+"""The nested types: lists (plain and large), list views, fixed-size lists, structs, maps and
+unions.
 
 Each holds its children as ``Field``s; ``str()`` prints them as pyarrow does.
 """
@@ -8,18 +9,23 @@ from ..errors import ArrowInvalid
 from .base import DataType, cached_compare_key, native_dtype
 from .fields import Field, as_field, child_key, field_items, lookup_field
 
-__all__ = ["ListType", "FixedSizeListType", "StructType", "MapType", "UnionType"]
+__all__ = ["ListType", "ListViewType", "FixedSizeListType", "StructType", "MapType", "UnionType"]
 
 
 class ListType(DataType):
-    """list, large_list, list_view and large_list_view (``kind``)."""
+    """list and large_list (``kind``): a list of ``value_field`` by offsets, 32- or 64-bit.
+
+    The view layouts are a class of their own, ``ListViewType``: code that dispatches on the
+    class cannot take a view's offsets and sizes for plain offsets."""
 
     __slots__ = ()
-    _KINDS = ("list", "large_list", "list_view", "large_list_view")
+    _KINDS = ("list", "large_list")
+    buffer_count = 2
 
     def __init__(self, value_field, kind: str = "list"):
         if kind not in self._KINDS:
-            raise ArrowInvalid(f"list kind must be one of {self._KINDS}, got {kind!r}")
+            raise ArrowInvalid(f"list kind must be one of {self._KINDS}, got {kind!r}"
+                               + (" (list views are ListViewType)" if kind.endswith("view") else ""))
         super().__init__(as_field(value_field, "item"), kind)
 
     value_field = property(lambda self: self._key[1])
@@ -27,16 +33,50 @@ class ListType(DataType):
     #: layout is ``value_field.storage_type``)
     value_type = property(lambda self: self._key[1].type)
     kind = property(lambda self: self._key[2])
-    large = property(lambda self: self._key[2].startswith("large"))
-    view = property(lambda self: self._key[2].endswith("view"))
-    buffer_count = property(lambda self: 3 if self.view else 2)
+    large = property(lambda self: self._key[2] == "large_list")
     offset_dtype = property(lambda self: native_dtype("i8" if self.large else "i4"))
     children = property(lambda self: (self._key[1],))
+
+    @classmethod
+    def _unpickle(cls, value_field, kind="list"):
+        # (pickles made while list views were kinds of this class name them so)
+        if kind in ("list_view", "large_list_view"):
+            return ListViewType(value_field, kind == "large_list_view")
+        return cls(value_field, kind)
 
     _compare_key = cached_compare_key
 
     def _compare(self):
         return ("ListType", child_key(self._key[1], named=False), self._key[2])
+
+    def __str__(self):
+        return f"{self.kind}<{self.value_field._short()}>"
+
+
+class ListViewType(DataType):
+    """list_view and large_list_view (``large``): a list of ``value_field`` by an offset and a
+    size per row, 32- or 64-bit (``list_view(t)``, ``large_list_view(t)``; pyarrow's
+    ``ListViewType`` and ``LargeListViewType``)."""
+
+    __slots__ = ()
+    buffer_count = 3
+
+    def __init__(self, value_field, large: bool = False):
+        super().__init__(as_field(value_field, "item"), bool(large))
+
+    value_field = property(lambda self: self._key[1])
+    #: the values' type as pyarrow gives it (layout: ``value_field.storage_type``)
+    value_type = property(lambda self: self._key[1].type)
+    large = property(lambda self: self._key[2])
+    #: ``"list_view"`` or ``"large_list_view"``, as the type prints
+    kind = property(lambda self: "large_list_view" if self._key[2] else "list_view")
+    offset_dtype = property(lambda self: native_dtype("i8" if self._key[2] else "i4"))
+    children = property(lambda self: (self._key[1],))
+
+    _compare_key = cached_compare_key
+
+    def _compare(self):
+        return ("ListViewType", child_key(self._key[1], named=False), self._key[2])
 
     def __str__(self):
         return f"{self.kind}<{self.value_field._short()}>"

@@ -1,5 +1,5 @@
-"""The flat types: null, boolean, integers, floats, decimals, binary and string (plain, large
-and view), fixed-size binary."""
+"""The flat types: null, boolean, integers, floats, decimals, binary and string (plain and
+large), their views, fixed-size binary."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +8,7 @@ from ..errors import ArrowInvalid
 from .base import DataType, FixedWidthType, native_dtype
 
 __all__ = ["NullType", "BoolType", "IntType", "FloatType", "DecimalType", "BinaryType",
-           "FixedSizeBinaryType"]
+           "BinaryViewType", "FixedSizeBinaryType"]
 
 
 class NullType(DataType):
@@ -112,26 +112,48 @@ class DecimalType(FixedWidthType):
 
 
 class BinaryType(DataType):
-    """binary / string, their large (64-bit offset) and view variants."""
+    """binary and string (``utf8``), with 32-bit offsets or, ``large``, 64-bit ones
+    (``binary()``, ``string()``, ``large_binary()``, ``large_string()``).
+
+    The view layouts are a class of their own, ``BinaryViewType``: code that dispatches on the
+    class cannot take a view for offsets."""
 
     __slots__ = ()
+    buffer_count = 3
 
-    def __init__(self, utf8: bool = False, large: bool = False, view: bool = False):
-        if large and view:
-            raise ArrowInvalid("a binary type is either large or a view, not both")
-        super().__init__(bool(utf8), bool(large), bool(view))
+    def __init__(self, utf8: bool = False, large: bool = False):
+        super().__init__(bool(utf8), bool(large))
 
     utf8 = property(lambda self: self._key[1])
     large = property(lambda self: self._key[2])
-    view = property(lambda self: self._key[3])
-    buffer_count = property(lambda self: 2 if self._key[3] else 3)
     offset_dtype = property(lambda self: native_dtype("i8" if self._key[2] else "i4"))
+
+    @classmethod
+    def _unpickle(cls, utf8=False, large=False, view=False):
+        # (pickles made while views were a flag of this class carry it third)
+        return BinaryViewType(utf8) if view else cls(utf8, large)
 
     def __str__(self):
         base = "string" if self.utf8 else "binary"
-        if self.view:
-            return base + "_view"
         return "large_" + base if self.large else base
+
+
+class BinaryViewType(DataType):
+    """binary_view and string_view (``utf8``): 16-byte views, values of up to 12 bytes inline,
+    longer ones in variadic data buffers (``binary_view()``, ``string_view()``; pyarrow's
+    ``BinaryViewType`` and ``StringViewType``)."""
+
+    __slots__ = ()
+    #: validity and views; the variadic data buffers come on top (their count is per batch)
+    buffer_count = 2
+
+    def __init__(self, utf8: bool = False):
+        super().__init__(bool(utf8))
+
+    utf8 = property(lambda self: self._key[1])
+
+    def __str__(self):
+        return ("string" if self.utf8 else "binary") + "_view"
 
 
 class FixedSizeBinaryType(FixedWidthType):

@@ -44,13 +44,13 @@ def check_types() -> None:
     classes: list[type[arrowmm.DataType]] = [
         arrowmm.NullType, arrowmm.BoolType, arrowmm.IntType, arrowmm.FloatType,
         arrowmm.DecimalType, arrowmm.DateType, arrowmm.TimeType, arrowmm.TimestampType,
-        arrowmm.DurationType, arrowmm.IntervalType, arrowmm.BinaryType,
-        arrowmm.FixedSizeBinaryType, arrowmm.ListType, arrowmm.FixedSizeListType,
-        arrowmm.StructType, arrowmm.MapType, arrowmm.UnionType, arrowmm.DictionaryType,
-        arrowmm.RunEndEncodedType, arrowmm.ExtensionType,
+        arrowmm.DurationType, arrowmm.IntervalType, arrowmm.BinaryType, arrowmm.BinaryViewType,
+        arrowmm.FixedSizeBinaryType, arrowmm.ListType, arrowmm.ListViewType,
+        arrowmm.FixedSizeListType, arrowmm.StructType, arrowmm.MapType, arrowmm.UnionType,
+        arrowmm.DictionaryType, arrowmm.RunEndEncodedType, arrowmm.ExtensionType,
     ]
     assert all(isinstance(t, arrowmm.DataType) for t in flat + nested)
-    assert [str(t) for t in flat[:2]] == ["null", "bool"] and len(classes) == 20
+    assert [str(t) for t in flat[:2]] == ["null", "bool"] and len(classes) == 22
     assert arrowmm.IntType(64, True) == arrowmm.int64()
 
     schema = arrowmm.schema([("x", arrowmm.float64()), ("name", arrowmm.string())],
