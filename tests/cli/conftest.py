@@ -1,0 +1,1 @@
+"""Fixtures of the cli tests (none beyond the root conftest's yet)."""

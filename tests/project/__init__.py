@@ -1,0 +1,1 @@
+"""Project-level checks: layers, lint, typing, docs, README, packaging, wheel, benchmarks, no silent skips."""

@@ -1,0 +1,1 @@
+"""Fixtures of the project tests (none beyond the root conftest's yet)."""

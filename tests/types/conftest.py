@@ -1,0 +1,1 @@
+"""Fixtures of the types tests (none beyond the root conftest's yet)."""
