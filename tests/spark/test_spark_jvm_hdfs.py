@@ -26,14 +26,14 @@ from tests.support.spark_support import NothingNew
 
 
 @pytest.fixture(scope="module")
-def spark(tmp_path_factory, hdfs):  # noqa: F811  (the cluster starts while the session does)
+def spark(tmp_path_factory, hdfs):  # (the cluster starts while the session does)
     session = storage_session(str(tmp_path_factory.mktemp("spark-hdfs")))
     yield session
     new_jvm()
 
 
 @pytest.fixture
-def where(hdfs):  # noqa: F811
+def where(hdfs):
     """A new folder in HDFS for one test."""
     return f"{hdfs.uri}/tests/{uuid.uuid4().hex}"
 

@@ -18,7 +18,7 @@ ROWS = 4000
 
 
 @pytest.fixture(scope="module")
-def spark(tmp_path_factory, hdfs):  # noqa: F811  (the cluster starts while the session does)
+def spark(tmp_path_factory, hdfs):  # (the cluster starts while the session does)
     session = storage_session(str(tmp_path_factory.mktemp("spark-cluster")),
                               master="local-cluster[2,1,1024]")
     yield session
@@ -26,7 +26,7 @@ def spark(tmp_path_factory, hdfs):  # noqa: F811  (the cluster starts while the 
 
 
 @pytest.fixture
-def where(hdfs):  # noqa: F811
+def where(hdfs):
     return f"{hdfs.uri}/cluster/{uuid.uuid4().hex}"
 
 

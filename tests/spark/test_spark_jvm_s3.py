@@ -19,7 +19,7 @@ from tests.support.spark_cluster_support import S3A_FOR_MOTO, frame, new_jvm, ro
 
 
 @pytest.fixture(scope="module")
-def spark(tmp_path_factory, s3_server):  # noqa: F811
+def spark(tmp_path_factory, s3_server):
     session = storage_session(str(tmp_path_factory.mktemp("spark-s3")), jars=s3a_jars(),
                               **s3_server.spark_conf(), **S3A_FOR_MOTO)
     yield session
@@ -27,24 +27,24 @@ def spark(tmp_path_factory, s3_server):  # noqa: F811
 
 
 @pytest.fixture
-def bucket(s3_server):  # noqa: F811
+def bucket(s3_server):
     return s3_server.new_bucket("arrowmm-jvm")
 
 
-def objects(s3_server, bucket, prefix):  # noqa: F811
+def objects(s3_server, bucket, prefix):
     """The bucket's keys under ``prefix`` and their sizes, listed by boto3."""
     pages = s3_server.client().get_paginator("list_objects_v2").paginate(
         Bucket=bucket, Prefix=prefix)
     return {o["Key"][len(prefix):]: o["Size"] for page in pages for o in page.get("Contents", [])}
 
 
-def test_parquet_round_trip_proves_the_endpoint(spark, s3_server, bucket):  # noqa: F811
+def test_parquet_round_trip_proves_the_endpoint(spark, s3_server, bucket):
     frame(spark).write.parquet(f"s3a://{bucket}/p")
     assert rows_of(spark.read.parquet(f"s3a://{bucket}/p")) == rows_of(frame(spark))
     assert [k for k in objects(s3_server, bucket, "p/") if k.endswith(".parquet")]
 
 
-def test_arrowmm_write_lands_in_the_bucket_and_reads_back(spark, s3_server, bucket):  # noqa: F811
+def test_arrowmm_write_lands_in_the_bucket_and_reads_back(spark, s3_server, bucket):
     frame(spark).write.format("arrowmm").save(f"s3a://{bucket}/a")
     assert rows_of(spark.read.format("arrowmm").load(f"s3a://{bucket}/a")) == rows_of(frame(spark))
     keys = sorted(k for k in objects(s3_server, bucket, "a/") if k.endswith(".arrow"))
@@ -58,7 +58,7 @@ def test_arrowmm_write_lands_in_the_bucket_and_reads_back(spark, s3_server, buck
     assert sorted(found) == rows_of(frame(spark))
 
 
-def test_pyarrow_object_reads_as_pyarrow_reads_it(spark, s3_server, bucket):  # noqa: F811
+def test_pyarrow_object_reads_as_pyarrow_reads_it(spark, s3_server, bucket):
     table = pa.table({"k": pa.array(range(1000), pa.int64()),
                       "v": pa.array([i / 4 for i in range(1000)], pa.float64()),
                       "t": pa.array([None if i % 5 == 0 else f"t{i}" for i in range(1000)]),
