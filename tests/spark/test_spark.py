@@ -23,7 +23,8 @@ import arrowmm
 import arrowmm.spark
 from tests.support.spark_support import start_jvm_session
 
-F = pytest.importorskip("pyspark.sql.functions", reason="pyspark is in the test extras; install them")
+pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
+from pyspark.sql import functions as F
 
 
 @pytest.fixture(scope="module")

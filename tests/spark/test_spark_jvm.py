@@ -19,7 +19,8 @@ import pytest
 import arrowmm
 from arrowmm.spark import jar as jvm_jar
 
-F = pytest.importorskip("pyspark.sql.functions", reason="pyspark is in the test extras; install them")
+pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
+from pyspark.sql import SparkSession, functions as F
 
 UTC = datetime.timezone.utc
 FMT = jvm_jar.JVM_FORMAT
@@ -292,8 +293,6 @@ def test_duplicate_column_names_are_refused(spark, tmp_path):
 
 
 def test_configure_appends_the_jar_to_spark_jars():
-    from pyspark.sql import SparkSession
-
     builder = SparkSession.Builder().config("spark.jars", "/opt/other.jar")
     assert jvm_jar.configure(builder) is builder
     assert builder._options["spark.jars"] == f"/opt/other.jar,{jvm_jar.jar_path()}"

@@ -15,8 +15,8 @@ import pytest
 import arrowmm
 from arrowmm.spark import jar as jvm_jar
 
-F = pytest.importorskip("pyspark.sql.functions", reason="pyspark is in the test extras; install them")
-T = pytest.importorskip("pyspark.sql.types", reason="pyspark is in the test extras; install them")
+pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
+from pyspark.sql import Row, functions as F
 
 
 FMT = jvm_jar.JVM_FORMAT
@@ -52,7 +52,7 @@ def _nested_table(n: int = 13) -> pa.Table:
 
 def _plain(value):
     """Spark's and pyarrow's values in one form: rows and structs as dicts, maps as dicts."""
-    if isinstance(value, T.Row):
+    if isinstance(value, Row):
         return {k: _plain(v) for k, v in value.asDict().items()}
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}

@@ -18,7 +18,8 @@ import pytest
 import arrowmm
 from arrowmm.spark import jar as jvm_jar
 
-F = pytest.importorskip("pyspark.sql.functions", reason="pyspark is in the test extras; install them")
+pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
+from pyspark.sql import functions as F
 
 
 FMT = jvm_jar.JVM_FORMAT

@@ -14,7 +14,9 @@ import pytest
 import arrowmm
 from arrowmm.spark import jar as jvm_jar
 
-T = pytest.importorskip("pyspark.sql.types", reason="pyspark is in the test extras; install them")
+pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
+from pyspark.sql import Row
+from pyspark.sql.types import ArrayType, MapType, StructType
 
 FMT = jvm_jar.JVM_FORMAT
 UTC = datetime.timezone.utc
@@ -60,15 +62,15 @@ def _plain(value, dtype):
     Arrow readers give (key, value) pairs), by the Spark type."""
     if value is None:
         return None
-    if isinstance(dtype, T.StructType):
-        if isinstance(value, T.Row):
+    if isinstance(dtype, StructType):
+        if isinstance(value, Row):
             value = value.asDict()
         elif isinstance(value, tuple):  # a top-level row as given to createDataFrame
             value = dict(zip(dtype.names, value))
         return {f.name: _plain(value[f.name], f.dataType) for f in dtype.fields}
-    if isinstance(dtype, T.ArrayType):
+    if isinstance(dtype, ArrayType):
         return [_plain(v, dtype.elementType) for v in value]
-    if isinstance(dtype, T.MapType):
+    if isinstance(dtype, MapType):
         items = value.items() if isinstance(value, dict) else value
         return {k: _plain(v, dtype.valueType) for k, v in items}
     if isinstance(value, datetime.datetime) and value.tzinfo is None and dtype.typeName() == "timestamp":
