@@ -11,7 +11,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from tests.support.writer_support import CASES, FORMATS, N, assert_batches_equal, messages, to_mm, write_mm
+from tests.support.writer_support import (CASES, FORMATS, N, assert_batches_equal, messages, to_mm,
+                                          write_mm)
 
 import arrowmm
 from arrowmm.ipc import compression

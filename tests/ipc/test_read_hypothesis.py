@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.helpers import (assert_array_matches, assert_pylist_matches, assert_same_as_pyarrow,
-                     int_pylist, pa_read, write_ipc)
+from tests.support.helpers import (assert_array_matches, assert_pylist_matches,
+                                   assert_same_as_pyarrow, int_pylist, pa_read, write_ipc)
 
 import arrowmm
 

@@ -9,8 +9,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from tests.support.helpers import (assert_batch_matches, assert_same_as_pyarrow, assert_values_equal,
-                     pa_read, read_all_paths, roundtrip, write_ipc)
+from tests.support.helpers import (assert_batch_matches, assert_same_as_pyarrow,
+                                   assert_values_equal, pa_read, read_all_paths, roundtrip,
+                                   write_ipc)
 
 import arrowmm
 from arrowmm.ipc.message import read_message_at

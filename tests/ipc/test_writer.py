@@ -18,9 +18,9 @@ import pytest
 
 from tests.support import writer_support as ws
 from tests.support.helpers import assert_batch_matches, ipc_bytes
-from tests.support.writer_support import (CASES, FORMATS, N, SLICES, assert_batches_equal, case_table,
-                            dictionary_messages, messages, open_writer, pa_read_bytes, to_mm,
-                            write_mm)
+from tests.support.writer_support import (CASES, FORMATS, N, SLICES, assert_batches_equal,
+                                          case_table, dictionary_messages, messages, open_writer,
+                                          pa_read_bytes, to_mm, write_mm)
 
 import arrowmm
 

@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from tests.support.helpers import assert_batch_matches, ipc_bytes
-from tests.support.writer_support import assert_batches_equal, canonical, pa_read_bytes, to_mm, write_mm
+from tests.support.writer_support import (assert_batches_equal, canonical, pa_read_bytes, to_mm,
+                                          write_mm)
 
 import arrowmm
 

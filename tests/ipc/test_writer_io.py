@@ -30,8 +30,9 @@ import pytest
 
 from tests.support import integration_json as ij
 from tests.support.helpers import assert_batch_matches
-from tests.support.writer_support import (CASES, FORMATS, N, assert_batches_equal, dictionary_messages,
-                            open_writer, pa_read_bytes, to_mm, write_mm)
+from tests.support.writer_support import (CASES, FORMATS, N, assert_batches_equal,
+                                          dictionary_messages, open_writer, pa_read_bytes, to_mm,
+                                          write_mm)
 
 import arrowmm
 import arrowmm.ipc.writer

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.docs_support import DOCS, ROOT, blocks, check_spark_block, run_block, runnable, spark
+from tests.support.docs_support import (DOCS, ROOT, blocks, check_spark_block, run_block, runnable,
+                                        spark)
 from tests.support.docs_support import unlabelled_or_unexplained
 
 #: The manual's pages, and CONTRIBUTING.md (``docs/contributing.md`` includes it).

@@ -15,7 +15,8 @@ import threading
 import pyarrow as pa
 import pytest
 from tests.support.maven_support import s3a_jars
-from tests.support.spark_cluster_support import S3A_FOR_MOTO, frame, new_jvm, rows_of, storage_session
+from tests.support.spark_cluster_support import (S3A_FOR_MOTO, frame, new_jvm, rows_of,
+                                                 storage_session)
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ The launcher is the test-only ``io.arrowmm.spark.testing.MiniHdfs`` (the connect
 ``src/test/java``), compiled with ``javac`` against the class path Maven resolves for the
 connector's tests (``maven_support``; cached).  It prints its ``hdfs://`` URI and runs until
 its stdin closes, so it ends with the fixture's teardown, and also when pytest dies (the pipe
-closes with the process): no orphan.  Use::
-
-    from tests.support.hdfs_support import hdfs   # a session fixture: hdfs.uri, e.g. hdfs://127.0.0.1:40179
+closes with the process): no orphan.  The Spark tests' conftest (``tests/spark/conftest.py``)
+provides the session fixture ``hdfs`` (``hdfs.uri``, e.g. ``hdfs://127.0.0.1:40179``) to that
+folder; a test takes it by name.
 
 The fixture gives the cluster as soon as its process starts; ``hdfs.uri`` waits until it is
 up, so a module's Spark session starts while the cluster does.

@@ -2,9 +2,8 @@
 
 Object-store code is tested against a real HTTP server speaking the S3 protocol (moto's
 ``ThreadedMotoServer``, started once per test session on a free port of 127.0.0.1), never
-against mocks of the client. Tests that need it take the fixtures by name::
-
-    from tests.support.s3_support import s3_server, s3_filesystem  # noqa: F401  (pytest fixtures)
+against mocks of the client. Tests that need it take the fixtures by name (``s3_server`` is
+the root conftest's, ``s3_filesystem`` the IPC folder's: ``tests/ipc/conftest.py``)::
 
     def test_something(s3_server, s3_filesystem):
         bucket = s3_server.new_bucket()                 # a fresh, empty bucket each call

@@ -39,7 +39,7 @@ def start_jvm_session(tmp: str, master: str = "local[2]"):
 @pytest.fixture(scope="module", name="spark")
 def jvm_spark(tmp_path_factory):
     """A test module's ``spark`` fixture: a session with the JVM connector's jar, one per
-    module, stopped after it (``from spark_support import jvm_spark``)."""
+    module, stopped after it (the Spark folder's, from ``tests/spark/conftest.py``)."""
     session = start_jvm_session(str(tmp_path_factory.mktemp("spark")))
     yield session
     session.stop()
