@@ -11,8 +11,8 @@ budget.  Prints a table of executions per second and coverage (libFuzzer's
 ``cov``: edges of instrumented Python code, ``ft``: features) per target, and
 writes it with the logs to ``DIR``.  Exit code 1 when anything was found.
 
-A finding becomes a regression: copy it to ``tests/regressions/<target>-<what>.bin``;
-``tests/test_regressions.py`` runs every target over every file there.
+A finding becomes a regression: copy it to ``tests/hostile/regressions/<target>-<what>.bin``;
+``tests/hostile/test_regressions.py`` runs every target over every file there.
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@
 #
 #   fuzz/sanitize.sh            # build, run corpus + tests, rebuild the normal extensions
 #   fuzz/sanitize.sh --keep     # leave the sanitizer build in place afterwards
-#   PYTEST_ARGS="tests/test_hostile.py" fuzz/sanitize.sh   # a subset of the tests
+#   PYTEST_ARGS="tests/hostile/test_hostile.py" fuzz/sanitize.sh   # a subset of the tests
 #
 # CPython itself is not instrumented: the ASan runtime is preloaded, and leak detection is off
 # (the interpreter keeps memory until exit by design).
@@ -27,7 +27,7 @@ status=0
 # (the corpus script imports arrowmm, so it runs under the preloaded runtime too)
 [ -d fuzz/corpus/seed ] || run_sanitized python fuzz/make_corpus.py fuzz/corpus/seed
 # The seeds, what earlier fuzzing runs kept, and the regression inputs.
-run_sanitized python fuzz/replay.py fuzz/corpus tests/regressions || status=1
+run_sanitized python fuzz/replay.py fuzz/corpus tests/hostile/regressions || status=1
 # duckdb's tests are left out: under a preloaded ASan runtime, duckdb aborts (a CHECK in ASan's
 # __cxa_throw interceptor) whenever it throws, even on pyarrow's own data (decimal256).
 # shellcheck disable=SC2086

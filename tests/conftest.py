@@ -1,22 +1,19 @@
 """Shared test setup, and session hooks so that no test skips silently.
 
-Test modules import their helpers (``helpers``, ``writer_support``, ``kernel_support``,
-``spark_support``, ``integration_json``) by name: pytest puts this folder on ``sys.path``
-because it is not a package.  The fuzz harness (``fuzz/harness.py``), whose readers the
-differential and regression tests drive, is put there once, here.
+The tests are packages, one folder per subpackage of arrowmm (``tests/ipc/``, ``tests/spark/``,
+...), each with a ``conftest.py`` for its own fixtures; support code is the package
+``tests/support/``, imported as ``from tests.support.helpers import ...``.  pytest's
+``pythonpath`` (pyproject.toml) puts the repository root first on ``sys.path``, and ``fuzz/``
+for the fuzz harness (``fuzz/harness.py``), whose readers the hostile tests drive.
 
-Tests that need the Arrow gold files (``integration_json.GOLD_DIR``) skip when the folder is
-absent; at the end of the run one line says how many did and how to get the files.
+Here: fixtures more than one folder uses (the S3 server), and the run's closing line about the
+Arrow gold files: tests that need them (``integration_json.GOLD_DIR``) skip when the folder is
+absent, and at the end of the run one line says how many did and how to get the files.
 """
 from __future__ import annotations
 
-import os
-import sys
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "fuzz"))
-
-from integration_json import GOLD_DIR  # noqa: E402  (pytest puts tests/ on sys.path)
+from tests.support.integration_json import GOLD_DIR
+from tests.support.s3_support import s3_server  # noqa: F401  (a session fixture: ipc/, spark/)
 
 GOLD_SOURCE = ("apache/arrow-testing (https://github.com/apache/arrow-testing), folder "
                "data/arrow-ipc-stream/integration/cpp-21.0.0")

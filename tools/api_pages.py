@@ -1,6 +1,6 @@
 """Write docs/api/*.md: one autodoc entry per public name, grouped as ``arrowmm.__all__`` is.
 
-Run it after adding a public name (``python tools/api_pages.py``); ``tests/test_docs.py``
+Run it after adding a public name (``python tools/api_pages.py``); ``tests/project/test_docs.py``
 fails while a public name or method is missing from the built reference.  The pages are
 committed, so reviewers see the reference's shape change in a diff.
 """

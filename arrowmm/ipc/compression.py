@@ -46,7 +46,7 @@ __all__ = ["Codec", "CODEC_TABLE", "CODEC", "CODECS", "CODEC_NAMES", "check_code
 
 class Codec(NamedTuple):
     """What arrowmm knows of one body compression codec: a row of ``CODEC_TABLE``, the one
-    place a codec is described (``tests/test_codecs.py`` checks every other list against it:
+    place a codec is described (``tests/ipc/test_codecs.py`` checks every other list against it:
     the format's ``CompressionType``, the command line, the Spark options, the JVM
     connector)."""
 

@@ -1,0 +1,1 @@
+"""Tests of arrowmm.arrays: arrays, batches, tables, and their conversions (numpy, pandas)."""

@@ -1,0 +1,1 @@
+"""Tests of arrowmm.cli: the arrowmm command."""

@@ -1,0 +1,1 @@
+"""Tests of arrowmm.compute: selection, take, sort, against pyarrow.compute."""

@@ -1,0 +1,1 @@
+"""Tests of arrowmm.dataset: datasets, filters, read-ahead, against pyarrow.dataset."""

@@ -1,0 +1,1 @@
+"""Tests of arrowmm.format: the FlatBuffers metadata read and written."""

@@ -1,0 +1,1 @@
+"""Cross-cutting: hostile, damaged and fuzz-like input through every reader."""

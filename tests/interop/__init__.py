@@ -1,0 +1,1 @@
+"""Tests of arrowmm.interop: the C data interface, building arrays, interchange."""

@@ -1,0 +1,1 @@
+"""Tests of arrowmm.ipc: reading, writing, appending, compression, statistics, tensors."""

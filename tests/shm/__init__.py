@@ -1,0 +1,1 @@
+"""Tests of arrowmm.shm: shared-memory segments and channels, with real processes."""

@@ -1,0 +1,119 @@
+"""The JVM connector on a real HDFS (issue 30): a MiniDFSCluster (``hdfs_support``) and one
+session in its own JVM for the module.
+
+Parquet's round trip proves the cluster and the session's HDFS client; the rest is what the
+issue asks of ``format("arrowmm")`` there: writes land in HDFS (listed and read back with the
+HDFS client, parsed by pyarrow), a pyarrow-written file uploaded to HDFS reads as pyarrow reads
+it, projection, append, overwrite, and two writers at once losing no row.
+"""
+from __future__ import annotations
+
+import threading
+import uuid
+
+import pyarrow as pa
+import pytest
+from tests.support.spark_cluster_support import (
+    frame,
+    list_files,
+    new_jvm,
+    read_bytes,
+    rows_of,
+    storage_session,
+    upload,
+)
+from tests.support.spark_support import NothingNew
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory, hdfs):  # (the cluster starts while the session does)
+    session = storage_session(str(tmp_path_factory.mktemp("spark-hdfs")))
+    yield session
+    new_jvm()
+
+
+@pytest.fixture
+def where(hdfs):
+    """A new folder in HDFS for one test."""
+    return f"{hdfs.uri}/tests/{uuid.uuid4().hex}"
+
+
+def test_parquet_round_trip_proves_the_cluster(spark, where):
+    frame(spark).write.parquet(f"{where}/p")
+    assert rows_of(spark.read.parquet(f"{where}/p")) == rows_of(frame(spark))
+    parts = [name for name in list_files(spark, f"{where}/p") if name.endswith(".parquet")]
+    assert parts, list_files(spark, f"{where}/p")
+
+
+def test_arrowmm_write_lands_in_hdfs_and_reads_back(spark, where):
+    target = f"{where}/a"
+    with NothingNew(spark):
+        frame(spark).write.format("arrowmm").save(target)
+    assert rows_of(spark.read.format("arrowmm").load(target)) == rows_of(frame(spark))
+    # the bytes are in HDFS: its own client lists Arrow files there, which pyarrow reads
+    arrow = sorted(name for name in list_files(spark, target) if name.endswith(".arrow"))
+    assert arrow, list_files(spark, target)
+    tables = [pa.ipc.open_file(pa.BufferReader(read_bytes(spark, f"{target}/{name}"))).read_all()
+              for name in arrow]
+    found = sorted(row for t in tables for row in zip(*(t.column(c).to_pylist()
+                                                        for c in ("id", "x", "s"))))
+    assert found == rows_of(frame(spark))
+
+
+def test_pyarrow_file_uploaded_to_hdfs_reads_as_pyarrow_reads_it(spark, where, tmp_path):
+    table = pa.table({"k": pa.array(range(1000), pa.int64()),
+                      "v": pa.array([i / 4 for i in range(1000)], pa.float64()),
+                      "t": pa.array([None if i % 5 == 0 else f"t{i}" for i in range(1000)]),
+                      "small": pa.array([i % 100 for i in range(1000)], pa.int32())})
+    local = tmp_path / "pyarrow.arrow"
+    with pa.ipc.new_file(str(local), table.schema) as w:
+        for batch in table.to_batches(max_chunksize=300):
+            w.write_batch(batch)
+    upload(spark, str(local), f"{where}/in/pyarrow.arrow")
+    assert list_files(spark, f"{where}/in") == {"pyarrow.arrow": local.stat().st_size}
+    for path in (f"{where}/in/pyarrow.arrow", f"{where}/in"):
+        df = spark.read.format("arrowmm").load(path)
+        assert df.columns == ["k", "v", "t", "small"]
+        expected = sorted(zip(*(table.column(c).to_pylist() for c in df.columns)))
+        assert sorted(tuple(r) for r in df.collect()) == expected
+
+
+def test_projection_reads_the_selected_column(spark, where):
+    target = f"{where}/proj"
+    frame(spark).write.format("arrowmm").save(target)
+    df = spark.read.format("arrowmm").load(target).select("s")
+    assert df.columns == ["s"]
+    assert sorted((r.s is None, r.s) for r in df.collect()) == sorted(
+        (r.s is None, r.s) for r in frame(spark).select("s").collect())
+    assert "columns struct<s:string>" in df._jdf.queryExecution().executedPlan().toString()
+
+
+def test_append_then_overwrite(spark, where):
+    target = f"{where}/grow"
+    frame(spark, 0, 1000).write.format("arrowmm").save(target)
+    frame(spark, 1000, 500).write.format("arrowmm").mode("append").save(target)
+    assert rows_of(spark.read.format("arrowmm").load(target)) == rows_of(frame(spark, 0, 1500))
+    frame(spark, 5000, 200).write.format("arrowmm").mode("overwrite").save(target)
+    assert rows_of(spark.read.format("arrowmm").load(target)) == rows_of(frame(spark, 5000, 200))
+
+
+def test_two_writers_at_once_lose_no_row(spark, where):
+    target = f"{where}/race"
+    frame(spark, 0, 10).write.format("arrowmm").save(target)
+    errors = []
+
+    def append(start):
+        try:
+            frame(spark, start, 2000).write.format("arrowmm").mode("append").save(target)
+        except Exception as exc:  # noqa: BLE001  (reported below, beside the other writer)
+            errors.append(exc)
+
+    writers = [threading.Thread(target=append, args=(start,)) for start in (100_000, 200_000)]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join()
+    assert errors == []
+    expected = rows_of(frame(spark, 0, 10)) + rows_of(frame(spark, 100_000, 2000)) + rows_of(
+        frame(spark, 200_000, 2000))
+    assert rows_of(spark.read.format("arrowmm").load(target)) == sorted(expected)

@@ -1,0 +1,1 @@
+"""Tests of arrowmm.types: data types, fields, schemas, extension types."""
