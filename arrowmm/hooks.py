@@ -1,12 +1,12 @@
 """The hooks: every place where a lower layer calls a higher one at run time, in one list.
 
-Imports only go downward (``tests/test_layers.py``), yet a few calls must go up: a ``DataType``
+Imports only go downward (``tests/project/test_layers.py``), yet a few calls must go up: a ``DataType``
 exports itself through the C data interface that ``interop`` implements, ``Schema.serialize``
 is written by ``ipc``, ``Table.filter`` by ``compute``, pickling by ``shm``.  Each such call
 goes through a named hook declared below, with what it takes and returns and which module
 fills it.  The caller writes ``hooks.export_c_schema(obj)`` (the module attribute, never a name
 imported from here); the filling module calls ``hooks.fill("export_c_schema", function)`` once,
-when it is imported, and ``import arrowmm`` imports them all (``tests/test_hooks.py`` checks
+when it is imported, and ``import arrowmm`` imports them all (``tests/project/test_hooks.py`` checks
 that every hook is filled by the module named here).  A hook called while empty (only a lower
 layer was imported) raises ``HookError`` naming the hook and the module that fills it; filling
 a hook with a second function raises too.

@@ -8,10 +8,10 @@ Run from the repository root::
     python benchmarks/bench_spark_storage.py --filesystems hdfs --rounds 3
 
 The storage is real and on loopback, started by the test suite's own code (imported from
-``tests/``): HDFS is Hadoop's MiniDFSCluster (``tests/hdfs_support.py``, one NameNode and one
+``tests/``): HDFS is Hadoop's MiniDFSCluster (``tests/support/hdfs_support.py``, one NameNode and one
 DataNode in their own JVM), S3 is a moto server in a process of its own
-(``tests/s3_support.py``'s settings), reached through S3A (hadoop-aws 3.5.0 and the AWS SDK
-modules ``tests/maven_support.py`` resolves with Maven).  One Spark session (``local[2]``,
+(``tests/support/s3_support.py``'s settings), reached through S3A (hadoop-aws 3.5.0 and the AWS SDK
+modules ``tests/support/maven_support.py`` resolves with Maven).  One Spark session (``local[2]``,
 driver 2g, the connector's jar from ``arrowmm.spark.configure``) serves both; moto is not a real
 S3 (no network latency, a Python server), so the S3 rows measure request counts and client
 overheads more than bandwidth.

@@ -48,7 +48,7 @@ _ARRAY_CLASS = {
     t.RunEndEncodedType: RunEndEncodedArray,
 }
 
-#: this module's type-keyed tables, for tests/test_type_coverage.py
+#: this module's type-keyed tables, for tests/types/test_type_coverage.py
 TYPE_TABLES = {"array class": _ARRAY_CLASS}
 
 

@@ -218,5 +218,5 @@ _CONCAT = {
     t.RunEndEncodedType: _run_end_encoded_concat,
 }
 
-#: this module's type-keyed tables, for tests/test_type_coverage.py
+#: this module's type-keyed tables, for tests/types/test_type_coverage.py
 TYPE_TABLES = {"concatenation": _CONCAT}

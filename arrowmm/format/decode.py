@@ -516,7 +516,7 @@ DECODED_CLASSES = {
     23: t.BinaryViewType, 24: t.BinaryViewType, 25: t.ListViewType, 26: t.ListViewType,
 }
 
-#: this module's type-keyed tables, for tests/test_type_coverage.py (the classes decoded)
+#: this module's type-keyed tables, for tests/types/test_type_coverage.py (the classes decoded)
 TYPE_TABLES = {"FlatBuffers Type decoded to a type": frozenset(DECODED_CLASSES.values())
                | {t.DictionaryType}}
 

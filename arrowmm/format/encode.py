@@ -182,7 +182,7 @@ _TYPE_ENCODERS = {
     t.RunEndEncodedType: _run_end_encoded_encode,
 }
 
-#: this module's type-keyed tables, for tests/test_type_coverage.py
+#: this module's type-keyed tables, for tests/types/test_type_coverage.py
 TYPE_TABLES = {"FlatBuffers Type of a type (encode)": _TYPE_ENCODERS}
 
 

@@ -693,7 +693,7 @@ _CONVERTERS = {
     t.UnionType: _unions, t.DictionaryType: _dictionaries, t.RunEndEncodedType: _run_end_encoded,
 }
 
-#: this module's type-keyed tables, for tests/test_type_coverage.py
+#: this module's type-keyed tables, for tests/types/test_type_coverage.py
 TYPE_TABLES = {"Python values to an array": _CONVERTERS}
 
 

@@ -175,12 +175,12 @@ _FIXED_WIDTH = frozenset({
     t.IntType, t.FloatType, t.DecimalType, t.DateType, t.TimeType, t.TimestampType,
     t.DurationType, t.IntervalType, t.FixedSizeBinaryType, t.DictionaryType})
 
-#: the type classes ``flatten`` has a branch for (tests/test_type_coverage.py)
+#: the type classes ``flatten`` has a branch for (tests/types/test_type_coverage.py)
 FLATTENED_TYPES = _FIXED_WIDTH | {
     t.NullType, t.BoolType, t.BinaryType, t.BinaryViewType, t.ListType, t.ListViewType,
     t.MapType, t.FixedSizeListType, t.StructType, t.UnionType, t.RunEndEncodedType}
 
-#: this module's type-keyed tables, for tests/test_type_coverage.py
+#: this module's type-keyed tables, for tests/types/test_type_coverage.py
 TYPE_TABLES = {"IPC writer (flatten)": FLATTENED_TYPES}
 
 

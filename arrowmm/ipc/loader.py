@@ -639,5 +639,5 @@ _LOADERS = {
     t.RunEndEncodedType: _Walk._load_run_end_encoded,
 }
 
-#: this module's type-keyed tables, for tests/test_type_coverage.py
+#: this module's type-keyed tables, for tests/types/test_type_coverage.py
 TYPE_TABLES = {"IPC loader": _LOADERS}

@@ -266,5 +266,5 @@ _BOUNDS = {
     t.DictionaryType: None, t.RunEndEncodedType: None,
 }
 
-#: this module's type-keyed tables, for tests/test_type_coverage.py
+#: this module's type-keyed tables, for tests/types/test_type_coverage.py
 TYPE_TABLES = {"statistics bounds": _BOUNDS}

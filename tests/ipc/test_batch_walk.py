@@ -392,7 +392,7 @@ def test_file_stream_export_walks_nothing_once_the_reader_is_closed(tmp_path):
 
 def test_capsule_methods_find_their_exporters_through_the_hooks():
     """types and arrays reach the C interface through arrowmm.hooks, which interop._cdata
-    fills when imported (``tests/test_hooks.py`` checks every hook)."""
+    fills when imported (``tests/project/test_hooks.py`` checks every hook)."""
     from arrowmm import hooks
 
     assert hooks.export_c_schema is _cdata.export_schema

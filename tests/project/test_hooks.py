@@ -15,7 +15,7 @@ import arrowmm
 from arrowmm import hooks
 from arrowmm.errors import HookError
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PACKAGE = os.path.join(ROOT, "arrowmm")
 
 

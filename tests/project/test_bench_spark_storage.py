@@ -8,17 +8,10 @@ budget for a benchmark smoke test is under a minute).  Run it by hand:
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
+import bench_spark_storage as bench  # (benchmarks/ is on pytest's pythonpath)
 import pytest
 
-pytest.importorskip("pyarrow")
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import bench_spark_storage as bench  # noqa: E402
-
-import arrowmm  # noqa: E402
+import arrowmm
 
 
 def test_unknown_filesystem_is_refused_naming_the_known_ones(capsys):

@@ -12,7 +12,7 @@ import arrowmm
 from arrowmm import compute
 from arrowmm.compute import _kernels
 
-from kernel_support import guarded
+from tests.support.kernel_support import guarded
 
 pa = pytest.importorskip("pyarrow")
 pc = pytest.importorskip("pyarrow.compute")

@@ -110,7 +110,7 @@ def _concrete_classes() -> list:
             if sub in seen:
                 continue
             todo.append(sub)
-            # (extension types are their storage to every table: tests/test_extension_types.py;
+            # (extension types are their storage to every table: tests/types/test_extension_types.py;
             # classes made by tests are no part of the library)
             if not issubclass(sub, t.ExtensionType) and sub.__module__.startswith("arrowmm."):
                 seen.append(sub)
@@ -130,7 +130,7 @@ def _tables() -> dict:
 
 def _sample(cls):
     if cls not in SAMPLES:
-        pytest.fail(f"{cls.__name__} has no sample in tests/test_type_coverage.py SAMPLES: add "
+        pytest.fail(f"{cls.__name__} has no sample in tests/types/test_type_coverage.py SAMPLES: add "
                     f"one (a pyarrow array of it) and a handler in every table")
     dtype, make = SAMPLES[cls]
     oracle = make()
