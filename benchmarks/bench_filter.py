@@ -18,8 +18,9 @@ of it (zero-copy) against ``pyarrow.dataset.dataset(p, format="ipc").to_table(fi
 columns=...)``, the two run alternately, the median of the repeats.  target <= 0.8
 
 Latest ratios (docs/benchmarks.md, "Filters"; 2 vCPUs at load 13-20): uncompressed 0.26-0.48
-at 10M and 30M rows (one 10M row at 0.82 in that run, 0.59 in the run before); ZSTD 0.81-1.53,
-where both sides spend the time decompressing the same buffers with libzstd.
+at 10M and 30M rows, except the 1% string filter at 10M rows, at the target (0.59, 0.82, 0.85
+in three runs); ZSTD 0.81-1.53 (0.69-1.15 in a quieter run), where both sides spend the time
+decompressing the same buffers with libzstd.
 
 1. x > 0.99, columns x, y                  (1% of the rows)
 2. x > 0.5, columns x, y                   (50%)
