@@ -17,6 +17,11 @@ Each row times ``arrowmm.dataset(p).to_table(filter=..., columns=...)`` then ``p
 of it (zero-copy) against ``pyarrow.dataset.dataset(p, format="ipc").to_table(filter=...,
 columns=...)``, the two run alternately, the median of the repeats.  target <= 0.8
 
+Latest ratios (docs/benchmarks.md, "Filters"; 2 vCPUs at load 13-20): uncompressed 0.26-0.48
+at 10M and 30M rows, except the 1% string filter at 10M rows, at the target (0.59, 0.82, 0.85
+in three runs); ZSTD 0.81-1.53 (0.69-1.15 in a quieter run), where both sides spend the time
+decompressing the same buffers with libzstd.
+
 1. x > 0.99, columns x, y                  (1% of the rows)
 2. x > 0.5, columns x, y                   (50%)
 3. s < "k010000", columns s, x             (1%, a string column)
