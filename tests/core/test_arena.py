@@ -17,6 +17,7 @@ SIZE = 3 << 20
 
 @pytest.fixture(autouse=True)
 def empty_cache():
+    gc.collect()  # (arrays of earlier tests held in cycles would give their blocks back mid-test)
     _arena.clear_cache()
     limit, resident, idle = _arena.cache_limit(), _arena.cache_resident(), _arena.cache_idle()
     yield
