@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from arrowmm._core._region import as_view
-from arrowmm.ipc.byteorder import byteswap
+from arrowmm.ipc.core.byteorder import byteswap
 from arrowmm.errors import ArrowInvalid
 
 

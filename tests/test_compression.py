@@ -14,7 +14,7 @@ import pytest
 from writer_support import CASES, FORMATS, N, assert_batches_equal, messages, to_mm, write_mm  # noqa: E402
 
 import arrowmm  # noqa: E402
-from arrowmm.ipc import compression  # noqa: E402
+from arrowmm.ipc.core import compression  # noqa: E402
 from arrowmm._core._region import as_view  # noqa: E402
 from arrowmm.errors import ArrowInvalid, ArrowNotImplementedError  # noqa: E402
 from helpers import ipc_bytes
@@ -282,7 +282,7 @@ def test_is_zero_copy_and_allow_copies(tmp_path):
     copied = arrowmm.open_file(view).get_batch(0)
     col = copied.column("int64")
     assert not col.is_zero_copy and col.to_pylist() == table.column("int64").to_pylist()
-    from arrowmm.ipc.loader import copy_reason
+    from arrowmm.ipc.read.loader import copy_reason
     assert copy_reason(col) == "re-aligned"
     with pytest.raises(ArrowInvalid, match=r"'dictionary'.*aligned memory.*allow_copies=False"):
         arrowmm.open_file(view, allow_copies=False).get_batch(0)  # dictionaries load first

@@ -16,10 +16,15 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 # Lowest first.  A module may import its own layer and the layers below it.  ``_core`` (the
 # Cython kernels and the C ABI) imports only ``errors`` and ``limits``, so it sits below
 # ``types``: the types' ``__arrow_c_schema__`` reach the C interface through
-# ``_core._cabi.exporter``, registered by ``interop._cdata``.
+# ``_core._cabi.exporter``, registered by ``interop._cdata``.  ``ipc`` is ranked by role
+# inside: the core both sides share (framing, sinks, compression, byte order, dictionaries,
+# statistics), then reading, then writing (the writers take readers as input, and append,
+# footer statistics and repair read the file they rewrite), then tensors; its own top level
+# (the package's face and the message-level API, which both reads and writes) sits above them.
 LAYERS = [
     ("errors",), ("limits",), ("_core",), ("types",),
-    ("format",), ("arrays",), ("compute",), ("interop",), ("ipc",),
+    ("format",), ("arrays",), ("compute",), ("interop",),
+    ("ipc.core",), ("ipc.read",), ("ipc.write",), ("ipc.tensor",), ("ipc",),
     ("shm", "dataset"), ("spark",), ("cli",), ("__init__", "__main__"),
 ]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
@@ -113,10 +118,13 @@ def _imports(path, known):
 
 
 def _layer(module):
-    parts = module.split(".")
-    if len(parts) == 1:
-        return RANK["__init__"]
-    return RANK.get(parts[1], RANK["__init__"])
+    """The rank of the longest ranked prefix of ``module`` (``arrowmm.ipc.read.loader`` is
+    ``ipc.read``; ``arrowmm.ipc.messages`` is ``ipc``)."""
+    parts = module.split(".")[1:]
+    for n in range(len(parts), 0, -1):
+        if ".".join(parts[:n]) in RANK:
+            return RANK[".".join(parts[:n])]
+    return RANK["__init__"]
 
 
 def _graph():
@@ -205,8 +213,21 @@ def test_the_checker_sees_imports():
     """The checks above are only as good as the import reader: it must find real edges."""
     _, details = _graph()
     seen = {(me, target) for me, target, _ in details}
-    assert ("arrowmm.ipc.loader", "arrowmm.arrays.array") in seen
+    assert ("arrowmm.ipc.read.loader", "arrowmm.arrays.array") in seen
     assert ("arrowmm.interop._cdata", "arrowmm._core._region") in seen
-    assert ("arrowmm.ipc._batch_walk", "arrowmm._core._cabi") in seen  # (a cimport)
+    assert ("arrowmm.ipc.read._batch_walk", "arrowmm._core._cabi") in seen  # (a cimport)
     assert ("arrowmm.types.base", "arrowmm._core._cabi") in seen
     assert len(seen) > 100
+
+
+def test_ipc_is_ranked_by_role():
+    """Inside ``ipc``: core, then reading, then writing, then tensors, then the face; and every
+    subpackage of ``ipc`` has a rank of its own (a new one would otherwise sit at the top)."""
+    order = ["arrowmm.ipc.core.framing", "arrowmm.ipc.read.loader", "arrowmm.ipc.write.writer",
+             "arrowmm.ipc.tensor.dense", "arrowmm.ipc.messages", "arrowmm.shm"]
+    ranks = [_layer(m) for m in order]
+    assert ranks == sorted(set(ranks)), dict(zip(order, ranks))
+    ipc = os.path.join(ROOT, "ipc")
+    subpackages = sorted(d for d in os.listdir(ipc)
+                         if os.path.exists(os.path.join(ipc, d, "__init__.py")))
+    assert subpackages and [d for d in subpackages if f"ipc.{d}" not in RANK] == []

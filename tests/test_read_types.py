@@ -13,7 +13,7 @@ from helpers import (assert_batch_matches, assert_same_as_pyarrow, assert_values
                      pa_read, read_all_paths, roundtrip, write_ipc)
 
 import arrowmm  # noqa: E402
-from arrowmm.ipc.message import read_message_at  # noqa: E402
+from arrowmm.ipc.core.framing import read_message_at  # noqa: E402
 from arrowmm.format import MetadataVersion  # noqa: E402
 
 N = 8  # rows of every case; columns of one batch share it

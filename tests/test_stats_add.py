@@ -18,8 +18,9 @@ import pyarrow.ipc as pa_ipc
 import pytest
 
 import arrowmm
-from arrowmm.ipc import add_statistics, footer_statistics
-from arrowmm.ipc.statistics import STATISTICS_KEY
+from arrowmm.ipc import add_statistics
+from arrowmm.ipc.write import footer_statistics
+from arrowmm.ipc.core.statistics import STATISTICS_KEY
 
 ROWS = 10
 

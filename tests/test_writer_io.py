@@ -34,7 +34,7 @@ from writer_support import (CASES, FORMATS, N, assert_batches_equal, dictionary_
                             open_writer, pa_read_bytes, to_mm, write_mm)
 
 import arrowmm  # noqa: E402
-import arrowmm.ipc.writer  # noqa: E402
+import arrowmm.ipc.write.writer  # noqa: E402
 
 
 def _sample(n_batches=5, rows=N):
@@ -202,7 +202,7 @@ def test_failing_close_leaves_nothing(tmp_path, monkeypatch):
     def broken_footer(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(arrowmm.ipc.writer, "encode_footer", broken_footer)
+    monkeypatch.setattr(arrowmm.ipc.write.writer, "encode_footer", broken_footer)
     w = arrowmm.new_file(tmp_path / "out.arrow", mm[0].schema)
     w.write(mm[0])
     with pytest.raises(OSError, match="disk full"):

@@ -4,16 +4,16 @@ the message-level API (``messages``) and Feather V1 files (``feather``).
 
 ``io`` holds what every writer shares: sinks, temporary files, fsync and the magic bytes.
 """
-from .append import AppendWriter, append_file, cut_unfinished_tail
-from .feather import FeatherV1Reader
-from .footer_statistics import add_statistics
-from .indexed import IndexedStreamReader, index_stream
+from .write.append import AppendWriter, append_file, cut_unfinished_tail
+from .read.feather import FeatherV1Reader
+from .write.footer_statistics import add_statistics
+from .read.indexed import IndexedStreamReader, index_stream
 from .messages import (Message, MessageReader, read_message, read_record_batch, read_schema,
                        serialize_batch, serialize_schema)
-from .opening import open, open_file, open_stream  # noqa: A004
-from .reader import FileReader, StreamReader
-from .repair import RepairReport, repair
-from .writer import FileWriter, StreamWriter, new_file, new_stream
+from .read.opening import open, open_file, open_stream  # noqa: A004
+from .read.file_reader import FileReader, StreamReader
+from .write.repair import RepairReport, repair
+from .write.writer import FileWriter, StreamWriter, new_file, new_stream
 
 __all__ = ["FileReader", "StreamReader", "open_file", "open_stream", "open",
            "FileWriter", "StreamWriter", "new_file", "new_stream", "append_file", "AppendWriter",
