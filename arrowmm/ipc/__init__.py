@@ -1,8 +1,11 @@
-"""The IPC formats: message framing, the lazy loader, compression and byte order,
-dictionaries and statistics, the file and stream readers and writers, repair, tensors,
-the message-level API (``messages``) and Feather V1 files (``feather``).
+"""The IPC formats, by role: ``core`` (what reading and writing share: message framing, the
+magic bytes and sinks, compression, byte order, dictionaries, statistics, object stores),
+``read`` (sources, the lazy loader, the file and stream readers, projection, Feather V1, the
+indexed stream, salvage), ``write`` (the encoder, the writers, and what rewrites a file:
+append, footer statistics, repair) and ``tensor`` (dense and sparse tensors).
 
-``io`` holds what every writer shares: sinks, temporary files, fsync and the magic bytes.
+This top level is their face, with ``messages``, the message-level API (one IPC message at a
+time, read and written, as ``pyarrow.ipc`` offers it).
 """
 from .write.append import AppendWriter, append_file, cut_unfinished_tail
 from .read.feather import FeatherV1Reader

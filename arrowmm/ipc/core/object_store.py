@@ -13,7 +13,7 @@ Where a path names a remote object, the readers and writers come here:
   with fsspec's ``"none"`` cache, so a read asks the store for those bytes only, not for a
   readahead block (s3fs's default block is 50 MB).  A stream is read in order, with fsspec's
   readahead.
-* **writing**: ``RemoteTarget`` is ``io.AtomicTarget`` for an object: the bytes go to the
+* **writing**: ``RemoteTarget`` is ``files.AtomicTarget`` for an object: the bytes go to the
   filesystem's uncommitted file (``autocommit=False``: on S3 a multipart upload, which makes
   no object until it completes); ``commit()`` publishes the whole object at once,
   ``abort()`` discards it (aborting the multipart upload).  So a writer that fails, is
@@ -189,7 +189,7 @@ def _uploads_uncommitted(filesystem) -> bool:
 
 class RemoteTarget:
     """An object being written, published whole by ``commit()`` or discarded by ``abort()``:
-    ``io.AtomicTarget``'s interface (``path``, ``commit``, ``abort``, ``done``) over an fsspec
+    ``files.AtomicTarget``'s interface (``path``, ``commit``, ``abort``, ``done``) over an fsspec
     file (``file``) opened with ``autocommit=False``, or, on a filesystem that publishes at
     open, under a temporary name (``tmp``) moved over the target on commit."""
 

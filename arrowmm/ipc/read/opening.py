@@ -4,8 +4,8 @@ A path is memory-mapped (or, with ``mmap=False``, read batch by batch into memor
 reader's own: ``unmapped``); a buffer-protocol object is read in place; a binary file object
 over a regular file is mapped, any other seekable one is read by byte ranges (``ranged``:
 the footer, then only the batches' headers and the columns' bytes touched), and one that
-cannot seek is read as it comes (a stream).  The readers themselves are in ``reader``,
-``ranged`` and ``unmapped``.
+cannot seek is read as it comes (a stream).  The readers themselves are in ``file_reader``,
+``stream_reader``, ``ranged`` and ``unmapped``.
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 into regions or file objects, and ``ReaderBase`` (projection, dictionaries, batches, memory
 advice, the Arrow PyCapsule export).
 
-``reader.py`` holds the random-access ``FileReader`` (and ``MessageBatchDecoder``),
+``file_reader.py`` holds the random-access ``FileReader`` (and ``MessageBatchDecoder``),
 ``stream_reader.py`` the sequential ``StreamReader``; both build on this module.
 """
 from __future__ import annotations

@@ -11,7 +11,7 @@ schema message) and every dictionary and record batch message byte for byte, in 
 order, under a new footer: the old
 footer's blocks at their new offsets, its custom metadata with the statistics added.
 
-The output goes through ``io.atomic_target`` (a hidden temporary renamed into place,
+The output goes through ``core.files.atomic_target`` (a hidden temporary renamed into place,
 fsync'd): a crash leaves the destination as it was, and replacing the source itself
 (``in_place=True``) never leaves it half-written.
 """
