@@ -1,4 +1,4 @@
-"""Tensor and SparseTensor IPC messages (arrowmm.ipc.tensor, arrowmm.ipc.tensor.sparse).
+"""Tensor and SparseTensor IPC messages (arrowmm.ipc.tensor.dense, arrowmm.ipc.tensor.sparse).
 
 pyarrow is the oracle for dense tensors both ways (it writes and reads them); for sparse tensors
 pyarrow has no Python IPC, so arrowmm's layouts are compared with pyarrow's sparse objects built
@@ -537,9 +537,9 @@ def test_sweep_prefixes_and_mutations(label, message):
 
 def test_docstring_examples():
     import doctest
+    import arrowmm.ipc.tensor.dense
     import arrowmm.ipc.tensor.sparse
-    import arrowmm.ipc.tensor
-    for module in (arrowmm.ipc.tensor, arrowmm.ipc.tensor.sparse):
+    for module in (arrowmm.ipc.tensor.dense, arrowmm.ipc.tensor.sparse):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.attempted > 0 and result.failed == 0, module.__name__
 
