@@ -1,7 +1,7 @@
 """Build the Cython core of arrowmm.
 
 Every ``arrowmm/<layer>/_*.pyx`` module (the kernels and the C ABI in ``_core/``, the C data
-interface in ``interop/``, the export walk over IPC messages in ``ipc/``) is compiled with the project's directives,
+interface in ``interop/``, the export walk over IPC messages in ``ipc/read/``) is compiled with the project's directives,
 set here once.  ``ARROWMM_DEBUG=1`` turns bounds and wraparound checks back on
 (the test suite can run under such a build to catch kernel indexing bugs).
 ``ARROWMM_SANITIZE=1`` does the same and compiles with AddressSanitizer and

@@ -48,12 +48,12 @@ from .interop import RecordBatchReader, array, record_batch
 from .ipc import (AppendWriter, FeatherV1Reader, FileReader, FileWriter, IndexedStreamReader, RepairReport, StreamReader,
                   StreamWriter, index_stream, new_file, new_stream, open, open_file,  # noqa: A004
                   open_stream, repair, append_file, add_statistics)
-from .ipc.writer import write_file, write_stream
+from .ipc.write.writer import write_file, write_stream
 from .ipc.messages import (Message, MessageReader, read_message, read_record_batch,
                            read_schema, serialize_batch, serialize_schema)
-from .ipc.sparse_tensor import (SparseCOOTensor, SparseCSCMatrix, SparseCSFTensor,
+from .ipc.tensor.sparse import (SparseCOOTensor, SparseCSCMatrix, SparseCSFTensor,
                                 SparseCSRMatrix, read_sparse_tensor, write_sparse_tensor)
-from .ipc.tensor import Tensor, get_tensor_size, read_tensor, write_tensor
+from .ipc.tensor.dense import Tensor, get_tensor_size, read_tensor, write_tensor
 from . import shm
 from .dataset import Dataset
 

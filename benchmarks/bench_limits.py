@@ -234,7 +234,7 @@ def main(argv=None) -> int:
         warm_cache(p)
     print(f"data ready in {time.perf_counter() - t0:.1f} s\n", flush=True)
     env = "\n".join(machine_lines(args.quick) + [
-        f"- arrowmm codec threads: {arrowmm.ipc.compression.parallel_threads()}, "
+        f"- arrowmm codec threads: {arrowmm.ipc.core.compression.parallel_threads()}, "
         f"pyarrow CPU pool: {pa.cpu_count()}",
         "- page cache: warm (each file is read once before timing)",
         f"- arrowmm block cache: limit {_arena.cache_limit() / 2**30:.2f} GiB (an eighth of "

@@ -445,7 +445,7 @@ def main(argv=None) -> int:
         _write(paths["fields"], *reversed(fields_batches(cfg["fields"])))
     print(f"data ready in {time.perf_counter() - t0:.1f} s\n", flush=True)
     env = "\n".join(machine_lines(args.quick) + [
-        f"- arrowmm codec threads: {arrowmm.ipc.compression.parallel_threads()}, "
+        f"- arrowmm codec threads: {arrowmm.ipc.core.compression.parallel_threads()}, "
         f"pyarrow CPU pool: {pa.cpu_count()}",
         "- page cache: warm (each file is read once just before its row, the 8 GB file's "
         "batch headers only: this VM's page cache keeps less than the data and drops "

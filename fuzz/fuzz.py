@@ -22,7 +22,7 @@ import numpy  # noqa: E402,F401  (imported before instrumentation: not ours to c
 
 with atheris.instrument_imports(include=["arrowmm", "flatbuffers", "harness"]):
     import arrowmm  # noqa: F401
-    import arrowmm.ipc.reader  # noqa: F401
+    import arrowmm.ipc.read.file_reader  # noqa: F401
     import harness
 
 

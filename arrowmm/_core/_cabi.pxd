@@ -1,7 +1,7 @@
 # The Arrow C data and C stream interfaces' ABI: the three structs, their release callbacks,
 # the arena that holds a whole exported batch's structs, and the PyCapsules that carry them.
 # Declarations only (the definitions are in _cabi.pyx): cimported by the modules that fill the
-# structs (interop._cdata from arrowmm Arrays, ipc._batch_walk from IPC messages).
+# structs (interop._cdata from arrowmm Arrays, ipc.read._batch_walk from IPC messages).
 from cpython.ref cimport PyObject
 from libc.stdint cimport int64_t
 

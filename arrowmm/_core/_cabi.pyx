@@ -4,7 +4,7 @@ Why this module exists apart from the code that fills the structs: the structs' 
 (who frees what, on which thread, with or without the GIL) are the thread-safety-critical part
 of every export, and they are the same whichever arrowmm object is exported.  Here they are
 written once, knowing no arrowmm Python class: ``interop._cdata`` fills the structs from
-arrowmm types and Arrays, ``ipc._batch_walk`` straight from IPC messages.
+arrowmm types and Arrays, ``ipc.read._batch_walk`` straight from IPC messages.
 
 Memory: a struct filled by ``begin_owned`` holds a strong reference to its owner in its private
 data; ``array_release`` drops it (taking the GIL only for that).  The structs of one exported

@@ -1,8 +1,9 @@
 """Typed arrays and record batches over borrowed memory, and their conversions out
 (Python values, numpy, pandas).
 
-``array`` is the face of the array classes (which live by layout in ``base``, ``primitive``,
-``binary``, ``lists``, ``structs`` and ``encoded``) and makes them, ``batch`` the record
+``array`` is the face of the array classes (which live in ``base``, ``primitive``, ``nested``,
+``encoded`` and ``extension``, named as ``types`` names the modules of their types) and makes
+them; ``field_paths`` reads a field inside struct columns as a column of its own; ``batch`` the record
 batch, ``provenance`` which memory is borrowed and which was copied; ``numpy_compat``, ``pandas_compat`` and ``scalars``
 convert values; ``concat`` joins arrays; ``selection`` takes and filters rows;
 ``extension`` holds extension arrays and the canonical extension types;

@@ -7,9 +7,10 @@ for dictionary arrays, the dictionary.  Subclasses add what each layout needs
 is loaded, and the O(n) checks of ``validate(full=True)``).
 
 This module is the face of the array classes and makes them: ``make_array`` picks the class
-for a type.  The classes live one module per kind of layout: ``base`` (``Array`` and what
-every layout shares), ``primitive`` (null, boolean, fixed-width), ``binary`` (offsets and
-views), ``lists``, ``structs`` (structs and unions), ``encoded`` (dictionary and run-end).
+for a type.  The classes live in the module named as ``types`` names their types' module:
+``base`` (``Array`` and what every layout shares), ``primitive`` (null, boolean, fixed-width,
+binary and string: offsets and views), ``nested`` (lists, maps, structs and unions),
+``encoded`` (dictionary and run-end), ``extension``.
 
 Per-type code is named ``_<kind>_...`` / ``<Kind>Array`` so one grep finds it.
 """
@@ -22,11 +23,11 @@ from ..errors import ArrowNotImplementedError
 from .._core._region import empty_view
 from .base import (MAX_UNBACKED_ROWS, Array, exported_array, exported_schema, imported_array,
                    imported_batch, unbacked_rows)
-from .binary import BinaryArray, BinaryViewArray
 from .encoded import DictionaryArray, RunEndEncodedArray
-from .lists import FixedSizeListArray, ListArray, ListViewArray, MapArray
-from .primitive import BooleanArray, FixedSizeBinaryArray, NullArray, PrimitiveArray
-from .structs import StructArray, UnionArray
+from .nested import (FixedSizeListArray, ListArray, ListViewArray, MapArray, StructArray,
+                     UnionArray)
+from .primitive import (BinaryArray, BinaryViewArray, BooleanArray, FixedSizeBinaryArray,
+                        NullArray, PrimitiveArray)
 
 __all__ = [
     "Array", "NullArray", "BooleanArray", "PrimitiveArray", "FixedSizeBinaryArray",

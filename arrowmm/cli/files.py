@@ -18,11 +18,11 @@ import sys
 
 import arrowmm
 from ..errors import ArrowError, ArrowInvalid
-from ..ipc.compression import CODECS
-from ..ipc.footer_statistics import add_statistics
-from ..ipc.io import MAGIC
+from ..ipc.core.compression import CODECS
+from ..ipc.write.footer_statistics import add_statistics
+from ..ipc.core.files import MAGIC
 from ..arrays.display import format_stored
-from ..ipc.statistics import (MAX_BOUND_BYTES, STATISTICS_KEY, column_statistics,
+from ..ipc.core.statistics import (MAX_BOUND_BYTES, STATISTICS_KEY, column_statistics,
                               decode_statistics, supports_statistics, unique_names)
 from .progress import bar
 
@@ -270,7 +270,7 @@ def _has_bounds(entry: dict, rows: int, dtype) -> bool:
 
 
 def _fits(value, dtype) -> bool:
-    """Whether a recorded bound has the form ``arrowmm.ipc.statistics`` stores for ``dtype``
+    """Whether a recorded bound has the form ``arrowmm.ipc.core.statistics`` stores for ``dtype``
     (a damaged document's bounds are not shown)."""
     if isinstance(dtype, (arrowmm.BinaryType, arrowmm.BinaryViewType, arrowmm.FixedSizeBinaryType)):
         return isinstance(value, str)
@@ -465,7 +465,7 @@ def convert(src: str, dst: str, compression=None, columns=None, fmt=None, batch_
             statistics: bool = False) -> int:
     """Re-write ``src`` as an IPC file or stream with another compression, columns or batching.
 
-    ``statistics``: record per-batch statistics (``arrowmm.ipc.statistics``).  Asked for
+    ``statistics``: record per-batch statistics (``arrowmm.ipc.core.statistics``).  Asked for
     alone, from an IPC file to an IPC file, the batches are not re-written at all: every
     message is copied byte for byte under a footer with the statistics added
     (``add_statistics``); with other changes, or from a stream or a Feather V1 file, the

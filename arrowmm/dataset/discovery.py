@@ -25,7 +25,7 @@ import re
 from typing import List, Optional, Sequence, Tuple
 
 from ..errors import ArrowInvalid
-from ..ipc.sniff import KIND_HEAD, ipc_kind
+from ..ipc.read.sniff import KIND_HEAD, ipc_kind
 
 __all__ = ["MANIFEST", "LOG_DIR", "FORMAT", "resolve_paths", "read_manifest", "check_names",
            "version_name", "log_versions", "read_version", "latest_manifest", "data_files_in",
@@ -217,7 +217,7 @@ def unreadable_head(head: bytes) -> Optional[str]:
 
 
 def sniff(path: str, strict: bool = False) -> Optional[str]:
-    """"file", "stream" or None, as ``arrowmm.ipc.sniff.ipc_kind`` judges the first bytes of
+    """"file", "stream" or None, as ``arrowmm.ipc.read.sniff.ipc_kind`` judges the first bytes of
     the local file ``path`` (None also when it cannot be read)."""
     try:
         with open(path, "rb") as f:

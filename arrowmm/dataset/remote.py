@@ -2,7 +2,7 @@
 same rules as ``discovery``: folders walked, Spark manifests honoured, ``_`` / ``.`` names
 skipped, files named as Arrow listed whatever their bytes (a damaged one raises when read), the
 others only when their first bytes announce Arrow, paths sorted.  Reading them is
-``arrowmm.ipc.ranged`` (byte ranges, nothing mapped).
+``arrowmm.ipc.read.ranged`` (byte ranges, nothing mapped).
 """
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import posixpath
 from typing import List, Optional, Tuple
 
 from ..errors import ArrowInvalid
-from ..ipc.object_store import display_url, local_file_url
-from ..ipc.sniff import KIND_HEAD, ipc_kind
+from ..ipc.core.object_store import display_url, local_file_url
+from ..ipc.read.sniff import KIND_HEAD, ipc_kind
 from .discovery import (LOG_DIR, MANIFEST, named_arrow, parse_manifest, parse_version,
                         version_name, version_of)
 

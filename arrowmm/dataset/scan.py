@@ -33,12 +33,12 @@ from ..compute.selection import count_kept, filter_array
 from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 from ..interop._cdata import export_schema, export_stream
 from ..interop.build import array as build_array
-from ..ipc.object_store import open_for_ranges
-from ..ipc.opening import open as open_ipc
-from ..ipc.ranged import RangedFileReader, RangeSource
-from ..ipc.reader import FileReader, StreamReader
-from ..ipc.sniff import KIND_HEAD, ipc_kind
-from ..ipc.statistics import STATISTICS_KEY, decode_statistics
+from ..ipc.core.object_store import open_for_ranges
+from ..ipc.read.opening import open as open_ipc
+from ..ipc.read.ranged import RangedFileReader, RangeSource
+from ..ipc.read.file_reader import FileReader, StreamReader
+from ..ipc.read.sniff import KIND_HEAD, ipc_kind
+from ..ipc.core.statistics import STATISTICS_KEY, decode_statistics
 from .discovery import discover_with_bases, unreadable_head
 from .remote import discover_on, filesystem_for
 from .filters import (check_term, dnf_expression, partition_verdict, row_filter,

@@ -366,6 +366,6 @@ def encode_footer(schema: t.Schema, dictionaries: np.ndarray, record_batches: np
 
 # == tensor and sparse tensor headers =======================================================
 # Dense and sparse tensors are separate message types (not part of a stream or file of record
-# batches); ``arrowmm.ipc.tensor`` / ``arrowmm.ipc.sparse_tensor`` read and write them.  Only the header
+# batches); ``arrowmm.ipc.tensor`` (``dense`` and ``sparse``) reads and writes them.  Only the header
 # is parsed here: every number is returned raw (and checked only for what the flatbuffer itself
 # bounds); the tensor modules check them against the shape and the body.

@@ -1,4 +1,4 @@
-# What interop._cdata shares with the Cython modules above it (ipc._batch_walk): filling an
+# What interop._cdata shares with the Cython modules above it (ipc.read._batch_walk): filling an
 # ArrowArray from an arrowmm Array, the hook a lazy batch's loader hands in to export its
 # undecoded columns, and the exported stream of batches a reader's walk subclasses.
 from arrowmm._core._cabi cimport Arena, ArrowArray, ArrowSchema, StreamProducer

@@ -22,8 +22,8 @@ before arrowmm's own structural validation runs.
 Where the parts live: the structs, their release callbacks, the arena and the capsules are
 ``_core._cabi`` (shared with the IPC walk); this module fills them from arrowmm types and
 Arrays, and reads foreign ones.  A lazy batch's undecoded columns are exported by the
-``ColumnExporter`` its loader hands in (``ipc._batch_walk``), and a reader's stream by
-``ipc._batch_walk``'s subclasses of ``BatchStream``: this module never imports the readers.
+``ColumnExporter`` its loader hands in (``ipc.read._batch_walk``), and a reader's stream by
+``ipc.read._batch_walk``'s subclasses of ``BatchStream``: this module never imports the readers.
 The typed classes' capsule methods (and ``Table``'s, ``ChunkedArray``'s streams) reach the
 functions below through ``arrowmm.hooks``: this module sets those hooks at its end.
 """
@@ -355,7 +355,7 @@ def export_array(array, requested_schema=None):
 
 cdef class ColumnExporter:
     """Exports the undecoded columns of a lazy batch straight into C structs (subclassed in
-    ``ipc._batch_walk``, which knows the IPC messages).  A batch's loader hands one in through
+    ``ipc.read._batch_walk``, which knows the IPC messages).  A batch's loader hands one in through
     ``loader.c_export(offset, num_rows)``: this module never imports the readers' layer."""
 
     cdef int fill_column(self, object loader, Py_ssize_t k, ArrowArray* out,
@@ -439,7 +439,7 @@ def export_batch(batch, requested_schema=None):
 
 cdef class BatchStream(StreamProducer):
     """An exported stream of record batches: its schema, and where the batches come from (an
-    iterator here; ``ipc._batch_walk`` subclasses it to walk a reader's messages)."""
+    iterator here; ``ipc.read._batch_walk`` subclasses it to walk a reader's messages)."""
 
     cdef int get_schema(self, ArrowSchema* out) noexcept:
         try:

@@ -1,19 +1,22 @@
-"""The IPC formats: message framing, the lazy loader, compression and byte order,
-dictionaries and statistics, the file and stream readers and writers, repair, tensors,
-the message-level API (``messages``) and Feather V1 files (``feather``).
+"""The IPC formats, by role: ``core`` (what reading and writing share: message framing, the
+magic bytes and sinks, compression, byte order, dictionaries, statistics, object stores),
+``read`` (sources, the lazy loader, the file and stream readers, projection, Feather V1, the
+indexed stream, salvage), ``write`` (the encoder, the writers, and what rewrites a file:
+append, footer statistics, repair) and ``tensor`` (dense and sparse tensors).
 
-``io`` holds what every writer shares: sinks, temporary files, fsync and the magic bytes.
+This top level is their face, with ``messages``, the message-level API (one IPC message at a
+time, read and written, as ``pyarrow.ipc`` offers it).
 """
-from .append import AppendWriter, append_file, cut_unfinished_tail
-from .feather import FeatherV1Reader
-from .footer_statistics import add_statistics
-from .indexed import IndexedStreamReader, index_stream
+from .write.append import AppendWriter, append_file, cut_unfinished_tail
+from .read.feather import FeatherV1Reader
+from .write.footer_statistics import add_statistics
+from .read.indexed import IndexedStreamReader, index_stream
 from .messages import (Message, MessageReader, read_message, read_record_batch, read_schema,
                        serialize_batch, serialize_schema)
-from .opening import open, open_file, open_stream  # noqa: A004
-from .reader import FileReader, StreamReader
-from .repair import RepairReport, repair
-from .writer import FileWriter, StreamWriter, new_file, new_stream
+from .read.opening import open, open_file, open_stream  # noqa: A004
+from .read.file_reader import FileReader, StreamReader
+from .write.repair import RepairReport, repair
+from .write.writer import FileWriter, StreamWriter, new_file, new_stream
 
 __all__ = ["FileReader", "StreamReader", "open_file", "open_stream", "open",
            "FileWriter", "StreamWriter", "new_file", "new_stream", "append_file", "AppendWriter",

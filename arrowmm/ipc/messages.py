@@ -24,10 +24,10 @@ from ..arrays.extension import storage_of
 from ..errors import ArrowInvalid
 from ..interop import array
 from ..format import MessageHeader
-from .message import Message as _Decoded  # the internal record: parsed header + body view
-from .message import MessageDecoder, read_message_at
-from .reader import MessageBatchDecoder
-from .writer import new_stream
+from .core.framing import Message as _Decoded  # the internal record: parsed header + body view
+from .core.framing import MessageDecoder, read_message_at
+from .read.file_reader import MessageBatchDecoder
+from .write.writer import new_stream
 
 __all__ = ["Message", "MessageReader", "MetadataVersion", "read_message", "read_schema", "read_record_batch",
            "serialize_schema", "serialize_batch"]

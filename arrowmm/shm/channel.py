@@ -78,9 +78,9 @@ from ..errors import ArrowInvalid
 from .._core._shmsync import body_length
 from ..format.batch_header import RecordBatchTemplate, record_batch_template
 from ..interop.build import record_batch
-from ..ipc.byteorder import NATIVE
-from ..ipc.encoder import FlatBatch, flatten_columns
-from ..ipc.writer import StreamWriter
+from ..ipc.core.byteorder import NATIVE
+from ..ipc.write.encoder import FlatBatch, flatten_columns
+from ..ipc.write.writer import StreamWriter
 from .consumer import Consumer
 from .liveness import temporary_name, this_process
 from .slot_builder import SlotBatch, slot_plan

@@ -22,9 +22,9 @@ from ..errors import ArrowInvalid, ArrowNotImplementedError, ProducerDiedError
 from ..format import MessageHeader
 from ..format.batch_header import record_batch_template
 from ..interop._cdata import export_schema, export_stream
-from ..ipc.byteorder import NATIVE
-from ..ipc.message import message_end, read_message_at
-from ..ipc.reader import MessageBatchDecoder
+from ..ipc.core.byteorder import NATIVE
+from ..ipc.core.framing import message_end, read_message_at
+from ..ipc.read.file_reader import MessageBatchDecoder
 from .liveness import process_alive, this_process
 from .ring import (ACTIVE, CLAIMING, CLOSED, DAMAGED, E_CURSOR, E_DROPPED, E_PID, E_START,
                    E_STATE, FREE, LEFT, OFF_ATTACH, OFF_CONS_WAITING, OFF_FREE, OFF_PROD_WAITING,

@@ -29,7 +29,7 @@ from typing import Optional
 from .. import types as t
 from .._core._shmsync import SharedMap
 from ..errors import ArrowInvalid, ArrowNotImplementedError
-from ..ipc.dictionaries import dictionary_value_fields
+from ..ipc.core.dictionaries import dictionary_value_fields
 from .liveness import process_alive
 from .names import check_name
 

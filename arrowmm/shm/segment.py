@@ -64,12 +64,12 @@ from typing import Iterable, List, Optional, Tuple, Union
 from .. import hooks, types as t
 from .._core._region import BufferView, Region, empty_view
 from ..errors import ArrowInvalid, ArrowNotImplementedError
-from ..ipc.io import MAGIC
-from ..ipc.reader import FileReader
+from ..ipc.core.files import MAGIC
+from ..ipc.read.file_reader import FileReader
 from ..arrays.batch import RecordBatch
 from ..interop.build import record_batch
 from ..interop.interchange import RecordBatchReader
-from ..ipc.writer import new_file
+from ..ipc.write.writer import new_file
 from ..arrays.provenance import copy_reason
 from .ring import channel_record
 from .liveness import TMP_NAME, process_alive, temporary_name, this_process

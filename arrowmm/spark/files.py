@@ -25,9 +25,9 @@ from ..dataset.discovery import (FORMAT, LOG_DIR, MANIFEST, check_names,  # noqa
                                  read_manifest,
                                  read_version, resolve_paths, sniff, version_name)
 from ..errors import ArrowInvalid
-from ..ipc.reader import FileReader
-from ..ipc.indexed import IndexedStreamReader
-from ..ipc.statistics import STATISTICS_KEY, decode_statistics
+from ..ipc.read.file_reader import FileReader
+from ..ipc.read.indexed import IndexedStreamReader
+from ..ipc.core.statistics import STATISTICS_KEY, decode_statistics
 from .paths import default_fs, resolve_path
 
 __all__ = ["MANIFEST", "LOG_DIR", "BatchInfo", "DataFile", "resolve_paths", "load_path_options",

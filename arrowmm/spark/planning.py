@@ -14,8 +14,8 @@ import os
 from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import ArrowInvalid
-from ..ipc.indexed import IndexedStreamReader, select_entries
-from ..ipc.reader import FileReader
+from ..ipc.read.indexed import IndexedStreamReader, select_entries
+from ..ipc.read.file_reader import FileReader
 from .files import DataFile
 
 __all__ = ["Piece", "plan_pieces", "read_piece", "to_spark_batch"]

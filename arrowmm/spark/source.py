@@ -26,7 +26,7 @@ except ImportError:  # pyspark 4.0, 4.1: every micro-batch reads all that is ava
         """Stands in for pyspark's mixin, which these versions do not have."""
 
 from ..errors import ArrowInvalid
-from ..ipc.compression import CODEC_NAMES, CODECS
+from ..ipc.core.compression import CODEC_NAMES, CODECS
 from .commit import abort_job, commit_files, ensure_log
 from .files import (ARRIVAL, DataFile, arrival_order, describe_file, load_path_options,
                     resolve_paths, seen_by)

@@ -206,7 +206,7 @@ def test_a_column_that_fails_to_decode_is_not_tried_again_and_the_others_still_d
     # A read-ahead decode that raised went round for ever (the column was neither decoded
     # nor being decoded, so the walk handed it back), each try taking its declared size from
     # the batch's decompression budget until the intact columns failed on the budget too.
-    from arrowmm.ipc.loader import BatchLoader
+    from arrowmm.ipc.read.loader import BatchLoader
     path, table = five_batches
     column, calls = BatchLoader.column, []
 
@@ -290,7 +290,7 @@ def test_a_caller_that_would_wait_for_a_decode_in_flight_decodes_the_next_one_it
     # Column 2 of batch 0 is being decoded by another thread (its lock held here): the
     # caller's column(2) decodes batch 1's column 2 on its own thread rather than wait idle,
     # then waits for batch 0's and gets its right values.
-    from arrowmm.ipc.loader import BatchLoader
+    from arrowmm.ipc.read.loader import BatchLoader
     path, table = five_batches
     with arrowmm.open_file(path) as r:
         b0, b1 = r.get_batch(0), r.get_batch(1)
@@ -321,7 +321,7 @@ def test_the_next_batch_decodes_while_the_caller_decodes_this_one(compressed, mo
     # column across batches otherwise ran one decode at a time (the caller waited for the
     # read-ahead, which started the next one only then).  Batch 0's decode waits here until
     # batch 1's has begun: with the hint given after the decode, it would wait in vain.
-    from arrowmm.ipc.loader import BatchLoader
+    from arrowmm.ipc.read.loader import BatchLoader
     path, table = compressed
     with arrowmm.open_file(path) as r:
         b0, b1 = r.get_batch(0), r.get_batch(1)
@@ -371,7 +371,7 @@ def test_a_walk_down_the_columns_reads_ahead_down_the_column_not_along_the_batch
 def test_a_child_forked_during_a_read_ahead_decodes_that_column_itself(compressed, monkeypatch):
     # The read-ahead thread holds batch 1's column lock when the process forks; that thread
     # does not exist in the child, whose touch of the column waited for ever on the lock.
-    from arrowmm.ipc.loader import BatchLoader
+    from arrowmm.ipc.read.loader import BatchLoader
     path, table = compressed
     with arrowmm.open_file(path) as r:
         b0, b1 = r.get_batch(0), r.get_batch(1)
@@ -417,7 +417,7 @@ def test_a_child_forked_while_the_read_ahead_is_busy_reads_ahead_itself(five_bat
 
 
 def test_a_batch_decoded_by_two_threads_at_once_is_decompressed_once(compressed, monkeypatch):
-    from arrowmm.ipc import compression
+    from arrowmm.ipc.core import compression
     path, _ = compressed
     calls = []
     payload = compression.decompress_payload
@@ -520,7 +520,7 @@ def test_a_walk_along_a_wide_batch_reads_ahead_within_the_bound(tmp_path):
 def prefetched(monkeypatch):
     """The columns of each ``BatchLoader.prefetch`` call (several: decoded together on the
     codec pool), with the thread that made it."""
-    from arrowmm.ipc.loader import BatchLoader
+    from arrowmm.ipc.read.loader import BatchLoader
     prefetch, calls = BatchLoader.prefetch, []
 
     def watched(loader, ks):
@@ -570,7 +570,7 @@ def test_batch_after_batch_the_next_one_decodes_whole_from_column_0(compressed, 
 
 
 def test_a_walk_in_batch_order_decompresses_each_buffer_once(compressed, monkeypatch):
-    from arrowmm.ipc import compression
+    from arrowmm.ipc.core import compression
     path, table = compressed
     calls = []
     payload = compression.decompress_payload

@@ -16,7 +16,7 @@ import pyarrow.ipc as pa_ipc
 import pytest
 
 import arrowmm
-from arrowmm.ipc.statistics import MAX_BOUND_BYTES
+from arrowmm.ipc.core.statistics import MAX_BOUND_BYTES
 
 ROWS = 40
 

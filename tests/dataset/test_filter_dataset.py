@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import arrowmm
 from arrowmm.dataset.filters import expression_dnf, normalize_filter, row_filter
-from arrowmm.ipc.reader import FileReader
+from arrowmm.ipc.read.file_reader import FileReader
 
 pa = pytest.importorskip("pyarrow")
 pc = pytest.importorskip("pyarrow.compute")

@@ -15,7 +15,7 @@ import pytest
 import arrowmm
 from arrowmm.format import MessageHeader, parse_message
 from arrowmm.format.batch_header import record_batch_message
-from arrowmm.ipc.encoder import FlatBatch, flatten
+from arrowmm.ipc.write.encoder import FlatBatch, flatten
 
 BATCHES = {
     "ints": pa.record_batch({"x": pa.array([1, 2, 3], pa.int64())}),

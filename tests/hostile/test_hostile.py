@@ -344,7 +344,7 @@ def patch(data: bytes, *edits: Tuple[int, str, int]) -> bytes:
 
 def column_buffers(key: str, msg: Msg) -> Dict[str, List[int]]:
     """Top-level column name -> indices of its buffers (and its children's) in ``msg``."""
-    from arrowmm.ipc.loader import SchemaPlan
+    from arrowmm.ipc.read.loader import SchemaPlan
     schema = arrowmm.open_stream(samples()[key].stream).schema
     plan = SchemaPlan.build(schema)
     counts = _variadic_counts(key, msg)

@@ -1,7 +1,7 @@
 """Damage is never data (issue 29): recovery by construction, through every path.
 
 A file falls back to an earlier generation only where its append marker says an append
-from exactly there is in progress (``arrowmm.ipc.trailer``); every other damaged tail is
+from exactly there is in progress (``arrowmm.ipc.read.trailer``); every other damaged tail is
 ``ArrowInvalid`` through the mapped, ``mmap=False`` and ranged readers and the CLI, and
 ``recover=True`` / ``repair`` salvage only when asked.  Readers opening while other
 processes cut unfinished tails never die of SIGBUS.
@@ -21,8 +21,9 @@ import pytest
 import arrowmm
 from arrowmm.cli.main import main
 from arrowmm.format import encode_footer
-from arrowmm.ipc import cut_unfinished_tail, trailer
-from arrowmm.ipc.io import footer_blocks
+from arrowmm.ipc import cut_unfinished_tail
+from arrowmm.ipc.read import trailer
+from arrowmm.ipc.core.files import footer_blocks
 from tests.ipc.test_ranged import UnmappableFile
 
 SCHEMA = arrowmm.schema([("x", arrowmm.int64())])
@@ -366,12 +367,12 @@ def test_an_open_that_meets_a_file_changing_under_it_opens_again(tmp_path):
     complete = open(path, "rb").read()
     _killed_before_the_trailer(path)
     torn = open(path, "rb").read()
-    region = arrowmm.ipc.file_mapping.map_file(path)  # (mapped mid-append)
+    region = arrowmm.ipc.read.file_mapping.map_file(path)  # (mapped mid-append)
     with open(path, "r+b") as f:  # the append completes: its trailer, then its state byte
         f.write(complete)
     with arrowmm.FileReader(region) as r:
         assert r.read_all().column("x").to_pylist() == rows and r.unfinished_bytes == 0
-    from arrowmm.ipc.unmapped import PreadFile
+    from arrowmm.ipc.read.unmapped import PreadFile
     open(path, "wb").write(torn)
     source = PreadFile(path)  # (opened with the unfinished tail)
     cut_unfinished_tail(path)

@@ -85,7 +85,7 @@ def test_dictionary_deltas_concatenate_linearly(monkeypatch):
     4,000 deltas took 98 s); the merged dictionary now replaces its chunks, so each delta adds
     one two-chunk concatenation.  Earlier batches keep the dictionary of their time."""
     import arrowmm
-    import arrowmm.ipc.dictionaries as dictionaries
+    import arrowmm.ipc.core.dictionaries as dictionaries
     n = 300
     data, values = _delta_stream(n)
     seen = []

@@ -16,7 +16,7 @@ import pyarrow.ipc as pa_ipc
 import pytest
 
 import arrowmm
-from arrowmm.ipc import trailer
+from arrowmm.ipc.read import trailer
 
 SCHEMA = arrowmm.schema([("x", arrowmm.int64())])
 

@@ -1,4 +1,4 @@
-"""The C export's walk over undecoded columns (``ipc/_batch_walk.pyx``) agrees with the loader.
+"""The C export's walk over undecoded columns (``ipc/read/_batch_walk.pyx``) agrees with the loader.
 
 Exporting a batch whose columns were never touched goes from the message's FieldNode and
 Buffer vectors straight to C structs; exporting one whose columns were decoded goes through
@@ -346,7 +346,7 @@ def _stream_bytes(n_batches: int) -> tuple:
 def test_stream_walk_returns_each_position_and_the_reader_keeps_it():
     """The reader's stream export hands the walk a narrow source: the walk is offered the
     message at the reader's position and returns where it ends; the reader moves itself."""
-    from arrowmm.ipc._batch_walk import export_stream_batches
+    from arrowmm.ipc.read._batch_walk import export_stream_batches
     from arrowmm.format import MetadataVersion
 
     table, data = _stream_bytes(4)
@@ -407,7 +407,7 @@ def test_a_get_next_inside_another_fills_its_own_struct_only():
     import ctypes
 
     from arrowmm.format import MetadataVersion
-    from arrowmm.ipc._batch_walk import export_stream_batches
+    from arrowmm.ipc.read._batch_walk import export_stream_batches
     from tests.interop.test_cdata import CArray, _capi
 
     class CStream(ctypes.Structure):

@@ -223,7 +223,7 @@ def test_arrowmm_big_endian_output_matches_the_hand_made_buffers():
     (src,) = to_mm(table)
     mine = arrowmm.open_stream(write_mm([src], src.schema, "stream", endianness="big"))
     hand = arrowmm.open_stream(hand_made_big_endian_stream(table))
-    from arrowmm.ipc.message import read_message_at, message_end
+    from arrowmm.ipc.core.framing import read_message_at, message_end
     from arrowmm._core._region import Region
 
     def batch_buffers(data):

@@ -5,7 +5,7 @@ import pytest
 
 import arrowmm
 from arrowmm._core._region import as_view
-from arrowmm.ipc.byteorder import byteswap
+from arrowmm.ipc.core.byteorder import byteswap
 from arrowmm.errors import ArrowInvalid
 
 

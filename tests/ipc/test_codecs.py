@@ -1,4 +1,4 @@
-"""One codec table (``ipc.compression.CODEC_TABLE``): every other list of codecs agrees with it.
+"""One codec table (``ipc.core.compression.CODEC_TABLE``): every other list of codecs agrees with it.
 
 A codec added to the table without the rest (the format's enum, the command line, the Spark
 options of both engines) fails here by name, the stand-in for an exhaustive match.
@@ -16,8 +16,8 @@ import arrowmm
 from arrowmm.cli import files as cli_files
 from arrowmm.format import decode
 from arrowmm.format._fbs import CompressionType
-from arrowmm.ipc import compression
-from arrowmm.ipc.compression import CODEC_NAMES, CODEC_TABLE, CODECS
+from arrowmm.ipc.core import compression
+from arrowmm.ipc.core.compression import CODEC_NAMES, CODEC_TABLE, CODECS
 from arrowmm.spark.source import _WriterOptions
 
 JAVA = os.path.join(os.path.dirname(arrowmm.__file__), "spark", "jvm", "src", "main", "java",

@@ -15,7 +15,7 @@ from tests.support.writer_support import (CASES, FORMATS, N, assert_batches_equa
                                           write_mm)
 
 import arrowmm
-from arrowmm.ipc import compression
+from arrowmm.ipc.core import compression
 from arrowmm._core._region import as_view
 from arrowmm.errors import ArrowInvalid, ArrowNotImplementedError
 from tests.support.helpers import ipc_bytes
@@ -283,7 +283,7 @@ def test_is_zero_copy_and_allow_copies(tmp_path):
     copied = arrowmm.open_file(view).get_batch(0)
     col = copied.column("int64")
     assert not col.is_zero_copy and col.to_pylist() == table.column("int64").to_pylist()
-    from arrowmm.ipc.loader import copy_reason
+    from arrowmm.ipc.read.loader import copy_reason
     assert copy_reason(col) == "re-aligned"
     with pytest.raises(ArrowInvalid, match=r"'dictionary'.*aligned memory.*allow_copies=False"):
         arrowmm.open_file(view, allow_copies=False).get_batch(0)  # dictionaries load first

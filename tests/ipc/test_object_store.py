@@ -1,4 +1,4 @@
-"""IPC files on S3 (``arrowmm.ipc.object_store``): a real moto S3 server on loopback, s3fs.
+"""IPC files on S3 (``arrowmm.ipc.core.object_store``): a real moto S3 server on loopback, s3fs.
 
 Reads by byte ranges (counted by the S3 requests the client sends), values checked against
 pyarrow's reading of the same file; writes that publish whole objects or nothing; errors as
@@ -16,7 +16,7 @@ import pyarrow.ipc as pa_ipc
 import pytest
 
 import arrowmm
-from arrowmm.ipc.object_store import ObjectStoreAppendError, RemoteTarget, remote_target
+from arrowmm.ipc.core.object_store import ObjectStoreAppendError, RemoteTarget, remote_target
 
 N_COLUMNS = 10
 ROWS_PER_BATCH = 4_000

@@ -165,7 +165,7 @@ def test_reading_a_pipe_widens_its_buffer(stream_bytes):
         th.join()
         reader_file.close()
     limit = int(open("/proc/sys/fs/pipe-max-size").read())
-    assert after == max(before, min(arrowmm.ipc.reader.PIPE_BUFFER, limit))
+    assert after == max(before, min(arrowmm.ipc.read.file_reader.PIPE_BUFFER, limit))
 
 
 class RawReadOnly(io.RawIOBase):

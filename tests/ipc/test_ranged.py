@@ -13,7 +13,7 @@ import pytest
 
 import arrowmm
 from arrowmm import ArrowInvalid
-from arrowmm.ipc.ranged import RangedFileReader, open_ranged
+from arrowmm.ipc.read.ranged import RangedFileReader, open_ranged
 
 fsspec = pytest.importorskip("fsspec")
 

@@ -14,7 +14,7 @@ from tests.support.helpers import (assert_batch_matches, assert_same_as_pyarrow,
                                    write_ipc)
 
 import arrowmm
-from arrowmm.ipc.message import read_message_at
+from arrowmm.ipc.core.framing import read_message_at
 from arrowmm.format import MetadataVersion
 
 N = 8  # rows of every case; columns of one batch share it

@@ -227,7 +227,7 @@ def test_stream_decoder_in_random_chunks(tmp_path):
     table = pa.table({"x": list(range(500)), "s": [str(i) for i in range(500)]})
     data = _write(tmp_path / "s", table, stream=True).read_bytes()
     rng = np.random.default_rng(7)
-    decoder = arrowmm.ipc.message.MessageDecoder()
+    decoder = arrowmm.ipc.core.framing.MessageDecoder()
     messages, pos = [], 0
     while pos < len(data):
         step = int(rng.integers(1, 40))

@@ -11,9 +11,9 @@ import pyarrow as pa
 import pytest
 
 import arrowmm
-import arrowmm.ipc.repair  # noqa: F401  (the module, for its doctest; arrowmm.repair is the function)
+import arrowmm.ipc.write.repair  # noqa: F401  (the module, for its doctest; arrowmm.repair is the function)
 from arrowmm._core._region import Region
-from arrowmm.ipc.message import read_message_at
+from arrowmm.ipc.core.framing import read_message_at
 from arrowmm.format import MessageHeader
 
 
@@ -58,7 +58,7 @@ def _listing(folder):
 
 def test_docstring_example():
     import doctest
-    result = doctest.testmod(sys.modules["arrowmm.ipc.repair"])
+    result = doctest.testmod(sys.modules["arrowmm.ipc.write.repair"])
     assert result.attempted > 0 and result.failed == 0
 
 

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import arrowmm
-from arrowmm.ipc.statistics import MAX_BOUND_BYTES, STATISTICS_KEY
+from arrowmm.ipc.core.statistics import MAX_BOUND_BYTES, STATISTICS_KEY
 
 UTC = datetime.timezone.utc
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=UTC)

@@ -1,5 +1,5 @@
-"""Per-batch statistics (arrowmm.ipc.statistics), the pruning verdicts built on them
-(arrowmm.spark.pruning, no Spark session needed) and random access to streams (arrowmm.ipc.indexed).
+"""Per-batch statistics (arrowmm.ipc.core.statistics), the pruning verdicts built on them
+(arrowmm.spark.pruning, no Spark session needed) and random access to streams (arrowmm.ipc.read.indexed).
 
 Statistics are checked against min/max of pyarrow's values and its null counts; verdicts
 against a row-by-row evaluation of the same filter with Spark's semantics.
@@ -18,7 +18,7 @@ import pyarrow as pa
 import pytest
 
 import arrowmm
-from arrowmm.ipc.statistics import STATISTICS_KEY, batch_statistics, decode_statistics
+from arrowmm.ipc.core.statistics import STATISTICS_KEY, batch_statistics, decode_statistics
 
 UTC = datetime.timezone.utc
 
@@ -259,7 +259,7 @@ def test_indexed_stream_reads_any_batch_with_its_dictionaries(tmp_path):
 def test_indexed_stream_reads_each_dictionary_message_once_in_any_order(monkeypatch):
     """Reverse order used to replay the stream from its start for every batch (quadratic):
     now every dictionary message is read once, whatever the order, deltas included."""
-    from arrowmm.ipc import indexed
+    from arrowmm.ipc.read import indexed
     batches = []
     for i in range(40):  # a delta or a replacement before every batch
         values = pa.array([f"v{i}", f"w{i}", f"v{i}"]).dictionary_encode()

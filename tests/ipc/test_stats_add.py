@@ -18,8 +18,9 @@ import pyarrow.ipc as pa_ipc
 import pytest
 
 import arrowmm
-from arrowmm.ipc import add_statistics, footer_statistics
-from arrowmm.ipc.statistics import STATISTICS_KEY
+from arrowmm.ipc import add_statistics
+from arrowmm.ipc.write import footer_statistics
+from arrowmm.ipc.core.statistics import STATISTICS_KEY
 
 ROWS = 10
 
@@ -179,7 +180,7 @@ def test_a_crash_mid_way_leaves_the_original_intact(tmp_path):
     before = src.read_bytes()
     script = (
         "import os, sys, arrowmm\n"
-        "from arrowmm.ipc import footer_statistics as fs\n"
+        "from arrowmm.ipc.write import footer_statistics as fs\n"
         "def dying(self, parts):\n"
         "    os.write(self.fd, bytes(memoryview(parts[2])[:100]))\n"
         "    os._exit(9)\n"

@@ -1,4 +1,4 @@
-"""Tensor and SparseTensor IPC messages (arrowmm.ipc.tensor, arrowmm.ipc.sparse_tensor).
+"""Tensor and SparseTensor IPC messages (arrowmm.ipc.tensor.dense, arrowmm.ipc.tensor.sparse).
 
 pyarrow is the oracle for dense tensors both ways (it writes and reads them); for sparse tensors
 pyarrow has no Python IPC, so arrowmm's layouts are compared with pyarrow's sparse objects built
@@ -23,7 +23,7 @@ from arrowmm.format._fbs.SparseTensorIndexCOO import SparseTensorIndexCOO as FbC
 from arrowmm.format._fbs.SparseTensorIndexCSF import SparseTensorIndexCSF as FbCSF
 from arrowmm.format._fbs.Tensor import Tensor as FbTensor
 from arrowmm.format import encode_sparse_tensor_message
-from arrowmm.ipc.tensor import frame_message
+from arrowmm.ipc.tensor.dense import frame_message
 
 NUMERIC = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float16", "float32", "float64"]
@@ -537,9 +537,9 @@ def test_sweep_prefixes_and_mutations(label, message):
 
 def test_docstring_examples():
     import doctest
-    import arrowmm.ipc.sparse_tensor
-    import arrowmm.ipc.tensor
-    for module in (arrowmm.ipc.tensor, arrowmm.ipc.sparse_tensor):
+    import arrowmm.ipc.tensor.dense
+    import arrowmm.ipc.tensor.sparse
+    for module in (arrowmm.ipc.tensor.dense, arrowmm.ipc.tensor.sparse):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.attempted > 0 and result.failed == 0, module.__name__
 

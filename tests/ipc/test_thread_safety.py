@@ -257,7 +257,7 @@ def test_indexed_stream_get_batch_from_threads(tmp_path, fast_switching):
     """``IndexedStreamReader.get_batch`` from several threads, in different orders, on a stream
     whose dictionaries are replaced and grown by deltas: each batch gets its own dictionaries."""
     pa = pytest.importorskip("pyarrow", reason="pyarrow writes the stream")
-    from arrowmm.ipc.indexed import index_stream
+    from arrowmm.ipc.read.indexed import index_stream
     path = str(tmp_path / "d.arrows")
     n = 12
     expected = _replacing_dictionaries_stream(pa, path, n)
@@ -304,7 +304,7 @@ def test_dictionary_lookups_race_deltas(switch_at_every_line):
     state and could put an older dictionary back in force ("dictionary index 7 out of range for
     a dictionary of 7 values" in later batches); with a switch at every line this test
     failed in each of 3 runs of the old code (deltas lost from the state)."""
-    from arrowmm.ipc.dictionaries import DictionaryMemo
+    from arrowmm.ipc.core.dictionaries import DictionaryMemo
     schema = arrowmm.schema([arrowmm.field("g", arrowmm.dictionary(arrowmm.int32(), arrowmm.string()))])
     dict_id = schema.field(0).dictionary_id
     n = 300

@@ -16,7 +16,7 @@ import pyarrow.ipc as ipc
 import pytest
 
 import arrowmm
-from arrowmm.ipc.statistics import STATISTICS_KEY
+from arrowmm.ipc.core.statistics import STATISTICS_KEY
 
 
 def _pa_file(path_or_bytes):
@@ -280,6 +280,6 @@ def test_appending_a_pandas_frame_to_a_file_polars_wrote(tmp_path):
 def test_the_writer_docstring_examples_run():
     import doctest
 
-    import arrowmm.ipc.writer as writer
+    import arrowmm.ipc.write.writer as writer
     result = doctest.testmod(writer, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0

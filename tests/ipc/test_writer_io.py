@@ -35,7 +35,7 @@ from tests.support.writer_support import (CASES, FORMATS, N, assert_batches_equa
                                           write_mm)
 
 import arrowmm
-import arrowmm.ipc.writer
+import arrowmm.ipc.write.writer
 
 
 def _sample(n_batches=5, rows=N):
@@ -203,7 +203,7 @@ def test_failing_close_leaves_nothing(tmp_path, monkeypatch):
     def broken_footer(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(arrowmm.ipc.writer, "encode_footer", broken_footer)
+    monkeypatch.setattr(arrowmm.ipc.write.writer, "encode_footer", broken_footer)
     w = arrowmm.new_file(tmp_path / "out.arrow", mm[0].schema)
     w.write(mm[0])
     with pytest.raises(OSError, match="disk full"):

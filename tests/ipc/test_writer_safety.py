@@ -564,7 +564,7 @@ def test_unify_dictionaries_merges_fields_sharing_an_id():
 def test_atomic_target_commit_without_replacing(tmp_path):
     """``commit(replace=False)`` (for create-once names: the Spark commit's manifests) never
     clobbers an existing file; the temporary goes either way."""
-    from arrowmm.ipc.io import atomic_target
+    from arrowmm.ipc.core.files import atomic_target
     path = tmp_path / "once"
     for data, want in ((b"first", b"first"), (b"second", b"first")):
         target = atomic_target(path)

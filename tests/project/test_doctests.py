@@ -5,11 +5,11 @@ import sys
 import pytest
 
 import arrowmm._core._region
-import arrowmm.ipc.reader
+import arrowmm.ipc.read.file_reader
 from arrowmm.arrays import chunked, table
 from arrowmm.dataset import scan
 
-MODULES = [arrowmm.ipc.reader, sys.modules["arrowmm.ipc.repair"],  # (ipc.repair is the function)
+MODULES = [arrowmm.ipc.read.file_reader, sys.modules["arrowmm.ipc.write.repair"],  # (ipc.write.repair is the function)
            arrowmm._core._region, table, chunked, scan]
 
 

@@ -21,10 +21,15 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.absp
 # named upward calls, filled from above at import) sits on the ground with ``errors`` and
 # ``limits``.  ``_core`` (the Cython kernels and the C ABI) imports only ``errors`` and
 # ``limits``, so it sits below ``types``: the types' ``__arrow_c_schema__`` reach the C
-# interface through ``hooks.export_c_schema``, which ``interop._cdata`` fills.
+# interface through ``hooks.export_c_schema``, which ``interop._cdata`` fills.  ``ipc`` is
+# ranked by role inside: the core both sides share (framing, sinks, compression, byte order,
+# dictionaries, statistics), then reading, then writing (the writers take readers as input, and
+# append, footer statistics and repair read the file they rewrite), then tensors; its own top
+# level (the package's face and the message-level API, which both reads and writes) sits above.
 LAYERS = [
     ("errors",), ("hooks", "limits"), ("_core",), ("types",),
-    ("format",), ("arrays",), ("compute",), ("interop",), ("ipc",),
+    ("format",), ("arrays",), ("compute",), ("interop",),
+    ("ipc.core",), ("ipc.read",), ("ipc.write",), ("ipc.tensor",), ("ipc",),
     ("shm", "dataset"), ("spark",), ("cli",), ("__init__", "__main__"),
 ]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
@@ -127,10 +132,13 @@ def same_subpackage(me, target):
 
 
 def _layer(module):
-    parts = module.split(".")
-    if len(parts) == 1:
-        return RANK["__init__"]
-    return RANK.get(parts[1], RANK["__init__"])
+    """The rank of the longest ranked prefix of ``module`` (``arrowmm.ipc.read.loader`` is
+    ``ipc.read``; ``arrowmm.ipc.messages`` is ``ipc``)."""
+    parts = module.split(".")[1:]
+    for n in range(len(parts), 0, -1):
+        if ".".join(parts[:n]) in RANK:
+            return RANK[".".join(parts[:n])]
+    return RANK["__init__"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -178,7 +186,7 @@ def test_function_level_imports_stay_inside_their_subpackage():
 
 def test_same_subpackage_is_one_room():
     assert same_subpackage("arrowmm.arrays.base", "arrowmm.arrays.selection")
-    assert same_subpackage("arrowmm.ipc.reader", "arrowmm.ipc")  # (the package's face)
+    assert same_subpackage("arrowmm.ipc.read.file_reader", "arrowmm.ipc")  # (the package's face)
     assert not same_subpackage("arrowmm.arrays.base", "arrowmm.interop.build")
     assert not same_subpackage("arrowmm.hooks", "arrowmm.errors")
     assert same_subpackage("arrowmm.types", "arrowmm.types.base")
@@ -235,10 +243,23 @@ def test_the_checker_sees_imports():
     """The checks above are only as good as the import reader: it must find real edges."""
     _, details = _graph()
     seen = {(me, target) for me, target, _ in details}
-    assert ("arrowmm.ipc.loader", "arrowmm.arrays.array") in seen
+    assert ("arrowmm.ipc.read.loader", "arrowmm.arrays.array") in seen
     assert ("arrowmm.interop._cdata", "arrowmm._core._region") in seen
-    assert ("arrowmm.ipc._batch_walk", "arrowmm._core._cabi") in seen  # (a cimport)
+    assert ("arrowmm.ipc.read._batch_walk", "arrowmm._core._cabi") in seen  # (a cimport)
     assert ("arrowmm.types.base", "arrowmm.hooks") in seen
     # (a function-level import inside one subpackage: seen, and not an import-time edge)
     assert ("arrowmm.arrays.base", "arrowmm.arrays.selection", True) in details
     assert len(seen) > 100
+
+
+def test_ipc_is_ranked_by_role():
+    """Inside ``ipc``: core, then reading, then writing, then tensors, then the face; and every
+    subpackage of ``ipc`` has a rank of its own (a new one would otherwise sit at the top)."""
+    order = ["arrowmm.ipc.core.framing", "arrowmm.ipc.read.loader", "arrowmm.ipc.write.writer",
+             "arrowmm.ipc.tensor.dense", "arrowmm.ipc.messages", "arrowmm.shm"]
+    ranks = [_layer(m) for m in order]
+    assert ranks == sorted(set(ranks)), dict(zip(order, ranks))
+    ipc = os.path.join(ROOT, "ipc")
+    subpackages = sorted(d for d in os.listdir(ipc)
+                         if os.path.exists(os.path.join(ipc, d, "__init__.py")))
+    assert subpackages and [d for d in subpackages if f"ipc.{d}" not in RANK] == []

@@ -25,7 +25,7 @@ import pytest
 
 import arrowmm
 from arrowmm.format.batch_header import record_batch_message, record_batch_template
-from arrowmm.ipc.encoder import FlatBatch, flatten
+from arrowmm.ipc.write.encoder import FlatBatch, flatten
 from arrowmm.shm import Channel
 
 pytestmark = pytest.mark.skipif(not (sys.platform.startswith("linux") and os.path.isdir("/dev/shm")),

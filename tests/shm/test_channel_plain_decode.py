@@ -26,7 +26,7 @@ import arrowmm
 from arrowmm._core._shmsync import plain_header
 from arrowmm.errors import ArrowInvalid
 from arrowmm.format.batch_header import record_batch_template
-from arrowmm.ipc.encoder import FlatBatch, flatten, flatten_columns
+from arrowmm.ipc.write.encoder import FlatBatch, flatten, flatten_columns
 from arrowmm.shm import Channel
 
 pytestmark = pytest.mark.skipif(not (sys.platform.startswith("linux") and os.path.isdir("/dev/shm")),

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 import arrowmm
-from arrowmm.ipc.statistics import STATISTICS_KEY
+from arrowmm.ipc.core.statistics import STATISTICS_KEY
 from arrowmm.spark import jar as jvm_jar
 
 pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")

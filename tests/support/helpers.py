@@ -8,7 +8,7 @@ and compare what arrowmm reads with what pyarrow (the behavioural oracle) reads.
   stream-format paths through ``open_stream(path)``, ``open_stream(bytes)``,
   ``open_stream(io.BytesIO)``, ``open_stream`` over an ``os.pipe()`` fed by a thread and over a
   file object giving short reads, ``arrowmm.open(path)``, ``arrowmm.open(BytesIO)``, and
-  ``arrowmm.ipc.message.MessageDecoder`` pushed random-sized chunks.  A file's data section is itself
+  ``arrowmm.ipc.core.framing.MessageDecoder`` pushed random-sized chunks.  A file's data section is itself
   a stream (magic, padding, stream, EOS, then the footer), so file paths also run the stream
   paths over it.
 * ``pa_read(path)``: pyarrow's reading of the same file, the oracle.
@@ -31,7 +31,7 @@ import pyarrow as pa
 import pytest
 
 import arrowmm
-from arrowmm.ipc.message import MessageDecoder, read_message_at
+from arrowmm.ipc.core.framing import MessageDecoder, read_message_at
 
 MAGIC = b"ARROW1"
 
@@ -720,7 +720,7 @@ def torn_append(path, tail: bytes) -> int:
     """Leave what an append killed mid-write leaves: padding, the append marker that says an
     append from the old end is in progress, then ``tail`` (a message cut short); the number
     of bytes added."""
-    from arrowmm.ipc import trailer
+    from arrowmm.ipc.read import trailer
     data = open(path, "rb").read()
     end = len(data)
     footer_len = int.from_bytes(data[end - 10:end - 6], "little")

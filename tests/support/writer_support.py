@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import arrowmm
-from arrowmm.ipc.message import read_message_at
+from arrowmm.ipc.core.framing import read_message_at
 from tests.support.helpers import map_type
 
 FORMATS = ("file", "stream")

@@ -8,6 +8,7 @@ import pytest
 
 import arrowmm
 from arrowmm import types as t
+from arrowmm.arrays.array import array_class
 
 # the public names each module defined before the split (its own, not the ones it imported),
 # less the registration functions that ``arrowmm.hooks`` replaced (issue 33):
@@ -73,3 +74,22 @@ def test_contract_type_names_keep_working():
 ])
 def test_types_pickle_through_their_new_modules(dtype):
     assert pickle.loads(pickle.dumps(dtype)) == dtype
+
+
+@pytest.mark.parametrize("dtype", [
+    t.null(), t.bool_(), t.int64(), t.float16(), t.decimal128(10, 2), t.fixed_size_binary(4),
+    t.string(), t.large_binary(), t.string_view(), t.binary_view(),
+    t.list_(t.int8()), t.large_list(t.int8()), t.list_view(t.int8()), t.fixed_size_list(t.int8(), 2),
+    t.struct([t.field("a", t.int8())]), t.map_(t.string(), t.int8()),
+    t.dense_union([t.field("a", t.int8())], [0]), t.dictionary(t.int8(), t.string()),
+    t.run_end_encoded(t.int32(), t.int8()),
+    t.date32(), t.time64("us"), t.timestamp("ms"), t.duration("s"), t.month_interval(),
+], ids=str)
+def test_an_array_class_lives_in_the_module_named_as_its_types(dtype):
+    """``arrays/`` is named as ``types/``: a type in ``types.nested`` has its array class in
+    ``arrays.nested``, and so on; the times share ``PrimitiveArray`` with the numbers (their
+    values are fixed-width numbers too), so ``types.temporal``'s arrays are in ``primitive``."""
+    type_module = type(dtype).__module__.rsplit(".", 1)[1]
+    array_module = array_class(dtype).__module__
+    expected = "primitive" if type_module == "temporal" else type_module
+    assert array_module == f"arrowmm.arrays.{expected}", (str(dtype), type(dtype).__module__)

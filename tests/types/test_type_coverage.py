@@ -29,7 +29,7 @@ import pytest
 import arrowmm
 from arrowmm import types as t
 from arrowmm.arrays.concat import concat_arrays
-from arrowmm.ipc.statistics import column_statistics
+from arrowmm.ipc.core.statistics import column_statistics
 
 ROOT = pathlib.Path(arrowmm.__file__).parent
 
@@ -37,7 +37,7 @@ ROOT = pathlib.Path(arrowmm.__file__).parent
 TABLE_MODULES = [
     "arrowmm.arrays.array", "arrowmm.arrays.concat", "arrowmm.format.encode",
     "arrowmm.format.decode", "arrowmm.interop._cdata", "arrowmm.interop.from_python",
-    "arrowmm.ipc.loader", "arrowmm.ipc.encoder", "arrowmm.ipc.statistics",
+    "arrowmm.ipc.read.loader", "arrowmm.ipc.write.encoder", "arrowmm.ipc.core.statistics",
 ]
 
 #: classes under DataType that are no Arrow type of their own
@@ -256,7 +256,7 @@ def _stored(value, dtype):
 def test_statistics(cls):
     dtype, oracle = _sample(cls)
     stats = column_statistics(arrowmm.array(oracle))
-    from arrowmm.ipc.statistics import TYPE_TABLES
+    from arrowmm.ipc.core.statistics import TYPE_TABLES
     if TYPE_TABLES["statistics bounds"][cls] is None:  # decided: no bounds for this type
         assert stats is None
         return

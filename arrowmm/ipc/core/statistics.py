@@ -1,0 +1,270 @@
+"""Per-batch column statistics (min, max, null count) recorded by arrowmm's writers.
+
+Readers use them to skip record batches that cannot match a filter without
+decoding them (the Spark source's filter pushdown does).  Other Arrow readers
+ignore them: they live in custom metadata under one namespaced key,
+``arrowmm:statistics``, whose value is JSON:
+
+* IPC file: the footer's custom metadata holds every batch::
+
+      {"version": 1, "columns": ["x", "s"],
+       "batches": [{"rows": 3, "columns": {"x": {"nulls": 0, "min": 1, "max": 7}, ...}}, ...]}
+
+* IPC stream: each record batch message's custom metadata holds its own
+  ``{"version": 1, "rows": ..., "columns": {...}}``.
+
+A column has an entry only when its type is supported (top-level booleans,
+integers, floats, decimals, dates, times, timestamps, durations, strings and
+binaries; not nested or dictionary columns) and its name is its own (two columns of one
+name get none).  ``nulls`` is always present;
+``min``/``max`` are absent when every value is null.  Values are stored as
+the column's physical values: integers (temporal values in the column's unit,
+decimals unscaled, booleans as 0/1), floats (``"inf"``/``"-inf"`` as strings,
+NaN excluded from min/max and reported by ``"nan": true``), strings as JSON
+strings, binaries as hex.  String and binary bounds are kept only up to
+``MAX_BOUND_BYTES``: a longer minimum is stored truncated (still a lower
+bound), a longer maximum is omitted.
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from ... import types as t
+from ..._core._offsets import binary_extremes
+from ...errors import ArrowInvalid
+
+__all__ = ["STATISTICS_KEY", "MAX_BOUND_BYTES", "batch_statistics", "column_statistics",
+           "encode_file_statistics", "encode_batch_statistics", "decode_statistics",
+           "supports_statistics", "unique_names"]
+
+STATISTICS_KEY = "arrowmm:statistics"
+VERSION = 1
+MAX_BOUND_BYTES = 256
+
+
+def supports_statistics(dtype: t.DataType) -> bool:
+    """Whether arrowmm records min/max for columns of ``dtype``."""
+    return _BOUNDS.get(type(dtype)) is not None
+
+
+def column_statistics(array, max_bound_bytes: Optional[int] = MAX_BOUND_BYTES) -> Optional[dict]:
+    """``{"nulls": n, "min": .., "max": ..}`` of one array, or None for unsupported types.
+
+    ``max_bound_bytes``: string and binary bounds longer than this are cut (a minimum) or
+    left out (a maximum), as the writers store them; None keeps them whole (what
+    ``arrowmm stats`` shows)."""
+    dtype = array.type
+    if not supports_statistics(dtype):
+        return None
+    nulls = int(array.null_count)
+    out: dict = {"nulls": nulls}
+    if nulls == len(array):
+        return out
+    _BOUNDS[type(dtype)](array, dtype, out, max_bound_bytes)
+    return out
+
+
+def unique_names(names) -> set:
+    """The column names that name one column: statistics are keyed by name, so a name two
+    columns share gets none (else one column's bounds would be read as the other's)."""
+    seen, twice = set(), set()
+    for name in names:
+        (twice if name in seen else seen).add(name)
+    return seen - twice
+
+
+def batch_statistics(batch) -> Dict[str, dict]:
+    """Statistics of every supported top-level column of ``batch`` whose name is its own, by
+    column name."""
+    out = {}
+    unique = unique_names(batch.schema.names)
+    for field, column in zip(batch.schema, batch.storage_columns):
+        if field.name not in unique:
+            continue
+        try:
+            stats = column_statistics(column)
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"column {field.name!r}: {exc}") from None
+        if stats is not None:
+            out[field.name] = stats
+    return out
+
+
+def encode_batch_statistics(batch) -> str:
+    """The JSON a stream writer stores in a record batch message's metadata."""
+    return json.dumps({"version": VERSION, "rows": batch.num_rows,
+                       "columns": batch_statistics(batch)}, separators=(",", ":"))
+
+
+def encode_file_statistics(names: List[str], batches: List[dict]) -> str:
+    """The JSON a file writer stores in the footer: ``batches`` are ``{"rows", "columns"}``."""
+    return json.dumps({"version": VERSION, "columns": list(names), "batches": batches},
+                      separators=(",", ":"))
+
+
+def decode_statistics(text: Optional[str]) -> Optional[dict]:
+    """The parsed statistics document, or None when absent, malformed or of another version.
+
+    Statistics only ever let a reader skip work, so a damaged document is
+    ignored rather than trusted or fatal.
+    """
+    if not text:
+        return None
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(doc, dict) or doc.get("version") != VERSION:
+        return None
+    return doc
+
+
+# -- bounds per physical kind -------------------------------------------------------------------
+def _valid_values(array, values: np.ndarray) -> np.ndarray:
+    if array.null_count:
+        return values[array.is_valid()]
+    return values
+
+
+def _numeric_bounds(array, dtype, out: dict) -> None:
+    if isinstance(dtype, t.BoolType):
+        values = np.asarray(array.to_numpy(zero_copy_only=False), dtype=bool)
+        values = _valid_values(array, values)
+        out["min"], out["max"] = int(values.min()), int(values.max())
+        return
+    values = _valid_values(array, _raw_numpy(array, dtype))
+    if isinstance(dtype, t.FloatType):
+        values = values.astype(np.float64) if values.dtype != np.float64 else values
+        nan = np.isnan(values)
+        if nan.any():
+            out["nan"] = True
+            values = values[~nan]
+            if not len(values):
+                return
+        out["min"], out["max"] = _float(values.min()), _float(values.max())
+    else:
+        out["min"], out["max"] = int(values.min()), int(values.max())
+
+
+def _raw_numpy(array, dtype) -> np.ndarray:
+    """The stored values (integers for temporal types) as a numpy view."""
+    width = dtype.byte_width
+    if isinstance(dtype, (t.IntType, t.FloatType)):
+        np_dtype = dtype.numpy_dtype
+    else:  # dates, times, timestamps, durations: signed integers in the column's unit
+        np_dtype = np.dtype(f"=i{width}")
+    start = array.offset * width
+    data = memoryview(array.buffers()[1])[start:start + len(array) * width]
+    return np.frombuffer(data, dtype=np_dtype)
+
+
+def _float(x) -> object:
+    x = float(x)
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def _decimal_bounds(array, dtype, out: dict) -> None:
+    width = dtype.byte_width
+    data = array.buffers()[1]
+    start = array.offset * width
+    raw = np.frombuffer(memoryview(data)[start:start + len(array) * width], dtype=np.uint8)
+    raw = raw.reshape(len(array), width)
+    if array.null_count:
+        raw = raw[array.is_valid()]
+    limbs = raw.view("<u8" if width >= 8 else f"<u{width}")  # little-endian limbs, low first
+    out["min"] = _extreme_decimal(limbs, width, np.argmin)
+    out["max"] = _extreme_decimal(limbs, width, np.argmax)
+
+
+def _extreme_decimal(limbs: np.ndarray, width: int, pick) -> int:
+    """Min or max of two's-complement integers stored as little-endian limbs (O(n) per limb)."""
+    candidates = np.arange(len(limbs))
+    top = limbs[:, -1].view(limbs.dtype.str.replace("u", "i"))  # the signed most significant limb
+    keys = [top] + [limbs[:, k] for k in range(limbs.shape[1] - 2, -1, -1)]
+    for key in keys:
+        col = key[candidates]
+        best = col[pick(col)]
+        candidates = candidates[col == best]
+        if len(candidates) == 1:
+            break
+    return int.from_bytes(limbs[candidates[0]].tobytes(), "little", signed=True)
+
+
+def _bytes_extremes(array, dtype):
+    """The smallest and largest non-null value as bytes, in byte order (which is also code point
+    order for UTF-8): compared in C over the offsets for binary and string columns."""
+    if isinstance(dtype, t.BinaryType):
+        offsets = array.value_offsets()
+        data = array._buffers[2]
+        lo, hi = binary_extremes(data, offsets, len(array),
+                                 array.validity if array.null_count else None, array.offset,
+                                 f"{dtype} column")
+        view = memoryview(data)
+        return (bytes(view[int(offsets[lo]):int(offsets[lo + 1])]),
+                bytes(view[int(offsets[hi]):int(offsets[hi + 1])]))
+    values = [v for v in array.to_pylist() if v is not None]
+    utf8 = isinstance(dtype, (t.BinaryType, t.BinaryViewType)) and dtype.utf8
+    lo, hi = min(values), max(values)
+    return (lo.encode(), hi.encode()) if utf8 else (bytes(lo), bytes(hi))
+
+
+def _bytes_bounds(array, dtype, out: dict, limit: Optional[int]) -> None:
+    utf8 = isinstance(dtype, (t.BinaryType, t.BinaryViewType)) and dtype.utf8
+    lo_b, hi_b = _bytes_extremes(array, dtype)
+    limit = max(len(lo_b), len(hi_b)) if limit is None else limit
+    if len(lo_b) > limit:
+        lo_b = lo_b[:limit]
+        if utf8:  # cut on a character boundary: still a prefix, so still <= every value
+            lo_b = _whole_characters(lo_b)
+    out["min"] = _text(lo_b) if utf8 else lo_b.hex()
+    if len(hi_b) <= limit:
+        out["max"] = _text(hi_b) if utf8 else hi_b.hex()
+
+
+def _whole_characters(cut: bytes) -> bytes:
+    """``cut`` (UTF-8 cut short) less the one character the cut split, if any: a prefix of it,
+    so still a lower bound.  (Decoding with errors="ignore" also dropped invalid bytes inside
+    it, which can make the result larger than the value: those are left for ``_text``.)"""
+    try:
+        cut.decode()
+    except UnicodeDecodeError as exc:
+        if exc.end == len(cut) and exc.reason == "unexpected end of data":
+            return cut[:exc.start]
+    return cut
+
+
+def _text(value: bytes) -> str:
+    try:
+        return value.decode()
+    except UnicodeDecodeError as exc:
+        raise ArrowInvalid(f"string column statistics: a bound is not valid UTF-8 ({exc})") from None
+
+
+def _numeric(array, dtype, out: dict, limit: Optional[int]) -> None:
+    _numeric_bounds(array, dtype, out)
+
+
+def _decimal(array, dtype, out: dict, limit: Optional[int]) -> None:
+    _decimal_bounds(array, dtype, out)
+
+
+#: how each type class's min/max is found; None: decided, no bounds for this type (nested,
+#: encoded and interval values have no order a filter could use; null columns no values)
+_BOUNDS = {
+    t.BoolType: _numeric, t.IntType: _numeric, t.FloatType: _numeric,
+    t.DateType: _numeric, t.TimeType: _numeric, t.TimestampType: _numeric,
+    t.DurationType: _numeric, t.DecimalType: _decimal, t.BinaryType: _bytes_bounds,
+    t.BinaryViewType: _bytes_bounds, t.FixedSizeBinaryType: _bytes_bounds,
+    t.NullType: None, t.IntervalType: None, t.ListType: None, t.ListViewType: None,
+    t.FixedSizeListType: None, t.StructType: None, t.MapType: None, t.UnionType: None,
+    t.DictionaryType: None, t.RunEndEncodedType: None,
+}
+
+#: this module's type-keyed tables, for tests/types/test_type_coverage.py
+TYPE_TABLES = {"statistics bounds": _BOUNDS}

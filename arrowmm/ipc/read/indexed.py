@@ -1,0 +1,159 @@
+"""Random access to the record batches of an IPC *stream* held in a file or buffer.
+
+The stream format has no footer, so ``index_stream`` scans the message
+headers once (bodies are skipped, nothing is decoded) and keeps where each
+message starts.  ``get_batch(i)`` then reads batch ``i`` directly, with the
+dictionaries as they stood at that point of the stream (deltas and
+replacements applied in order).  The index (``reader.entries``) is a small
+list that can be saved or sent elsewhere (the Spark source ships slices of it
+to its tasks) and handed back to skip the scan.
+"""
+from __future__ import annotations
+
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from ...arrays.batch import RecordBatch
+from ..core.dictionaries import DictionaryMemo
+from ...errors import ArrowInvalid, ArrowNotImplementedError
+from ..core.framing import Message, message_end, read_message_at
+from ...format import MessageHeader
+from ..core.files import MAGIC
+from .file_reader import BatchWhere, ReaderBase, batch_index, region_of
+
+__all__ = ["IndexedStreamReader", "index_stream", "select_entries"]
+
+_RECORD_BATCH = MessageHeader.RecordBatch
+_DICTIONARY = MessageHeader.DictionaryBatch
+
+
+class IndexedStreamReader(ReaderBase):
+    """An IPC stream with ``FileReader``'s random access (``get_batch``, ``len``, iteration).
+
+    ``entries``: ``(header type, byte offset)`` of the dictionary and record
+    batch messages, in stream order; by default found by scanning the stream
+    once.  A subset that keeps the dictionary messages preceding its batches
+    (as ``entries_for`` returns) reads those batches alone.
+    """
+
+    def __init__(self, source, entries: Optional[Sequence[Tuple[int, int]]] = None):
+        super().__init__()
+        region = self._region = region_of(source)
+        self._description = region.description
+        start = 8 if region.size >= 8 and region.view(0, 6).to_bytes() == MAGIC else 0
+        first = read_message_at(region, start, 0)
+        if first is None or first.record.header_type != MessageHeader.Schema:
+            found = "end of stream" if first is None else f"a {first.kind} message"
+            raise ArrowInvalid(f"{self._description}: stream starts with {found}, expected Schema")
+        self.schema = first.header
+        self.version = first.record.version
+        self._dict_plans = {}
+        self.entries: List[Tuple[int, int]] = (self._scan(message_end(first)) if entries is None
+                                               else [(int(k), int(o)) for k, o in entries])
+        self._batches = [i for i, (kind, _) in enumerate(self.entries) if kind == _RECORD_BATCH]
+        # _dictionaries_before[p]: how many dictionary messages precede entry p, i.e. which
+        # dictionary state a batch at p reads.
+        self._dictionaries_before = []
+        count = 0
+        for kind, _ in self.entries:
+            self._dictionaries_before.append(count)
+            count += kind == _DICTIONARY
+        self._dictionary_entries = [i for i, (kind, _) in enumerate(self.entries)
+                                    if kind == _DICTIONARY]
+        self._memo = DictionaryMemo(self.schema, file_mode=False)
+        # _states[k]: the dictionaries after the first k dictionary messages, frozen (a lookup
+        # over immutable generations: a shallow copy each).  Built forward only, once, so any
+        # order of get_batch reads each dictionary message once (reverse order was quadratic:
+        # an earlier batch replayed the stream from its start).
+        self._states = [self._memo.snapshot()]
+
+    def _scan(self, pos: int) -> List[Tuple[int, int]]:
+        entries = []
+        index = 1
+        while True:
+            msg = read_message_at(self._region, pos, index)
+            if msg is None:
+                return entries
+            kind = msg.record.header_type
+            if kind not in (_RECORD_BATCH, _DICTIONARY):
+                where = f"{self._description}: message {index} (byte {pos})"
+                if kind == MessageHeader.Schema:
+                    raise ArrowInvalid(f"{where}: a second schema message in the stream")
+                raise ArrowNotImplementedError(f"{where}: {msg.kind} message inside a record batch stream")
+            entries.append((kind, pos))
+            pos = message_end(msg)
+            index += 1
+
+    @property
+    def num_record_batches(self) -> int:
+        """How many record batches the index lists."""
+        return len(self._batches)
+
+    def __len__(self):
+        return len(self._batches)
+
+    def batch_extents(self) -> List[Tuple[int, int]]:
+        """``(byte offset, byte length)`` of each record batch message (header and body)."""
+        out = []
+        for i in self._batches:
+            offset = self.entries[i][1]
+            out.append((offset, message_end(self._read(i, _RECORD_BATCH)) - offset))
+        return out
+
+    def batch_metadata(self, i: int):
+        """The custom metadata of record batch ``i``'s message (its header only is read)."""
+        return self._read(self._batches[i], _RECORD_BATCH).record.metadata
+
+    def entries_for(self, batches: Sequence[int]) -> List[Tuple[int, int]]:
+        """The entries that read ``batches`` (indices into this reader): those batches and
+        every dictionary message before the last of them, in stream order."""
+        return select_entries(self.entries, batches)
+
+    def _read(self, position: int, kind: int) -> Message:
+        self._check_open()
+        offset = self.entries[position][1]
+        msg = read_message_at(self._region, offset, position + 1)
+        if msg is None or msg.record.header_type != kind:
+            found = "end of stream" if msg is None else f"a {msg.kind} message"
+            raise ArrowInvalid(f"{self._description}: byte {offset}: expected a "
+                               f"{MessageHeader.NAMES[kind]} message, found {found}")
+        return msg
+
+    def _dictionaries_at(self, position: int):
+        """The dictionaries as they stood just before entry ``position`` (a frozen lookup)."""
+        wanted = self._dictionaries_before[position]
+        while len(self._states) <= wanted:
+            i = self._dictionary_entries[len(self._states) - 1]
+            msg = self._read(i, _DICTIONARY)
+            self._dictionary_batch(msg, self._memo, f"dictionary message at byte {msg.offset}")
+            self._states.append(self._memo.snapshot())
+        return self._states[wanted]
+
+    def get_batch(self, i: int) -> RecordBatch:
+        """Record batch ``i`` (negative counts from the end); columns decode when touched."""
+        k = batch_index(i, len(self._batches))
+        position = self._batches[k]
+        with self._lock:  # the memo moves forward: one thread at a time
+            dictionaries = self._dictionaries_at(position)
+        msg = self._read(position, _RECORD_BATCH)
+        return self._record_batch(msg, dictionaries, BatchWhere(k, msg.offset))
+
+    def __iter__(self) -> Iterator[RecordBatch]:
+        for i in range(len(self._batches)):
+            yield self.get_batch(i)
+
+    def __repr__(self):
+        return f"<arrowmm.IndexedStreamReader {self.num_record_batches} batches>\n{self.schema}"
+
+
+def select_entries(entries: Sequence[Tuple[int, int]], batches: Sequence[int]) -> List[Tuple[int, int]]:
+    """The entries that read record batches ``batches`` (0-based among the batch entries):
+    those batches and every dictionary message before the last of them, in stream order."""
+    positions = [i for i, (kind, _) in enumerate(entries) if kind == _RECORD_BATCH]
+    wanted = {positions[b] for b in batches}
+    last = max(wanted, default=-1)
+    return [tuple(e) for i, e in enumerate(entries) if i in wanted or (e[0] == _DICTIONARY and i < last)]
+
+
+def index_stream(source, entries: Optional[Sequence[Tuple[int, int]]] = None) -> IndexedStreamReader:
+    """Random access to a stream in a file (path, mapped) or buffer: see ``IndexedStreamReader``."""
+    return IndexedStreamReader(source, entries)

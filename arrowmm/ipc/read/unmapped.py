@@ -1,0 +1,165 @@
+"""Reading IPC files without mapping them: ``open_file(path, mmap=False)``.
+
+A mapped file is read where it lies: if another program truncates it, touching
+a lost page kills the process with SIGBUS; if it rewrites it in place, arrays
+already handed out change under their reader.  The readers here read each
+message into memory of their own instead (``os.preadv`` of exactly the
+message's bytes, when the batch is asked for), so a file that shrinks raises
+``ArrowInvalid`` and what was read stays as it was read.  They cost one read
+per batch and the memory of the batches held.
+"""
+from __future__ import annotations
+
+import builtins
+import os
+import stat
+
+import numpy as np
+
+from ..._core._region import Region, as_view
+from ...errors import ArrowInvalid
+from ..core.framing import read_message_at
+from ..core.files import MAGIC
+from .file_reader import FileReader, StreamReader
+from .file_mapping import FileChanged
+from .source import FileSource, check_message
+
+__all__ = ["PreadFile", "UnmappedFileReader", "UnmappedStreamReader", "open_unmapped"]
+
+_ALIGN = 64
+
+
+def _read_into(fd: int, out: np.ndarray, offset: int) -> int:
+    """Read bytes at ``offset`` into ``out``; how many (0 at the end of the file)."""
+    if hasattr(os, "preadv"):
+        return os.preadv(fd, [memoryview(out)], offset)
+    data = os.pread(fd, len(out), offset)  # (no preadv: one copy more)
+    out[:len(data)] = np.frombuffer(data, dtype=np.uint8)
+    return len(data)
+
+
+class PreadFile(FileSource):
+    """An open regular file read by offset, its size fixed when opened: a ``FileReader``'s
+    source (``arrowmm.ipc.read.source``) that maps nothing.
+
+    ``pread(offset, length, what)`` returns a 64-byte aligned buffer of its own; a read that
+    comes back short (the file was truncated) raises ``ArrowInvalid``.  ``view`` is the same
+    as a bounds-checked ``BufferView``, which is what ``FileReader`` reads its footer through;
+    ``message`` reads a whole message into memory of its own.
+    """
+
+    maps_nothing = "this reader was opened with mmap=False: it maps nothing"
+    pickle_refusal = "a reader of a file opened with mmap=False cannot be pickled"
+
+    def __init__(self, path):
+        self.description = os.fspath(path)
+        if isinstance(self.description, bytes):
+            self.description = os.fsdecode(self.description)
+        self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            st = os.fstat(self._fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(f"{self.description} is a directory")
+            self.size = st.st_size if stat.S_ISREG(st.st_mode) else 0
+        except BaseException:
+            os.close(self._fd)
+            raise
+
+    def pread(self, offset: int, length: int, what: str = "bytes") -> np.ndarray:
+        if self._fd < 0:
+            raise ArrowInvalid(f"{self.description}: the file is closed")
+        if offset < 0 or length < 0 or offset + length > self.size:
+            raise ArrowInvalid(f"{self.description}: {what}: bytes {offset}..{offset + length} lie "
+                               f"outside the {self.size}-byte file")
+        raw = np.empty(length + _ALIGN, dtype=np.uint8)
+        start = (-raw.ctypes.data) % _ALIGN
+        out = raw[start:start + length]
+        got = 0
+        while got < length:
+            n = _read_into(self._fd, out[got:], offset + got)
+            if n == 0:
+                raise FileChanged(
+                    f"{self.description}: {what}: read {got} of {length} bytes at byte {offset}: "
+                    f"the file was truncated while open (it had {self.size} bytes when opened)")
+            got += n
+        return out
+
+    def view(self, offset: int, length: int, what: str = "bytes"):
+        return as_view(self.pread(offset, length, what), description=f"{what} of {self.description}")
+
+    def message(self, offset: int, meta_len: int, body_len: int, index: int, kind: int,
+                where, data_end: int):
+        """The message at a Block, read whole (``meta_len + body_len`` bytes) into memory of its
+        own and checked against the Block."""
+        data = self.pread(offset, meta_len + body_len, str(where))
+        chunk = Region(data, description=f"{where} of {self.description}")
+        try:
+            msg = read_message_at(chunk, 0, index, expected_body_length=body_len)
+        except ArrowInvalid as exc:
+            raise ArrowInvalid(f"{where}: {exc}") from None
+        check_message(msg, where, meta_len, len(data), kind)
+        msg.offset = offset
+        return msg
+
+    def reopen(self) -> "PreadFile":
+        self.close()
+        return PreadFile(self.description)
+
+    def changed(self) -> bool:
+        if self._fd < 0:
+            return False
+        try:
+            return os.stat(self.description).st_size != self.size or \
+                os.fstat(self._fd).st_size != self.size
+        except OSError:
+            return True
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def __del__(self):
+        self.close()
+
+    def __repr__(self):
+        return f"<arrowmm.PreadFile {self.description!r} size={self.size}>"
+
+
+class UnmappedFileReader(FileReader):
+    """A ``FileReader`` over a ``PreadFile``: the footer read when opened, each message when
+    asked for, into memory of its own (``open_file(path, mmap=False)``)."""
+
+    def __init__(self, path, **options):
+        source = PreadFile(path)
+        try:
+            super().__init__(source, **options)
+        except BaseException:
+            source.close()
+            raise
+
+
+class UnmappedStreamReader(StreamReader):
+    """A ``StreamReader`` over a path read as a file object, message by message, into memory
+    of its own (``open_stream(path, mmap=False)``).  A file in the IPC file format reads as
+    the stream it holds."""
+
+    def __init__(self, path, **options):
+        f = builtins.open(path, "rb")
+        try:
+            if f.read(8)[:6] != MAGIC:
+                f.seek(0)
+            super().__init__(f, **options)
+        except BaseException:
+            f.close()
+            raise
+        self._owned = f  # (closed with the reader)
+
+
+def open_unmapped(path):
+    """``arrowmm.open(path, mmap=False)``: a file or stream reader by the file's first bytes."""
+    with builtins.open(path, "rb") as f:
+        head = f.read(6)
+    if head == MAGIC:
+        return UnmappedFileReader(path)
+    return UnmappedStreamReader(path)

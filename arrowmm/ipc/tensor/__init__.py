@@ -1,0 +1,1 @@
+"""Tensors: the IPC ``Tensor`` (dense) and ``SparseTensor`` messages."""
