@@ -17,7 +17,7 @@ __all__ = ["export_schema", "export_array", "export_batch", "export_stream", "ex
 
 #: the type classes the C array import reads (an unlisted class is refused by name)
 IMPORTED_TYPES: frozenset[type]
-#: this module's type-keyed tables, for tests/test_type_coverage.py
+#: this module's type-keyed tables, for tests/types/test_type_coverage.py
 TYPE_TABLES: dict[str, object]
 
 def export_schema(obj: Union[DataType, Field, Schema]) -> SchemaCapsule: ...

@@ -651,14 +651,14 @@ _FIXED_WIDTH_IMPORTS = frozenset({
     t.IntType, t.FloatType, t.DecimalType, t.DateType, t.TimeType, t.TimestampType,
     t.DurationType, t.IntervalType, t.FixedSizeBinaryType})
 
-#: the type classes ``_import_node`` has a branch for (tests/test_type_coverage.py checks every
+#: the type classes ``_import_node`` has a branch for (tests/types/test_type_coverage.py checks every
 #: concrete class is here; an unlisted class is refused by name, never read by a wrong branch)
 IMPORTED_TYPES = _FIXED_WIDTH_IMPORTS | {
     t.NullType, t.BoolType, t.BinaryType, t.BinaryViewType, t.ListType, t.ListViewType,
     t.MapType, t.FixedSizeListType, t.StructType, t.UnionType, t.DictionaryType,
     t.RunEndEncodedType}
 
-#: this module's type-keyed tables, for tests/test_type_coverage.py
+#: this module's type-keyed tables, for tests/types/test_type_coverage.py
 TYPE_TABLES = {"C format of a type (export)": _FORMATTERS, "C array import": IMPORTED_TYPES}
 
 

@@ -11,7 +11,7 @@ _check_structure), and on any doubt it gives up (returns 0) instead of raising: 
 caller then decodes that column through the loader, which makes the copy the column
 needs (re-alignment) or raises the precise ArrowInvalid.  Types it does not know
 (views, unions, run-end encoded), compressed bodies and non-native byte order never
-reach it.  tests/test_batch_walk.py checks both paths agree on every corpus file.
+reach it.  tests/ipc/test_batch_walk.py checks both paths agree on every corpus file.
 
 Where it plugs in: ``SchemaPlan.c_walk`` compiles a ``_WalkProgram`` (a ``ColumnExporter``), which
 ``BatchLoader.c_export`` hands to ``interop._cdata``'s batch export; ``export_file_batches`` and

@@ -480,7 +480,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
    * IPC format writes them: a body holds its buffers end to end, in order, so a non-empty
    * buffer that starts before the non-empty one before it ends means a damaged header, which
    * read as it says would show other bytes of the body as its values.  The Python readers'
-   * check ({@code _overlap} in arrowmm/ipc/_batch_walk.pyx), with their words.
+   * check ({@code _overlap} in arrowmm/ipc/read/_batch_walk.pyx), with their words.
    */
   static void checkBufferOrder(RecordBatch rb, Buffer buf, String where) {
     long end = 0;
@@ -704,7 +704,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         // Offsets are checked, the bytes are not checked for UTF-8: a string that is not
         // UTF-8 reads as its bytes (Spark keeps them as they are), as with Spark's own file
         // sources, the Python source, and pyarrow's and arrowmm's reads short of full validation
-        // (issue 29's decision; tests/test_spark_jvm_damage.py pins it).
+        // (issue 29's decision; tests/spark/test_spark_jvm_damage.py pins it).
         if (n > 0) {
           checkOffsets(where, a1, l1, n, large, l2);
         }

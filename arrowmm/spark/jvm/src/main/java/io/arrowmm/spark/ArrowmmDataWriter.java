@@ -56,7 +56,7 @@ import org.apache.spark.unsafe.types.UTF8String;
  * One task's writer: rows go into Arrow vectors, every {@code maxRecordsPerBatch} rows (or
  * {@code maxBytesPerBatch} of string and binary values, default 64 MiB) become a record batch of an Arrow IPC file (Arrow Java's writer: 8-byte
  * aligned buffers, optionally LZ4_FRAME or ZSTD bodies), with each batch's statistics gathered
- * while its values are set and stored in the footer as {@code arrowmm/ipc/statistics.py} lays
+ * while its values are set and stored in the footer as {@code arrowmm/ipc/core/statistics.py} lays
  * them out.  The file is written under a hidden temporary name, fsynced, and named by the job's
  * commit ({@link CommitLog}); on a store without a cheap atomic rename ({@link HadoopStorage}:
  * object stores) under its final, attempt-unique name, invisible until a version lists it.
@@ -415,10 +415,10 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
       return 0;
     }
 
-    /** This batch's statistics of this column, as {@code arrowmm/ipc/statistics.py} writes. */
+    /** This batch's statistics of this column, as {@code arrowmm/ipc/core/statistics.py} writes. */
     void statistics(ObjectNode out, long rows) {
       if (nested != null) {
-        return;  // top-level flat columns only, as arrowmm/ipc/statistics.py records
+        return;  // top-level flat columns only, as arrowmm/ipc/core/statistics.py records
       }
       ObjectNode s = out.putObject(name);
       s.put("nulls", nulls);

@@ -9,7 +9,7 @@ import org.apache.arrow.flatbuf.KeyValue;
 
 /**
  * The per-batch statistics arrowmm's writers keep in a file footer's custom metadata under
- * {@code arrowmm:statistics} (layout: {@code arrowmm/ipc/statistics.py}): per record batch its
+ * {@code arrowmm:statistics} (layout: {@code arrowmm/ipc/core/statistics.py}): per record batch its
  * row count and, per supported column, {@code nulls}, {@code min}, {@code max}, {@code nan}.
  * Statistics only ever let a reader skip work, so a document that is absent, malformed, of
  * another version or that does not describe this file's batches and columns is ignored (no

@@ -7,7 +7,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 
 /**
- * A real HDFS for the Python suite (tests/hdfs_support.py): a NameNode and one DataNode in
+ * A real HDFS for the Python suite (tests/support/hdfs_support.py): a NameNode and one DataNode in
  * this JVM, on 127.0.0.1 and ports the system picks, storing under the folder given as the
  * only argument.  Prints {@code HDFS hdfs://127.0.0.1:<port>} on stdout once both are up, then
  * runs until its stdin closes (the test process stopped it, ended or died: no orphan) and
