@@ -59,6 +59,8 @@ FULL = dict(batches=20, rows=1_000_000, rounds=3, filter_batches=200, filter_row
 QUICK = dict(batches=4, rows=50_000, rounds=1, filter_batches=100, filter_rows=2_000,
              files=50, file_rows=100)
 FILESYSTEMS = ("hdfs", "s3")
+KINDS = {"hdfs": "hdfs (a MiniDFSCluster, 1 DataNode, loopback)",
+         "s3": "s3 (a moto server on loopback, through S3A)"}
 Q1 = "1. sum of 4 float64 + count"
 Q2 = "2. sum(a), 1 of 5 columns"
 
@@ -396,8 +398,7 @@ def main(argv=None) -> int:
     table = "\n\n".join(blocks)
     env = "\n".join(machine_lines(args.quick) + [
         f"- spark {version}, local[2], driver 2g, session start {start_s:.1f} s; "
-        f"filesystems: {', '.join(filesystems)} (HDFS: MiniDFSCluster, 1 DataNode; S3: moto "
-        f"server through S3A, loopback); {'; '.join(setup)}",
+        f"filesystems: {'; '.join(KINDS[fs] for fs in filesystems)}; {'; '.join(setup)}",
         f"- data: {cfg['batches']} batches x {cfg['rows']:,} rows (k int64 + 4 float64), IPC "
         f"{os.path.getsize(ipc) / 2**20:.0f} MiB, Parquet "
         f"{sum(p.stat().st_size for p in parquet.iterdir()) / 2**20:.0f} MiB (snappy, a row "
