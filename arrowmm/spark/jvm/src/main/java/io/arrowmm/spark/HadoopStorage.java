@@ -194,17 +194,30 @@ final class HadoopStorage implements Storage {
 
   @Override
   public Input open(String path) throws IOException {
+    return open(path, null);
+  }
+
+  @Override
+  public Input open(String path, Stat known) throws IOException {
     Path p = new Path(path);
     FileSystem fs = fs(p);
-    FileStatus s = fs.getFileStatus(p);
-    if (!s.isFile()) {
+    long length;
+    if (known == null) {
+      FileStatus s = fs.getFileStatus(p);
+      if (!s.isFile()) {
+        throw new java.nio.file.FileSystemException(path + ": not a file");
+      }
+      length = s.getLen();
+    } else if (known.directory) {
       throw new java.nio.file.FileSystemException(path + ": not a file");
+    } else {
+      length = known.length;
     }
     // random reads (S3A: ranged GETs, not one GET to the end); the length saves a HEAD
     FSDataInputStream in = org.apache.hadoop.util.functional.FutureIO.awaitFuture(
         fs.openFile(p).opt("fs.option.openfile.read.policy", "random")
-            .opt("fs.option.openfile.length", Long.toString(s.getLen())).build());
-    return new StreamInput(in, s.getLen());
+            .opt("fs.option.openfile.length", Long.toString(length)).build());
+    return new StreamInput(in, length);
   }
 
   @Override
