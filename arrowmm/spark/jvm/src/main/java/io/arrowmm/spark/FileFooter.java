@@ -146,13 +146,25 @@ final class FileFooter {
 
   /** Read the footer of {@code path}: only the trailing magic, the footer and its schema. */
   static FileFooter read(Storage storage, String path) {
-    FileFooter f = readFrom(storage, path);
+    return read(storage, path, null);
+  }
+
+  /** {@link #read(Storage, String)} of a file whose status the caller has just taken
+   * ({@code known}, or null): a remote filesystem then opens it without asking again. */
+  static FileFooter read(Storage storage, String path, Storage.Stat known) {
+    FileFooter f = readFrom(storage, path, known);
     f.storage = storage;
     return f;
   }
 
-  private static FileFooter readFrom(Storage storage, String path) {
-    try (Storage.Input ch = storage.open(path)) {
+  /** The bytes at the end of a remote file read in one request before its footer is parsed:
+   * the footer (and the 8 leading bytes) of most files lie within them, so the footer costs
+   * one request instead of three (head, tail, footer). */
+  static final int TAIL_WINDOW = 64 * 1024;
+
+  private static FileFooter readFrom(Storage storage, String path, Storage.Stat known) {
+    try (Storage.Input opened = storage.open(path, known)) {
+      Storage.Input ch = opened.local() ? opened : TailWindow.of(opened, TAIL_WINDOW);
       long size = ch.size();
       ByteBuffer head = readFully(ch, 0, (int) Math.min(size, 8)).order(ByteOrder.LITTLE_ENDIAN);
       String damaged = StreamIndex.unreadableHead(head);
@@ -285,6 +297,55 @@ final class FileFooter {
       }
     }
     return true;
+  }
+
+  /** A remote file's last bytes, read once, serving the reads that fall inside them (the rest
+   * go to the file); closing it leaves the file to its opener. */
+  static final class TailWindow implements Storage.Input {
+    private final Storage.Input in;
+    private final long size;
+    private final long start;
+    private final ByteBuffer window;
+
+    private TailWindow(Storage.Input in, long size, long start, ByteBuffer window) {
+      this.in = in;
+      this.size = size;
+      this.start = start;
+      this.window = window;
+    }
+
+    /** {@code in} with its last {@code bytes} (or all of it, when shorter) read in one go. */
+    static TailWindow of(Storage.Input in, int bytes) throws IOException {
+      long size = in.size();
+      long start = Math.max(0, size - bytes);
+      return new TailWindow(in, size, start, readFully(in, start, (int) (size - start)));
+    }
+
+    @Override
+    public long size() {
+      return size;
+    }
+
+    @Override
+    public int read(ByteBuffer into, long position) throws IOException {
+      if (position < start || position >= size || !into.hasRemaining()) {
+        return in.read(into, position);
+      }
+      int n = (int) Math.min(into.remaining(), size - position);
+      ByteBuffer part = window.duplicate();
+      part.position((int) (position - start)).limit((int) (position - start) + n);
+      into.put(part);
+      return n;
+    }
+
+    @Override
+    public boolean local() {
+      return in.local();
+    }
+
+    @Override
+    public void close() {
+    }
   }
 
   static ByteBuffer readFully(Storage.Input ch, long position, int length)

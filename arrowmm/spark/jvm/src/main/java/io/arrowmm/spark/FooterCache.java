@@ -97,14 +97,20 @@ final class FooterCache {
     }
   };
 
+  /** A Hadoop file's status, or null (then nothing is cached; the read names the problem). */
+  private static Storage.Stat hadoopStat(Storage storage, String path) {
+    try {
+      Storage.Stat s = storage.stat(path);
+      return s == null || s.directory ? null : s;
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
+  }
+
   private static Key key(Storage storage, String path) {
     if (!(storage instanceof LocalStorage)) {
-      try {
-        Storage.Stat s = storage.stat(path);
-        return s == null || s.directory ? null : new Key(s);
-      } catch (IOException | RuntimeException e) {
-        return null;
-      }
+      Storage.Stat s = hadoopStat(storage, path);
+      return s == null ? null : new Key(s);
     }
     try {
       Path p = Path.of(path);
@@ -115,9 +121,19 @@ final class FooterCache {
     }
   }
 
-  /** The footer of {@code path}: from the cache when the file is unchanged, else read. */
+  /** The footer of {@code path}: from the cache when the file is unchanged, else read.
+   *
+   * <p>A Hadoop file's status is taken once: it is the cache key and it opens the file (its
+   * length; no second status request), and it is not taken again after the read.  Its files
+   * are never changed in place (HDFS appends and object-store PUTs give a new length or a new
+   * modification time, both set by the server): a file replaced after the status was taken is
+   * settled ({@link #SETTLED_NANOS}) only if its old time is two seconds past, so the new one
+   * has a newer time and never matches the entry, which holds at worst the new file's footer
+   * under the old file's key. */
   static FileFooter read(Storage storage, String path) {
-    Key before = key(storage, path);
+    boolean local = storage instanceof LocalStorage;
+    Storage.Stat status = local ? null : hadoopStat(storage, path);
+    Key before = local ? key(storage, path) : status == null ? null : new Key(status);
     if (before != null) {
       synchronized (CACHE) {
         Entry e = CACHE.get(path);
@@ -126,8 +142,8 @@ final class FooterCache {
         }
       }
     }
-    FileFooter footer = FileFooter.read(storage, path);
-    Key after = key(storage, path);
+    FileFooter footer = FileFooter.read(storage, path, status);
+    Key after = local ? key(storage, path) : before;
     java.time.Instant t = java.time.Instant.now();
     long now = t.getEpochSecond() * 1_000_000_000L + t.getNano();
     if (before != null && before.equals(after) && now - before.touched() > SETTLED_NANOS) {

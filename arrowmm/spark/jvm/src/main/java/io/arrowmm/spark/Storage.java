@@ -99,6 +99,13 @@ interface Storage {
 
   Input open(String path) throws IOException;
 
+  /** {@link #open(String)} of a file whose status was just taken ({@code known}: its length
+   * and that it is a file; null when not known): a remote filesystem opens it without asking
+   * for its status again. */
+  default Input open(String path, Stat known) throws IOException {
+    return open(path);
+  }
+
   /** The whole of a small file (a manifest), or null when it does not exist. */
   byte[] readSmall(String path) throws IOException;
 
