@@ -49,8 +49,8 @@ import uuid
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # run from a checkout
-sys.path.insert(1, str(HERE.parent / "tests"))  # the suite's HDFS, S3 and Maven support
+sys.path.insert(0, str(HERE.parent))  # run from a checkout: arrowmm, and tests.support's HDFS,
+# S3 and Maven support
 from common import machine_lines  # noqa: E402
 from bench_spark import DATA_DIR, make_data  # noqa: E402
 
@@ -83,7 +83,7 @@ class MotoProcess:
     does not share this one's interpreter lock); ``server`` is the suite's ``S3Server``."""
 
     def __init__(self, log: Path):
-        from s3_support import S3Server
+        from tests.support.s3_support import S3Server
         self.log = open(log, "w")
         # the suite's server (ThreadedMotoServer), in a child that prints its port and ends
         # when its stdin closes (with this process, too)
@@ -321,15 +321,15 @@ def main(argv=None) -> int:
               "planning": ("small.arrow", "small.parquet"), "write": ()}
     uploads = {k: v for k, v in uploads.items() if any(k in needed[b] for b in only)}
 
-    from maven_support import s3a_jars
-    from spark_cluster_support import S3A_FOR_MOTO
+    from tests.support.maven_support import s3a_jars
+    from tests.support.spark_cluster_support import S3A_FOR_MOTO
     from arrowmm.spark.session import local_session
     work = Path(args.data_dir) / f"storage-{uuid.uuid4().hex[:8]}"
     work.mkdir(parents=True)
     hdfs = moto = spark = None
     try:
         if "hdfs" in filesystems:
-            from hdfs_support import MiniHdfs
+            from tests.support.hdfs_support import MiniHdfs
             hdfs = MiniHdfs()  # starts while the rest does
         conf = {"spark.hadoop.dfs.replication": "1", "spark.default.parallelism": "2"}
         if "s3" in filesystems:
