@@ -150,6 +150,13 @@ def _decoded(array: Array) -> Array:
     return convert(array.to_pylist(), values.type)
 
 
+def _entry_key(value):
+    """A dictionary entry's identity, as Arrow's hash table sees it: floats by their bits
+    (``-0.0`` is not ``0.0``, and every NaN is one entry, where Python's ``==`` says
+    ``-0.0 == 0.0`` and ``nan != nan``)."""
+    return ("float", value.hex()) if isinstance(value, float) else value
+
+
 def _encoded(array: Array, want: t.DictionaryType, path: str, existing: Optional[Array]) -> Array:
     """``array`` (values, or a dictionary array) as ``want``, indices into ``existing`` where
     there is one (the values it lacks added at its end, first seen first)."""
@@ -162,7 +169,7 @@ def _encoded(array: Array, want: t.DictionaryType, path: str, existing: Optional
     known = existing.to_pylist() if existing is not None else []
     where = {}
     for k, v in enumerate(known):
-        where.setdefault(v, k)
+        where.setdefault(_entry_key(v), k)
     new = []
     remap = np.empty(len(dictionary), dtype=np.int64)
     from_values = not isinstance(array.type, t.DictionaryType)
@@ -170,9 +177,10 @@ def _encoded(array: Array, want: t.DictionaryType, path: str, existing: Optional
         if v is None and from_values:  # (a null row: its index is masked, as pyarrow's)
             remap[k] = 0
             continue
-        j = where.get(v)
+        key = _entry_key(v)
+        j = where.get(key)
         if j is None:
-            j = where[v] = len(known) + len(new)
+            j = where[key] = len(known) + len(new)
             new.append(v)
         remap[k] = j
     if existing is None:
@@ -279,11 +287,11 @@ def schema_difference(got: t.Schema, want: t.Schema, whose: str = "the file's") 
 _SCALE = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
 _DAY_S = 86_400
 _MS_PER_DAY = 86_400_000
-_FIXED_OFFSET = re.compile(r"^([+-])(\d\d):(\d\d)$")
-_INT_TEXT = re.compile(r"^-?[0-9]+$")
-_HEX_TEXT = re.compile(r"^0[xX]([0-9a-fA-F]+)$")
+_FIXED_OFFSET = re.compile(r"^([+-])(\d\d):(\d\d)\Z")
+_INT_TEXT = re.compile(r"^-?[0-9]+\Z")  # (\Z: "$" also matches before a final "\n")
+_HEX_TEXT = re.compile(r"^0[xX]([0-9a-fA-F]+)\Z")
 _FLOAT_TEXT = re.compile(r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|nan|inf|"
-                         r"infinity)$", re.IGNORECASE)
+                         r"infinity)\Z", re.IGNORECASE)
 _BOOL_TEXT = {"true": True, "false": False, "1": True, "0": False}
 
 

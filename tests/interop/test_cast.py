@@ -382,3 +382,30 @@ def test_extension_arrays_cast_through_their_storage_as_pyarrow():
     storage = pa.array([uuid.UUID(int=2).bytes, None], pa.binary(16))
     got = arrowmm.array(storage).cast(_mm_type(pa.uuid()))
     assert pa.array(got).equals(storage.cast(pa.uuid()))
+
+
+# -- found by review: values a Python dict or regex would take for others --------------------
+
+@pytest.mark.parametrize("text, pa_type", [("12\n", pa.int32()), ("-5\n", pa.int64()),
+                                           ("12\n", pa.uint8()), ("1e3\n", pa.float32()),
+                                           ("nan\n", pa.float64()), ("0x1F\n", pa.int32())])
+def test_a_number_with_a_trailing_newline_is_refused_as_by_pyarrow(text, pa_type):
+    with pytest.raises(pa.ArrowInvalid):
+        pa.array([text, "7"]).cast(pa_type)
+    with pytest.raises(arrowmm.ArrowInvalid, match="Failed to parse string"):
+        arrowmm.array(pa.array([text, "7"])).cast(_mm_type(pa_type))
+
+
+def test_dictionary_entries_are_told_apart_by_their_bits():
+    """-0.0 and 0.0 are two entries, and every NaN is one, as in Arrow's hash table (Python's
+    ``==`` says -0.0 == 0.0 and nan != nan)."""
+    values = pa.array([0.0, -0.0, float("nan"), float("nan"), None, -0.0])
+    want = pa.dictionary(pa.int8(), pa.float64())
+    got = arrowmm.array(values).cast(_mm_type(want))
+    assert [np.signbit(v) if v == 0 else v for v in got.to_pylist()[:2]] == [False, True]
+    assert len(got.dictionary) == 3 and got.null_count == 1
+    redone = arrowmm.array(values.dictionary_encode()).cast(_mm_type(want))
+    expected = values.dictionary_encode().cast(want).to_pylist()
+    assert [str(v) for v in redone.to_pylist()] == [str(v) for v in expected]
+    nans = arrowmm.array(pa.array([float("nan")] * 200)).cast(_mm_type(want))
+    assert len(nans.dictionary) == 1
