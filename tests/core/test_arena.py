@@ -63,8 +63,9 @@ def test_block_viewed_anywhere_is_not_reused():
     assert b.ctypes.data != address
     assert views[0].tolist() == [0x0707] * 5 and bytes(views[1]) == b"\x07" * 4
     assert int(views[2][0]) == 0x07070707
+    cached = _arena.cache_info()[0]  # (blocks of earlier tests' arrays may come back any time)
     del views
-    assert _arena.cache_info()[0] == 1  # the first block, back once its last view went
+    assert _arena.cache_info()[0] == cached + 1  # the first block, back once its last view went
 
 
 def test_cache_respects_its_limit():
