@@ -203,12 +203,13 @@ def _pandas_metadata(schema: t.Schema) -> Optional[dict]:
     return meta if isinstance(meta, dict) else None
 
 
-def column_positions(schema: t.Schema, columns) -> List[int]:
-    """Positions of ``columns`` (names or indices) in ``schema``, for ``to_pandas(columns=)``:
-    KeyError for a name not in it (or in it twice), IndexError for an index out of range."""
+def column_positions(schema: t.Schema, columns, what: str = "to_pandas(columns=...)",
+                     refuse: type = TypeError) -> List[int]:
+    """Positions of ``columns`` (names or indices) in ``schema``, for ``to_pandas(columns=)``
+    and ``Table.select`` (``what``): KeyError for a name not in it (or in it twice), IndexError
+    for an index out of range, ``refuse`` for a lone name or index instead of a list."""
     if isinstance(columns, (str, int)):
-        raise TypeError(f"to_pandas(columns=...) takes a list of column names or indices, got "
-                        f"{columns!r}")
+        raise refuse(f"{what} takes a list of column names or indices, got {columns!r}")
     names = schema.names
     out = []
     for c in columns:

@@ -15,7 +15,7 @@ from .batch import RecordBatch, cast_columns
 from .chunked import ChunkedArray, aligned_pieces
 from .empty import empty_array
 from ..errors import ArrowInvalid
-from .pandas_compat import PandasConvertible
+from .pandas_compat import PandasConvertible, column_positions
 
 __all__ = ["Table", "select_batch", "slice_batches"]
 
@@ -41,23 +41,7 @@ class _ColumnsOf:
 def column_indices(schema: t.Schema, columns) -> List[int]:
     """Indices of ``columns`` (names or indices) in ``schema``; KeyError for an unknown name,
     as pyarrow's ``Table.select``."""
-    if isinstance(columns, (str, int)):
-        raise ArrowInvalid(f"select takes a list of column names or indices, got {columns!r}")
-    names = schema.names
-    out = []
-    for c in columns:
-        if isinstance(c, str):
-            hits = [k for k, n in enumerate(names) if n == c]
-            if len(hits) != 1:
-                raise KeyError(f"Field {c!r} does not exist in schema" if not hits else
-                               f"Field {c!r} exists {len(hits)} times in schema")
-            out.append(hits[0])
-        else:
-            k = int(c)
-            if not -len(names) <= k < len(names):
-                raise IndexError(f"column index {c} out of range for {len(names)} columns")
-            out.append(k % len(names))
-    return out
+    return column_positions(schema, columns, "select", ArrowInvalid)
 
 
 def select_batch(batch: RecordBatch, indices: Sequence[int], schema: Optional[t.Schema] = None
