@@ -42,98 +42,26 @@ def _encode_key_values(b, metadata: Optional[dict]):
     items = []
     for k, v in metadata.items():
         key, value = b.CreateString(str(k)), b.CreateString(str(v))
-        _KeyValue.Start(b)
-        _KeyValue.AddValue(b, value)
-        _KeyValue.AddKey(b, key)
-        items.append(_KeyValue.End(b))
-    b.StartVector(4, len(items), 4)
-    for off in reversed(items):
+        items.append(_table(b, _KeyValue, ("Value", value), ("Key", key)))
+    return _offset_vector(b, items)
+
+
+def _table(b, table, *fields) -> int:
+    """One table of ``table``'s generated module with ``fields`` (``("BitWidth", 32)``, ...)
+    added in the order given (flatc's ``Create*`` order, so the bytes match Arrow C++'s)."""
+    table.Start(b)
+    for name, value in fields:
+        if value is not None:
+            getattr(table, "Add" + name)(b, value)
+    return table.End(b)
+
+
+def _offset_vector(b, offsets) -> int:
+    """A vector of the tables at ``offsets``, in that order."""
+    b.StartVector(4, len(offsets), 4)
+    for off in reversed(offsets):
         b.PrependUOffsetTRelative(off)
     return b.EndVector()
-
-
-def _null_encode(b, dtype):
-    return 1, _empty_table(b)
-
-
-def _int_encode(b, dtype):
-    _Int.Start(b)
-    _Int.AddBitWidth(b, dtype.bit_width)
-    _Int.AddIsSigned(b, dtype.signed)
-    return 2, _Int.End(b)
-
-
-def _float_encode(b, dtype):
-    _FloatingPoint.Start(b)
-    _FloatingPoint.AddPrecision(b, _FLOAT_CODE[dtype.bit_width])
-    return 3, _FloatingPoint.End(b)
-
-
-def _binary_encode(b, dtype):
-    return {(False, False): 4, (True, False): 5, (False, True): 19,
-            (True, True): 20}[(dtype.utf8, dtype.large)], _empty_table(b)
-
-
-def _binary_view_encode(b, dtype):
-    return 24 if dtype.utf8 else 23, _empty_table(b)
-
-
-def _bool_encode(b, dtype):
-    return 6, _empty_table(b)
-
-
-def _decimal_encode(b, dtype):
-    _Decimal.Start(b)
-    _Decimal.AddBitWidth(b, dtype.bit_width)
-    _Decimal.AddScale(b, dtype.scale)
-    _Decimal.AddPrecision(b, dtype.precision)
-    return 7, _Decimal.End(b)
-
-
-def _date_encode(b, dtype):
-    _Date.Start(b)
-    _Date.AddUnit(b, 0 if dtype.unit == "day" else 1)
-    return 8, _Date.End(b)
-
-
-def _time_encode(b, dtype):
-    _Time.Start(b)
-    _Time.AddBitWidth(b, dtype.bit_width)
-    _Time.AddUnit(b, _UNIT_CODE[dtype.unit])
-    return 9, _Time.End(b)
-
-
-def _timestamp_encode(b, dtype):
-    tz = b.CreateString(dtype.tz) if dtype.tz else None
-    _Timestamp.Start(b)
-    if tz is not None:
-        _Timestamp.AddTimezone(b, tz)
-    _Timestamp.AddUnit(b, _UNIT_CODE[dtype.unit])
-    return 10, _Timestamp.End(b)
-
-
-def _interval_encode(b, dtype):
-    _Interval.Start(b)
-    _Interval.AddUnit(b, _INTERVAL_CODE[dtype.unit])
-    return 11, _Interval.End(b)
-
-
-def _map_encode(b, dtype):
-    _Map.Start(b)
-    _Map.AddKeysSorted(b, dtype.keys_sorted)
-    return 17, _Map.End(b)
-
-
-def _list_encode(b, dtype):
-    return 21 if dtype.large else 12, _empty_table(b)
-
-
-def _list_view_encode(b, dtype):
-    return 26 if dtype.large else 25, _empty_table(b)
-
-
-def _struct_encode(b, dtype):
-    return 13, _empty_table(b)
 
 
 def _union_encode(b, dtype):
@@ -141,45 +69,52 @@ def _union_encode(b, dtype):
     for code in reversed(dtype.type_codes):
         b.PrependInt32(code)
     codes = b.EndVector()
-    _Union.Start(b)
-    _Union.AddTypeIds(b, codes)
-    _Union.AddMode(b, 1 if dtype.mode == "dense" else 0)
-    return 14, _Union.End(b)
+    return 14, _table(b, _Union, ("TypeIds", codes), ("Mode", 1 if dtype.mode == "dense" else 0))
 
 
-def _fixed_size_binary_encode(b, dtype):
-    _FixedSizeBinary.Start(b)
-    _FixedSizeBinary.AddByteWidth(b, dtype.byte_width)
-    return 15, _FixedSizeBinary.End(b)
+def _timestamp_encode(b, dtype):
+    tz = b.CreateString(dtype.tz) if dtype.tz else None
+    return 10, _table(b, _Timestamp, ("Timezone", tz), ("Unit", _UNIT_CODE[dtype.unit]))
 
 
-def _fixed_size_list_encode(b, dtype):
-    _FixedSizeList.Start(b)
-    _FixedSizeList.AddListSize(b, dtype.list_size)
-    return 16, _FixedSizeList.End(b)
+def _fields_of(code, table=None, fields=lambda dtype: ()):
+    """The encoder of a type whose Type member is ``code``: an empty table, or ``table`` with
+    ``fields(dtype)`` (a type whose table holds strings or vectors has an encoder of its own:
+    they must be built before the table starts)."""
+    if table is None:
+        return lambda b, dtype: (code(dtype) if callable(code) else code, _empty_table(b))
+    return lambda b, dtype: (code, _table(b, table, *fields(dtype)))
 
 
-def _duration_encode(b, dtype):
-    _Duration.Start(b)
-    _Duration.AddUnit(b, _UNIT_CODE[dtype.unit])
-    return 18, _Duration.End(b)
-
-
-def _run_end_encoded_encode(b, dtype):
-    return 22, _empty_table(b)
-
-
-#: the Type union member of each type class (a dictionary field is encoded as its value type
-#: plus a DictionaryEncoding, by ``_encode_field``)
+#: the Type union member of each type class and its table (a dictionary field is encoded as its
+#: value type plus a DictionaryEncoding, by ``_encode_field``)
 _TYPE_ENCODERS = {
-    t.NullType: _null_encode, t.IntType: _int_encode, t.FloatType: _float_encode,
-    t.BinaryType: _binary_encode, t.BinaryViewType: _binary_view_encode, t.BoolType: _bool_encode,
-    t.DecimalType: _decimal_encode, t.DateType: _date_encode, t.TimeType: _time_encode,
-    t.TimestampType: _timestamp_encode, t.IntervalType: _interval_encode, t.MapType: _map_encode,
-    t.ListType: _list_encode, t.ListViewType: _list_view_encode, t.StructType: _struct_encode,
-    t.UnionType: _union_encode, t.FixedSizeBinaryType: _fixed_size_binary_encode,
-    t.FixedSizeListType: _fixed_size_list_encode, t.DurationType: _duration_encode,
-    t.RunEndEncodedType: _run_end_encoded_encode,
+    t.NullType: _fields_of(1),
+    t.IntType: _fields_of(2, _Int, lambda d: (("BitWidth", d.bit_width), ("IsSigned", d.signed))),
+    t.FloatType: _fields_of(3, _FloatingPoint,
+                            lambda d: (("Precision", _FLOAT_CODE[d.bit_width]),)),
+    t.BinaryType: _fields_of(lambda d: {(False, False): 4, (True, False): 5, (False, True): 19,
+                                        (True, True): 20}[(d.utf8, d.large)]),
+    t.BinaryViewType: _fields_of(lambda d: 24 if d.utf8 else 23),
+    t.BoolType: _fields_of(6),
+    t.DecimalType: _fields_of(7, _Decimal, lambda d: (("BitWidth", d.bit_width),
+                                                      ("Scale", d.scale),
+                                                      ("Precision", d.precision))),
+    t.DateType: _fields_of(8, _Date, lambda d: (("Unit", 0 if d.unit == "day" else 1),)),
+    t.TimeType: _fields_of(9, _Time, lambda d: (("BitWidth", d.bit_width),
+                                                ("Unit", _UNIT_CODE[d.unit]))),
+    t.TimestampType: _timestamp_encode,
+    t.IntervalType: _fields_of(11, _Interval, lambda d: (("Unit", _INTERVAL_CODE[d.unit]),)),
+    t.MapType: _fields_of(17, _Map, lambda d: (("KeysSorted", d.keys_sorted),)),
+    t.ListType: _fields_of(lambda d: 21 if d.large else 12),
+    t.ListViewType: _fields_of(lambda d: 26 if d.large else 25),
+    t.StructType: _fields_of(13),
+    t.UnionType: _union_encode,
+    t.FixedSizeBinaryType: _fields_of(15, _FixedSizeBinary,
+                                      lambda d: (("ByteWidth", d.byte_width),)),
+    t.FixedSizeListType: _fields_of(16, _FixedSizeList, lambda d: (("ListSize", d.list_size),)),
+    t.DurationType: _fields_of(18, _Duration, lambda d: (("Unit", _UNIT_CODE[d.unit]),)),
+    t.RunEndEncodedType: _fields_of(22),
 }
 
 #: this module's type-keyed tables, for tests/types/test_type_coverage.py
@@ -207,32 +142,16 @@ def _encode_field(b, f: t.Field) -> int:
     if isinstance(dtype, t.DictionaryType):
         if f.dictionary_id is None:
             raise ArrowInvalid(f"field {f.name!r}: dictionary-encoded field without a dictionary id")
-        _Int.Start(b)
-        _Int.AddBitWidth(b, dtype.index_type.bit_width)
-        _Int.AddIsSigned(b, dtype.index_type.signed)
-        index = _Int.End(b)
-        _DictionaryEncoding.Start(b)
-        _DictionaryEncoding.AddId(b, f.dictionary_id)
-        _DictionaryEncoding.AddIndexType(b, index)
-        _DictionaryEncoding.AddIsOrdered(b, dtype.ordered)
-        encoding = _DictionaryEncoding.End(b)
+        index = _table(b, _Int, ("BitWidth", dtype.index_type.bit_width),
+                       ("IsSigned", dtype.index_type.signed))
+        encoding = _table(b, _DictionaryEncoding, ("Id", f.dictionary_id), ("IndexType", index),
+                          ("IsOrdered", dtype.ordered))
     metadata = _encode_key_values(b, _cpp_metadata_order(f.storage_metadata))
     name = b.CreateString(f.name)
-    b.StartVector(4, len(kids), 4)
-    for off in reversed(kids):
-        b.PrependUOffsetTRelative(off)
-    children = b.EndVector()
-    _Field.Start(b)
-    if metadata is not None:
-        _Field.AddCustomMetadata(b, metadata)
-    _Field.AddChildren(b, children)
-    if encoding is not None:
-        _Field.AddDictionary(b, encoding)
-    _Field.AddType(b, type_table)
-    _Field.AddName(b, name)
-    _Field.AddTypeType(b, type_code)
-    _Field.AddNullable(b, f.nullable)
-    return _Field.End(b)
+    children = _offset_vector(b, kids)
+    return _table(b, _Field, ("CustomMetadata", metadata), ("Children", children),
+                  ("Dictionary", encoding), ("Type", type_table), ("Name", name),
+                  ("TypeType", type_code), ("Nullable", f.nullable))
 
 
 def _cpp_metadata_order(metadata):
@@ -248,23 +167,13 @@ def _cpp_metadata_order(metadata):
 
 
 def _encode_schema(b, schema: t.Schema, features=()) -> int:
-    fields = [_encode_field(b, f) for f in schema.fields]
-    b.StartVector(4, len(fields), 4)
-    for off in reversed(fields):
-        b.PrependUOffsetTRelative(off)
-    vec = b.EndVector()
+    vec = _offset_vector(b, [_encode_field(b, f) for f in schema.fields])
     metadata = _encode_key_values(b, schema.metadata)
     feature_vec = None
     if features:
         feature_vec = b.CreateNumpyVector(np.array([FEATURE_CODES[f] for f in features], dtype="<i8"))
-    _Schema.Start(b)
-    if feature_vec is not None:
-        _Schema.AddFeatures(b, feature_vec)
-    if metadata is not None:
-        _Schema.AddCustomMetadata(b, metadata)
-    _Schema.AddFields(b, vec)
-    _Schema.AddEndianness(b, 1 if schema.endianness == "big" else 0)
-    return _Schema.End(b)
+    return _table(b, _Schema, ("Features", feature_vec), ("CustomMetadata", metadata),
+                  ("Fields", vec), ("Endianness", 1 if schema.endianness == "big" else 0))
 
 
 def _raw_vector(b, payload: bytes, elem_size: int, count: int, alignment: int = 8) -> int:
@@ -287,31 +196,15 @@ def _encode_record_batch(b, length: int, nodes: np.ndarray, buffers: np.ndarray,
         variadic_vec = b.CreateNumpyVector(np.asarray(variadic, dtype="<i8"))
     comp = None
     if compression is not None:
-        _BodyCompression.Start(b)
-        _BodyCompression.AddMethod(b, 0)
-        _BodyCompression.AddCodec(b, _CODEC_CODE[compression])
-        comp = _BodyCompression.End(b)
-    _RecordBatch.Start(b)
-    _RecordBatch.AddLength(b, length)
-    if variadic_vec is not None:
-        _RecordBatch.AddVariadicBufferCounts(b, variadic_vec)
-    if comp is not None:
-        _RecordBatch.AddCompression(b, comp)
-    _RecordBatch.AddBuffers(b, buffer_vec)
-    _RecordBatch.AddNodes(b, node_vec)
-    return _RecordBatch.End(b)
+        comp = _table(b, _BodyCompression, ("Method", 0), ("Codec", _CODEC_CODE[compression]))
+    return _table(b, _RecordBatch, ("Length", length), ("VariadicBufferCounts", variadic_vec),
+                  ("Compression", comp), ("Buffers", buffer_vec), ("Nodes", node_vec))
 
 
 def finish_message(b, header_type: int, header: int, body_length: int, metadata, version) -> bytes:
     md = _encode_key_values(b, metadata)
-    _Message.Start(b)
-    _Message.AddBodyLength(b, body_length)
-    if md is not None:
-        _Message.AddCustomMetadata(b, md)
-    _Message.AddHeader(b, header)
-    _Message.AddVersion(b, version)
-    _Message.AddHeaderType(b, header_type)
-    b.Finish(_Message.End(b))
+    b.Finish(_table(b, _Message, ("BodyLength", body_length), ("CustomMetadata", md),
+                    ("Header", header), ("Version", version), ("HeaderType", header_type)))
     return bytes(b.Output())
 
 
@@ -335,12 +228,10 @@ def encode_batch_message(length: int, nodes: np.ndarray, buffers: np.ndarray, bo
     rb = _encode_record_batch(b, length, nodes, buffers, compression, variadic)
     if dictionary_id is None:
         return finish_message(b, MessageHeader.RecordBatch, rb, body_length, metadata, version)
-    _DictionaryBatch.Start(b)
-    _DictionaryBatch.AddId(b, dictionary_id)
-    _DictionaryBatch.AddData(b, rb)
-    _DictionaryBatch.AddIsDelta(b, is_delta)
-    return finish_message(b, MessageHeader.DictionaryBatch, _DictionaryBatch.End(b), body_length,
-                           metadata, version)
+    header = _table(b, _DictionaryBatch, ("Id", dictionary_id), ("Data", rb),
+                    ("IsDelta", is_delta))
+    return finish_message(b, MessageHeader.DictionaryBatch, header, body_length, metadata,
+                          version)
 
 
 def encode_footer(schema: t.Schema, dictionaries: np.ndarray, record_batches: np.ndarray,
@@ -353,14 +244,8 @@ def encode_footer(schema: t.Schema, dictionaries: np.ndarray, record_batches: np
     batch_vec = _raw_vector(b, np.ascontiguousarray(record_batches, BLOCK).tobytes(), 24,
                             len(record_batches))
     md = _encode_key_values(b, metadata)
-    _Footer.Start(b)
-    if md is not None:
-        _Footer.AddCustomMetadata(b, md)
-    _Footer.AddRecordBatches(b, batch_vec)
-    _Footer.AddDictionaries(b, dict_vec)
-    _Footer.AddSchema(b, sch)
-    _Footer.AddVersion(b, version)
-    b.Finish(_Footer.End(b))
+    b.Finish(_table(b, _Footer, ("CustomMetadata", md), ("RecordBatches", batch_vec),
+                    ("Dictionaries", dict_vec), ("Schema", sch), ("Version", version)))
     return bytes(b.Output())
 
 
