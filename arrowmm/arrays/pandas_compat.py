@@ -170,6 +170,24 @@ def _mapped(array: Array, field: t.Field, dtype):
     return pd.array(_values(array, field), dtype=dtype)
 
 
+def arrowmm_types_mapper(types_mapper):
+    """``types_mapper`` as a function of arrowmm types.
+
+    pandas' idiom is ``types_mapper={pa.int64(): pd.Int64Dtype()}.get``: a dict keyed by
+    *pyarrow* types, which an arrowmm type never equals, so every column would silently take
+    the default conversion.  A bound ``dict.get`` whose keys include foreign types (anything
+    with ``__arrow_c_schema__``) is looked up by the type's ``str`` instead, which is
+    pyarrow's own ``str`` and what pyarrow hashes types by; any other callable is returned
+    as it is."""
+    mapping = getattr(types_mapper, "__self__", None)
+    if not (isinstance(mapping, dict) and getattr(types_mapper, "__name__", None) == "get"):
+        return types_mapper
+    if all(isinstance(k, t.DataType) or not hasattr(k, "__arrow_c_schema__") for k in mapping):
+        return types_mapper
+    by_name = {str(k): v for k, v in mapping.items() if hasattr(k, "__arrow_c_schema__")}
+    return lambda dtype: mapping.get(dtype, by_name.get(str(dtype)))
+
+
 def array_to_pandas(chunks: List[Array], field: t.Field, *, deduplicate_objects: bool = True,
                     categorical: bool = False, types_mapper=None):
     """A ``pandas.Series`` (named ``field.name``) of the concatenated ``chunks``; a dictionary
@@ -252,9 +270,11 @@ def batches_to_pandas(schema: t.Schema, batches, *, ignore_metadata: bool = Fals
         pyarrow's: called with each column's type, it returns a pandas ``ExtensionDtype`` for
         the column (``pandas.Int64Dtype()``, ``pandas.StringDtype()``, ...) or None for the
         default conversion.  It receives **arrowmm** types (``arrowmm.int64()``, whose
-        ``str`` is pyarrow's), not pyarrow ones.
+        ``str`` is pyarrow's), not pyarrow ones; pandas' ``{pa.int64(): dtype}.get`` idiom
+        works as it does with pyarrow (the dict's pyarrow keys are matched by ``str``).
     """
     pd = _pandas()
+    types_mapper = arrowmm_types_mapper(types_mapper)
     batches = list(batches)
     if any(b.compression is not None for b in batches):  # (a batch at a time, on the pool)
         batches = list(decoded_in_order(batches))

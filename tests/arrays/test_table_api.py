@@ -152,6 +152,22 @@ def test_types_mapper_is_pyarrows_and_receives_arrowmm_types():
                                   pt.to_batches()[0].to_pandas(types_mapper=_mapper()))
 
 
+def test_pandas_dict_idiom_with_pyarrow_keys_maps_as_in_pyarrow():
+    # pandas' documented idiom: a dict keyed by pyarrow types.  arrowmm types never equal
+    # pyarrow's, so before, every column silently took the default conversion.
+    pt = _pandas_table()
+    table = arrowmm.Table.from_batches([arrowmm.record_batch(b) for b in pt.to_batches()])
+    mapping = {pa.int64(): pd.Int64Dtype(), pa.string(): pd.StringDtype(),
+               pa.int16(): pd.Int16Dtype()}
+    got = table.to_pandas(types_mapper=mapping.get)
+    pd.testing.assert_frame_equal(got, pt.to_pandas(types_mapper=mapping.get))
+    assert str(got["a"].dtype) == "Int64" and str(got["e"].dtype) == "Int16"
+    mixed = {arrowmm.float64(): pd.Float64Dtype(), pa.bool_(): pd.BooleanDtype()}
+    got = table.to_pandas(types_mapper=mixed.get)
+    assert (str(got["c"].dtype), str(got["d"].dtype), str(got["a"].dtype)) == \
+        ("Float64", "boolean", "float64")
+
+
 @pytest.mark.parametrize("dtype", [pd.Int32Dtype(), pd.UInt8Dtype(), pd.Float32Dtype(),
                                    pd.Int64Dtype()], ids=str)
 def test_types_mapper_casts_to_the_dtypes_width_as_pandas_does(dtype):
