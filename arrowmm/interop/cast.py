@@ -45,6 +45,7 @@ from ..arrays.extension import storage_of, wrap
 from ..arrays.batch import RecordBatch
 from ..arrays.concat import concat_arrays
 from ..errors import ArrowInvalid, ArrowNotImplementedError
+from ._cast import format_numbers, parse_texts
 from .from_python import binary_views, convert, validity_from_mask
 
 __all__ = ["cast_problem", "cast_column", "cast_batch", "schema_difference", "cast_array"]
@@ -288,11 +289,6 @@ _SCALE = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
 _DAY_S = 86_400
 _MS_PER_DAY = 86_400_000
 _FIXED_OFFSET = re.compile(r"^([+-])(\d\d):(\d\d)\Z")
-_INT_TEXT = re.compile(r"^-?[0-9]+\Z")  # (\Z: "$" also matches before a final "\n")
-_HEX_TEXT = re.compile(r"^0[xX]([0-9a-fA-F]+)\Z")
-_FLOAT_TEXT = re.compile(r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|nan|inf|"
-                         r"infinity)\Z", re.IGNORECASE)
-_BOOL_TEXT = {"true": True, "false": False, "1": True, "0": False}
 
 
 def _unsupported(got, want) -> ArrowNotImplementedError:
@@ -382,168 +378,74 @@ def _cast_numbers(array: Array, want, safe: bool) -> Array:
         return _with_values(array, want, values.astype(want.numpy_dtype))
 
 
-def _shortest(value: float, numpy_type) -> tuple:
-    """(sign, digits, decimal exponent) of the shortest text that reads back as ``value`` in
-    its width (``repr`` for a double, numpy's shortest for a float)."""
-    text = repr(value) if numpy_type is np.float64 else \
-        np.format_float_scientific(numpy_type(value), unique=True, trim="-")
-    sign = "-" if text.startswith("-") else ""
-    text = text.lstrip("-")
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        return sign, mantissa.replace(".", "").rstrip("0") or "0", int(exponent)
-    whole, _, frac = text.partition(".")
-    digits = (whole + frac).lstrip("0")
-    point = len(whole) if whole != "0" else -(len(frac) - len(frac.lstrip("0")))
-    return sign, digits.rstrip("0") or "0", point - 1
-
-
-def _float_text(value: float, numpy_type) -> str:
-    """A float as pyarrow writes it: the shortest digits that read back as the same value of
-    its width, fixed notation for decimal exponents -6 to 9, else ``1.5e+20`` / ``1e-7``."""
-    if value != value:
-        return "nan"
-    if value in (float("inf"), float("-inf")):
-        return "inf" if value > 0 else "-inf"
-    if value == 0:
-        return "-0" if np.signbit(value) else "0"
-    sign, digits, k = _shortest(value, numpy_type)
-    if k < -6 or k >= 10:
-        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{sign}{body}e{'+' if k >= 0 else '-'}{abs(k)}"
-    if k < 0:
-        return f"{sign}0.{'0' * (-k - 1)}{digits}"
-    whole = digits[:k + 1].ljust(k + 1, "0")
-    rest = digits[k + 1:]
-    return f"{sign}{whole}{'.' + rest if rest else ''}"
-
-
-def _ascii_strings(array: Array, texts: list, want) -> Array:
-    """``texts`` (ASCII ``str``, one per row of ``array``; anything at its null rows) as an
-    array of string type ``want`` with ``array``'s nulls, built from one joined buffer."""
-    data = "".join(texts).encode("ascii")
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    if isinstance(want, t.BinaryViewType):
-        valid = _valid(array)
-        return binary_views(lengths, data, want, None if valid is None else ~valid)
-    offsets = np.zeros(len(texts) + 1, dtype=want.offset_dtype)
-    np.cumsum(lengths, out=offsets[1:])
-    validity, nulls = _validity(array)
-    return make_array(want, len(texts), [validity, as_view(offsets),
-                                         as_view(np.frombuffer(data, dtype=np.uint8))],
-                      null_count=nulls)
-
-
 def _numbers_to_text(array: Array, want) -> Array:
+    """Numbers, booleans as ``true``/``false``, written as pyarrow writes them (``_cast``'s
+    ``format_numbers`` over the whole buffer; a half float as the double it is)."""
     got = array.type
-    values = _zeroed(array, _number_values(array)).tolist()
+    values = _number_values(array)
     if isinstance(got, t.BoolType):
-        text = ["true" if v else "false" for v in values]
+        kind = "bool"
     elif isinstance(got, t.IntType):
-        text = list(map(str, values))
+        kind = "int" if got.signed else "uint"
     elif got.byte_width == 4:
-        text = [_float_text(v, np.float32) for v in values]
-    else:  # (a half float is written as the double it is, as pyarrow does)
-        text = [_double_text(v) for v in values]
-    return _ascii_strings(array, text, want)
-
-
-def _double_text(value: float) -> str:
-    """``_float_text`` of a double, through ``repr`` where it already reads as pyarrow's."""
-    text = repr(value)
-    if "e" in text or "n" in text or not -1e10 < value < 1e10:
-        return _float_text(value, np.float64)
-    return text[:-2] if text.endswith(".0") else text
+        kind = "float32"
+    else:
+        kind, values = "float64", values.astype(np.float64)
+    valid = _valid(array)
+    offsets, data = format_numbers(values, valid, kind)
+    if isinstance(want, t.BinaryViewType):
+        return binary_views(np.diff(offsets), data, want, None if valid is None else ~valid)
+    if not want.large and int(offsets[-1]) > np.iinfo(np.int32).max:
+        raise ArrowInvalid(f"cannot cast {got} to {want}: the {int(offsets[-1])} bytes of text "
+                           f"overflow its 32-bit offsets (cast to large_string)")
+    validity, nulls = _validity(array)
+    return make_array(want, len(array), [validity, as_view(offsets.astype(want.offset_dtype)),
+                                         as_view(data)], null_count=nulls)
 
 
 def _parse_failure(text, want) -> ArrowInvalid:
     return ArrowInvalid(f"Failed to parse string: {text!r} as a scalar of type {want}")
 
 
-#: what Python's ``int`` / ``float`` parse exactly as pyarrow does, given only these characters
-#: (no space, ``_``, ``+`` for integers, letters beyond the exponent's, other digits)
-_INT_CHARS, _FLOAT_CHARS = b"-0123456789", b"+-.0123456789eE"
-
-
-def _parsed_in_bulk(values: list, want) -> Optional[np.ndarray]:
-    """The values parsed in one pass when every one (nulls aside) is made only of characters
-    that Python's ``int`` / ``float`` read as pyarrow does and fits ``want``; else None, and
-    the value-by-value parse decides (and names the value it cannot parse)."""
-    if isinstance(want, t.BoolType):
-        return None
-    live = [v for v in values if v is not None]
-    if not live:
-        return None
-    ints = isinstance(want, t.IntType)
-    text = "".join(live)
-    if not text.isascii() or text.encode().translate(None, _INT_CHARS if ints else _FLOAT_CHARS):
-        return None
-    try:
-        parsed = np.fromiter(map(int if ints else float, live), dtype=np.int64 if ints else
-                             np.float64, count=len(live))
-    except (ValueError, OverflowError):
-        return None
-    if ints:
-        info = np.iinfo(want.numpy_dtype)
-        if int(parsed.min()) < info.min or int(parsed.max()) > info.max or \
-                (not want.signed and "-" in text):
-            return None
-    if len(live) == len(values):
-        return parsed.astype(want.numpy_dtype)
-    out = np.zeros(len(values), dtype=want.numpy_dtype)
-    out[np.fromiter((v is not None for v in values), dtype=np.bool_, count=len(values))] = parsed
-    return out
+def _text_layout(array: Array) -> tuple:
+    """(layout, offsets or view bytes, data buffers) of a string or binary array, as
+    ``_cast.parse_texts`` reads them: 0 / 1 for 32 / 64-bit offsets, 2 for views."""
+    if isinstance(array.type, t.BinaryViewType):
+        buffers = array.buffers()
+        views = np.frombuffer(buffers[1], dtype=np.uint8) if buffers[1] is not None else \
+            np.zeros(0, np.uint8)
+        return 2, views[16 * array.offset:16 * (array.offset + len(array))], buffers[2:]
+    offsets = np.ascontiguousarray(array.value_offsets())
+    return (1 if array.type.large else 0), offsets, [array.buffers()[2]]
 
 
 def _text_to_numbers(array: Array, want) -> Array:
-    """Strings parsed as pyarrow parses them: integers in decimal (``-`` but no ``+``, none
-    for unsigned types) or ``0x`` hexadecimal (a bit pattern of the type's width), floats
-    with a sign, exponent, ``nan`` or ``inf``, booleans as ``true``/``false``/``1``/``0`` in
-    any case.  pyarrow names the last value it could not parse: so does this."""
-    values = array.to_pylist()
-    if not array.type.utf8:
-        values = [None if v is None else v.decode("utf-8", "replace") for v in values]
-    fast = _parsed_in_bulk(values, want)
-    if fast is not None:
-        return _with_values(array, want, fast)
-    out = np.zeros(len(values), dtype=np.bool_ if isinstance(want, t.BoolType) else
-                   want.numpy_dtype)
-    bad = None
+    """Strings parsed as pyarrow parses them (``_cast.parse_texts``, over the whole buffer):
+    integers in decimal (``-`` but no ``+``, none for unsigned types) or ``0x`` hexadecimal (a
+    bit pattern of the type's width), floats with a sign, exponent, ``nan`` or ``inf`` (a half
+    float parsed as a float, then rounded, as pyarrow), booleans as ``true``/``false``/``1``/
+    ``0`` in any case.  pyarrow names the last value it could not parse: so does this."""
     if isinstance(want, t.BoolType):
-        for i, v in enumerate(values):
-            if v is not None:
-                got = _BOOL_TEXT.get(v.lower())
-                if got is None:
-                    bad = ArrowInvalid(f"Failed to parse value: {v}")
-                else:
-                    out[i] = got
+        kind, bits, dtype = "bool", 8, np.uint8
     elif isinstance(want, t.IntType):
-        info = np.iinfo(want.numpy_dtype)
-        bits = 8 * want.byte_width
-        for i, v in enumerate(values):
-            if v is None:
-                continue
-            n = None
-            if len(v) > 40 or not v.isascii():
-                pass  # (no integer of 64 bits is written with more: int() would refuse)
-            elif _INT_TEXT.match(v) and (want.signed or not v.startswith("-")):
-                n = int(v) if info.min <= int(v) <= info.max else None
-            elif _HEX_TEXT.match(v) and len(v) - 2 <= bits // 4:
-                n = int(v, 16)
-                n = n - (1 << bits) if want.signed and n > info.max else n
-            if n is None:
-                bad = _parse_failure(v, want)
-            else:
-                out[i] = n
+        kind, bits, dtype = ("int" if want.signed else "uint"), 8 * want.byte_width, \
+            want.numpy_dtype
     else:
-        for i, v in enumerate(values):
-            if v is not None:
-                if not v.isascii() or not _FLOAT_TEXT.match(v):
-                    bad = _parse_failure(v, want)
-                else:
-                    out[i] = float(v)
-    if bad is not None:
-        raise bad
+        bits = 64 if want.byte_width == 8 else 32
+        kind, dtype = "float", (np.float64 if bits == 64 else np.float32)
+    layout, offsets, buffers = _text_layout(array)
+    out = np.zeros(len(array), dtype=dtype)
+    bad = parse_texts(layout, offsets, buffers, len(array), _valid(array), kind, bits, out)
+    if bad >= 0:
+        text = array.slice(bad, 1).to_pylist()[0]
+        if not array.type.utf8:
+            text = text.decode("utf-8", "replace")
+        if isinstance(want, t.BoolType):
+            raise ArrowInvalid(f"Failed to parse value: {text}")
+        raise _parse_failure(text, want)
+    if isinstance(want, t.FloatType) and want.byte_width == 2:
+        with np.errstate(over="ignore"):
+            out = out.astype(np.float16)
     return _with_values(array, want, out)
 
 
@@ -726,9 +628,9 @@ def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Arra
         return convert(values, want)
     if isinstance(got, _NUMERIC) and isinstance(want, _TEXT) and want.utf8:
         return _numbers_to_text(array, want)
-    if isinstance(got, t.BinaryType) and isinstance(want, _NUMERIC):
-        if isinstance(want, t.FloatType) and want.byte_width == 2:
-            raise _unsupported(got, want)
+    if isinstance(got, _TEXT) and isinstance(want, _NUMERIC):
+        if isinstance(got, t.BinaryViewType) and want == t.float16():
+            raise _unsupported(got, want)  # (pyarrow parses half floats from offsets only)
         return _text_to_numbers(array, want)
     if isinstance(got, (*_TEMPORAL, t.IntType)) and isinstance(want, (*_TEMPORAL, t.IntType)):
         return _cast_temporal(array, want, safe)

@@ -1,0 +1,24 @@
+"""Type stub for arrowmm.interop._cast: numbers to and from text over whole buffers."""
+from typing import Optional, Sequence, Tuple
+
+import numpy as np
+import numpy.typing as npt
+from typing_extensions import Buffer
+
+def parse_texts(
+    layout: int,
+    offsets: npt.NDArray[np.int32] | npt.NDArray[np.int64] | npt.NDArray[np.uint8],
+    data_buffers: Sequence[Optional[Buffer]],
+    length: int,
+    valid: Optional[npt.NDArray[np.bool_]],
+    kind: str,
+    bits: int,
+    out: np.ndarray,
+) -> int:
+    """Parse ``length`` strings into ``out`` as pyarrow does; the last row that does not
+    parse, or -1 (ArrowInvalid where a row's offsets or view fall outside its buffers)."""
+
+def format_numbers(
+    values: np.ndarray, valid: Optional[npt.NDArray[np.bool_]], kind: str
+) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]:
+    """(int64 offsets, uint8 data) of each number's text as pyarrow writes it (nulls empty)."""

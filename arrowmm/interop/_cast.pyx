@@ -1,0 +1,663 @@
+"""Numbers to and from text over whole buffers, with pyarrow's rules (``interop/cast.py``).
+
+Parsing walks the strings where they lie (the offsets and data of ``string``/``binary`` and
+their large forms, or the 16-byte views and data buffers of the view types), every offset
+and view checked against its buffer, and writes the numbers straight into the output:
+
+* integers: decimal with an optional ``-`` (none for unsigned types), any number of leading
+  zeros; or ``0x``/``0X`` and up to width/4 hexadecimal digits, a bit pattern of the width;
+* floats (fast_float's grammar, as pyarrow's cast): an optional sign, digits with an optional
+  point, an optional exponent with digits; ``nan`` (with an optional ``(chars)``), ``inf``,
+  ``infinity`` in any case.  Correctly rounded: an exact product where the digits allow
+  (Clinger's fast path), else ``strtod_l``/``strtof_l`` in the C locale;
+* booleans: ``true``/``false`` in any case, ``1``/``0``.
+
+No whitespace, ``_`` or other characters anywhere.  A row that does not parse is reported
+by its index (the last one, as pyarrow names the last value it could not parse).
+
+Formatting writes integers and booleans without the GIL; doubles take the shortest digits
+that read back (David Gay's, Python's ``PyOS_double_to_string``, so with the GIL), floats the
+shortest of 6 to 9 correctly rounded digits that read back as the same float; both laid
+out as pyarrow (double-conversion's ``ToShortest``): fixed notation for decimal exponents
+-7 < k < 10 (``0.000001``, ``123456789``), else ``1.5e+20`` / ``1e-07`` style without
+padding (``1e-7``).
+"""
+from libc.math cimport isinf
+from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
+                          uint64_t)
+from libc.string cimport memcpy, memset
+
+import numpy as np
+
+from arrowmm.errors import ArrowInvalid
+
+cdef extern from "Python.h":
+    char *PyOS_double_to_string(double val, char format_code, int precision, int flags,
+                                int *type) except NULL
+    void PyMem_Free(void *p)
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <stdlib.h>
+    #include <string.h>
+    #include <locale.h>
+    #include <math.h>
+
+    static locale_t arrowmm_c_locale = (locale_t)0;
+
+    static int arrowmm_cast_init(void) {
+        if (arrowmm_c_locale == (locale_t)0)
+            arrowmm_c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+        return arrowmm_c_locale != (locale_t)0;
+    }
+
+    static const double arrowmm_pow10d[23] = {
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
+        1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    static const float arrowmm_pow10f[11] = {
+        1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f, 1e6f, 1e7f, 1e8f, 1e9f, 1e10f};
+
+    static int arrowmm_lower(uint8_t c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
+
+    /* s[0:n] equals the lower-case word w (n == strlen(w)), in any case. */
+    static int arrowmm_word(const uint8_t *s, int64_t n, const char *w) {
+        int64_t k;
+        if ((int64_t)strlen(w) != n) return 0;
+        for (k = 0; k < n; k++) if (arrowmm_lower(s[k]) != (uint8_t)w[k]) return 0;
+        return 1;
+    }
+
+    /* An integer of `bits` bits (signed or not) as its two's complement pattern in *out;
+       0 when s[0:n] is not one pyarrow reads. */
+    static int arrowmm_parse_int(const uint8_t *s, int64_t n, int bits, int is_signed,
+                                 uint64_t *out) {
+        uint64_t v = 0, limit;
+        int neg = 0, k;
+        int64_t i = 0;
+        if (n >= 3 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+            if (n - 2 > bits / 4) return 0;
+            for (i = 2; i < n; i++) {
+                uint8_t c = s[i], d;
+                if (c >= '0' && c <= '9') d = c - '0';
+                else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+                else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+                else return 0;
+                v = (v << 4) | d;
+            }
+            *out = v;
+            return 1;
+        }
+        if (n > 0 && s[0] == '-') {
+            if (!is_signed) return 0;
+            neg = 1;
+            i = 1;
+        }
+        if (i == n) return 0;
+        for (; i < n; i++) {
+            uint8_t c = s[i];
+            if (c < '0' || c > '9') return 0;
+            if (v > (UINT64_MAX - (c - '0')) / 10) return 0;
+            v = v * 10 + (c - '0');
+        }
+        if (is_signed) {
+            limit = ((uint64_t)1) << (bits - 1);          /* |min|; max is limit - 1 */
+            if (neg ? v > limit : v >= limit) return 0;
+            *out = neg ? (uint64_t)0 - v : v;
+        } else {
+            limit = bits == 64 ? UINT64_MAX : (((uint64_t)1) << bits) - 1;
+            if (v > limit) return 0;
+            *out = v;
+        }
+        (void)k;
+        return 1;
+    }
+
+    /* A float in fast_float's grammar: 1 and the value in *d (or *f when single), or 0. */
+    static int arrowmm_parse_float(const uint8_t *s, int64_t n, int single,
+                                   double *d, float *f) {
+        int64_t i = 0, start, digits = 0, sig = 0, dropped = 0, exp10 = 0, e = 0;
+        int neg = 0, eneg = 0, seen_point = 0;
+        uint64_t w = 0;
+        if (n > 0 && (s[0] == '+' || s[0] == '-')) { neg = s[0] == '-'; i = 1; }
+        if (i < n && (arrowmm_lower(s[i]) == 'n' || arrowmm_lower(s[i]) == 'i')) {
+            const uint8_t *r = s + i;
+            int64_t m = n - i;
+            if (arrowmm_word(r, m, "inf") || arrowmm_word(r, m, "infinity")) {
+                if (single) *f = neg ? -INFINITY : INFINITY;
+                else *d = neg ? -INFINITY : INFINITY;
+                return 1;
+            }
+            if (m >= 3 && arrowmm_word(r, 3, "nan")) {
+                if (m > 3) {                           /* nan(n-char-sequence) */
+                    int64_t k;
+                    if (m < 5 || r[3] != '(' || r[m - 1] != ')') return 0;
+                    for (k = 4; k < m - 1; k++) {
+                        uint8_t c = r[k];
+                        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+                              (c >= 'A' && c <= 'Z') || c == '_')) return 0;
+                    }
+                }
+                if (single) *f = neg ? -NAN : NAN;
+                else *d = neg ? -NAN : NAN;
+                return 1;
+            }
+            return 0;
+        }
+        start = i;
+        for (; i < n; i++) {
+            uint8_t c = s[i];
+            if (c >= '0' && c <= '9') {
+                digits++;
+                if (w == 0 && c == '0') {                 /* a leading zero */
+                    if (seen_point) exp10--;
+                    continue;
+                }
+                if (sig < 19) { w = w * 10 + (c - '0'); sig++; if (seen_point) exp10--; }
+                else { dropped = 1; if (!seen_point) exp10++; }
+            } else if (c == '.' && !seen_point) {
+                seen_point = 1;
+            } else {
+                break;
+            }
+        }
+        if (digits == 0) return 0;
+        if (i < n) {
+            if (s[i] != 'e' && s[i] != 'E') return 0;
+            i++;
+            if (i < n && (s[i] == '+' || s[i] == '-')) { eneg = s[i] == '-'; i++; }
+            if (i == n) return 0;
+            for (; i < n; i++) {
+                uint8_t c = s[i];
+                if (c < '0' || c > '9') return 0;
+                if (e < 100000000) e = e * 10 + (c - '0');
+            }
+            exp10 += eneg ? -e : e;
+        }
+        if (w == 0) {
+            if (single) *f = neg ? -0.0f : 0.0f;
+            else *d = neg ? -0.0 : 0.0;
+            return 1;
+        }
+        if (!dropped) {
+            if (!single && w <= ((uint64_t)1 << 53) && exp10 >= -22 && exp10 <= 22) {
+                double v = (double)w;
+                v = exp10 < 0 ? v / arrowmm_pow10d[-exp10] : v * arrowmm_pow10d[exp10];
+                *d = neg ? -v : v;
+                return 1;
+            }
+            if (single && w <= ((uint64_t)1 << 24) && exp10 >= -10 && exp10 <= 10) {
+                float v = (float)w;
+                v = exp10 < 0 ? v / arrowmm_pow10f[-exp10] : v * arrowmm_pow10f[exp10];
+                *f = neg ? -v : v;
+                return 1;
+            }
+        }
+        {   /* the rest: the C library's correctly rounded parse of the same characters */
+            char small[64];
+            char *text = n < 64 ? small : (char *)malloc((size_t)n + 1);
+            if (text == NULL) return -1;
+            memcpy(text, s, (size_t)n);
+            text[n] = 0;
+            if (single) *f = strtof_l(text, NULL, arrowmm_c_locale);
+            else *d = strtod_l(text, NULL, arrowmm_c_locale);
+            if (text != small) free(text);
+        }
+        (void)start;
+        return 1;
+    }
+
+    /* Booleans as pyarrow reads them: 1 and *b, or 0. */
+    static int arrowmm_parse_bool(const uint8_t *s, int64_t n, uint8_t *b) {
+        if (n == 1 && (s[0] == '1' || s[0] == '0')) { *b = s[0] == '1'; return 1; }
+        if (arrowmm_word(s, n, "true")) { *b = 1; return 1; }
+        if (arrowmm_word(s, n, "false")) { *b = 0; return 1; }
+        return 0;
+    }
+
+    /* Decimal digits of v, most significant first, into out; their count. */
+    static int arrowmm_utoa(uint64_t v, char *out) {
+        char tmp[24];
+        int k = 0, j;
+        do { tmp[k++] = (char)('0' + v % 10); v /= 10; } while (v);
+        for (j = 0; j < k; j++) out[j] = tmp[k - 1 - j];
+        return k;
+    }
+
+    /* A number with sign, significant digits (no trailing zero) and decimal exponent k
+       (the first digit's power of ten) laid out as pyarrow's ToShortest: fixed for
+       -7 < k < 10, else d.ddde+kk; its length. */
+    static int arrowmm_layout(int neg, const char *digits, int nd, int k, char *out) {
+        int p = 0, j;
+        if (neg) out[p++] = '-';
+        if (k < -6 || k >= 10) {
+            out[p++] = digits[0];
+            if (nd > 1) { out[p++] = '.'; memcpy(out + p, digits + 1, nd - 1); p += nd - 1; }
+            out[p++] = 'e';
+            out[p++] = k < 0 ? '-' : '+';
+            p += arrowmm_utoa((uint64_t)(k < 0 ? -k : k), out + p);
+        } else if (k < 0) {
+            out[p++] = '0'; out[p++] = '.';
+            for (j = 0; j < -k - 1; j++) out[p++] = '0';
+            memcpy(out + p, digits, nd); p += nd;
+        } else {
+            for (j = 0; j <= k; j++) out[p++] = j < nd ? digits[j] : '0';
+            if (nd > k + 1) { out[p++] = '.'; memcpy(out + p, digits + k + 1, nd - k - 1); p += nd - k - 1; }
+        }
+        return p;
+    }
+
+    /* The digits (trailing zeros dropped) and exponent of a "d.ddde[+-]x" text. */
+    static int arrowmm_sci_digits(const char *text, char *digits, int *k) {
+        int nd = 0, e = 0, eneg = 0;
+        const char *c = text;
+        if (*c == '-') c++;
+        for (; *c && *c != 'e' && *c != 'E'; c++) if (*c >= '0' && *c <= '9') digits[nd++] = *c;
+        if (*c) {
+            c++;
+            if (*c == '-' || *c == '+') { eneg = *c == '-'; c++; }
+            for (; *c; c++) e = e * 10 + (*c - '0');
+        }
+        while (nd > 1 && digits[nd - 1] == '0') nd--;
+        *k = eneg ? -e : e;
+        return nd;
+    }
+
+    /* Whether digits (nd of them) times 10^(k - nd + 1) reads back as the float f. */
+    static int arrowmm_reads_back(float f, int neg, const char *digits, int nd, int k) {
+        char text[48];
+        int p = 0;
+        if (neg) text[p++] = '-';
+        memcpy(text + p, digits, nd); p += nd;
+        p += sprintf(text + p, "e%d", k - nd + 1);
+        return strtof_l(text, NULL, arrowmm_c_locale) == f;
+    }
+
+    /* digits + one unit in the last place (carry: 999 -> 1000, k + 1); its count. */
+    static int arrowmm_increment(char *digits, int nd, int *k) {
+        int j = nd - 1;
+        while (j >= 0 && digits[j] == '9') { digits[j] = '0'; j--; }
+        if (j < 0) { digits[0] = '1'; *k += 1; return 1; }
+        digits[j]++;
+        while (nd > 1 && digits[nd - 1] == '0') nd--;
+        return nd;
+    }
+    """
+    int arrowmm_cast_init()
+    int arrowmm_parse_int(const uint8_t *s, int64_t n, int bits, int is_signed,
+                          uint64_t *out) noexcept nogil
+    int arrowmm_parse_float(const uint8_t *s, int64_t n, int single, double *d,
+                            float *f) noexcept nogil
+    int arrowmm_parse_bool(const uint8_t *s, int64_t n, uint8_t *b) noexcept nogil
+    int arrowmm_utoa(uint64_t v, char *out) noexcept nogil
+    int arrowmm_layout(int neg, const char *digits, int nd, int k, char *out) noexcept nogil
+    int arrowmm_sci_digits(const char *text, char *digits, int *k) noexcept nogil
+    int arrowmm_reads_back(float f, int neg, const char *digits, int nd, int k) noexcept nogil
+    int arrowmm_increment(char *digits, int nd, int *k) noexcept nogil
+
+if not arrowmm_cast_init():
+    raise ImportError("arrowmm.interop._cast: cannot make the C locale")
+
+#: the longest text a number is written as ("-2.2250738585072014e-308" is 24 characters)
+DEF MAX_TEXT = 32
+
+# targets of the parse
+DEF T_INT = 0
+DEF T_UINT = 1
+DEF T_FLOAT = 2
+DEF T_BOOL = 3
+
+
+cdef struct Texts:
+    # the strings of an array: offsets (32 or 64 bits) into one data buffer, or views
+    int layout                   # 0: int32 offsets, 1: int64 offsets, 2: 16-byte views
+    const int32_t *off32
+    const int64_t *off64
+    const uint8_t *data
+    int64_t data_size
+    const uint8_t *views
+    const uint8_t **buffers
+    const int64_t *buffer_sizes
+    int64_t nbuffers
+
+
+cdef inline int _text_at(const Texts *src, int64_t i, const uint8_t **s,
+                         int64_t *n) noexcept nogil:
+    """The bytes of row ``i``: 0, or -1 when its offsets or view fall outside the data."""
+    cdef int64_t lo, hi
+    cdef int32_t length, index, offset
+    if src.layout == 0:
+        lo, hi = src.off32[i], src.off32[i + 1]
+    elif src.layout == 1:
+        lo, hi = src.off64[i], src.off64[i + 1]
+    else:
+        memcpy(&length, src.views + 16 * i, 4)
+        if length < 0:
+            return -1
+        if length <= 12:
+            s[0] = src.views + 16 * i + 4
+            n[0] = length
+            return 0
+        memcpy(&index, src.views + 16 * i + 8, 4)
+        memcpy(&offset, src.views + 16 * i + 12, 4)
+        if index < 0 or index >= src.nbuffers or offset < 0 or \
+                length > src.buffer_sizes[index] - offset:
+            return -1
+        s[0] = src.buffers[index] + offset
+        n[0] = length
+        return 0
+    if lo < 0 or hi < lo or hi > src.data_size:
+        return -1
+    s[0] = src.data + lo
+    n[0] = hi - lo
+    return 0
+
+
+cdef int64_t _parse_all(const Texts *src, int64_t length, const uint8_t *valid, int target,
+                        int bits, uint8_t *out, int64_t *broken) noexcept nogil:
+    """Parse every valid row into ``out``; the last row that does not parse, or -1
+    (``broken[0]``: a row whose bytes fall outside its buffers, or -1)."""
+    cdef int64_t i, n, bad = -1
+    cdef const uint8_t *s
+    cdef uint64_t v
+    cdef double d
+    cdef float f
+    cdef int ok
+    for i in range(length):
+        if valid != NULL and not valid[i]:
+            continue
+        if _text_at(src, i, &s, &n) != 0:
+            broken[0] = i
+            return bad
+        if target == T_INT or target == T_UINT:
+            ok = arrowmm_parse_int(s, n, bits, target == T_INT, &v)
+            if ok:
+                if bits == 8:
+                    (<uint8_t *>out)[i] = <uint8_t>v
+                elif bits == 16:
+                    memcpy(out + 2 * i, &v, 2)
+                elif bits == 32:
+                    memcpy(out + 4 * i, &v, 4)
+                else:
+                    memcpy(out + 8 * i, &v, 8)
+        elif target == T_FLOAT:
+            if bits == 32:
+                ok = arrowmm_parse_float(s, n, 1, &d, &f)
+                if ok == 1:
+                    memcpy(out + 4 * i, &f, 4)
+            else:
+                ok = arrowmm_parse_float(s, n, 0, &d, &f)
+                if ok == 1:
+                    memcpy(out + 8 * i, &d, 8)
+            if ok < 0:
+                broken[0] = -2  # (out of memory)
+                return bad
+        else:
+            ok = arrowmm_parse_bool(s, n, out + i)
+        if not ok:
+            bad = i
+    return bad
+
+
+def parse_texts(int layout, offsets, data_buffers, int64_t length, valid, str kind, int bits,
+                out):
+    """Parse ``length`` strings into ``out`` (a numpy array of ``length`` numbers of the
+    target: ``kind`` "int", "uint", "float" (``bits`` 32 or 64) or "bool" (uint8)).
+
+    ``layout``: 0 or 1 for int32 / int64 ``offsets`` (``length + 1``, into
+    ``data_buffers[0]``), 2 for 16-byte views (``offsets``: their bytes) into
+    ``data_buffers``.  ``valid``: a bool array (True: a value), or None.  Returns the index
+    of the last row that does not parse, or -1; raises ArrowInvalid where a row's offsets or
+    view fall outside its buffers."""
+    cdef Texts src
+    memset(&src, 0, sizeof(Texts))
+    cdef const uint8_t[::1] view_bytes
+    cdef const int32_t[::1] off32
+    cdef const int64_t[::1] off64
+    cdef const uint8_t[::1] mask
+    cdef const uint8_t[::1] buf
+    cdef uint8_t[::1] out_bytes = out.view(np.uint8).reshape(-1)
+    cdef int target = {"int": T_INT, "uint": T_UINT, "float": T_FLOAT, "bool": T_BOOL}[kind]
+    cdef int64_t k, bad, broken = -1
+    cdef const uint8_t *valid_ptr = NULL
+    if out.shape[0] != length or out.itemsize * 8 != (8 if target == T_BOOL else bits):
+        raise ValueError("parse_texts: out must hold length numbers of the target's width")
+    buffers = [np.frombuffer(b, dtype=np.uint8) if b is not None else np.zeros(0, np.uint8)
+               for b in data_buffers]
+    ptrs = np.zeros(max(len(buffers), 1), dtype=np.uintp)
+    sizes = np.zeros(max(len(buffers), 1), dtype=np.int64)
+    for k in range(len(buffers)):
+        sizes[k] = buffers[k].size
+        ptrs[k] = buffers[k].ctypes.data if buffers[k].size else 0
+    src.layout = layout
+    src.nbuffers = len(buffers)
+    src.buffers = <const uint8_t **><size_t>ptrs.ctypes.data
+    src.buffer_sizes = <const int64_t *><size_t>sizes.ctypes.data
+    if layout == 0 or layout == 1:
+        if offsets.shape[0] != length + 1:
+            raise ValueError("parse_texts: offsets must hold length + 1 entries")
+        if layout == 0:
+            off32 = offsets
+            src.off32 = &off32[0]
+        else:
+            off64 = offsets
+            src.off64 = &off64[0]
+        src.data = <const uint8_t *><size_t>ptrs[0]
+        src.data_size = sizes[0]
+    else:
+        if offsets.shape[0] < 16 * length:
+            raise ValueError("parse_texts: views must hold 16 bytes a row")
+        view_bytes = offsets
+        src.views = &view_bytes[0] if length else NULL
+    if valid is not None:
+        mask = valid.view(np.uint8)
+        valid_ptr = &mask[0] if length else NULL
+    with nogil:
+        bad = _parse_all(&src, length, valid_ptr, target, bits, &out_bytes[0] if length else NULL,
+                         &broken)
+    if broken == -2:
+        raise MemoryError("parse_texts: no memory for a long number's text")
+    if broken >= 0:
+        raise ArrowInvalid(f"row {broken}: its offsets or view fall outside the string data")
+    return bad
+
+
+cdef int _double_text(double v, char *out) except -1:
+    """``v`` as pyarrow writes a double (the shortest digits that read back); its length."""
+    cdef char digits[MAX_TEXT]
+    cdef int nd, k
+    cdef char *text
+    if v != v:
+        memcpy(out, b"nan", 3)
+        return 3
+    if isinf(v):
+        if v > 0:
+            memcpy(out, b"inf", 3)
+            return 3
+        memcpy(out, b"-inf", 4)
+        return 4
+    if v == 0.0:
+        if 1.0 / v < 0:
+            memcpy(out, b"-0", 2)
+            return 2
+        out[0] = b'0'
+        return 1
+    text = PyOS_double_to_string(v, b'r', 0, 0, NULL)
+    try:
+        nd = _repr_digits(text, digits, &k)
+    finally:
+        PyMem_Free(text)
+    return arrowmm_layout(v < 0, digits, nd, k, out)
+
+
+cdef int _repr_digits(const char *text, char *digits, int *k) noexcept nogil:
+    """The significant digits and exponent of a ``repr`` text ("123.45", "1e-05", ...)."""
+    cdef int nd = 0, point = -1, lead = 0, e = 0, eneg = 0, j = 0
+    cdef const char *c = text
+    if c[0] == b'-':
+        c += 1
+    while c[j] != 0 and c[j] != b'e':
+        if c[j] == b'.':
+            point = nd + lead
+        elif nd == 0 and c[j] == b'0':
+            lead += 1
+        else:
+            digits[nd] = c[j]
+            nd += 1
+        j += 1
+    if point < 0:
+        point = nd + lead
+    if c[j] == b'e':
+        j += 1
+        if c[j] == b'-' or c[j] == b'+':
+            eneg = c[j] == b'-'
+            j += 1
+        while c[j] != 0:
+            e = e * 10 + (c[j] - 48)
+            j += 1
+    while nd > 1 and digits[nd - 1] == b'0':
+        nd -= 1
+    # value = 0.<lead zeros><digits> * 10^point... the first digit's power: point - lead - 1
+    k[0] = point - lead - 1 + (-e if eneg else e)
+    return nd
+
+
+cdef int _float_text(float v, char *out) noexcept nogil:
+    """``v`` as pyarrow writes a float: the shortest correctly rounded digits (6 to 9; from
+    1 for subnormals) that read back as ``v``; its length."""
+    cdef char text[MAX_TEXT]
+    cdef char digits[MAX_TEXT]
+    cdef char up[MAX_TEXT]
+    cdef int p, nd, k, nu, ku, neg = v < 0
+    cdef uint32_t bits
+    cdef float mag = -v if neg else v
+    if v != v:
+        memcpy(out, b"nan", 3)
+        return 3
+    if isinf(v):
+        if neg:
+            memcpy(out, b"-inf", 4)
+            return 4
+        memcpy(out, b"inf", 3)
+        return 3
+    if v == 0.0:
+        if 1.0 / v < 0:
+            memcpy(out, b"-0", 2)
+            return 2
+        out[0] = b'0'
+        return 1
+    memcpy(&bits, &v, 4)
+    p = 1 if mag < 1.1754943508222875e-38 else 6  # (FLT_DIG holds for normal floats only)
+    while p <= 9:
+        snprintf_e(text, p, <double>v)
+        nd = arrowmm_sci_digits(text, digits, &k)
+        if arrowmm_reads_back(v, neg, digits, nd, k):
+            break
+        if p > 6 and (bits & 0x7FFFFF) == 0:  # (a power of two: its lower neighbour is closer)
+            ku = k
+            nu = _next_up(digits, nd, p, up, &ku)
+            if arrowmm_reads_back(v, neg, up, nu, ku):
+                memcpy(digits, up, MAX_TEXT)
+                nd, k = nu, ku
+                break
+        p += 1
+    return arrowmm_layout(neg, digits, nd, k, out)
+
+
+cdef int _next_up(const char *digits, int nd, int p, char *up, int *k) noexcept nogil:
+    """The ``p``-digit decimal one unit above ``digits`` (``nd`` significant digits)."""
+    cdef int j
+    for j in range(p):
+        up[j] = digits[j] if j < nd else b'0'
+    return arrowmm_increment(up, p, k)
+
+
+cdef extern from "stdio.h":
+    int snprintf(char *s, size_t n, const char *fmt, ...) nogil
+
+
+cdef inline void snprintf_e(char *text, int p, double v) noexcept nogil:
+    snprintf(text, MAX_TEXT, "%.*e", p - 1, v)
+
+
+
+def format_numbers(values, valid, str kind):
+    """The text of each number in ``values`` (a numpy array: ``kind`` "int", "uint",
+    "float32", "float64" or "bool"), nulls (``valid`` False) empty, as pyarrow writes them.
+
+    Returns (int64 offsets of ``len(values) + 1``, uint8 data)."""
+    cdef int64_t n = values.shape[0], i, pos = 0, cap
+    cdef const uint8_t[::1] raw = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+    cdef const uint8_t[::1] mask
+    cdef const uint8_t *valid_ptr = NULL
+    cdef int code = {"int": 0, "uint": 1, "float32": 2, "float64": 3, "bool": 4}[kind]
+    cdef int width = values.dtype.itemsize
+    offsets_arr = np.empty(n + 1, dtype=np.int64)
+    cdef int64_t[::1] offsets = offsets_arr
+    cdef uint8_t[::1] data
+    cdef char *o
+    cdef int64_t iv
+    cdef uint64_t uv
+    cdef int8_t i8
+    cdef int16_t i16
+    cdef int32_t i32
+    cdef float f
+    cdef double d
+    if valid is not None:
+        mask = valid.view(np.uint8)
+        valid_ptr = &mask[0] if n else NULL
+    cap = n * (8 if code == 4 else 12) + MAX_TEXT
+    data_arr = np.empty(cap, dtype=np.uint8)
+    data = data_arr
+    offsets[0] = 0
+    i = 0
+    while i < n:
+        if cap - pos < MAX_TEXT:
+            cap = cap * 2
+            data_arr = np.concatenate([data_arr[:pos], np.empty(cap - pos, np.uint8)])
+            data = data_arr
+        o = <char *>&data[pos]
+        if valid_ptr != NULL and not valid_ptr[i]:
+            pass
+        elif code == 0 or code == 1:
+            if width == 1:
+                memcpy(&i8, &raw[i], 1)
+                if code == 0:
+                    iv = i8
+                else:
+                    iv = <uint8_t>i8
+            elif width == 2:
+                memcpy(&i16, &raw[2 * i], 2)
+                if code == 0:
+                    iv = i16
+                else:
+                    iv = <uint16_t>i16
+            elif width == 4:
+                memcpy(&i32, &raw[4 * i], 4)
+                if code == 0:
+                    iv = i32
+                else:
+                    iv = <uint32_t>i32
+            else:
+                memcpy(&iv, &raw[8 * i], 8)
+            if code == 0 and iv < 0:
+                o[0] = b'-'
+                pos += 1 + arrowmm_utoa(<uint64_t>0 - <uint64_t>iv, o + 1)
+            else:
+                pos += arrowmm_utoa(<uint64_t>iv, o)
+        elif code == 4:
+            if raw[i]:
+                memcpy(o, b"true", 4)
+                pos += 4
+            else:
+                memcpy(o, b"false", 5)
+                pos += 5
+        elif code == 2:
+            memcpy(&f, &raw[4 * i], 4)
+            pos += _float_text(f, o)
+        else:
+            memcpy(&d, &raw[8 * i], 8)
+            pos += _double_text(d, o)
+        i += 1
+        offsets[i] = pos
+    return offsets_arr, data_arr[:pos]
