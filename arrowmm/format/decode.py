@@ -42,7 +42,8 @@ from ._fbs.Schema import Schema as FbSchema
 from ._fbs.Time import Time as FbTime
 from ._fbs.Timestamp import Timestamp as FbTimestamp
 from ._fbs.Union import Union as FbUnion
-from .._core._flatbuf import peek_batch_message, schema_fields, struct_pairs
+from .._core._flatbuf import peek_batch_message, struct_pairs
+from ._schema_walk import schema_fields
 from .fbfields import Field as FastField
 from .fbfields import Int as FastInt
 from ..errors import ArrowInvalid, ArrowNotImplementedError
@@ -303,7 +304,7 @@ def schema_from_fb(fb: FbSchema) -> t.Schema:
         return _field_from_fb(FastField(tab.Bytes, tab.Indirect(start + 4 * i)),
                               f"schema field {i}", 0, budget)
 
-    # every field is read in C (_flatbuf), those it finds broken or beyond a limit here
+    # every field is read in C (_schema_walk), those it finds broken or beyond a limit here
     with _collector_paused(n >= _PAUSE_COLLECTOR_FROM):
         fields = schema_fields(tab.Bytes, start, n, t.Field, _WALKED_TYPES, _type_maker(), other,
                                budget, limits.max_custom_metadata_size) if n else []
