@@ -22,3 +22,17 @@ def format_numbers(
     values: np.ndarray, valid: Optional[npt.NDArray[np.bool_]], kind: str
 ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]:
     """(int64 offsets, uint8 data) of each number's text as pyarrow writes it (nulls empty)."""
+
+def first_outside(
+    values: np.ndarray, valid: Optional[npt.NDArray[np.bool_]], lo: int, hi: int
+) -> int:
+    """The first valid integer outside ``[lo, hi]``, or -1."""
+
+def exact_integers(
+    values: npt.NDArray[np.float32] | npt.NDArray[np.float64],
+    valid: Optional[npt.NDArray[np.bool_]],
+    lo: float,
+    hi: float,
+) -> Tuple[Optional[np.ndarray], int]:
+    """(64-bit integers, -1) when every valid float is an integer in ``[lo, hi)``, else
+    (None, the first that is not)."""

@@ -273,6 +273,26 @@ cdef extern from *:
         return strtof_l(text, NULL, arrowmm_c_locale) == f;
     }
 
+    /* Floats to 64-bit integers, each valid one checked to be an integer in [lo, hi) (NaN
+       and infinities fail): the first that is not, or -1; the rest of out is then unset. */
+    #define ARROWMM_FLOAT_TO_INT(NAME, T)                                                  \
+    static int64_t NAME(const T *v, const uint8_t *ok, int64_t n, double lo, double hi,    \
+                        int unsigned64, int64_t *out) {                                    \
+        int64_t i;                                                                         \
+        for (i = 0; i < n; i++) {                                                          \
+            double x = (double)v[i];                                                       \
+            int inside = (x >= lo) & (x < hi);                                             \
+            double w = inside ? x : 0.0;                                                   \
+            int64_t o = unsigned64 ? (int64_t)(uint64_t)w : (int64_t)w;                    \
+            double back = unsigned64 ? (double)(uint64_t)o : (double)o;                    \
+            out[i] = o;                                                                    \
+            if ((!inside || back != x) && (ok == NULL || ok[i])) return i;                 \
+        }                                                                                  \
+        return -1;                                                                         \
+    }
+    ARROWMM_FLOAT_TO_INT(arrowmm_double_to_int, double)
+    ARROWMM_FLOAT_TO_INT(arrowmm_float_to_int, float)
+
     /* digits + one unit in the last place (carry: 999 -> 1000, k + 1); its count. */
     static int arrowmm_increment(char *digits, int nd, int *k) {
         int j = nd - 1;
@@ -294,6 +314,10 @@ cdef extern from *:
     int arrowmm_sci_digits(const char *text, char *digits, int *k) noexcept nogil
     int arrowmm_reads_back(float f, int neg, const char *digits, int nd, int k) noexcept nogil
     int arrowmm_increment(char *digits, int nd, int *k) noexcept nogil
+    int64_t arrowmm_double_to_int(const double *v, const uint8_t *ok, int64_t n, double lo,
+                                  double hi, int unsigned64, int64_t *out) noexcept nogil
+    int64_t arrowmm_float_to_int(const float *v, const uint8_t *ok, int64_t n, double lo,
+                                 double hi, int unsigned64, int64_t *out) noexcept nogil
 
 if not arrowmm_cast_init():
     raise ImportError("arrowmm.interop._cast: cannot make the C locale")
@@ -661,3 +685,81 @@ def format_numbers(values, valid, str kind):
         i += 1
         offsets[i] = pos
     return offsets_arr, data_arr[:pos]
+
+
+# -- range checks of the numeric casts: one pass, the first value that does not fit ----------
+
+ctypedef fused integer:
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+
+ctypedef fused floating:
+    float
+    double
+
+
+DEF BLOCK = 2048
+
+
+def first_outside(const integer[::1] values, valid, lo, hi):
+    """The index of the first valid value outside ``[lo, hi]`` (both within the values'
+    type), or -1: the safe check of a cast between integers, or of integers to floats.
+    (A block at a time without branches, so that the compiler vectorizes it.)"""
+    cdef integer a = lo, b = hi
+    cdef Py_ssize_t i, start, end, n = values.shape[0], found = -1
+    cdef const uint8_t[::1] mask
+    cdef const uint8_t *ok = NULL
+    cdef int flag
+    if valid is not None:
+        mask = valid.view(np.uint8)
+        ok = &mask[0] if n else NULL
+    with nogil:
+        for start in range(0, n, BLOCK):
+            end = min(start + BLOCK, n)
+            flag = 0
+            if ok == NULL:
+                for i in range(start, end):
+                    flag |= (values[i] < a) | (values[i] > b)
+            else:
+                for i in range(start, end):
+                    flag |= ((values[i] < a) | (values[i] > b)) & ok[i]
+            if flag:
+                for i in range(start, end):
+                    if (values[i] < a or values[i] > b) and (ok == NULL or ok[i]):
+                        found = i
+                        break
+                break
+    return found
+
+
+def exact_integers(const floating[::1] values, valid, double lo, double hi):
+    """(64-bit integers, -1) of ``values`` when every valid one is an integer in ``[lo, hi)``
+    (within int64's range, or uint64's when ``hi`` is above it: the output is then uint64),
+    else (None, the index of the first that is not): the safe cast of floats to integers
+    in one pass.  Null slots hold 0."""
+    cdef Py_ssize_t n = values.shape[0]
+    cdef int64_t bad
+    cdef const uint8_t[::1] mask
+    cdef const uint8_t *ok = NULL
+    cdef bint unsigned64 = hi > 9223372036854775808.0
+    if lo < -9223372036854775808.0 or hi > 18446744073709551616.0 or (unsigned64 and lo < 0):
+        raise ValueError("exact_integers: [lo, hi) must lie within int64's or uint64's range")
+    out = np.empty(n, dtype=np.uint64 if unsigned64 else np.int64)
+    cdef int64_t[::1] into = out.view(np.int64)
+    if n == 0:
+        return out, -1
+    if valid is not None:
+        mask = valid.view(np.uint8)
+        ok = &mask[0]
+    with nogil:
+        if floating is double:
+            bad = arrowmm_double_to_int(&values[0], ok, n, lo, hi, unsigned64, &into[0])
+        else:
+            bad = arrowmm_float_to_int(&values[0], ok, n, lo, hi, unsigned64, &into[0])
+    return (None, bad) if bad >= 0 else (out, -1)
