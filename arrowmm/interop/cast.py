@@ -375,9 +375,10 @@ def _cast_numbers(array: Array, want, safe: bool) -> Array:
         if safe:  # (checked and converted in one pass)
             wide = values.astype(np.float32) if got.byte_width == 2 else values
             out, k = exact_integers(wide, valid, float(info.min), float(info.max) + 1.0)
-            if k >= 0:
-                raise ArrowInvalid(f"Float value {float(wide[k]):f} was truncated "
-                                   f"converting to {want}")
+            if k >= 0:  # (pyarrow names a half float by its 16 bits as an integer)
+                shown = int(values.view(np.uint16)[k]) if got.byte_width == 2 else \
+                    f"{float(wide[k]):f}"
+                raise ArrowInvalid(f"Float value {shown} was truncated converting to {want}")
             return _with_values(array, want, out.astype(want.numpy_dtype, copy=False))
         with np.errstate(invalid="ignore", over="ignore"):
             return _with_values(array, want, values.astype(want.numpy_dtype))
@@ -425,7 +426,8 @@ def _numbers_to_text(array: Array, want) -> Array:
 
 
 def _parse_failure(text, want) -> ArrowInvalid:
-    return ArrowInvalid(f"Failed to parse string: {text!r} as a scalar of type {want}")
+    """pyarrow's words: the text as it is between quotes (not Python's repr of it)."""
+    return ArrowInvalid(f"Failed to parse string: '{text}' as a scalar of type {want}")
 
 
 def _text_layout(array: Array) -> tuple:
