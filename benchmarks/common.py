@@ -134,3 +134,18 @@ def report(results, title: str, env: str, cfg: dict, out_path, strict: bool, *, 
     if out_path:
         out_path.write_text(f"# {title}\n\n{env}\n\n{table}\n")
     return 1 if strict and not all(r.passed is not False for r in results) else 0
+
+
+def compare_many(funcs, repeats: int, warmup: int) -> dict:
+    """Median seconds of each of ``funcs`` (a dict name -> callable), run in turn, one call of
+    each per round, after ``warmup`` such rounds: ``compare`` for any number of contenders."""
+    for _ in range(warmup):
+        for f in funcs.values():
+            f()
+    times = {name: [] for name in funcs}
+    for _ in range(repeats):
+        for name, f in funcs.items():
+            t0 = time.perf_counter()
+            f()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(t) for name, t in times.items()}
