@@ -480,6 +480,9 @@ class Dataset:
             stats = None
             batches = enumerate(reader)
         file_live = None if stats is None else self._file_groups(groups, stats, plan, dtypes)
+        out_idx = list(dict.fromkeys(how[1] for how in layout if how[0] in ("col", "cast")))
+        filter_idx = [] if rf is None else \
+            list(dict.fromkeys(plan[c] for c in rf.columns() if plan.get(c) is not None))
         for i, batch in batches:
             live = groups
             if file_live is not None:
@@ -496,23 +499,31 @@ class Dataset:
                 if not live:
                     continue  # the statistics rule the batch out: its body is never read
             if batch is None:
-                batch = reader.get_batch(i)
+                # (filtered: the scan says which columns decode and when, so the reader's
+                # read-ahead, which guesses from the order columns are asked for, is off: it
+                # decoded the columns after the filter's, often ones the scan never takes)
+                batch = reader.get_batch(i) if rf is None else \
+                    reader.get_batch(i, read_ahead=False)
             if batch.num_rows == 0:
                 continue
             if rf is None:
                 yield RecordBatch(schema, batch.num_rows, loader=_Columns(batch, layout, types))
                 continue
-            # the filter's columns first (only those decode), judged over whole columns
+            # the filter's columns first (only those decode, together), judged over whole
+            # columns; then the output columns of a batch with survivors, together
+            if batch.compression is not None and filter_idx:
+                batch.decode_columns(filter_idx)
             expr = rf.expression if live is None else dnf_expression(live)
             mask = selection_mask(expr, self._filter_columns(batch, plan, values),
                                   batch.num_rows)
             n = count_kept(mask)
+            if n and batch.compression is not None:
+                batch.decode_columns(out_idx)  # (in this worker, while the caller goes on)
             if n == batch.num_rows:
                 yield RecordBatch(schema, batch.num_rows, loader=_Columns(batch, layout, types))
                 continue
             if n == 0:
                 continue  # no survivor: the batch's other columns are never decoded
-            batch.decode_columns([how[1] for how in layout if how[0] in ("col", "cast")])
             cols = [filter_array(batch.storage_column(how[1]), mask, n) if how[0] == "col" else
                     promote(filter_array(batch.storage_column(how[1]), mask, n), types[j])
                     if how[0] == "cast"

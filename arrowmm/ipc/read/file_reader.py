@@ -320,12 +320,18 @@ class FileReader(ReaderBase):
         memo = self._dictionaries()
         return {dict_id: memo.get(dict_id) for dict_id in memo.defined()}
 
-    def get_batch(self, i: int) -> RecordBatch:
-        """Record batch ``i`` (negative counts from the end); columns decode when touched."""
+    def get_batch(self, i: int, *, read_ahead: bool = True) -> RecordBatch:
+        """Record batch ``i`` (negative counts from the end); columns decode when touched.
+
+        ``read_ahead=False``: a compressed batch's columns are decoded only when asked for,
+        never guessed ahead by the reader's read-ahead (``arrays.decode_ahead``): for a
+        caller that knows which columns it takes and schedules their decoding itself (a
+        dataset scan decodes a filter's columns first, the others only for survivors)."""
         self._check_open()
         k = batch_index(i, len(self._blocks))
         msg = self._read_block(self._blocks, k, MessageHeader.RecordBatch, "record batch")
-        return self._record_batch(msg, self._dictionaries().get, BatchWhere(k, msg.offset), k)
+        return self._record_batch(msg, self._dictionaries().get, BatchWhere(k, msg.offset),
+                                  k if read_ahead else None)
 
     get_record_batch = get_batch
 
