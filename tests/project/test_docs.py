@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.docs_support import (DOCS, ROOT, blocks, check_spark_block, run_block, runnable,
-                                        spark)
+from tests.support.docs_support import (DOCS, ROOT, blocks, check_spark_block, run_block,
+                                        run_spark_page, runnable, spark)
 from tests.support.docs_support import unlabelled_or_unexplained
 
 #: The manual's pages, and CONTRIBUTING.md (``docs/contributing.md`` includes it).
@@ -149,10 +149,29 @@ def test_python_block_runs(block, folders, monkeypatch):
     run_block(block)
 
 
+@pytest.fixture(scope="module")
+def spark_pages(tmp_path_factory) -> dict:
+    """A page's Spark blocks run once, on first use, all in one process per session kind (a
+    JVM each, not one per block): ``{page: reports}``, or the error that stopped the page."""
+    ran: dict = {}
+
+    def reports(page: Path) -> dict:
+        if page not in ran:
+            try:
+                ran[page] = run_spark_page([b for b in SPARK if b.path == page],
+                                           tmp_path_factory.mktemp(f"spark-{page.stem}"))
+            except AssertionError as exc:  # (every block of the page fails with it)
+                ran[page] = exc
+        if isinstance(ran[page], AssertionError):
+            raise ran[page]
+        return ran[page]
+    return reports  # type: ignore[return-value]
+
+
 @pytest.mark.parametrize("block", SPARK, ids=_ids(SPARK))
-def test_spark_block_runs_on_a_session_with_the_jar_and_on_one_without(block, tmp_path):
+def test_spark_block_runs_on_a_session_with_the_jar_and_on_one_without(block, spark_pages):
     pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
-    check_spark_block(block, tmp_path)
+    check_spark_block(block, spark_pages(block.path))
 
 
 # --- the benchmark plots --------------------------------------------------------------------

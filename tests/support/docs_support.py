@@ -3,9 +3,9 @@
 A page's fenced blocks run in order, in one fresh folder per page (a block may read the files
 an earlier block of its page wrote), each in a new namespace.  A block that is not meant to
 run here is preceded by an HTML comment ``<!-- docs-test: ... -->`` (``readme-test:`` in the
-README) giving the reason.  A reason starting with ``spark`` marks a Spark block:
-``check_spark_block`` runs it in a new process twice, on a session with the JVM connector's
-jar and on one without (``spark_support.run_readme_block``).  Fences whose language is a MyST
+README) giving the reason.  A reason starting with ``spark`` marks a Spark block: a page's Spark
+blocks run in order in a new process twice, on a session with the JVM connector's jar and on
+one without (``run_spark_page``), and ``check_spark_block`` checks each block's report.  Fences whose language is a MyST
 directive (```` ```{autoclass} ````, ```` ```{toctree} ````) are Sphinx's, not examples.
 """
 from __future__ import annotations
@@ -78,19 +78,40 @@ def run_block(block: Block) -> None:
     exec(compile(block.code, block.where, "exec"), namespace)
 
 
-def check_spark_block(block: Block, tmp_path: Path) -> None:
+def run_spark_page(found: list[Block], tmp_path: Path) -> dict:
+    """Run a page's Spark blocks in order in two new processes, one on a session with the JVM
+    connector's jar and one on a session without (``spark_support.run_readme_blocks``), each
+    block with its own data folder; return ``{(block.where, jar): report}``."""
+    from tests.support.spark_support import run_readme_blocks
+    reports = {}
+    for jar in (True, False):
+        kind = tmp_path / ("jar" if jar else "no-jar")
+        kind.mkdir()
+        listed = []
+        for block in found:
+            folder = kind / f"line{block.line}"
+            folder.mkdir()
+            listed.append((block.line, block.code, folder))
+        where = str(found[0].path.relative_to(ROOT))
+        for block, (_, _, folder), report in zip(
+                found, listed, run_readme_blocks(listed, jar, kind, where)):
+            reports[block.where, jar] = {**report, "folder": str(folder)}
+    return reports
+
+
+def check_spark_block(block: Block, reports: dict) -> None:
     """Issue 35: on a session with the jar, ``register(spark)`` raised DATA_SOURCE_ALREADY_EXISTS
-    and left ``arrowmm_python`` unregistered.  After the block, ``register`` (twice) leaves
-    ``arrowmm`` to the engine the jar decides and ``arrowmm_python`` to the Python source, and
-    what the block wrote reads back the same through both names and through pyarrow."""
+    and left ``arrowmm_python`` unregistered.  After the block (``reports``: from
+    ``run_spark_page``), ``register`` (twice) leaves ``arrowmm`` to the engine the jar decides
+    and ``arrowmm_python`` to the Python source, and what the block wrote reads back the same
+    through both names and through pyarrow."""
     import pyarrow as pa
     from arrowmm.spark.files import data_files_in
-    from tests.support.spark_support import run_readme_block
     for jar in (True, False):
         kind = "with the jar" if jar else "without the jar"
-        folder = tmp_path / ("jar" if jar else "no-jar")
-        folder.mkdir()
-        report = run_readme_block(block.line, block.code, folder, jar)
+        report = reports[block.where, jar]
+        assert report["error"] is None, f"{block.where} ({kind}): {report['error']}"
+        folder = Path(report["folder"])
         engines = {"before": report["before"], "after": report["after"]}
         engine = "jvm" if jar else "python"
         assert report["after"] == {"arrowmm": engine, "arrowmm_python": "python",

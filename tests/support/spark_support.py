@@ -1,7 +1,7 @@
 """The test session: arrowmm's quiet local session with two task attempts (retries testable).
 
-Also the README's Spark blocks in a new process each (``run_readme_block``; this file is the
-script that process runs).
+Also the README's and the manual's Spark blocks, a page's in one new process per session kind
+(``run_readme_blocks``; this file is the script that process runs).
 """
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def jvm_spark(tmp_path_factory):
     session.stop()
 
 
-# --- The README's Spark blocks, each in a new process, on a session with the jar or without ---
+# --- Spark blocks of the README and the manual: a page's in one new process per session kind ---
 
 #: How every such session's JVM starts (quiet logs, a quick JIT, the UI off, 2 cores).
 _SUBMIT_ARGS = ("--master local[2] --conf spark.ui.enabled=false "
@@ -72,29 +72,47 @@ def _write_readme_data(folder: Path) -> None:
 
 
 def run_readme_block(line: int, code: str, folder: Path, jar: bool) -> dict:
-    """Run a README Spark block in a new Python process from ``folder`` and return what it
-    found (``readme_block_main``).  ``jar``: the session has the JVM connector's jar.
+    """Run one README Spark block in a new Python process from ``folder`` and return what it
+    found (``run_readme_blocks`` with one block; its error, if any, fails here)."""
+    report, = run_readme_blocks([(line, code, folder)], jar, folder)
+    assert report["error"] is None, f"README.md:{line}: {report['error']}"
+    return report
 
-    The block's ``/data/`` is ``folder/data/``.  The process runs as a user's would: this
-    Python as ``PYSPARK_PYTHON``, the source folder not on ``PYTHONPATH`` (so an editable
-    install's ``pyspark_arrowmm`` modules are invisible to Spark's own lookup: issue 35's case).
-    A block that uses ``spark`` gets one made as the README makes them: ``configure(builder)``
-    with the jar, a plain builder without.  A block that makes its own session gets the jar
-    from ``PYSPARK_SUBMIT_ARGS="--jars ..."`` (the README's third way) unless it adds it
-    itself; without the jar, such a block meets a session already running (a notebook's, made
-    ready by ``register(spark)``), which its ``getOrCreate()`` returns.
+
+def run_readme_blocks(found: list, jar: bool, folder: Path, where: str = "README.md") -> list:
+    """Run Spark blocks (``(line, code, folder)`` each) in order in one new Python process
+    started in ``folder``, as a reader runs a page's blocks one after the other, and return
+    what each found (``readme_block_main``).  ``jar``: the session has the JVM connector's jar.
+
+    A block's ``/data/`` is its own ``folder/data/`` (what one block writes is not another's).
+    The process runs as a user's would: this Python as ``PYSPARK_PYTHON``, the source folder
+    not on ``PYTHONPATH`` (so an editable install's ``pyspark_arrowmm`` modules are invisible to
+    Spark's own lookup: issue 35's case).  The first block that needs a session starts the
+    JVM, as the README makes sessions: a block that uses ``spark`` gets one made by
+    ``configure(builder)`` with the jar, a plain builder without; a block that makes its own
+    session gets the jar from ``PYSPARK_SUBMIT_ARGS="--jars ..."`` (the README's third way)
+    unless it adds it itself; without the jar, such a block meets a session already running
+    (a notebook's, made ready by ``register(spark)``), which its ``getOrCreate()`` returns.
+    Later blocks meet the session the first one started (a block's ``getOrCreate()`` returns
+    it).  A block that raises is reported (``error``: its traceback) and the next one runs.
     """
     import arrowmm
     from arrowmm.spark import jar as jvm_jar
     from arrowmm.spark.session import LOG_CONFIG
 
-    _write_readme_data(folder)
-    adds_jar = "arrowmm.spark.configure(" in code
-    given = re.search(r"^spark\s*=", code, re.M) is None
-    spec = {"line": line, "code": code.replace('"/data/', f'"{folder}/data/'), "jar": jar,
-            "given": given, "running": not jar and not given and adds_jar,
-            "folder": str(folder)}
-    (folder / "spec.json").write_text(json.dumps(spec))
+    specs = []
+    for line, code, block_folder in found:
+        _write_readme_data(block_folder)
+        adds_jar = "arrowmm.spark.configure(" in code
+        given = re.search(r"^spark\s*=", code, re.M) is None
+        specs.append({"line": line, "code": code.replace('"/data/', f'"{block_folder}/data/'),
+                      "jar": jar, "given": given, "adds_jar": adds_jar,
+                      "running": not jar and not given and adds_jar,
+                      "folder": str(block_folder), "name": f"{where}:{line}"})
+    spec_path = folder / ("spec-jar.json" if jar else "spec-no-jar.json")
+    report_path = spec_path.with_name(spec_path.name.replace("spec", "report"))
+    spec_path.write_text(json.dumps({"where": where, "blocks": specs,
+                                     "report": str(report_path)}))
     # the source folder, which local_session puts on PYTHONPATH (a user's would not have it)
     root = os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(arrowmm.__file__))))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONSAFEPATH", "PYTHONPATH")}
@@ -103,38 +121,69 @@ def run_readme_block(line: int, code: str, folder: Path, jar: bool) -> dict:
     if kept:
         env["PYTHONPATH"] = os.pathsep.join(kept)
     submit = _SUBMIT_ARGS.format(log=LOG_CONFIG)
-    if jar and not given and not adds_jar:
+    first = specs[0]  # the block that starts the JVM
+    if jar and not first["given"] and not first["adds_jar"]:
         submit += f" --jars {jvm_jar.jar_path()}"
     env.update(PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1",
                PYSPARK_SUBMIT_ARGS=submit + " pyspark-shell")
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), str(folder / "spec.json")],
-                          cwd=str(folder), env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), str(spec_path)],
+                          cwd=str(folder), env=env, capture_output=True, text=True, timeout=900)
     kind = "with" if jar else "without"
-    assert proc.returncode == 0, f"README.md:{line} ({kind} the jar): {proc.stderr[-4000:]}"
-    return json.loads((folder / "report.json").read_text())
+    assert proc.returncode == 0, f"{where} ({kind} the jar): {proc.stderr[-4000:]}"
+    return json.loads(report_path.read_text())
 
 
 def readme_block_main(spec_path: str) -> None:
-    """The new process of ``run_readme_block``: make the session the spec asks for, run the
-    block, then report which engine each name reaches before and after ``register(spark)``
-    (called twice), and the ``k`` of ``data/out`` as each name reads it, beside the rows the
-    block meant to write (``data/events`` through the block's ``.filter(...)``, if any)."""
+    """The new process of ``run_readme_blocks``: make the session the first block asks for,
+    run each block, then report which engine each name reaches before and after
+    ``register(spark)`` (called twice), and the ``k`` of the block's ``data/out`` as each name
+    reads it, beside the rows the block meant to write (``data/events`` through the block's
+    ``.filter(...)``, if any)."""
+    import traceback
+
+    from pyspark.sql import SparkSession
+
+    spec = json.loads(Path(spec_path).read_text())
+    reports = []
+    spark = None
+    for block in spec["blocks"]:
+        folder = Path(block["folder"])
+        os.chdir(folder)
+        try:
+            spark = _run_block(block, spark)
+            reports.append({"line": block["line"], "error": None,
+                            **_engines_and_out(spark, block, folder)})
+        except Exception:  # noqa: BLE001  (reported under the block's name; the next one runs)
+            reports.append({"line": block["line"], "error": traceback.format_exc()[-4000:]})
+    Path(spec["report"]).write_text(json.dumps(reports))
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
+
+
+def _run_block(block: dict, spark):
+    """Run one block in a new namespace (with the session it is given, if any) and return the
+    session it leaves."""
     from pyspark.sql import SparkSession
 
     import arrowmm.spark
 
-    spec = json.loads(Path(spec_path).read_text())
-    folder = Path(spec["folder"])
     namespace = {"__name__": "__readme__"}
-    if spec["given"] or spec["running"]:
+    if block["given"] or block["running"]:
         builder = SparkSession.builder
-        spark = (arrowmm.spark.configure(builder) if spec["jar"] else builder).getOrCreate()
-        if spec["given"]:
+        spark = (arrowmm.spark.configure(builder) if block["jar"] else builder).getOrCreate()
+        if block["given"]:
             namespace["spark"] = spark
         else:
             arrowmm.spark.register(spark)
-    exec(compile(spec["code"], f"README.md:{spec['line']}", "exec"), namespace)
-    spark = namespace["spark"]
+    exec(compile(block["code"], block["name"], "exec"), namespace)
+    return namespace["spark"]
+
+
+def _engines_and_out(spark, block: dict, folder: Path) -> dict:
+    """Which engine each name reaches before and after ``register(spark)``, and what the
+    block's ``data/out`` holds as each name reads it."""
+    import arrowmm.spark
 
     def engine(name: str) -> str:
         try:
@@ -147,21 +196,20 @@ def readme_block_main(spec_path: str) -> None:
             return "none" if "DATA_SOURCE_NOT_FOUND" in text else text[:2000]
 
     names = ("arrowmm", "arrowmm_python", "arrowmm_jvm")
-    report = {"before": {n: engine(n) for n in names}}
+    report: dict = {"before": {n: engine(n) for n in names}}
     arrowmm.spark.register(spark)
     arrowmm.spark.register(spark)
     report["after"] = {n: engine(n) for n in names}
     out = folder / "data" / "out"
     if out.is_dir():
         meant = spark.read.format("arrowmm_python").load(str(folder / "data" / "events"))
-        found = re.search(r'\.filter\("([^"]*)"\)', spec["code"])
+        found = re.search(r'\.filter\("([^"]*)"\)', block["code"])
         if found:
             meant = meant.filter(found.group(1))
         report["expected"] = sorted(r.k for r in meant.collect())
         report["out"] = {n: sorted(r.k for r in spark.read.format(n).load(str(out)).collect())
                          for n in ("arrowmm", "arrowmm_python")}
-    (folder / "report.json").write_text(json.dumps(report))
-    spark.stop()
+    return report
 
 
 if __name__ == "__main__":
