@@ -43,6 +43,8 @@ cdef extern from *:
     #include <string.h>
     #include <locale.h>
     #include <math.h>
+    #include <float.h>
+    #include <stdio.h>
 
     static locale_t arrowmm_c_locale = (locale_t)0;
 
@@ -55,8 +57,6 @@ cdef extern from *:
     static const double arrowmm_pow10d[23] = {
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
         1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-    static const float arrowmm_pow10f[11] = {
-        1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f, 1e6f, 1e7f, 1e8f, 1e9f, 1e10f};
 
     static int arrowmm_lower(uint8_t c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
 
@@ -94,10 +94,13 @@ cdef extern from *:
             i = 1;
         }
         if (i == n) return 0;
+        while (i < n - 1 && s[i] == '0') i++;           /* leading zeros */
+        if (n - i > 20) return 0;
         for (; i < n; i++) {
             uint8_t c = s[i];
             if (c < '0' || c > '9') return 0;
-            if (v > (UINT64_MAX - (c - '0')) / 10) return 0;
+            if (v > 1844674407370955161ULL || (v == 1844674407370955161ULL && c > '5'))
+                return 0;                              /* (v * 10 + digit > 2^64 - 1) */
             v = v * 10 + (c - '0');
         }
         if (is_signed) {
@@ -111,6 +114,36 @@ cdef extern from *:
         }
         (void)k;
         return 1;
+    }
+
+    /* w * 10^e (w > 2^53, |e| <= 22) correctly rounded to a double, through one rounding
+       of the 64-bit extended product (10^e is exact there): 1 and *out, or 0 where the
+       product lies within its rounding error of a double's midpoint (then the double
+       rounding could differ: the caller parses exactly). */
+    static int arrowmm_wide_product(uint64_t w, int e, double *out) {
+    #if defined(LDBL_MANT_DIG) && LDBL_MANT_DIG == 64 && (defined(__x86_64__) || defined(__i386__))
+        static const long double p10[23] = {
+            1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L, 1e7L, 1e8L, 1e9L, 1e10L, 1e11L, 1e12L,
+            1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L};
+        long double z = e < 0 ? (long double)w / p10[-e] : (long double)w * p10[e];
+        uint64_t bits, low;
+        memcpy(&bits, &z, 8);        /* x87's 64-bit significand, its explicit 1 on top */
+        low = bits & 0x7FF;          /* the 11 bits below a double's 53 */
+        if (low >= 0x3FF && low <= 0x401) return 0;
+        *out = (double)z;
+        return 1;
+    #else
+        (void)w; (void)e; (void)out;
+        return 0;
+    #endif
+    }
+
+    /* Whether the double v lies exactly halfway between two floats. */
+    static int arrowmm_float_midpoint(double v) {
+        float f = (float)v, g;
+        if ((double)f == v || isinf(f)) return isinf(f) && !isinf(v);
+        g = nextafterf(f, (double)f < v ? INFINITY : -INFINITY);
+        return ((double)f + (double)g) / 2 == v;
     }
 
     /* A float in fast_float's grammar: 1 and the value in *d (or *f when single), or 0. */
@@ -179,20 +212,20 @@ cdef extern from *:
             else *d = neg ? -0.0 : 0.0;
             return 1;
         }
-        if (!dropped) {
-            if (!single && w <= ((uint64_t)1 << 53) && exp10 >= -22 && exp10 <= 22) {
-                double v = (double)w;
+        if (!dropped && exp10 >= -22 && exp10 <= 22) {
+            double v;
+            if (w <= ((uint64_t)1 << 53)) {           /* Clinger: one correctly rounded op */
+                v = (double)w;
                 v = exp10 < 0 ? v / arrowmm_pow10d[-exp10] : v * arrowmm_pow10d[exp10];
-                *d = neg ? -v : v;
-                return 1;
+            } else if (!arrowmm_wide_product(w, (int)exp10, &v)) {
+                goto slow;
             }
-            if (single && w <= ((uint64_t)1 << 24) && exp10 >= -10 && exp10 <= 10) {
-                float v = (float)w;
-                v = exp10 < 0 ? v / arrowmm_pow10f[-exp10] : v * arrowmm_pow10f[exp10];
-                *f = neg ? -v : v;
-                return 1;
-            }
+            if (!single) { *d = neg ? -v : v; return 1; }
+            /* a float from the correctly rounded double: the same as from the decimal,
+               unless the double is exactly halfway between two floats */
+            if (!arrowmm_float_midpoint(v)) { *f = neg ? -(float)v : (float)v; return 1; }
         }
+    slow:
         {   /* the rest: the C library's correctly rounded parse of the same characters */
             char small[64];
             char *text = n < 64 ? small : (char *)malloc((size_t)n + 1);
@@ -293,6 +326,81 @@ cdef extern from *:
     ARROWMM_FLOAT_TO_INT(arrowmm_double_to_int, double)
     ARROWMM_FLOAT_TO_INT(arrowmm_float_to_int, float)
 
+    /* Whether c * 10^e reads back as x (a double, or a float when single). */
+    static int arrowmm_reads_as(uint64_t c, int e, double x, int single) {
+        double v;
+        if (e >= -22 && e <= 22 && (c <= ((uint64_t)1 << 53)
+                                    ? (v = e < 0 ? (double)c / arrowmm_pow10d[-e]
+                                                 : (double)c * arrowmm_pow10d[e], 1)
+                                    : arrowmm_wide_product(c, e, &v))) {
+            if (!single) return v == x;
+            if (!arrowmm_float_midpoint(v)) return (float)v == (float)x;
+        }
+        {
+            char text[48];
+            snprintf(text, sizeof text, "%llue%d", (unsigned long long)c, e);
+            if (single) return strtof_l(text, NULL, arrowmm_c_locale) == (float)x;
+            return strtod_l(text, NULL, arrowmm_c_locale) == x;
+        }
+    }
+
+    /* The shortest digits that read back as the finite, normal, nonzero |x| (the closest
+       to it among them), found by rounding an extended-precision x * 10^n to p digits for
+       p from the type's DIG (15 or 6: below it the correct rounding is the only candidate)
+       up: 1 and digits, their count and the first digit's power of ten; or 0 wherever the
+       estimate cannot decide (a rounding within its error of a half, a power of ten beyond
+       the exact ones, subnormals), for the exact path to answer. */
+    static int arrowmm_shortest(double x, int single, char *digits, int *nd, int *k) {
+    #if defined(LDBL_MANT_DIG) && LDBL_MANT_DIG == 64 && (defined(__x86_64__) || defined(__i386__))
+        static const long double p10[28] = {
+            1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L, 1e7L, 1e8L, 1e9L, 1e10L, 1e11L, 1e12L,
+            1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L,
+            1e24L, 1e25L, 1e26L, 1e27L};
+        double ax = fabs(x);
+        int k10, p, first = single ? 6 : 15, last = single ? 9 : 17, adjusted = 0;
+        if (ax < (single ? (double)FLT_MIN : DBL_MIN) || isinf(ax) || ax != ax) return 0;
+        k10 = (int)floor(log10(ax));
+        for (p = first; p <= last; p++) {
+            int n = p - 1 - k10, j;
+            long double y, f, r, err;
+            uint64_t c, c2 = 0, found = 0;
+            if (n > 27 || n < -27) return 0;
+            y = n >= 0 ? (long double)ax * p10[n] : (long double)ax / p10[-n];
+            if (y < p10[p - 1] || y >= p10[p]) {         /* log10's estimate was off by one */
+                if (adjusted++) return 0;
+                k10 += y < p10[p - 1] ? -1 : 1;
+                p--;
+                continue;
+            }
+            c = (uint64_t)y;                      /* floor: 0 < y < 10^17 < 2^63 */
+            f = (long double)c;
+            r = y - f;
+            err = y * 0x1p-61L;
+            if (fabsl(r - 0.5L) <= err) return 0;
+            c += r > 0.5L;
+            if (arrowmm_reads_as(c, -n, ax, single)) found = c;
+            else if (p > first) {                 /* a power of two's lopsided interval */
+                c2 = (long double)c > y ? c - 1 : c + 1;
+                if (arrowmm_reads_as(c2, -n, ax, single)) found = c2;
+            }
+            if (found) {
+                char tmp[24];
+                int m = 0;
+                while (found % 10 == 0) { found /= 10; n--; }
+                while (found) { tmp[m++] = (char)('0' + found % 10); found /= 10; }
+                for (j = 0; j < m; j++) digits[j] = tmp[m - 1 - j];
+                *nd = m;
+                *k = m - 1 - n;
+                return 1;
+            }
+        }
+        return 0;
+    #else
+        (void)x; (void)single; (void)digits; (void)nd; (void)k;
+        return 0;
+    #endif
+    }
+
     /* digits + one unit in the last place (carry: 999 -> 1000, k + 1); its count. */
     static int arrowmm_increment(char *digits, int nd, int *k) {
         int j = nd - 1;
@@ -314,6 +422,7 @@ cdef extern from *:
     int arrowmm_sci_digits(const char *text, char *digits, int *k) noexcept nogil
     int arrowmm_reads_back(float f, int neg, const char *digits, int nd, int k) noexcept nogil
     int arrowmm_increment(char *digits, int nd, int *k) noexcept nogil
+    int arrowmm_shortest(double x, int single, char *digits, int *nd, int *k) noexcept nogil
     int64_t arrowmm_double_to_int(const double *v, const uint8_t *ok, int64_t n, double lo,
                                   double hi, int unsigned64, int64_t *out) noexcept nogil
     int64_t arrowmm_float_to_int(const float *v, const uint8_t *ok, int64_t n, double lo,
@@ -506,7 +615,9 @@ cdef int _double_text(double v, char *out) except -1:
             return 2
         out[0] = b'0'
         return 1
-    text = PyOS_double_to_string(v, b'r', 0, 0, NULL)
+    if arrowmm_shortest(v, 0, digits, &nd, &k):
+        return arrowmm_layout(v < 0, digits, nd, k, out)
+    text = PyOS_double_to_string(v, b'r', 0, 0, NULL)  # (exact: David Gay's shortest)
     try:
         nd = _repr_digits(text, digits, &k)
     finally:
@@ -570,6 +681,8 @@ cdef int _float_text(float v, char *out) noexcept nogil:
             return 2
         out[0] = b'0'
         return 1
+    if arrowmm_shortest(v, 1, digits, &nd, &k):
+        return arrowmm_layout(neg, digits, nd, k, out)
     memcpy(&bits, &v, 4)
     p = 1 if mag < 1.1754943508222875e-38 else 6  # (FLT_DIG holds for normal floats only)
     while p <= 9:
