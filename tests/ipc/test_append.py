@@ -51,6 +51,20 @@ def _all_x(path):
     return mm
 
 
+def _all_x_array(path):
+    """``_all_x`` as one numpy array (all three readers must agree), for files of millions of
+    rows, where lists of Python ints cost seconds."""
+    with arrowmm.open_file(path) as r:
+        mm = np.concatenate([r.get_batch(i).column("x").to_numpy()
+                             for i in range(r.num_record_batches)])
+    with pa_ipc.open_file(path) as r:
+        pa_x = np.concatenate([r.get_batch(i).column("x").to_numpy()
+                               for i in range(r.num_record_batches)])
+    pl_x = polars.read_ipc(path)["x"].to_numpy()
+    assert np.array_equal(mm, pa_x) and np.array_equal(mm, pl_x)
+    return mm
+
+
 def test_append_reads_in_arrowmm_pyarrow_polars(tmp_path):
     path = str(tmp_path / "a.arrow")
     _new(path, 3, metadata={"owner": "me"})
@@ -269,19 +283,36 @@ def test_second_appender_waits_or_times_out(tmp_path):
     assert _all_x(path) == [0, 1, 2, 7, 3]
 
 
-# The appender: appends batch i (rows from SIZES, values continuing the count) forever.
-_APPENDER = textwrap.dedent("""
-    import sys, arrowmm, numpy as np
-    path, fsync = sys.argv[1], sys.argv[2] == "1"
+# The appender: appends batch i (rows from SIZES, values continuing the count) forever.  One
+# process imports arrowmm once and forks an appender per line it reads ("path fsync start"): the
+# appender says "go <pid>" and appends until the test SIGKILLs it; the forking process reaps it
+# and says how it ended ("ended <signal>").  (A new Python per kill spent most of the test's time
+# importing arrowmm and numpy; a fork is a real process all the same.)
+_APPENDERS = textwrap.dedent("""
+    import os, sys, arrowmm, numpy as np
     SIZES = [1, 300_000, 17, 1_500_000, 4096]
-    start, i = int(sys.argv[3]), 0
-    print("go", flush=True)
-    while True:
-        n = SIZES[i % len(SIZES)]
-        with arrowmm.append_file(path, fsync=fsync, compression="lz4" if i % 3 == 2 else None) as w:
-            w.write({"x": np.arange(start, start + n, dtype=np.int64), "s": ["z"] * n})
-        start += n
-        i += 1
+
+    def append_forever(path, fsync, start):
+        i = 0
+        print("go", os.getpid(), flush=True)
+        while True:
+            n = SIZES[i % len(SIZES)]
+            with arrowmm.append_file(path, fsync=fsync,
+                                     compression="lz4" if i % 3 == 2 else None) as w:
+                w.write({"x": np.arange(start, start + n, dtype=np.int64), "s": ["z"] * n})
+            start += n
+            i += 1
+
+    for line in sys.stdin:
+        path, fsync, start = line.split()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                append_forever(path, fsync == "1", int(start))
+            finally:
+                os._exit(1)
+        _, status = os.waitpid(pid, 0)
+        print("ended", os.WTERMSIG(status) if os.WIFSIGNALED(status) else -1, flush=True)
 """)
 _SIZES = [1, 300_000, 17, 1_500_000, 4096]
 
@@ -315,24 +346,43 @@ def test_sigkill_at_random_points_leaves_old_or_new(tmp_path):
     base = 3
     seen_unfinished = seen_complete = 0
     trials = 20
-    for trial in range(trials):
-        child = subprocess.Popen([sys.executable, "-c", _APPENDER, path, str(trial % 2),
-                                  str(base)], stdout=subprocess.PIPE, text=True)
-        assert child.stdout.readline().strip() == "go"
-        time.sleep(rng.uniform(0.0, 0.4))
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-        child.stdout.close()
-        states = _states(base, 200)
-        rows, unfinished = _check_state(path, states)
-        assert rows >= base
-        seen_unfinished += unfinished > 0
-        seen_complete += unfinished == 0
-        if trial % 3 == 0:  # sometimes let pyarrow read it after the cut, sometimes not
-            cut = cut_unfinished_tail(path)
-            assert cut == unfinished
-            assert _all_x(path) == list(range(rows))
-        base = rows
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}  # (one thread when it forks)
+    appenders = subprocess.Popen([sys.executable, "-c", _APPENDERS], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True, env=env)
+    pid = None
+    try:
+        for trial in range(trials):
+            appenders.stdin.write(f"{path} {trial % 2} {base}\n")
+            appenders.stdin.flush()
+            said, pid = appenders.stdout.readline().split()
+            assert said == "go"
+            time.sleep(rng.uniform(0.0, 0.4))
+            os.kill(int(pid), signal.SIGKILL)
+            assert appenders.stdout.readline().split() == ["ended", str(int(signal.SIGKILL))]
+            states = _states(base, 200)
+            rows, unfinished = _check_state(path, states)
+            assert rows >= base
+            seen_unfinished += unfinished > 0
+            seen_complete += unfinished == 0
+            if trial % 3 == 0:  # sometimes let pyarrow read it after the cut, sometimes not
+                cut = cut_unfinished_tail(path)
+                assert cut == unfinished
+                assert np.array_equal(_all_x_array(path), np.arange(rows))
+            base = rows
+    finally:
+        if pid is not None:  # (an appender left running if the test failed before its kill)
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        appenders.stdin.close()
+        try:
+            appenders.wait(timeout=120)
+        finally:
+            if appenders.poll() is None:
+                appenders.kill()
+            appenders.stdout.close()
+    assert appenders.returncode == 0
     assert _check_state(path, [base])[0] == base
     cut_unfinished_tail(path)
     with arrowmm.append_file(path) as w:
