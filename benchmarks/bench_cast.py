@@ -5,6 +5,7 @@ Run from the repository root::
 
     python benchmarks/bench_cast.py             # 1M and 10M values (a few minutes)
     python benchmarks/bench_cast.py --quick     # smoke version (under 20 s)
+    python benchmarks/bench_cast.py --sizes 1e6 --repeats 3
     python benchmarks/bench_cast.py --out bench_cast.md
 
 Each row casts one array (made by pyarrow, imported by arrowmm without a copy) in both
@@ -124,8 +125,11 @@ def bench(cfg: dict) -> list:
 
 def main(argv=None) -> int:
     parser = base_parser(__doc__, quick_help="small smoke version (< 20 s)")
+    parser.add_argument("--sizes", help="comma-separated array lengths (default 1M and 10M)")
     args = parser.parse_args(argv)
     cfg = settings(args, FULL, QUICK)
+    if args.sizes:
+        cfg["sizes"] = [int(float(x)) for x in args.sizes.split(",")]
     env = "\n".join(machine_lines(args.quick) + [
         f"- arrays of {', '.join(f'{n:,}' for n in cfg['sizes'])} values, without and with "
         f"10% nulls, made by pyarrow and imported by arrowmm without a copy",

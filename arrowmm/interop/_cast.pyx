@@ -138,12 +138,15 @@ cdef extern from *:
     #endif
     }
 
-    /* Whether the double v lies exactly halfway between two floats. */
+    /* Whether rounding the double v to a float could differ from rounding the decimal it
+       came from: v exactly halfway between two floats (its 29 bits below a float's 24 are
+       100...0), or outside the normal floats (then 1: undecided). */
     static int arrowmm_float_midpoint(double v) {
-        float f = (float)v, g;
-        if ((double)f == v || isinf(f)) return isinf(f) && !isinf(v);
-        g = nextafterf(f, (double)f < v ? INFINITY : -INFINITY);
-        return ((double)f + (double)g) / 2 == v;
+        double a = fabs(v);
+        uint64_t bits;
+        if (!(a >= (double)FLT_MIN && a <= (double)FLT_MAX)) return a != 0.0;
+        memcpy(&bits, &v, 8);
+        return (bits & 0x1FFFFFFFULL) == 0x10000000ULL;
     }
 
     /* A float in fast_float's grammar: 1 and the value in *d (or *f when single), or 0. */
@@ -376,7 +379,8 @@ cdef extern from *:
             f = (long double)c;
             r = y - f;
             err = y * 0x1p-61L;
-            if (fabsl(r - 0.5L) <= err) return 0;
+            if (fabsl(r - 0.5L) <= err || y - p10[p - 1] <= err || p10[p] - y <= err)
+                return 0;                        /* (a half, or a decade's edge: undecided) */
             c += r > 0.5L;
             if (arrowmm_reads_as(c, -n, ax, single)) found = c;
             else if (p > first) {                 /* a power of two's lopsided interval */
