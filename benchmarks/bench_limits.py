@@ -5,6 +5,7 @@ Run from the repository root::
     python benchmarks/bench_limits.py                 # full run (a few minutes)
     python benchmarks/bench_limits.py --quick         # smoke version (< 30 s)
     python benchmarks/bench_limits.py --out bench.md  # also write the table as markdown
+    python benchmarks/bench_limits.py --only-wide     # the wide-schema rows (1a-1l) only
 
 The files are written by pyarrow into ``benchmarks/data/`` (git-ignored) the first time and
 reused.  Each benchmark runs both libraries alternately after warm-up runs; the reported time is
@@ -251,6 +252,7 @@ def main(argv=None) -> int:
     ap = base_parser(__doc__)
     ap.add_argument("--cold", type=int, help="fresh-process trials per library for row 3")
     ap.add_argument("--only-cold", action="store_true", help="run row 3 only")
+    ap.add_argument("--only-wide", action="store_true", help="run rows 1a-1l only")
     args = ap.parse_args(argv)
     cfg = settings(args, FULL, QUICK)
     if args.cold:
@@ -262,8 +264,8 @@ def main(argv=None) -> int:
     wide = [] if args.only_cold else [wide_file(d, n) for n in cfg["wide"]]
     kinds = [] if args.only_cold else [(n, kind, wide_kind_file(d, n, kind))
                                        for n in cfg["wide"] for kind in FIELD_KINDS]
-    ratio = ratio_file(d, cfg["ratio_rows"])
-    for p in wide + [p for _, _, p in kinds] + [ratio]:
+    ratio = None if args.only_wide else ratio_file(d, cfg["ratio_rows"])
+    for p in wide + [p for _, _, p in kinds] + [ratio] * (ratio is not None):
         warm_cache(p)
     print(f"data ready in {time.perf_counter() - t0:.1f} s\n", flush=True)
     env = "\n".join(machine_lines(args.quick) + [
@@ -275,7 +277,7 @@ def main(argv=None) -> int:
         f"resident, the rest MADV_FREE",
         f"- transparent huge pages: {_thp()}",
         f"- load average at start: {load()}"]
-        + [f"- {p.name}: {p.stat().st_size / 2**20:,.2f} MiB" for p in wide + [ratio]])
+        + [f"- {p.name}: {p.stat().st_size / 2**20:,.2f} MiB" for p in wide + [ratio] if p])
     print(env + "\n", flush=True)
     results = []
     for letter, n, path in zip("ab", cfg["wide"], wide):
@@ -292,11 +294,12 @@ def main(argv=None) -> int:
         results.append(bench_open(path, n, cfg, f"1{letter}. every field after the open, {n:,} "
                                   f"{kind} fields", kind, walk=True))
         print_result(results[-1])
-    if not args.only_cold:
+    if ratio is not None and not args.only_cold:
         results.append(bench_ratio(ratio, cfg["ratio_rows"], cfg))
         print_result(results[-1])
-    results.append(bench_cold(ratio, cfg["ratio_rows"], cfg))
-    print_result(results[-1])
+    if ratio is not None:
+        results.append(bench_cold(ratio, cfg["ratio_rows"], cfg))
+        print_result(results[-1])
     env += f"\n- load average at the end: {load()}"
     print(env.splitlines()[-1])
     return report(results, "arrowmm hostile-size benchmarks", env, cfg, args.out, args.strict)

@@ -265,7 +265,7 @@ cdef inline uint64_t _bytes_hash(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     return h
 
 
-cdef inline void _put(PyObject** slot, object value):
+cdef inline void _put(PyObject** slot, object value) noexcept:
     """Store a new strong reference to ``value`` in ``slot``, releasing the one there."""
     Py_INCREF(value)
     Py_XDECREF(slot[0])
@@ -303,7 +303,7 @@ cdef class _SchemaWalk:
             Py_XDECREF(self.text_memo[i].text)
 
 
-cdef inline void _clear_kids(TypeEntry* e):
+cdef inline void _clear_kids(TypeEntry* e) noexcept:
     cdef Py_ssize_t k
     for k in range(e.n_kids):
         Py_XDECREF(e.kids[k])
@@ -594,6 +594,14 @@ cdef object _walk_field(_SchemaWalk w, Py_ssize_t pos, Py_ssize_t depth):
     if at < 0:
         return None
     type_id = ft.buf[at] if at else 0
+    cdef TypeEntry* e
+    if children is None:  # (the hot case of wide plain schemas: a leaf made before)
+        key = _leaf_key(w, &ft, type_id)
+        if key >= 0:
+            e = &w.type_memo[_mix(<uint64_t>key) & (MEMO_SLOTS - 1)]
+            if e.dtype != NULL and not e.nested and e.key == key:
+                return _finish_field(w, &ft, found > 0, name_start, name_len, <object>e.dtype,
+                                     depth)
     try:
         if children is not None:
             if not _has_children(type_id):
@@ -716,7 +724,7 @@ cdef object _finish_field(_SchemaWalk w, Table* ft, bint has_name, Py_ssize_t na
     return field
 
 
-cdef inline void _set(object obj, Py_ssize_t offset, object value):
+cdef inline void _set(object obj, Py_ssize_t offset, object value) noexcept:
     """Set the (empty) slot at byte ``offset`` of ``obj`` to ``value``."""
     Py_INCREF(value)
     (<PyObject**>((<char*><PyObject*>obj) + offset))[0] = <PyObject*>value
