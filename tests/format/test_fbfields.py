@@ -1,6 +1,6 @@
-"""fbfields, the lean Field/Int readers, and ``_flatbuf.schema_fields``, the C reader of plain leaf
-fields: schemas read through them equal schemas read through the generated FlatBuffers code, for
-every type and for corrupted footers (same schema or same error)."""
+"""fbfields, the lean Field/Int readers, and ``format/_schema_walk.schema_fields``, the C reader of
+a schema's fields: schemas read through them equal schemas read through the generated FlatBuffers
+code, for every type and for corrupted footers (same schema or same error)."""
 from __future__ import annotations
 
 import io
