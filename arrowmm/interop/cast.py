@@ -598,6 +598,28 @@ def _cast_temporal(array: Array, want, safe: bool) -> Array:
     raise _unsupported(got, want)
 
 
+def _decoded_as(array: Array, want, safe: bool) -> Array:
+    """A dictionary array cast to a type that is not a dictionary, by pyarrow's rules: to
+    null, all nulls; to a view type, unsupported; a value type that does not cast to
+    ``want`` makes the pair invalid (not unsupported); a view-typed dictionary has no take."""
+    got, value = array.type, array.type.value_type
+    if isinstance(want, t.NullType):
+        return _nulls(len(array), want)
+    if isinstance(want, t.BinaryViewType):
+        raise _unsupported(got, want)
+    try:  # (whether the values cast at all: an empty probe)
+        cast_array(array.dictionary.slice(0, 0), want, safe)
+    except ArrowNotImplementedError as exc:
+        if str(exc).startswith("Unsupported cast"):  # (pyarrow cannot: not arrowmm's "not yet")
+            raise ArrowInvalid(f"Cast type {want} incompatible with dictionary type "
+                               f"{value}") from None
+        raise
+    if isinstance(value, t.BinaryViewType):
+        raise ArrowNotImplementedError(f"Function 'array_take' has no kernel matching input "
+                                       f"types ({value}, {got.index_type})")
+    return cast_array(_decoded(array), want, safe)
+
+
 def _nulls(length: int, want) -> Array:
     return convert([None] * length, want)
 
@@ -623,17 +645,16 @@ def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Arra
         return _nulls(len(array), want)
     if isinstance(got, t.DictionaryType):
         if isinstance(want, t.DictionaryType):
-            return _encoded(array, t.DictionaryType(want.index_type, got.value_type,
-                                                    want.ordered), "array", None) \
-                if want.value_type == got.value_type else \
-                cast_array(cast_array(_decoded(array), want.value_type, safe), want, safe)
-        return cast_array(_decoded(array), want, safe)
+            if want.value_type == got.value_type:
+                return _encoded(array, t.DictionaryType(want.index_type, got.value_type,
+                                                        want.ordered), "array", None)
+            return _encoded(cast_array(_decoded(array), want.value_type, safe), want, "array",
+                            None)
+        return _decoded_as(array, want, safe)
     if isinstance(want, t.DictionaryType):
-        value = want.value_type
-        if not (got == value or (isinstance(got, _TEXT) and isinstance(value, _TEXT)
-                                 and got.utf8 == value.utf8)):
-            raise _unsupported(got, want)
-        return _encoded(cast_array(array, value, safe), want, "array", None)
+        if not isinstance(got, t.BinaryType):  # (pyarrow encodes strings and binaries only,
+            raise _unsupported(got, want)      # plain and large, cast to the value type)
+        return _encoded(cast_array(array, want.value_type, safe), want, "array", None)
     if isinstance(got, t.DecimalType) or isinstance(want, t.DecimalType):
         raise _not_yet(got, want)
     if isinstance(got, _NUMERIC) and isinstance(want, _NUMERIC):
