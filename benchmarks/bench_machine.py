@@ -10,9 +10,10 @@ The functions are what ``bench_paths.py`` puts beside its rows, measured in the 
 the libraries (each one a callable with no arguments, so the harness interleaves it with
 them): reading a file from the page cache with ``readinto`` into a buffer allocated once;
 ``memcpy`` of as many bytes (a numpy copy between two arrays allocated and touched once);
-decompressing exactly the compressed buffers a file holds (the ``zstandard`` and ``lz4``
-packages, both of which release the GIL, on one thread and on a pool of threads, each
-buffer's output allocated as any reader's is); and a pipe's raw throughput (``cat f |``
+decompressing exactly the compressed buffers a file holds (``zstandard``'s stream reader and
+the ``lz4`` package's ``LZ4F_decompress``, both of which let the GIL go, on one thread and on
+a pool of threads, into outputs allocated once, as a reader that reuses its memory does); and
+a pipe's raw throughput (``cat f |``
 a process that only ``readinto``s the bytes, timed inside it, as the readers are).
 
 The command line makes a sample of ``--mib`` MiB (float64 of three decimals and int64 below
@@ -23,6 +24,7 @@ follow the share of the cores other jobs leave.
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -32,7 +34,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, List, NamedTuple
 
-import lz4.frame
 import numpy as np
 import pyarrow as pa
 import zstandard
@@ -175,18 +176,72 @@ def compressed_buffers(path: Path) -> CompressedBuffers:
 _LOCAL = threading.local()
 
 
-def _zstd(payload: memoryview, size: int) -> int:
+def _zstd_into(src: memoryview, out: np.ndarray) -> int:
     dctx = getattr(_LOCAL, "zstd", None)
     if dctx is None:  # (a decompression context is one thread's)
         dctx = _LOCAL.zstd = zstandard.ZstdDecompressor()
-    return len(dctx.decompress(payload, max_output_size=size))
+    reader = dctx.stream_reader(src, read_across_frames=False)
+    n = 0
+    while n < out.size:
+        got = reader.readinto(out[n:])
+        if not got:
+            break
+        n += got
+    return n if not reader.read(1) else -1  # (-1: the frame holds more than declared)
 
 
-def _lz4(payload: memoryview, size: int) -> int:
-    return len(lz4.frame.decompress(payload))
+class _Lz4F:
+    """LZ4_FRAME decoding into a given buffer: ``LZ4F_decompress`` of the lz4 package's own
+    extension, through ctypes (which lets the GIL go during the call). The package's
+    ``lz4.frame.decompress`` cannot be the ceiling: it allocates its output, and with no
+    content size in the frame (pyarrow writes none) it grows it as it goes."""
+
+    def __init__(self):
+        import lz4.frame._frame as ext
+        lib = ctypes.CDLL(ext.__file__)
+        lib.LZ4F_createDecompressionContext.argtypes = [ctypes.POINTER(ctypes.c_void_p),
+                                                        ctypes.c_uint]
+        lib.LZ4F_createDecompressionContext.restype = ctypes.c_size_t
+        size_p = ctypes.POINTER(ctypes.c_size_t)
+        lib.LZ4F_decompress.argtypes = [ctypes.c_void_p, ctypes.c_void_p, size_p,
+                                        ctypes.c_void_p, size_p, ctypes.c_void_p]
+        lib.LZ4F_decompress.restype = ctypes.c_size_t
+        lib.LZ4F_isError.argtypes = [ctypes.c_size_t]
+        lib.LZ4F_isError.restype = ctypes.c_uint
+        self.lib = lib
+
+    def context(self) -> ctypes.c_void_p:
+        ctx = getattr(_LOCAL, "lz4", None)
+        if ctx is None:  # (one per thread, kept for the thread's life: a benchmark's)
+            ctx = ctypes.c_void_p()
+            if self.lib.LZ4F_isError(self.lib.LZ4F_createDecompressionContext(ctypes.byref(ctx),
+                                                                             100)):
+                raise MemoryError("LZ4F_createDecompressionContext failed")
+            _LOCAL.lz4 = ctx
+        return ctx
+
+    def into(self, src: memoryview, out: np.ndarray) -> int:
+        """Decode one whole frame; the bytes written (short or an error: less than ``out``)."""
+        src_arr = np.frombuffer(src, np.uint8)
+        dst_size, src_size = ctypes.c_size_t(out.size), ctypes.c_size_t(src_arr.size)
+        code = self.lib.LZ4F_decompress(self.context(), out.ctypes.data, ctypes.byref(dst_size),
+                                        src_arr.ctypes.data, ctypes.byref(src_size), None)
+        if self.lib.LZ4F_isError(code) or code != 0:  # (error, or the frame did not end)
+            _LOCAL.lz4 = None  # (a context left mid-frame is not reused)
+            return -1
+        return dst_size.value
 
 
-_DECOMPRESS = {"zstd": _zstd, "lz4": _lz4}
+_LZ4F: list = []
+
+
+def _lz4_into(src: memoryview, out: np.ndarray) -> int:
+    if not _LZ4F:
+        _LZ4F.append(_Lz4F())
+    return _LZ4F[0].into(src, out)
+
+
+_DECOMPRESS_INTO = {"zstd": _zstd_into, "lz4": _lz4_into}
 _POOLS: dict = {}
 
 
@@ -196,25 +251,35 @@ def _pool(threads: int) -> ThreadPoolExecutor:
     return _POOLS[threads]
 
 
-def decompressor(buffers: CompressedBuffers, threads: int = 1) -> Callable[[], int]:
-    """Decompress every buffer of ``buffers``, on this thread (``threads=1``) or spread over
-    a pool of ``threads`` (a buffer per task, so the pool balances uneven buffers); the
-    callable returns the bytes decoded, checked against the declared sizes on the first
-    call (a ceiling that skipped work would be silently wrong)."""
-    one = _DECOMPRESS[buffers.codec]
-    args = (buffers.payloads, buffers.sizes)
+class Decompressor:
+    """Decompress every buffer of a ``CompressedBuffers`` into ``outputs`` (one array per
+    buffer, allocated and touched once: the codec's speed, not the allocator's), on the
+    calling thread (``threads=1``) or spread over a pool of ``threads``, a buffer per task so
+    the pool balances uneven buffers. A call returns the bytes decoded; the first one, made
+    here, is checked against the declared sizes (a ceiling that skipped work would be
+    silently wrong)."""
 
-    def serial() -> int:
-        return sum(map(one, *args))
+    def __init__(self, buffers: CompressedBuffers, threads: int = 1):
+        self.codec, self.threads = buffers.codec, threads
+        self.payloads = buffers.payloads
+        self.outputs = [np.ones(size, np.uint8) for size in buffers.sizes]
+        got = self()
+        if got != buffers.decoded:
+            raise ValueError(f"{buffers.codec} buffers decoded to {got:,} bytes, "
+                             f"declared {buffers.decoded:,}")
 
-    def pooled() -> int:
-        return sum(_pool(threads).map(one, *args))
-    run = serial if threads == 1 else pooled
-    got = run()
-    if got != buffers.decoded:
-        raise ValueError(f"{buffers.codec} buffers decoded to {got:,} bytes, "
-                         f"declared {buffers.decoded:,}")
-    return run
+    def __call__(self) -> int:
+        one = _DECOMPRESS_INTO[self.codec]
+        if self.threads == 1:
+            done = map(one, self.payloads, self.outputs)
+        else:
+            done = _pool(self.threads).map(one, self.payloads, self.outputs)
+        return sum(n if n >= 0 else -(1 << 62) for n in done)
+
+
+def decompressor(buffers: CompressedBuffers, threads: int = 1) -> Decompressor:
+    """A ``Decompressor`` of ``buffers`` on ``threads`` threads (checked once)."""
+    return Decompressor(buffers, threads)
 
 
 # -- pipes -----------------------------------------------------------------------------------

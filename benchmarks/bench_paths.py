@@ -98,6 +98,7 @@ from pathlib import Path
 from typing import Optional
 
 import duckdb
+import lz4
 import numpy as np
 import pandas as pd
 import polars as pl
@@ -676,7 +677,7 @@ def main(argv=None) -> int:
         f"- peers: polars {pl.__version__} (thread pool {pl.thread_pool_size()}), duckdb "
         f"{duckdb.__version__} ({_duckdb_threads()} "
         f"threads); ceilings: zstandard {machine.zstandard.__version__}, lz4 "
-        f"{machine.lz4.__version__}",
+        f"{lz4.__version__}",
         "- page cache: warm (each file is read once just before its row, the 8 GB file's "
         "batch headers only: this VM's page cache keeps less than the data and drops "
         "files within minutes)",
