@@ -31,16 +31,18 @@ def register(spark, *, pushdown: bool = True) -> None:
     the name of a JVM one) and ``arrowmm_python`` is how the Python source is reached.
 
     The registered source carries the session's ``fs.defaultFS``, which a path without a
-    scheme means (the source's planning runs in Python workers that cannot read it): register
-    again after changing it.  Without ``register`` (Spark's own lookup of the ``pyspark_*``
+    scheme means, and its Hadoop S3A settings (``fs.s3a.endpoint``, ``fs.s3a.access.key`` ...),
+    which configure s3fs for ``s3a://`` paths (the source's planning runs in Python workers that
+    cannot read them): register again after changing them.  Without ``register`` (Spark's own lookup of the ``pyspark_*``
     modules) the workers take ``fs.defaultFS`` from ``$HADOOP_CONF_DIR/core-site.xml``.
     """
-    from .paths import session_default_fs
+    from .paths import session_default_fs, session_s3a
     from .source import ArrowmmDataSource, ArrowmmPythonDataSource
     default_fs = session_default_fs(spark)
-    spark.dataSource.register(_recording(ArrowmmPythonDataSource, default_fs))
+    s3a = session_s3a(spark)
+    spark.dataSource.register(_recording(ArrowmmPythonDataSource, default_fs, s3a))
     try:
-        spark.dataSource.register(_recording(ArrowmmDataSource, default_fs))
+        spark.dataSource.register(_recording(ArrowmmDataSource, default_fs, s3a))
     except Exception as exc:  # (pyspark's AnalysisException, classic or Connect)
         if not _name_taken(exc):
             raise
@@ -48,12 +50,14 @@ def register(spark, *, pushdown: bool = True) -> None:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
 
 
-def _recording(source, default_fs):
-    """``source``, or when ``default_fs`` is known a subclass of it that records it (pickled
-    by value to Spark's workers, as classes that no module defines are)."""
-    if not default_fs:
+def _recording(source, default_fs, s3a=None):
+    """``source``, or when ``default_fs`` or S3A settings (``s3a``) are known a subclass of it
+    that records them (pickled by value to Spark's workers, as classes that no module defines
+    are)."""
+    if not default_fs and not s3a:
         return source
-    return type(source.__name__, (source,), {"default_fs": default_fs, "__doc__": source.__doc__,
+    return type(source.__name__, (source,), {"default_fs": default_fs, "hadoop_s3a": s3a or None,
+                                             "__doc__": source.__doc__,
                                              "__module__": source.__module__})
 
 

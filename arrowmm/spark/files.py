@@ -4,7 +4,9 @@
 layer below, for datasets to share; the names stay importable from here.)
 
 A path is a file, a directory or a glob, resolved by ``paths.resolve_path`` with Spark's
-rules (``fs.defaultFS``, relative paths, ``file:`` URIs; other filesystems refused by scheme).
+rules (``fs.defaultFS``, relative paths, ``file:`` URIs; object stores as URLs; other
+filesystems refused by scheme), and read through its ``storage.Storage`` (``find_data_files``,
+``describe_file``: a local file mapped, an object by byte ranges).
 A directory written by the arrowmm Spark writer has a log of versioned manifests
 (``_arrowmm_log/``, see docs/commit-protocol.md); a reader reads exactly the files the latest
 version lists, so files of unfinished, crashed or failed jobs are never read.  A directory
@@ -25,13 +27,14 @@ from ..dataset.discovery import (FORMAT, LOG_DIR, MANIFEST, check_names,  # noqa
                                  read_manifest,
                                  read_version, resolve_paths, sniff, version_name)
 from ..errors import ArrowInvalid
-from ..ipc.read.file_reader import FileReader
-from ..ipc.read.indexed import IndexedStreamReader
+from ..ipc.read.sniff import KIND_HEAD, ipc_kind
 from ..ipc.core.statistics import STATISTICS_KEY, decode_statistics
+from .directory import Directory
 from .paths import default_fs, resolve_path
+from .storage import Storage, storage_for
 
 __all__ = ["MANIFEST", "LOG_DIR", "BatchInfo", "DataFile", "resolve_paths", "load_path_options",
-           "describe_file", "read_manifest", "data_files_in", "log_versions", "read_version",
+           "describe_file", "find_data_files", "read_manifest", "data_files_in", "log_versions", "read_version",
            "latest_manifest", "version_name", "arrival_order", "seen_by", "ARRIVAL"]
 
 
@@ -73,11 +76,39 @@ def load_path_options(options, default: Optional[str] = None) -> List[str]:
     return [resolve_path(p, fs) for p in paths]
 
 
-def describe_file(path: str, with_batches: bool = True) -> DataFile:
-    """The schema and (optionally) the per-batch sizes and statistics of one data file."""
-    fmt = sniff(path)
+def find_data_files(paths: List[str], storage_options: Optional[dict] = None) -> List[str]:
+    """Every data file under ``paths`` (resolved: files, directories, globs; local or on an
+    object store, ``storage_options`` configuring the store), in a stable order: a directory's
+    as its manifest lists them (docs/commit-protocol.md §4)."""
+    out: List[str] = []
+    for p in paths:
+        storage = storage_for(p, storage_options)
+        if storage.is_dir(p):
+            out.extend(Directory(storage, p).data_files())
+        elif storage.is_file(p):
+            out.append(p)
+        elif any(c in p for c in "*?["):
+            # like Spark's file sources, a glob skips _ and . names (_SUCCESS, the commit log)
+            matches = sorted(m for m in storage.glob(p)
+                             if not m.rstrip("/").rsplit("/", 1)[-1].startswith(("_", ".")))
+            if not matches:
+                raise ArrowInvalid(f"path {p!r} matches no file")
+            for m in matches:
+                out.extend(Directory(storage, m).data_files() if storage.is_dir(m) else [m])
+        else:
+            raise ArrowInvalid(f"path {p!r} does not exist")
+    seen = set()
+    return [p for p in out if not (p in seen or seen.add(p))]
+
+
+def describe_file(path: str, with_batches: bool = True, storage: Optional[Storage] = None
+                  ) -> DataFile:
+    """The schema and (optionally) the per-batch sizes and statistics of one data file
+    (on ``storage``, by default ``storage_for(path)``: an object's footer read by ranges)."""
+    storage = storage if storage is not None else storage_for(path)
+    fmt = ipc_kind(storage.head(path, KIND_HEAD) or b"")
     if fmt == "file":
-        reader = FileReader(path)
+        reader = storage.open_reader(path, "file")
         info = DataFile(path, "file", reader.schema)
         if with_batches:
             doc = decode_statistics((reader.footer.metadata or {}).get(STATISTICS_KEY))
@@ -89,7 +120,7 @@ def describe_file(path: str, with_batches: bool = True) -> DataFile:
         reader.close()
         return info
     if fmt == "stream":
-        reader = IndexedStreamReader(path)
+        reader = storage.open_reader(path, "stream")
         info = DataFile(path, "stream", reader.schema, entries=reader.entries)
         if with_batches:
             extents = reader.batch_extents()

@@ -4,9 +4,10 @@ A partition is a list of pieces ``(path, format, batch indices, stream
 entries)``, planned from footers only: consecutive batches fill a partition
 up to ``max_bytes`` (a big file spreads over many tasks), and small files
 share one (each file also counts ``open_cost`` bytes, as in Spark's file
-sources).  Tasks map their files and hand each batch to pyarrow through the
-PyCapsule interface (no copy), casting only the columns Spark's type rules
-require.
+sources).  Tasks open their files through their ``storage.Storage`` (a local
+file mapped, an object read by byte ranges: a batch's header, then its
+buffers) and hand each batch to pyarrow through the PyCapsule interface (no
+copy), casting only the columns Spark's type rules require.
 """
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ import os
 from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import ArrowInvalid
-from ..ipc.read.indexed import IndexedStreamReader, select_entries
-from ..ipc.read.file_reader import FileReader
+from ..ipc.read.indexed import select_entries
 from .files import DataFile
+from .storage import storage_for
 
 __all__ = ["Piece", "plan_pieces", "read_piece", "to_spark_batch"]
 
@@ -63,11 +64,13 @@ def _finish(piece, files: Sequence[DataFile]) -> Piece:
     return (info.path, "file", batches, None)
 
 
-def read_piece(piece: Piece, log: Optional[str] = None) -> Iterator[object]:
-    """The arrowmm record batches of one piece, read from the mapped file."""
+def read_piece(piece: Piece, log: Optional[str] = None,
+               storage_options: Optional[dict] = None) -> Iterator[object]:
+    """The arrowmm record batches of one piece, read from the mapped file (or, on an object
+    store configured by ``storage_options``, by byte ranges)."""
     path, fmt, batches, entries = piece
     try:
-        reader = FileReader(path) if fmt == "file" else IndexedStreamReader(path, entries)
+        reader = storage_for(path, storage_options).open_reader(path, fmt, entries)
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: gone since this read was planned (an overwrite of its "
                                 f"directory published a new version and removed the old files; "

@@ -8,6 +8,7 @@ objects is pickled between them, so files are opened only inside methods.
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 import uuid
@@ -25,13 +26,14 @@ except ImportError:  # pyspark 4.0, 4.1: every micro-batch reads all that is ava
     class SupportsTriggerAvailableNow:  # type: ignore[no-redef]
         """Stands in for pyspark's mixin, which these versions do not have."""
 
-from ..errors import ArrowInvalid
+from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..ipc.core.compression import CODEC_NAMES, CODECS
 from .commit import abort_job, commit_files, ensure_log
-from .files import (ARRIVAL, DataFile, arrival_order, describe_file, load_path_options,
-                    resolve_paths, seen_by)
+from .files import (ARRIVAL, DataFile, arrival_order, describe_file, find_data_files,
+                    load_path_options, seen_by)
 from .planning import plan_pieces, read_piece, to_spark_batch
 from .pruning import ALL, NONE, verdict
+from .storage import merge_options, s3_options, storage_for
 from .types import spark_schema
 
 __all__ = ["ArrowmmDataSource", "ArrowmmPythonDataSource", "ArrowmmPartition"]
@@ -53,6 +55,32 @@ def _flag(options, name: str, default: bool) -> bool:
     if text in ("false", "0", "no"):
         return False
     raise ArrowInvalid(f"option {name} must be true or false, got {value!r}")
+
+
+def _storage_options(options, hadoop_s3a: Optional[dict]) -> dict:
+    """s3fs's ``storage_options`` for this read or write: the session's S3A settings
+    (``hadoop_s3a``, recorded by ``register``), then the option ``storage_options`` (a JSON
+    object) over them."""
+    text = options.get("storage_options") or options.get("storageoptions")
+    extra = {}
+    if text:
+        try:
+            extra = json.loads(text)
+        except ValueError as exc:
+            raise ArrowInvalid(f"option storage_options is not a JSON object: {exc}") from None
+        if not isinstance(extra, dict):
+            raise ArrowInvalid(f"option storage_options must be a JSON object (of s3fs's or "
+                               f"fsspec's options), got {type(extra).__name__}")
+    return merge_options(s3_options(hadoop_s3a), extra)
+
+
+def _local_only(paths: List[str], what: str) -> None:
+    """Refuse ``what`` (a streaming read or write) on an object store, at planning."""
+    for p in paths:
+        if storage_for(p).in_place:
+            raise ArrowNotImplementedError(
+                f"{p}: {what} of the Python data source serve local directories only; "
+                f"batch reads and writes serve object stores")
 
 
 def _size(options, name: str, default: int) -> int:
@@ -88,12 +116,17 @@ class ArrowmmDataSource(DataSource):
     batches it read to).
     Write options: ``compression`` (none, lz4, zstd), ``statistics`` (per-batch
     min/max/null counts in the footer, default true).
+    Both: ``storage_options`` (a JSON object of s3fs's options, over those the session's
+    ``fs.s3a.*`` settings give) for ``s3a://`` paths.
     """
 
     #: The session's ``fs.defaultFS`` as ``arrowmm.spark.register`` read it (None: not
     #: recorded; see ``paths.default_fs``).  The workers that plan reads and writes cannot ask
     #: the session, so ``register`` records it on the class it registers.
     default_fs: Optional[str] = None
+    #: The session's Hadoop S3A settings (``fs.s3a.endpoint``, keys ...) as ``register`` read
+    #: them, which configure s3fs for ``s3a://`` paths (``storage.s3_options``).
+    hadoop_s3a: Optional[dict] = None
 
     @classmethod
     def name(cls) -> str:
@@ -104,27 +137,34 @@ class ArrowmmDataSource(DataSource):
         source is resolved here, in the driver, before any task runs or any byte is written."""
         return load_path_options(self.options, self.default_fs)
 
+    def storage_options(self) -> dict:
+        """s3fs's options for this source's object-store paths (``_storage_options``)."""
+        return _storage_options(self.options, self.hadoop_s3a)
+
     def schema(self):
         paths = self.paths()
-        files = resolve_paths(paths)
+        store = self.storage_options()
+        files = find_data_files(paths, store)
         if not files:
             raise ArrowInvalid(f"no Arrow files under {paths}")
-        return spark_schema(describe_file(files[0], with_batches=False).schema,
+        return spark_schema(describe_file(files[0], False, storage_for(files[0], store)).schema,
                             _flag(self.options, "cast", False))
 
     def reader(self, schema):
         if _flag(self.options, "pushdown", False) and _pushdown_enabled():
-            return ArrowmmPushdownReader(self.options, schema, self.paths())
-        return ArrowmmReader(self.options, schema, self.paths())
+            return ArrowmmPushdownReader(self.options, schema, self.paths(), self.storage_options())
+        return ArrowmmReader(self.options, schema, self.paths(), self.storage_options())
 
     def writer(self, schema, overwrite: bool):
-        return ArrowmmWriter(self.options, schema, overwrite, self.paths())
+        return ArrowmmWriter(self.options, schema, overwrite, self.paths(), self.storage_options())
 
     def streamReader(self, schema):
         return ArrowmmStreamReader(self.options, schema, self.paths())
 
     def streamWriter(self, schema, overwrite: bool):
-        return ArrowmmStreamWriter(self.options, schema, overwrite, self.paths())
+        paths = self.paths()
+        _local_only(paths, "streaming writes")
+        return ArrowmmStreamWriter(self.options, schema, overwrite, paths)
 
 
 class ArrowmmPythonDataSource(ArrowmmDataSource):
@@ -171,14 +211,18 @@ def _pushdown_enabled() -> bool:
 class ArrowmmReader(DataSourceReader):
     """Plans partitions from the footers; tasks map the files and yield zero-copy batches."""
 
-    def __init__(self, options, schema, paths: Optional[List[str]] = None):
+    def __init__(self, options, schema, paths: Optional[List[str]] = None,
+                 storage_options: Optional[dict] = None):
         self.schema = schema
+        self.storage_options = (_storage_options(options, None) if storage_options is None
+                                else storage_options)
         self.cast = _flag(options, "cast", False)
         self.max_bytes = _size(options, "maxPartitionBytes", _DEFAULT_PARTITION_BYTES)
         self.open_cost = _size(options, "openCostInBytes", _DEFAULT_OPEN_COST)
         self.log = options.get("batchlog")
         self.max_rows = _size(options, "maxRecordsPerBatch", _DEFAULT_BATCH_ROWS)
-        self.paths = resolve_paths(load_path_options(options) if paths is None else paths)
+        self.paths = find_data_files(load_path_options(options) if paths is None else paths,
+                                     self.storage_options)
         self._files: Optional[List[DataFile]] = None
         self._skip = set()
 
@@ -190,7 +234,8 @@ class ArrowmmReader(DataSourceReader):
 
     def files(self) -> List[DataFile]:
         if self._files is None:
-            self._files = [describe_file(p) for p in self.paths]
+            self._files = [describe_file(p, True, storage_for(p, self.storage_options))
+                           for p in self.paths]
             _check_schemas(self._files, self.cast)
         return self._files
 
@@ -204,7 +249,7 @@ class ArrowmmReader(DataSourceReader):
         target = to_arrow_schema(self.schema, timezone="UTC")
         step = self.max_rows
         for piece in partition.pieces:
-            for batch in read_piece(piece, self.log):
+            for batch in read_piece(piece, self.log, self.storage_options):
                 for start in range(0, max(batch.num_rows, 1), step):  # zero-copy slices
                     part = batch if batch.num_rows <= step else batch.slice(start, step)
                     yield to_spark_batch(part, target)
@@ -271,11 +316,20 @@ class WrittenFile(WriterCommitMessage):
 
 
 class _WriterOptions:
-    def __init__(self, options, schema, paths: Optional[List[str]] = None):
+    def __init__(self, options, schema, paths: Optional[List[str]] = None,
+                 storage_options: Optional[dict] = None):
         paths = load_path_options(options) if paths is None else paths
         if len(paths) != 1:
             raise ArrowInvalid(f"write to one directory, got {paths}")
         self.directory = paths[0]
+        self.storage = storage_for(paths[0], _storage_options(options, None)
+                                   if storage_options is None else storage_options)
+        if not self.storage.writable:
+            raise ArrowNotImplementedError(
+                f"{self.directory}: the Python data source writes to local paths and S3 "
+                f"(s3a://, s3://) only: committing needs a create-only-if-absent, which it makes "
+                f"on S3 with a conditional PUT (docs/commit-protocol.md §12); reads of this "
+                f"store work")
         compression = (options.get("compression") or "none").lower()
         if compression not in ("none", "uncompressed") and compression not in CODEC_NAMES:
             raise ArrowInvalid(f"option compression must be none, {', '.join(CODECS)}, got "
@@ -288,7 +342,7 @@ class _WriterOptions:
         self.options = {k: options[k] for k in ("checkpointlocation",) if k in options}
         # the commit log exists before any task writes: a new directory reads as empty (not
         # file by file) until the job commits
-        ensure_log(self.directory)
+        ensure_log(self.directory, self.storage, self.job)
 
     @property
     def temporary_prefix(self) -> str:
@@ -296,36 +350,49 @@ class _WriterOptions:
         return f".arrowmm-{self.job}-"
 
     def write_task(self, iterator, prefix: str) -> WrittenFile:
-        """Write this task's batches to a temporary file of the job; None-free empty files too."""
+        """Write this task's batches to a file of the job (empty tasks too: the schema).
+
+        Locally a hidden temporary that the commit renames to the job's final name; on an
+        object store (``Storage.in_place``) the final name of this task attempt,
+        ``part-<partition>-<job>-<attempt>.arrow``, through an upload that makes no object
+        until it completes (docs/commit-protocol.md §5.2)."""
         import arrowmm
         from pyspark import TaskContext
         ctx = TaskContext.get()
         part, attempt = (ctx.partitionId(), ctx.attemptNumber()) if ctx else (0, 0)
-        os.makedirs(self.directory, exist_ok=True)
-        tmp = os.path.join(self.directory, f"{self.temporary_prefix}{prefix}part-{part:05d}-{attempt}-"
-                                           f"{uuid.uuid4().hex[:8]}.arrow")
+        storage = self.storage
+        storage.make_dirs(self.directory)
+        if storage.in_place:
+            tmp = None
+            name = f"{prefix}part-{part:05d}-{self.job}-{attempt}.arrow"
+            path = storage.join(self.directory, name)
+        else:
+            name = f"{prefix}part-{part:05d}-{self.job}.arrow"
+            tmp = path = storage.join(self.directory, f"{self.temporary_prefix}{prefix}part-"
+                                                      f"{part:05d}-{attempt}-"
+                                                      f"{uuid.uuid4().hex[:8]}.arrow")
+        options = dict(compression=self.compression, statistics=self.statistics,
+                       **storage.writer_options())
         writer = None
         rows = 0
         try:
             for pb in iterator:
                 batch = arrowmm.record_batch(pb)
                 if writer is None:
-                    writer = arrowmm.new_file(tmp, batch.schema, compression=self.compression,
-                                              statistics=self.statistics, fsync=True)
+                    writer = arrowmm.new_file(storage.sink(path), batch.schema, **options)
                 writer.write(batch)
                 rows += batch.num_rows
             if writer is None:  # an empty task still records the schema
                 from pyspark.sql.pandas.types import to_arrow_schema
-                writer = arrowmm.new_file(tmp, to_arrow_schema(self.schema, timezone="UTC"),
-                                          compression=self.compression, statistics=self.statistics,
-                                          fsync=True)
+                writer = arrowmm.new_file(storage.sink(path),
+                                          to_arrow_schema(self.schema, timezone="UTC"), **options)
             writer.close()
         except BaseException:
             if writer is not None:
                 writer.abort()
             raise
         query = ctx.getLocalProperty("sql.streaming.queryId") if ctx else None
-        return WrittenFile(tmp, f"{prefix}part-{part:05d}-{self.job}.arrow", rows, query)
+        return WrittenFile(tmp, name, rows, query)
 
 
 class ArrowmmWriter(_WriterOptions, DataSourceArrowWriter):
@@ -334,8 +401,9 @@ class ArrowmmWriter(_WriterOptions, DataSourceArrowWriter):
     job published first: docs/commit-protocol.md); ``abort`` removes the job's files (those of
     failed attempts too) that no published version lists."""
 
-    def __init__(self, options, schema, overwrite: bool, paths: Optional[List[str]] = None):
-        _WriterOptions.__init__(self, options, schema, paths)
+    def __init__(self, options, schema, overwrite: bool, paths: Optional[List[str]] = None,
+                 storage_options: Optional[dict] = None):
+        _WriterOptions.__init__(self, options, schema, paths, storage_options)
         self.overwrite = overwrite
 
     def write(self, iterator):
@@ -343,11 +411,11 @@ class ArrowmmWriter(_WriterOptions, DataSourceArrowWriter):
 
     def commit(self, messages):
         commit_files(self.directory, [m for m in messages if m is not None], self.job,
-                     overwrite=self.overwrite)
-        abort_job(self.directory, self.job)  # files of failed attempts
+                     overwrite=self.overwrite, storage=self.storage)
+        abort_job(self.directory, self.job, self.storage)  # files of failed attempts
 
     def abort(self, messages):
-        abort_job(self.directory, self.job)
+        abort_job(self.directory, self.job, self.storage)
 
 
 class ArrowmmStreamWriter(_WriterOptions, DataSourceStreamArrowWriter):
@@ -409,6 +477,7 @@ class ArrowmmStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.schema = schema
         self.options = dict(options)
         paths = load_path_options(options) if paths is None else paths
+        _local_only(paths, "streaming reads")
         if len(paths) != 1 or not os.path.isdir(paths[0]):
             raise ArrowInvalid(f"a streaming read needs one directory, got {paths}")
         self.directory = paths[0]
@@ -470,3 +539,4 @@ class _StreamReadState:
         self.schema = schema
         self.log = options.get("batchlog")
         self.max_rows = _size(options, "maxRecordsPerBatch", _DEFAULT_BATCH_ROWS)
+        self.storage_options = None

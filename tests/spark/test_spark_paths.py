@@ -1,13 +1,16 @@
 """Where the Python data source's paths point (``arrowmm.spark.paths``): Spark's rules, and a
-refusal by scheme, at planning, of every filesystem it cannot serve (issue 30, item 1).
+refusal by scheme, at planning, of every filesystem it cannot serve (issue 30, items 1 and 6).
 
 Before, ``s3a://bucket/x`` (``hdfs://``, ``viewfs://``, any scheme) was written into the
 folder ``s3a:/bucket/x`` of the driver's working directory and reported success, reads of it
-said "does not exist", and ``file://localhost/abs`` wrote into ``/localhost/abs``.  One
-session for the module (``arrowmm_python`` is the Python source with the jar or without).
+said "does not exist", and ``file://localhost/abs`` wrote into ``/localhost/abs``.  Now S3
+paths are served through s3fs (``test_spark_object_store.py``), and HDFS, ``viewfs://`` and
+unknown schemes are refused naming the JVM connector.  One session for the module
+(``arrowmm_python`` is the Python source with the jar or without).
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import types
@@ -22,8 +25,8 @@ from tests.support.spark_support import NothingNew, driver_dir, start_session
 pyspark = pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
 
 PY = "arrowmm_python"
-#: URIs of filesystems the Python source cannot serve, and the folder the old code made of each
-FOREIGN = ["s3a://bucket/x", "hdfs://nn/x", "viewfs://c/x", "myfs://x"]
+#: URIs of filesystems the Python source cannot serve (the old code made a local folder of each)
+FOREIGN = ["hdfs://nn/x", "viewfs://c/x", "myfs://x"]
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +44,7 @@ def test_writes_to_other_filesystems_raise_at_planning_and_write_nothing(spark):
             with NothingNew(spark):
                 with pytest.raises(Exception, match=f"unsupported scheme '{scheme}'") as info:
                     df.write.format(PY).mode(mode).save(uri)
-            assert "mount" in str(info.value) and "JVM connector" in str(info.value)
+            assert "mount" in str(info.value) and "arrowmm_jvm" in str(info.value)
     with NothingNew(spark):
         with pytest.raises(Exception, match="names host 'otherhost'"):
             df.write.format(PY).mode("append").save("file://otherhost/tmp/x")
@@ -55,8 +58,8 @@ def test_reads_of_other_filesystems_say_unsupported_not_missing(spark):
             text = str(info.value)
             assert "unsupported scheme" in text or "names host 'otherhost'" in text, text
             assert "does not exist" not in text, text
-    with pytest.raises(Exception, match="unsupported scheme 's3a'"):  # one of a list
-        spark.read.format(PY).load(["file:///tmp", "s3a://bucket/x"]).collect()
+    with pytest.raises(Exception, match="unsupported scheme 'hdfs'"):  # one of a list
+        spark.read.format(PY).load(["file:///tmp", "hdfs://nn/x"]).collect()
 
 
 def test_file_uri_spellings_globs_lists_and_relative_paths(spark, tmp_path):
@@ -132,3 +135,29 @@ def test_a_default_filesystem_from_register_or_core_site_refuses_plain_paths(tmp
     assert sorted(os.listdir(tmp_path)) == ["conf"]
     ArrowmmPythonDataSource({"path": f"file:{tmp_path}/local"}).writer(schema, False)
     assert (tmp_path / "local" / "_arrowmm_log").is_dir()
+
+
+def test_object_store_urls_resolve_and_stores_that_cannot_commit_refuse_writes(tmp_path):
+    """``s3a://``, ``s3://`` and ``s3n://`` resolve to URLs (served through s3fs), also as
+    what a plain path means under an S3 ``fs.defaultFS``; a store without the package fsspec
+    needs for it is refused naming the package, and one without a conditional create (GCS
+    here) is refused for writes, at planning, before anything is written."""
+    from pyspark.sql.types import LongType, StructField, StructType
+    from arrowmm.spark.paths import resolve_path
+    from arrowmm.spark.source import ArrowmmPythonDataSource
+    assert resolve_path("s3a://bucket/a/../b/") == "s3a://bucket/b"
+    assert resolve_path("s3n://bucket") == "s3n://bucket"
+    assert resolve_path("/x/y", "s3a://bucket/") == "s3a://bucket/x/y"
+    with pytest.raises(arrowmm.ArrowInvalid, match="names no bucket"):
+        resolve_path("s3a:///x")
+    with pytest.raises(arrowmm.ArrowInvalid, match="relative path on fs.defaultFS"):
+        resolve_path("x", "s3a://bucket/")
+    schema = StructType([StructField("id", LongType())])
+    if importlib.util.find_spec("gcsfs") is None:
+        with pytest.raises(arrowmm.ArrowNotImplementedError, match="unsupported scheme 'gs'.*gcsfs"):
+            ArrowmmPythonDataSource({"path": "gs://bucket/x"}).writer(schema, False)
+    else:
+        with pytest.raises(arrowmm.ArrowNotImplementedError, match="writes to local paths and S3"):
+            ArrowmmPythonDataSource({"path": "gs://bucket/x"}).writer(schema, False)
+    with pytest.raises(arrowmm.ArrowNotImplementedError, match="unsupported scheme 'memory'"):
+        ArrowmmPythonDataSource({"path": "memory://x"}).writer(schema, False)
