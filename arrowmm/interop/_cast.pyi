@@ -36,3 +36,7 @@ def exact_integers(
 ) -> Tuple[Optional[np.ndarray], int]:
     """(64-bit integers, -1) when every valid float is an integer in ``[lo, hi)``, else
     (None, the first that is not)."""
+
+def views_of(offsets: npt.NDArray[np.int64], data: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+    """16-byte views of the strings ``data[offsets[i]:offsets[i + 1]]`` (long ones pointing
+    into ``data`` as buffer 0)."""

@@ -74,7 +74,7 @@ cdef extern from *:
                                  uint64_t *out) {
         uint64_t v = 0, limit;
         int neg = 0, k;
-        int64_t i = 0;
+        int64_t i = 0, start19;
         if (n >= 3 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
             if (n - 2 > bits / 4) return 0;
             for (i = 2; i < n; i++) {
@@ -96,12 +96,17 @@ cdef extern from *:
         if (i == n) return 0;
         while (i < n - 1 && s[i] == '0') i++;           /* leading zeros */
         if (n - i > 20) return 0;
-        for (; i < n; i++) {
-            uint8_t c = s[i];
-            if (c < '0' || c > '9') return 0;
-            if (v > 1844674407370955161ULL || (v == 1844674407370955161ULL && c > '5'))
-                return 0;                              /* (v * 10 + digit > 2^64 - 1) */
-            v = v * 10 + (c - '0');
+        start19 = i;
+        for (; i < n && i < start19 + 19; i++) {       /* 19 digits cannot overflow */
+            unsigned d = (unsigned)s[i] - '0';
+            if (d > 9) return 0;
+            v = v * 10 + d;
+        }
+        if (i < n) {                                   /* a 20th digit */
+            unsigned d = (unsigned)s[i] - '0';
+            if (d > 9 || v > 1844674407370955161ULL ||
+                    (v == 1844674407370955161ULL && d > 5)) return 0;
+            v = v * 10 + d;
         }
         if (is_signed) {
             limit = ((uint64_t)1) << (bits - 1);          /* |min|; max is limit - 1 */
@@ -880,3 +885,36 @@ def exact_integers(const floating[::1] values, valid, double lo, double hi):
         else:
             bad = arrowmm_float_to_int(&values[0], ok, n, lo, hi, unsigned64, &into[0])
     return (None, bad) if bad >= 0 else (out, -1)
+
+
+def views_of(const int64_t[::1] offsets, const uint8_t[::1] data):
+    """The 16-byte views of the strings ``data[offsets[i]:offsets[i + 1]]``: inline up to 12
+    bytes, else a prefix and an offset into ``data`` itself (buffer 0), so that ``data``
+    becomes the one variadic buffer as it is.  ``data`` must be under 2 GiB."""
+    cdef Py_ssize_t n = offsets.shape[0] - 1, i
+    cdef int64_t lo, hi
+    cdef int32_t length, where
+    cdef int bad = 0
+    if n < 0 or data.shape[0] > 2147483647:
+        raise ValueError("views_of: offsets need an entry, data must be under 2 GiB")
+    out = np.zeros(16 * n, dtype=np.uint8)
+    cdef uint8_t[::1] views = out
+    cdef const uint8_t *src = &data[0] if data.shape[0] else NULL
+    with nogil:
+        for i in range(n):
+            lo, hi = offsets[i], offsets[i + 1]
+            if lo < 0 or hi < lo or hi > data.shape[0]:
+                bad = 1
+                break
+            length = <int32_t>(hi - lo)
+            memcpy(&views[16 * i], &length, 4)
+            if length <= 12:
+                if length:
+                    memcpy(&views[16 * i + 4], src + lo, length)
+            else:
+                memcpy(&views[16 * i + 4], src + lo, 4)
+                where = <int32_t>lo
+                memcpy(&views[16 * i + 12], &where, 4)
+    if bad:
+        raise ValueError("views_of: offsets fall outside the data")
+    return out

@@ -45,7 +45,7 @@ from ..arrays.extension import storage_of, wrap
 from ..arrays.batch import RecordBatch
 from ..arrays.concat import concat_arrays
 from ..errors import ArrowInvalid, ArrowNotImplementedError
-from ._cast import exact_integers, first_outside, format_numbers, parse_texts
+from ._cast import exact_integers, first_outside, format_numbers, parse_texts, views_of
 from .from_python import binary_views, convert, validity_from_mask
 
 __all__ = ["cast_problem", "cast_column", "cast_batch", "schema_difference", "cast_array"]
@@ -412,11 +412,15 @@ def _numbers_to_text(array: Array, want) -> Array:
     elif got.byte_width == 4:
         kind = "float32"
     else:
-        kind, values = "float64", values.astype(np.float64)
+        kind, values = "float64", values.astype(np.float64, copy=False)
     valid = _valid(array)
     offsets, data = format_numbers(values, valid, kind)
     if isinstance(want, t.BinaryViewType):
-        return binary_views(np.diff(offsets), data, want, None if valid is None else ~valid)
+        if data.size > np.iinfo(np.int32).max:  # (more than one data buffer's worth)
+            return binary_views(np.diff(offsets), data, want, None if valid is None else ~valid)
+        validity, nulls = _validity(array)
+        return make_array(want, len(array), [validity, as_view(views_of(offsets, data)),
+                                             as_view(data)], null_count=nulls)
     if not want.large and int(offsets[-1]) > np.iinfo(np.int32).max:
         raise ArrowInvalid(f"cannot cast {got} to {want}: the {int(offsets[-1])} bytes of text "
                            f"overflow its 32-bit offsets (cast to large_string)")
