@@ -3,7 +3,8 @@
 Real processes commit into one directory at once (spawned interpreters, as separate Spark
 applications would be), and committing processes are SIGKILLed at the protocol's critical
 points.  Every test reads the directory back the way the Spark reader does (``data_files_in``)
-and counts every row with arrowmm; pyarrow is not needed.
+and counts every row with arrowmm; pyarrow is not needed.  The last test runs the same
+functions on S3 (a moto server on loopback, ``s3_support``), with committers in threads.
 """
 from __future__ import annotations
 
@@ -260,3 +261,54 @@ def test_hostile_manifests_are_refused(tmp_path):
         f.write('{"format": "arrowmm-manifest/1", "version": 7, "files": []}')
     with pytest.raises(arrowmm.ArrowInvalid, match="version 2.*says version 7"):
         data_files_in(out)
+
+
+# -- on S3: the same functions over FsspecStorage (a moto server, s3fs) ----------------------------
+def test_committers_racing_on_s3_lose_no_job_and_never_replace_a_version(s3_server):
+    """Three threads commit three jobs each into one S3 directory: data files written in place
+    under attempt-unique names, versions created by conditional PUT (``If-None-Match: *``).
+    Every job gets its own version, every row is read once, and a version is never replaced."""
+    import threading
+    from arrowmm.spark.directory import Directory
+    from arrowmm.spark.files import describe_file, find_data_files
+    from arrowmm.spark.storage import storage_for
+    options = dict(s3_server.storage_options)
+    out = f"s3a://{s3_server.new_bucket('arrowmm-commit')}/out"
+    commit.ensure_log(out, storage_for(out, options))
+    got, errors = [], []
+
+    def committer(worker):
+        storage = storage_for(out, options)  # (each its own client, as separate drivers)
+        try:
+            for j in range(3):
+                job = f"w{worker}j{j}{uuid.uuid4().hex[:8]}"
+                values = [worker * 1000 + j * 10 + i for i in range(3)]
+                name = f"part-00000-{job}-0.arrow"
+                with arrowmm.new_file(storage.sink(f"{out}/{name}"), arrowmm.record_batch(
+                        {"v": [0]}).schema, **storage.writer_options()) as w:
+                    w.write(arrowmm.record_batch({"v": values}))
+                doc = commit.commit_files(out, [Written(None, name, 3)], job, overwrite=False,
+                                          storage=storage)
+                got.append((doc["version"], values))
+        except Exception as exc:  # noqa: BLE001  (reported by the assertion below)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=committer, args=(w,)) for w in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert sorted(v for v, _ in got) == list(range(1, 10))
+    storage = storage_for(out, options)
+    values = []
+    for path in find_data_files([out], options):
+        reader = storage.open_reader(path, describe_file(path, False, storage).format)
+        values += [x for batch in reader for x in batch.column("v").to_pylist()]
+    assert sorted(values) == sorted(x for _, vs in got for x in vs)
+    log = Directory(storage, out)
+    assert log.versions() == list(range(10))
+    before = storage.read(log.version_path(9))
+    assert not commit.publish_version(out, 9, dict(log.version(9), files=[]), storage)
+    assert storage.read(log.version_path(9)) == before  # the conditional PUT replaced nothing
+    assert json.loads(storage.read(f"{out}/{MANIFEST}"))["version"] == 9
