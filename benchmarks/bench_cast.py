@@ -5,11 +5,12 @@ Run from the repository root::
 
     python benchmarks/bench_cast.py             # 1M and 10M values (a few minutes)
     python benchmarks/bench_cast.py --quick     # smoke version (under 20 s)
-    python benchmarks/bench_cast.py --sizes 1e6 --repeats 3
+    python benchmarks/bench_cast.py --sizes 1e6 --repeats 3 --only "double -> string"
     python benchmarks/bench_cast.py --out bench_cast.md
 
 Each row casts one array (made by pyarrow, imported by arrowmm without a copy) in both
-libraries, alternately, the median of the repeats; a row runs without nulls and with 10%
+libraries, alternately, the median of the repeats (at least ``--repeats``, more for quick
+casts: as many as fit in half a second, up to 41); a row runs without nulls and with 10%
 nulls.  The values: integers uniform over their type's range (int64: over +-10**12),
 doubles ``standard_normal() * 1000`` (16-17 significant digits, the slow case for shortest
 text), floats likewise, booleans half true; strings are pyarrow's text of those numbers.  The
@@ -35,8 +36,8 @@ from common import (Result, base_parser, compare, machine_lines, print_result,  
                     report, settings)
 import arrowmm  # noqa: E402
 
-FULL = dict(sizes=[1_000_000, 10_000_000], repeats=5, warmup=1)
-QUICK = dict(sizes=[20_000], repeats=1, warmup=0)
+FULL = dict(sizes=[1_000_000, 10_000_000], repeats=5, warmup=1, budget=0.5)
+QUICK = dict(sizes=[20_000], repeats=1, warmup=0, budget=0.0)
 TEXT_TARGET, NUMERIC_TARGET = 1.5, 1.2
 
 # (source type, target type): numbers to text, text to numbers, numbers to numbers
@@ -98,6 +99,8 @@ def bench(cfg: dict) -> list:
                                  ("numeric", NUMERIC, NUMERIC_TARGET)):
         for src, dst in pairs:
             row += 1
+            if cfg.get("only") and not any(x in f"{src} -> {dst}" for x in cfg["only"]):
+                continue
             for n in cfg["sizes"]:
                 for nulls in (False, True):
                     theirs_in = source(src, dst, n, nulls, rng)
@@ -111,9 +114,13 @@ def bench(cfg: dict) -> list:
                         same = mine.equals(theirs)
                     assert same, f"{src} -> {dst}: arrowmm's values differ from pyarrow's"
                     del mine, theirs
+                    t0 = time.perf_counter()
+                    theirs_in.cast(dst)
+                    once = time.perf_counter() - t0  # (quick casts get more repeats: under
+                    repeats = max(cfg["repeats"],  # load a median of 5 ms-long runs is noise)
+                                  min(41, int(cfg["budget"] / max(once, 1e-6))))
                     t_amm, t_pa = compare(lambda: mine_in.cast(mm_dst),
-                                          lambda: theirs_in.cast(dst),
-                                          cfg["repeats"], cfg["warmup"])
+                                          lambda: theirs_in.cast(dst), repeats, cfg["warmup"])
                     size = f"{n // 1_000_000}M" if n >= 1_000_000 else f"{n / 1e6:g}M"
                     results.append(Result(
                         f"{row}. {src} -> {dst}, {size}{', 10% nulls' if nulls else ''}",
@@ -126,10 +133,13 @@ def bench(cfg: dict) -> list:
 def main(argv=None) -> int:
     parser = base_parser(__doc__, quick_help="small smoke version (< 20 s)")
     parser.add_argument("--sizes", help="comma-separated array lengths (default 1M and 10M)")
+    parser.add_argument("--only", help="comma-separated pieces of the rows to run "
+                                       "(\"double -> string,string -> double\")")
     args = parser.parse_args(argv)
     cfg = settings(args, FULL, QUICK)
     if args.sizes:
         cfg["sizes"] = [int(float(x)) for x in args.sizes.split(",")]
+    cfg["only"] = args.only.split(",") if args.only else None
     env = "\n".join(machine_lines(args.quick) + [
         f"- arrays of {', '.join(f'{n:,}' for n in cfg['sizes'])} values, without and with "
         f"10% nulls, made by pyarrow and imported by arrowmm without a copy",
