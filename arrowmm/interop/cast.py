@@ -24,7 +24,8 @@ dictionaries, the null type to anything, extension arrays through their storage)
 ``safe=True`` raises ``ArrowInvalid`` where a value would not fit or would lose precision,
 with pyarrow's words; ``safe=False`` wraps and truncates as pyarrow (C) does.  Pairs pyarrow does not cast raise ``ArrowNotImplementedError``
 ("Unsupported cast from X to Y"); the few it casts that arrowmm does not yet (decimals,
-temporal values to and from strings, nested types) say so.  Numbers to and from strings are
+temporal values to strings, nested types) say so.  Strings parse to timestamps and dates as
+pyarrow's ISO 8601 parser reads them (zone offsets with and without a colon).  Numbers to and from strings are
 Cython passes over the whole buffers (``_cast.pyx``: pyarrow's grammar, its shortest text of
 a float), the numeric and temporal casts numpy passes.
 """
@@ -602,6 +603,107 @@ def _cast_temporal(array: Array, want, safe: bool) -> Array:
     raise _unsupported(got, want)
 
 
+#: pyarrow's ISO 8601 timestamps: a date, then (after "T" or " ") hours, minutes, seconds
+#: and a fraction, each optional after the one before; a zone offset only after a time
+_ISO_TIMESTAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)(?:[T ](\d\d)(?::(\d\d)(?::(\d\d)"
+                            r"(?:\.(\d+))?)?)?((?:Z|[+-]\d\d(?::?\d\d)?))?)?\Z", re.ASCII)
+_ZONE_OFFSET = re.compile(r"([+-])(\d\d)(?::?(\d\d))?\Z", re.ASCII)
+_ISO_DATE = re.compile(r"\d{4}-\d\d-\d\d", re.ASCII)
+_FRACTION_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
+_EXPECTED_ZONE = (": expected a zone offset. If these timestamps are in local time, cast to "
+                  "timestamp without timezone, then call assume_timezone.")
+_I64 = np.iinfo(np.int64)
+
+
+def _zone_found(text: str) -> bool:
+    """Whether pyarrow's ISO 8601 parser finds a zone offset in ``text``: after a date and a
+    "T" or " ", a final "Z", or a valid ``+HH``, ``+HHMM`` or ``+HH:MM`` (either sign) ending
+    the text; what its error messages go by, whatever the rest of the text holds."""
+    if len(text) <= 11 or not _ISO_DATE.match(text) or text[10] not in "T ":
+        return False
+    rest = text[11:]
+    if rest.endswith("Z"):
+        return True
+    for width in (3, 5, 6):
+        if len(rest) > width and rest[-width] in "+-":
+            z = _ZONE_OFFSET.match(rest[-width:])
+            return z is not None and int(z.group(2)) <= 23 and int(z.group(3) or 0) <= 59
+    return False
+
+
+def _iso_value(text: str, want) -> tuple:
+    """(count of ``want``'s unit since the epoch, whether the text has a zone offset), or
+    (None, False) where pyarrow refuses the text."""
+    m = _ISO_TIMESTAMP.match(text)
+    if m is None:
+        return None, False
+    year, month, day, hour, minute, second, frac, zone = m.groups()
+    offset = 0
+    if zone is not None and zone != "Z":
+        z = _ZONE_OFFSET.match(zone)
+        hours, minutes = int(z.group(2)), int(z.group(3) or 0)
+        if hours > 23 or minutes > 59:
+            return None, False
+        offset = (hours * 3600 + minutes * 60) * (-1 if z.group(1) == "-" else 1)
+    has_zone = zone is not None
+    if (isinstance(want, t.DateType) and hour is not None) or \
+            (frac is not None and len(frac) > _FRACTION_DIGITS.get(getattr(want, "unit", ""), 0)):
+        return None, False
+    days = _civil_days(int(year), int(month), int(day))
+    clock = [int(x) if x is not None else 0 for x in (hour, minute, second)]
+    if days is None or clock[0] > 23 or clock[1] > 59 or clock[2] > 59:
+        return None, False
+    seconds = days * _DAY_S + clock[0] * 3600 + clock[1] * 60 + clock[2] - offset
+    if isinstance(want, t.DateType):
+        return (days if want.unit == "day" else days * _MS_PER_DAY), has_zone
+    scale = _SCALE[want.unit]
+    whole = seconds * scale  # (pyarrow checks the whole seconds, then adds the fraction)
+    value = whole + (int(frac) * scale // 10 ** len(frac) if frac else 0)
+    if not (_I64.min <= whole <= _I64.max and value <= _I64.max):
+        return None, False
+    return value, has_zone
+
+
+def _civil_days(year: int, month: int, day: int) -> Optional[int]:
+    """Days from 1970-01-01 to a proleptic Gregorian date (year 0 included, as pyarrow's
+    parser takes it), or None for a day its month does not have."""
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    if not 1 <= month <= 12 or not 1 <= day <= (29 if month == 2 and leap else
+                                                 (31, 28, 31, 30, 31, 30, 31, 31, 30, 31,
+                                                  30, 31)[month - 1]):
+        return None
+    y = year - (month <= 2)  # (Howard Hinnant's days_from_civil)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+
+
+def _text_to_temporal(array: Array, want) -> Array:
+    """Strings parsed as pyarrow's ISO 8601 parser reads them into timestamps and dates: a
+    zone offset (``Z``, ``+05``, ``+0530``, ``+05:30``) required for a timestamp with a time
+    zone and refused without one (with pyarrow's words), at most the unit's fraction digits,
+    a date alone for the date types.  The last value that does not parse is named."""
+    zoned = isinstance(want, t.TimestampType) and bool(want.tz)
+    out = np.zeros(len(array), dtype=np.int64 if not (isinstance(want, t.DateType) and
+                                                     want.unit == "day") else np.int32)
+    bad = None
+    for i, text in enumerate(array.to_pylist()):
+        if text is None:
+            continue
+        value, has_zone = _iso_value(text, want)
+        if value is not None and has_zone == zoned:
+            out[i] = value
+            continue
+        why = "" if isinstance(want, t.DateType) else \
+            (_EXPECTED_ZONE if not _zone_found(text) else "") if zoned else \
+            (": expected no zone offset." if _zone_found(text) else "")
+        bad = ArrowInvalid(f"Failed to parse string: '{text}' as a scalar of type {want}{why}")
+    if bad is not None:
+        raise bad
+    return _with_values(array, want, out)
+
+
 def _decoded_as(array: Array, want, safe: bool) -> Array:
     """A dictionary array cast to a type that is not a dictionary, by pyarrow's rules: to
     null, all nulls; to a view type, unsupported; a value type that does not cast to
@@ -682,6 +784,10 @@ def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Arra
         return _text_to_numbers(array, want)
     if isinstance(got, (*_TEMPORAL, t.IntType)) and isinstance(want, (*_TEMPORAL, t.IntType)):
         return _cast_temporal(array, want, safe)
+    if isinstance(got, _TEXT) and isinstance(want, (t.TimestampType, t.DateType)):
+        if not (isinstance(got, t.BinaryType) and got.utf8):  # (pyarrow: strings, plain and
+            raise _unsupported(got, want)                      # large, only)
+        return _text_to_temporal(array, want)
     if isinstance(got, (*_TEMPORAL, *_TEXT)) and isinstance(want, (*_TEMPORAL, *_TEXT)):
         raise _not_yet(got, want)
     if got.children and want.children:  # (lists, structs, maps to their kind: pyarrow's)

@@ -286,7 +286,7 @@ def test_unsupported_pairs_raise_not_implemented_as_pyarrow(source, target):
 
 @pytest.mark.parametrize("source, target", [
     (pa.array([1], pa.timestamp("s")), pa.string()),
-    (pa.array(["2020-01-01"]), pa.date32()),
+    (pa.array([1], pa.date32()), pa.large_string()),
     (pa.array([1], pa.decimal128(5, 2)), pa.int32()),
     (pa.array([[1]], pa.list_(pa.int32())), pa.list_(pa.int64())),
 ], ids=lambda x: str(x.type) if isinstance(x, pa.Array) else str(x))
@@ -472,3 +472,60 @@ def test_dictionary_pairs_are_pyarrows(value):
             _same_outcome(encoded, target)
             _same_outcome(encoded, pa.dictionary(pa.int16(), target))
         _same_outcome(values, pa.dictionary(pa.int32(), target))
+
+
+# -- strings to timestamps and dates: pyarrow's ISO 8601 parser, on a grid ---------------------
+
+ISO_SPELLINGS = [
+    "2020-01-02", "2020-01-02T03", "2020-01-02T03:04", "2020-01-02T03:04:05",
+    "2020-01-02 03:04:05", "2020-01-02T03:04:05.123", "2020-01-02T03:04:05.123456789",
+    "2020-01-02T03:04:05.1234567891", "2020-01-02T03:04:05Z", "2020-01-02T03:04:05+0530",
+    "2020-01-02T03:04:05+05:30", "2020-01-02T03:04:05+05", "2020-01-02T03:04:05-0800",
+    "2020-01-02T03-05", "2020-01-02T0304", "2020-01-02T030405", "20200102", "2020-1-2",
+    "2020-01-02T24:00:00", "2020-02-30", "2020-01-02T03:04:60", " 2020-01-02",
+    "2020-01-02T03:04:05.", "2020-01-02Z", "2020-01-02T03Z", "2020-01-02T03:04Z", "+2020-01-02",
+    "10000-01-01", "0001-01-01", "0000-01-01", "0000-02-29", "0100-02-29", "2000-02-29",
+    "2019-02-29", "2020-13-01", "2020-00-10", "2020-01-00", "2020-01-02T03:04:05,5",
+    "2020-01-02t03:04:05", "2020-01-02T03:04:05z", "2020-01-02T03:04:05+2400",
+    "2020-01-02T03:04:05+2359", "2020-01-02T03:04:05+0560", "2020-01-02T03:04:05+05:3",
+    "2020-01-02T03:04:05+053", "2020-01-02T03:04:05+05:30:00", "2020-01-02T03:04:05.5Z",
+    "2020-01-02T03:04:05.5+0530", "2020-01-02T03:04:05 +0530", "2020-01-02T03:04:05+05:30Z",
+    "2020-01-02T03:04:05-00:00", "2020-01-02T03:04:05\n", "2020-01-02T\u0663:04",
+    "\u0662020-01-02", "2262-04-12T00:00:00", "2262-04-11T23:47:16.854775807",
+    "2262-04-11T23:47:16.854775808", "2262-04-12T00:00:00Z", "1677-09-21T00:12:43.145224192",
+    "1677-09-21T00:12:43.145224191", "1677-09-21T00:12:43", "9999-12-31T23:59:59+0100",
+    "0000-01-01T00:00:00+0100", "1970-01-01T00:00:00.000000001", "1969-12-31T23:59:59.999",
+]
+
+
+@pytest.mark.parametrize("target", [
+    pa.timestamp("s"), pa.timestamp("ms"), pa.timestamp("us"), pa.timestamp("ns"),
+    pa.timestamp("s", "UTC"), pa.timestamp("ns", "UTC"), pa.timestamp("us", "+05:30"),
+    pa.timestamp("ms", "Asia/Kolkata"), pa.date32(), pa.date64()], ids=str)
+def test_strings_to_timestamps_and_dates_are_pyarrows(target):
+    """Each spelling alone (value, or error and words: a zone offset wanted or refused), and
+    all together with nulls (the last bad one named)."""
+    for text in ISO_SPELLINGS:
+        message = check(pa.array([text]), target)
+        if message is not None:
+            assert message[0] == message[1]
+    message = check(pa.array(ISO_SPELLINGS + [None]), target)
+    if message is not None:
+        assert message[0] == message[1]
+    good = [x for x in ISO_SPELLINGS if _parses(x, target)]
+    assert check(pa.array(good + [None], pa.large_string()), target, sliced=True) is None
+
+
+def _parses(text, target):
+    try:
+        pa.array([text]).cast(target)
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("source", [pa.string_view(), pa.binary(), pa.large_binary(),
+                                    pa.binary_view()], ids=str)
+def test_only_strings_parse_as_timestamps_as_in_pyarrow(source):
+    for target in (pa.timestamp("s"), pa.date32(), pa.date64()):
+        assert check(pa.array(["2020-01-02"], source), target) is None  # (both refuse)
