@@ -641,6 +641,8 @@ def _iso_value(text: str, want) -> tuple:
     offset = 0
     if zone is not None and zone != "Z":
         z = _ZONE_OFFSET.match(zone)
+        if z is None:  # (the timestamp pattern admits only what this one matches)
+            return None, False
         hours, minutes = int(z.group(2)), int(z.group(3) or 0)
         if hours > 23 or minutes > 59:
             return None, False
