@@ -191,3 +191,55 @@ def test_numeric_comparisons_at_the_edges_of_the_type_match_pyarrow(dtype):
             want = pc.filter(source, getattr(pc, name)(source, scalar))
             assert got.to_pylist() == want.to_pylist() or \
                 np.array_equal(got.to_numpy(), want.to_numpy(), equal_nan=True), (value, op)
+
+
+_OPS = [(_kernels.EQ, pc.equal), (_kernels.NE, pc.not_equal), (_kernels.LT, pc.less),
+        (_kernels.LE, pc.less_equal), (_kernels.GT, pc.greater), (_kernels.GE, pc.greater_equal)]
+
+
+def _tied_bytes(n, rng):
+    """Values that share long prefixes (ties over the first 8 bytes and past them), with
+    bytes above 0x7f (compared unsigned), of lengths 0 to 20."""
+    stems = [b"", b"k", b"k01", b"k0100000", b"k01000000", b"\xffk0100", b"k\x80\x00"]
+    out = []
+    for _ in range(n):
+        stem = stems[rng.integers(0, len(stems))]
+        tail = bytes(rng.choice([0x00, 0x30, 0x31, 0x7f, 0x80, 0xff],
+                                size=rng.integers(0, 13)).astype(np.uint8))
+        out.append(stem + tail)
+    return out
+
+
+@pytest.mark.parametrize("large", [False, True])
+@pytest.mark.parametrize("offset", [0, 3])
+def test_string_comparisons_by_word_match_pyarrow(large, offset):
+    """The first 8 bytes compared as one word: ties, prefixes, lengths either side of 8,
+    unsigned bytes, sliced arrays, every operator."""
+    rng = np.random.default_rng(8)
+    values = _tied_bytes(2000, rng)
+    arr = pa.array(values, pa.large_binary() if large else pa.binary()).slice(offset)
+    width = np.int64 if large else np.int32
+    offsets = np.frombuffer(arr.buffers()[1], width, count=len(arr) + 1 + offset)[offset:]
+    scalars = [b"", b"k", b"k0100000", b"k01000000", b"k010000000000000000"] + \
+        [values[i] for i in rng.integers(0, len(values), 12)]
+    for scalar in scalars:
+        for op, oracle in _OPS:
+            got = _kernels.compare_binary(arr.buffers()[2], offsets, op,
+                                          np.frombuffer(scalar, np.uint8))
+            want = oracle(arr, pa.scalar(scalar, arr.type)).to_numpy(zero_copy_only=False)
+            assert got.tolist() == want.tolist(), (scalar, op)
+
+
+def test_string_comparisons_read_no_byte_past_the_data():
+    """Values ending where an inaccessible page begins: the word compare loads 8 bytes only
+    where 8 are left."""
+    values = [b"a", b"k0100000", b"k01", b"zz", b"k0100001x", b"k"]
+    arr = pa.array(values, pa.binary())
+    offsets = np.frombuffer(arr.buffers()[1], np.int32, count=len(values) + 1)
+    raw = bytes(arr.buffers()[2])[:offsets[-1]]
+    with guarded(raw) as view:
+        for scalar in (b"k01", b"k0100000", b"k0100000z"):
+            for op, oracle in _OPS:
+                got = _kernels.compare_binary(view, offsets, op, np.frombuffer(scalar, np.uint8))
+                want = oracle(arr, pa.scalar(scalar, pa.binary())).to_numpy(zero_copy_only=False)
+                assert got.tolist() == want.tolist(), (scalar, op)
