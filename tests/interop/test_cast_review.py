@@ -5,8 +5,9 @@ of long and halfway digit strings for every float width (a float32 or float16 pa
 double would round twice), every spelling pyarrow refuses, integers one past each width's
 edge, booleans, invalid UTF-8 under a binary, string_view values inline and out of line,
 slices whose offset is not a whole byte, nulls in every place, empty and chunked arrays, and
-``safe=False``.  Where pyarrow raises, arrowmm must raise the same kind (never a value).
-About 6 s."""
+``safe=False``, digit strings that wrap an integer accumulator, and 50,000 random bit
+patterns both ways.  Where pyarrow raises, arrowmm must raise the same kind (never a value).
+About 8 s of CPU."""
 from __future__ import annotations
 
 import struct
@@ -287,3 +288,45 @@ def test_chunked_cast_as_pyarrow(tmp_path):
         assert got.combine_chunks().equals(good.cast(pa_type).combine_chunks())
     with pytest.raises(arrowmm.ArrowInvalid, match="3.5e1"):
         column.cast(arrowmm.int64())
+
+
+def test_integer_parses_do_not_wrap():
+    """Digit strings whose value is a multiple of 2**64 (or of a narrower width's range) give
+    a small number when the accumulation wraps: each must fail as in pyarrow, with and
+    without leading zeros and signs."""
+    spellings = []
+    for k in (1, 2, 3, 10, 2 ** 32):
+        for d in (-1, 0, 1):
+            v = k * 2 ** 64 + d
+            spellings += [str(v), f"-{v}", "0" * 10 + str(v), f"+{v}"]
+    for bits in (7, 8, 15, 16, 31, 32, 63):
+        for d in (-1, 0, 1):
+            spellings += [str(2 ** bits + d), f"-{2 ** bits + d}"]
+    spellings += ["9" * n for n in range(15, 26)] + ["1" + "0" * n for n in range(15, 26)]
+    spellings += ["0" * 40 + "18446744073709551615", "0" * 40 + "18446744073709551616",
+                  "-" + "0" * 40 + "9223372036854775808", "-" + "0" * 40 + "9223372036854775809"]
+    found = []
+    for target in INTS:
+        for source_type in (pa.string(), pa.string_view()):
+            found += _each(spellings, source_type, target)
+    assert not found, found
+
+
+def test_random_bit_patterns_both_ways():
+    """50,000 random doubles (every exponent, NaNs and subnormals among them), floats and
+    int64s to each text type and the doubles' text back to each float width, a tenth null,
+    whole and sliced: equal to pyarrow's, floats bit for bit."""
+    rng = np.random.default_rng(64)
+    bits = rng.integers(0, 2 ** 64, 50_000, dtype=np.uint64)
+    nulls = rng.random(bits.size) < 0.1
+    doubles = pa.array(bits.view(np.float64), mask=nulls)
+    sources = [doubles, doubles.slice(3), pa.array(bits.astype(np.uint32).view(np.float32)),
+               pa.array(bits.view(np.int64), mask=nulls).slice(7)]
+    for source in sources:
+        for target in STRINGS:
+            assert _mismatch(source, target) is None, (source.type, source.offset, target)
+    texts = pc.cast(doubles, pa.string())
+    for source_type in (pa.string(), pa.string_view()):
+        for target in (pa.float64(), pa.float32(), pa.float16()):
+            assert _mismatch(texts.cast(source_type).slice(1), target) is None, \
+                (source_type, target)
