@@ -2,11 +2,11 @@
 
 Run from the repository root::
 
-    python benchmarks/bench_paths.py                 # full run (a few minutes)
+    python benchmarks/bench_paths.py                 # full run (10-15 min on a loaded machine)
     python benchmarks/bench_paths.py --quick         # smoke version (< 60 s)
-    python benchmarks/bench_paths.py --out paths.md  # also write the table as markdown
+    python benchmarks/bench_paths.py --out paths.md  # also write the tables as markdown
 
-Every row is measured in one process, arrowmm and its peer alternately after warm-up runs;
+Every row is measured in one process, arrowmm and its peers in turn after warm-up runs;
 the reported time is the median of the timed repeats and ``ratio`` is arrowmm time / pyarrow
 time (for throughput rows too: a throughput target of ">= 1.2x" is a time ratio <= 1/1.2).
 The data files are written by pyarrow into ``--data-dir`` (default ``benchmarks/data/``,
@@ -28,7 +28,7 @@ ratio between 0.85 and 1.2 means "the same".
 3.     the same batches as an uncompressed stream read from a pipe
        (``cat f.arrows | python ...``, ``open_stream(sys.stdin.buffer)``, every column's
        buffers touched), timed inside the reading process; the raw pipe's time (plain
-       ``readinto`` of the same bytes) is in the details                  target <= 0.91
+       ``readinto`` of the same bytes) is its ceiling                     target <= 0.91
        (throughput >= 1.1x)
 4.     all 100 columns of a random batch of a 100-column file (float64/int64, 10,000 rows,
        1,000 batches) to numpy, reader opened once                        target <= 0.8
