@@ -3,7 +3,8 @@ for value and bit for bit: the shortest text of every kind of double and float (
 patterns, subnormals, powers of two, the edges of the fixed notation), every half float,
 integers of every width; the parse grammar on a grid of spellings and on random strings
 (hypothesis), correct rounding of long and extreme decimals, every text type as the source,
-nulls and offsets that are not whole bytes, and hostile views refused.  About 5 s."""
+nulls and offsets that are not whole bytes, and hostile views refused.  About 10 s on a
+loaded 2-core machine (the hypothesis test half of it)."""
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -74,7 +75,7 @@ def _doubles(rng, n):
 def test_doubles_are_written_as_pyarrow_writes_them():
     """Shortest round-trip digits with pyarrow's switch between fixed and exponent notation,
     random bit patterns (every exponent, subnormals), powers of two, -0.0, NaN, inf."""
-    values = pa.array(_doubles(np.random.default_rng(1), 20_000))
+    values = pa.array(_doubles(np.random.default_rng(1), 8_000))
     for target in (pa.string(), pa.large_string(), pa.string_view()):
         same_cast(values, target)
 
@@ -149,7 +150,7 @@ def test_every_text_type_parses_with_nulls_and_offsets(source):
             same_cast(part, target)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.text(alphabet="0123456789+-.eExXaAfFnNiItyu()_ ", max_size=12),
                 min_size=1, max_size=5))
 def test_random_spellings_parse_as_pyarrow(texts):
