@@ -5,14 +5,56 @@ Python): run ``python arrowmm/spark/jvm/src/test/make_test_files.py`` after chan
 ``name`` string (one null), ``x`` float64, two record batches of 3 rows.
 ``arrowmm_statistics.arrow``: arrowmm's writer with footer statistics, ``k`` int64 0..2 in
 batch 0 and 10..12 in batch 1 (a filter ``k > 5`` can skip batch 0).
+``lz4_frames.bin``: LZ4 frames made by the LZ4 frame library (the ``lz4`` package, as Arrow
+C++ and the Python reader use it) of :func:`lz4_text`'s bytes, one per option set (linked and
+independent blocks, block sizes, block and content checksums, content size): each as
+``[int64 frame length][frame]`` (Lz4FrameTest decodes each and compares), then one frame of
+:func:`lz4_runs`'s bytes (long runs: matches one and two bytes back), then one of
+:func:`lz4_doubles`'s (a float64 column).
 """
 import os
+import struct
 
 import pyarrow as pa
 
 import arrowmm
+import lz4.frame
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "resources")
+
+
+def lz4_text() -> bytes:
+    """150,000 bytes of text that compress with matches near and far (Lz4FrameTest makes the
+    same bytes)."""
+    out = bytearray()
+    i = 0
+    while len(out) < 150_000:
+        out += b"row %d value %d\n" % (i % 1500, (i * 7919) % 500)
+        i += 1
+    return bytes(out[:150_000])
+
+
+def lz4_runs() -> bytes:
+    """70,000 bytes of runs: zeros, alternating 0 and 1, and a cycle of 7 (Lz4FrameTest makes
+    the same bytes)."""
+    return bytes(0 if (i // 3000) % 3 == 0 else i & 1 if (i // 3000) % 3 == 1 else i % 7
+                 for i in range(70_000))
+
+
+def lz4_doubles() -> bytes:
+    """9,000 float64 values, a cycle of quarters, every 100th another (Lz4FrameTest makes the same
+    bytes)."""
+    return struct.pack("<9000d", *(i * 1.7 if i % 100 == 0 else i % 1000 * 0.25
+                                    for i in range(9000)))
+
+
+#: Option sets of the frames in ``lz4_frames.bin``, in order.
+LZ4_OPTIONS = [dict(block_linked=True),  # the library's default (and Arrow C++'s)
+               dict(block_linked=False),
+               dict(block_linked=True, block_size=lz4.frame.BLOCKSIZE_MAX256KB,
+                    content_checksum=True, block_checksum=True, store_size=True),
+               dict(block_linked=False, block_size=lz4.frame.BLOCKSIZE_MAX4MB,
+                    content_checksum=True, store_size=False, compression_level=9)]
 
 
 def main() -> None:
@@ -26,6 +68,13 @@ def main() -> None:
                           arrowmm.schema([("k", arrowmm.int64())]), statistics=True) as w:
         w.write({"k": [0, 1, 2]})
         w.write({"k": [10, 11, 12]})
+    with open(os.path.join(HERE, "lz4_frames.bin"), "wb") as f:
+        for options in LZ4_OPTIONS:
+            frame = lz4.frame.compress(lz4_text(), **options)
+            f.write(struct.pack("<q", len(frame)) + frame)
+        for data in (lz4_runs(), lz4_doubles()):
+            frame = lz4.frame.compress(data)
+            f.write(struct.pack("<q", len(frame)) + frame)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,6 @@
 package io.arrowmm.spark;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
@@ -19,7 +18,6 @@ import org.apache.arrow.flatbuf.Message;
 import org.apache.arrow.flatbuf.MessageHeader;
 import org.apache.arrow.flatbuf.RecordBatch;
 import org.apache.arrow.memory.util.MemoryUtil;
-import org.apache.commons.compress.compressors.lz4.FramedLZ4CompressorInputStream;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.vectorized.ColumnVector;
@@ -959,67 +957,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
             + " bytes, the prefix declares " + declared);
       }
     } else {
-      lz4(where + " (buffer " + k + ")", address + 8, len - 8, dst, declared);
+      Lz4Frame.decode(where + " (buffer " + k + ")", address + 8, len - 8, dst, declared);
     }
     bufAddress = dst;
     bufLength = declared;
-  }
-
-  /** Decompress one LZ4 frame into exactly {@code declared} bytes at {@code dst}. */
-  private static void lz4(String where, long src, long srcLength, long dst, long declared) {
-    try (InputStream in = new FramedLZ4CompressorInputStream(new MemoryInput(src, srcLength))) {
-      byte[] chunk = new byte[1 << 16];
-      long done = 0;
-      while (done < declared) {
-        int got = in.read(chunk, 0, (int) Math.min(chunk.length, declared - done));
-        if (got < 0) {
-          throw new ArrowmmException(where + ": LZ4 frame gave " + done + " bytes, the prefix "
-              + "declares " + declared);
-        }
-        Platform.copyMemory(chunk, Platform.BYTE_ARRAY_OFFSET, null, dst + done, got);
-        done += got;
-      }
-      if (in.read() >= 0) {
-        throw new ArrowmmException(where + ": LZ4 frame holds more than the " + declared
-            + " bytes its prefix declares");
-      }
-    } catch (IOException | RuntimeException e) {
-      if (e instanceof ArrowmmException) {
-        throw (ArrowmmException) e;
-      }
-      throw new ArrowmmException(where + ": LZ4 frame: " + e, e);
-    }
-  }
-
-  /** An input stream over a checked range of memory. */
-  private static final class MemoryInput extends InputStream {
-    private long address;
-    private long remaining;
-
-    MemoryInput(long address, long length) {
-      this.address = address;
-      this.remaining = length;
-    }
-
-    @Override
-    public int read() {
-      if (remaining <= 0) {
-        return -1;
-      }
-      remaining--;
-      return Platform.getByte(null, address++) & 0xff;
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) {
-      if (remaining <= 0) {
-        return len == 0 ? 0 : -1;
-      }
-      int n = (int) Math.min(len, remaining);
-      Platform.copyMemory(null, address, b, Platform.BYTE_ARRAY_OFFSET + off, n);
-      address += n;
-      remaining -= n;
-      return n;
-    }
   }
 }

@@ -27,8 +27,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /**
  * A scan of the files' selected columns.  Planning reads every file's footer (its schema must be
  * the table's) and cuts the record batches into input partitions by bytes, as Spark's file
- * sources cut files: a partition holds at most {@code spark.sql.files.maxPartitionBytes} (or the
- * option {@code maxPartitionBytes}), less when that would leave cores idle, so big files split
+ * sources cut files: a partition holds about {@code spark.sql.files.maxPartitionBytes} (or the
+ * option {@code maxPartitionBytes}) or less, less when that would leave cores idle (a scan of
+ * more than that per core is cut into a multiple of the cores, of even bytes, so the last wave
+ * of tasks keeps every core busy), so big files split
  * at batch boundaries and small files pack together, each counting {@code
  * spark.sql.files.openCostInBytes} (or the option {@code openCostInBytes}) extra.  Footers
  * are read {@code planningThreads} (an option, default {@link FooterCache#PLANNING_THREADS})
@@ -248,7 +250,16 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
         total += keep.get(j)[i] ? f.batchBytes(i) : 0;
       }
     }
-    long split = Math.max(1, Math.min(maxBytes, Math.max(openCost, total / parallelism())));
+    int cores = parallelism();
+    long split = Math.max(1, Math.min(maxBytes, Math.max(openCost, total / cores)));
+    // A scan that maxBytes cuts into more pieces than there are cores is cut into a multiple of
+    // the cores, of even bytes: 5 pieces on 2 cores run in 3 waves, the last on one core (a
+    // sixth of the time with a core idle); 6 even ones keep both busy to the end.  Each batch
+    // goes to the piece its middle byte falls in, so pieces hold whole batches in file order.
+    long pieces = maxBytes > 0 ? (total + maxBytes - 1) / maxBytes : 0;
+    long even = pieces > cores ? (pieces + cores - 1) / cores * cores : 0;
+    long position = 0;  // bytes before the batch (opening costs included), for even pieces
+    long piece = 0;
     List<InputPartition> parts = new ArrayList<>();
     List<ArrowmmPartition.Range> current = new ArrayList<>();
     long bytes = 0;
@@ -267,10 +278,15 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
         }
         if (!opened) {
           bytes += openCost;
+          position += openCost;
           opened = true;
         }
         long b = f.batchBytes(i);
-        if (bytes + b > split && (start >= 0 || !current.isEmpty())) {
+        long target = even > 0 ? (long) ((position + b / 2.0) * even / total) : 0;
+        boolean full = even > 0 ? target > piece : bytes + b > split;
+        piece = Math.max(piece, target);
+        position += b;
+        if (full && (start >= 0 || !current.isEmpty())) {
           if (start >= 0) {
             current.add(new ArrowmmPartition.Range(f, start, i));
           }
