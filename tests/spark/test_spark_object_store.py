@@ -118,21 +118,32 @@ def _s3a(spark):
 
 
 def test_a_failed_job_is_never_visible_and_leaves_no_object(spark, s3_server, bucket):
+    """Task 1 fails once task 0 has uploaded its file (it waits for the object, so the order
+    is fixed): the job's abort deletes that file, the failed task's upload makes no object."""
     target = f"s3a://{bucket}/fail"
     frame(spark, 0, 100).write.format(PY).mode("append").save(target)
     before = keys(s3_server, bucket, "fail/")
+    options = dict(s3_server.storage_options)
 
-    def boom(rows):
-        for row in rows:
-            if row.id == 2999:
-                raise ValueError("task failure on purpose")
-            yield row
-    failing = spark.createDataFrame(frame(spark, 1000, 2000).rdd.mapPartitions(boom),
-                                    frame(spark, 0, 1).schema)
+    def fail_after_task_0(index, rows):
+        yield from rows
+        if index == 1:
+            import time
+            import s3fs
+            fs = s3fs.S3FileSystem(skip_instance_cache=True, use_listings_cache=False, **options)
+            for _ in range(600):  # (a bound, not a timing: task 0 uploads in seconds)
+                if [k for k in fs.ls(f"{bucket}/fail") if k.rsplit("/", 1)[-1].startswith(
+                        "part-00000-") and k.rsplit("/", 1)[-1] not in before]:
+                    break
+                time.sleep(0.2)
+            raise ValueError("task failure on purpose")
+    failing = spark.createDataFrame(
+        frame(spark, 1000, 2000).rdd.mapPartitionsWithIndex(fail_after_task_0),
+        frame(spark, 0, 1).schema)
     with pytest.raises(Exception, match="task failure on purpose"):
         failing.write.format(PY).mode("append").save(target)
     assert rows_of(spark.read.format(PY).load(target)) == rows_of(frame(spark, 0, 100))
-    assert keys(s3_server, bucket, "fail/") == before  # the other task's file was aborted
+    assert keys(s3_server, bucket, "fail/") == before  # task 0's file was aborted
     uploads = s3_server.client().list_multipart_uploads(Bucket=bucket).get("Uploads", [])
     assert uploads == []
 
