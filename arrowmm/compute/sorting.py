@@ -4,7 +4,9 @@ orders them: stable, nulls last, NaN after every number (and before nulls) in ei
 Each key becomes a rank per row (numpy's stable sort over the column's values; strings and
 binary through their Python values, one object per row), then ``numpy.lexsort`` orders the
 rows by (null, NaN, rank) of each key in turn.  Numbers, booleans, temporals, strings and
-binary sort; other types raise ``ArrowNotImplementedError``.
+binary sort, and dictionary-encoded columns of those by their values (as pyarrow's
+``RecordBatch.sort_by`` and ``array_sort_indices`` do: a row whose index or whose value is null
+is a null row); other types raise ``ArrowNotImplementedError``.
 """
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from typing import List, Sequence, Tuple
 import numpy as np
 
 from .. import types as t
-from ..arrays.array import Array, BinaryArray, BinaryViewArray, BooleanArray, PrimitiveArray
+from ..arrays.array import (Array, BinaryArray, BinaryViewArray, BooleanArray, DictionaryArray,
+                            PrimitiveArray)
 from ..arrays.concat import concat_arrays
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .predicate import _validity
@@ -68,6 +71,34 @@ def _key_values(array: Array, name: str):
                                    f"numbers, booleans, temporals, strings and binary")
 
 
+def _dictionary_key(array: DictionaryArray, name: str):
+    """(rank of each row's value, None, validity or None) of a dictionary column: its
+    dictionary's values ranked once, each row taking its index's rank; a null index or a
+    null value is a null row.  NaN ranks as the greatest value, so that it comes first in a
+    descending sort, as pyarrow ranks a dictionary's values (a plain float column has its
+    NaN last in either order)."""
+    dictionary = array.dictionary
+    values, nan = _key_values(dictionary, name)
+    rank = _ranks(values)
+    if nan is not None:
+        rank = np.where(nan, rank.max() + 1, rank)
+    dvalid = _validity(dictionary)
+    idx = array.indices.values().astype(np.int64)
+    valid = _validity(array)
+    live = idx if valid is None else idx[valid]
+    if len(live) and (live.min() < 0 or live.max() >= len(dictionary)):
+        bad = live[(live < 0) | (live >= len(dictionary))][0]
+        raise ArrowInvalid(f"sort_by: column {name!r}: dictionary index {bad} is outside its "
+                           f"{len(dictionary)}-value dictionary")
+    if valid is not None:
+        idx = np.where(valid, idx, 0)  # (a null slot's index is not a position)
+    if not len(dictionary):
+        return np.zeros(len(idx), dtype=np.int64), None, valid
+    if dvalid is not None:
+        valid = dvalid[idx] if valid is None else valid & dvalid[idx]
+    return rank[idx], None, valid
+
+
 def _ranks(values: np.ndarray) -> np.ndarray:
     """Each value's rank among the distinct values (equal values, equal ranks)."""
     order = np.argsort(values, kind="stable")
@@ -90,11 +121,14 @@ def sort_indices(columns: Sequence[Array], keys: Sequence[Tuple[str, str]]) -> n
     sort_by: list = []  # numpy.lexsort's keys: the last is the primary one
     n = len(columns[0]) if columns else 0
     for array, (name, order) in zip(columns, keys):
-        values, nan = _key_values(array, name)
-        rank = _ranks(values)
+        if type(array) is DictionaryArray:
+            rank, nan, valid = _dictionary_key(array, name)
+        else:
+            values, nan = _key_values(array, name)
+            rank = _ranks(values)
+            valid = _validity(array)
         if order == "descending":
             rank = (rank.max() if len(rank) else 0) - rank
-        valid = _validity(array)
         parts = [rank]
         if nan is not None:
             rank[nan] = 0  # (NaN rows tie, so they stay in their order)
