@@ -752,7 +752,11 @@ def format_numbers(values, valid, str kind):
     if valid is not None:
         mask = valid.view(np.uint8)
         valid_ptr = &mask[0] if n else NULL
-    cap = n * (8 if code == 4 else 12) + MAX_TEXT
+    # room for the longest text of each value: pages are only touched as texts are written,
+    # so the unused end costs address space, not memory (growing by copies cost more)
+    cap = n * (5 if code == 4 else 4 if width == 1 and code < 2 else
+               6 if width == 2 and code < 2 else 11 if width == 4 and code < 2 else
+               20 if code < 2 else 17 if code == 2 else 25) + MAX_TEXT
     data_arr = np.empty(cap, dtype=np.uint8)
     data = data_arr
     offsets[0] = 0
