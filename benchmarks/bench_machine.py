@@ -14,7 +14,7 @@ decompressing exactly the compressed buffers a file holds (``zstandard``'s strea
 the ``lz4`` package's ``LZ4F_decompress``, both of which let the GIL go, on one thread and on
 a pool of threads, into outputs allocated once, as a reader that reuses its memory does); and
 a pipe's raw throughput (``cat f |``
-a process that only ``readinto``s the bytes, timed inside it, as the readers are).
+a process that only ``readv``s the bytes, timed inside it, as the readers are).
 
 The command line makes a sample of ``--mib`` MiB (float64 of three decimals and int64 below
 1,000: numbers that compress as real columns do), written by pyarrow uncompressed, ZSTD and
@@ -285,17 +285,16 @@ def decompressor(buffers: CompressedBuffers, threads: int = 1) -> Decompressor:
 # -- pipes -----------------------------------------------------------------------------------
 
 _RAW_PIPE_CHILD = r"""
-import fcntl, sys, time
+import fcntl, os, time
 t0 = time.perf_counter()
 try:  # (the 1 MiB pipe buffer the readers ask for: the pipe at its best)
     fcntl.fcntl(0, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
 except OSError:
     pass
-buf = bytearray(1 << 22)
-src = sys.stdin.buffer
+view = memoryview(bytearray(1 << 22))
 n = 0
-while True:
-    got = src.readinto(buf)
+while True:  # (straight from the descriptor, no file object between)
+    got = os.readv(0, [view])
     if not got:
         break
     n += got
@@ -319,7 +318,7 @@ def run_piped(path: Path, code: str, *args: str):
 
 
 def raw_pipe(path: Path) -> float:
-    """Seconds a process takes to ``readinto`` the whole of ``path`` from a pipe fed by
+    """Seconds a process takes to read (``os.readv``) the whole of ``path`` from a pipe fed by
     ``cat`` (timed inside the reading process, interpreter start-up excluded)."""
     seconds, n = run_piped(path, _RAW_PIPE_CHILD)
     size = Path(path).stat().st_size
@@ -367,7 +366,7 @@ def main(argv=None) -> int:
         load = "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
         times = compare_many(steps, args.repeats, 1)
         # (the pipe's time is the one its reading process measures, not this process's)
-        times["raw pipe (cat | readinto)"] = float(np.median(
+        times["raw pipe (cat | readv)"] = float(np.median(
             [raw_pipe(paths["plain"]) for _ in range(args.repeats)]))
         print(f"machine ceilings, {size / 2**20:,.0f} MiB sample, median of {args.repeats} "
               f"(load average {load} before, "
