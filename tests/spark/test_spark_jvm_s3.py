@@ -6,7 +6,9 @@ Parquet's round trip proves the endpoint, the jars and the settings; the rest is
 issue asks of ``format("arrowmm")`` on an object store: writes land in the bucket (listed and
 fetched with boto3, parsed by pyarrow), a pyarrow-written object reads as pyarrow reads it,
 projection, append, overwrite, and two writers at once losing no row (no rename, no hard link
-on S3: the commit protocol's case).
+on S3: the commit protocol's case).  Requests are counted by S3A's own statistics: a scan
+costs one GET per record batch (moto reads the whole object for each ranged GET, and a real
+store bills and waits for each).
 """
 from __future__ import annotations
 
@@ -116,3 +118,41 @@ def test_two_writers_at_once_lose_no_row(spark, bucket):
         frame(spark, 200_000, 2000))
     assert rows_of(spark.read.format("arrowmm").load(target)) == sorted(expected)
 
+
+
+def _get_requests(spark, path) -> int:
+    """GET requests S3A has sent for ``path``'s bucket (the filesystem instance Spark's tasks
+    share in this one-JVM session): its ``stream_read_opened`` statistic, one per GET."""
+    conf = spark._jsc.hadoopConfiguration()
+    fs = spark._jvm.org.apache.hadoop.fs.Path(path).getFileSystem(conf)
+    value = fs.getStorageStatistics().getLong("stream_read_opened")
+    assert value is not None, "S3A has no stream_read_opened statistic"
+    return value
+
+
+def test_a_full_scan_costs_one_get_per_batch(spark, s3_server, bucket):
+    import numpy as np
+    from pyspark.sql import functions as F
+    batches, rows = 12, 20_000
+    rng = np.random.default_rng(30)
+    table = pa.table({"k": pa.array(np.arange(batches * rows)),
+                      **{c: pa.array(rng.random(batches * rows)) for c in "abcd"}})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as w:
+        for batch in table.to_batches(max_chunksize=rows):
+            w.write_batch(batch)
+    s3_server.client().put_object(Bucket=bucket, Key="scan/t.arrow",
+                                  Body=sink.getvalue().to_pybytes())
+    path = f"s3a://{bucket}/scan/t.arrow"
+    df = spark.read.format("arrowmm").load(path)
+    query = df.agg(*[F.sum(c) for c in "abcd"], F.count("*"))
+    query.first()  # planning reads and caches the footer
+    before = _get_requests(spark, path)
+    got = query.first()
+    gets = _get_requests(spark, path) - before
+    assert got[-1] == batches * rows
+    assert all(abs(got[i] - sum(table.column(c).to_pylist())) < 1e-6
+               for i, c in enumerate("abcd"))
+    # each batch's 4 selected buffers and the next batch's metadata block in one GET, plus
+    # the first metadata block of each of the 2 tasks (it was 2 GETs per batch and more)
+    assert gets <= batches + 2, gets

@@ -72,6 +72,11 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
    * each (a Hadoop filesystem): {start in file, length, address} per range, -1 start: none. */
   private final List<long[]> segments = new ArrayList<>();
   private ByteBuffer metaBuffer = ByteBuffer.allocate(1 << 12);  // reused for batch headers
+  /** Where the next batch's metadata block starts in the file and its length (-1: no next
+   * batch in the range), and its bytes when they were read ahead with this batch's buffers. */
+  private long nextMetaAt = -1;
+  private int nextMetaLength;
+  private byte[] nextMeta;
   private final List<long[]> owned = new ArrayList<>();  // {address} of the batch's buffers
   /** The current batch's buffers are cut from one block reused from batch to batch (fresh
    * memory for every batch would cost a page fault per 4 KiB); a buffer that does not fit is
@@ -164,6 +169,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   }
 
   private void closeFile() throws IOException {
+    nextMeta = null;
     dictionaries = null;
     for (long[] a : dictOwned) {
       Platform.freeMemory(a[0]);
@@ -270,7 +276,12 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       metaBuffer = ByteBuffer.allocate(Math.max(metaLength, 2 * metaBuffer.capacity()));
     }
     metaBuffer.clear().limit(metaLength);
-    readFully(metaBuffer, offset, where);
+    if (nextMeta != null && nextMetaAt == offset && nextMeta.length == metaLength) {
+      metaBuffer.put(nextMeta);  // read with the batch before (see readAhead)
+    } else {
+      readFully(metaBuffer, offset, where);
+    }
+    nextMeta = null;
     ByteBuffer meta = metaBuffer.duplicate().flip().slice().order(ByteOrder.LITTLE_ENDIAN);
     int first = meta.getInt(0);
     int fbStart = first == -1 ? 8 : 4;
@@ -313,6 +324,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       if (rb == null) {
         throw new ArrowmmException(where + ": the message has no RecordBatch header");
       }
+      // the next batch's metadata block, if it follows in this range (see readAhead)
+      nextMetaAt = i + 1 < r.offsets.length ? r.offsets[i + 1] : -1;
+      nextMetaLength = i + 1 < r.offsets.length ? r.metaLengths[i + 1] : 0;
       return decode(r.columns, rb, where, body, bodyLength);
     } catch (ArrowmmException e) {
       freeOwned();
@@ -367,6 +381,14 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       }
       cursor += need;
     }
+    // The next batch's metadata block usually starts where this body ends, after the last
+    // column's buffers: read with them, it saves the next batch a request of its own (on S3
+    // a GET: a full scan then costs one GET per batch, not two or three).  Only a block that
+    // lies after this body and inside the planned file is asked for.
+    if (nextMetaAt >= 0 && nextMetaLength > 0 && nextMetaAt - body >= bodyLength
+        && nextMetaLength <= open.fileSize - nextMetaAt) {
+      ranges.add(new long[] {nextMetaAt - body, nextMetaLength});
+    }
     ranges.sort((x, y) -> Long.compare(x[0], y[0]));
     long start = -1;
     long end = -1;
@@ -384,6 +406,11 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     }
     if (start >= 0) {
       segment(body + start, end - start, where);
+    }
+    long at = readAheadAddress(nextMetaAt, nextMetaLength);
+    if (at != 0 && nextMetaLength > 0) {
+      nextMeta = new byte[nextMetaLength];
+      Platform.copyMemory(null, at, nextMeta, Platform.BYTE_ARRAY_OFFSET, nextMetaLength);
     }
   }
 

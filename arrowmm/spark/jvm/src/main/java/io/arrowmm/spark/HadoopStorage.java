@@ -133,8 +133,10 @@ final class HadoopStorage implements Storage {
   /** An {@link FSDataInputStream}'s positioned reads. */
   static final class StreamInput implements Input {
     /** The most a read into direct memory takes in one request, through the heap, from a
-     * stream without positioned reads into buffers (S3A). */
-    static final int HEAP_CHUNK = 16 << 20;
+     * stream without positioned reads into buffers (S3A): the most the batch reader
+     * coalesces into one range ({@link ArrowmmBatchReader#COALESCE_MAX}), so a coalesced
+     * range is one GET. */
+    static final int HEAP_CHUNK = (int) ArrowmmBatchReader.COALESCE_MAX;
 
     private final FSDataInputStream in;
     private final long size;
