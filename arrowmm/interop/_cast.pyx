@@ -901,7 +901,7 @@ def views_of(const int64_t[::1] offsets, const uint8_t[::1] data):
     cdef int bad = 0
     if n < 0 or data.shape[0] > 2147483647:
         raise ValueError("views_of: offsets need an entry, data must be under 2 GiB")
-    out = np.zeros(16 * n, dtype=np.uint8)
+    out = np.empty(16 * n, dtype=np.uint8)  # (every byte written below: no zeroing pass)
     cdef uint8_t[::1] views = out
     cdef const uint8_t *src = &data[0] if data.shape[0] else NULL
     with nogil:
@@ -912,6 +912,7 @@ def views_of(const int64_t[::1] offsets, const uint8_t[::1] data):
                 break
             length = <int32_t>(hi - lo)
             memcpy(&views[16 * i], &length, 4)
+            memset(&views[16 * i + 4], 0, 12)
             if length <= 12:
                 if length:
                     memcpy(&views[16 * i + 4], src + lo, length)
