@@ -18,10 +18,12 @@ Each row times ``arrowmm.dataset(p).to_table(filter=..., columns=...)`` then ``p
 of it (zero-copy) against ``pyarrow.dataset.dataset(p, format="ipc").to_table(filter=...,
 columns=...)``, the two run alternately, the median of the repeats.  target <= 0.8
 
-Latest ratios (docs/benchmarks.md, "Filters"; 2 vCPUs at load 13-20): uncompressed 0.26-0.48
-at 10M and 30M rows, except the 1% string filter at 10M rows, at the target (0.59, 0.82, 0.85
-in three runs); ZSTD 0.81-1.53 (0.69-1.15 in a quieter run), where both sides spend the time
-decompressing the same buffers with libzstd.
+Latest ratios (2 vCPUs at load 11-17): ZSTD 0.65-0.80 and 0.60-0.88 in two runs at 10M and
+30M rows (they were 0.69-1.53: the reader's read-ahead decompressed the string column of the
+x, y filters, which the scan never takes, and the kernels' fresh output pages, their cache
+misses at 1% and the string compare cost 20-25% on top of decompression); both sides
+decompress the same buffers with libzstd at the same speed, so what is left beyond that is
+the filter's own cost.  Uncompressed: see docs/benchmarks.md, "Filters".
 
 1. x > 0.99, columns x, y                  (1% of the rows)
 2. x > 0.5, columns x, y                   (50%)

@@ -8,7 +8,10 @@ rule it out is never opened, a batch whose footer statistics rule it out is neve
 header aside), and the rows left are filtered exactly: the filter's columns are decoded and
 judged first (whole-column kernels), then a batch with survivors has its other columns
 decoded together and selected in one pass each; a batch with none is never decoded further.
-Batches that pass whole keep their lazy columns.
+Batches that pass whole keep their lazy columns (a compressed one's output columns are
+decoded in the worker, together, before it is handed over).  A filtered scan turns the
+reader's read-ahead off (``get_batch(i, read_ahead=False)``): it guesses from the order
+columns are asked for, and decompressed columns the scan never takes.
 
 Damage is never skipped: a file the dataset lists (named as Arrow, or listed by a manifest)
 that does not read raises ``ArrowInvalid`` naming it, unless ``exclude_invalid_files=True``
