@@ -92,8 +92,16 @@ def _work(label: str, make: Callable[[], Iterable], prepare: Optional[Callable],
                     prepare(item)
                 chunk.append(item)
                 if len(chunk) >= size:
-                    if not put(chunk):
-                        return
+                    # (a full queue does not stop the worker until its list holds ``most``:
+                    # waiting at once left a part's worker idle after 3 batches while the
+                    # caller took an earlier part's, and the scan's end ran one part at a time)
+                    try:
+                        out.put_nowait(chunk)
+                    except queue.Full:
+                        if len(chunk) < most:
+                            continue
+                        if not put(chunk):
+                            return
                     size, chunk = min(most, 2 * size), []
             if chunk and not put(chunk):
                 return
