@@ -18,8 +18,11 @@ Each row times ``arrowmm.dataset(p).to_table(filter=..., columns=...)`` then ``p
 of it (zero-copy) against ``pyarrow.dataset.dataset(p, format="ipc").to_table(filter=...,
 columns=...)``, the two run alternately, the median of the repeats.  target <= 0.8
 
-Latest ratios (2 vCPUs at load 11-17): ZSTD 0.65-0.80 and 0.60-0.88 in two runs at 10M and
-30M rows (they were 0.69-1.53: the reader's read-ahead decompressed the string column of the
+Latest ratios (2 vCPUs): ZSTD 0.65-0.80 and 0.60-0.88 in two runs at load 11-17 at 10M and
+30M rows, 0.62-0.85 at load 6-10 after the scan's parts ran ahead, but for the 10M-row 1%
+string filter at 1.09 there (its CPU time is 0.77-0.83x pyarrow's: with cores to spare,
+pyarrow's pool keeps both busier on its small batches) (they were 0.69-1.53: the reader's
+read-ahead decompressed the string column of the
 x, y filters, which the scan never takes, and the kernels' fresh output pages, their cache
 misses at 1% and the string compare cost 20-25% on top of decompression); both sides
 decompress the same buffers with libzstd at the same speed, so what is left beyond that is
