@@ -145,7 +145,13 @@ def reset() -> None:
     globals().update(DEFAULTS)
 
 
+class LimitExceeded(ArrowInvalid):
+    """Input beyond one of these limits: an ``ArrowInvalid`` that is a refusal of the size,
+    not a finding of damage (a reader does not look for an unfinished append or point to
+    repair on one)."""
+
+
 def exceeded(name: str, value: int, what: str) -> ArrowInvalid:
     """The error for ``what`` (value ``value``) beyond limit ``name``."""
-    return ArrowInvalid(f"{what}: {value:,} is beyond the limit {name}={globals()[name]:,} "
+    return LimitExceeded(f"{what}: {value:,} is beyond the limit {name}={globals()[name]:,} "
                         f"(arrowmm.set_limits({name}=...) raises it)")

@@ -145,7 +145,10 @@ Outcome = Tuple[str, object]
 
 
 def _error(exc: BaseException) -> Tuple[str, str]:
-    return ("error", type(exc).__name__)
+    """The kind of ``exc``: its public class (``limits.LimitExceeded`` is an ``ArrowInvalid``:
+    which one a reader raises depends on whether it re-words the error with its context)."""
+    kind = next((c for c in type(exc).__mro__ if c.__module__ == "arrowmm.errors"), type(exc))
+    return ("error", kind.__name__)
 
 
 def outcome(open_fn: Callable, file_reader: bool = False, max_batches: int = MAX_BATCHES) -> List[Outcome]:

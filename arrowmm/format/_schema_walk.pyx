@@ -288,6 +288,7 @@ cdef class _SchemaWalk:
     cdef Py_ssize_t left       # fields that may still be claimed (budget[0] while walking)
     cdef Py_ssize_t max_depth  # budget[1]
     cdef Py_ssize_t md_cap     # limits.max_custom_metadata_size
+    cdef Py_ssize_t md_left    # metadata entries that may still be read (budget[5])
     cdef TypeEntry type_memo[MEMO_SLOTS]
     cdef ChildEntry child_memo[MEMO_SLOTS]
     cdef TextEntry text_memo[MEMO_SLOTS]
@@ -339,6 +340,9 @@ cdef object _metadata(_SchemaWalk w, Table* ft, bint* ok):
     if n == 0:
         ok[0] = True
         return None
+    if n > w.md_left:  # (tables shared between fields: the Python reader names it)
+        return None
+    w.md_left -= n
     out = {}
     for i in range(n):
         pos = _deref(ft, start + 4 * i)
@@ -360,7 +364,8 @@ cdef object _metadata(_SchemaWalk w, Table* ft, bint* ok):
         total += length if found else 0
         if total > w.md_cap:
             return None
-        out[key] = value
+        if key not in out:  # (a key given twice: the first value, as pyarrow's dict gives)
+            out[key] = value
     ok[0] = True
     return out
 
@@ -439,6 +444,8 @@ cdef object _type_params(_SchemaWalk w, Table* ft, int type_id):
     if type_id == TYPE_UNION:  # mode, typeIds
         if _scalar(&tt, 0, 2, 0, &a) < 0 or _vector(&tt, 1, 4, &start, &n) < 0:
             return None
+        if (a != 0 and a != 1) or (n == 0 and _field(&tt, 1, 4) != 0):
+            return None  # (a mode not sparse or dense, typeIds present but empty: refused there)
         codes = [_i32(w.buf + start + 4 * i) for i in range(n)] if n else None
         return (type_id, a, codes)
     if type_id == 22:  # run_end_encoded: a table of no fields
@@ -762,12 +769,13 @@ def schema_fields(const uint8_t[::1] data, Py_ssize_t start, Py_ssize_t count, t
 
     ``budget`` is ``format/decode.py``'s ``[fields left to claim, nesting limit, ...]``: a
     field's children are claimed from it as there, and a field read here takes its claims
-    only once it is read whole.  ``md_cap`` bounds one field's metadata bytes.  A field that
+    only once it is read whole, and its metadata entries from ``budget[5]``.  ``md_cap``
+    bounds one field's metadata bytes.  A field that
     breaks a limit or a check, or that is rare (an unknown type), is ``other(index)``: the
     Python reader, which raises the error naming the field (and is the reference this reader
     is tested against)."""
     cdef const uint8_t* buf = &data[0] if data.shape[0] else NULL
-    cdef Py_ssize_t size = data.shape[0], i, at, committed
+    cdef Py_ssize_t size = data.shape[0], i, at, committed, md_committed
     cdef _SchemaWalk w = _SchemaWalk.__new__(_SchemaWalk)
     w.buf = buf
     w.size = size
@@ -782,18 +790,19 @@ def schema_fields(const uint8_t[::1] data, Py_ssize_t start, Py_ssize_t count, t
     w.max_depth = budget[1]
     w.md_cap = md_cap
     w.left = budget[0]
+    w.md_left = budget[5]
     out = PyTuple_New(count)
     for i in range(count):
         at = start + 4 * i
         field = None
-        committed = w.left
+        committed, md_committed = w.left, w.md_left
         if _fits(at, 4, size):
             field = _walk_field(w, at + <Py_ssize_t>_u32(buf + at), 0)
         if field is None:  # (its claims dropped: the Python reader makes them again)
-            budget[0] = committed
+            budget[0], budget[5] = committed, md_committed
             field = other(i)
-            w.left = budget[0]
+            w.left, w.md_left = budget[0], budget[5]
         Py_INCREF(field)
         PyTuple_SET_ITEM(out, i, field)
-    budget[0] = w.left
+    budget[0], budget[5] = w.left, w.md_left
     return out

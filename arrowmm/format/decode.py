@@ -199,10 +199,19 @@ def _table_vector_len(obj, slot: int, what: str) -> int:
     return check_vector(tab.VectorLen(o), tab, o, 4, what)
 
 
-def _key_values(obj, what: str) -> Optional[dict]:
+def _key_values(obj, what: str, budget: Optional[list] = None) -> Optional[dict]:
+    """The custom metadata of ``obj`` (None when it has none); a key given twice keeps its first
+    value, as pyarrow's dict does.  With a schema's ``budget``, its entries are taken from
+    the entries the schema's bytes can hold (``schema_from_fb``)."""
     n = _table_vector_len(obj, _KV_SLOT[type(obj)], what)
     if not n:
         return None
+    if budget is not None:
+        if n > budget[5]:
+            raise ArrowInvalid(f"{what}: the schema describes more custom metadata entries than "
+                               f"its {budget[3]}-byte metadata can hold (at most "
+                               f"{budget[3] // 4:,}: key-value tables shared between fields?)")
+        budget[5] -= n
     out = {}
     size, cap = 0, limits.max_custom_metadata_size
     for j in range(n):
@@ -213,7 +222,7 @@ def _key_values(obj, what: str) -> Optional[dict]:
         if size > cap:
             raise limits.exceeded("max_custom_metadata_size", size, f"{what}: custom metadata bytes "
                                   f"(keys and values, through entry {j} of {n})")
-        out[decode_text(key, what)] = decode_text(value, what) if value is not None else ""
+        out.setdefault(decode_text(key, what), decode_text(value, what) if value is not None else "")
     return out
 
 
@@ -292,10 +301,14 @@ def schema_from_fb(fb: FbSchema) -> t.Schema:
     # bound the field count.  Tables shared between parents (legal flatbuffers) could otherwise
     # describe 2**depth fields in a few hundred bytes.  A vector's length is taken from the
     # budget before any of its fields is read, so an oversized vector costs nothing to refuse.
-    # [fields left, nesting limit, field limit, size of the metadata in bytes, fields at start]
+    # Custom metadata entries are bounded the same way (each owns a 4-byte slot of a vector,
+    # whatever the field limit): key-value vectors shared between fields could otherwise make
+    # a few kilobytes read as millions of entries.
+    # [fields left, nesting limit, field limit, size of the metadata in bytes, fields at start,
+    #  metadata entries left]
     size = len(fb._tab.Bytes)
     start_budget = min(size // 4, limits.max_fields)
-    budget = [start_budget, limits.max_nesting, limits.max_fields, size, start_budget]
+    budget = [start_budget, limits.max_nesting, limits.max_fields, size, start_budget, size // 4]
     _claim_fields(budget, n, "schema fields")
     tab = fb._tab
     start = tab.Vector(tab.Offset(6)) if n else 0
@@ -448,7 +461,7 @@ def _field_from_fb(fb: FbField, path: str, depth: int, budget: list) -> t.Field:
         _claim_fields(budget, n_children, f"{path} children")
     children = [_field_from_fb(fb.Children(i), path, depth + 1, budget) for i in range(n_children)]
     dtype = _type_from_fb(fb, children, path)
-    metadata = _key_values(fb, f"{path} metadata")
+    metadata = _key_values(fb, f"{path} metadata", budget)
     dictionary_id = None
     enc = fb.Dictionary()
     if enc is not None:
@@ -575,9 +588,12 @@ def _type_from_fb(fb: FbField, children, path) -> t.DataType:
     if type_id == 14:
         obj = init_table(FbUnion, table)
         n = _table_vector_len(obj, 1, f"{path} union typeIds")
-        codes = [obj.TypeIds(i) for i in range(n)] if n else None
+        codes = [obj.TypeIds(i) for i in range(n)] if n or not obj.TypeIdsIsNone() else None
+        mode = obj.Mode()
+        if mode not in (0, 1):
+            raise ArrowInvalid(f"{path}: union mode {mode} is neither Sparse (0) nor Dense (1)")
         try:
-            return t.UnionType("dense" if obj.Mode() == 1 else "sparse", children, codes)
+            return t.UnionType("dense" if mode == 1 else "sparse", children, codes)
         except ArrowInvalid as exc:
             raise ArrowInvalid(f"{path}: {exc}") from None
     if type_id == 15:

@@ -90,12 +90,14 @@ class Field:
     @property
     def metadata(self):
         """Custom metadata as pyarrow shows it: without the ``ARROW:extension:*`` entries
-        when the field is an extension type (``storage_metadata`` keeps them)."""
+        when the field is an extension type (``storage_metadata`` keeps them).  A dict of
+        its own for each caller, as pyarrow's: fields are shared (by every reader of one
+        footer, between threads), so changing it changes nothing else."""
         md = self.storage_metadata
         if md and self.extension_type is not None:
             md = {k: v for k, v in md.items() if k not in (EXTENSION_NAME, EXTENSION_METADATA)}
             return md or None
-        return md
+        return None if md is None else dict(md)
 
     def _cmp_key(self):
         md = tuple(sorted(self.storage_metadata.items())) if self.storage_metadata else None

@@ -20,10 +20,9 @@ __all__ = ["Schema"]
 class Schema:
     """The fields of a record batch, in order, plus schema-level custom metadata."""
 
-    __slots__ = ("fields", "metadata", "endianness", "_index", "_ext")
+    __slots__ = ("fields", "_metadata", "endianness", "_index", "_ext")
     # (declared for type checkers, which do not read __slots__)
     fields: tuple[Field, ...]
-    metadata: Optional[dict[str, str]]
     endianness: str
 
     def __init__(self, fields, metadata: Optional[Mapping[str, str]] = None,
@@ -36,7 +35,7 @@ class Schema:
         if any(type(f) is not Field for f in fields):
             fields = tuple(map(as_field, fields))
         set_(self, "fields", fields)
-        set_(self, "metadata", freeze_metadata(metadata))
+        set_(self, "_metadata", freeze_metadata(metadata))
         set_(self, "endianness", endianness)
         set_(self, "_index", None)  # name -> indices, made by the first lookup by name
         set_(self, "_ext", None)  # each field's extension type, resolved once on first use
@@ -49,11 +48,20 @@ class Schema:
         self = object.__new__(cls)
         set_ = object.__setattr__
         set_(self, "fields", fields)
-        set_(self, "metadata", freeze_metadata(metadata))
+        set_(self, "_metadata", freeze_metadata(metadata))
         set_(self, "endianness", endianness)
         set_(self, "_index", None)
         set_(self, "_ext", None)
         return self
+
+    @property
+    def metadata(self) -> Optional[dict[str, str]]:
+        """The schema's custom metadata: a dict of its own for each caller, as pyarrow's is (a
+        schema is shared: by every reader of one footer, and between threads; changing the
+        dict you got changes nothing else: ``with_metadata`` makes a schema with new
+        metadata)."""
+        md = self._metadata
+        return None if md is None else dict(md)
 
     def extension_types(self) -> tuple:
         """Each field's registered extension type (None for the others), resolved once per

@@ -82,3 +82,21 @@ def test_the_cache_keeps_at_most_max_entries(tmp_path, monkeypatch):
         with arrowmm.open_file(_write(tmp_path / f"t{i}.arrow", _table(i + 1))) as r:
             assert len(r.schema) == i + 1
     assert len(footer_cache._CACHE) == 3
+
+
+def test_changing_a_readers_schema_metadata_changes_no_other_reader(tmp_path):
+    # the cache hands every open of one footer the same Schema and Fields: their metadata is
+    # a dict of its own for each caller, as pyarrow's (it was the shared one: a change showed
+    # in every later open of the file)
+    footer_cache.clear()
+    path = tmp_path / "md.arrow"
+    schema = pa.schema([pa.field("a", pa.int32(), metadata={"k": "v"})], metadata={"s": "1"})
+    with pa.ipc.new_file(path, schema):
+        pass
+    first = arrowmm.open_file(path)
+    first.schema.field(0).metadata["k"] = "CHANGED"
+    first.schema.metadata["s"] = "CHANGED"
+    second = arrowmm.open_file(path)
+    assert second.schema is first.schema  # (served from the cache)
+    assert second.schema.field(0).metadata == {"k": "v"}
+    assert second.schema.metadata == {"s": "1"} and second.metadata == {"s": "1"}

@@ -203,8 +203,8 @@ class FileReader(ReaderBase):
                 try:
                     self._open_footer(source, source.size)
                     return
-                except FileChanged:
-                    raise
+                except (FileChanged, limits.LimitExceeded):  # (a footer read whole, and
+                    raise  # refused for its size: not damage, and no repair would help)
                 except ArrowInvalid as exc:
                     problem = str(exc).removeprefix(f"{source.description}: ")
             # the tail is not a trailer a reader can use: damage, or an append in progress
@@ -496,6 +496,8 @@ class FileReader(ReaderBase):
         super().advise(advice, offset, length)
 
     def __repr__(self):
+        if not hasattr(self, "_num_batches"):  # (its open raised: a traceback shows it)
+            return f"<arrowmm.{type(self).__name__}, not opened>"
         return f"<arrowmm.{type(self).__name__} {self.num_record_batches} batches>\n{self.schema}"
 
     def __reduce__(self):
