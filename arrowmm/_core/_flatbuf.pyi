@@ -1,5 +1,5 @@
 """Bounds-checked FlatBuffers reader of the hot message headers (see _flatbuf.pyx)."""
-from typing import Any, Callable, Optional, Tuple, Union
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
@@ -17,6 +17,3 @@ class StructPairs:
 def struct_pairs(owner: Any, start: int, count: int) -> StructPairs: ...
 def frame_at(region: Region, offset: int, index: int) -> Optional[Tuple[int, int, bool]]: ...
 def peek_batch_message(owner: Any) -> Union[None, str, tuple]: ...
-def schema_fields(data: Any, start: int, count: int, field_cls: type, types: dict,
-                  make_type: Callable[[tuple, list], Any],
-                  other: Callable[[int], Any], budget: list, md_cap: int) -> list: ...
