@@ -17,6 +17,8 @@ cimport cython
 import numpy as np
 
 from arrowmm._core._region cimport Region
+from arrowmm._core._fbtable cimport (Table, _fits, _u32, _i32, _u16, _i64, _table_at, _field,
+                                     _deref, _vector)
 from arrowmm.errors import ArrowInvalid
 
 __all__ = ["peek_batch_message", "StructPairs", "frame_at"]
@@ -30,100 +32,6 @@ DEF MSG_CUSTOM_METADATA = 4
 DEF HEADER_DICTIONARY_BATCH = 2
 DEF HEADER_RECORD_BATCH = 3
 
-
-cdef struct Table:
-    const uint8_t* buf
-    Py_ssize_t size
-    Py_ssize_t pos       # table start
-    Py_ssize_t vtable    # vtable start
-    Py_ssize_t vt_size   # vtable byte size
-
-
-cdef inline bint _fits(Py_ssize_t pos, Py_ssize_t n, Py_ssize_t size) noexcept nogil:
-    return pos >= 0 and n >= 0 and pos <= size and n <= size - pos
-
-
-cdef inline uint32_t _u32(const uint8_t* p) noexcept nogil:
-    cdef uint32_t v
-    memcpy(&v, p, 4)
-    return v
-
-
-cdef inline int32_t _i32(const uint8_t* p) noexcept nogil:
-    cdef int32_t v
-    memcpy(&v, p, 4)
-    return v
-
-
-cdef inline uint16_t _u16(const uint8_t* p) noexcept nogil:
-    cdef uint16_t v
-    memcpy(&v, p, 2)
-    return v
-
-
-cdef inline int64_t _i64(const uint8_t* p) noexcept nogil:
-    cdef int64_t v
-    memcpy(&v, p, 8)
-    return v
-
-
-cdef int _table_at(Table* t, const uint8_t* buf, Py_ssize_t size, Py_ssize_t pos) noexcept nogil:
-    """Set up ``t`` for the table at ``pos``; 0 on success, -1 if anything is out of range."""
-    if not _fits(pos, 4, size):
-        return -1
-    cdef Py_ssize_t vt = pos - <Py_ssize_t>_i32(buf + pos)
-    if not _fits(vt, 4, size):
-        return -1
-    cdef Py_ssize_t vt_size = _u16(buf + vt)
-    if vt_size < 4 or vt_size % 2 or not _fits(vt, vt_size, size):
-        return -1
-    if not _fits(pos, _u16(buf + vt + 2), size):
-        return -1
-    t.buf = buf
-    t.size = size
-    t.pos = pos
-    t.vtable = vt
-    t.vt_size = vt_size
-    return 0
-
-
-cdef inline Py_ssize_t _field(Table* t, int slot, Py_ssize_t width) noexcept nogil:
-    """Absolute position of field ``slot`` (0 when absent, -1 when out of range)."""
-    cdef Py_ssize_t entry = 4 + 2 * slot
-    if entry + 2 > t.vt_size:
-        return 0
-    cdef Py_ssize_t off = _u16(t.buf + t.vtable + entry)
-    if off == 0:
-        return 0
-    if not _fits(t.pos + off, width, t.size):
-        return -1
-    return t.pos + off
-
-
-cdef inline Py_ssize_t _deref(Table* t, Py_ssize_t at) noexcept nogil:
-    """Follow the uoffset stored at ``at``; -1 when it leaves the buffer."""
-    cdef Py_ssize_t target = at + <Py_ssize_t>_u32(t.buf + at)
-    return target if _fits(target, 4, t.size) else -1
-
-
-cdef int _vector(Table* t, int slot, Py_ssize_t elem, Py_ssize_t* start, Py_ssize_t* count) noexcept nogil:
-    """Locate vector field ``slot``: 0 ok (absent gives count 0), -1 out of range."""
-    start[0] = 0
-    count[0] = 0
-    cdef Py_ssize_t at = _field(t, slot, 4)
-    if at == 0:
-        return 0
-    if at < 0:
-        return -1
-    cdef Py_ssize_t vec = _deref(t, at)
-    if vec < 0:
-        return -1
-    cdef Py_ssize_t n = _u32(t.buf + vec)
-    if n > (t.size - vec - 4) // elem:
-        return -1
-    start[0] = vec + 4
-    count[0] = n
-    return 0
 
 
 @cython.no_gc

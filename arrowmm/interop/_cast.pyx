@@ -26,6 +26,7 @@ from libc.math cimport isinf
 from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
                           uint64_t)
 from libc.string cimport memcpy, memset
+from arrowmm._core._offsets cimport index_t as integer  # (every machine integer)
 
 import numpy as np
 
@@ -604,11 +605,9 @@ def parse_texts(int layout, offsets, data_buffers, int64_t length, valid, str ki
     return bad
 
 
-cdef int _double_text(double v, char *out) except -1:
-    """``v`` as pyarrow writes a double (the shortest digits that read back); its length."""
-    cdef char digits[MAX_TEXT]
-    cdef int nd, k
-    cdef char *text
+cdef inline int _special_text(double v, char *out) noexcept nogil:
+    """NaN, infinities and zeros as pyarrow writes them (``nan``, ``inf``, ``-inf``, ``0``,
+    ``-0``): their length, or 0 for any other value."""
     if v != v:
         memcpy(out, b"nan", 3)
         return 3
@@ -624,6 +623,17 @@ cdef int _double_text(double v, char *out) except -1:
             return 2
         out[0] = b'0'
         return 1
+    return 0
+
+
+cdef int _double_text(double v, char *out) except -1:
+    """``v`` as pyarrow writes a double (the shortest digits that read back); its length."""
+    cdef char digits[MAX_TEXT]
+    cdef int nd, k
+    cdef char *text
+    cdef int special = _special_text(v, out)
+    if special:
+        return special
     if arrowmm_shortest(v, 0, digits, &nd, &k):
         return arrowmm_layout(v < 0, digits, nd, k, out)
     text = PyOS_double_to_string(v, b'r', 0, 0, NULL)  # (exact: David Gay's shortest)
@@ -675,21 +685,9 @@ cdef int _float_text(float v, char *out) noexcept nogil:
     cdef int p, nd, k, nu, ku, neg = v < 0
     cdef uint32_t bits
     cdef float mag = -v if neg else v
-    if v != v:
-        memcpy(out, b"nan", 3)
-        return 3
-    if isinf(v):
-        if neg:
-            memcpy(out, b"-inf", 4)
-            return 4
-        memcpy(out, b"inf", 3)
-        return 3
-    if v == 0.0:
-        if 1.0 / v < 0:
-            memcpy(out, b"-0", 2)
-            return 2
-        out[0] = b'0'
-        return 1
+    cdef int special = _special_text(v, out)
+    if special:
+        return special
     if arrowmm_shortest(v, 1, digits, &nd, &k):
         return arrowmm_layout(neg, digits, nd, k, out)
     memcpy(&bits, &v, 4)
@@ -815,15 +813,6 @@ def format_numbers(values, valid, str kind):
 
 # -- range checks of the numeric casts: one pass, the first value that does not fit ----------
 
-ctypedef fused integer:
-    int8_t
-    int16_t
-    int32_t
-    int64_t
-    uint8_t
-    uint16_t
-    uint32_t
-    uint64_t
 
 ctypedef fused floating:
     float
