@@ -73,7 +73,9 @@ def test_metadata_tables_shared_between_fields_are_refused_as_pyarrow_refuses_th
     assert len(arrowmm.open_file(_shared_metadata_file(4, 2)).schema) == 4  # (within the bytes)
 
 
-def _dense_union_file_with_mode(mode: int) -> bytes:
+def _dense_union_file(edit) -> bytes:
+    """A file of one dense union field (type codes 3, 9), its footer's Union table changed by
+    ``edit(data, union table, footer start)``."""
     schema = pa.schema([pa.field("u", pa.union([pa.field("p", pa.int8()),
                                                 pa.field("q", pa.bool_())], "dense", [3, 9]))])
     sink = io.BytesIO()
@@ -86,10 +88,16 @@ def _dense_union_file_with_mode(mode: int) -> bytes:
     union = Union()
     table = field.Type()
     union.Init(table.Bytes, table.Pos)
-    at = union._tab.Offset(4)  # (Union.mode, written because Dense is not the default)
-    assert at
-    data[start + union._tab.Pos + at:start + union._tab.Pos + at + 2] = struct.pack("<h", mode)
+    edit(data, union, start)
     return bytes(data)
+
+
+def _dense_union_file_with_mode(mode: int) -> bytes:
+    def set_mode(data, union, start):
+        at = union._tab.Offset(4)  # (Union.mode, written because Dense is not the default)
+        assert at
+        data[start + union._tab.Pos + at:start + union._tab.Pos + at + 2] = struct.pack("<h", mode)
+    return _dense_union_file(set_mode)
 
 
 @pytest.mark.parametrize("mode", [2, 5, -1, 0x180])
@@ -103,21 +111,10 @@ def test_a_union_mode_neither_sparse_nor_dense_is_refused(mode):
 
 
 def test_empty_type_ids_vector_is_refused():
-    schema = pa.schema([pa.field("u", pa.union([pa.field("p", pa.int8()),
-                                                pa.field("q", pa.bool_())], "dense", [3, 9]))])
-    sink = io.BytesIO()
-    with pa.ipc.new_file(sink, schema):
-        pass
-    data = bytearray(sink.getvalue())
-    length = struct.unpack("<i", data[-10:-6])[0]
-    start = len(data) - 10 - length
-    field = Footer.GetRootAs(bytes(data[start:start + length]), 0).Schema().Fields(0)
-    union = Union()
-    table = field.Type()
-    union.Init(table.Bytes, table.Pos)
-    vector = union._tab.Vector(union._tab.Offset(6))  # (Union.typeIds)
-    data[start + vector - 4:start + vector] = struct.pack("<I", 0)
-    data = bytes(data)
+    def empty_type_ids(data, union, start):
+        vector = union._tab.Vector(union._tab.Offset(6))  # (Union.typeIds)
+        data[start + vector - 4:start + vector] = struct.pack("<I", 0)
+    data = _dense_union_file(empty_type_ids)
     with pytest.raises(pa.ArrowInvalid):
         pa.ipc.open_file(pa.BufferReader(data)).schema
     with pytest.raises(arrowmm.ArrowInvalid):
