@@ -3,7 +3,6 @@ a schema's fields: schemas read through them equal schemas read through the gene
 code, for every type and for corrupted footers (same schema or same error)."""
 from __future__ import annotations
 
-import io
 
 import numpy as np
 import pytest
@@ -14,24 +13,13 @@ from tests.support.writer_support import CASES, N
 from arrowmm.format import decode
 from arrowmm.format._fbs.Field import Field as FbField
 from arrowmm.errors import ArrowInvalid, ArrowNotImplementedError
+from tests.support.helpers import footer_of
 
 
 def generated_field(buf, pos):
     f = FbField()
     f.Init(buf, pos)
     return f
-
-
-def footer_of(table) -> bytes:
-    """The footer of an IPC file of ``table`` (of no batch for a ``pa.Schema``)."""
-    sink = io.BytesIO()
-    schema = table if isinstance(table, pa.Schema) else table.schema
-    with pa.ipc.new_file(sink, schema) as w:
-        if not isinstance(table, pa.Schema):
-            w.write_table(table)
-    data = sink.getvalue()
-    n = int.from_bytes(data[-10:-6], "little")
-    return data[len(data) - 10 - n:len(data) - 10]
 
 
 def described(f):

@@ -7,7 +7,6 @@ as that extension, and threads opening wide files at once leave the collector as
 from __future__ import annotations
 
 import gc
-import io
 import threading
 
 import pyarrow as pa
@@ -18,15 +17,7 @@ from hypothesis import strategies as st
 import arrowmm
 from arrowmm.format import decode
 from arrowmm.format._fbs.Field import Field as FbField
-
-
-def _footer(schema: pa.Schema) -> bytes:
-    sink = io.BytesIO()
-    with pa.ipc.new_file(sink, schema):
-        pass
-    data = sink.getvalue()
-    n = int.from_bytes(data[-10:-6], "little")
-    return data[len(data) - 10 - n:len(data) - 10]
+from tests.support.helpers import footer_of
 
 
 def _described(f):
@@ -121,7 +112,7 @@ def _alike_schema(repeat: int = 2) -> pa.Schema:
 
 
 def _check_against_python_and_pyarrow(schema: pa.Schema, monkeypatch):
-    footer = _footer(schema)
+    footer = footer_of(schema)
     c, py = _by_c(footer), _by_python(footer, monkeypatch)
     got = [_described(f) for f in c]
     assert got == [_described(f) for f in py]

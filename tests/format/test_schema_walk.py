@@ -4,7 +4,6 @@ found again by bytes and identities, never confused with what differs, and damag
 that looks like the ones before it is still found and named."""
 from __future__ import annotations
 
-import io
 
 import pyarrow as pa
 import pytest
@@ -13,16 +12,7 @@ import arrowmm
 from arrowmm.format import decode
 from arrowmm.format._fbs.Footer import Footer as FbFooter
 from arrowmm.errors import ArrowInvalid
-
-
-def footer_of(schema: pa.Schema) -> bytes:
-    """The footer of an IPC file of no batch under ``schema``."""
-    sink = io.BytesIO()
-    with pa.ipc.new_file(sink, schema):
-        pass
-    data = sink.getvalue()
-    n = int.from_bytes(data[-10:-6], "little")
-    return data[len(data) - 10 - n:len(data) - 10]
+from tests.support.helpers import footer_of
 
 
 def described(f):

@@ -729,3 +729,15 @@ def torn_append(path, tail: bytes) -> int:
     with open(path, "ab") as f:
         f.write(added)
     return len(added)
+
+
+def footer_of(table) -> bytes:
+    """The footer of an IPC file of ``table`` (of no batch for a ``pa.Schema``)."""
+    sink = io.BytesIO()
+    schema = table if isinstance(table, pa.Schema) else table.schema
+    with pa.ipc.new_file(sink, schema) as w:
+        if not isinstance(table, pa.Schema):
+            w.write_table(table)
+    data = sink.getvalue()
+    n = int.from_bytes(data[-10:-6], "little")
+    return data[len(data) - 10 - n:len(data) - 10]
