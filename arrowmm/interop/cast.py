@@ -778,6 +778,11 @@ def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Arra
                 raise ArrowInvalid("Invalid UTF8 payload")
             values = [None if v is None else v.decode("utf-8") for v in values]
         return convert(values, want)
+    if isinstance(got, _TEXT) and isinstance(want, t.FixedSizeBinaryType):
+        values = [v.encode("utf-8") if isinstance(v, str) else v for v in array.to_pylist()]
+        if any(v is not None and len(v) != want.byte_width for v in values):
+            raise ArrowInvalid(f"Failed casting from {got} to {want}: widths must match")
+        return convert(values, want)
     if isinstance(got, _NUMERIC) and isinstance(want, _TEXT) and want.utf8:
         return _numbers_to_text(array, want)
     if isinstance(got, _TEXT) and isinstance(want, _NUMERIC):

@@ -263,6 +263,17 @@ def test_the_null_type_casts_to_anything(target):
     check(pa.nulls(3), target)
 
 
+@pytest.mark.parametrize("source_type", [pa.binary(), pa.large_binary(), pa.string(),
+                                         pa.large_string(), pa.binary_view(), pa.string_view()],
+                         ids=str)
+@pytest.mark.parametrize("values", [[b"ab", None, b"cd"], [b"ab", b"abc"], [None], []],
+                         ids=["fits", "a value of another width", "null", "empty"])
+def test_text_to_fixed_size_binary_as_pyarrow(source_type, values):
+    # (refused as "Unsupported", which says pyarrow cannot either; a value of another width is
+    # pyarrow's ArrowInvalid "widths must match")
+    check(pa.array(values, pa.binary()).cast(source_type), pa.binary(2))
+
+
 # -- unsupported pairs ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("source, target", [
