@@ -30,6 +30,7 @@ from libc.string cimport memcpy, memcmp
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_DECREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from arrowmm._core._fbtable cimport (Table, _fits, _u32, _i32, _u16, _i64, _table_at, _field,
                                      _deref, _sub_table, _vector)
@@ -184,6 +185,11 @@ cdef class _SchemaWalk:
     cdef TypeEntry type_memo[MEMO_SLOTS]
     cdef ChildEntry child_memo[MEMO_SLOTS]
     cdef TextEntry text_memo[MEMO_SLOTS]
+    # Behind the two memos keyed by identities (whose slots depend on addresses, so two
+    # entries may take one slot in one run and not in the next): the same, exact, in dicts
+    # consulted on a memo miss only, so a collision costs a lookup, never a new object.
+    cdef dict nested_seen      # (type id, a, b, c, kids' ids) -> nested type
+    cdef dict child_seen       # (name bytes, type's id, nullable) -> child Field
 
     def __dealloc__(self):
         cdef Py_ssize_t i, k
@@ -404,8 +410,9 @@ cdef object _leaf_type(_SchemaWalk w, int64_t key, Table* ft, int type_id):
             dtype = w.make_type(params, [])
         except Exception:  # noqa (the Python reader raises its own error for it)
             return None
-        if len(w.types) < MAX_CACHED_TYPES:
-            dtype = w.types.setdefault(key, dtype)
+        # (always kept: leaf keys are a few dozen, and a ``types`` filled by other types
+        # (timezones, decimal scales) must not make every later walk make its leaves anew)
+        dtype = w.types.setdefault(key, dtype)
     _clear_kids(e)
     e.nested = False
     e.key = key
@@ -439,11 +446,15 @@ cdef object _nested_type(_SchemaWalk w, int64_t type_id, int64_t a, int64_t b, i
                 break
         if hit:
             return <object>e.dtype
-    if params is None:
-        params = _type_params(w, ft, <int>type_id)
+    seen = (type_id, a, b, c, tuple([id(kid) for kid in kids]))  # (the kids live as long
+    dtype = w.nested_seen.get(seen)                               # as the type holds them)
+    if dtype is None:
         if params is None:
-            return None
-    dtype = w.make_type(params, kids)
+            params = _type_params(w, ft, <int>type_id)
+            if params is None:
+                return None
+        dtype = w.make_type(params, kids)
+        w.nested_seen[seen] = dtype
     if n <= MEMO_KIDS:
         _clear_kids(e)
         for k in range(n):
@@ -584,6 +595,16 @@ cdef object _finish_field(_SchemaWalk w, Table* ft, bint has_name, Py_ssize_t na
                 e.name_len == name_len and \
                 memcmp(e.name, w.buf + name_start, name_len) == 0:
             return <object>e.field
+        child_key = (PyBytes_FromStringAndSize(<const char*>w.buf + name_start, name_len),
+                     id(dtype), nullable)  # (the field holds its type: the id stays its)
+        field = w.child_seen.get(child_key)
+        if field is not None:
+            e.name = w.buf + name_start
+            e.name_len = name_len
+            e.nullable = nullable
+            _put(&e.dtype, dtype)
+            _put(&e.field, field)
+            return field
     if has_name:
         try:
             name = PyUnicode_DecodeUTF8(<const char*>w.buf + name_start, name_len, NULL)
@@ -613,6 +634,7 @@ cdef object _finish_field(_SchemaWalk w, Table* ft, bint has_name, Py_ssize_t na
         e.nullable = nullable
         _put(&e.dtype, dtype)
         _put(&e.field, field)
+        w.child_seen[child_key] = field
     # Out of the cyclic collector: such a field refers only to a str, an immutable type made
     # before it, bools, an int, None and a dict of str, and its slots never change, so it can
     # be in no cycle (unless a program puts one in the metadata dict, which Field documents
@@ -681,6 +703,8 @@ def schema_fields(const uint8_t[::1] data, Py_ssize_t start, Py_ssize_t count, t
     w.make_type = make_type
     w.max_depth = budget[1]
     w.md_cap = md_cap
+    w.nested_seen = {}
+    w.child_seen = {}
     w.left = budget[0]
     w.md_left = budget[5]
     out = PyTuple_New(count)

@@ -48,9 +48,16 @@ def calls_to_make_type(footer: bytes, monkeypatch):
         return decode.parse_footer(footer).schema, calls
 
 
-def test_repeated_nested_and_dictionary_types_are_made_once_per_walk(monkeypatch):
+@pytest.mark.parametrize("cache", ["empty", "full"])
+def test_repeated_nested_and_dictionary_types_are_made_once_per_walk(monkeypatch, cache):
     """1,000 fields of each of three nested kinds and a dictionary: the C walk finds the type
-    it made for the first one (the Python type maker was called once per field before)."""
+    it made for the first one (the Python type maker was called once per field before).  Also
+    when the process-wide cache of childless types is full of others (timezones, decimal
+    scales of earlier files): its plain leaves are still kept, or every nested type built on
+    them would be made anew (as it was: 253 calls)."""
+    types = {("other", k): None for k in range(4096)} if cache == "full" else {}  # (the walk's
+    # MAX_CACHED_TYPES: no more entries are added past it)
+    monkeypatch.setattr(decode, "_WALKED_TYPES", types)
     n = 1000
     kinds = [pa.struct([("a", pa.int8())]), pa.list_(pa.utf8()), pa.list_(pa.int16(), 3),
              pa.dictionary(pa.int32(), pa.utf8())]
@@ -61,6 +68,21 @@ def test_repeated_nested_and_dictionary_types_are_made_once_per_walk(monkeypatch
     assert [described(f) for f in got] == [described(f) for f in by_python(footer, monkeypatch)]
     assert [f.dictionary_id for f in got.fields[3::4]] == list(range(n // 4))  # (each its own)
     assert len({id(f.type) for f in got.fields[3::4]}) == 1
+
+
+def test_types_the_memo_lost_are_found_again_not_made_again(monkeypatch):
+    """600 distinct nested types (more than the memo's 256 slots, whose places depend on
+    addresses: two types may share one in one run and not in another), each twice, far
+    apart: each is made once per walk, whatever the memo kept (a struct of the same child
+    made anew per field was a test failing one run in many)."""
+    monkeypatch.setattr(decode, "_WALKED_TYPES", {})
+    kinds = [pa.list_(pa.int8(), k) for k in range(1, 601)]
+    schema = pa.schema([pa.field(f"f{i}", kinds[i % 600]) for i in range(1200)])
+    footer = footer_of(schema)
+    got, calls = calls_to_make_type(footer, monkeypatch)
+    assert sorted(calls) == [2] + [16] * 600  # (the int8 leaf, then each list size once)
+    assert [described(f) for f in got] == [described(f) for f in by_python(footer, monkeypatch)]
+    assert got.field(0).type is got.field(600).type
 
 
 def test_more_distinct_children_and_types_than_the_memos_hold_read_as_python_reads_them(
