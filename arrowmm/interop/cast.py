@@ -24,16 +24,15 @@ dictionaries, the null type to anything, extension arrays through their storage)
 ``safe=True`` raises ``ArrowInvalid`` where a value would not fit or would lose precision,
 with pyarrow's words; ``safe=False`` wraps and truncates as pyarrow (C) does.  Pairs pyarrow does not cast raise ``ArrowNotImplementedError``
 ("Unsupported cast from X to Y"); the few it casts that arrowmm does not yet (decimals,
-temporal values to strings, nested types) say so.  Strings parse to timestamps and dates as
+nested types) say so.  Dates, times, timestamps and durations write text as pyarrow does
+(``temporal_text``; zoned ones in the zone's wall-clock time, by ``zones``).  Strings parse to timestamps and dates as
 pyarrow's ISO 8601 parser reads them (zone offsets with and without a colon).  Numbers to and from strings are
 Cython passes over the whole buffers (``_cast.pyx``: pyarrow's grammar, its shortest text of
 a float), the numeric and temporal casts numpy passes.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import re
-import zoneinfo
 from typing import Callable, Optional
 
 import numpy as np
@@ -48,6 +47,8 @@ from ..arrays.concat import concat_arrays
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ._cast import exact_integers, first_outside, format_numbers, parse_texts, views_of
 from .from_python import binary_views, convert, validity_from_mask
+from .temporal_text import format_dates, format_times, format_timestamps
+from .zones import zone_offsets
 
 __all__ = ["cast_problem", "cast_column", "cast_batch", "schema_difference", "cast_array"]
 
@@ -296,7 +297,6 @@ def schema_difference(got: t.Schema, want: t.Schema, whose: str = "the file's") 
 _SCALE = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
 _DAY_S = 86_400
 _MS_PER_DAY = 86_400_000
-_FIXED_OFFSET = re.compile(r"^([+-])(\d\d):(\d\d)\Z")
 
 
 def _unsupported(got, want) -> ArrowNotImplementedError:
@@ -414,10 +414,16 @@ def _numbers_to_text(array: Array, want) -> Array:
         kind = "float32"
     else:
         kind, values = "float64", values.astype(np.float64, copy=False)
-    valid = _valid(array)
-    offsets, data = format_numbers(values, valid, kind)
+    return _text_array(array, want, *format_numbers(values, _valid(array), kind))
+
+
+def _text_array(array: Array, want, offsets: np.ndarray, data: np.ndarray) -> Array:
+    """The text of each row of ``array`` (int64 ``offsets`` into uint8 ``data``) as an array
+    of ``want`` (string, large or view) with ``array``'s nulls."""
+    got = array.type
     if isinstance(want, t.BinaryViewType):
         if data.size > np.iinfo(np.int32).max:  # (more than one data buffer's worth)
+            valid = _valid(array)
             return binary_views(np.diff(offsets), data, want, None if valid is None else ~valid)
         validity, nulls = _validity(array)
         return make_array(want, len(array), [validity, as_view(views_of(offsets, data)),
@@ -428,6 +434,23 @@ def _numbers_to_text(array: Array, want) -> Array:
     validity, nulls = _validity(array)
     return make_array(want, len(array), [validity, as_view(offsets.astype(want.offset_dtype)),
                                          as_view(data)], null_count=nulls)
+
+
+def _temporal_to_text(array: Array, want) -> Array:
+    """Dates, times, timestamps and durations written as pyarrow writes them (durations as
+    their integer count; the others by ``temporal_text``)."""
+    got = array.type
+    values = _zeroed(array, np.asarray(array.values()).astype(np.int64))
+    if isinstance(got, t.DurationType):
+        text = format_numbers(values, _valid(array), "int")
+    elif isinstance(got, t.TimeType):
+        text = format_times(values, got.unit)
+    elif isinstance(got, t.DateType):  # (date64: milliseconds to days toward zero, as pyarrow)
+        text = format_dates(values) if got.unit == "day" else \
+            format_dates((values - np.fmod(values, _MS_PER_DAY)) // _MS_PER_DAY, values)
+    else:
+        text = format_timestamps(values, got.unit, got.tz)
+    return _text_array(array, want, *text)
 
 
 def _parse_failure(text, want) -> ArrowInvalid:
@@ -535,35 +558,12 @@ def _rescaled(values: np.ndarray, live: np.ndarray, got, want, frm: str, to: str
     return (values - np.fmod(values, factor)) // factor
 
 
-def _zone_offsets(seconds: np.ndarray, tz: str) -> np.ndarray:
-    """The UTC offset (seconds) of zone ``tz`` at each of ``seconds`` since the epoch."""
-    m = _FIXED_OFFSET.match(tz)
-    if m is not None:
-        off = (int(m.group(2)) * 3600 + int(m.group(3)) * 60) * (-1 if m.group(1) == "-" else 1)
-        return np.full(len(seconds), off, dtype=np.int64)
-    try:
-        zone = zoneinfo.ZoneInfo(tz)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
-        raise ArrowInvalid(f"Cannot locate timezone {tz!r}: {exc}") from None
-    unique, where = np.unique(seconds, return_inverse=True)
-    epoch = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-    offsets = np.empty(len(unique), dtype=np.int64)
-    for k, s in enumerate(unique.tolist()):
-        try:
-            at = epoch + _dt.timedelta(seconds=s)
-        except OverflowError:
-            raise ArrowInvalid(f"timestamp {s} s is outside the range of time zone "
-                               f"conversions") from None
-        offsets[k] = int(at.astimezone(zone).utcoffset().total_seconds())
-    return offsets[where.reshape(-1)]
-
-
 def _local(values: np.ndarray, dtype: t.TimestampType) -> np.ndarray:
     """Timestamps as counts of their unit in their zone's wall-clock time (UTC without a zone)."""
     if not dtype.tz or dtype.tz in ("UTC", "+00:00", "Etc/UTC"):
         return values
     scale = _SCALE[dtype.unit]
-    return values + _zone_offsets(np.floor_divide(values, scale), dtype.tz) * scale
+    return values + zone_offsets(np.floor_divide(values, scale), dtype.tz) * scale
 
 
 def _cast_temporal(array: Array, want, safe: bool) -> Array:
@@ -795,8 +795,10 @@ def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Arra
         if not (isinstance(got, t.BinaryType) and got.utf8):  # (pyarrow: strings, plain and
             raise _unsupported(got, want)                      # large, only)
         return _text_to_temporal(array, want)
+    if isinstance(got, _TEMPORAL) and isinstance(want, _TEXT) and want.utf8:
+        return _temporal_to_text(array, want)
     if isinstance(got, (*_TEMPORAL, *_TEXT)) and isinstance(want, (*_TEMPORAL, *_TEXT)):
-        raise _not_yet(got, want)
+        raise _unsupported(got, want)  # (to binaries, strings to times and durations)
     if got.children and want.children:  # (lists, structs, maps to their kind: pyarrow's)
         raise _not_yet(got, want)
     raise _unsupported(got, want)

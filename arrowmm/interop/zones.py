@@ -1,0 +1,78 @@
+"""UTC offsets of a time zone at many instants at once, for the casts that need wall-clock time
+(timestamps to dates, times and text).
+
+Python's ``zoneinfo`` answers one instant at a time, in years 1 to 9999 only.  Offsets change
+only at a zone's transitions, and no zone of the tz database has two within two days of each
+other (checked over every zone here), so a UTC day whose first and last second share an offset
+has it throughout: one pair of lookups per distinct day, and one per value only on the days a
+transition falls on.  Instants outside ``datetime``'s years are
+moved by whole 400-year Gregorian cycles (146,097 days, a whole number of weeks) into them:
+zones use their first offset (local mean time) before their first transition and a yearly
+rule after their last, both of which repeat with that cycle, so the offset is exact.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import zoneinfo
+from functools import lru_cache
+
+import numpy as np
+
+from ..errors import ArrowInvalid
+
+__all__ = ["zone_offsets", "fixed_offset"]
+
+_FIXED_OFFSET = re.compile(r"^([+-])(\d\d):(\d\d)\Z")
+_CYCLE_S = 146_097 * 86_400  # 400 Gregorian years
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+# instants zoneinfo takes with a day to spare either side (years 1 and 9999)
+_LOWEST_S = int((_dt.datetime(1, 1, 2, tzinfo=_dt.timezone.utc) - _EPOCH).total_seconds())
+_HIGHEST_S = int((_dt.datetime(9999, 12, 30, tzinfo=_dt.timezone.utc) - _EPOCH).total_seconds())
+
+
+def fixed_offset(tz: str):
+    """The offset in seconds of a ``+HH:MM`` / ``-HH:MM`` zone, None for a named zone."""
+    m = _FIXED_OFFSET.match(tz)
+    if m is None:
+        return None
+    return (int(m.group(2)) * 3600 + int(m.group(3)) * 60) * (-1 if m.group(1) == "-" else 1)
+
+
+@lru_cache(maxsize=64)
+def _zone(tz: str) -> zoneinfo.ZoneInfo:
+    try:
+        return zoneinfo.ZoneInfo(tz)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+        raise ArrowInvalid(f"Cannot locate or parse timezone '{tz}': {exc}") from None
+
+
+def _offset_at(zone: zoneinfo.ZoneInfo, second: int) -> int:
+    if second < _LOWEST_S:
+        second += -((second - _LOWEST_S) // _CYCLE_S) * _CYCLE_S
+    elif second > _HIGHEST_S:
+        second -= -((_HIGHEST_S - second) // _CYCLE_S) * _CYCLE_S
+    offset = (_EPOCH + _dt.timedelta(seconds=second)).astimezone(zone).utcoffset()
+    return int(offset.total_seconds())
+
+
+def zone_offsets(seconds: np.ndarray, tz: str) -> np.ndarray:
+    """The UTC offset (int64 seconds) of zone ``tz`` at each of ``seconds`` since the epoch;
+    ArrowInvalid (pyarrow's words) for a zone the tz database does not know."""
+    fixed = fixed_offset(tz)
+    if fixed is not None:
+        return np.full(len(seconds), fixed, dtype=np.int64)
+    if tz == "UTC":
+        return np.zeros(len(seconds), dtype=np.int64)
+    zone = _zone(tz)
+    seconds = np.asarray(seconds, dtype=np.int64)
+    days, where = np.unique(np.floor_divide(seconds, 86_400), return_inverse=True)
+    where = where.reshape(-1)
+    first = np.array([_offset_at(zone, d * 86_400) for d in days.tolist()], dtype=np.int64)
+    last = np.array([_offset_at(zone, d * 86_400 + 86_399) for d in days.tolist()],
+                    dtype=np.int64)
+    offsets = first[where]
+    for k in np.flatnonzero(first != last).tolist():  # (a day with a transition in it)
+        rows = np.flatnonzero(where == k)
+        offsets[rows] = [_offset_at(zone, s) for s in seconds[rows].tolist()]
+    return offsets
