@@ -23,6 +23,7 @@ from ...arrays.table import Table
 from ...errors import ArrowInvalid, ArrowNotImplementedError
 from ...format.feather import FEATHER_MAGIC, FeatherArray, FeatherColumn, parse_feather_v1
 from ...interop._cdata import export_schema, export_stream
+from .file_mapping import first_bytes_of
 from .projection import project_schema, resolve_columns
 
 __all__ = ["FeatherV1Reader", "is_feather_v1"]
@@ -39,7 +40,7 @@ _PHYSICAL = {
 
 def is_feather_v1(region: Region) -> bool:
     """Whether ``region`` starts with the Feather V1 magic (``FEA1``)."""
-    return region.size >= 4 and region.view(0, 4).to_bytes() == FEATHER_MAGIC
+    return region.size >= 4 and first_bytes_of(region, 4) == FEATHER_MAGIC
 
 
 def _physical(arr: FeatherArray, where: str) -> t.DataType:

@@ -8,7 +8,6 @@ region (zero-copy) or from a file-like object; what both share is in
 """
 from __future__ import annotations
 
-import dataclasses
 import struct
 import time
 from typing import Iterator, List, Optional, Tuple
@@ -23,6 +22,8 @@ from ...arrays.table import Table, slice_batches
 from ...errors import ArrowInvalid
 from ...format import (MessageHeader, MetadataVersion, RecordBatchHeader, parse_footer_cached,
                       parse_message)
+from ...format import FooterRecord
+from ...format.footer_cache import MAX_FOOTER_BYTES
 from ..core.dictionaries import DictionaryMemo, dictionary_value_fields
 from .loader import BatchLoader
 from ..core.files import MAGIC
@@ -32,7 +33,7 @@ from .reader_base import (ReaderBase, BatchWhere, batch_index, region_of, is_fil
                           is_pipe_path, first_bytes, not_a_file, flat_blocks, EMPTY_BLOCKS,
                           PIPE_BUFFER, I32)
 from ..core.framing import Message, message_end, read_message_at
-from .file_mapping import FileChanged
+from .file_mapping import FileChanged, TailRead
 from .source import FileSource, MappedSource
 from .trailer import Damage, append_in_progress, schema_message, trailer_problem
 from .salvage import salvage_messages
@@ -42,6 +43,7 @@ from ..core.byteorder import NATIVE
 
 _NO_VARIADIC = np.zeros(0, dtype=np.int64)  # (read-only: shared by every plain batch header)
 _NO_VARIADIC.flags.writeable = False
+_NO_BLOCKS = flat_blocks(EMPTY_BLOCKS)  # (what a closed reader's block lists are)
 
 
 def plain_batch(schema, plan, num_rows: int, nodes, buffers, body, lookup, where, stats,
@@ -189,7 +191,7 @@ class FileReader(ReaderBase):
         """Find the committed end of the file in ``source`` and read its footer there
         (``arrowmm.ipc.read.trailer``: recovery by construction)."""
         self._source, self._region = source, source.region
-        if source.size < 2 * len(MAGIC) + 4 or source.view(0, 6, "magic").to_bytes() != MAGIC:
+        if source.size < 2 * len(MAGIC) + 4 or source.first_bytes(6) != MAGIC:
             if source.region is not None:
                 raise not_a_file(source.region)
             # (a Region of its first bytes, to say what it is: a stream, Parquet, text...)
@@ -201,7 +203,8 @@ class FileReader(ReaderBase):
             problem = trailer_problem(read, source.size, parse=False)
             if problem is None:
                 try:
-                    self._open_footer(source, source.size)
+                    self._open_footer(source, source.size,
+                                      read if source.region is not None else None)
                     return
                 except (FileChanged, limits.LimitExceeded):  # (a footer read whole, and
                     raise  # refused for its size: not damage, and no repair would help)
@@ -242,19 +245,33 @@ class FileReader(ReaderBase):
         self._dict_blocks = flat_blocks(self.footer.dictionaries)
         self._num_batches = len(self._blocks)
 
-    def _open_footer(self, source: FileSource, size: int) -> None:
-        region = source
+    def _open_footer(self, source: FileSource, size: int, read: Optional[TailRead] = None
+                     ) -> None:
+        """The footer of the file that ends at ``size``: its trailer and (when the footer
+        cache keeps footers of its size, so parses a copy anyway) the footer itself read
+        through ``read``, the open's tail reads (which ``map_file(ends=True)`` made without
+        touching the mapping), when given; else viewed in ``source`` (a big footer is
+        parsed in place)."""
         name = source.description
-        if region.view(size - 6, 6).to_bytes() != MAGIC:
+        if read is None:
+            def read(offset, length):
+                return source.view(offset, length).to_bytes()
+            in_place = True
+        else:
+            in_place = False
+        if read(size - 6, 6) != MAGIC:
             raise ArrowInvalid(f"{name}: does not end with the Arrow file magic 'ARROW1' "
                                f"(truncated or still being written? {_DAMAGE_HINT})")
-        footer_len = I32.unpack_from(region.view(size - 10, 4), 0)[0]
+        footer_len = I32.unpack_from(read(size - 10, 4), 0)[0]
         if footer_len <= 0 or footer_len > size - 10 - 8:
             raise ArrowInvalid(f"{name}: footer length {footer_len} does not fit in a {size}-byte file")
         if footer_len > limits.max_metadata_size:
             raise limits.exceeded("max_metadata_size", footer_len, f"{name}: footer length")
-        footer_view = region.view(size - 10 - footer_len, footer_len, "footer")
         self._footer_offset = size - 10 - footer_len
+        if in_place or footer_len > MAX_FOOTER_BYTES:
+            footer_view = source.view(size - 10 - footer_len, footer_len, "footer")
+        else:
+            footer_view = read(size - 10 - footer_len, footer_len)
         footer = parse_footer_cached(footer_view)
         self.footer = footer
         self.schema = footer.schema
@@ -467,9 +484,10 @@ class FileReader(ReaderBase):
         dropped, not copied, so closing costs nothing per batch (``num_record_batches``,
         ``metadata`` and ``schema`` still answer)."""
         if not self._closed:
-            empty = EMPTY_BLOCKS
-            self.footer = dataclasses.replace(self.footer, dictionaries=empty, record_batches=empty)
-            self._blocks = self._dict_blocks = flat_blocks(empty)
+            footer = self.footer
+            self.footer = FooterRecord(footer.version, footer.schema, EMPTY_BLOCKS,
+                                       EMPTY_BLOCKS, footer.metadata, footer.features)
+            self._blocks = self._dict_blocks = _NO_BLOCKS
             self._memo = None
             self._source.close()
         super().close()

@@ -19,6 +19,7 @@ from ..._core._region import Region
 from ...errors import ArrowInvalid
 from ...format.feather import FEATHER_MAGIC
 from .feather import FeatherV1Reader, is_feather_v1
+from .file_mapping import drop_ends
 from ..core.files import MAGIC
 from ..core.object_store import display_url, local_file_url, open_for_ranges, open_for_stream, resolve
 from .ranged import RangedFileReader, RangeSource
@@ -109,6 +110,7 @@ def open_file(source, *, columns=None, allow_copies: bool = True, mmap: bool = T
             return RangedFileReader(src, **options)
     region = file_region(source)
     if is_feather_v1(region):  # (Feather V1: ``FEA1``, not the IPC file's ``ARROW1``)
+        drop_ends(region)  # (read for an IPC file's open)
         return _projected(FeatherV1Reader(region, region.description), columns, budget)
     return FileReader(region, **options)
 

@@ -491,10 +491,12 @@ def read_head(source, n: int) -> bytes:
 
 def file_region(source) -> Region:
     """The bytes of an IPC file, for random access: a path mapped (a FIFO or ``/dev/stdin``
-    read whole), a file object mapped or read (``file_object_region``), a buffer as it is."""
-    if is_pipe_path(source):
-        with io.open(source, "rb") as f:
-            return Region(f.read(), description=os.fspath(source))
+    read whole), a file object mapped or read (``file_object_region``), a buffer as it is.
+
+    A path is mapped with its ends read alongside (``file_mapping.map_file(ends=True)``),
+    which also tells a FIFO from a file on the descriptor it opens (no ``stat`` before)."""
+    if isinstance(source, (str, os.PathLike)):
+        return map_file(source, ends=True)
     return file_object_region(source) if is_file_object(source) else region_of(source)
 
 

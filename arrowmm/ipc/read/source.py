@@ -10,6 +10,7 @@ answers:
   buffer), which zero-copy batches and the C walks need, or None;
 * ``view(offset, length, what)``: bytes as a ``BufferView`` (the footer is parsed from it);
 * ``tail()``: how the open reads bytes another process may cut (``file_mapping``);
+  ``first_bytes(n)``: the magic;
 * ``message(...)``: the message a footer Block names, checked against the Block: its body
   a view of the mapping, bytes of its own, or a lazy body read by ranges;
 * ``prefix(end)``: the source up to a file's committed end; ``reopen()``: the same file
@@ -32,7 +33,7 @@ from typing import Optional
 from ..._core._region import BufferView, Region
 from ...errors import ArrowInvalid
 from ...format import MessageHeader
-from .file_mapping import TailRead, map_file, mapped_file, tail_reader
+from .file_mapping import TailRead, first_bytes_of, map_file, mapped_file, tail_reader
 from ..core.framing import Message, message_end, read_message_at
 
 __all__ = ["FileSource", "MappedSource", "check_message"]
@@ -58,6 +59,10 @@ class FileSource:
 
     def tail(self) -> TailRead:
         return _SourceTail(self)
+
+    def first_bytes(self, n: int) -> bytes:
+        """The first ``n`` bytes (the caller checks the size first)."""
+        return self.view(0, n, "magic").to_bytes()
 
     def message(self, offset: int, meta_len: int, body_len: int, index: int, kind: int,
                 where, data_end: int) -> Message:
@@ -131,6 +136,9 @@ class MappedSource(FileSource):
 
     def tail(self) -> TailRead:
         return tail_reader(self.region)
+
+    def first_bytes(self, n: int) -> bytes:
+        return first_bytes_of(self.region, n)  # (read with the mapping: no page touched)
 
     def message(self, offset: int, meta_len: int, body_len: int, index: int, kind: int,
                 where, data_end: int) -> Message:
