@@ -22,13 +22,14 @@ pyarrow casts between flat types (numbers and booleans, temporal units, dates an
 timestamps, strings and binaries of every width and view, numbers to and from strings,
 dictionaries, the null type to anything, extension arrays through their storage).
 ``safe=True`` raises ``ArrowInvalid`` where a value would not fit or would lose precision,
-with pyarrow's words; ``safe=False`` wraps and truncates as pyarrow (C) does.  Pairs pyarrow does not cast raise ``ArrowNotImplementedError``
-("Unsupported cast from X to Y"); the few it casts that arrowmm does not yet (decimals,
-nested types) say so.  Dates, times, timestamps and durations write text as pyarrow does
-(``temporal_text``; zoned ones in the zone's wall-clock time, by ``zones``).  Strings parse to timestamps and dates as
-pyarrow's ISO 8601 parser reads them (zone offsets with and without a colon).  Numbers to and from strings are
-Cython passes over the whole buffers (``_cast.pyx``: pyarrow's grammar, its shortest text of
-a float), the numeric and temporal casts numpy passes.
+with pyarrow's words; ``safe=False`` wraps and truncates as pyarrow (C) does.  Pairs pyarrow
+does not cast raise ``ArrowNotImplementedError`` ("Unsupported cast from X to Y"); the few it
+casts that arrowmm does not yet (floats to decimals, nested types) say so.  Decimals cast by
+``decimal_cast``.  Dates, times, timestamps and durations write text as pyarrow does
+(``temporal_text``; zoned ones in the zone's wall-clock time, by ``zones``).  Strings parse to
+timestamps and dates as pyarrow's ISO 8601 parser reads them (zone offsets with and without a
+colon).  Numbers to and from strings are Cython passes over the whole buffers (``_cast.pyx``:
+pyarrow's grammar, its shortest text of a float), the numeric and temporal casts numpy passes.
 """
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ from ..arrays.concat import concat_arrays
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ._cast import exact_integers, first_outside, format_numbers, parse_texts, views_of
 from .from_python import binary_views, convert, validity_from_mask
+from .decimal_cast import cast_decimal
 from .temporal_text import format_dates, format_times, format_timestamps
 from .zones import zone_offsets
 
@@ -764,7 +766,12 @@ def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Arra
             raise _unsupported(got, want)      # plain and large, cast to the value type)
         return _encoded(cast_array(array, want.value_type, safe), want, "array", None)
     if isinstance(got, t.DecimalType) or isinstance(want, t.DecimalType):
-        raise _not_yet(got, want)
+        done = cast_decimal(array, want, safe)
+        if done is not None:
+            return done
+        if isinstance(got, t.FloatType) and got.byte_width > 2:
+            raise _not_yet(got, want)
+        raise _unsupported(got, want)
     if isinstance(got, _NUMERIC) and isinstance(want, _NUMERIC):
         if t.float16() in (got, want) and t.bool_() in (got, want):
             raise _unsupported(got, want)

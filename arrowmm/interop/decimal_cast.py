@@ -1,0 +1,229 @@
+"""Casts to and from decimals (32, 64, 128 and 256 bits), value for value as pyarrow's.
+
+Decimals are worked on as their unscaled Python integers, exactly:
+
+* decimal to decimal rescales, toward zero; ``safe`` raises pyarrow's "Rescaling Decimal value
+  would cause data loss" when digits are cut and "Decimal value does not fit in precision P"
+  beyond the precision; unsafe keeps the low bits of the target's width.  (pyarrow narrows a
+  wider decimal to 32 bits before it rescales into a decimal32, so that even a safe cast of
+  12345.5 as decimal128(38, 10) to decimal32(5, 0) gives 0: arrowmm rescales first, and
+  raises or gives 12345);
+* decimal to integer likewise ("Integer value out of bounds" past the integer's range);
+* integer to decimal needs a precision that holds every value of the integer type plus the
+  scale, whatever the values (pyarrow's rule, safe or not), and a scale of at least 0;
+* decimal to float32/float64 is correctly rounded (pyarrow's C++ is not always: it can differ
+  in the last bit, and arrowmm gives the nearest float);
+* decimal to string writes Python's ``str`` of the decimal (``1.23``, ``1E-7``, ``1.2E+3``:
+  the same rule pyarrow uses);
+* text to decimal reads pyarrow's grammar (a sign, digits with a point, an exponent), then
+  rescales as above; a text too long for the type's width even unsafe is an error (pyarrow
+  returns a wrapped value).
+
+Floats to decimals are not cast yet.
+"""
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from fractions import Fraction
+from typing import Optional
+
+import numpy as np
+
+from .. import types as t
+from .._core._region import as_view
+from ..arrays.array import Array, make_array
+from ..errors import ArrowInvalid
+from .from_python import convert, validity_from_mask
+
+__all__ = ["cast_decimal"]
+
+_NUMBER = re.compile(r"([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\Z", re.ASCII)
+_INT_DIGITS = {1: 3, 2: 5, 4: 10, 8: 19}  # decimal digits of an integer type's widest value
+_LOSS = "Rescaling Decimal value would cause data loss"
+_MOST_DIGITS = 80  # more digits than a decimal256 holds (76), whatever the scale
+
+
+def _unscaled(array: Array) -> list:
+    """The unscaled integer of each row, nulls as 0."""
+    raw = np.asarray(array.values())
+    width = array.type.byte_width
+    if width <= 8:
+        ints = raw.astype(np.int64).tolist()
+    else:
+        data = raw.tobytes()
+        ints = [int.from_bytes(data[i:i + width], "little", signed=True)
+                for i in range(0, len(data), width)]
+    if array.null_count:
+        valid = array.validity_mask()
+        ints = [v if ok else 0 for v, ok in zip(ints, valid.tolist())]
+    return ints
+
+
+def _wrapped(value: int, bits: int) -> int:
+    """``value``'s low ``bits`` bits as a signed integer (what C keeps)."""
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >> (bits - 1) else value
+
+
+def _with_ints(array: Array, want, ints: list) -> Array:
+    """``ints`` (one per row of ``array``) as an array of ``want`` with ``array``'s nulls."""
+    width = want.byte_width
+    if isinstance(want, t.DecimalType) and width > 8:
+        data = np.frombuffer(b"".join(v.to_bytes(width, "little", signed=True) for v in ints),
+                             dtype=np.uint8)
+    else:
+        data = np.array(ints, dtype=want.numpy_dtype)
+    validity, nulls = validity_from_mask(~array.validity_mask() if array.null_count else None)
+    return make_array(want, len(array), [validity, as_view(data)], null_count=nulls)
+
+
+def _rescaled(value: int, shift: int, safe: bool) -> int:
+    """``value`` times ``10 ** shift``, toward zero; ArrowInvalid (safe) when digits are cut."""
+    if shift >= 0:
+        return value * 10 ** shift
+    quotient, rest = divmod(abs(value), 10 ** -shift)
+    if rest and safe:
+        raise ArrowInvalid(_LOSS)
+    return -quotient if value < 0 else quotient
+
+
+def _fit(values: list, want, safe: bool, working: int = 0) -> list:
+    """``values`` checked against ``want``'s precision (safe) and kept to its width.  A value
+    scaled up past the ``working`` width (pyarrow's: the wider of the two types', 32 bits
+    into a decimal32) has pyarrow's words for an overflowing rescale."""
+    bits = want.bit_width
+    if safe:
+        bound, width = 10 ** want.precision, 1 << ((working or 1024) - 1)
+        for v in values:
+            if not -bound < v < bound:
+                if not -width <= v < width:  # (pyarrow's words for a scale-up that overflows)
+                    raise ArrowInvalid(_LOSS)
+                raise ArrowInvalid(f"Decimal value does not fit in precision {want.precision}")
+        return values
+    return [_wrapped(v, bits) for v in values]
+
+
+def _representable(values: list, want, texts: list, safe: bool) -> list:
+    """Parsed ``values`` that fit ``want``'s width (pyarrow checks a decimal32 or decimal64
+    before the precision; arrowmm checks every width unsafe, where pyarrow would wrap)."""
+    if want.bit_width <= 64 or not safe:
+        limit = 1 << (want.bit_width - 1)
+        for v, text in zip(values, texts):
+            if not -limit <= v < limit:
+                raise ArrowInvalid(f"The string '{text}' cannot be represented as "
+                                   f"{_kind(want)}")
+    return _fit(values, want, safe)
+
+
+def _kind(dtype: t.DecimalType) -> str:
+    return f"decimal{dtype.bit_width}"
+
+
+def _parsed(text: str, want, safe: bool) -> int:
+    """One text as the unscaled integer of ``want``, by pyarrow's grammar and rules."""
+    if not text:
+        raise ArrowInvalid(f"Empty string cannot be converted to {_kind(want)}")
+    m = _NUMBER.match(text)
+    if m is None or not (m.group(2) or m.group(3)):
+        raise ArrowInvalid(f"The string '{text}' is not a valid {_kind(want)} number")
+    sign, whole, fraction, exponent = m.groups()
+    fraction = fraction or ""
+    digits = (whole + fraction).lstrip("0")
+    shift = int(exponent or 0) - len(fraction) + want.scale
+    if not digits:
+        return 0
+    if len(digits) > _MOST_DIGITS or len(digits) + shift > _MOST_DIGITS:  # (bounded work: no
+        raise ArrowInvalid(f"The string '{text}' cannot be represented as {_kind(want)}")
+    if len(digits) + shift < 0:  # (every digit cut: 10 ** -shift need not be worked out)
+        if safe:
+            raise ArrowInvalid(_LOSS)
+        return 0
+    value = _rescaled(int(digits), shift, safe)
+    return -value if sign == "-" else value
+
+
+def _nearest_float32(value: Decimal) -> float:
+    """The float32 nearest ``value`` (ties to even): rounding to a double first is off only
+    when the double falls exactly halfway between two float32s."""
+    double = float(value)
+    with np.errstate(over="ignore"):  # (past float32's range: infinity, as pyarrow)
+        single = np.float32(double)
+    if not np.isfinite(single) or float(single) == double:
+        return float(single)
+    below = single if float(single) < double else np.nextafter(single, np.float32(-np.inf))
+    above = np.nextafter(below, np.float32(np.inf))
+    middle = (Fraction(float(below)) + Fraction(float(above))) / 2
+    if Fraction(double) != middle:
+        return float(single)
+    exact = Fraction(value)
+    if exact != middle:
+        return float(below if exact < middle else above)
+    return float(below if int(below.view(np.uint32)) % 2 == 0 else above)
+
+
+def _decimal(value: int, scale: int) -> Decimal:
+    """The exact Decimal of an unscaled value (no context rounds it: Decimal arithmetic would,
+    to 28 digits)."""
+    return Decimal((1 if value < 0 else 0, tuple(int(c) for c in str(abs(value))), -scale))
+
+
+def cast_decimal(array: Array, want, safe: bool) -> Optional[Array]:
+    """``array`` cast to ``want`` where either is a decimal; None for a pair pyarrow does not
+    cast, or that arrowmm does not cast yet (the caller says which)."""
+    got = array.type
+    if isinstance(got, t.DecimalType) and isinstance(want, t.DecimalType):
+        shift = want.scale - got.scale
+        working = 0 if shift <= 0 else 32 if want.bit_width == 32 else \
+            max(got.bit_width, want.bit_width)
+        return _with_ints(array, want, _fit([_rescaled(v, shift, safe) for v in _unscaled(array)],
+                                            want, safe, working=working))
+    if isinstance(got, t.DecimalType) and isinstance(want, t.IntType):
+        values = [_rescaled(v, -got.scale, safe) for v in _unscaled(array)]
+        bits, signed = want.bit_width, want.signed
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+        if safe:
+            if any(not lo <= v <= hi for v in values):
+                raise ArrowInvalid("Integer value out of bounds")
+        else:
+            values = [v & ((1 << bits) - 1) for v in values]
+            if signed:
+                values = [_wrapped(v, bits) for v in values]
+        return _with_ints(array, want, values)
+    if isinstance(got, t.IntType) and isinstance(want, t.DecimalType):
+        if want.scale < 0:
+            raise ArrowInvalid("Scale must be non-negative")
+        need = _INT_DIGITS[got.byte_width] + (not got.signed and got.byte_width == 8) + \
+            want.scale
+        if need > want.precision:
+            raise ArrowInvalid(f"Precision is not great enough for the result. It should be "
+                               f"at least {need}")
+        return _with_ints(array, want, [v * 10 ** want.scale for v in _unscaled_ints(array)])
+    if isinstance(got, t.DecimalType) and isinstance(want, t.FloatType) and want.byte_width > 2:
+        nearest = float if want.byte_width == 8 else _nearest_float32
+        return _with_ints(array, want, [nearest(_decimal(v, got.scale))
+                                        for v in _unscaled(array)])
+    if isinstance(got, t.DecimalType) and isinstance(want, (t.BinaryType, t.BinaryViewType)) \
+            and want.utf8:
+        texts = [str(_decimal(v, got.scale)) for v in _unscaled(array)]
+        return convert(_nulled(array, texts), want)
+    if isinstance(got, (t.BinaryType, t.BinaryViewType)) and isinstance(want, t.DecimalType):
+        texts = [v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+                 for v in array.to_pylist()]
+        ints = [0 if text is None else _parsed(text, want, safe) for text in texts]
+        return _with_ints(array, want, _representable(ints, want, texts, safe))
+    return None
+
+
+def _unscaled_ints(array: Array) -> list:
+    """An integer array's values as Python ints, nulls as 0."""
+    values = np.asarray(array.values())
+    if array.null_count:
+        values = np.where(array.validity_mask(), values, 0)
+    return values.tolist()
+
+
+def _nulled(array: Array, values: list) -> list:
+    if not array.null_count:
+        return values
+    return [v if ok else None for v, ok in zip(values, array.validity_mask().tolist())]
