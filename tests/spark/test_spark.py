@@ -428,43 +428,6 @@ def test_the_main_job_runs_end_to_end(tmp_path):
     assert table.num_rows == 300_000 and sorted(table["id"].to_pylist()) == list(range(300_000))
 
 
-def test_without_the_jar_arrowmm_is_the_python_source_found_without_register(tmp_path):
-    """A session without the JVM connector's jar (``jvm=False``, as a Spark Connect client that
-    cannot add jars) that never calls ``register``: ``arrowmm`` and ``arrowmm_python`` both
-    answer with the Python source, which Spark's worker lookup finds in the ``pyspark_arrowmm``
-    modules (own process: a fresh JVM).  The probe: a uint32 column, which the Python source
-    reads only with option("cast", "true") and the JVM connector reads as is."""
-    import subprocess
-    import sys
-    path = str(tmp_path / "auto.arrow")
-    _write_numbered(path, batches=3, rows=4)
-    probe = str(tmp_path / "u32.arrow")
-    table = pa.table({"u": pa.array([1, 2], pa.uint32())})
-    with pa.ipc.new_file(probe, table.schema) as w:
-        w.write_table(table)
-    script = f"""
-from arrowmm.spark.session import local_session
-spark = local_session("local[1]", folder={str(tmp_path / "spark")!r}, register=False, jvm=False)
-for name in ("arrowmm", "arrowmm_python"):
-    rows = spark.read.format(name).load({path!r}).agg({{"x": "sum"}}).first()[0]
-    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW auto_v USING {{name}} OPTIONS (path '{path}')")
-    n = spark.sql("SELECT count(*) FROM auto_v").first()[0]
-    try:
-        spark.read.format(name).load({probe!r}).collect()
-        print("ENGINE", name, "jvm")
-    except Exception as exc:
-        print("ENGINE", name, "python" if "option('cast', 'true')" in str(exc) else repr(exc))
-    print("RESULT", name, rows, n)
-spark.stop()
-"""
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    for name in ("arrowmm", "arrowmm_python"):
-        assert f"RESULT {name} 66 12" in proc.stdout  # x = 0..11 over 3 batches: sum 66, 12 rows
-        assert f"ENGINE {name} python" in proc.stdout, proc.stdout
-
-
 def test_with_the_jar_arrowmm_is_the_jvm_connector(spark, tmp_path):
     probe = str(tmp_path / "u32.arrow")
     table = pa.table({"u": pa.array([1, 2], pa.uint32())})
