@@ -24,7 +24,7 @@ dictionaries, the null type to anything, extension arrays through their storage)
 ``safe=True`` raises ``ArrowInvalid`` where a value would not fit or would lose precision,
 with pyarrow's words; ``safe=False`` wraps and truncates as pyarrow (C) does.  Pairs pyarrow
 does not cast raise ``ArrowNotImplementedError`` ("Unsupported cast from X to Y"); the few it
-casts that arrowmm does not yet (floats to decimals, nested types) say so.  Decimals cast by
+casts that arrowmm does not yet (nested types) say so.  Decimals cast by
 ``decimal_cast``.  Dates, times, timestamps and durations write text as pyarrow does
 (``temporal_text``; zoned ones in the zone's wall-clock time, by ``zones``).  Strings parse to
 timestamps and dates as pyarrow's ISO 8601 parser reads them (zone offsets with and without a
@@ -767,11 +767,9 @@ def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Arra
         return _encoded(cast_array(array, want.value_type, safe), want, "array", None)
     if isinstance(got, t.DecimalType) or isinstance(want, t.DecimalType):
         done = cast_decimal(array, want, safe)
-        if done is not None:
-            return done
-        if isinstance(got, t.FloatType) and got.byte_width > 2:
-            raise _not_yet(got, want)
-        raise _unsupported(got, want)
+        if done is None:
+            raise _unsupported(got, want)
+        return done
     if isinstance(got, _NUMERIC) and isinstance(want, _NUMERIC):
         if t.float16() in (got, want) and t.bool_() in (got, want):
             raise _unsupported(got, want)

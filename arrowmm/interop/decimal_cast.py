@@ -17,12 +17,14 @@ Decimals are worked on as their unscaled Python integers, exactly:
   the same rule pyarrow uses);
 * text to decimal reads pyarrow's grammar (a sign, digits with a point, an exponent), then
   rescales as above; a text too long for the type's width even unsafe is an error (pyarrow
-  returns a wrapped value).
-
-Floats to decimals are not cast yet.
+  returns a wrapped value);
+* float to decimal rounds the float's exact binary value half to even at the scale, as
+  pyarrow does into 64, 128 and 256 bits (into a decimal32 pyarrow works in float32 and can
+  be a unit off: arrowmm is exact there too); unsafe, what does not fit is 0, as pyarrow.
 """
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal
 from fractions import Fraction
@@ -212,7 +214,28 @@ def cast_decimal(array: Array, want, safe: bool) -> Optional[Array]:
                  for v in array.to_pylist()]
         ints = [0 if text is None else _parsed(text, want, safe) for text in texts]
         return _with_ints(array, want, _representable(ints, want, texts, safe))
+    if isinstance(got, t.FloatType) and got.byte_width > 2 and isinstance(want, t.DecimalType):
+        floats = np.asarray(array.values()).astype(np.float64)
+        if array.null_count:
+            floats = np.where(array.validity_mask(), floats, 0.0)
+        return _with_ints(array, want, [_from_float(x, want, safe) for x in floats.tolist()])
     return None
+
+
+def _from_float(value: float, want, safe: bool) -> int:
+    """The float's exact value, rounded half to even to ``want``'s scale; pyarrow's words
+    (safe) or 0 (unsafe, as pyarrow) for what does not fit and for NaN and infinities."""
+    if not math.isfinite(value):
+        if safe:
+            raise ArrowInvalid(f"Cannot convert {value} to Decimal128")
+        return 0
+    unscaled = round(Fraction(value) * Fraction(10) ** want.scale)
+    if abs(unscaled) >= 10 ** want.precision:
+        if safe:
+            raise ArrowInvalid(f"Cannot convert {value:f} to Decimal{want.bit_width}(precision = "
+                               f"{want.precision}, scale = {want.scale}): overflow")
+        return 0
+    return unscaled
 
 
 def _unscaled_ints(array: Array) -> list:

@@ -296,7 +296,6 @@ def test_unsupported_pairs_raise_not_implemented_as_pyarrow(source, target):
 
 
 @pytest.mark.parametrize("source, target", [
-    (pa.array([1.5]), pa.decimal128(5, 2)),
     (pa.array([[1]], pa.list_(pa.int32())), pa.list_(pa.int64())),
 ], ids=lambda x: str(x.type) if isinstance(x, pa.Array) else str(x))
 def test_pairs_arrowmm_does_not_cast_yet_say_so(source, target):

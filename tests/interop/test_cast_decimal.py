@@ -257,7 +257,36 @@ def test_text_beyond_the_width_is_an_error_even_unsafe():
         arrowmm.array(["9" * 41]).cast(arrowmm.decimal128(10, 2))
 
 
-def test_floats_to_decimals_say_they_are_not_cast_yet():
-    pa.array([1.5]).cast(pa.decimal128(5, 2))  # (pyarrow does)
-    with pytest.raises(arrowmm.ArrowNotImplementedError, match="does not cast .* yet"):
-        arrowmm.array([1.5]).cast(arrowmm.decimal128(5, 2))
+@pytest.mark.parametrize("want", [pa.decimal64(18, 2), pa.decimal128(20, 4),
+                                  pa.decimal128(38, 10), pa.decimal256(40, 6),
+                                  pa.decimal128(30, 0), pa.decimal128(5, -1),
+                                  pa.decimal32(9, 2), pa.decimal128(5, 2)], ids=str)
+@pytest.mark.parametrize("got", [pa.float64(), pa.float32()], ids=str)
+def test_floats_to_decimal(got, want):
+    """The float's exact value rounded half to even (pyarrow's into 64 bits and more; into a
+    decimal32 pyarrow rounds in float32, and the oracle is exact arithmetic); NaN, infinities
+    and overflow in pyarrow's words, 0 unsafe."""
+    rng = np.random.default_rng(5)
+    values = np.concatenate([rng.uniform(-1e6, 1e6, 500), np.round(rng.uniform(-999, 999, 500), 3),
+                             rng.integers(-1000, 1000, 200) / 8, [0.125, 0.135, -2.675, 0.375]])
+    source = pa.array(values.astype(got.to_pandas_dtype()), got)
+    source = pa.Array.from_buffers(got, len(source), [pa.array(
+        [k % 11 != 4 for k in range(len(source))]).buffers()[1], source.buffers()[1]])
+    fits = pa.compute.less(pa.compute.abs(source),
+                           (10 ** want.precision - 1) * 10.0 ** -want.scale)
+    inside = source.filter(fits)
+    exact = [None if v is None else round(Fraction(v) * Fraction(10) ** want.scale)
+             for v in inside.to_pylist()]
+    mine = pa.array(arrowmm.array(inside).cast(_mm_type(want)))
+    assert _unscaled(mine) == exact
+    if want.bit_width > 32:
+        assert mine.equals(inside.cast(want))
+    for bad in (float("nan"), float("inf"), float("-inf"), 1e300, 10.0 ** (want.precision -
+                                                                           want.scale)):
+        _same(pa.array([bad, 1.0], got), want)
+        _same(pa.array([bad, 1.0], got), want, safe=False)
+
+
+def test_half_floats_to_decimal_are_unsupported_as_in_pyarrow():
+    _same(pa.array([1.5], pa.float16()), pa.decimal128(5, 2), message=False)  # (it says
+    # "to decimal128")
