@@ -368,6 +368,17 @@ def bench_columns(path: Path, cfg) -> Result:
                       polars_s=t["polars"], **_decompression_ceiling(path, t))
 
 
+def process_times(funcs: dict, repeats: int) -> dict:
+    """Median processor seconds (every thread's) of each of ``funcs``, called in turn."""
+    got = {name: [] for name in funcs}
+    for _ in range(repeats):
+        for name, f in funcs.items():
+            c0 = time.process_time()
+            f()
+            got[name].append(time.process_time() - c0)
+    return {name: float(np.median(x)) for name, x in got.items()}
+
+
 def bench_batch_order(path: Path, codec: str, cfg, label: str) -> Result:
     """Every column of every batch, batch after batch: what a consumer that takes whole
     batches through the C data interface does (pyarrow decompresses each batch on its pool
@@ -402,17 +413,15 @@ def bench_batch_order(path: Path, codec: str, cfg, label: str) -> Result:
         assert polars() == sum(rp.get_batch(i).num_rows for i in range(rp.num_record_batches))
     t = compare_many({"amm": amm, "pa": pya, "polars": polars, **_decompression(path)},
                      cfg["repeats"], cfg["warmup"])
-    # (the processor time of one more walk each, every thread's: on a machine whose cores
-    # other jobs keep busy, the wall time follows a process's share of them, not its work)
-    cpu = []
-    for f in (amm, pya):
-        c0 = time.process_time()
-        f()
-        cpu.append(time.process_time() - c0)
+    # (the processor time of each, every thread's: on a machine whose cores other jobs keep
+    # busy, the wall time follows a process's share of them, not its work; the median of 3
+    # more walks each, in turn: one walk each read 192 ms against 136 ms in one run where
+    # seven in turn read 172 against 168)
+    cpu = process_times({"amm": amm, "pa": pya}, 3)
     return PathResult(label, t["amm"], t["pa"], 0.8,
                       f"{cfg['batches']} x {cfg['rows']:,} rows, "
                       f"{path.stat().st_size / 2**20:,.0f} MiB {codec} file; "
-                      f"CPU {cpu[0] * 1e3:.0f} ms against {cpu[1] * 1e3:.0f} ms",
+                      f"CPU {cpu['amm'] * 1e3:.0f} ms against {cpu['pa'] * 1e3:.0f} ms",
                       polars_s=t["polars"], **_decompression_ceiling(path, t))
 
 
