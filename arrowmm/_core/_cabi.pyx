@@ -101,12 +101,15 @@ cdef object schema_capsule(ArrowSchema* s):
 
 
 cdef bytes encode_metadata(object metadata):
-    """Custom metadata (a str -> str mapping) in the C interface encoding, or None for none."""
+    """Custom metadata (a str -> str mapping) in the C interface encoding, or None for none.
+    Keys and values that are not UTF-8 travel as read, their bytes kept as lone surrogates
+    (Python's ``surrogateescape``), as everywhere arrowmm reads and writes metadata."""
     if not metadata:
         return None
     parts = [len(metadata).to_bytes(4, sys.byteorder, signed=True)]
     for k, v in metadata.items():
-        for item in (k.encode("utf-8"), v.encode("utf-8", "surrogateescape")):
+        for item in (k.encode("utf-8", "surrogateescape"),
+                     v.encode("utf-8", "surrogateescape")):
             parts.append(len(item).to_bytes(4, sys.byteorder, signed=True))
             parts.append(item)
     return b"".join(parts)
@@ -132,10 +135,7 @@ cdef object decode_metadata(const char* md, str path):
             key_value.append(md[pos + 4:pos + 4 + size])
             pos += 4 + size
         key, value = key_value
-        try:
-            out[key.decode("utf-8")] = value.decode("utf-8", "surrogateescape")
-        except UnicodeDecodeError:
-            raise ArrowInvalid(f"{path}: metadata key {i} is not UTF-8: {key!r}") from None
+        out[key.decode("utf-8", "surrogateescape")] = value.decode("utf-8", "surrogateescape")
     return out
 
 

@@ -222,8 +222,15 @@ def _key_values(obj, what: str, budget: Optional[list] = None) -> Optional[dict]
         if size > cap:
             raise limits.exceeded("max_custom_metadata_size", size, f"{what}: custom metadata bytes "
                                   f"(keys and values, through entry {j} of {n})")
-        out.setdefault(decode_text(key, what), decode_text(value, what) if value is not None else "")
+        out.setdefault(_metadata_text(key), _metadata_text(value))
     return out
+
+
+def _metadata_text(raw: Optional[bytes]) -> str:
+    """A custom metadata key or value: pyarrow reads any bytes there (it keeps bytes), so
+    bytes that are not UTF-8 are kept as lone surrogates (``surrogateescape``) and written
+    back as they were."""
+    return "" if raw is None else raw.decode("utf-8", "surrogateescape")
 
 
 def string_at(tab, slot: int, what: str) -> Optional[bytes]:

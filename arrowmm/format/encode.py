@@ -41,7 +41,8 @@ def _encode_key_values(b, metadata: Optional[dict]):
         return None
     items = []
     for k, v in metadata.items():
-        key, value = b.CreateString(str(k)), b.CreateString(str(v))
+        key = b.CreateString(str(k).encode("utf-8", "surrogateescape"))  # (bytes read that
+        value = b.CreateString(str(v).encode("utf-8", "surrogateescape"))  # were not UTF-8)
         items.append(_table(b, _KeyValue, ("Value", value), ("Key", key)))
     return _offset_vector(b, items)
 

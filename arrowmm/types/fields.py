@@ -169,13 +169,7 @@ def freeze_metadata(metadata):
         return None if metadata is None else {}
     out = {}
     for k, v in dict(metadata).items():
-        if isinstance(k, (bytes, bytearray)):
-            try:
-                k = k.decode("utf-8")
-            except UnicodeDecodeError:
-                raise ArrowInvalid(f"metadata key {bytes(k)!r} is not valid UTF-8") from None
-        else:
-            k = str(k)
+        k = k.decode("utf-8", "surrogateescape") if isinstance(k, (bytes, bytearray)) else str(k)
         v = v.decode("utf-8", "surrogateescape") if isinstance(v, (bytes, bytearray)) else str(v)
         out[k] = v
     return out

@@ -306,34 +306,59 @@ def test_custom_metadata_schema_field_and_batch(fmt):
     assert pa_read_bytes(again, fmt)[2] == mds
 
 
-@pytest.mark.parametrize("bad", [{"k": "\udcff"}, {b"\xff": "v"}, {"k": b"\xfe\x00"}])
-def test_metadata_that_is_not_utf8_is_refused_before_writing(tmp_path, bad):
+@pytest.mark.parametrize("given, written", [({"k": "\udcff"}, {b"k": b"\xff"}),
+                                            ({b"\xff": "v"}, {b"\xff": b"v"}),
+                                            ({"k": b"\xfe\x00"}, {b"k": b"\xfe\x00"})])
+def test_metadata_that_is_not_utf8_is_written_as_its_bytes(tmp_path, given, written):
+    """Bytes, and str holding bytes as lone surrogates (``surrogateescape``), are written as
+    those bytes, as pyarrow writes them, in schemas, fields and batches; a surrogate that
+    stands for no byte is refused before anything is written."""
     schema = arrowmm.schema([("x", arrowmm.int64())])
-    with pytest.raises(arrowmm.ArrowInvalid):
-        arrowmm.new_file(tmp_path / "t.arrow", schema, metadata=bad)
-    sink = io.BytesIO()
-    for md in ({"k": "\udcff"}, {"k": b"\xfe\x00"}):  # what arrowmm.schema() lets through
-        for where in (schema.with_metadata(md), arrowmm.schema([arrowmm.field("x", arrowmm.int64(),
-                                                                               metadata=md)])):
-            with pytest.raises(arrowmm.ArrowInvalid):
-                arrowmm.new_file(tmp_path / "t.arrow", where)
-            with pytest.raises(arrowmm.ArrowInvalid):
-                arrowmm.new_stream(sink, where)
-    assert list(tmp_path.iterdir()) == [] and sink.getvalue() == b""
+    with arrowmm.new_file(tmp_path / "t.arrow", schema, metadata=given):
+        pass
+    assert pa.ipc.open_file(tmp_path / "t.arrow").metadata == written  # (the footer's)
+    for where in (schema.with_metadata(given),
+                  arrowmm.schema([arrowmm.field("x", arrowmm.int64(), metadata=given)])):
+        sink = io.BytesIO()
+        with arrowmm.new_stream(sink, where):
+            pass
+        read = pa_read_bytes(sink.getvalue(), "stream")[0]
+        assert written in (read.metadata, read.field("x").metadata)
     (src,) = to_mm(pa.table({"x": [1, 2]}))
     sink = io.BytesIO()
     with arrowmm.new_stream(sink, src.schema) as w:
         size = len(sink.getvalue())
-        with pytest.raises(arrowmm.ArrowInvalid):
-            w.write(src, metadata=bad)
+        with pytest.raises(arrowmm.ArrowInvalid, match="stands for no byte"):
+            w.write(src, metadata={"k": "\ud800"})
         assert len(sink.getvalue()) == size
-        w.write(src)
-    assert len(pa_read_bytes(sink.getvalue(), "stream")[1]) == 1
+        w.write(src, metadata=given)
+    pairs = list(pa.ipc.open_stream(sink.getvalue()).iter_batches_with_custom_metadata())
+    assert [dict(m) for _, m in pairs] == [written]
+    with pytest.raises(arrowmm.ArrowInvalid, match="stands for no byte"):
+        arrowmm.new_file(tmp_path / "u.arrow", schema, metadata={"\ud800": "v"})
+    assert not (tmp_path / "u.arrow").exists()
 
 
-def test_schema_metadata_with_a_non_utf8_key_raises_arrow_invalid():
-    with pytest.raises(arrowmm.ArrowInvalid):
-        arrowmm.schema([("x", arrowmm.int64())], metadata={b"\xff": "v"})
+def test_metadata_that_is_not_utf8_reads_and_writes_back_byte_for_byte(tmp_path):
+    """pyarrow writes any bytes as metadata keys and values (and reads them as bytes): they
+    read as lone surrogates (``surrogateescape``) and go back out as the same bytes through
+    the IPC writers and the C data interface (they were refused, the refusal blaming
+    damage)."""
+    schema = pa.schema([pa.field("x", pa.int64(), metadata={b"fm": b"\xff\x00", b"\xfek": b"v"})],
+                       metadata={b"k\xff": b"v\xfe", b"ok": b"fine"})
+    path = tmp_path / "a.arrow"
+    with pa.ipc.new_file(path, schema) as w:
+        w.write_table(pa.table({"x": [1, 2]}, schema=schema))
+    reader = arrowmm.open_file(path)
+    assert reader.schema.metadata == {"k\udcff": "v\udcfe", "ok": "fine"}
+    assert reader.schema.field("x").metadata == {"fm": "\udcff\x00", "\udcfek": "v"}
+    assert pa.schema(reader.schema).equals(schema, check_metadata=True)
+    for fmt in ("file", "stream"):
+        sink = io.BytesIO()
+        (arrowmm.write_file if fmt == "file" else arrowmm.write_stream)(sink, reader.read_all())
+        assert pa_read_bytes(sink.getvalue(), fmt)[0].equals(schema, check_metadata=True)
+    mine = arrowmm.schema([("x", arrowmm.int64())], metadata={b"\xff": b"\xfe"})
+    assert pa.schema(mine).metadata == {b"\xff": b"\xfe"}
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

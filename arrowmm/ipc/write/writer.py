@@ -142,13 +142,16 @@ def _dictionaries_in(array: Array, f: t.Field, out: list, path: str) -> None:
 
 
 def _text(x, what: str) -> str:
+    """A metadata key or value as str; bytes that are not UTF-8 (a file pyarrow wrote may
+    have them) ride as lone surrogates and are written back as they were."""
     if isinstance(x, (bytes, bytearray, memoryview)):
         x = bytes(x).decode("utf-8", "surrogateescape")
     x = str(x)
     try:
-        x.encode("utf-8")
+        x.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
-        raise ArrowInvalid(f"{what}: {x!r} is not valid UTF-8 (IPC metadata strings must be)") from None
+        raise ArrowInvalid(f"{what}: {x!r} has a surrogate that stands for no byte (IPC "
+                           f"metadata strings are bytes)") from None
     return x
 
 
