@@ -102,3 +102,20 @@ def test_a_fifo_path_is_read_whole(tmp_path):
             assert pa.table(r).equals(want)
     finally:
         os.waitpid(pid, 0)
+
+
+def test_threads_opening_one_file_and_sharing_a_reader_read_the_same_values(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+    path = tmp_path / "t.arrow"
+    want = _write(path, batches=200, rows=3)
+    shared = arrowmm.open_file(path)
+
+    def one(i):
+        with arrowmm.open_file(path) as r:  # (each open takes the ends of its own mapping)
+            own = r.get_batch(i % 200).column(i % 3).to_pylist()
+        return own, shared.get_batch(i % 200).column(i % 3).to_pylist()
+
+    with ThreadPoolExecutor(8) as pool:
+        for i, (own, via_shared) in enumerate(pool.map(one, range(400))):
+            assert own == via_shared == want.column(i % 3).to_pylist()[:3]
+    shared.close()
