@@ -228,7 +228,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     if (channel != null) {
       return;
     }
-    channel = Storage.of(r.path, conf).open(r.path);
+    channel = Storage.of(r.path, conf).openAt(r.path, r.version);
     open = r;
     long size = channel.size();
     if (size != r.fileSize) {

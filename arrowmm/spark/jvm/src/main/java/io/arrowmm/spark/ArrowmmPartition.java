@@ -14,6 +14,8 @@ final class ArrowmmPartition implements InputPartition {
     private static final long serialVersionUID = 1L;
     final String path;
     final long fileSize;
+    /** The file's version when planned (an object store's ETag), or null. */
+    final String version;
     final int first;
     final long[] offsets;
     final int[] metaLengths;
@@ -33,6 +35,7 @@ final class ArrowmmPartition implements InputPartition {
     Range(FileFooter f, int first, int stop) {
       this.path = f.path;
       this.fileSize = f.fileSize;
+      this.version = f.version;
       this.first = first;
       this.offsets = java.util.Arrays.copyOfRange(f.offsets, first, stop);
       this.metaLengths = java.util.Arrays.copyOfRange(f.metaLengths, first, stop);

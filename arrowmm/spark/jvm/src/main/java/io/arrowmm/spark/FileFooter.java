@@ -19,6 +19,8 @@ final class FileFooter {
   final String path;
   /** Where the file is (read again for batch headers; not sent to executors). */
   transient Storage storage;
+  /** The file's version when its status was taken ({@link Storage.Stat#version}), or null. */
+  String version;
   final long fileSize;
   final Schema schema;
   final List<ColumnSpec> columns;
@@ -154,6 +156,7 @@ final class FileFooter {
   static FileFooter read(Storage storage, String path, Storage.Stat known) {
     FileFooter f = readFrom(storage, path, known);
     f.storage = storage;
+    f.version = known == null ? null : known.version;
     return f;
   }
 

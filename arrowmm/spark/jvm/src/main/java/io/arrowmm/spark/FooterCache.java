@@ -16,7 +16,7 @@ import java.util.concurrent.Future;
 
 /**
  * Footers read by the driver, kept per (path, size, modification time, change time, file key;
- * for Hadoop filesystems: path, length, modification time):
+ * for Hadoop filesystems: path, length, modification time, and the ETag where there is one):
  * planning a
  * query over files already planned reads no footer again (a filtered query over a big file
  * otherwise spends part of its fixed cost parsing the footer and its statistics once for the
@@ -54,7 +54,7 @@ final class FooterCache {
       this.size = s.length;
       this.modified = s.modified * 1_000_000L;
       this.changed = this.modified;
-      this.fileKey = null;
+      this.fileKey = s.version;  // an object store's ETag: an overwrite in the same second
     }
 
     /** The later of the modification and change times. */

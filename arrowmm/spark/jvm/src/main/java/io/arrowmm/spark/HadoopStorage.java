@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.UUID;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.EtagSource;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileContext;
@@ -80,8 +81,9 @@ final class HadoopStorage implements Storage {
   }
 
   private static Stat stat(FileStatus s) {
+    String etag = s instanceof EtagSource ? ((EtagSource) s).getEtag() : null;
     return new Stat(s.getPath().toString(), s.getPath().getName(), s.getLen(),
-        s.getModificationTime(), !s.isFile());
+        s.getModificationTime(), !s.isFile(), etag == null || etag.isEmpty() ? null : etag, s);
   }
 
   @Override
@@ -135,7 +137,8 @@ final class HadoopStorage implements Storage {
     /** The most a read into direct memory takes in one request, through the heap, from a
      * stream without positioned reads into buffers (S3A): the most the batch reader
      * coalesces into one range ({@link ArrowmmBatchReader#COALESCE_MAX}), so a coalesced
-     * range is one GET. */
+     * range is one read (one GET with S3A's classic stream; its analytics stream, the default
+     * since Hadoop 3.5, sends it as GETs of up to 8 MiB in parallel). */
     static final int HEAP_CHUNK = (int) ArrowmmBatchReader.COALESCE_MAX;
 
     private final FSDataInputStream in;
@@ -212,22 +215,56 @@ final class HadoopStorage implements Storage {
     Path p = new Path(path);
     FileSystem fs = fs(p);
     long length;
+    FileStatus status;
     if (known == null) {
-      FileStatus s = fs.getFileStatus(p);
-      if (!s.isFile()) {
+      status = fs.getFileStatus(p);
+      if (!status.isFile()) {
         throw new java.nio.file.FileSystemException(path + ": not a file");
       }
-      length = s.getLen();
+      length = status.getLen();
     } else if (known.directory) {
       throw new java.nio.file.FileSystemException(path + ": not a file");
     } else {
       length = known.length;
+      status = known.status;
     }
-    // random reads (S3A: ranged GETs, not one GET to the end); the length saves a HEAD
+    // random reads (S3A: ranged GETs, not one GET to the end); the length saves a HEAD, and
+    // the status taken (its ETag) makes every GET ask for that version of the object: S3A's
+    // analytics stream otherwise takes the ETag from a cache of its own, which still holds
+    // the old object's for a while after an overwrite (its GETs then fail)
+    org.apache.hadoop.fs.FutureDataInputStreamBuilder open = fs.openFile(p);
+    if (status != null && status.getPath().getName().equals(p.getName())) {
+      open = open.withFileStatus(status);  // (a viewfs status may name the resolved target)
+    }
     FSDataInputStream in = org.apache.hadoop.util.functional.FutureIO.awaitFuture(
-        fs.openFile(p).opt("fs.option.openfile.read.policy", "random")
+        open.opt("fs.option.openfile.read.policy", "random")
             .opt("fs.option.openfile.length", Long.toString(length)).build());
     return new StreamInput(in, length);
+  }
+
+  @Override
+  public Input openAt(String path, String version) throws IOException {
+    if (version == null) {
+      return open(path);
+    }
+    Path p = new Path(path);
+    FileSystem fs = fs(p);
+    FileStatus s = fs.getFileStatus(p);
+    if (!s.isFile()) {
+      throw new java.nio.file.FileSystemException(path + ": not a file");
+    }
+    String now = stat(s).version;
+    if (!version.equals(now)) {
+      throw new ArrowmmException(path + ": changed since the query was planned (version "
+          + now + ", " + version + " when planned): overwritten while the query ran");
+    }
+    // the status carries the version: S3A then sends it with every GET (If-Match), and a GET
+    // of an object overwritten since fails (RemoteFileChangedException) instead of reading
+    // the new bytes at the old footer's offsets
+    FSDataInputStream in = org.apache.hadoop.util.functional.FutureIO.awaitFuture(
+        fs.openFile(p).withFileStatus(s).opt("fs.option.openfile.read.policy", "random")
+            .opt("fs.option.openfile.length", Long.toString(s.getLen())).build());
+    return new StreamInput(in, s.getLen());
   }
 
   @Override

@@ -25,13 +25,26 @@ interface Storage {
     final long length;
     final long modified;
     final boolean directory;
+    /** The content's version where the filesystem names one (an object store's ETag), or
+     * null: a file overwritten with bytes of the same length in the same second has another. */
+    final String version;
+    /** A Hadoop filesystem's own status (null for a local file): opening the file with it
+     * asks for this version of the content (S3A: If-Match on every GET). */
+    final org.apache.hadoop.fs.FileStatus status;
 
     Stat(String path, String name, long length, long modified, boolean directory) {
+      this(path, name, length, modified, directory, null, null);
+    }
+
+    Stat(String path, String name, long length, long modified, boolean directory,
+        String version, org.apache.hadoop.fs.FileStatus status) {
       this.path = path;
       this.name = name;
       this.length = length;
       this.modified = modified;
       this.directory = directory;
+      this.version = version;
+      this.status = status;
     }
   }
 
@@ -103,6 +116,15 @@ interface Storage {
    * and that it is a file; null when not known): a remote filesystem opens it without asking
    * for its status again. */
   default Input open(String path, Stat known) throws IOException {
+    return open(path);
+  }
+
+  /** {@link #open(String)} of a file planned at {@code version} ({@link Stat#version}, or
+   * null: not known): a file whose version is now another throws {@link ArrowmmException}
+   * ("changed since the query was planned"), and where the filesystem can, every later read
+   * asks for that version only (S3's If-Match), so an overwrite while the file is read fails
+   * the read instead of mixing two files' bytes. */
+  default Input openAt(String path, String version) throws IOException {
     return open(path);
   }
 
