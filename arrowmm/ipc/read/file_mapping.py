@@ -76,7 +76,7 @@ def map_file(path, ends: bool = False) -> Region:
         if ends and (stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode) or
                      stat.S_ISSOCK(st.st_mode)):
             with open(fd, "rb", closefd=False) as f:
-                return Region(f.read(), description=fspath)
+                return Region(f.read(), description=str(fspath))
         size = st.st_size
         if size == 0:
             return Region(b"", description=str(fspath))
