@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 
 from . import limits
 from .errors import (ArrowError, ArrowInvalid, ArrowKeyError, ArrowNotImplementedError,
-                     ProducerDiedError)
+                     ArrowTypeError, ProducerDiedError)
 from .limits import set_limits
 from .types import (  # noqa: F401  (the type factories: int64(), list_(...), ...)
     DataType, NullType, BoolType, IntType, FloatType, DecimalType,
@@ -65,7 +65,7 @@ else:  # the package, which is also callable: arrowmm.dataset(source, ...), as p
 __all__ = [
     "__version__",
     # errors and limits
-    "ArrowError", "ArrowInvalid", "ArrowNotImplementedError", "ArrowKeyError",
+    "ArrowError", "ArrowInvalid", "ArrowNotImplementedError", "ArrowKeyError", "ArrowTypeError",
     "ProducerDiedError", "limits",
     "set_limits",
     # types

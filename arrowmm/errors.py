@@ -4,8 +4,8 @@ Each class is also a built-in exception (pyarrow's habit), so callers that
 catch ``ValueError`` or ``NotImplementedError`` keep working.
 """
 
-__all__ = ["ArrowError", "ArrowInvalid", "ArrowNotImplementedError", "ArrowKeyError", "ProducerDiedError",
-           "HookError"]
+__all__ = ["ArrowError", "ArrowInvalid", "ArrowNotImplementedError", "ArrowKeyError",
+           "ArrowTypeError", "ProducerDiedError", "HookError"]
 
 
 class ArrowError(Exception):
@@ -22,6 +22,12 @@ class ArrowNotImplementedError(ArrowError, NotImplementedError):
 
 class ArrowKeyError(ArrowError, KeyError):
     """A name that is not registered, or registered already (extension types)."""
+
+
+class ArrowTypeError(ArrowError, TypeError):
+    """Types that do not fit together where pyarrow says so with its own ``ArrowTypeError``
+    (a cast between fixed-size lists of different sizes, a struct cast missing a non-nullable
+    field)."""
 
 
 class ProducerDiedError(ArrowError, ConnectionError):

@@ -24,8 +24,8 @@ dictionaries, the null type to anything, extension arrays through their storage)
 ``safe=True`` raises ``ArrowInvalid`` where a value would not fit or would lose precision,
 with pyarrow's words; ``safe=False`` wraps and truncates as pyarrow (C) does.  Pairs pyarrow
 does not cast raise ``ArrowNotImplementedError`` ("Unsupported cast from X to Y"); the few it
-casts that arrowmm does not yet (nested types) say so.  Decimals cast by
-``decimal_cast``.  Dates, times, timestamps and durations write text as pyarrow does
+casts that arrowmm does not yet say so.  Decimals cast by
+``decimal_cast``, lists, maps and structs by ``nested_cast``.  Dates, times, timestamps and durations write text as pyarrow does
 (``temporal_text``; zoned ones in the zone's wall-clock time, by ``zones``).  Strings parse to
 timestamps and dates as pyarrow's ISO 8601 parser reads them (zone offsets with and without a
 colon).  Numbers to and from strings are Cython passes over the whole buffers (``_cast.pyx``:
@@ -49,6 +49,7 @@ from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ._cast import exact_integers, first_outside, format_numbers, parse_texts, views_of
 from .from_python import binary_views, convert, validity_from_mask
 from .decimal_cast import cast_decimal
+from .nested_cast import cast_nested
 from .temporal_text import format_dates, format_times, format_timestamps
 from .zones import zone_offsets
 
@@ -303,11 +304,6 @@ _MS_PER_DAY = 86_400_000
 
 def _unsupported(got, want) -> ArrowNotImplementedError:
     return ArrowNotImplementedError(f"Unsupported cast from {got} to {want}")
-
-
-def _not_yet(got, want) -> ArrowNotImplementedError:
-    return ArrowNotImplementedError(f"arrowmm does not cast {got} to {want} yet (pyarrow "
-                                    f"does: pyarrow.array(a).cast(...), then arrowmm.array)")
 
 
 def _with_values(array: Array, want, out: np.ndarray) -> Array:
@@ -737,6 +733,7 @@ def _nulls(length: int, want) -> Array:
 _TEMPORAL = (t.TimestampType, t.DurationType, t.DateType, t.TimeType)
 _NUMERIC = (t.IntType, t.FloatType, t.BoolType)
 _TEXT = (t.BinaryType, t.BinaryViewType)  # binary and string, plain, large and view
+_NESTED = (t.ListType, t.ListViewType, t.FixedSizeListType, t.MapType, t.StructType, t.UnionType)
 
 
 def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Array:
@@ -804,8 +801,10 @@ def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Arra
         return _temporal_to_text(array, want)
     if isinstance(got, (*_TEMPORAL, *_TEXT)) and isinstance(want, (*_TEMPORAL, *_TEXT)):
         raise _unsupported(got, want)  # (to binaries, strings to times and durations)
-    if got.children and want.children:  # (lists, structs, maps to their kind: pyarrow's)
-        raise _not_yet(got, want)
+    if isinstance(got, _NESTED) and isinstance(want, _NESTED):  # (lists, structs, maps)
+        done = cast_nested(array, want, safe, cast_array)
+        if done is not None:
+            return done
     raise _unsupported(got, want)
 
 

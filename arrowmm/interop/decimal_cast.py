@@ -172,7 +172,7 @@ def _decimal(value: int, scale: int) -> Decimal:
 
 def cast_decimal(array: Array, want, safe: bool) -> Optional[Array]:
     """``array`` cast to ``want`` where either is a decimal; None for a pair pyarrow does not
-    cast, or that arrowmm does not cast yet (the caller says which)."""
+    cast (the caller says so)."""
     got = array.type
     if isinstance(got, t.DecimalType) and isinstance(want, t.DecimalType):
         shift = want.scale - got.scale
