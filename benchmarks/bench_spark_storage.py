@@ -67,9 +67,18 @@ Q2 = "2. sum(a), 1 of 5 columns"
 
 # -- the storage ---------------------------------------------------------------------------
 MOTO_CHILD = """
-import logging, sys
+import logging, sys, threading
 from moto.server import ThreadedMotoServer
+from moto.s3.responses import S3Response
 logging.getLogger("werkzeug").setLevel(logging.ERROR)
+log, lock, served = open(sys.argv[1], "a", buffering=1), threading.Lock(), S3Response.key_response
+def key_response(self, request, full_url, headers):  # one line per object request
+    out = served(self, request, full_url, headers)
+    body = out[2] if isinstance(out[2], (bytes, str)) else b""
+    with lock:
+        log.write(f"{request.method}\\t{request.path}\\t{request.headers.get('range')}\\t{len(body)}\\n")
+    return out
+S3Response.key_response = key_response
 server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
 server.start()
 print("PORT", server.get_host_and_port()[1], flush=True)
@@ -85,15 +94,32 @@ class MotoProcess:
     def __init__(self, log: Path):
         from tests.support.s3_support import S3Server
         self.log = open(log, "w")
+        self.requests = log.with_name("moto-requests.log")
+        self.requests.write_text("")
         # the suite's server (ThreadedMotoServer), in a child that prints its port and ends
         # when its stdin closes (with this process, too)
-        self.proc = subprocess.Popen([sys.executable, "-c", MOTO_CHILD], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, "-c", MOTO_CHILD, str(self.requests)],
+                                     stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.log, text=True)
         line = self.proc.stdout.readline()
         if not line.startswith("PORT "):
             self.stop()
             raise RuntimeError(f"moto did not start (printed {line!r}): {log.read_text()[-2000:]}")
         self.server = S3Server(endpoint_url=f"http://127.0.0.1:{int(line.split()[1])}")
+
+    def served(self) -> tuple[int, int, int]:
+        """The GETs the server has answered so far, the bytes they returned, and the CPU seconds
+        (user + system) its process has used: moto answers a ranged GET by reading the whole
+        object (``FakeKey.value``) and slicing it, so its cost is GETs x object size."""
+        gets = sent = 0
+        with open(self.requests) as f:
+            for line in f:
+                method, _, _, size = line.rstrip("\n").split("\t")
+                if method == "GET":
+                    gets += 1
+                    sent += int(size)
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return gets, sent, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def stop(self) -> None:
         """End the server's process (ours, by its handle) and close its log."""
@@ -158,18 +184,45 @@ def small_files(folder: Path, files: int, rows: int) -> tuple[Path, Path]:
     return ipc, parquet
 
 
+def halves(ipc: Path) -> Path:
+    """The batches of ``ipc`` as bench_spark.py's Parquet folder holds them: two files, the
+    even batches and the odd ones (cached).  Both readers then scan objects of the same count
+    and size: moto reads the whole object for every ranged GET, so one 763 MiB file against
+    two of 382 MiB doubles the server's cost per GET, a cost real S3 does not have."""
+    import arrowmm
+    folder = ipc.with_name(ipc.stem + "-halves")
+    if folder.is_dir() and len(list(folder.iterdir())) == 2:
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    with arrowmm.open_file(str(ipc)) as reader:
+        for half in range(2):
+            with arrowmm.new_file(str(folder / f"part-{half}.arrow"), reader.schema,
+                                  statistics=True) as w:
+                for i in range(half, reader.num_record_batches, 2):
+                    w.write(reader.get_batch(i))
+    return folder
+
+
 # -- the benchmarks ------------------------------------------------------------------------
-def interleaved(runs: dict, rounds: int) -> tuple[dict, dict]:
+def interleaved(runs: dict, rounds: int, served=None) -> tuple[dict, dict]:
     """Each of ``runs`` (name -> callable) once per round, in turn, after one warm-up round;
-    the medians of the timed rounds and each run's last answer."""
+    the medians of the timed rounds and each run's last answer.  With ``served`` (the moto
+    server's counters), each run's GETs, bytes and server CPU in its last round are printed."""
     times = {name: [] for name in runs}
     answers = {}
     for round_ in range(rounds + 1):  # round 0 warms up
         for name, run in runs.items():
+            before = served() if served is not None else None
             t = time.perf_counter()
             answers[name] = run()
             if round_:
                 times[name].append(time.perf_counter() - t)
+            if before is not None and round_ == rounds:
+                after = served()
+                print(f"  {name}: {after[0] - before[0]} GETs, "
+                      f"{(after[1] - before[1]) / 2**20:.0f} MiB sent, moto CPU "
+                      f"{after[2] - before[2]:.1f} s", flush=True)
     return {name: statistics.median(ts) for name, ts in times.items()}, answers
 
 
@@ -182,7 +235,7 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
 
-def scans(spark, root: str, fs: str, rounds: int) -> list:
+def scans(spark, root: str, fs: str, rounds: int, served=None) -> list:
     """Queries 1 and 2 on the 20 x 1M rows; table rows."""
     from pyspark.sql import functions as F
     from arrowmm.spark import JVM_FORMAT
@@ -193,7 +246,7 @@ def scans(spark, root: str, fs: str, rounds: int) -> list:
     for qname, aggs in queries.items():
         med, answers = interleaved(
             {r: (lambda make=make, aggs=aggs: tuple(make().agg(*aggs).first()))
-             for r, make in readers.items()}, rounds)
+             for r, make in readers.items()}, rounds, served)
         same_sums(answers["arrowmm"], answers["parquet"], f"{fs} {qname}")
         ratio = med["parquet"] / med["arrowmm"]
         print(f"{fs} {qname}: arrowmm {med['arrowmm']:.3f} s, Parquet {med['parquet']:.3f} s",
@@ -297,6 +350,8 @@ def main(argv=None) -> int:
     ap.add_argument("--count", action="store_true",
                     help="also time the whole count(*) over the small files (a file open per "
                          "file in the tasks: minutes over moto; always on with --quick)")
+    ap.add_argument("--layout", choices=("halves", "one"), default="halves",
+                    help="the scans' IPC data: two files as Parquet's (default), or one file")
     ap.add_argument("--out", type=Path, help="also write the environment and tables as markdown here")
     ap.add_argument("--data-dir", type=Path, default=DATA_DIR)
     ap.add_argument("--strict", action="store_true", help="exit 1 if any benchmark misses its target")
@@ -313,9 +368,10 @@ def main(argv=None) -> int:
     begun = time.perf_counter()
 
     ipc, parquet = make_data(args.data_dir, cfg["batches"], cfg["rows"])
+    scan_ipc = halves(ipc) if args.layout == "halves" else ipc
     f_ipc, f_parquet = make_data(args.data_dir, cfg["filter_batches"], cfg["filter_rows"])
     s_ipc, s_parquet = small_files(args.data_dir, cfg["files"], cfg["file_rows"])
-    uploads = {"scan.arrow": ipc, "scan.parquet": parquet, "filter.arrow": f_ipc,
+    uploads = {"scan.arrow": scan_ipc, "scan.parquet": parquet, "filter.arrow": f_ipc,
                "filter.parquet": f_parquet, "small.arrow": s_ipc, "small.parquet": s_parquet}
     needed = {"scan": ("scan.arrow", "scan.parquet"), "filter": ("filter.arrow", "filter.parquet"),
               "planning": ("small.arrow", "small.parquet"), "write": ()}
@@ -363,7 +419,8 @@ def main(argv=None) -> int:
             setup.append(f"{fs}: inputs copied in {took:.0f} s")
             print(f"{fs}: inputs copied to {root} in {took:.1f} s", flush=True)
             if "scan" in only:
-                tables["scan"] += scans(spark, root, fs, cfg["rounds"])
+                tables["scan"] += scans(spark, root, fs, cfg["rounds"],
+                                        moto.served if fs == "s3" else None)
             if "filter" in only:
                 tables["filter"] += filtered(spark, root, fs, cfg)
             if "write" in only:
@@ -400,7 +457,8 @@ def main(argv=None) -> int:
         f"- spark {version}, local[2], driver 2g, session start {start_s:.1f} s; "
         f"filesystems: {'; '.join(KINDS[fs] for fs in filesystems)}; {'; '.join(setup)}",
         f"- data: {cfg['batches']} batches x {cfg['rows']:,} rows (k int64 + 4 float64), IPC "
-        f"{os.path.getsize(ipc) / 2**20:.0f} MiB, Parquet "
+        f"{os.path.getsize(ipc) / 2**20:.0f} MiB "
+        f"({'2 files as Parquet' if args.layout == 'halves' else '1 file'}), Parquet "
         f"{sum(p.stat().st_size for p in parquet.iterdir()) / 2**20:.0f} MiB (snappy, a row "
         f"group per batch); Parquet written with Spark's default committer",
         f"- median of {cfg['rounds']} interleaved rounds after 1 warm-up round, planning "
