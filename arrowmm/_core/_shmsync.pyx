@@ -42,6 +42,7 @@ cdef extern from "<time.h>" nogil:
         long tv_sec
         long tv_nsec
     int CLOCK_MONOTONIC
+    int CLOCK_THREAD_CPUTIME_ID
     int clock_gettime(int clk_id, timespec* tp)
 
 cdef extern from "<sys/syscall.h>" nogil:
@@ -49,6 +50,9 @@ cdef extern from "<sys/syscall.h>" nogil:
 
 cdef extern from "<unistd.h>" nogil:
     long syscall(long number, ...)
+
+cdef extern from "<sched.h>" nogil:
+    int sched_yield()
 
 cdef extern from "<linux/futex.h>" nogil:
     int FUTEX_WAIT
@@ -151,6 +155,29 @@ cdef inline void _put64(uint8_t* at, int64_t value) noexcept nogil:
     memcpy(at, &value, 8)  # (little-endian hosts only: the channel checks the byte order)
 
 
+cdef inline double _monotonic() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return <double>ts.tv_sec + <double>ts.tv_nsec * 1e-9
+
+
+cdef inline double _thread_cpu() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return <double>ts.tv_sec + <double>ts.tv_nsec * 1e-9
+
+
+cdef inline bint _spin_round(unsigned int i, double end) noexcept nogil:
+    """One round of a busy-wait (round ``i``, counted from 1): a pause; every 32nd round the
+    clock (~1 us), True once ``end`` has passed; every 256th round a ``sched_yield``, so that a
+    process waiting for this CPU (on a busy machine: maybe the very producer spun for) runs
+    first, at the cost of a system call every ~10 us when nothing else waits."""
+    amm_pause()
+    if not i & 255:
+        sched_yield()
+    return not i & 31 and _monotonic() >= end
+
+
 cdef class SharedMap:
     """Atomic access to a writable shared mapping (``mmap.mmap`` of a shared segment).
 
@@ -236,26 +263,49 @@ cdef class SharedMap:
         """Busy-wait (GIL released) up to ``seconds`` for the 64-bit word to differ from
         ``value``; returns the word (cheaper than a sleep when the other side is about to
         publish: a futex wake-up costs both sides tens of microseconds on a virtual machine;
-        the caller sleeps on a futex if it did not change)."""
+        the caller sleeps on a futex if it did not change).  Yields the CPU now and then
+        (``_spin_round``), so a busy machine's other work is not kept waiting."""
         cdef uint8_t* p = self._at(offset, 8)
         cdef uint64_t now = AMM_LOAD64(p)
-        cdef timespec ts
         cdef double end
         cdef unsigned int i = 0
         if now != value or not seconds > 0:
             return now
         with nogil:
-            clock_gettime(CLOCK_MONOTONIC, &ts)
-            end = <double>ts.tv_sec + <double>ts.tv_nsec * 1e-9 + seconds
+            end = _monotonic() + seconds
             while now == value:
-                amm_pause()
-                now = AMM_LOAD64(p)
                 i += 1
-                if not i & 31:  # (the clock every 32 rounds: ~1 us)
-                    clock_gettime(CLOCK_MONOTONIC, &ts)
-                    if <double>ts.tv_sec + <double>ts.tv_nsec * 1e-9 >= end:
-                        break
+                if _spin_round(i, end):
+                    break
+                now = AMM_LOAD64(p)
         return now
+
+    def spin_while32(self, int64_t offset, uint32_t value, double seconds):
+        """Busy-wait (GIL released) up to ``seconds`` while the 32-bit word holds ``value`` (a
+        futex word: the consumer spins on the publication counter, which a new batch, the end
+        of the stream and damage all bump).  Returns ``(word, stolen)``: the word, and the
+        seconds of the wait this thread did not run (the wall time less its CPU time: the
+        scheduler gave its CPU to others).  Time stolen says the machine is busy, where
+        spinning backfires: a process that used up its turn spinning waits behind the others
+        when the batch comes, while one woken from a sleep runs first."""
+        cdef uint8_t* p = self._at(offset, 4)
+        cdef uint32_t now = AMM_LOAD32(p)
+        cdef double start, end, cpu
+        cdef unsigned int i = 0
+        if now != value or not seconds > 0:
+            return now, 0.0
+        with nogil:
+            start = _monotonic()
+            cpu = _thread_cpu()
+            end = start + seconds
+            while now == value:
+                i += 1
+                if _spin_round(i, end):
+                    break
+                now = AMM_LOAD32(p)
+            cpu = _thread_cpu() - cpu
+            start = _monotonic() - start
+        return now, max(0.0, start - cpu)
 
     def claim_slot(self, int64_t seq_at, int64_t holds_at, uint64_t writing):
         """Mark a ring slot as being rewritten (its sequence word at ``seq_at`` set to

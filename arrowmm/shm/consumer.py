@@ -26,9 +26,10 @@ from ..ipc.core.byteorder import NATIVE
 from ..ipc.core.framing import message_end, read_message_at
 from ..ipc.read.file_reader import MessageBatchDecoder
 from .liveness import process_alive, this_process
+from .spin import AdaptiveSpin
 from .ring import (ACTIVE, CLAIMING, CLOSED, DAMAGED, E_CURSOR, E_DROPPED, E_PID, E_START,
                    E_STATE, FREE, LEFT, OFF_ATTACH, OFF_CONS_WAITING, OFF_FREE, OFF_PROD_WAITING,
-                   OFF_PUB, OFF_STATE, OFF_WRITE_SEQ, S_HOLDS, S_LEN, S_SEQ, SLICE, SLOT, SPIN,
+                   OFF_PUB, OFF_STATE, OFF_WRITE_SEQ, S_HOLDS, S_LEN, S_SEQ, SLICE, SLOT,
                    TABLES, U32, Segment, claiming_state, deadline_of, has_dictionaries, need_linux,
                    open_segment, parse_header, wait_slice)
 
@@ -50,16 +51,21 @@ class Consumer:
     ``sequence`` is the number of the last batch received.  ``close`` (or the end
     of a ``with`` block) leaves the channel.
 
-    ``spin``: seconds ``recv`` busy-waits for a batch before it sleeps (default
-    10 microseconds).  A sleeping consumer costs nothing, but waking it costs tens of
-    microseconds (the producer's wake call, and the scheduler); a consumer that can
-    afford a core for low latency spins longer (``spin=0.001``: a batch that comes
-    within a millisecond is seen within a few microseconds).
+    ``spin``: seconds ``recv`` busy-waits for a batch before it sleeps.  A sleeping
+    consumer costs nothing, but waking it costs tens of microseconds (the producer's wake
+    call, and the scheduler); a spinning one sees a batch within a microsecond, at the price
+    of a busy core.  The default (None) adapts (``spin.AdaptiveSpin``): while batches come
+    less than a millisecond apart it stays awake up to twice the typical gap after each one,
+    otherwise it spins 10 microseconds and sleeps, so an idle consumer sleeps.  A number
+    fixes the spin (``spin=0.001``: a batch that comes within a millisecond of the wait's
+    start is seen within a few microseconds, whatever the gaps; ``spin=0``: always asleep).
+    Busy-waits yield the CPU every few microseconds to any other process waiting for it.
     """
 
     def __init__(self, name: str, owner: Optional[int] = None, spin: Optional[float] = None):
         need_linux()
-        self.spin = SPIN if spin is None else spin
+        self._adaptive = AdaptiveSpin()
+        self.spin = spin
         fd = open_segment(name, os.O_RDWR, owner)
         try:
             size = os.fstat(fd).st_size
@@ -134,16 +140,19 @@ class Consumer:
                            f"taken (create it with a larger max_consumers)")
 
     @property
-    def spin(self) -> float:
-        """Seconds ``recv`` busy-waits for a batch before it sleeps (see the class)."""
+    def spin(self) -> Optional[float]:
+        """Seconds ``recv`` busy-waits for a batch before it sleeps; None: adaptive (see
+        the class)."""
         return self._spin
 
     @spin.setter
-    def spin(self, seconds: float) -> None:
-        if isinstance(seconds, bool) or not isinstance(seconds, numbers.Real) or \
-                not 0 <= seconds <= 3600:
-            raise ArrowInvalid(f"spin must be a number of seconds from 0 to 3600, got {seconds!r}")
-        self._spin = float(seconds)
+    def spin(self, seconds: Optional[float]) -> None:
+        if seconds is not None and (isinstance(seconds, bool) or
+                                    not isinstance(seconds, numbers.Real) or
+                                    not 0 <= seconds <= 3600):
+            raise ArrowInvalid(f"spin must be None (adaptive) or a number of seconds from 0 to "
+                               f"3600, got {seconds!r}")
+        self._spin = None if seconds is None else float(seconds)
 
     # -- receiving --------------------------------------------------------------------------
     def recv(self, timeout: Optional[float] = None) -> RecordBatch:
@@ -169,14 +178,18 @@ class Consumer:
         seg.check()  # (cut short or its header damaged: raise before touching it)
         batch = self._take()  # (a batch waiting already: nothing else to set up)
         if batch is not None:
+            self._adaptive.arrived(time.monotonic())
             return batch
         m = seg.map
         checked = time.monotonic()
-        spin_until = checked + self._spin  # (busy until then, then asleep on the futex)
+        # busy until then, then asleep on the futex
+        spin_until = (self._adaptive.spin_until(checked) if self._spin is None
+                      else checked + self._spin)
         while True:
             seg.check()
             batch = self._take()
             if batch is not None:
+                self._adaptive.arrived(time.monotonic())
                 return batch
             cursor = m.load64(self._entry + E_CURSOR)
             published = m.load64(OFF_WRITE_SEQ)
@@ -201,8 +214,16 @@ class Consumer:
                                    f"(next is batch {cursor})") from None
             spin = spin_until - time.monotonic()
             if spin > 0:  # (a slice at a time: the checks above run between slices)
-                if m.spin_until_changed64(OFF_WRITE_SEQ, published, min(spin, wait)) \
-                        != published or time.monotonic() < spin_until:
+                # the publication counter moves with a batch, the end and damage alike
+                seen = m.load32(OFF_PUB)
+                if m.load64(OFF_WRITE_SEQ) != published:
+                    continue
+                word, stolen = m.spin_while32(OFF_PUB, seen, min(spin, wait))
+                t = time.monotonic()
+                self._adaptive.spun(t, stolen)
+                if self._spin is None:  # (a busy machine found: asleep from now on)
+                    spin_until = min(spin_until, self._adaptive.spin_until(t))
+                if word != seen or t < spin_until:
                     continue
             m.add32(OFF_CONS_WAITING, 1)
             try:

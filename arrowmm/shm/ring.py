@@ -40,7 +40,6 @@ VERSION = 2  # (2: a claimed entry's state names its claimer)
 MAX_CONSUMERS = 64  # one bit each in a slot's 64-bit hold mask
 WRITING = (1 << 64) - 1  # a slot's sequence while the producer rewrites it
 SLICE = 0.05  # seconds between liveness checks while waiting
-SPIN = 10e-6  # seconds a consumer busy-waits before sleeping on a futex (``attach(spin=...)``)
 
 # header (fixed part, written once before the segment is published)
 HEADER = struct.Struct("<8sII Q II QQQQ QQQ 48s")
