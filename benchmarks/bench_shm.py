@@ -32,11 +32,17 @@ timed run hands the table over and waits for the worker's sum of column ``c0``:
                 per route; the four routes run in turn within each repeat (interleaved).
                 Each route sends its library's own batches, made before timing.
                                                                target <= 0.2 (>= 5x a pipe)
-5. latency    - one small batch (a timestamp) at a time, 0.5 ms apart, so the worker is asleep
-                when it comes: median one-way time from before ``send`` until the worker has the
-                value (CLOCK_MONOTONIC, shared by processes), channel vs pyarrow over a pipe.
-                5b: the same with a consumer that spins (``attach(spin=0.001)``: busy-waits up
-                to 1 ms, so it is awake when the batch comes).  target: channel < 50 us
+5. latency    - one small batch (a timestamp) at a time, 0.5 ms apart: median one-way time
+                from before ``send`` until the worker has the value (CLOCK_MONOTONIC, shared by
+                processes), channel (the default consumer, whose spin adapts to the gaps) vs
+                pyarrow over a pipe; the details give the 90th and 99th percentiles and the
+                consumer's CPU time per batch (what staying awake costs).   target < 20 us
+                5b: a consumer that spins (``attach(spin=0.001)``: busy-waits up to 1 ms).
+                5c: batches 5 ms apart, so the default consumer sleeps between them (the
+                futex wake-up's cost).
+                5d: row 5 under load: two busy processes (one per core on a 2-core machine)
+                run beside producer and consumer.                              target < 40 us
+                The load average is printed before the channel rows.
 6. in place   - the 1 MiB batches of 4 *generated* by the producer (a copy from a ready
                 array, standing for a fast generator): into a batch reserved in a channel
                 slot (``Channel.reserve``: the only copy is the generating one) against into a
@@ -214,9 +220,12 @@ def stream_worker(route: str, where, conn) -> None:
             out = total
         else:
             lat = []
+            cpu = time.process_time()
             for batch in source:
                 lat.append(_now_ns() - int(column(batch)[0]))
-            out = float(np.median(lat))
+            cpu = time.process_time() - cpu
+            out = (float(np.median(lat)), float(np.percentile(lat, 90)),
+                   float(np.percentile(lat, 99)), cpu / max(len(lat), 1))
         if route in ("arrowmm-pipe", "pyarrow-pipe"):
             for _ in source:  # (the end of the stream)
                 pass
@@ -327,6 +336,13 @@ class _Route:
             self.channel.close()
 
 
+def burn(seconds: float) -> None:
+    """Row 5d's load: a busy loop for ``seconds`` (a process of its own)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
 class LatencyResult(Result):
     """Median one-way latency: passes when the channel's is under ``target`` seconds."""
 
@@ -343,6 +359,8 @@ class LatencyResult(Result):
 
 def bench_channel(cfg) -> list:
     """4. to 6.: every route in turn within each repeat; ratios of medians."""
+    load = " ".join(f"{v:.2f}" for v in os.getloadavg())
+    print(f"load average {load}", flush=True)
     ctx = multiprocessing.get_context("spawn")
     rows = (1 << 20) // 8  # 1 MiB of float64 per batch
     rng = np.random.default_rng(7)
@@ -353,6 +371,9 @@ def bench_channel(cfg) -> list:
     times = {n: [] for n in names + ["fill-channel", "fill-arrowmm-pipe"]}
     sources = [b.column(0).to_numpy() for b in stream]
     lat = {"channel": [], "channel-spin": [], "pyarrow-pipe": []}
+    # (5c: 5 ms apart; 5d: row 5 beside two busy processes)
+    lat_slow = {"channel": [], "pyarrow-pipe": []}
+    lat_load = {"channel": [], "pyarrow-pipe": []}
     with tempfile.TemporaryDirectory(prefix="amm-bench-") as tmp:
         routes = {n: _Route(ctx, n, batches[0].schema, Path(tmp)) for n in names}
         own = {n: routes[n].own(stream) for n in names}
@@ -383,7 +404,24 @@ def bench_channel(cfg) -> list:
                 for n in lat:
                     got = routes[n].run("latency", pings, gap=0.0005)
                     if rep >= cfg["warmup"]:
-                        lat[n].append(got * 1e-9)
+                        lat[n].append(got)
+                for n in lat_slow:
+                    got = routes[n].run("latency", pings[:max(len(pings) // 5, 20)], gap=0.005)
+                    if rep >= cfg["warmup"]:
+                        lat_slow[n].append(got)
+            for rep in range(cfg["warmup"] + cfg["repeats"]):
+                burners = [ctx.Process(target=burn, args=(600,), daemon=True) for _ in range(2)]
+                for b in burners:
+                    b.start()
+                try:
+                    for n in lat_load:
+                        got = routes[n].run("latency", pings, gap=0.0005)
+                        if rep >= cfg["warmup"]:
+                            lat_load[n].append(got)
+                finally:
+                    for b in burners:
+                        b.terminate()
+                        b.join()
         finally:
             for r in routes.values():
                 r.close()
@@ -396,15 +434,24 @@ def bench_channel(cfg) -> list:
         out.append(Result(label, med["channel"], med[n], 0.2,
                           f"{mib} x 1 MiB: channel {mib / med['channel']:,.0f} MiB/s, "
                           f"{n} {mib / med[n]:,.0f} MiB/s"))
-    out.append(LatencyResult("5. small batch one-way latency (median) vs pyarrow pipe",
-                             statistics.median(lat["channel"]),
-                             statistics.median(lat["pyarrow-pipe"]), 50e-6,
-                             f"{cfg['pings']} one-row batches, 0.5 ms apart, per repeat"))
-    out.append(LatencyResult("5b. the same, consumer spinning (attach(spin=0.001)) vs pyarrow pipe",
-                             statistics.median(lat["channel-spin"]),
-                             statistics.median(lat["pyarrow-pipe"]), 50e-6,
-                             "the consumer busy-waits up to 1 ms for each batch (a core kept "
-                             "busy) instead of sleeping on its futex after 10 us"))
+    def latency(label, runs, target, what, channel="channel"):
+        def stat(n, k):  # (the median over repeats of each repeat's median / percentile)
+            return statistics.median(r[k] for r in runs[n])
+        tail = ", ".join(f"{n} p90 {stat(n, 1) / 1e3:.1f} / p99 {stat(n, 2) / 1e3:.1f} us, "
+                         f"CPU {stat(n, 3) * 1e6:.0f} us a batch" for n in (channel, "pyarrow-pipe"))
+        return LatencyResult(label, stat(channel, 0) * 1e-9, stat("pyarrow-pipe", 0) * 1e-9,
+                             target, f"{what}; {tail}")
+
+    out.append(latency("5. small batch one-way latency (median) vs pyarrow pipe", lat, 20e-6,
+                       f"{cfg['pings']} one-row batches, 0.5 ms apart, per repeat; the "
+                       f"default consumer (adaptive spin)"))
+    out.append(latency("5b. the same, consumer spinning (attach(spin=0.001)) vs pyarrow pipe",
+                       lat, 20e-6, "the consumer busy-waits up to 1 ms for each batch",
+                       "channel-spin"))
+    out.append(latency("5c. batches 5 ms apart (the default consumer sleeps) vs pyarrow pipe",
+                       lat_slow, 50e-6, "the futex wake-up of a sleeping consumer"))
+    out.append(latency("5d. row 5 under load (two busy processes beside) vs pyarrow pipe",
+                       lat_load, 40e-6, f"load average before the rows: {load}"))
     out.append(Result("6. channel batches built in place (reserve) vs generated + arrowmm pipe",
                       med["fill-channel"], med["fill-arrowmm-pipe"], 0.2,
                       f"{mib} x 1 MiB generated (a copy from a ready array) then sent: channel "
