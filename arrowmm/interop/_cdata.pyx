@@ -50,7 +50,8 @@ from arrowmm.arrays.array import Array, make_array
 from arrowmm.arrays.batch import RecordBatch
 from arrowmm.arrays.extension import wrap
 from arrowmm.errors import ArrowInvalid, ArrowNotImplementedError
-from arrowmm.interop.requests import check_request_nulls, requested_array_field, requested_schema_for
+from arrowmm.interop.requests import (check_request_nulls, requested_array_field,
+                                      requested_schema_for, served_array, served_batch)
 
 __all__ = ["export_schema", "export_array", "export_batch", "export_stream", "export_array_stream",
            "import_schema", "import_field", "import_type", "import_array", "import_batch",
@@ -339,14 +340,15 @@ def export_array(array, requested_schema=None):
     requested_schema : PyCapsule, optional
         The PyCapsule interface's schema request.  A type with the array's
         layout (child names, nullability or metadata may differ) is served as
-        asked; a non-nullable request for data with nulls raises
-        ``ArrowInvalid``; any other type raises ``ArrowNotImplementedError``
-        (arrowmm does not cast).
+        asked; another type is served by casting to it, as pyarrow does (its
+        errors when a value does not fit or the pair does not cast); a
+        non-nullable request for data with nulls raises ``ArrowInvalid``.
     """
     wanted = _requested(requested_schema)
     if wanted is None:
         return export_schema(array.type), _new_array_capsule(array, array)
     field = requested_array_field(array.type, wanted)
+    array = served_array(array, field, "array")
     check_request_nulls([field], [array], "array")
     return export_schema(field), _new_array_capsule(array, array)
 
@@ -425,12 +427,14 @@ def export_batch(batch, requested_schema=None):
 
     The struct has ``num_rows`` rows and no validity; the schema keeps the
     batch's schema metadata.  The array's private data holds the batch.
-    ``requested_schema``: as for ``export_array``; it must also name the
-    batch's columns in order (``ArrowInvalid`` otherwise).
+    ``requested_schema``: as for ``export_array`` (columns of another type
+    are cast); it must also name the batch's columns in order (``ArrowInvalid``
+    otherwise).
     """
     wanted = _requested(requested_schema)
     schema = requested_schema_for(batch.schema, wanted)
     if wanted is not None:
+        batch = served_batch(batch, schema)
         check_request_nulls(schema.fields, batch.storage_columns, "batch")
     return export_schema(schema), _batch_capsule(batch)
 
@@ -472,6 +476,7 @@ cdef class BatchStream(StreamProducer):
                 raise ArrowInvalid(f"batch schema {batch.schema.types} differs from the stream "
                                    f"schema {self.source_schema.types}")
             if self.requested:
+                batch = served_batch(batch, self.schema)
                 check_request_nulls(self.schema.fields, batch.storage_columns, "stream batch")
             export_batch_into(out, batch)
         except BaseException as exc:
@@ -510,6 +515,7 @@ cdef class _ArrayStream(StreamProducer):
                 raise ArrowInvalid(f"array stream chunk is {array.type}, the stream "
                                    f"{self.source_type}")
             if self.requested:
+                array = served_array(array, self.schema, "stream chunk")
                 check_request_nulls([self.schema], [array], "stream chunk")
             export_array_into(out, array, array)
         except BaseException as exc:

@@ -23,10 +23,10 @@ timestamps, strings and binaries of every width and view, numbers to and from st
 dictionaries, the null type to anything, extension arrays through their storage).
 ``safe=True`` raises ``ArrowInvalid`` where a value would not fit or would lose precision,
 with pyarrow's words; ``safe=False`` wraps and truncates as pyarrow (C) does.  Pairs pyarrow
-does not cast raise ``ArrowNotImplementedError`` ("Unsupported cast from X to Y"); the few it
-casts that arrowmm does not yet say so.  Decimals cast by
-``decimal_cast``, lists, maps and structs by ``nested_cast``.  Dates, times, timestamps and durations write text as pyarrow does
-(``temporal_text``; zoned ones in the zone's wall-clock time, by ``zones``).  Strings parse to
+does not cast raise ``ArrowNotImplementedError`` ("Unsupported cast from X to Y").  Decimals
+cast by ``decimal_cast``, lists, maps and structs by ``nested_cast``.  Dates, times, timestamps
+and durations write text as pyarrow does (``temporal_text``; zoned ones in the zone's
+wall-clock time, by ``zones``).  Strings parse to
 timestamps and dates as pyarrow's ISO 8601 parser reads them (zone offsets with and without a
 colon).  Numbers to and from strings are Cython passes over the whole buffers (``_cast.pyx``:
 pyarrow's grammar, its shortest text of a float), the numeric and temporal casts numpy passes.

@@ -6,9 +6,9 @@ results, another arrowmm reader): batches come out as arrowmm ``RecordBatch``
 objects over the producer's memory, and the reader exports itself again as a
 stream.  The request helpers decide what an exporter does when a consumer asks
 for a schema: the same data under other names, nullability or metadata is
-served as asked (the buffers are unchanged); a different physical layout is
-refused with ``ArrowNotImplementedError`` (arrowmm never casts); a request
-that does not describe the same columns is ``ArrowInvalid``.
+served as asked (the buffers are unchanged); another type is served by casting
+to it, as pyarrow does; a request that does not describe the same columns is
+``ArrowInvalid``.
 """
 from __future__ import annotations
 
@@ -23,6 +23,13 @@ from ..arrays.table import Table
 from ._cdata import export_schema, export_stream
 
 __all__ = ["RecordBatchReader"]
+
+
+def _cast_batches(batches: Iterable[RecordBatch], schema: t.Schema) -> Iterator[RecordBatch]:
+    """Each batch with ``schema``'s types, its columns cast as ``Array.cast`` casts them."""
+    for batch in batches:
+        yield RecordBatch.from_arrays([batch.column(k).cast(f.type) for k, f in enumerate(schema)],
+                                      schema=schema, metadata=batch.metadata)
 
 
 class RecordBatchReader(SequentialBatches, PandasConvertible):
@@ -58,8 +65,9 @@ class RecordBatchReader(SequentialBatches, PandasConvertible):
         """Import ``data``'s ``__arrow_c_stream__`` (or an ``"arrow_array_stream"`` capsule).
 
         ``schema`` is passed to the producer as ``requested_schema``; if the
-        producer's stream has another schema, ``ArrowInvalid`` (arrowmm does
-        not cast).
+        producer's stream has other types under the same names, its batches are
+        cast to ``schema`` as they are read (as pyarrow does); other names are
+        ``ArrowInvalid``.
         """
         requested = wanted = None
         if schema is not None:
@@ -77,11 +85,13 @@ class RecordBatchReader(SequentialBatches, PandasConvertible):
             raise ArrowInvalid(f"RecordBatchReader.from_stream needs an object with "
                                f"__arrow_c_stream__, got {type(data).__name__}")
         stream = import_stream(capsule)
-        if wanted is not None:
-            if wanted.types != stream.schema.types or wanted.names != stream.schema.names:
+        if wanted is not None and wanted.types != stream.schema.types:
+            if wanted.names != stream.schema.names:
                 stream.close()
                 raise ArrowInvalid(f"the stream has schema\n{stream.schema}\nnot the requested\n"
-                                   f"{wanted}\n(arrowmm does not cast)")
+                                   f"{wanted}\n(a request may change types, not which columns "
+                                   f"there are)")
+            return cls(wanted, _cast_batches(stream, wanted), stream)
         return cls(stream.schema, stream, stream)
 
     @classmethod

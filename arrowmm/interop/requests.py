@@ -1,9 +1,10 @@
 """The ``requested_schema`` rules of the Arrow PyCapsule interface, shared by every exporter.
 
 The same data under other names, nullability or metadata is served as asked (the
-buffers are unchanged); a different physical layout is refused with
-``ArrowNotImplementedError`` (arrowmm never casts); a request that does not describe
-the same columns is ``ArrowInvalid``.
+buffers are unchanged); another type is served by casting the data to it as pyarrow does
+(``Array.cast``, safe: a value that does not fit raises, a pair pyarrow does not cast raises
+``ArrowNotImplementedError``); a request that does not describe the same columns is
+``ArrowInvalid``.
 """
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ from typing import Optional
 
 from .. import types as t
 from ..arrays.array import Array
+from ..arrays.batch import RecordBatch
 from ..errors import ArrowInvalid, ArrowNotImplementedError
+from .cast import cast_array
 
-__all__ = ["layout_key", "requested_array_field", "requested_schema_for", "check_request_nulls"]
+__all__ = ["layout_key", "requested_array_field", "requested_schema_for", "check_request_nulls",
+           "served_array", "served_batch"]
 
 
 def layout_key(item):
@@ -30,26 +34,41 @@ def layout_key(item):
     return item
 
 
-def _same_layout(ours: t.DataType, wanted: t.DataType, where: str) -> None:
-    if layout_key(ours) != layout_key(wanted):
-        raise ArrowNotImplementedError(
-            f"{where}: cannot export {ours} as the requested {wanted}: arrowmm exports its data as "
-            f"it is and does not cast (request None, or the schema __arrow_c_schema__ gives)")
-
-
 def requested_array_field(dtype: t.DataType, wanted: Optional[t.Field]) -> t.Field:
     """The field an array of ``dtype`` exports as, given the requested field (or None)."""
     if wanted is None:
         return t.Field("", dtype)
-    _same_layout(dtype, wanted.type, "array")
     return wanted
+
+
+def served_array(array: Array, field: t.Field, where: str) -> Array:
+    """``array`` laid out as the requested ``field``: itself when the layout is the same, else
+    cast to the field's type (pyarrow's errors, ``where`` named)."""
+    if layout_key(array.type) == layout_key(field.type):
+        return array
+    try:
+        return cast_array(array, field.storage_type)
+    except (ArrowInvalid, ArrowNotImplementedError) as exc:
+        raise type(exc)(f"{where}: cannot serve {array.type} as the requested {field.type}: "
+                        f"{exc}") from None
+
+
+def served_batch(batch: RecordBatch, schema: t.Schema) -> RecordBatch:
+    """``batch`` with the requested ``schema``'s layouts: itself when every column has them,
+    else a batch of its columns cast (``served_array``)."""
+    columns = batch.storage_columns
+    if all(layout_key(c.type) == layout_key(f.storage_type) for c, f in zip(columns, schema)):
+        return batch
+    cast = [served_array(c, f, f"column {f.name!r}") for c, f in zip(columns, schema)]
+    return RecordBatch.from_arrays(cast, schema=t.Schema([f.with_type(f.storage_type)
+                                                          for f in schema], schema.metadata))
 
 
 def requested_schema_for(schema: t.Schema, wanted: Optional[t.Field]) -> t.Schema:
     """The schema batches of ``schema`` export as, given the requested struct field (or None).
 
     The request must name the same columns in the same order (ArrowInvalid otherwise, as
-    pyarrow raises); each column must have the same layout.
+    pyarrow raises); a column of another layout is cast when its batches go out.
     """
     if wanted is None:
         return schema
@@ -61,8 +80,6 @@ def requested_schema_for(schema: t.Schema, wanted: Optional[t.Field]) -> t.Schem
         raise ArrowInvalid(f"the requested schema names columns {[f.name for f in fields]}, the "
                            f"data has {schema.names}: a request may change representation, not "
                            f"which columns there are")
-    for ours, theirs in zip(schema, fields):
-        _same_layout(ours.storage_type, theirs.storage_type, f"column {ours.name!r}")
     return t.Schema(fields, wanted.metadata, schema.endianness)
 
 

@@ -317,13 +317,15 @@ def test_requested_schema(reader):
     schema_capsule, _ = col.__arrow_c_array__(same)
     assert pa.DataType._import_from_c_capsule(schema_capsule) == pa.int64()
     before = sys.getrefcount(col)
-    with pytest.raises(NotImplementedError):
-        col.__arrow_c_array__(pa.int32().__arrow_c_schema__())
+    with pytest.raises(NotImplementedError):  # (a pair pyarrow does not cast either)
+        col.__arrow_c_array__(pa.struct([("a", pa.int32())]).__arrow_c_schema__())
     assert sys.getrefcount(col) == before
+    as_text = pa.Array._import_from_c_capsule(*col.__arrow_c_array__(pa.string().__arrow_c_schema__()))
+    assert as_text.equals(pa.array(col).cast(pa.string()))  # (cast on request, as pyarrow)
     batch = reader.get_batch(0).select(["int64"])
     batch.__arrow_c_array__(pa.schema([("int64", pa.int64())]).__arrow_c_schema__())
     with pytest.raises(ArrowNotImplementedError):
-        batch.__arrow_c_array__(pa.schema([("int64", pa.string())]).__arrow_c_schema__())
+        batch.__arrow_c_array__(pa.schema([("int64", pa.month_day_nano_interval())]).__arrow_c_schema__())
     with pytest.raises(ArrowInvalid, match="names columns"):  # other columns: not the same data
         reader.__arrow_c_stream__(pa.schema([("x", pa.int8())]).__arrow_c_schema__())
 

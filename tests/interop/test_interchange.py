@@ -336,8 +336,11 @@ def test_reader_schema_request_and_from_batches_checks():
     table = pa.table({"x": [1, 2]})
     got = arrowmm.RecordBatchReader.from_stream(table, schema=t.schema([("x", t.int64())]))
     assert got.read_all().to_pydict() == {"x": [1, 2]}
-    with pytest.raises(ArrowInvalid, match="not the requested"):  # pyarrow casts; arrowmm does not
-        arrowmm.RecordBatchReader.from_stream(_NoCast(table), schema=t.schema([("x", t.int32())]))
+    cast = arrowmm.RecordBatchReader.from_stream(_NoCast(table), schema=t.schema([("x", t.utf8())]))
+    assert cast.schema == t.schema([("x", t.utf8())])  # (the producer ignored it: cast, as pyarrow)
+    assert cast.read_all().to_pydict() == {"x": ["1", "2"]}
+    with pytest.raises(ArrowInvalid, match="not the requested"):  # (other columns)
+        arrowmm.RecordBatchReader.from_stream(_NoCast(table), schema=t.schema([("y", t.int32())]))
     with pytest.raises(ArrowInvalid, match="__arrow_c_stream__"):
         arrowmm.RecordBatchReader.from_stream([1, 2])
     batch = arrowmm.record_batch({"x": [1]})
@@ -376,15 +379,20 @@ def test_requested_schema_same_layout_is_served_as_asked():
 
 
 def test_requested_schema_refusals():
-    col = arrowmm.array([1, None])
-    with pytest.raises(ArrowNotImplementedError, match="does not cast"):
-        col.__arrow_c_array__(pa.int32().__arrow_c_schema__())
+    col = arrowmm.array([1, None, 300])
+    with pytest.raises(ArrowNotImplementedError, match="Unsupported cast"):
+        col.__arrow_c_array__(pa.list_(pa.int32()).__arrow_c_schema__())
+    with pytest.raises(ArrowInvalid, match="300"):  # (cast safely, as pyarrow: 300 is no int8)
+        col.__arrow_c_array__(pa.int8().__arrow_c_schema__())
+    got = pa.Array._import_from_c_capsule(*col.__arrow_c_array__(pa.int16().__arrow_c_schema__()))
+    assert got.type == pa.int16() and got.to_pylist() == [1, None, 300]
     with pytest.raises(ArrowInvalid, match="non-nullable"):
         col.__arrow_c_array__(pa.field("x", pa.int64(), nullable=False).__arrow_c_schema__())
     batch = arrowmm.record_batch({"x": [1, None], "y": ["a", "b"]})
     for req, err in [(pa.schema([("x", pa.int64())]), ArrowInvalid),
                      (pa.schema([("y", pa.string()), ("x", pa.int64())]), ArrowInvalid),
-                     (pa.schema([("x", pa.int64()), ("y", pa.large_string())]), ArrowNotImplementedError),
+                     (pa.schema([("x", pa.int64()), ("y", pa.list_(pa.int8()))]),
+                      ArrowNotImplementedError),
                      (pa.int64(), ArrowInvalid)]:
         with pytest.raises(err):
             batch.__arrow_c_array__(req.__arrow_c_schema__())
@@ -393,3 +401,30 @@ def test_requested_schema_refusals():
     got = pa.RecordBatchReader._import_from_c_capsule(stream.__arrow_c_stream__(req.__arrow_c_schema__()))
     with pytest.raises(pa.ArrowInvalid, match="non-nullable"):  # found when the batch is pulled
         got.read_all()
+
+
+def test_a_request_for_other_types_is_served_by_casting_as_pyarrow_does(tmp_path):
+    """A consumer asking for other types gets the data cast (pyarrow's ``__arrow_c_array__`` and
+    ``__arrow_c_stream__`` cast too): arrays, batches, streams, and a lazy batch of a file whose
+    columns were never decoded; a value that does not fit fails as pyarrow's safe cast."""
+    table = pa.table({"x": [1, None, 3], "y": ["a", "b", None], "z": [1.5, 2.0, None]})
+    path = tmp_path / "t.arrow"
+    with pa.ipc.new_file(path, table.schema) as w:
+        w.write_table(table)
+    req = pa.schema([("x", pa.float64()), ("y", pa.large_string()), ("z", pa.string())])
+    want = table.cast(req)
+    reader = arrowmm.open_file(path)
+    lazy = reader.get_batch(0)
+    got = pa.RecordBatch._import_from_c_capsule(*lazy.__arrow_c_array__(req.__arrow_c_schema__()))
+    assert pa.Table.from_batches([got]).equals(want)
+    stream = pa.RecordBatchReader._import_from_c_capsule(reader.__arrow_c_stream__(req.__arrow_c_schema__()))
+    assert stream.read_all().equals(want)
+    column = lazy.column("x")
+    got = pa.Array._import_from_c_capsule(*column.__arrow_c_array__(pa.string().__arrow_c_schema__()))
+    assert got.equals(table.column("x").chunk(0).cast(pa.string()))
+    small = pa.schema([("x", pa.int8()), ("y", pa.string()), ("z", pa.float64())])
+    assert pa.RecordBatch._import_from_c_capsule(*lazy.__arrow_c_array__(small.__arrow_c_schema__())) \
+        .to_pydict() == table.cast(small).to_pydict()
+    big = arrowmm.record_batch({"x": [1, 300], "y": ["a", "b"], "z": [1.0, 2.0]})
+    with pytest.raises(ArrowInvalid, match="300"):
+        big.__arrow_c_array__(small.__arrow_c_schema__())
