@@ -23,7 +23,7 @@ address is formed; the numbers come from a segment other processes write.
 from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
 from libc.errno cimport errno, EAGAIN, EINTR, ETIMEDOUT
 from posix.unistd cimport getpid, pid_t
 from arrowmm._core._buffer cimport fill_byte_buffer
@@ -306,6 +306,16 @@ cdef class SharedMap:
             cpu = _thread_cpu() - cpu
             start = _monotonic() - start
         return now, max(0.0, start - cpu)
+
+    def header_state(self, bytes header, int64_t state_at):
+        """The 32-bit word at ``state_at`` (a channel's stream state) if the mapping still
+        begins with ``header``, else -1: a segment's per-call check in one call, without a
+        copy of its header."""
+        cdef Py_ssize_t n = len(header)
+        cdef uint8_t* state = self._at(state_at, 4)
+        if n > self.size or memcmp(self.ptr, <const char*>header, n) != 0:
+            return -1
+        return AMM_LOAD32(state)
 
     def claim_slot(self, int64_t seq_at, int64_t holds_at, uint64_t writing):
         """Mark a ring slot as being rewritten (its sequence word at ``seq_at`` set to

@@ -225,11 +225,11 @@ class Segment:
         if self.cut is None:
             size = self.map.mapping.size()  # (fstat of the mapping's own descriptor)
             if size >= self.layout.size:
-                now = self.map.mapping[:HEADER.size]
-                if now != self.header:
+                state = self.map.header_state(self.header, OFF_STATE)  # (-1: header changed)
+                if state == -1:
+                    now = self.map.mapping[:HEADER.size]
                     raise ArrowInvalid(f"{where}: its header was damaged while in use "
                                        f"({_header_change(self.header, now)})")
-                state = self.map.load32(OFF_STATE)
                 if state == DAMAGED:
                     raise ArrowInvalid(f"{where}: its producer found its header damaged (and "
                                        f"stopped sending)")
@@ -359,7 +359,7 @@ def _header_change(old: bytes, new: bytes) -> str:
     for field, a, b in zip(HEADER_FIELDS, before, after):
         if a != b:
             return f"{field} {a!r} became {b!r}"
-    return "its bytes changed"  # (unreachable: equal fields are equal bytes)
+    return "its bytes changed, and changed back"  # (undone between the check and the read)
 
 
 def end_stream(seg: Segment) -> None:
