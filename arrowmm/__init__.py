@@ -26,7 +26,7 @@ from .types import (  # noqa: F401  (the type factories: int64(), list_(...), ..
     date64, time32, time64, timestamp, duration, month_interval,
     day_time_interval, month_day_nano_interval, decimal32, decimal64, decimal128, decimal256,
     fixed_size_binary, list_, large_list, list_view, large_list_view, fixed_size_list,
-    struct, map_, sparse_union, dense_union, dictionary, run_end_encoded,
+    struct, map_, sparse_union, dense_union, dictionary, run_end_encoded, type_for_alias,
     ExtensionType, register_extension_type, unregister_extension_type,
 )
 # (from factories: beside the function, ``arrowmm.types`` holds a module named ``schema``,
@@ -81,7 +81,7 @@ __all__ = [
     "day_time_interval", "month_day_nano_interval", "decimal32", "decimal64", "decimal128", "decimal256",
     "fixed_size_binary", "list_", "large_list", "list_view", "large_list_view", "fixed_size_list",
     "struct", "map_", "sparse_union", "dense_union", "dictionary", "run_end_encoded",
-    "field", "schema",
+    "field", "schema", "type_for_alias",
     "ExtensionType", "register_extension_type", "unregister_extension_type",
     # memory
     "BufferView", "Region",

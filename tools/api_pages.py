@@ -46,7 +46,7 @@ PAGES = {
                "IntervalType", "BinaryType", "BinaryViewType", "FixedSizeBinaryType", "ListType",
                "ListViewType",
                "FixedSizeListType", "StructType", "MapType", "UnionType", "DictionaryType",
-               "RunEndEncodedType", "ExtensionType", "register_extension_type",
+               "RunEndEncodedType", "type_for_alias", "ExtensionType", "register_extension_type",
                "unregister_extension_type", "uuid", "json_", "bool8", "fixed_shape_tensor",
                "opaque", "variable_shape_tensor", "UuidType", "JsonType", "Bool8Type",
                "FixedShapeTensorType", "OpaqueType", "VariableShapeTensorType"], "arrowmm"),

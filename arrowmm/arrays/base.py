@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import operator
 
-from typing import Any, List, Optional, Sequence, SupportsIndex, overload
+from typing import Any, List, Optional, Sequence, SupportsIndex, Union, overload
 
 import numpy as np
 
@@ -175,10 +175,11 @@ class Array:
         from .selection import filter_mask  # (it imports this module)
         return filter_mask(self, mask)
 
-    def cast(self, target_type: t.DataType, safe: bool = True) -> "Array":
-        """The values as ``target_type``, as pyarrow's ``Array.cast``: numbers, temporal units,
-        dates and timestamps, strings and binaries, numbers to and from strings, dictionaries,
-        the null type to anything.  ``safe=True`` raises ``ArrowInvalid`` where a value would
+    def cast(self, target_type: Union[t.DataType, str], safe: bool = True) -> "Array":
+        """The values as ``target_type`` (a type, or its name: ``"int64"``), as pyarrow's
+        ``Array.cast``: numbers, temporal units, dates and timestamps to each other and to text,
+        strings and binaries, numbers to and from strings, decimals, lists and structs,
+        dictionaries, the null type to anything.  ``safe=True`` raises ``ArrowInvalid`` where a value would
         not fit or lose precision; ``safe=False`` wraps and truncates as pyarrow does.  A pair
         pyarrow does not cast raises ``ArrowNotImplementedError``."""
         return hooks.cast_array(self, target_type, safe=bool(safe))

@@ -1,7 +1,7 @@
 """``ChunkedArray``: one column across the batches of a table, its chunks borrowed."""
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -133,9 +133,10 @@ class ChunkedArray:
             offset = 0
         return ChunkedArray(out, self._type)
 
-    def cast(self, target_type: t.DataType, safe: bool = True) -> "ChunkedArray":
-        """Every chunk cast to ``target_type`` (``Array.cast``; pyarrow's
+    def cast(self, target_type: Union[t.DataType, str], safe: bool = True) -> "ChunkedArray":
+        """Every chunk cast to ``target_type`` (a type or its name: ``Array.cast``; pyarrow's
         ``ChunkedArray.cast``)."""
+        target_type = t.ensure_type(target_type)
         return ChunkedArray([c.cast(target_type, safe) for c in self._chunks], target_type)
 
     def combine_chunks(self) -> Array:

@@ -738,8 +738,10 @@ _NESTED = (t.ListType, t.ListViewType, t.FixedSizeListType, t.MapType, t.StructT
 
 def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Array:
     """``array`` as ``target_type`` (``Array.cast``), as pyarrow's ``cast``: see the module."""
+    if isinstance(target_type, str):  # (an alias, as pyarrow takes: "string", "int64", ...)
+        target_type = t.type_for_alias(target_type)
     if not isinstance(target_type, t.DataType):
-        raise TypeError(f"cast: target_type must be an arrowmm DataType, got "
+        raise TypeError(f"cast: target_type must be an arrowmm DataType or a type's name, got "
                         f"{type(target_type).__name__}")
     got, want = array.type, target_type
     if got == want:

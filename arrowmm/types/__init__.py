@@ -17,8 +17,11 @@ The face of the package; one module per concept below it:
     ``Field`` and ``Schema``.
 ``factories``
     ``int64()``, ``list_(...)``, ``field(...)``: the functions named as pyarrow names them.
+``aliases``
+    ``type_for_alias("int64")``: types named by strings, as pyarrow takes them.
 """
 from . import factories
+from .aliases import ensure_type, type_for_alias
 from .base import DataType, FixedWidthType
 from .encoded import DictionaryType, RunEndEncodedType
 from .extension import (EXTENSION_METADATA, EXTENSION_NAME, ExtensionType, extension_type_of,
@@ -48,6 +51,6 @@ __all__ = [
     "StructType", "MapType", "UnionType", "DictionaryType", "RunEndEncodedType",
     "Field", "Schema",
     "ExtensionType", "register_extension_type", "unregister_extension_type",
-    "extension_type_of", "EXTENSION_NAME", "EXTENSION_METADATA",
+    "extension_type_of", "EXTENSION_NAME", "EXTENSION_METADATA", "type_for_alias", "ensure_type",
     *factories.__all__,
 ]

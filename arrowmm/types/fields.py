@@ -4,10 +4,11 @@ fields, and look fields up by index or name."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Optional
+from typing import Optional, Union
 
 from .. import hooks
 from ..errors import ArrowInvalid
+from .aliases import type_for_alias
 from .base import DataType
 from .extension import EXTENSION_METADATA, EXTENSION_NAME, ExtensionType, resolve_extension
 
@@ -47,8 +48,10 @@ class Field:
     storage_metadata: Optional[dict[str, str]]
     dictionary_id: Optional[int]
 
-    def __init__(self, name: str, type: DataType, nullable: bool = True,  # noqa: A002  (pyarrow.field's name)
+    def __init__(self, name: str, type: Union[DataType, str], nullable: bool = True,  # noqa: A002
                  metadata: Optional[Mapping[str, str]] = None, dictionary_id: Optional[int] = None):
+        if isinstance(type, str):  # (an alias, as pyarrow takes: "int64", "utf8", ...)
+            type = type_for_alias(type)  # noqa: A001
         if not isinstance(type, DataType):
             raise ArrowInvalid(f"field {name!r}: type must be an arrowmm DataType, got {type!r}")
         ext = _UNRESOLVED

@@ -218,9 +218,12 @@ def check_errors_and_limits() -> None:
     except arrowmm.ArrowInvalid as e:
         print(e)
     except (arrowmm.ArrowNotImplementedError, arrowmm.ArrowKeyError,
-            arrowmm.ProducerDiedError) as e:
+            arrowmm.ProducerDiedError, arrowmm.ArrowTypeError) as e:
         print(e)
     except arrowmm.ArrowError:
         raise
+    as_text = arrowmm.array([1, 2]).cast("string")
+    as_float: arrowmm.DataType = arrowmm.type_for_alias("double")
+    print(as_text.cast(as_float, safe=False))
     old: dict[str, int] = arrowmm.set_limits(max_fields=100)
     print(old, arrowmm.limits.current(), arrowmm.__version__)
