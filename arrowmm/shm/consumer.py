@@ -220,9 +220,8 @@ class Consumer:
                     continue
                 word, stolen = m.spin_while32(OFF_PUB, seen, min(spin, wait))
                 t = time.monotonic()
-                self._adaptive.spun(t, stolen)
-                if self._spin is None:  # (a busy machine found: asleep from now on)
-                    spin_until = min(spin_until, self._adaptive.spin_until(t))
+                if self._adaptive.spun(t, stolen) and self._spin is None:
+                    spin_until = t  # (a busy machine found: asleep from now on)
                 if word != seen or t < spin_until:
                     continue
             m.add32(OFF_CONS_WAITING, 1)
@@ -233,6 +232,8 @@ class Consumer:
             finally:
                 if seg.intact():
                     m.add32(OFF_CONS_WAITING, U32)
+            if self._spin is None:  # (woken as a send began: its batch is microseconds away)
+                spin_until = max(spin_until, self._adaptive.woken(time.monotonic()))
 
     def _take(self) -> Optional[RecordBatch]:
         """The next batch (skipping what was overwritten: see ``RingCursor.take``); None when

@@ -17,12 +17,16 @@ CPU).  So a spin that lost more than ``STOLEN_LIMIT`` of its time to other proce
 wall time less the thread's CPU time, measured by ``SharedMap.spin_while32``) turns spinning
 off for ``BACKOFF`` seconds; then it is tried again.
 
+A sleeping consumer is woken by the producer as a send *begins* (``Channel.send``), so its
+wake-up (tens of microseconds) overlaps the send's work; woken, it busy-waits up to
+``WAKE_SPIN`` for the batch instead of going back to sleep.
+
 The policy is pure arithmetic on the times it is given (the consumer passes
 ``time.monotonic()``), so its rules are tested without a clock.
 """
 from __future__ import annotations
 
-__all__ = ["AdaptiveSpin", "BASE", "AUTO_MAX", "STOLEN_LIMIT", "BACKOFF"]
+__all__ = ["AdaptiveSpin", "BASE", "AUTO_MAX", "WAKE_SPIN", "STOLEN_LIMIT", "BACKOFF"]
 
 #: Seconds every wait busy-waits at least (a batch on its way is cheaper seen than slept for).
 BASE = 10e-6
@@ -30,6 +34,8 @@ BASE = 10e-6
 #: is met awake; slower ones cost a sleeping consumer's wake-up, and at most this much CPU
 #: per batch while the gaps are being learnt.
 AUTO_MAX = 1e-3
+#: Seconds a consumer woken from its futex busy-waits for the batch whose send woke it.
+WAKE_SPIN = 100e-6
 #: Seconds a spin may lose to other processes before the machine counts as busy.
 STOLEN_LIMIT = 50e-6
 #: Seconds a busy machine's consumer sleeps straight away before it tries spinning again.
@@ -55,6 +61,7 @@ class AdaptiveSpin:
     >>> round((spin.spin_until(100.0029) - 100.0028) * 1e6)   # up to 2 gaps after the last
     800
     >>> spin.spun(100.0030, stolen=0.002)         # a spin that lost 2 ms: the machine is busy
+    True
     >>> spin.spin_until(100.0031) == 100.0031 + BASE
     True
     """
@@ -66,10 +73,21 @@ class AdaptiveSpin:
         self.gap = None   # the running estimate of the gap between batches (seconds)
         self.busy_until = None  # spinning is off until then (the machine was found busy)
 
-    def spun(self, now: float, stolen: float) -> None:
-        """A busy-wait ended at ``now``, ``stolen`` seconds of it run by other processes."""
+    def woken(self, now: float) -> float:
+        """Until when a consumer woken from its futex at ``now`` busy-waits: ``WAKE_SPIN`` (a
+        producer wakes sleepers as its send begins, so the batch follows within the send's
+        own time), ``BASE`` on a busy machine."""
+        if self.busy_until is not None and now < self.busy_until:
+            return now + BASE
+        return now + WAKE_SPIN
+
+    def spun(self, now: float, stolen: float) -> bool:
+        """A busy-wait ended at ``now``, ``stolen`` seconds of it run by other processes;
+        True if that makes the machine busy (spinning is off: the wait sleeps now)."""
         if stolen > STOLEN_LIMIT:
             self.busy_until = now + BACKOFF
+            return True
+        return False
 
     def arrived(self, now: float) -> None:
         """A batch was taken at ``now``."""

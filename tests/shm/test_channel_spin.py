@@ -21,7 +21,8 @@ import arrowmm
 from arrowmm._core._shmsync import SharedMap
 from arrowmm.errors import ArrowInvalid
 from arrowmm.shm import Channel
-from arrowmm.shm.spin import AUTO_MAX, BACKOFF, BASE, STOLEN_LIMIT, AdaptiveSpin
+from arrowmm.shm import ring
+from arrowmm.shm.spin import AUTO_MAX, BACKOFF, BASE, STOLEN_LIMIT, WAKE_SPIN, AdaptiveSpin
 
 pytestmark = pytest.mark.skipif(not (sys.platform.startswith("linux") and os.path.isdir("/dev/shm")),
                                 reason="channels need Linux (/dev/shm and futexes)")
@@ -80,10 +81,12 @@ def test_time_stolen_by_other_processes_turns_spinning_off_for_a_while():
     for k in range(10):
         spin.arrived(2.0 + 0.0002 * k)
     last = 2.0 + 0.0002 * 9
-    spin.spun(last + 0.0001, STOLEN_LIMIT / 2)  # a little stolen: still spinning
+    assert not spin.spun(last + 0.0001, STOLEN_LIMIT / 2)  # a little stolen: still spinning
     assert spin.spin_until(last + 0.0001) == pytest.approx(last + 0.0004)
-    spin.spun(last + 0.0001, STOLEN_LIMIT * 2)  # the machine is busy: sleep at once
+    assert spin.woken(last + 0.0001) == last + 0.0001 + WAKE_SPIN
+    assert spin.spun(last + 0.0001, STOLEN_LIMIT * 2)  # the machine is busy: sleep at once
     assert spin.spin_until(last + 0.0002) == last + 0.0002 + BASE
+    assert spin.woken(last + 0.0002) == last + 0.0002 + BASE
     spin.arrived(last + 0.0003)
     assert spin.spin_until(last + 0.0003) == last + 0.0003 + BASE
     later = last + 0.0001 + BACKOFF  # then spinning is tried again
@@ -165,3 +168,27 @@ def test_spin_none_is_adaptive_and_can_be_set_back(name):
                 c.spin = "auto"
             ch.send({"i": [1, 2]})
             assert c.recv(timeout=HANG).column("i").to_pylist() == [1, 2]
+
+
+def test_a_send_wakes_sleeping_consumers_as_it_begins_and_a_failed_one_leaves_them_waiting(name):
+    # The wake comes before the batch is encoded (its wake-up overlaps the send's work): a
+    # send refused after it (a batch of another schema) has bumped the publication counter,
+    # and the woken consumer goes back to waiting, then gets the next good batch.
+    with Channel.create(name, SCHEMA, capacity=1 << 16, slots=2) as ch:
+        with Channel.attach(name, spin=0) as c:  # (always asleep: a wake is needed)
+            m = ch._seg.map
+            got = []
+            worker = threading.Thread(target=lambda: got.append(c.recv(timeout=HANG)))
+            worker.start()
+            until = time.monotonic() + HANG
+            while not m.load32(ring.OFF_CONS_WAITING) and time.monotonic() < until:
+                time.sleep(0.001)  # (until the consumer sleeps on the futex)
+            before = m.load32(ring.OFF_PUB)
+            with pytest.raises(ArrowInvalid, match="no column"):  # (not the schema)
+                ch.send({"other": [1]})
+            assert m.load32(ring.OFF_PUB) == before + 1  # (woken, though nothing was sent)
+            assert ch.sent == 0 and not got
+            ch.send({"i": [7]}, timeout=HANG)
+            worker.join(HANG)
+            assert [b.column("i").to_pylist() for b in got] == [[7]]
+            assert c.sequence == 0
