@@ -40,3 +40,15 @@ def exact_integers(
 def views_of(offsets: npt.NDArray[np.int64], data: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
     """16-byte views of the strings ``data[offsets[i]:offsets[i + 1]]`` (long ones pointing
     into ``data`` as buffer 0)."""
+
+def format_temporal(
+    values: npt.NDArray[np.int64],
+    valid: Optional[npt.NDArray[np.bool_]],
+    kind: int,
+    per_second: int,
+    digits: int,
+    zone_offsets: Optional[npt.NDArray[np.int64]],
+    suffix: int,
+    shown: Optional[npt.NDArray[np.int64]],
+) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]:
+    """(int64 offsets, uint8 data) of each date, time or timestamp as pyarrow writes it."""

@@ -912,3 +912,153 @@ def views_of(const int64_t[::1] offsets, const uint8_t[::1] data):
     if bad:
         raise ValueError("views_of: offsets fall outside the data")
     return out
+
+
+# -- dates, times and timestamps as text (``temporal_text``): one pass in C ------------------
+
+cdef extern from *:
+    """
+    static int64_t am_floordiv(int64_t a, int64_t b) {
+        int64_t q = a / b;
+        if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+        return q;
+    }
+
+    /* Howard Hinnant's civil_from_days: the proleptic Gregorian date of day z since 1970. */
+    static void am_civil(int64_t z, int64_t *y, int *m, int *d) {
+        int64_t era, doe, yoe, doy, mp;
+        z += 719468;
+        era = am_floordiv(z, 146097);
+        doe = z - era * 146097;
+        yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+        doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        mp = (5 * doy + 2) / 153;
+        *d = (int)(doy - (153 * mp + 2) / 5 + 1);
+        *m = (int)(mp < 10 ? mp + 3 : mp - 9);
+        *y = yoe + era * 400 + (*m <= 2);
+    }
+
+    static void am_digits(char *o, int64_t v, int width) {
+        int k;
+        for (k = width - 1; k >= 0; k--) { o[k] = (char)('0' + v % 10); v /= 10; }
+    }
+
+    /* YYYY-MM-DD (a sign and four digits below year 0, more digits past 9999). */
+    static int am_date(char *o, int64_t days) {
+        int64_t y; int m, d, p = 0;
+        am_civil(days, &y, &m, &d);
+        if (y < 0) { o[p++] = '-'; y = -y; }
+        if (y > 9999) { p += arrowmm_utoa((uint64_t)y, o + p); }
+        else { am_digits(o + p, y, 4); p += 4; }
+        o[p] = '-'; am_digits(o + p + 1, m, 2);
+        o[p + 3] = '-'; am_digits(o + p + 4, d, 2);
+        return p + 6;
+    }
+
+    /* HH:MM:SS and, with digits, . and the fraction. */
+    static int am_clock(char *o, int64_t seconds, int64_t fraction, int digits) {
+        am_digits(o, seconds / 3600, 2); o[2] = ':';
+        am_digits(o + 3, seconds / 60 % 60, 2); o[5] = ':';
+        am_digits(o + 6, seconds % 60, 2);
+        if (!digits) return 8;
+        o[8] = '.';
+        am_digits(o + 9, fraction, digits);
+        return 9 + digits;
+    }
+
+    static int am_out_of_range(char *o, int64_t v) {
+        memcpy(o, "<value out of range: ", 21);
+        int p = 21;
+        if (v < 0) { o[p++] = '-'; p += arrowmm_utoa((uint64_t)0 - (uint64_t)v, o + p); }
+        else p += arrowmm_utoa((uint64_t)v, o + p);
+        o[p++] = '>';
+        return p;
+    }
+    """
+    int64_t am_floordiv(int64_t a, int64_t b) noexcept nogil
+    int am_date(char *o, int64_t days) noexcept nogil
+    int am_clock(char *o, int64_t seconds, int64_t fraction, int digits) noexcept nogil
+    int am_out_of_range(char *o, int64_t v) noexcept nogil
+    void am_digits(char *o, int64_t v, int width) noexcept nogil
+
+DEF LOWEST_DAY = -12687428  # -32767-01-01, the first day pyarrow writes
+DEF HIGHEST_DAY = 11248737  # 32767-12-31, the last
+DEF MAX_TEMPORAL_TEXT = 48  # "<value out of range: -9223372036854775808>" is 42
+
+
+def format_temporal(const int64_t[::1] values, valid, int kind, int64_t per_second,
+                    int digits, zone_offsets, int suffix, shown):
+    """The text of each value as pyarrow writes it; nulls (``valid`` False) empty.
+
+    ``kind`` 0: timestamps in units of ``1/per_second`` s (``digits`` of fraction), in the
+    wall-clock time ``zone_offsets`` (int64 seconds per value, or None for UTC) gives, followed
+    by ``suffix`` 1 ``Z`` or 2 the offset as ``+HHMM``; 1: days since the epoch; 2: times of
+    day.  A value outside the years -32767..32767 (or the day) is ``<value out of range: N>``,
+    N from ``shown`` (int64 per value) when given.  Returns (int64 offsets, uint8 data)."""
+    cdef int64_t n = values.shape[0], i, pos = 0, v, days, within, off, minutes
+    cdef int64_t per_day = 86400 * per_second
+    cdef const uint8_t[::1] mask
+    cdef const uint8_t *valid_ptr = NULL
+    cdef const int64_t[::1] offs
+    cdef const int64_t[::1] named
+    cdef bint zoned = zone_offsets is not None, has_shown = shown is not None
+    cdef char *o
+    if valid is not None:
+        mask = valid.view(np.uint8)
+        valid_ptr = &mask[0] if n else NULL
+    if zoned:
+        offs = zone_offsets
+    if has_shown:
+        named = shown
+    offsets_arr = np.empty(n + 1, dtype=np.int64)
+    cdef int64_t[::1] offsets = offsets_arr
+    data_arr = np.empty(n * MAX_TEMPORAL_TEXT + MAX_TEMPORAL_TEXT, dtype=np.uint8)
+    cdef uint8_t[::1] data = data_arr
+    offsets[0] = 0
+    with nogil:
+        for i in range(n):
+            o = <char *>&data[pos]
+            if valid_ptr != NULL and not valid_ptr[i]:
+                offsets[i + 1] = pos
+                continue
+            v = values[i]
+            if kind == 2:
+                if v < 0 or v >= per_day:
+                    pos += am_out_of_range(o, named[i] if has_shown else v)
+                else:
+                    pos += am_clock(o, v / per_second, v % per_second, digits)
+                offsets[i + 1] = pos
+                continue
+            if kind == 1:
+                days = v
+                within = 0
+            else:
+                days = am_floordiv(v, per_day)
+                within = v - days * per_day
+                if zoned:
+                    off = offs[i]
+                    within = within + off * per_second
+                    days = days + am_floordiv(within, per_day)
+                    within = within - am_floordiv(within, per_day) * per_day
+            if days < LOWEST_DAY or days > HIGHEST_DAY:
+                pos += am_out_of_range(o, named[i] if has_shown else v)
+                offsets[i + 1] = pos
+                continue
+            pos += am_date(o, days)
+            if kind == 0:
+                o = <char *>&data[pos]
+                o[0] = b' '
+                pos += 1 + am_clock(o + 1, within / per_second, within % per_second, digits)
+                o = <char *>&data[pos]
+                if suffix == 1:
+                    o[0] = b'Z'
+                    pos += 1
+                elif suffix == 2:
+                    off = offs[i]
+                    o[0] = b'-' if off < 0 else b'+'
+                    minutes = (-off if off < 0 else off) / 60
+                    am_digits(o + 1, minutes / 60, 2)
+                    am_digits(o + 3, minutes % 60, 2)
+                    pos += 5
+            offsets[i + 1] = pos
+    return offsets_arr, data_arr[:pos]

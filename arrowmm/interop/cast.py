@@ -439,15 +439,16 @@ def _temporal_to_text(array: Array, want) -> Array:
     their integer count; the others by ``temporal_text``)."""
     got = array.type
     values = _zeroed(array, np.asarray(array.values()).astype(np.int64))
+    valid = _valid(array)
     if isinstance(got, t.DurationType):
-        text = format_numbers(values, _valid(array), "int")
+        text = format_numbers(values, valid, "int")
     elif isinstance(got, t.TimeType):
-        text = format_times(values, got.unit)
+        text = format_times(values, got.unit, valid)
     elif isinstance(got, t.DateType):  # (date64: milliseconds to days toward zero, as pyarrow)
-        text = format_dates(values) if got.unit == "day" else \
-            format_dates((values - np.fmod(values, _MS_PER_DAY)) // _MS_PER_DAY, values)
+        text = format_dates(values, None, valid) if got.unit == "day" else \
+            format_dates((values - np.fmod(values, _MS_PER_DAY)) // _MS_PER_DAY, values, valid)
     else:
-        text = format_timestamps(values, got.unit, got.tz)
+        text = format_timestamps(values, got.unit, got.tz, valid)
     return _text_array(array, want, *text)
 
 
