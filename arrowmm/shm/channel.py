@@ -255,6 +255,7 @@ class Channel:
         with self._lock:
             if self._closed:
                 raise ArrowInvalid(f"channel {self.name!r} is closed")
+            self._check()  # (before the segment is touched: cut short or damaged, raise)
             self._wake_sleepers()
             parts = self._encode(batch, metadata)
             if isinstance(parts, _Plain):  # laid out in the slot by one call, below
@@ -267,7 +268,7 @@ class Channel:
                 raise ArrowInvalid(f"channel {self.name!r}: the batch encodes to {nbytes} bytes, "
                                    f"a slot holds {lay.slot_size} (capacity / slots): create the "
                                    f"channel with a larger capacity or fewer slots")
-            n, s = self._claim_slot(timeout)
+            n, s = self._claim_slot(timeout, checked=True)
             m = seg.map
             if isinstance(parts, _Plain):
                 tpl, flat = parts.template, parts.flat
@@ -361,16 +362,18 @@ class Channel:
 
     _building = None  # the thread that has a reserved batch open
 
-    def _claim_slot(self, timeout: Optional[float]):
+    def _claim_slot(self, timeout: Optional[float], checked: bool = False):
         """``(n, s)``: the next batch's number and the slot it goes to, marked as being
         written (consumers pass over it) once nobody holds it and, with ``on_slow="wait"``,
-        every consumer has taken the batch it held.  Under ``self._lock``."""
+        every consumer has taken the batch it held.  Under ``self._lock``; ``checked``: the
+        caller ran ``_check`` just before (``send``: once a send)."""
         seg = self._seg
         lay = seg.layout
         n = self._next
         s = n % lay.slots
         deadline = deadline_of(timeout)
-        self._check()
+        if not checked:
+            self._check()
         if not seg.drop and n >= lay.slots and not self._slowest() > n - lay.slots:
             self._wait(lambda: self._slowest() > n - lay.slots, deadline,
                        lambda: f"a consumer has not taken batch {n - lay.slots} "
@@ -418,10 +421,10 @@ class Channel:
         """Wake the consumers asleep on the publication counter now, as a send begins: their
         wake-up (tens of microseconds: the scheduler, on a virtual machine an idle CPU woken)
         overlaps the encoding and copying, and woken, they busy-wait for the batch
-        (``spin.AdaptiveSpin.woken``); a wake that finds no batch is a spurious one to them."""
-        seg = self._seg
-        m = seg.map
-        if seg.intact() and m.load32(OFF_CONS_WAITING):
+        (``spin.AdaptiveSpin.woken``); a wake that finds no batch is a spurious one to them.
+        Right after ``_check`` (the segment is not cut short)."""
+        m = self._seg.map
+        if m.load32(OFF_CONS_WAITING):
             m.add32(OFF_PUB, 1)
             m.wake32(OFF_PUB)
 
