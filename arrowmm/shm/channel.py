@@ -230,8 +230,9 @@ class Channel:
         """Join channel ``name`` as a consumer; it receives the batches sent from now on.
 
         ``owner``: the uid the segment must belong to (default: this user's).  ``spin``:
-        seconds ``recv`` busy-waits for a batch before sleeping (default 10 us; longer
-        for latency, at the cost of a busy core while waiting: see ``Consumer``).  A
+        seconds ``recv`` busy-waits for a batch before sleeping (default None: adaptive,
+        awake while batches come less than a millisecond apart, asleep when idle or when
+        the machine is busy; a number fixes it: see ``Consumer``).  A
         missing name, a file that is no channel or a damaged header raises
         ``ArrowInvalid``; a channel whose every consumer entry is taken raises
         ``ArrowInvalid`` saying so.
