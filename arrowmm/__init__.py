@@ -45,6 +45,7 @@ from .arrays import ChunkedArray, Table
 from . import compute
 from .compute import Expression, field  # (a Field with a type; a filter's column reference without)
 from .interop import RecordBatchReader, array, record_batch
+from .interop.tables import chunked_array, concat_tables, table
 from .ipc import (AppendWriter, FeatherV1Reader, FileReader, FileWriter, IndexedStreamReader, RepairReport, StreamReader,
                   StreamWriter, index_stream, new_file, new_stream, open, open_file,  # noqa: A004
                   open_stream, repair, append_file, add_statistics)
@@ -95,7 +96,7 @@ __all__ = [
     "uuid", "json_", "bool8", "fixed_shape_tensor", "opaque", "VariableShapeTensorType",
     "VariableShapeTensorArray", "variable_shape_tensor",
     # interop
-    "array", "record_batch", "RecordBatchReader",
+    "array", "record_batch", "RecordBatchReader", "table", "chunked_array", "concat_tables",
     # ipc
     "open_file", "open_stream", "open", "FileReader", "StreamReader", "FeatherV1Reader",
     "new_file", "new_stream", "write_file", "write_stream", "FileWriter", "StreamWriter",

@@ -10,13 +10,14 @@ import numpy as np
 
 from .. import hooks, types as t
 from .array import Array, imported_batch, unbacked_rows
+from .column_input import as_array, as_field, column_index
 from .display import inline_values, preview
 from .decode_ahead import DECODED, IN_FLIGHT, MISSING
 from .extension import ExtensionArray, storage_of, wrap
 from ..errors import ArrowInvalid
 from .pandas_compat import PandasConvertible
 
-__all__ = ["RecordBatch", "cast_columns"]
+__all__ = ["RecordBatch", "cast_columns", "drop_positions", "rows_to_columns"]
 
 
 _PUBLISH = threading.Lock()  # (held only to publish a column built without its own lock)
@@ -57,6 +58,35 @@ def cast_columns(schema: t.Schema, target_schema: t.Schema, column, safe: bool, 
     return out
 
 
+def drop_positions(schema: t.Schema, columns) -> set:
+    """Positions of the columns named ``columns`` (a name or a list of names), for
+    ``drop_columns``: KeyError for a name not in ``schema``, as pyarrow's."""
+    if isinstance(columns, str):
+        columns = [columns]
+    out = set()
+    for name in columns:
+        if not isinstance(name, str):
+            raise TypeError(f"drop_columns takes column names (str), got {type(name).__name__}")
+        hits = [k for k, n in enumerate(schema.names) if n == name]
+        if not hits:
+            raise KeyError(f"Column {name!r} not found")
+        out.update(hits)
+    return out
+
+
+def rows_to_columns(rows, schema: Optional[t.Schema], where: str) -> dict:
+    """``{name: list of values}`` of ``rows`` (``{name: value}`` dicts) for ``from_pylist``:
+    the names are the schema's, or the first row's keys; a key a row lacks gives a null."""
+    if isinstance(rows, (str, bytes, dict)) or not hasattr(rows, "__iter__"):
+        raise TypeError(f"{where} takes a list of dicts, got {type(rows).__name__}")
+    rows = list(rows)
+    for k, row in enumerate(rows):
+        if not hasattr(row, "get"):
+            raise TypeError(f"{where}: row {k} is a {type(row).__name__}, not a dict")
+    names = schema.names if schema is not None else list(rows[0].keys()) if rows else []
+    return {n: [row.get(n) for row in rows] for n in names}
+
+
 class RecordBatch(PandasConvertible):
     """Equal-length columns under a schema.
 
@@ -94,12 +124,21 @@ class RecordBatch(PandasConvertible):
     @classmethod
     def from_arrays(cls, arrays: Sequence[Array], names: Optional[Sequence[str]] = None,
                     schema: Optional[t.Schema] = None, metadata: Optional[dict] = None) -> "RecordBatch":
-        """A batch from arrays and either ``names`` or a ``schema``."""
+        """A batch from arrays (or lists, numpy arrays, Arrow producers) and either ``names``
+        or a ``schema``, as ``pyarrow.RecordBatch.from_arrays``."""
         arrays = list(arrays)
         if schema is None:
             if names is None or len(names) != len(arrays):
                 raise ArrowInvalid(f"need one name per array ({len(arrays)} arrays)")
+            arrays = [as_array(a, None, f"RecordBatch.from_arrays: column {n!r}")
+                      for n, a in zip(names, arrays)]
             schema = t.Schema([t.Field(n, a.type) for n, a in zip(names, arrays)], metadata)
+        elif len(schema) == len(arrays):
+            arrays = [a if isinstance(a, Array) else  # (a storage array of an extension field)
+                      as_array(a, f.type, f"RecordBatch.from_arrays: column {f.name!r}")
+                      for f, a in zip(schema, arrays)]
+            if metadata is not None:
+                schema = schema.with_metadata(metadata)
         if len(schema) != len(arrays):
             raise ArrowInvalid(f"schema has {len(schema)} fields, got {len(arrays)} arrays")
         lengths = {len(a) for a in arrays}
@@ -111,6 +150,88 @@ class RecordBatch(PandasConvertible):
             if f.storage_type != storage_of(a).type:
                 raise ArrowInvalid(f"field {f.name!r} is {f.type} but its array is {a.type}")
         return cls(schema, lengths.pop() if lengths else 0, arrays)
+
+    @classmethod
+    def from_pydict(cls, mapping, schema: Optional[t.Schema] = None,
+                    metadata: Optional[dict] = None) -> "RecordBatch":
+        """A batch of ``{name: column}`` (arrays, lists or numpy arrays), as
+        ``pyarrow.RecordBatch.from_pydict``; with ``schema``, its fields pick the columns and
+        fix their types."""
+        if not hasattr(mapping, "keys"):
+            raise TypeError(f"RecordBatch.from_pydict takes a dict, got {type(mapping).__name__}")
+        if schema is not None:
+            if not isinstance(schema, t.Schema):
+                raise TypeError(f"RecordBatch.from_pydict: schema must be an arrowmm Schema, got "
+                                f"{type(schema).__name__}")
+            missing = [f.name for f in schema if f.name not in mapping]
+            if missing:
+                raise KeyError(f"RecordBatch.from_pydict: the dict has no column {missing[0]!r} "
+                               f"of the schema")
+            return cls.from_arrays([mapping[f.name] for f in schema], schema=schema,
+                                   metadata=metadata)
+        return cls.from_arrays(list(mapping.values()), [str(k) for k in mapping.keys()],
+                               metadata=metadata)
+
+    @classmethod
+    def from_pylist(cls, mapping: Sequence[dict], schema: Optional[t.Schema] = None,
+                    metadata: Optional[dict] = None) -> "RecordBatch":
+        """A batch of rows (``{name: value}`` dicts), as ``pyarrow.RecordBatch.from_pylist``:
+        the columns are the first row's keys (or the schema's names); a missing key is null."""
+        return cls.from_pydict(rows_to_columns(mapping, schema, "RecordBatch.from_pylist"),
+                               schema, metadata)
+
+    def _with_schema(self, schema: t.Schema) -> "RecordBatch":
+        """This batch's columns (decoded or not) under ``schema`` (same types: new names or
+        metadata)."""
+        return RecordBatch(schema, self.num_rows, self._columns, self._loader, self.metadata,
+                           self._offset)
+
+    # -- new batches with a column more, less or other (pyarrow's; never in place) --------
+    def add_column(self, i: int, field_, column) -> "RecordBatch":
+        """A new batch with ``column`` (an array, list or numpy array) inserted at position
+        ``i`` as ``field_`` (a Field or a name), as ``pyarrow.RecordBatch.add_column``."""
+        return self._with_column(column_index(i, self.num_columns, "add_column", "add", True),
+                                 field_, column, "add_column", 0)
+
+    def append_column(self, field_, column) -> "RecordBatch":
+        """A new batch with ``column`` added last (see ``add_column``)."""
+        return self._with_column(self.num_columns, field_, column, "append_column", 0)
+
+    def set_column(self, i: int, field_, column) -> "RecordBatch":
+        """A new batch with column ``i`` replaced by ``column`` as ``field_`` (see
+        ``add_column``), as ``pyarrow.RecordBatch.set_column`` (which appends it for
+        ``i == num_columns``)."""
+        k = column_index(i, self.num_columns, "set_column", "set", True)
+        return self._with_column(k, field_, column, "set_column", int(k < self.num_columns))
+
+    def _with_column(self, k: int, field_, column, where: str, replace: int) -> "RecordBatch":
+        col = as_array(column, None, f"{where}: the column")
+        if len(col) != self.num_rows:
+            raise ArrowInvalid(f"Added column's length must match record batch's length. "
+                               f"Expected length {self.num_rows} but got length {len(col)}")
+        f = as_field(field_, col.type, where)
+        fields = list(self.schema.fields)
+        cols = self.columns
+        fields[k:k + replace] = [f]
+        cols[k:k + replace] = [col]
+        return RecordBatch(t.Schema(fields, self.schema.metadata, self.schema.endianness),
+                           self.num_rows, cols, metadata=self.metadata)
+
+    def remove_column(self, i: int) -> "RecordBatch":
+        """A new batch without column ``i``, as ``pyarrow.RecordBatch.remove_column``."""
+        k = column_index(i, self.num_columns, "remove_column", "remove")
+        return self.select([j for j in range(self.num_columns) if j != k])
+
+    def drop_columns(self, columns) -> "RecordBatch":
+        """A new batch without the columns named ``columns`` (a name or a list of names;
+        KeyError for a name not in the batch), as ``pyarrow.RecordBatch.drop_columns``."""
+        drop = drop_positions(self.schema, columns)
+        return self.select([j for j in range(self.num_columns) if j not in drop])
+
+    def replace_schema_metadata(self, metadata: Optional[dict] = None) -> "RecordBatch":
+        """A new batch whose schema has ``metadata`` (None: none), the columns shared, as
+        ``pyarrow.RecordBatch.replace_schema_metadata``."""
+        return self._with_schema(self.schema.with_metadata(metadata))
 
     # -- columns -------------------------------------------------------------------------
     @property

@@ -11,13 +11,14 @@ from __future__ import annotations
 from typing import List, Optional, Sequence
 
 from .. import hooks, types as t
-from .batch import RecordBatch, cast_columns
+from .batch import RecordBatch, cast_columns, drop_positions, rows_to_columns
 from .chunked import ChunkedArray, aligned_pieces
+from .column_input import as_chunked, as_field, chunk_bounds, column_index, split_like
 from .empty import empty_array
 from ..errors import ArrowInvalid
 from .pandas_compat import PandasConvertible, column_positions
 
-__all__ = ["Table", "select_batch", "slice_batches"]
+__all__ = ["Table", "select_batch", "slice_batches", "table_of_columns"]
 
 
 class _ColumnsOf:
@@ -80,6 +81,50 @@ def slice_batches(batches: Sequence[RecordBatch], offset: int, length: Optional[
     return out
 
 
+def table_of_columns(schema: t.Schema, columns: Sequence[ChunkedArray], where: str = "table"
+                     ) -> "Table":
+    """A table of ``columns`` (chunked arrays of ``schema``'s types, all of one length), a
+    batch wherever a chunk of one of them starts: zero-copy slices, no chunk combined."""
+    if len(columns) != len(schema):
+        raise ArrowInvalid(f"{where}: schema has {len(schema)} fields, got {len(columns)} columns")
+    for k, (f, c) in enumerate(zip(schema, columns)):
+        if len(c) != len(columns[0]):
+            raise ArrowInvalid(f"{where}: column {k} named {f.name} expected length "
+                               f"{len(columns[0])} but got length {len(c)}")
+        if c.type != f.type:
+            raise ArrowInvalid(f"{where}: column {k} named {f.name} is {c.type}, the schema "
+                               f"says {f.type}")
+    if not columns:
+        return Table(schema, [])
+    bounds = chunk_bounds(columns)
+    pieces = [split_like(c, bounds) for c in columns]
+    return Table(schema, [RecordBatch(schema, stop - start, [p[k] for p in pieces])
+                          for k, (start, stop) in enumerate(zip(bounds, bounds[1:]))])
+
+
+def _columns_of(schema: Optional[t.Schema], names, arrays, metadata, where: str) -> "Table":
+    """``Table.from_arrays`` / ``from_pydict``: ``arrays`` under ``names`` or ``schema``."""
+    if schema is not None:
+        if not isinstance(schema, t.Schema):
+            raise TypeError(f"{where}: schema must be an arrowmm Schema, got "
+                            f"{type(schema).__name__}")
+        if names is not None:
+            raise ArrowInvalid(f"{where}: give names or schema, not both")
+        if len(schema) != len(arrays):
+            raise ArrowInvalid(f"{where}: schema has {len(schema)} fields, got {len(arrays)} "
+                               f"columns")
+        cols = [as_chunked(a, f.type, f"{where}: column {f.name!r}") for f, a in zip(schema, arrays)]
+        if metadata is not None:
+            schema = schema.with_metadata(metadata)
+    else:
+        if names is None or isinstance(names, str) or len(names) != len(arrays):
+            raise ArrowInvalid(f"{where}: need one name per column ({len(arrays)} columns), got "
+                               f"names={names!r}")
+        cols = [as_chunked(a, None, f"{where}: column {n!r}") for n, a in zip(names, arrays)]
+        schema = t.Schema([t.Field(str(n), c.type) for n, c in zip(names, cols)], metadata)
+    return table_of_columns(schema, cols, where)
+
+
 class Table(PandasConvertible):
     """Record batches of one schema, read as one table (pyarrow's ``Table``, borrowed).
 
@@ -121,6 +166,43 @@ class Table(PandasConvertible):
                 raise ArrowInvalid("from_batches of no batches needs a schema")
             schema = batches[0].schema
         return cls(schema, batches)
+
+    @classmethod
+    def from_arrays(cls, arrays: Sequence, names: Optional[Sequence[str]] = None,
+                    schema: Optional[t.Schema] = None, metadata: Optional[dict] = None
+                    ) -> "Table":
+        """A table of columns (arrays, chunked arrays, lists or numpy arrays) under ``names``
+        or a ``schema``, as ``pyarrow.Table.from_arrays``; chunks are kept, not combined."""
+        return _columns_of(schema, names, list(arrays), metadata, "Table.from_arrays")
+
+    @classmethod
+    def from_pydict(cls, mapping, schema: Optional[t.Schema] = None,
+                    metadata: Optional[dict] = None) -> "Table":
+        """A table of ``{name: column}`` (arrays, chunked arrays, lists or numpy arrays), as
+        ``pyarrow.Table.from_pydict``; with ``schema``, its fields pick the columns (others
+        in the dict are left out) and fix their types."""
+        if not hasattr(mapping, "keys"):
+            raise TypeError(f"Table.from_pydict takes a dict, got {type(mapping).__name__}")
+        if schema is not None:
+            if not isinstance(schema, t.Schema):
+                raise TypeError(f"Table.from_pydict: schema must be an arrowmm Schema, got "
+                                f"{type(schema).__name__}")
+            missing = [f.name for f in schema if f.name not in mapping]
+            if missing:
+                raise KeyError(f"Table.from_pydict: the dict has no column {missing[0]!r} of the "
+                               f"schema")
+            return _columns_of(schema, None, [mapping[f.name] for f in schema], metadata,
+                               "Table.from_pydict")
+        return _columns_of(None, [str(k) for k in mapping.keys()], list(mapping.values()),
+                           metadata, "Table.from_pydict")
+
+    @classmethod
+    def from_pylist(cls, mapping: Sequence[dict], schema: Optional[t.Schema] = None,
+                    metadata: Optional[dict] = None) -> "Table":
+        """A table of rows (``{name: value}`` dicts), as ``pyarrow.Table.from_pylist``: the
+        columns are the first row's keys (or the schema's names); a missing key is a null."""
+        return cls.from_pydict(rows_to_columns(mapping, schema, "Table.from_pylist"), schema,
+                               metadata)
 
     # -- shape -----------------------------------------------------------------------------
     @property
@@ -215,6 +297,70 @@ class Table(PandasConvertible):
             RecordBatch(target_schema, b.num_rows,
                         cast_columns(b.schema, target_schema, b.column, safe, "table"),
                         metadata=b.metadata) for b in self._batches])
+
+    # -- new tables with a column more, less or other (pyarrow's; never in place) -----------
+    def add_column(self, i: int, field_, column) -> "Table":
+        """A new table with ``column`` (an array, chunked array, list or numpy array) inserted
+        at position ``i`` as ``field_`` (a Field or a name), as ``pyarrow.Table.add_column``."""
+        return self._with_column(column_index(i, self.num_columns, "add_column", "add", True),
+                                 field_, column, "add_column", 0)
+
+    def append_column(self, field_, column) -> "Table":
+        """A new table with ``column`` added last (see ``add_column``)."""
+        return self._with_column(self.num_columns, field_, column, "append_column", 0)
+
+    def set_column(self, i: int, field_, column) -> "Table":
+        """A new table with column ``i`` replaced by ``column`` as ``field_`` (see
+        ``add_column``), as ``pyarrow.Table.set_column`` (which appends it for
+        ``i == num_columns``)."""
+        k = column_index(i, self.num_columns, "set_column", "set", True)
+        return self._with_column(k, field_, column, "set_column", int(k < self.num_columns))
+
+    def _with_column(self, k: int, field_, column, where: str, replace: int) -> "Table":
+        col = as_chunked(column, None, f"{where}: the column")
+        if len(col) != self._num_rows:
+            raise ArrowInvalid(f"Added column's length must match table's length. Expected "
+                               f"length {self._num_rows} but got length {len(col)}")
+        f = as_field(field_, col.type, where)
+        fields = list(self.schema.fields)
+        cols = self.columns
+        fields[k:k + replace] = [f]
+        cols[k:k + replace] = [col]
+        return table_of_columns(t.Schema(fields, self.schema.metadata,
+                                         endianness=self.schema.endianness), cols, where)
+
+    def remove_column(self, i: int) -> "Table":
+        """A new table without column ``i`` (nothing decoded), as
+        ``pyarrow.Table.remove_column``."""
+        k = column_index(i, self.num_columns, "remove_column", "remove")
+        return self.select([j for j in range(self.num_columns) if j != k])
+
+    def drop_columns(self, columns) -> "Table":
+        """A new table without the columns named ``columns`` (a name or a list of names;
+        KeyError for a name not in the table), as ``pyarrow.Table.drop_columns``."""
+        drop = drop_positions(self.schema, columns)
+        return self.select([j for j in range(self.num_columns) if j not in drop])
+
+    def rename_columns(self, names) -> "Table":
+        """The same columns under new names: one per column, or a dict of old to new names
+        (KeyError for a name not in the table), as ``pyarrow.Table.rename_columns``."""
+        schema = RecordBatch(self.schema, 0).rename_columns(names).schema
+        return Table(schema, [b._with_schema(schema) for b in self._batches])
+
+    def replace_schema_metadata(self, metadata: Optional[dict] = None) -> "Table":
+        """A new table whose schema has ``metadata`` (None: none), the columns shared, as
+        ``pyarrow.Table.replace_schema_metadata``."""
+        schema = self.schema.with_metadata(metadata)
+        return Table(schema, [b._with_schema(schema) for b in self._batches])
+
+    def combine_chunks(self) -> "Table":
+        """A table of one batch, each column's chunks combined (a copy unless there is one),
+        as ``pyarrow.Table.combine_chunks``."""
+        if len(self._batches) <= 1:
+            return self
+        return Table(self.schema, [RecordBatch(
+            self.schema, self._num_rows,
+            [self.column(k).combine_chunks() for k in range(self.num_columns)])])
 
     def to_batches(self) -> List[RecordBatch]:
         """The table's record batches, zero-copy (``pyarrow.Table.to_batches``)."""

@@ -140,6 +140,14 @@ def check_arrays() -> None:
     table = arrowmm.Table.from_batches([batch, batch])
     assert isinstance(table, arrowmm.Table) and chunked.num_chunks == 2
     rb: arrowmm.RecordBatch = table.to_batches()[0]
+    built: arrowmm.Table = arrowmm.table({"x": [1, 2], "s": ["a", "b"]}, metadata={"k": "v"})
+    more: arrowmm.Table = arrowmm.concat_tables([built, arrowmm.table([[3], ["c"]],
+                                                                      names=["x", "s"])])
+    grown = more.append_column("n", arrowmm.chunked_array([[1, 2], [3]], type="int32"))
+    assert grown.drop_columns("s").remove_column(0).set_column(0, "m", [4, 5, 6]).num_rows == 3
+    assert grown.combine_chunks().replace_schema_metadata(None).num_columns == 3
+    rows = arrowmm.RecordBatch.from_pylist([{"x": 1}]).add_column(0, "y", ["z"])
+    assert rows.drop_columns(["y"]) == arrowmm.RecordBatch.from_pydict({"x": [1]})
     print(rb, arrowmm.DayTimeInterval(1, 2), arrowmm.MonthDayNano(1, 2, 3))
     region = arrowmm.Region.from_path(__file__)
     view: arrowmm.BufferView = region.view(0, 4)

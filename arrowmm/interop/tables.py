@@ -1,0 +1,145 @@
+"""``arrowmm.table``, ``arrowmm.chunked_array`` and ``arrowmm.concat_tables``: tables and
+chunked arrays built as pyarrow's functions of those names build them (issue 31, the pyarrow
+habits users bring), from columns, rows' worth of lists, or any Arrow producer (zero-copy).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Optional, Sequence, Union
+
+from .. import types as t
+from ..arrays.array import Array
+from ..arrays.batch import RecordBatch
+from ..arrays.chunked import ChunkedArray
+from ..arrays.column_input import BUILD_ARRAY, as_chunked
+from ..arrays.table import Table
+from ..errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
+from .build import array, record_batch
+from .interchange import RecordBatchReader
+
+__all__ = ["table", "chunked_array", "concat_tables"]
+
+if not BUILD_ARRAY:  # (the arrays layer builds lists and numpy arrays with arrowmm.array)
+    BUILD_ARRAY.append(array)
+
+
+def table(data, names: Optional[Sequence[str]] = None, schema: Optional[t.Schema] = None,
+          metadata: Optional[dict] = None) -> Table:
+    """An arrowmm ``Table``, as ``pyarrow.table``.
+
+    ``data``: ``{name: column}`` (arrays, chunked arrays, lists, numpy arrays); a list of
+    columns with ``names=`` or ``schema=``; a ``Table`` or ``RecordBatch``; or any Arrow
+    producer: an object with ``__arrow_c_stream__`` (a pyarrow table, a polars or pandas
+    frame), read zero-copy, or ``__arrow_c_array__``.  ``metadata`` is the schema's custom
+    metadata.
+    """
+    if schema is not None and not isinstance(schema, t.Schema):
+        raise TypeError(f"table(): schema must be an arrowmm Schema, got {type(schema).__name__}")
+    if isinstance(data, Mapping):
+        if names is not None:
+            raise ArrowInvalid("table(): names= applies to a list of columns, not a dict")
+        return Table.from_pydict(data, schema, metadata)
+    if isinstance(data, (list, tuple)):
+        return Table.from_arrays(data, names, schema, metadata)
+    if names is not None:
+        raise ArrowInvalid(f"table(): names= applies to a list of columns, not a "
+                           f"{type(data).__name__}")
+    if isinstance(data, Table):
+        out = data
+    elif isinstance(data, RecordBatch):
+        out = Table.from_batches([data])
+    elif hasattr(data, "__arrow_c_stream__"):
+        out = RecordBatchReader.from_stream(data, schema).read_all()
+    elif hasattr(data, "__arrow_c_array__"):
+        out = Table.from_batches([record_batch(data)])
+    else:
+        raise TypeError(f"table() takes a dict, a list of columns, a Table, a RecordBatch or an "
+                        f"Arrow producer (__arrow_c_stream__ / __arrow_c_array__), got "
+                        f"{type(data).__name__}")
+    if schema is not None and not out.schema.equals(schema, check_metadata=True):
+        out = out.cast(schema) if out.schema.names == schema.names else \
+            _refuse_names(out.schema, schema)
+        if out.schema.metadata != schema.metadata:
+            out = out.replace_schema_metadata(schema.metadata)
+    if metadata is not None:
+        out = out.replace_schema_metadata(metadata)
+    return out
+
+
+def _refuse_names(have: t.Schema, want: t.Schema) -> Table:
+    raise ArrowInvalid(f"table(): the data has columns {have.names}, the schema {want.names}")
+
+
+def chunked_array(arrays, type: Union[t.DataType, str, None] = None) -> ChunkedArray:  # noqa: A002
+    """An arrowmm ``ChunkedArray`` of ``arrays`` (arrays, lists or numpy arrays, each a chunk;
+    or an object with ``__arrow_c_stream__``), as ``pyarrow.chunked_array``: the chunks keep
+    their memory; ``type`` builds the lists as that type, and is needed when there are none."""
+    dtype = None if type is None else t.ensure_type(type)
+    if isinstance(arrays, ChunkedArray):
+        chunks = arrays.chunks
+    elif isinstance(arrays, Array):
+        chunks = [arrays]
+    elif hasattr(arrays, "__arrow_c_stream__"):
+        chunks = _foreign_chunks(arrays)
+    elif isinstance(arrays, (str, bytes, Mapping)) or not hasattr(arrays, "__iter__"):
+        raise TypeError(f"chunked_array() takes a list of arrays, got {_name(arrays)}")
+    else:
+        chunks = []
+        for k, a in enumerate(arrays):
+            if isinstance(a, Array) or hasattr(a, "__arrow_c_array__"):
+                chunks.extend(as_chunked(a, None, f"chunked_array(): chunk {k}").chunks)
+            else:  # (built as the first chunk's type, as pyarrow does)
+                built = as_chunked(a, dtype if dtype is not None or not chunks else
+                                   chunks[0].type, f"chunked_array(): chunk {k}")
+                chunks.extend(built.chunks)
+    if not chunks and dtype is None:
+        raise ArrowInvalid("cannot construct ChunkedArray from empty vector and omitted type")
+    want = dtype if dtype is not None else chunks[0].type
+    for k, c in enumerate(chunks):
+        if c.type != want:
+            raise ArrowTypeError(f"Array chunks must all be same type: chunk {k} is {c.type}, "
+                                 f"the chunked array {want}")
+    return ChunkedArray(chunks, want)
+
+
+def _foreign_chunks(obj) -> list:
+    """The chunks of a foreign chunked array (pyarrow's: a ``chunks`` list of arrays with
+    ``__arrow_c_array__``), each imported zero-copy."""
+    chunks = getattr(obj, "chunks", None)
+    if not isinstance(chunks, list) or not all(hasattr(c, "__arrow_c_array__") for c in chunks):
+        raise ArrowNotImplementedError(f"chunked_array() of a {_name(obj)}: arrowmm imports a C "
+                                       f"stream of record batches only; pass its arrays")
+    return [as_chunked(c, None, f"chunked_array(): chunk {k}").chunks[0]
+            for k, c in enumerate(chunks)]
+
+
+def _name(obj) -> str:
+    return type(obj).__name__
+
+
+def concat_tables(tables: Sequence[Table], promote_options: str = "none") -> Table:
+    """One table of ``tables``' batches in order, zero-copy, as ``pyarrow.concat_tables``:
+    every table must have the first one's schema (names, types, nullability; its metadata is
+    the result's).  ``promote_options="none"`` only: arrowmm does not unify schemas."""
+    if promote_options != "none":
+        if promote_options in ("default", "permissive"):
+            raise ArrowNotImplementedError(f"concat_tables(promote_options="
+                                           f"{promote_options!r}): arrowmm concatenates tables "
+                                           f"of one schema only (promote_options='none')")
+        raise ArrowInvalid(f"Invalid promote options: {promote_options!r}")
+    if isinstance(tables, (Table, str, bytes)) or not hasattr(tables, "__iter__"):
+        raise TypeError(f"concat_tables() takes a list of tables, got {_name(tables)}")
+    tables = list(tables)
+    if not tables:
+        raise ArrowInvalid("Must pass at least one table")
+    for k, tab in enumerate(tables):
+        if not isinstance(tab, Table):
+            raise TypeError(f"concat_tables(): item {k} is a {_name(tab)}, not an arrowmm Table")
+    schema = tables[0].schema
+    batches = []
+    for k, tab in enumerate(tables):
+        if not tab.schema.equals(schema):
+            raise ArrowInvalid(f"Schema at index {k} was different: \n{tab.schema}\nvs\n{schema}")
+        batches.extend(b if b.schema is schema else b._with_schema(schema)
+                       for b in tab.to_batches())
+    return Table(schema, batches)
