@@ -164,16 +164,162 @@ def _nearest_float32(value: Decimal) -> float:
     return float(below if int(below.view(np.uint32)) % 2 == 0 else above)
 
 
+def _nearest_float32s(doubles: np.ndarray, unscaled: np.ndarray, scale: int) -> np.ndarray:
+    """The float32 nearest each value, from its correctly rounded double: rounding the double
+    again is off only where the double is exactly halfway between two float32s, and those
+    few are settled exactly (``_nearest_float32``)."""
+    with np.errstate(over="ignore"):
+        singles = doubles.astype(np.float32)
+    below = np.where(singles.astype(np.float64) <= doubles, singles,
+                     np.nextafter(singles, np.float32(-np.inf)))
+    above = np.nextafter(below, np.float32(np.inf))
+    halfway = (below.astype(np.float64) + above.astype(np.float64)) / 2 == doubles
+    halfway &= singles.astype(np.float64) != doubles
+    for i in np.flatnonzero(halfway).tolist():
+        singles[i] = _nearest_float32(_decimal(int(unscaled[i]), scale))
+    return singles
+
+
+def _decimal_text(value: int, scale: int) -> str:
+    """``str`` of the decimal ``value * 10 ** -scale`` (Python's rule, pyarrow's too), by
+    string work in the common case (a Decimal per value is several times slower)."""
+    if scale >= 0:
+        digits = str(-value if value < 0 else value)
+        if len(digits) - 1 - scale >= -6:  # (plain notation)
+            if scale:
+                if len(digits) <= scale:
+                    digits = "0" * (scale - len(digits) + 1) + digits
+                digits = f"{digits[:-scale]}.{digits[-scale:]}"
+            return "-" + digits if value < 0 else digits
+    return str(_decimal(value, scale))
+
+
 def _decimal(value: int, scale: int) -> Decimal:
     """The exact Decimal of an unscaled value (no context rounds it: Decimal arithmetic would,
     to 28 digits)."""
     return Decimal((1 if value < 0 else 0, tuple(int(c) for c in str(abs(value))), -scale))
 
 
+# -- the common case in numpy: unscaled values that fit an int64 ----------------------------
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def _small(array: Array) -> Optional[np.ndarray]:
+    """The unscaled values as int64 (nulls 0) when every one fits, else None."""
+    raw = np.asarray(array.values())
+    if array.type.byte_width <= 8:
+        values = raw.astype(np.int64)
+    else:
+        words = np.ascontiguousarray(raw).view("<u8").reshape(len(raw), -1)
+        low = words[:, 0].view("<i8")
+        if not np.array_equal(words[:, 1:], np.repeat((low >> 63).view("<u8")[:, None],
+                                                      words.shape[1] - 1, axis=1)):
+            return None
+        values = low.copy()
+    if array.null_count:
+        values[~array.validity_mask()] = 0
+    if values.size and values.min() == np.iinfo(np.int64).min:
+        return None  # (its magnitude is no int64)
+    return values
+
+
+def _scaled_fast(values: np.ndarray, shift: int, safe: bool) -> Optional[np.ndarray]:
+    """``values * 10 ** shift`` toward zero in int64, or None where that would overflow or
+    (safe) cut digits: the exact path then decides, with its words."""
+    if shift >= 0:
+        if shift > 18:
+            return None if np.any(values) else values
+        factor = 10 ** shift
+        if values.size and int(np.abs(values).max()) > _INT64_MAX // factor:
+            return None
+        return values * factor
+    if -shift > 18:
+        return None
+    divisor = 10 ** -shift
+    magnitude = np.abs(values)
+    if safe and np.any(magnitude % divisor):
+        return None
+    return np.where(values < 0, -(magnitude // divisor), magnitude // divisor)
+
+
+def _decimal_array(array: Array, want, values: np.ndarray) -> Array:
+    """int64 unscaled ``values`` as a decimal array of ``want`` (the low bits of a narrower
+    width, the sign extended into a wider one), ``array``'s nulls."""
+    width = want.byte_width
+    if width <= 8:
+        data = values.astype(want.numpy_dtype)
+    else:
+        words = np.empty((len(values), width // 8), dtype="<u8")
+        words[:, 0] = values.view("<u8")
+        words[:, 1:] = (values >> 63).view("<u8")[:, None]
+        data = words.reshape(-1).view(np.uint8)
+    validity, nulls = validity_from_mask(~array.validity_mask() if array.null_count else None)
+    return make_array(want, len(array), [validity, as_view(data)], null_count=nulls)
+
+
+def _fast(array: Array, want, safe: bool) -> Optional[Array]:
+    """The numeric casts of ``cast_decimal`` in numpy when every value fits an int64 and
+    nothing fails; None to leave the cast (and its errors) to the exact path."""
+    got = array.type
+    small = _small(array) if isinstance(got, t.DecimalType) else None
+    if isinstance(got, t.DecimalType) and small is None:
+        return None
+    if isinstance(got, t.DecimalType) and isinstance(want, t.DecimalType):
+        out = _scaled_fast(small, want.scale - got.scale, safe)
+        if out is None:
+            return None
+        if safe and want.precision <= 18 and out.size and \
+                int(np.abs(out).max()) >= 10 ** want.precision:
+            return None
+        return _decimal_array(array, want, out)
+    if isinstance(got, t.DecimalType) and isinstance(want, t.IntType):
+        out = _scaled_fast(small, -got.scale, safe)
+        if out is None:
+            return None
+        if safe:
+            info = np.iinfo(want.numpy_dtype)
+            if out.size and (out.min() < int(info.min) or out.max() > int(info.max)):
+                return None
+        with np.errstate(over="ignore"):
+            data = out.astype(want.numpy_dtype)  # (unsafe: the low bits, as C keeps)
+        validity, nulls = validity_from_mask(~array.validity_mask() if array.null_count
+                                             else None)
+        return make_array(want, len(array), [validity, as_view(data)], null_count=nulls)
+    if isinstance(got, t.DecimalType) and isinstance(want, t.FloatType) and \
+            want.byte_width in (4, 8):
+        if not 0 <= got.scale <= 22 or (small.size and int(np.abs(small).max()) >= 1 << 53):
+            return None
+        # (an exact integer over an exact power of ten: one correctly rounded division)
+        data = small.astype(np.float64) / 10.0 ** got.scale
+        if want.byte_width == 4:
+            data = _nearest_float32s(data, small, got.scale)
+        validity, nulls = validity_from_mask(~array.validity_mask() if array.null_count
+                                             else None)
+        return make_array(want, len(array), [validity, as_view(data)], null_count=nulls)
+    if isinstance(got, t.IntType) and isinstance(want, t.DecimalType):
+        values = np.asarray(array.values())
+        if got.byte_width == 8 and not got.signed:
+            if values.size and int(values.max()) > _INT64_MAX:
+                return None
+        values = values.astype(np.int64)
+        if array.null_count:
+            values = np.where(array.validity_mask(), values, 0)
+        out = _scaled_fast(values, want.scale, safe)
+        return None if out is None else _decimal_array(array, want, out)
+    return None
+
+
 def cast_decimal(array: Array, want, safe: bool) -> Optional[Array]:
     """``array`` cast to ``want`` where either is a decimal; None for a pair pyarrow does not
-    cast (the caller says so)."""
+    cast (the caller says so).  Numeric casts of values that fit an int64 go through numpy
+    (``_fast``); anything else, and every error, through exact Python integers."""
     got = array.type
+    if isinstance(got, t.IntType) and isinstance(want, t.DecimalType):
+        _check_integer_target(got, want)
+    fast = _fast(array, want, safe)
+    if fast is not None:
+        return fast
     if isinstance(got, t.DecimalType) and isinstance(want, t.DecimalType):
         shift = want.scale - got.scale
         working = 0 if shift <= 0 else 32 if want.bit_width == 32 else \
@@ -193,13 +339,6 @@ def cast_decimal(array: Array, want, safe: bool) -> Optional[Array]:
                 values = [_wrapped(v, bits) for v in values]
         return _with_ints(array, want, values)
     if isinstance(got, t.IntType) and isinstance(want, t.DecimalType):
-        if want.scale < 0:
-            raise ArrowInvalid("Scale must be non-negative")
-        need = _INT_DIGITS[got.byte_width] + (not got.signed and got.byte_width == 8) + \
-            want.scale
-        if need > want.precision:
-            raise ArrowInvalid(f"Precision is not great enough for the result. It should be "
-                               f"at least {need}")
         return _with_ints(array, want, [v * 10 ** want.scale for v in _unscaled_ints(array)])
     if isinstance(got, t.DecimalType) and isinstance(want, t.FloatType) and want.byte_width > 2:
         nearest = float if want.byte_width == 8 else _nearest_float32
@@ -207,7 +346,7 @@ def cast_decimal(array: Array, want, safe: bool) -> Optional[Array]:
                                         for v in _unscaled(array)])
     if isinstance(got, t.DecimalType) and isinstance(want, (t.BinaryType, t.BinaryViewType)) \
             and want.utf8:
-        texts = [str(_decimal(v, got.scale)) for v in _unscaled(array)]
+        texts = [_decimal_text(v, got.scale) for v in _unscaled(array)]
         return convert(_nulled(array, texts), want)
     if isinstance(got, (t.BinaryType, t.BinaryViewType)) and isinstance(want, t.DecimalType):
         texts = [v.decode("utf-8", "replace") if isinstance(v, bytes) else v
@@ -220,6 +359,17 @@ def cast_decimal(array: Array, want, safe: bool) -> Optional[Array]:
             floats = np.where(array.validity_mask(), floats, 0.0)
         return _with_ints(array, want, [_from_float(x, want, safe) for x in floats.tolist()])
     return None
+
+
+def _check_integer_target(got, want) -> None:
+    """pyarrow's rule for an integer type to a decimal, whatever the values: a scale of at
+    least 0, and a precision that holds the type's widest value at that scale."""
+    if want.scale < 0:
+        raise ArrowInvalid("Scale must be non-negative")
+    need = _INT_DIGITS[got.byte_width] + (not got.signed and got.byte_width == 8) + want.scale
+    if need > want.precision:
+        raise ArrowInvalid(f"Precision is not great enough for the result. It should be "
+                           f"at least {need}")
 
 
 def _from_float(value: float, want, safe: bool) -> int:
