@@ -14,7 +14,7 @@ from .column_input import as_array, as_field, column_index
 from .display import inline_values, preview
 from .decode_ahead import DECODED, IN_FLIGHT, MISSING
 from .extension import ExtensionArray, storage_of, wrap
-from ..errors import ArrowInvalid
+from ..errors import ArrowInvalid, ArrowTypeError
 from .pandas_compat import PandasConvertible
 
 __all__ = ["RecordBatch", "cast_columns", "drop_positions", "rows_to_columns"]
@@ -209,7 +209,7 @@ class RecordBatch(PandasConvertible):
         if len(col) != self.num_rows:
             raise ArrowInvalid(f"Added column's length must match record batch's length. "
                                f"Expected length {self.num_rows} but got length {len(col)}")
-        f = as_field(field_, col.type, where)
+        f = as_field(field_, col.type, where, ArrowTypeError)
         fields = list(self.schema.fields)
         cols = self.columns
         fields[k:k + replace] = [f]

@@ -13,7 +13,7 @@ from typing import Callable, List, Optional, Sequence
 from .. import types as t
 from .array import Array, imported_array
 from .chunked import ChunkedArray
-from ..errors import ArrowInvalid, ArrowTypeError
+from ..errors import ArrowInvalid
 
 __all__ = ["BUILD_ARRAY", "as_array", "as_chunked", "as_field", "split_like", "chunk_bounds",
            "column_index"]
@@ -33,7 +33,8 @@ def _built(obj, type_: Optional[t.DataType], where: str) -> Array:
 def as_chunked(obj, type_: Optional[t.DataType] = None, where: str = "column") -> ChunkedArray:
     """``obj`` as a ``ChunkedArray``: a chunked array or array as it is, an Arrow producer
     imported zero-copy, a list or numpy array built (of ``type_`` when given).  A column of
-    another type than ``type_`` raises ``ArrowTypeError``, as pyarrow's."""
+    another type than ``type_`` is cast to it (safely: a value that does not fit raises
+    ``ArrowInvalid``), as pyarrow's ``from_pydict(schema=...)`` casts."""
     if isinstance(obj, ChunkedArray):
         col = obj
     elif isinstance(obj, Array):
@@ -51,8 +52,8 @@ def as_chunked(obj, type_: Optional[t.DataType] = None, where: str = "column") -
     else:
         arr = _built(obj, type_, where)
         col = ChunkedArray([arr], arr.type)
-    if type_ is not None and col.type != type_:
-        raise ArrowTypeError(f"{where} is {col.type}, its field says {type_}")
+    if type_ is not None and col.type != type_:  # (cast, safely, as pyarrow's asarray does)
+        col = col.cast(type_)
     return col
 
 
@@ -66,13 +67,16 @@ def as_array(obj, type_: Optional[t.DataType] = None, where: str = "column") -> 
     return col.combine_chunks()
 
 
-def as_field(field_, column_type: t.DataType, where: str) -> t.Field:
+def as_field(field_, column_type: t.DataType, where: str, mismatch: type = ArrowInvalid
+             ) -> t.Field:
     """``field_`` (a ``Field`` or a name) for a column of ``column_type``; a field of another
-    type raises ``ArrowTypeError``, anything else ``TypeError``."""
+    type raises ``mismatch`` (pyarrow's tables raise ``ArrowInvalid``, its batches
+    ``ArrowTypeError``), anything else ``TypeError``."""
     if isinstance(field_, t.Field):
         if field_.type != column_type:
-            raise ArrowTypeError(f"{where}: field {field_.name!r} is {field_.type} but its column "
-                                 f"is {column_type}")
+            raise mismatch(f"Field type did not match data type: {where}: field "
+                               f"{field_.name!r} is {field_.type} but its column is "
+                               f"{column_type}")
         return field_
     if isinstance(field_, str):
         return t.Field(field_, column_type)
