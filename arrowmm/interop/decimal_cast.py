@@ -130,6 +130,12 @@ def _parsed(text: str, want, safe: bool) -> int:
     if m is None or not (m.group(2) or m.group(3)):
         raise ArrowInvalid(f"The string '{text}' is not a valid {_kind(want)} number")
     sign, whole, fraction, exponent = m.groups()
+    if exponent is not None:  # (pyarrow reads an int32 there; no int() of thousands of digits)
+        magnitude = exponent.lstrip("+-").lstrip("0")
+        signed = int(("-" if exponent[0] == "-" else "") + (magnitude or "0")) \
+            if len(magnitude) <= 10 else 2**31
+        if not -2**31 <= signed < 2**31:
+            raise ArrowInvalid(f"The string '{text}' is not a valid {_kind(want)} number")
     fraction = fraction or ""
     digits = (whole + fraction).lstrip("0")
     shift = int(exponent or 0) - len(fraction) + want.scale
@@ -297,6 +303,8 @@ def _fast(array: Array, want, safe: bool) -> Optional[Array]:
         validity, nulls = validity_from_mask(~array.validity_mask() if array.null_count
                                              else None)
         return make_array(want, len(array), [validity, as_view(data)], null_count=nulls)
+    if isinstance(got, t.FloatType) and got.byte_width > 2 and isinstance(want, t.DecimalType):
+        return _floats_fast(array, want, safe)
     if isinstance(got, t.IntType) and isinstance(want, t.DecimalType):
         values = np.asarray(array.values())
         if got.byte_width == 8 and not got.signed:
@@ -308,6 +316,31 @@ def _fast(array: Array, want, safe: bool) -> Optional[Array]:
         out = _scaled_fast(values, want.scale, safe)
         return None if out is None else _decimal_array(array, want, out)
     return None
+
+
+def _floats_fast(array: Array, want, safe: bool) -> Optional[Array]:
+    """Floats to a decimal in numpy: ``x * 10**scale`` in a double is within half an ulp of
+    the exact product, so rounding it is exact wherever it is further than that from a
+    half-integer (and below 2**52); the rows near one are worked out exactly
+    (``_from_float``).  None when a value does not fit or is not finite (the exact path
+    raises or writes 0)."""
+    if not -22 <= want.scale <= 22:
+        return None
+    x = np.asarray(array.values()).astype(np.float64)
+    if array.null_count:
+        x = np.where(array.validity_mask(), x, 0.0)
+    with np.errstate(all="ignore"):
+        product = x * 10.0 ** want.scale if want.scale >= 0 else x / 10.0 ** -want.scale
+        magnitude = np.abs(product)
+        if not np.all(np.isfinite(product)) or (magnitude.size and magnitude.max() >= 2.0**52):
+            return None
+        near = np.abs(magnitude - np.floor(magnitude) - 0.5) <= magnitude * 2.0**-50 + 1e-300
+    out = np.rint(product).astype(np.int64)
+    for i in np.flatnonzero(near).tolist():
+        out[i] = _from_float(float(x[i]), want, True)
+    if out.size and want.precision <= 18 and int(np.abs(out).max()) >= 10 ** want.precision:
+        return None
+    return _decimal_array(array, want, out)
 
 
 def cast_decimal(array: Array, want, safe: bool) -> Optional[Array]:
@@ -379,7 +412,14 @@ def _from_float(value: float, want, safe: bool) -> int:
         if safe:
             raise ArrowInvalid(f"Cannot convert {value} to Decimal128")
         return 0
-    unscaled = round(Fraction(value) * Fraction(10) ** want.scale)
+    num, den = value.as_integer_ratio()  # (exact; integer work, a Fraction costs far more)
+    if want.scale >= 0:
+        num *= 10 ** want.scale
+    else:
+        den *= 10 ** -want.scale
+    unscaled, rest = divmod(num, den)  # (floor: value = unscaled + rest / den, 0 <= rest < den)
+    if 2 * rest > den or (2 * rest == den and unscaled % 2):
+        unscaled += 1
     if abs(unscaled) >= 10 ** want.precision:
         if safe:
             raise ArrowInvalid(f"Cannot convert {value:f} to Decimal{want.bit_width}(precision = "

@@ -23,7 +23,8 @@ from ..errors import ArrowInvalid
 
 __all__ = ["zone_offsets", "fixed_offset"]
 
-_FIXED_OFFSET = re.compile(r"^([+-])(\d\d):(\d\d)\Z")
+_FIXED_OFFSET = re.compile(r"^([+-])([01]\d|2[0-3]):?([0-5]\d)\Z")  # (pyarrow's: +HH:MM, +HHMM)
+_OFFSET_LIKE = re.compile(r"^[+-]\d")
 _CYCLE_S = 146_097 * 86_400  # 400 Gregorian years
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 # instants zoneinfo takes with a day to spare either side (years 1 and 9999)
@@ -32,9 +33,12 @@ _HIGHEST_S = int((_dt.datetime(9999, 12, 30, tzinfo=_dt.timezone.utc) - _EPOCH).
 
 
 def fixed_offset(tz: str):
-    """The offset in seconds of a ``+HH:MM`` / ``-HH:MM`` zone, None for a named zone."""
+    """The offset in seconds of a ``+HH:MM`` / ``-HHMM`` zone, None for a named zone;
+    ArrowInvalid (pyarrow's words) for an offset out of range or misspelled (``+05:60``)."""
     m = _FIXED_OFFSET.match(tz)
     if m is None:
+        if _OFFSET_LIKE.match(tz):
+            raise ArrowInvalid(f"Cannot locate or parse timezone '{tz}'")
         return None
     return (int(m.group(2)) * 3600 + int(m.group(3)) * 60) * (-1 if m.group(1) == "-" else 1)
 

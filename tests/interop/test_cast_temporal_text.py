@@ -127,3 +127,18 @@ def test_binaries_are_not_targets_and_unknown_zones_are_named():
     zoned = arrowmm.array([0], type=arrowmm.timestamp("s", tz="Mars/Olympus"))
     with pytest.raises(arrowmm.ArrowInvalid, match="Cannot locate or parse timezone 'Mars/Olympus'"):
         zoned.cast(arrowmm.string())
+
+
+@pytest.mark.parametrize("tz", ["+0530", "-0000", "+23:59", "-2359"])
+def test_fixed_offsets_with_and_without_a_colon(tz):
+    _assert_same(pa.array(_random(-10**11, 10**11), pa.int64()).cast(pa.timestamp("s", tz)))
+
+
+@pytest.mark.parametrize("tz", ["+05:60", "-25:00", "+24:00", "+5:30", "+05", "+0560"])
+def test_offsets_pyarrow_cannot_parse_are_refused_the_same_way(tz):
+    with pytest.raises(pa.ArrowInvalid, match="Cannot locate or parse timezone"):
+        pa.array([0], pa.timestamp("s", tz)).cast(pa.string())
+    zoned = arrowmm.array([0], type=arrowmm.timestamp("s", tz=tz))
+    for target in (arrowmm.string(), arrowmm.date32()):
+        with pytest.raises(arrowmm.ArrowInvalid, match="Cannot locate or parse timezone"):
+            zoned.cast(target)
