@@ -97,6 +97,9 @@ def table_of_columns(schema: t.Schema, columns: Sequence[ChunkedArray], where: s
     if not columns:
         return Table(schema, [])
     bounds = chunk_bounds(columns)
+    if len(bounds) == 1:  # (no rows: one empty batch, as pyarrow's tables have one chunk)
+        return Table(schema, [RecordBatch(schema, 0, [
+            c.chunks[0] if c.num_chunks else empty_array(c.type) for c in columns])])
     pieces = [split_like(c, bounds) for c in columns]
     return Table(schema, [RecordBatch(schema, stop - start, [p[k] for p in pieces])
                           for k, (start, stop) in enumerate(zip(bounds, bounds[1:]))])

@@ -55,6 +55,9 @@ def test_table_from_columns_as_pyarrow_builds_it():
           pa.table([[1, 2], ["a", "b"]], names=["n", "t"]))
     _same(arrowmm.Table.from_pylist([{"a": 1}, {"a": 2, "b": "x"}]),
           pa.Table.from_pylist([{"a": 1}, {"a": 2, "b": "x"}]))
+    empty = arrowmm.table({"e": arrowmm.array([], arrowmm.int16())})
+    _same(empty, pa.table({"e": pa.array([], pa.int16())}))
+    assert empty.column("e").num_chunks == 1  # (pyarrow's: one empty chunk)
     # a numpy column is used without a copy, and chunked columns keep their chunks
     t = arrowmm.table({"i": col})
     assert np.shares_memory(t.column("i").to_numpy(), col)
