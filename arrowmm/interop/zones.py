@@ -76,7 +76,8 @@ def zone_offsets(seconds: np.ndarray, tz: str) -> np.ndarray:
     last = np.array([_offset_at(zone, d * 86_400 + 86_399) for d in days.tolist()],
                     dtype=np.int64)
     offsets = first[where]
-    for k in np.flatnonzero(first != last).tolist():  # (a day with a transition in it)
-        rows = np.flatnonzero(where == k)
+    changing = np.flatnonzero(first != last)  # (days with a transition in them)
+    if changing.size:
+        rows = np.flatnonzero(np.isin(where, changing))
         offsets[rows] = [_offset_at(zone, s) for s in seconds[rows].tolist()]
     return offsets
