@@ -52,3 +52,8 @@ def format_temporal(
     shown: Optional[npt.NDArray[np.int64]],
 ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]:
     """(int64 offsets, uint8 data) of each date, time or timestamp as pyarrow writes it."""
+
+def format_decimals(
+    values: npt.NDArray[np.int64], valid: Optional[npt.NDArray[np.bool_]], scale: int
+) -> Optional[Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]]:
+    """(int64 offsets, uint8 data) of each unscaled decimal in plain notation, or None."""

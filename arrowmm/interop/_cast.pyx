@@ -1062,3 +1062,59 @@ def format_temporal(const int64_t[::1] values, valid, int kind, int64_t per_seco
                     pos += 5
             offsets[i + 1] = pos
     return offsets_arr, data_arr[:pos]
+
+
+def format_decimals(const int64_t[::1] values, valid, int scale):
+    """The text of each unscaled decimal (``value * 10**-scale``, ``scale >= 0``) in plain
+    notation (``-12.50``, ``0.001``), as Python's ``str`` of the Decimal writes it; nulls
+    empty.  None when a value needs scientific notation there (fewer than ``scale - 6``
+    digits: ``1E-7``), for the caller to write them all its own way."""
+    cdef int64_t n = values.shape[0], i, pos = 0, v
+    cdef uint64_t magnitude
+    cdef const uint8_t[::1] mask
+    cdef const uint8_t *valid_ptr = NULL
+    cdef char digits[24]
+    cdef int nd, k
+    cdef bint scientific = False
+    cdef char *o
+    if valid is not None:
+        mask = valid.view(np.uint8)
+        valid_ptr = &mask[0] if n else NULL
+    offsets_arr = np.empty(n + 1, dtype=np.int64)
+    cdef int64_t[::1] offsets = offsets_arr
+    data_arr = np.empty(n * (24 + scale) + 32, dtype=np.uint8)
+    cdef uint8_t[::1] data = data_arr
+    offsets[0] = 0
+    with nogil:
+        for i in range(n):
+            if valid_ptr == NULL or valid_ptr[i]:
+                v = values[i]
+                magnitude = <uint64_t>0 - <uint64_t>v if v < 0 else <uint64_t>v
+                nd = arrowmm_utoa(magnitude, digits)
+                if nd - 1 - scale < -6:
+                    scientific = True
+                    break
+                o = <char *>&data[pos]
+                if v < 0:
+                    o[0] = b'-'
+                    o += 1
+                    pos += 1
+                if scale == 0:
+                    memcpy(o, digits, nd)
+                    pos += nd
+                elif nd > scale:
+                    memcpy(o, digits, nd - scale)
+                    o[nd - scale] = b'.'
+                    memcpy(o + nd - scale + 1, digits + nd - scale, scale)
+                    pos += nd + 1
+                else:  # (0.00ddd)
+                    o[0] = b'0'
+                    o[1] = b'.'
+                    for k in range(scale - nd):
+                        o[2 + k] = b'0'
+                    memcpy(o + 2 + scale - nd, digits, nd)
+                    pos += 2 + scale
+            offsets[i + 1] = pos
+    if scientific:
+        return None
+    return offsets_arr, data_arr[:pos]

@@ -412,10 +412,10 @@ def _numbers_to_text(array: Array, want) -> Array:
         kind = "float32"
     else:
         kind, values = "float64", values.astype(np.float64, copy=False)
-    return _text_array(array, want, *format_numbers(values, _valid(array), kind))
+    return text_array(array, want, *format_numbers(values, _valid(array), kind))
 
 
-def _text_array(array: Array, want, offsets: np.ndarray, data: np.ndarray) -> Array:
+def text_array(array: Array, want, offsets: np.ndarray, data: np.ndarray) -> Array:
     """The text of each row of ``array`` (int64 ``offsets`` into uint8 ``data``) as an array
     of ``want`` (string, large or view) with ``array``'s nulls."""
     got = array.type
@@ -449,7 +449,7 @@ def _temporal_to_text(array: Array, want) -> Array:
             format_dates((values - np.fmod(values, _MS_PER_DAY)) // _MS_PER_DAY, values, valid)
     else:
         text = format_timestamps(values, got.unit, got.tz, valid)
-    return _text_array(array, want, *text)
+    return text_array(array, want, *text)
 
 
 def _parse_failure(text, want) -> ArrowInvalid:

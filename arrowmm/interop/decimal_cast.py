@@ -36,6 +36,7 @@ from .. import types as t
 from .._core._region import as_view
 from ..arrays.array import Array, make_array
 from ..errors import ArrowInvalid
+from ._cast import format_decimals
 from .from_python import convert, validity_from_mask
 
 __all__ = ["cast_decimal"]
@@ -379,6 +380,12 @@ def cast_decimal(array: Array, want, safe: bool) -> Optional[Array]:
                                         for v in _unscaled(array)])
     if isinstance(got, t.DecimalType) and isinstance(want, (t.BinaryType, t.BinaryViewType)) \
             and want.utf8:
+        small = _small(array) if got.scale >= 0 else None
+        plain = None if small is None else format_decimals(
+            small, array.validity_mask() if array.null_count else None, got.scale)
+        if plain is not None:  # (in C: every value in plain notation)
+            from .cast import text_array  # (cast dispatches here: a call-time import)
+            return text_array(array, want, *plain)
         texts = [_decimal_text(v, got.scale) for v in _unscaled(array)]
         return convert(_nulled(array, texts), want)
     if isinstance(got, (t.BinaryType, t.BinaryViewType)) and isinstance(want, t.DecimalType):
