@@ -24,7 +24,7 @@ __all__ = ["Hook", "HOOKS", "fill",
            "export_c_schema", "export_c_array", "export_c_batch", "export_c_stream",
            "export_c_array_stream", "import_c_array", "import_c_batch", "import_c_schema",
            "serialize_schema", "serialize_batch", "filter_table", "take_table", "sort_table",
-           "filter_batch", "take_batch", "sort_batch", "cast_array",
+           "filter_batch", "take_batch", "sort_batch", "cast_array", "build_array",
            "reduce_array", "reduce_batch", "reduce_file_reader"]
 
 
@@ -193,6 +193,11 @@ sort_batch = _declare("sort_batch", _COMPUTE, """\
 cast_array = _declare("cast_array", "arrowmm.interop.cast", """\
 ``cast_array(array, target_type, safe) -> Array``: behind ``Array.cast`` (and so the casts of
 ``ChunkedArray``, ``RecordBatch`` and ``Table``).""")
+
+build_array = _declare("build_array", "arrowmm.interop.build", """\
+``build_array(values, type_or_None) -> Array``: ``arrowmm.array``, behind columns given as
+Python lists or numpy arrays to ``Table``/``RecordBatch`` ``from_pydict``/``from_pylist``/
+``from_arrays`` and ``add_column``/``append_column``/``set_column``.""")
 
 # == pickling (by name, for memory in a shared segment; anything else refuses) =================
 

@@ -1,33 +1,24 @@
 """Columns as users hand them to tables and batches (pyarrow's habits): arrays, chunked arrays,
 Arrow producers, Python lists and numpy arrays, with a field given as a ``Field`` or a name.
 
-Lists and numpy arrays are built by ``arrowmm.array`` (``interop``, above this layer), which
-sets ``BUILD_ARRAY`` when it is imported: until that is a hook of ``arrowmm.hooks``
-(``build_array``), this slot is the one upward call of this module.
+Lists and numpy arrays are built by ``arrowmm.array`` (``interop``, above this layer), through
+the ``build_array`` hook of ``arrowmm.hooks``.
 """
 from __future__ import annotations
 
 import operator
-from typing import Callable, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
-from .. import types as t
+from .. import hooks, types as t
 from .array import Array, imported_array
 from .chunked import ChunkedArray
 from ..errors import ArrowInvalid
 
-__all__ = ["BUILD_ARRAY", "as_array", "as_chunked", "as_field", "split_like", "chunk_bounds",
+__all__ = ["as_array", "as_chunked", "as_field", "split_like", "chunk_bounds",
            "column_index"]
 
-#: ``BUILD_ARRAY[0](values, type_or_None) -> Array``: ``arrowmm.array``, set by
-#: ``arrowmm.interop.tables`` on import.
-BUILD_ARRAY: List[Callable] = []
-
-
 def _built(obj, type_: Optional[t.DataType], where: str) -> Array:
-    if not BUILD_ARRAY:
-        raise ArrowInvalid(f"{where}: building an array of Python values needs arrowmm.interop "
-                           f"(import arrowmm)")
-    return BUILD_ARRAY[0](obj, type_)
+    return hooks.build_array(obj, type_)
 
 
 def as_chunked(obj, type_: Optional[t.DataType] = None, where: str = "column") -> ChunkedArray:

@@ -352,3 +352,4 @@ def _schema_of_producer(obj) -> t.Schema:
 
 
 hooks.fill("import_c_schema", _schema_of_producer)  # (``arrowmm.schema(pa_schema)`` works)
+hooks.fill("build_array", array)  # (columns given as lists or numpy arrays to tables)

@@ -11,16 +11,14 @@ from .. import types as t
 from ..arrays.array import Array
 from ..arrays.batch import RecordBatch
 from ..arrays.chunked import ChunkedArray
-from ..arrays.column_input import BUILD_ARRAY, as_chunked
+from ..arrays.column_input import as_chunked
 from ..arrays.table import Table
 from ..errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
-from .build import array, record_batch
+from .build import record_batch
 from .interchange import RecordBatchReader
 
 __all__ = ["table", "chunked_array", "concat_tables"]
 
-if not BUILD_ARRAY:  # (the arrays layer builds lists and numpy arrays with arrowmm.array)
-    BUILD_ARRAY.append(array)
 
 
 def table(data, names: Optional[Sequence[str]] = None, schema: Optional[t.Schema] = None,
