@@ -257,6 +257,39 @@ cdef extern from *:
         return 0;
     }
 
+    /* A decimal in plain notation ([+-]digits[.digits], no exponent) as its unscaled int64 at
+       `scale` (0..18): 1 when read exactly (no nonzero digit past the scale, |value| < 10^18),
+       else 0, for the exact path to decide (exponents, long numbers, cut digits, bad text). */
+    static int arrowmm_parse_decimal(const uint8_t *s, int64_t n, int scale, int64_t *out) {
+        int64_t i = 0;
+        int neg = 0, any = 0, point = 0, fraction = 0, k;
+        uint64_t v = 0;
+        if (n > 0 && (s[0] == '+' || s[0] == '-')) { neg = s[0] == '-'; i = 1; }
+        for (; i < n; i++) {
+            uint8_t c = s[i];
+            if (c >= '0' && c <= '9') {
+                any = 1;
+                if (point && ++fraction > scale) {
+                    if (c != '0') return 0;
+                    continue;
+                }
+                v = v * 10 + (uint64_t)(c - '0');
+                if (v >= 1000000000000000000ULL) return 0;
+            } else if (c == '.' && !point) {
+                point = 1;
+            } else {
+                return 0;
+            }
+        }
+        if (!any) return 0;
+        for (k = fraction < scale ? fraction : scale; k < scale; k++) {
+            v *= 10;
+            if (v >= 1000000000000000000ULL) return 0;
+        }
+        *out = neg ? -(int64_t)v : (int64_t)v;
+        return 1;
+    }
+
     /* Decimal digits of v, most significant first, into out; their count. */
     static int arrowmm_utoa(uint64_t v, char *out) {
         char tmp[24];
@@ -427,6 +460,7 @@ cdef extern from *:
     int arrowmm_parse_float(const uint8_t *s, int64_t n, int single, double *d,
                             float *f) noexcept nogil
     int arrowmm_parse_bool(const uint8_t *s, int64_t n, uint8_t *b) noexcept nogil
+    int arrowmm_parse_decimal(const uint8_t *s, int64_t n, int scale, int64_t *out) noexcept nogil
     int arrowmm_utoa(uint64_t v, char *out) noexcept nogil
     int arrowmm_layout(int neg, const char *digits, int nd, int k, char *out) noexcept nogil
     int arrowmm_sci_digits(const char *text, char *digits, int *k) noexcept nogil
@@ -449,6 +483,7 @@ DEF T_INT = 0
 DEF T_UINT = 1
 DEF T_FLOAT = 2
 DEF T_BOOL = 3
+DEF T_DECIMAL = 4
 
 
 cdef struct Texts:
@@ -535,6 +570,8 @@ cdef int64_t _parse_all(const Texts *src, int64_t length, const uint8_t *valid, 
             if ok < 0:
                 broken[0] = -2  # (out of memory)
                 return bad
+        elif target == T_DECIMAL:
+            ok = arrowmm_parse_decimal(s, n, bits, <int64_t *>(out + 8 * i))
         else:
             ok = arrowmm_parse_bool(s, n, out + i)
         if not ok:
@@ -545,7 +582,9 @@ cdef int64_t _parse_all(const Texts *src, int64_t length, const uint8_t *valid, 
 def parse_texts(int layout, offsets, data_buffers, int64_t length, valid, str kind, int bits,
                 out):
     """Parse ``length`` strings into ``out`` (a numpy array of ``length`` numbers of the
-    target: ``kind`` "int", "uint", "float" (``bits`` 32 or 64) or "bool" (uint8)).
+    target: ``kind`` "int", "uint", "float" (``bits`` 32 or 64), "bool" (uint8), or
+    "decimal": int64 unscaled values at scale ``bits`` (0 to 18) of plain-notation texts, a
+    row that is anything else (an exponent, a cut digit, 18 digits or more) not parsed).
 
     ``layout``: 0 or 1 for int32 / int64 ``offsets`` (``length + 1``, into
     ``data_buffers[0]``), 2 for 16-byte views (``offsets``: their bytes) into
@@ -560,10 +599,14 @@ def parse_texts(int layout, offsets, data_buffers, int64_t length, valid, str ki
     cdef const uint8_t[::1] mask
     cdef const uint8_t[::1] buf
     cdef uint8_t[::1] out_bytes = out.view(np.uint8).reshape(-1)
-    cdef int target = {"int": T_INT, "uint": T_UINT, "float": T_FLOAT, "bool": T_BOOL}[kind]
+    cdef int target = {"int": T_INT, "uint": T_UINT, "float": T_FLOAT, "bool": T_BOOL,
+                       "decimal": T_DECIMAL}[kind]
     cdef int64_t k, bad, broken = -1
     cdef const uint8_t *valid_ptr = NULL
-    if out.shape[0] != length or out.itemsize * 8 != (8 if target == T_BOOL else bits):
+    if target == T_DECIMAL and not 0 <= bits <= 18:
+        raise ValueError("parse_texts: a decimal's scale (bits) must be 0 to 18")
+    if out.shape[0] != length or out.itemsize * 8 != (
+            8 if target == T_BOOL else 64 if target == T_DECIMAL else bits):
         raise ValueError("parse_texts: out must hold length numbers of the target's width")
     buffers = [np.frombuffer(b, dtype=np.uint8) if b is not None else np.zeros(0, np.uint8)
                for b in data_buffers]

@@ -457,7 +457,7 @@ def _parse_failure(text, want) -> ArrowInvalid:
     return ArrowInvalid(f"Failed to parse string: '{text}' as a scalar of type {want}")
 
 
-def _text_layout(array: Array) -> tuple:
+def text_layout(array: Array) -> tuple:
     """(layout, offsets or view bytes, data buffers) of a string or binary array, as
     ``_cast.parse_texts`` reads them: 0 / 1 for 32 / 64-bit offsets, 2 for views."""
     if isinstance(array.type, t.BinaryViewType):
@@ -483,7 +483,7 @@ def _text_to_numbers(array: Array, want) -> Array:
     else:
         bits = 64 if want.byte_width == 8 else 32
         kind, dtype = "float", (np.float64 if bits == 64 else np.float32)
-    layout, offsets, buffers = _text_layout(array)
+    layout, offsets, buffers = text_layout(array)
     out = np.zeros(len(array), dtype=dtype)
     bad = parse_texts(layout, offsets, buffers, len(array), _valid(array), kind, bits, out)
     if bad >= 0:

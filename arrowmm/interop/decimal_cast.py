@@ -36,7 +36,7 @@ from .. import types as t
 from .._core._region import as_view
 from ..arrays.array import Array, make_array
 from ..errors import ArrowInvalid
-from ._cast import format_decimals
+from ._cast import format_decimals, parse_texts
 from .from_python import convert, validity_from_mask
 
 __all__ = ["cast_decimal"]
@@ -389,6 +389,9 @@ def cast_decimal(array: Array, want, safe: bool) -> Optional[Array]:
         texts = [_decimal_text(v, got.scale) for v in _unscaled(array)]
         return convert(_nulled(array, texts), want)
     if isinstance(got, (t.BinaryType, t.BinaryViewType)) and isinstance(want, t.DecimalType):
+        parsed = _plain_texts(array, want, safe)
+        if parsed is not None:
+            return parsed
         texts = [v.decode("utf-8", "replace") if isinstance(v, bytes) else v
                  for v in array.to_pylist()]
         ints = [0 if text is None else _parsed(text, want, safe) for text in texts]
@@ -433,6 +436,24 @@ def _from_float(value: float, want, safe: bool) -> int:
                                f"{want.precision}, scale = {want.scale}): overflow")
         return 0
     return unscaled
+
+
+def _plain_texts(array: Array, want, safe: bool) -> Optional[Array]:
+    """Texts in plain notation parsed in C (``_cast.parse_texts``) when every one reads
+    exactly into an int64 within the precision; None to leave them, and any error, to the
+    exact path."""
+    if not 0 <= want.scale <= 18:
+        return None
+    from .cast import text_layout  # (cast dispatches here: a call-time import)
+    layout, offsets, buffers = text_layout(array)
+    out = np.zeros(len(array), dtype=np.int64)
+    valid = array.validity_mask() if array.null_count else None
+    if parse_texts(layout, offsets, buffers, len(array), valid, "decimal", want.scale, out) >= 0:
+        return None
+    largest = int(np.abs(out).max()) if out.size else 0
+    if largest >= 1 << (want.bit_width - 1) or (safe and largest >= 10 ** want.precision):
+        return None
+    return _decimal_array(array, want, out)
 
 
 def _unscaled_ints(array: Array) -> list:
