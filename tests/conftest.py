@@ -6,11 +6,22 @@ The tests are packages, one folder per subpackage of arrowmm (``tests/ipc/``, ``
 ``pythonpath`` (pyproject.toml) puts the repository root first on ``sys.path``, and ``fuzz/``
 for the fuzz harness (``fuzz/harness.py``), whose readers the hostile tests drive.
 
-Here: fixtures more than one folder uses (the S3 server), and the run's closing line about the
+Here: fixtures more than one folder uses (the S3 server), the run's closing line about the
 Arrow gold files: tests that need them (``integration_json.GOLD_DIR``) skip when the folder is
-absent, and at the end of the run one line says how many did and how to get the files.
+absent, and at the end of the run one line says how many did and how to get the files; and
+how the suite splits over pytest-xdist's workers when asked to (``python -m pytest -q -n auto
+--dist loadfile``; not the default: not yet shown green and faster on the shared 2-core
+machine): two workers for a run of more than one module, none (the tests in pytest's own
+process) for one module or test; a module's tests stay on one worker (its module fixtures, a
+Spark session above all, start once), and modules that share state beyond themselves stay
+together (``SHARED``).
 """
 from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
 
 from tests.support.integration_json import GOLD_DIR
 from tests.support.s3_support import s3_server  # noqa: F401  (a session fixture: ipc/, spark/)
@@ -25,6 +36,56 @@ def gold_files_hint() -> str:
             f"/tmp/arrow-testing && mkdir -p {GOLD_DIR.parent} && cp -r "
             f"/tmp/arrow-testing/data/arrow-ipc-stream/integration/cpp-21.0.0 {GOLD_DIR.parent}/ "
             f"(or set ARROWMM_GOLD_DIR to that folder)")
+
+
+#: Modules that must not run beside each other on two workers, by what they share: ``shm``,
+#: the tests that look at every ``/dev/shm`` entry (``.arrowmm-share-*`` temporaries are any
+#: process's: one worker's shares would read as the other's leaks); ``hdfs``, the modules of the
+#: MiniDFSCluster (one per worker process: started once, not twice).
+SHARED = {
+    "shm": ("tests/shm/", "tests/ipc/test_memory.py", "tests/ipc/test_thread_safety.py",
+            "tests/cli/test_cli_more.py", "tests/project/test_benchmarks.py"),
+    "hdfs": ("tests/spark/test_spark_jvm_hdfs.py", "tests/spark/test_spark_jvm_local_cluster.py"),
+}
+
+
+@pytest.hookimpl(optionalhook=True)  # (an xdist hook: no error without xdist)
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: two workers (each runs its own Spark JVM, HDFS and S3 server: more would
+    not fit a 2-core machine), none when the run is one test file or node (starting workers
+    would cost more than it saves); ``PYTEST_XDIST_AUTO_NUM_WORKERS`` decides if set."""
+    given = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    if given:
+        return int(given)
+    files = {arg.split("::")[0] for arg in config.args}
+    if len(files) == 1 and Path(config.invocation_params.dir, *files).is_file():
+        return 0
+    return 2 if (os.cpu_count() or 1) > 1 else 0
+
+
+def xdist_group_of(path: str) -> str:
+    """The worker group of a test module (its path from the root): its ``SHARED`` group, else
+    the module itself."""
+    for group, prefixes in SHARED.items():
+        if path.startswith(prefixes):
+            return group
+    return path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` with the ``SHARED`` groups: a work unit is a module or a group of
+    them (xdist's own ``loadgroup`` marks do nothing under pytest 9, which no longer reads the
+    node ids xdist rewrites)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group_of(nodeid.split("::")[0])
+
+    return ModuleGroups(config, log)
 
 
 def _skip_reason(report) -> str:
