@@ -17,6 +17,8 @@ text), floats likewise, booleans half true; strings are pyarrow's text of those 
 numeric rows cast values that fit (a safe cast that succeeds).  Every result is checked
 equal to pyarrow's before timing.
 
+The last rows: temporal values to text and decimal casts (``OTHERS``), with the text target.
+
 Targets: a string <-> number cast <= 1.5 x pyarrow's time, a numeric cast <= 1.2 x.
 The exit status is 0 whatever the ratios (machines are noisy) unless ``--strict``.
 """
@@ -60,6 +62,34 @@ NUMERIC = [(pa.int64(), pa.int32()), (pa.int32(), pa.int64()), (pa.int64(), pa.f
            (pa.bool_(), pa.int64())]
 
 
+# temporal values to text, and decimals (values of a few digits either side of the point)
+OTHERS = [(pa.timestamp("us"), pa.string()), (pa.timestamp("ms", "UTC"), pa.string()),
+          (pa.timestamp("s", "America/New_York"), pa.string()), (pa.date32(), pa.string()),
+          (pa.time64("us"), pa.string()), (pa.decimal128(20, 4), pa.string()),
+          (pa.string(), pa.decimal128(20, 4)), (pa.float64(), pa.decimal128(20, 4)),
+          (pa.int64(), pa.decimal128(24, 4)), (pa.decimal128(20, 4), pa.decimal128(24, 6))]
+
+
+def other(src: pa.DataType, dst: pa.DataType, n: int, nulls: bool, rng) -> pa.Array:
+    """The array an ``OTHERS`` row casts: timestamps over 1970-2023, dates, times of day,
+    decimals ``standard_normal() * 1e6`` at scale 4 (their text for a text source)."""
+    mask = rng.random(n) < 0.1 if nulls else None
+    if pa.types.is_timestamp(src):
+        per = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[src.unit]
+        return pa.array(rng.integers(0, 1_700_000_000 * per, n), mask=mask).cast(src)
+    if pa.types.is_date32(src):
+        return pa.array(rng.integers(0, 20_000, n).astype(np.int32), mask=mask).cast(src)
+    if pa.types.is_time64(src):
+        return pa.array(rng.integers(0, 86_400 * 10**6, n), mask=mask).cast(src)
+    if pa.types.is_integer(src):
+        return pa.array(rng.integers(-10**12, 10**12, n), mask=mask)
+    values = pa.array(np.round(rng.standard_normal(n) * 1e6, 4), mask=mask)
+    if pa.types.is_floating(src):
+        return values
+    decimals = values.cast(pa.decimal128(20, 4))
+    return decimals.cast(src) if pa.types.is_string(src) else decimals
+
+
 def numbers(dtype: pa.DataType, n: int, rng, *, fits=None) -> np.ndarray:
     """``n`` values of ``dtype`` (the benchmark's distributions, see the module); ``fits``:
     a target type the values must fit exactly (a numeric row's safe cast)."""
@@ -96,14 +126,16 @@ def bench(cfg: dict) -> list:
     row = 0
     for group, pairs, target in (("to text", TO_TEXT, TEXT_TARGET),
                                  ("from text", FROM_TEXT, TEXT_TARGET),
-                                 ("numeric", NUMERIC, NUMERIC_TARGET)):
+                                 ("numeric", NUMERIC, NUMERIC_TARGET),
+                                 ("temporal and decimal", OTHERS, TEXT_TARGET)):
         for src, dst in pairs:
             row += 1
             if cfg.get("only") and not any(x in f"{src} -> {dst}" for x in cfg["only"]):
                 continue
             for n in cfg["sizes"]:
                 for nulls in (False, True):
-                    theirs_in = source(src, dst, n, nulls, rng)
+                    theirs_in = other(src, dst, n, nulls, rng) if pairs is OTHERS else \
+                        source(src, dst, n, nulls, rng)
                     mine_in = arrowmm.array(theirs_in)
                     mm_dst = arrowmm.array(pa.nulls(0, dst)).type
                     mine, theirs = pa.array(mine_in.cast(mm_dst)), theirs_in.cast(dst)

@@ -60,9 +60,31 @@ def _offset_at(zone: zoneinfo.ZoneInfo, second: int) -> int:
     return int(offset.total_seconds())
 
 
+@lru_cache(maxsize=64)
+def _transitions(tz: str):
+    """(UTC instants of the zone's listed transitions, the offset from each, the offset
+    before the first) from the pure-Python ``zoneinfo`` reader's tables, or None where they
+    cannot be had (the instants after the last follow the zone's rule: the per-day path)."""
+    try:
+        from zoneinfo import _zoneinfo
+        zone = _zoneinfo.ZoneInfo.no_cache(tz)
+        instants = np.asarray(zone._trans_utc, dtype=np.int64)
+        after = np.asarray([int(i.utcoff.total_seconds()) for i in zone._ttinfos],
+                           dtype=np.int64)
+        before = int(zone._tti_before.utcoff.total_seconds()) if zone._tti_before else \
+            (int(after[0]) if after.size else None)
+    except Exception:  # noqa: BLE001  (a private table of the standard library: its absence
+        return None    # costs speed, not correctness)
+    if before is None or instants.size != after.size:
+        return None
+    return instants, after, before
+
+
 def zone_offsets(seconds: np.ndarray, tz: str) -> np.ndarray:
     """The UTC offset (int64 seconds) of zone ``tz`` at each of ``seconds`` since the epoch;
-    ArrowInvalid (pyarrow's words) for a zone the tz database does not know."""
+    ArrowInvalid (pyarrow's words) for a zone the tz database does not know.  Instants up to
+    the zone's last listed transition are looked up in its table of transitions (a binary
+    search); later ones, which follow the zone's yearly rule, per distinct day."""
     fixed = fixed_offset(tz)
     if fixed is not None:
         return np.full(len(seconds), fixed, dtype=np.int64)
@@ -70,6 +92,21 @@ def zone_offsets(seconds: np.ndarray, tz: str) -> np.ndarray:
         return np.zeros(len(seconds), dtype=np.int64)
     zone = _zone(tz)
     seconds = np.asarray(seconds, dtype=np.int64)
+    table = _transitions(tz)
+    if table is not None and table[0].size:
+        instants, after, before = table
+        index = np.searchsorted(instants, seconds, side="right") - 1
+        offsets = np.where(index < 0, before, after[np.maximum(index, 0)])
+        late = seconds > instants[-1]
+        if late.any():
+            offsets[late] = _offsets_by_day(zone, seconds[late])
+        return offsets
+    return _offsets_by_day(zone, seconds)
+
+
+def _offsets_by_day(zone: zoneinfo.ZoneInfo, seconds: np.ndarray) -> np.ndarray:
+    """``zoneinfo``'s offsets at ``seconds``: a pair of lookups per distinct UTC day, one per
+    value on the days with a transition."""
     days, where = np.unique(np.floor_divide(seconds, 86_400), return_inverse=True)
     where = where.reshape(-1)
     first = np.array([_offset_at(zone, d * 86_400) for d in days.tolist()], dtype=np.int64)
