@@ -82,8 +82,12 @@ def run_spark_page(found: list[Block], tmp_path: Path) -> dict:
     """Run a page's Spark blocks in order in two new processes, one on a session with the JVM
     connector's jar and one on a session without (``spark_support.run_readme_blocks``), each
     block with its own data folder; return ``{(block.where, jar): report}``."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from tests.support.spark_support import run_readme_blocks
     reports = {}
+    where = str(found[0].path.relative_to(ROOT))
+    runs = {}
     for jar in (True, False):
         kind = tmp_path / ("jar" if jar else "no-jar")
         kind.mkdir()
@@ -92,10 +96,15 @@ def run_spark_page(found: list[Block], tmp_path: Path) -> dict:
             folder = kind / f"line{block.line}"
             folder.mkdir()
             listed.append((block.line, block.code, folder))
-        where = str(found[0].path.relative_to(ROOT))
-        for block, (_, _, folder), report in zip(
-                found, listed, run_readme_blocks(listed, jar, kind, where)):
-            reports[block.where, jar] = {**report, "folder": str(folder)}
+        runs[jar] = (kind, listed)
+    # (the two sessions in two processes at once: each waits on its JVM's start for most of
+    # its time, so the page costs about one start, not two)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        done = {jar: pool.submit(run_readme_blocks, listed, jar, kind, where)
+                for jar, (kind, listed) in runs.items()}
+        for jar, (kind, listed) in runs.items():
+            for block, (_, _, folder), report in zip(found, listed, done[jar].result()):
+                reports[block.where, jar] = {**report, "folder": str(folder)}
     return reports
 
 
