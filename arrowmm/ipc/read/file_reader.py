@@ -346,6 +346,17 @@ class FileReader(ReaderBase):
         dataset scan decodes a filter's columns first, the others only for survivors)."""
         self._check_open()
         k = batch_index(i, len(self._blocks))
+        ahead = self._ahead
+        if ahead is not None and read_ahead:  # (the batch a walk in order had read ahead)
+            batch = ahead.take(k)
+            if batch is not None:
+                return batch
+        return self._batch_at(k, read_ahead)
+
+    def _batch_at(self, k: int, read_ahead: bool = True) -> RecordBatch:
+        """Record batch ``k`` (an index in range) made anew: for ``get_batch``, and for the
+        read-ahead of the next batch of a walk in batch order (``decode_ahead.ReadAhead``)."""
+        self._check_open()
         msg = self._read_block(self._blocks, k, MessageHeader.RecordBatch, "record batch")
         return self._record_batch(msg, self._dictionaries().get, BatchWhere(k, msg.offset),
                                   k if read_ahead else None)

@@ -623,7 +623,8 @@ class ReaderBase(PandasConvertible):
         if index is not None and header.compression is not None and self.allow_copies:
             ahead = self._ahead
             if ahead is None:
-                ahead = self._ahead = ReadAhead(getattr(self, "num_record_batches", None))
+                ahead = self._ahead = ReadAhead(getattr(self, "num_record_batches", None),
+                                                getattr(self, "_batch_at", None))
             ahead.track(index, batch)
             batch._ahead = (ahead, index)
         return batch
@@ -673,6 +674,8 @@ class ReaderBase(PandasConvertible):
         self._closed = True
         self._region = None
         self._plans = {}  # (their export programs remember the last dictionary exported)
+        if self._ahead is not None:
+            self._ahead.let_go()  # (a batch read ahead and never asked for)
 
     def __enter__(self):
         return self
