@@ -25,7 +25,9 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
 from libc.string cimport memcmp, memcpy, memset
 from libc.errno cimport errno, EAGAIN, EINTR, ETIMEDOUT
-from posix.unistd cimport getpid, pid_t
+from posix.unistd cimport close, getpid, pid_t
+from posix.fcntl cimport fcntl, F_DUPFD_CLOEXEC
+from posix.stat cimport fstat, struct_stat
 from arrowmm._core._buffer cimport fill_byte_buffer
 
 from arrowmm.errors import ArrowInvalid
@@ -192,20 +194,29 @@ cdef class SharedMap:
     cdef uint8_t* ptr
     cdef readonly Py_ssize_t size
     cdef readonly object mapping
+    cdef int _fd  # a descriptor of the mapped file (a copy of ``fd``), -1 without one
     cdef object __weakref__
 
-    def __cinit__(self, mapping):
+    def __cinit__(self, mapping, int fd=-1):
         self._has_view = False
+        self._fd = -1
         PyObject_GetBuffer(mapping, &self._view, PyBUF_WRITABLE)
         self._has_view = True
         self.ptr = <uint8_t*>self._view.buf
         self.size = self._view.len
         self.mapping = mapping
+        if fd >= 0:
+            self._fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+            if self._fd < 0:
+                raise OSError(errno, f"cannot duplicate descriptor {fd} of the shared mapping")
 
     def __dealloc__(self):
         if self._has_view:
             PyBuffer_Release(&self._view)
             self._has_view = False
+        if self._fd >= 0:
+            close(self._fd)
+            self._fd = -1
 
     cdef inline uint8_t* _at(self, int64_t offset, int64_t width) except NULL:
         if offset < 0 or offset > self.size - width or offset % width:
@@ -311,11 +322,41 @@ cdef class SharedMap:
         """The 32-bit word at ``state_at`` (a channel's stream state) if the mapping still
         begins with ``header``, else -1: a segment's per-call check in one call, without a
         copy of its header."""
+        return self._header_state(header, state_at)
+
+    cdef int64_t _header_state(self, bytes header, int64_t state_at) except -3:
         cdef Py_ssize_t n = len(header)
         cdef uint8_t* state = self._at(state_at, 4)
         if n > self.size or memcmp(self.ptr, <const char*>header, n) != 0:
             return -1
         return AMM_LOAD32(state)
+
+    def segment_state(self, int64_t need, bytes header, int64_t state_at):
+        """A channel's per-call check in one call, without a Python object or a GIL release
+        on the way: -2 if the mapped file (the ``fd`` given when this map was made) is
+        shorter than ``need`` bytes now (cut by another process: touching the words could be
+        SIGBUS), else ``header_state(header, state_at)``.  ``fstat`` here costs a system call;
+        ``mmap.size()`` cost that, a stat record and a GIL release and reacquisition."""
+        cdef struct_stat st
+        if self._fd < 0:
+            raise ArrowInvalid("segment_state needs the descriptor of the mapped file "
+                               "(SharedMap(mapping, fd))")
+        if fstat(self._fd, &st) != 0:
+            raise OSError(errno, "fstat of the shared mapping's file failed")
+        if st.st_size < need:
+            return -2
+        return self._header_state(header, state_at)
+
+    def file_size(self):
+        """The size of the mapped file now (``fstat`` of the descriptor given when this map
+        was made, without the GIL released: a system call's cost)."""
+        cdef struct_stat st
+        if self._fd < 0:
+            raise ArrowInvalid("file_size needs the descriptor of the mapped file "
+                               "(SharedMap(mapping, fd))")
+        if fstat(self._fd, &st) != 0:
+            raise OSError(errno, "fstat of the shared mapping's file failed")
+        return st.st_size
 
     def claim_slot(self, int64_t seq_at, int64_t holds_at, uint64_t writing):
         """Mark a ring slot as being rewritten (its sequence word at ``seq_at`` set to

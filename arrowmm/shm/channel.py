@@ -400,9 +400,7 @@ class Channel:
         seg = self._seg
         m = seg.map
         try:
-            seg.check()
-            state = m.load32(OFF_STATE)
-            if state == CLOSED:
+            if seg.check() == CLOSED:
                 raise ArrowInvalid(f"channel {self.name!r}: its header says the stream was "
                                    f"closed, and its producer did not close it: the header was "
                                    f"damaged")

@@ -209,44 +209,45 @@ class Segment:
         self.creator = creator
         st = os.fstat(fd)
         self.identity = (st.st_dev, st.st_ino)
-        self.map = SharedMap(mmap.mmap(fd, layout.size))
+        self.map = SharedMap(mmap.mmap(fd, layout.size), fd)  # (its own copy of fd: for check)
         self.header = bytes(header[:HEADER.size])  # (as parsed: nobody writes it afterwards)
         self.cut: Optional[int] = None  # the segment's size once found cut short
         self.check()  # (cut or changed between the header's read and the mapping)
 
-    def check(self) -> None:
-        """ArrowInvalid if the segment was cut short (by ``ftruncate`` from another process:
-        a load or store past its end would kill this process with SIGBUS, so nothing in it is
-        touched once it was), if its fixed header differs from the one parsed when it was
-        opened, or if its stream state is neither open nor closed.  One ``fstat`` and a
-        136-byte compare: every ``send`` and ``recv`` begins with it, and every wait slice
-        ends with it."""
-        where = f"channel {self.name!r}"
+    def check(self) -> int:
+        """The stream state (open or closed); ArrowInvalid if the segment was cut short (by
+        ``ftruncate`` from another process: a load or store past its end would kill this
+        process with SIGBUS, so nothing in it is touched once it was), if its fixed header
+        differs from the one parsed when it was opened, or if its stream state is neither
+        open nor closed.  One Cython call (an ``fstat`` and a 136-byte compare,
+        ``SharedMap.segment_state``): every ``send`` and ``recv`` begins with it, and every
+        wait slice ends with it."""
         if self.cut is None:
-            size = self.map.mapping.size()  # (fstat of the mapping's own descriptor)
-            if size >= self.layout.size:
-                state = self.map.header_state(self.header, OFF_STATE)  # (-1: header changed)
-                if state == -1:
-                    now = self.map.mapping[:HEADER.size]
-                    raise ArrowInvalid(f"{where}: its header was damaged while in use "
-                                       f"({_header_change(self.header, now)})")
-                if state == DAMAGED:
-                    raise ArrowInvalid(f"{where}: its producer found its header damaged (and "
-                                       f"stopped sending)")
-                if state not in (OPEN, CLOSED):
-                    raise ArrowInvalid(f"{where}: stream state {state} in its header (0 open, "
-                                       f"1 closed): the header was damaged while in use")
-                return
-            self._found_cut(size)
-        raise ArrowInvalid(f"{where}: its segment ({CHANNEL_DIR}/{self.name}) was cut to "
-                           f"{self.cut} bytes by another process (ftruncate); its layout "
-                           f"needs {self.layout.size}: the channel is unusable, and nothing "
-                           f"in it is touched any more")
+            state = self.map.segment_state(self.layout.size, self.header, OFF_STATE)
+            if state == OPEN or state == CLOSED:
+                return state
+            where = f"channel {self.name!r}"
+            if state == -2:  # (cut: its size, for the message)
+                self._found_cut(self.map.file_size())
+            elif state == -1:
+                now = self.map.mapping[:HEADER.size]
+                raise ArrowInvalid(f"{where}: its header was damaged while in use "
+                                   f"({_header_change(self.header, now)})")
+            elif state == DAMAGED:
+                raise ArrowInvalid(f"{where}: its producer found its header damaged (and "
+                                   f"stopped sending)")
+            else:
+                raise ArrowInvalid(f"{where}: stream state {state} in its header (0 open, "
+                                   f"1 closed): the header was damaged while in use")
+        raise ArrowInvalid(f"channel {self.name!r}: its segment ({CHANNEL_DIR}/{self.name}) "
+                           f"was cut to {self.cut} bytes by another process (ftruncate); its "
+                           f"layout needs {self.layout.size}: the channel is unusable, and "
+                           f"nothing in it is touched any more")
 
     def intact(self) -> bool:
         """Whether the shared words may be touched (the segment was not cut short)."""
         if self.cut is None:
-            size = self.map.mapping.size()
+            size = self.map.file_size()
             if size < self.layout.size:
                 self._found_cut(size)
         return self.cut is None
