@@ -12,7 +12,12 @@ one; the walk is
   neighbouring columns in order (a single column, the lazy path, never triggers it); when the
   walk shows it takes the whole batch (its columns 0 then 1, or column 0 of the batch after
   one it walked to the last column), the rest of the batch is decoded together on the codec
-  pool (``RecordBatch._decode_free``), as pyarrow decodes a batch at ``get_batch``; or else
+  pool (``RecordBatch._decode_free``), as pyarrow decodes a batch at ``get_batch``; and once
+  the walk has taken a whole batch, the next batch is made and decoded whole beside the
+  current one, on a second read-ahead thread (``LANES``), and ``get_batch`` hands it out:
+  a batch decoded alone left a core idle while its last buffer decoded, and between
+  batches (issue 34); at most one batch beyond the walk's is read ahead, held until its
+  caller asks for it and let go when the caller drops the batch before it; or else
 * down a column (the same column of the next batches read from the same reader: a caller
   that holds several batches and reads column ``k`` across them; past the file's last batch,
   the next column from the batch the walk began at).
@@ -28,8 +33,9 @@ under the column's own lock: a column is still decoded once, by whichever thread
 first; a caller that finds its column being decoded decodes the walk's next one itself before
 it waits, so both threads decode all the time.
 
-``decoded_in_order(batches)`` is the same idea for a consumer that takes every column of
-every batch (a C stream export, ``to_pandas``, ``to_pydict``): each batch's columns are
+``ReadAhead.whole`` does the same for the C stream export of a file (every batch in order,
+two decoding at once).  ``decoded_in_order(batches)`` is the same idea for any other consumer
+that takes every column of every batch (a stream's export, ``to_pandas``): each batch's columns are
 decoded together on the codec pool, and the next batch is read and decoded in the background
 while the consumer uses the current one, on a thread of that consumer's own: reading a pipe or
 socket can block for as long as its producer is quiet, so it must neither hold up other
@@ -276,6 +282,30 @@ class ReadAhead:
             self._finish(rest)
             with self._lock:
                 self._pending -= 1
+
+    def whole(self, index: int, batch) -> None:
+        """Batch ``index`` (``batch``) taken whole by a consumer of every batch in order (the C
+        stream export of a file): the next batch is read ahead (``_read_next``) and this one's
+        columns decoded now, together.  A read-ahead of this batch that no thread has begun
+        is done here; one a thread has begun leaves this thread the next batch's (when no
+        thread has begun that either) before it waits: so two batches decode at once, and
+        the cores are not left idle at the end of each (``decoded_in_order`` decodes one
+        batch at a time: a core waits while the last buffer of each decodes)."""
+        if self._batches.get(index) is not batch:  # (not this reader's batch index, or dropped)
+            batch.decode_columns()
+            return
+        self._walk = (index, self._width - 1, True, index, True)
+        self._partial = False
+        self._read_next(index)
+        for rest in (self._rest, self._next):
+            if rest is not None and rest.index == index and self._finish(rest):
+                break
+        else:
+            rest = self._next
+            if rest is not None and rest.index == index + 1 and \
+                    any(batch._decoding(k) for k in range(len(batch._columns))):
+                self._finish(rest)
+        batch.decode_columns()
 
     def take(self, index: int):
         """Batch ``index`` if it is the one read ahead (and not taken yet): the reader's

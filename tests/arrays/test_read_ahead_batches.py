@@ -134,3 +134,24 @@ def test_damage_in_a_batch_read_ahead_is_raised_for_its_column_only(four_batches
             with pytest.raises(ArrowInvalid, match="record batch 1"):
                 b.column(broken)
         assert pa.record_batch(r.get_batch(2)).equals(table.to_batches()[2])
+
+
+def test_the_export_of_a_file_decodes_the_next_batch_beside_this_one_on_the_callers_side(
+        four_batches):
+    # (issue 34) pyarrow.table(reader): each batch decoded whole, the next one read ahead on
+    # the read-ahead lanes (two batches at once), without a reading thread of the export's
+    # own (a mapped file's reads never block): a batch decoded alone left a core idle.
+    import threading
+    path, table, _ = four_batches
+    before = {t.ident for t in threading.enumerate() if t.name == "arrowmm-read-ahead"}
+    with arrowmm.open_file(path) as r:
+        stream = pa.RecordBatchReader.from_stream(r)
+        first = stream.read_next_batch()
+        decode_ahead.drain()
+        gc.collect()
+        assert sorted(r._ahead._batches.keys()) == [0, 1]  # (this batch and the next only)
+        assert r.stats.columns_loaded == 8
+        rest = stream.read_all()
+        assert r.stats.columns_loaded == 16  # (each column once)
+    assert pa.Table.from_batches([first, *rest.to_batches()]).equals(table)
+    assert {t.ident for t in threading.enumerate() if t.name == "arrowmm-read-ahead"} <= before

@@ -388,6 +388,21 @@ class FileReader(ReaderBase):
             return False  # (the export reports it, where it belongs)
         return msg.header.compression is not None
 
+    def _decoded_batches(self):
+        """Every batch, each decoded whole before it is handed on, the next one read ahead
+        and decoded beside it on the read-ahead lanes (``ReadAhead.whole``): two batches
+        decode at once, so no core waits while the last buffer of one decodes.  On this
+        consumer's thread: a mapped file's reads never block, so it needs no reading thread
+        of its own (``decoded_in_order``'s, which decodes one batch at a time)."""
+        for i in range(self._num_batches):
+            batch = self.get_batch(i)
+            ahead = self._ahead
+            if ahead is not None and batch.compression is not None:
+                ahead.whole(i, batch)
+            elif batch.compression is not None:
+                batch.decode_columns()
+            yield batch
+
     def __getitem__(self, i):
         """``reader[i]`` is ``get_batch(i)``; ``reader[a:b]`` a list of those batches."""
         if isinstance(i, slice):
