@@ -25,6 +25,7 @@ from ..interop._cdata import export_schema, export_stream
 from ..ipc.core.byteorder import NATIVE
 from ..ipc.core.framing import message_end, read_message_at
 from ..ipc.read.file_reader import MessageBatchDecoder
+from ..ipc.read.plain_columns import PlainColumns
 from .liveness import process_alive, this_process
 from .spin import AdaptiveSpin
 from .ring import (ACTIVE, CLAIMING, CLOSED, DAMAGED, E_CURSOR, E_DROPPED, E_PID, E_START,
@@ -94,8 +95,11 @@ class Consumer:
             tpl = record_batch_template(*shape)
             self._plain = (tpl.header, tpl.fixed, tpl.rows_at, tpl.body_at, tpl.nodes_at,
                            tpl.buffers_at, tpl.nodes, tpl.buffers, len(tpl.header))
+            # (a few fixed-width columns: the batch made with them built, no loader)
+            columns = PlainColumns(self.schema)
+            self._columns = columns if columns.usable else None
         else:
-            self._plain = None
+            self._plain = self._columns = None
         self._where = f"channel {name!r} batch "  # (+ the batch's number: its regions' names)
         self._lock = threading.Lock()
         self._index = -1
@@ -255,9 +259,16 @@ class Consumer:
             if got is not None:  # (else: read the general way, which says what is wrong)
                 rows, body = got
                 where = self._where + str(n)
-                return self._decoder.plain_record_batch(
-                    rows, struct_pairs(lease, nodes_at, nn), struct_pairs(lease, buffers_at, nb),
-                    Region(lease, description=where).view(hlen, body), where)
+                nodes = struct_pairs(lease, nodes_at, nn)
+                buffers = struct_pairs(lease, buffers_at, nb)
+                body = Region(lease, description=where).view(hlen, body)
+                columns = self._columns
+                if columns is not None:
+                    batch = columns.batch(rows, nodes, buffers, body)
+                    if batch is not None:
+                        return batch
+                # (lazy; also what says what is wrong with a message the columns refused)
+                return self._decoder.plain_record_batch(rows, nodes, buffers, body, where)
         try:
             return self._messages(lease, n)
         except ArrowNotImplementedError as exc:  # (an arrowmm producer writes nothing unknown)

@@ -204,3 +204,71 @@ def test_flatten_columns_lays_out_what_flatten_does(offset):
     for col in cols:
         expected = flatten(col, expected)
     assert _bytes(flatten_columns(cols)) == _bytes(expected)
+
+
+# -- a few fixed-width columns: the batch comes with its columns built (ipc.read.plain_columns)
+def test_narrow_fixed_width_batches_come_built_and_equal_with_nulls_and_slices():
+    schema = arrowmm.schema([("i", arrowmm.int32()), ("d", arrowmm.float64()),
+                             ("t", arrowmm.timestamp("us")), ("m", arrowmm.decimal128(12, 3))])
+    ch = Channel.create(_name(), schema, capacity=1 << 20, slots=4)
+    c = Channel.attach(ch.name)
+    rng = np.random.default_rng(3)
+    with ch, c:
+        assert c._columns is not None
+        for k in range(40):
+            n = 1 + k % 13
+            nulls = rng.random(n) < 0.3
+            pab = pa.record_batch([
+                pa.array(rng.integers(-99, 99, n), pa.int32(), mask=nulls),
+                pa.array(rng.random(n), mask=~nulls if k % 2 else None),
+                pa.array(rng.integers(0, 10**15, n), pa.timestamp("us"), mask=nulls),
+                pa.array([None if z else j for j, z in enumerate(nulls)], pa.decimal128(12, 3)),
+            ], schema=pa.schema(schema)).slice(k % 3)
+            ch.send(pab if k % 2 else arrowmm.record_batch(pab), timeout=HANG)
+            got = c.recv(timeout=HANG)
+            assert got._loader is None  # (built at once: no loader behind it)
+            assert pa.record_batch(got).equals(pab)
+            assert got.to_pydict() == pab.to_pydict()
+            del got
+
+
+def test_a_wide_or_non_fixed_schema_stays_lazy():
+    for fields in ([(f"c{k}", arrowmm.int8()) for k in range(9)],
+                   [("x", arrowmm.int64()), ("s", arrowmm.string())]):
+        ch = Channel.create(_name(), arrowmm.schema(fields), capacity=1 << 16, slots=2)
+        c = Channel.attach(ch.name)
+        with ch, c:
+            assert c._columns is None
+            ch.send({name: [1] if name != "s" else ["a"] for name, _ in fields})
+            got = c.recv(timeout=HANG)
+            assert got._loader is not None
+            assert got.column(0).to_pylist() == [1]
+            del got
+
+
+def test_overlapping_buffers_in_a_narrow_batch_are_refused_not_misread():
+    schema = arrowmm.schema([("x", arrowmm.int64()), ("y", arrowmm.int64())])
+    ch = Channel.create(_name(), schema, capacity=1 << 16, slots=2)
+    c = Channel.attach(ch.name)
+    tpl = record_batch_template(2, 4)
+    with ch, c:
+        ch.send({"x": [1, 2, 3], "y": [4, 5, 6]})
+        _damage(ch, tpl.buffers_at + 3 * 16, 8)  # y's values start inside x's
+        with pytest.raises(ArrowInvalid, match="before the buffer before it ends"):
+            c.recv(timeout=HANG)
+        ch.send({"x": [1, 2, 3], "y": [4, 5, 6]})  # (the next batch is read as usual)
+        got = c.recv(timeout=HANG)
+        assert got.to_pydict() == {"x": [1, 2, 3], "y": [4, 5, 6]}
+        del got
+
+
+def test_a_node_length_other_than_the_batch_is_refused_in_a_narrow_batch():
+    ch, c = _channel_and_consumer()
+    tpl = record_batch_template(1, 2)
+    with ch, c:
+        ch.send({"x": [1, 2, 3]})
+        _damage(ch, tpl.nodes_at, 2)  # the column says 2 rows, the batch 3
+        batch = c.recv(timeout=HANG)
+        with pytest.raises(ArrowInvalid):
+            batch.column("x").to_pylist()
+        del batch
