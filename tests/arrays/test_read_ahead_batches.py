@@ -147,6 +147,8 @@ def test_the_export_of_a_file_decodes_the_next_batch_beside_this_one_on_the_call
     with arrowmm.open_file(path) as r:
         stream = pa.RecordBatchReader.from_stream(r)
         first = stream.read_next_batch()
+        assert {t.ident for t in threading.enumerate() if t.name == "arrowmm-read-ahead"} \
+            <= before  # (no reading thread of the export's own, even while it is open)
         decode_ahead.drain()
         gc.collect()
         assert sorted(r._ahead._batches.keys()) == [0, 1]  # (this batch and the next only)
