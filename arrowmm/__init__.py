@@ -21,12 +21,13 @@ from .types import (  # noqa: F401  (the type factories: int64(), list_(...), ..
     FixedSizeBinaryType, ListType, ListViewType, FixedSizeListType, StructType, MapType, UnionType,
     DictionaryType, RunEndEncodedType, Field, Schema, null, bool_,
     int8, int16, int32, int64, uint8, uint16,
-    uint32, uint64, float16, float32, float64, string,
+    uint32, uint64, float16, float32, float64, string, utf8, large_utf8,
     binary, large_string, large_binary, string_view, binary_view, date32,
     date64, time32, time64, timestamp, duration, month_interval,
     day_time_interval, month_day_nano_interval, decimal32, decimal64, decimal128, decimal256,
     fixed_size_binary, list_, large_list, list_view, large_list_view, fixed_size_list,
     struct, map_, sparse_union, dense_union, dictionary, run_end_encoded, type_for_alias,
+    unify_schemas,
     ExtensionType, register_extension_type, unregister_extension_type,
 )
 # (from factories: beside the function, ``arrowmm.types`` holds a module named ``schema``,
@@ -46,6 +47,8 @@ from . import compute
 from .compute import Expression, field  # (a Field with a type; a filter's column reference without)
 from .interop import RecordBatchReader, array, record_batch
 from .interop.tables import chunked_array, concat_tables, table
+from .interop.constructors import concat_arrays, concat_batches, nulls, repeat
+from .interop.infer import infer_type
 from .ipc import (AppendWriter, FeatherV1Reader, FileReader, FileWriter, IndexedStreamReader, RepairReport, StreamReader,
                   StreamWriter, index_stream, new_file, new_stream, open, open_file,  # noqa: A004
                   open_stream, repair, append_file, add_statistics)
@@ -76,13 +79,13 @@ __all__ = [
     "StructType", "MapType", "UnionType",
     "DictionaryType", "RunEndEncodedType", "Field", "Schema", "null", "bool_",
     "int8", "int16", "int32", "int64", "uint8", "uint16",
-    "uint32", "uint64", "float16", "float32", "float64", "string",
+    "uint32", "uint64", "float16", "float32", "float64", "string", "utf8", "large_utf8",
     "binary", "large_string", "large_binary", "string_view", "binary_view", "date32",
     "date64", "time32", "time64", "timestamp", "duration", "month_interval",
     "day_time_interval", "month_day_nano_interval", "decimal32", "decimal64", "decimal128", "decimal256",
     "fixed_size_binary", "list_", "large_list", "list_view", "large_list_view", "fixed_size_list",
     "struct", "map_", "sparse_union", "dense_union", "dictionary", "run_end_encoded",
-    "field", "schema", "type_for_alias",
+    "field", "schema", "type_for_alias", "unify_schemas",
     "ExtensionType", "register_extension_type", "unregister_extension_type",
     # memory
     "BufferView", "Region",
@@ -97,6 +100,7 @@ __all__ = [
     "VariableShapeTensorArray", "variable_shape_tensor",
     # interop
     "array", "record_batch", "RecordBatchReader", "table", "chunked_array", "concat_tables",
+    "concat_arrays", "concat_batches", "nulls", "repeat", "infer_type",
     # ipc
     "open_file", "open_stream", "open", "FileReader", "StreamReader", "FeatherV1Reader",
     "new_file", "new_stream", "write_file", "write_stream", "FileWriter", "StreamWriter",

@@ -24,7 +24,7 @@ __all__ = ["Hook", "HOOKS", "fill",
            "export_c_schema", "export_c_array", "export_c_batch", "export_c_stream",
            "export_c_array_stream", "import_c_array", "import_c_batch", "import_c_schema",
            "serialize_schema", "serialize_batch", "filter_table", "take_table", "sort_table",
-           "filter_batch", "take_batch", "sort_batch", "cast_array", "build_array",
+           "filter_batch", "take_batch", "sort_batch", "cast_array", "build_array", "empty_table",
            "reduce_array", "reduce_batch", "reduce_file_reader"]
 
 
@@ -198,6 +198,9 @@ build_array = _declare("build_array", "arrowmm.interop.build", """\
 ``build_array(values, type_or_None) -> Array``: ``arrowmm.array``, behind columns given as
 Python lists or numpy arrays to ``Table``/``RecordBatch`` ``from_pydict``/``from_pylist``/
 ``from_arrays`` and ``add_column``/``append_column``/``set_column``.""")
+
+empty_table = _declare("empty_table", "arrowmm.interop.constructors", """\
+``empty_table(schema) -> Table``: a table of no rows; behind ``Schema.empty_table``.""")
 
 # == pickling (by name, for memory in a shared segment; anything else refuses) =================
 

@@ -252,6 +252,18 @@ class Array:
         """
         return self._pylist(temporal)
 
+    def tolist(self) -> list:
+        """``to_pylist()``, under pyarrow's other name for it."""
+        return self._pylist("python")
+
+    def drop_null(self) -> "Array":
+        """The values without the nulls (a copy; the array itself when it has none), as
+        pyarrow's ``drop_null``.  (Unions and run-end encoded arrays have no validity of
+        their own here: they come back whole.)"""
+        if self.null_count == 0:
+            return self
+        return self.filter(self.validity_mask())
+
     def to_pandas(self):
         """A ``pandas.Series`` of the values, as pyarrow's ``Array.to_pandas()`` gives it
         (extension values included: ``uuid.UUID``, ``bool``).  Needs pandas."""

@@ -74,6 +74,10 @@ class ChunkedArray:
         """How many chunks there are."""
         return len(self._chunks)
 
+    def iterchunks(self):
+        """The chunks, one after another (``pyarrow.ChunkedArray.iterchunks``)."""
+        return iter(self._chunks)
+
     def chunk(self, i: int) -> Array:
         """Chunk ``i`` (negative from the end), as ``pyarrow.ChunkedArray.chunk``."""
         return self._chunks[i]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
-from typing import List, Optional, overload
+from typing import List, Optional, Union, overload
 
 import numpy as np
 
@@ -195,11 +195,11 @@ def field(name: str, type: None = None) -> "Expression": ...  # noqa: A002
 
 
 @overload
-def field(name: str, type: t.DataType, nullable: bool = True,  # noqa: A002
+def field(name: str, type: Union[t.DataType, str], nullable: bool = True,  # noqa: A002
           metadata=None, *, dictionary_id: Optional[int] = None) -> t.Field: ...
 
 
-def field(name, type: Optional[t.DataType] = None, nullable: bool = True,  # noqa: A002
+def field(name, type: Union[t.DataType, str, None] = None, nullable: bool = True,  # noqa: A002
           metadata=None, *, dictionary_id: Optional[int] = None):
     """A schema ``Field`` (``field(name, type, nullable=True, metadata=None)``, as
     ``pyarrow.field``), or, given a name only, a reference to that column in a filter

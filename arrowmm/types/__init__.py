@@ -36,12 +36,13 @@ from .factories import (binary, binary_view, bool_, date32, date64, day_time_int
                         large_string, list_, list_view, map_, month_day_nano_interval,
                         month_interval, null, run_end_encoded, schema, sparse_union, string,
                         string_view, struct, time32, time64, timestamp, uint8, uint16, uint32,
-                        uint64, utf8)
+                        uint64, utf8, large_utf8)
 from .fields import Field
 from .nested import FixedSizeListType, ListType, ListViewType, MapType, StructType, UnionType
 from .primitive import (BinaryType, BinaryViewType, BoolType, DecimalType, FixedSizeBinaryType,
                         FloatType, IntType, NullType)
 from .temporal import DateType, DurationType, IntervalType, TimestampType, TimeType
+from .unify import unify_schemas
 
 __all__ = [
     "DataType", "FixedWidthType", "NullType", "BoolType", "IntType", "FloatType", "DecimalType",
@@ -52,5 +53,6 @@ __all__ = [
     "Field", "Schema",
     "ExtensionType", "register_extension_type", "unregister_extension_type",
     "extension_type_of", "EXTENSION_NAME", "EXTENSION_METADATA", "type_for_alias", "ensure_type",
+    "unify_schemas",
     *factories.__all__,
 ]

@@ -84,6 +84,70 @@ class DataType:
         """The type's class name (``"IntType"``, ``"ListType"``, ...): which kind of type it is."""
         return type(self).__name__
 
+    # pyarrow's ``DataType`` API, for the habits users bring
+
+    @property
+    def num_fields(self) -> int:
+        """How many child fields the type has, as pyarrow counts them: a struct's or union's
+        fields, a list's or map's one, a run-end encoded type's two; none for the rest (a
+        dictionary and an extension type included)."""
+        return len(self.children)
+
+    def field(self, i: int):
+        """The child field at index ``i`` (negative from the end), as ``pyarrow.DataType.field``:
+        ``IndexError`` past the children (a flat type has none); structs and unions also take
+        a name."""
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise TypeError(f"Expected int index, got type '{type(i)}'")
+        kids = self.children
+        if not -len(kids) <= i < len(kids):
+            raise IndexError(f"field index {i} out of range for {str(self)!r}, which has "
+                             f"{len(kids)} child field(s)")
+        return kids[i]
+
+    @property
+    def num_buffers(self) -> int:
+        """The buffers of the type's layout, as pyarrow counts them (validity included, a
+        view type's variadic data buffers not): what the C data interface passes."""
+        return self.buffer_count
+
+    @property
+    def has_variadic_buffers(self) -> bool:
+        """Whether arrays of the type carry a variable number of data buffers (the view
+        types)."""
+        return False
+
+    @property
+    def bit_width(self) -> int:
+        """Bits per value of a fixed-width type (1 for booleans); ``ValueError`` for the
+        others, as pyarrow."""
+        if self.byte_width is None:
+            raise ValueError(f"Non-fixed width type: {self}")
+        return self.byte_width * 8
+
+    def equals(self, other, check_metadata: bool = False) -> bool:
+        """Whether ``other`` (a type, or a type's name such as ``"int64"``) is the same type;
+        ``check_metadata`` also compares the custom metadata of child fields
+        (``pyarrow.DataType.equals``)."""
+        if isinstance(other, str):
+            from .aliases import type_for_alias
+            other = type_for_alias(other)
+        if not isinstance(other, DataType):
+            raise TypeError(f"DataType expected, got {type(other)}")
+        if self != other:
+            return False
+        if not check_metadata:
+            return True
+        mine, theirs = self.children, other.children
+        return all(a.equals(b, check_metadata=True) for a, b in zip(mine, theirs))
+
+    def to_pandas_dtype(self):
+        """The numpy dtype (or pandas extension dtype, for zoned timestamps) pandas gives a
+        column of this type, as ``pyarrow.DataType.to_pandas_dtype``;
+        ``NotImplementedError`` where pyarrow has none."""
+        from .pandas_dtypes import pandas_dtype
+        return pandas_dtype(self)
+
 
 def _rebuild_type(_text, cls, args):
     return cls._unpickle(*args)

@@ -39,6 +39,7 @@ class RunEndEncodedType(DataType):
     (``run_end_encoded(run_end_type, value_type)``; run ends are int16, int32 or int64)."""
     __slots__ = ()
     buffer_count = 0
+    num_buffers = 1  # (pyarrow's count: the layout's absent validity buffer)
 
     def __init__(self, run_end_type, value_type):
         run_ends = as_field(run_end_type, "run_ends")

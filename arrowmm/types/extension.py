@@ -57,6 +57,17 @@ class ExtensionType(DataType):
     extension_name = property(lambda self: self._name)
     buffer_count = property(lambda self: self._storage.buffer_count)
     byte_width = property(lambda self: self._storage.byte_width)
+    num_buffers = property(lambda self: self._storage.num_buffers)
+    has_variadic_buffers = property(lambda self: self._storage.has_variadic_buffers)
+    num_fields = 0  # (pyarrow's: the storage type's children are not the extension's)
+
+    def field(self, i: int):
+        """pyarrow's ``DataType.field``: an extension type has no child fields of its own
+        (its storage type's are ``storage_type.field(i)``)."""
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise TypeError(f"Expected int index, got type '{type(i)}'")
+        raise IndexError(f"field index {i} out of range for {str(self)!r}, which has no child "
+                         f"field of its own (its storage type's: storage_type.field)")
 
     @property
     def children(self) -> tuple:

@@ -13,7 +13,7 @@ from .temporal import DateType, DurationType, IntervalType, TimestampType, TimeT
 __all__ = [
     "null", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16",
     "uint32", "uint64", "float16", "float32", "float64", "string", "utf8", "binary",
-    "large_string", "large_binary", "string_view", "binary_view",
+    "large_string", "large_utf8", "large_binary", "string_view", "binary_view",
     "date32", "date64", "time32", "time64", "timestamp", "duration",
     "month_interval", "day_time_interval", "month_day_nano_interval",
     "decimal32", "decimal64", "decimal128", "decimal256", "fixed_size_binary",
@@ -101,8 +101,12 @@ def large_binary() -> BinaryType:
 
 
 def large_string() -> BinaryType:
-    """Variable-length UTF-8 text with 64-bit offsets (``pyarrow.large_string()``)."""
+    """Variable-length UTF-8 text with 64-bit offsets (``pyarrow.large_string()``, also
+    ``large_utf8``)."""
     return BinaryType(True, large=True)
+
+
+large_utf8 = large_string
 
 
 def binary_view() -> BinaryViewType:

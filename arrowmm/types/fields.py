@@ -147,6 +147,21 @@ class Field:
         place of its own (``pyarrow.Field.with_metadata``)."""
         return Field(self.name, self.type, self.nullable, metadata, self.dictionary_id)
 
+    def remove_metadata(self) -> "Field":
+        """A copy of this field without custom metadata (``pyarrow.Field.remove_metadata``;
+        an extension field stays one)."""
+        return Field(self.name, self.type, self.nullable, None, self.dictionary_id)
+
+    def flatten(self) -> list:
+        """A struct field's children as top-level fields named ``parent.child``, nullable when
+        the struct is; any other field as itself (``pyarrow.Field.flatten``)."""
+        from .nested import StructType  # (nested types are made of fields: a level above)
+        if type(self.type) is not StructType:
+            return [self]
+        return [Field(f"{self.name}.{child.name}", child.type,
+                      child.nullable or self.nullable, child.metadata)
+                for child in self.type.fields]
+
     @property
     def extension_name(self) -> Optional[str]:
         """``ARROW:extension:name`` from the stored metadata, when the field names one

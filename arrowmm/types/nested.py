@@ -222,6 +222,8 @@ class UnionType(DataType):
     type_codes = property(lambda self: self._key[3])
     children = property(lambda self: self._key[2])
     buffer_count = property(lambda self: 2 if self._key[1] == "dense" else 1)
+    #: pyarrow's count: the layout's validity buffer, which IPC leaves out, comes first
+    num_buffers = property(lambda self: self.buffer_count + 1)
 
     def field(self, i):
         """The child field at index ``i`` (negative from the end) or named ``i``; a name

@@ -15,6 +15,7 @@ class NullType(DataType):
     """The type of an array of nulls only, with no buffers (``pyarrow.null()``)."""
     __slots__ = ()
     buffer_count = 0
+    num_buffers = 1  # (pyarrow's count: the layout's absent validity buffer)
 
     def __init__(self):
         super().__init__()
@@ -27,6 +28,7 @@ class BoolType(DataType):
     """Booleans packed one bit a value (``pyarrow.bool_()``)."""
     __slots__ = ()
     buffer_count = 2
+    bit_width = 1
 
     def __init__(self):
         super().__init__()
@@ -146,6 +148,7 @@ class BinaryViewType(DataType):
     __slots__ = ()
     #: validity and views; the variadic data buffers come on top (their count is per batch)
     buffer_count = 2
+    has_variadic_buffers = True
 
     def __init__(self, utf8: bool = False):
         super().__init__(bool(utf8))

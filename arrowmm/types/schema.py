@@ -7,9 +7,11 @@ those.
 """
 from __future__ import annotations
 
+import json
 from typing import Iterator, Mapping, Optional
 
 from .. import hooks
+from ..errors import ArrowInvalid
 from .encoded import DictionaryType
 from .extension import ExtensionType, extension_type_of
 from .fields import Field, as_field, field_items, freeze_metadata, lookup_field
@@ -141,6 +143,74 @@ class Schema:
         """A copy of this schema with custom ``metadata`` in place of its own
         (``pyarrow.Schema.with_metadata``)."""
         return Schema(self.fields, metadata, self.endianness)
+
+    # pyarrow's ``Schema`` editing API: each returns a new schema, with this one's metadata
+
+    def remove_metadata(self) -> "Schema":
+        """A copy of this schema without custom metadata (its fields keep theirs)."""
+        return Schema._of_fields(self.fields, None, self.endianness)
+
+    def _with_fields(self, fields: tuple) -> "Schema":
+        return Schema._of_fields(fields, self._metadata, self.endianness)
+
+    def _checked_field(self, field) -> Field:
+        if not isinstance(field, Field):
+            raise TypeError(f"Argument 'field' has incorrect type (expected arrowmm.Field, got "
+                            f"{type(field).__name__})")
+        return field
+
+    def _checked_index(self, i, limit: int, verb: str) -> int:
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise TypeError(f"field index must be an int, got {type(i).__name__}")
+        if not 0 <= i <= limit:
+            raise ArrowInvalid(f"Invalid column index to {verb} field: {i} (the schema has "
+                               f"{len(self.fields)} fields)")
+        return i
+
+    def append(self, field: Field) -> "Schema":
+        """This schema with ``field`` added at the end (a repeated name is allowed, as in
+        pyarrow)."""
+        return self._with_fields(self.fields + (self._checked_field(field),))
+
+    def insert(self, i: int, field: Field) -> "Schema":
+        """This schema with ``field`` inserted at position ``i`` (0 to ``len(schema)``;
+        ``ArrowInvalid`` otherwise, as pyarrow)."""
+        field = self._checked_field(field)
+        i = self._checked_index(i, len(self.fields), "add")
+        return self._with_fields(self.fields[:i] + (field,) + self.fields[i:])
+
+    def remove(self, i: int) -> "Schema":
+        """This schema without its field at position ``i`` (``ArrowInvalid`` out of range)."""
+        i = self._checked_index(i, len(self.fields) - 1, "remove")
+        return self._with_fields(self.fields[:i] + self.fields[i + 1:])
+
+    def set(self, i: int, field: Field) -> "Schema":
+        """This schema with ``field`` in place of its field at position ``i``.  (pyarrow
+        appends when ``i`` is one past the end; here that is out of range, ``ArrowInvalid``,
+        as for any other index without a field to replace.)"""
+        field = self._checked_field(field)
+        i = self._checked_index(i, len(self.fields) - 1, "set")
+        return self._with_fields(self.fields[:i] + (field,) + self.fields[i + 1:])
+
+    def get_all_field_indices(self, name: str) -> list:
+        """The positions of every field named ``name`` (empty when there is none)."""
+        return [k for k, f in enumerate(self.fields) if f.name == name]
+
+    def empty_table(self):
+        """A table of this schema with no rows (``pyarrow.Schema.empty_table``)."""
+        return hooks.empty_table(self)
+
+    @property
+    def pandas_metadata(self) -> Optional[dict]:
+        """The ``pandas`` metadata entry (what pandas wrote about its index and columns), read
+        as JSON; None without one.  Text that is not JSON raises ``ArrowInvalid``."""
+        text = (self._metadata or {}).get("pandas")
+        if text is None:
+            return None
+        try:
+            return json.loads(text)
+        except ValueError as e:
+            raise ArrowInvalid(f"schema metadata 'pandas' is not JSON: {e}") from None
 
     def serialize(self) -> bytes:
         """The schema as one IPC schema message (pyarrow's ``Schema.serialize``);

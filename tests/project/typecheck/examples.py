@@ -233,5 +233,16 @@ def check_errors_and_limits() -> None:
     as_text = arrowmm.array([1, 2]).cast("string")
     as_float: arrowmm.DataType = arrowmm.type_for_alias("double")
     print(as_text.cast(as_float, safe=False))
+    texts: list[arrowmm.DataType] = [arrowmm.utf8(), arrowmm.large_utf8(),
+                                     arrowmm.infer_type([1, None])]
+    unified: arrowmm.Schema = arrowmm.unify_schemas(
+        [arrowmm.schema([("a", arrowmm.int8())]), arrowmm.schema([("a", arrowmm.int16())])],
+        promote_options="permissive")
+    filled: arrowmm.Array = arrowmm.concat_arrays([arrowmm.nulls(2, "int8"),
+                                                   arrowmm.repeat(1, 3).cast("int8")])
+    joined: arrowmm.RecordBatch = arrowmm.concat_batches(
+        [arrowmm.record_batch({"x": [1]}), arrowmm.record_batch({"x": [2]})])
+    print(texts, unified.append(arrowmm.field("b", "string")).empty_table(), filled.tolist(),
+          joined.num_rows)
     old: dict[str, int] = arrowmm.set_limits(max_fields=100)
     print(old, arrowmm.limits.current(), arrowmm.__version__)
