@@ -32,8 +32,8 @@ from arrowmm._core._buffer cimport fill_byte_buffer
 
 from arrowmm.errors import ArrowInvalid
 
-__all__ = ["SharedMap", "SlotLease", "RingCursor", "WOKEN", "TIMED_OUT", "CHANGED",
-           "body_length"]
+__all__ = ["SharedMap", "SlotLease", "RingCursor", "RingWriter", "WOKEN", "TIMED_OUT",
+           "CHANGED", "body_length"]
 
 cdef enum:
     _ALIGN = 64  # every buffer of a channel's message body starts 64-byte aligned
@@ -337,6 +337,9 @@ cdef class SharedMap:
         shorter than ``need`` bytes now (cut by another process: touching the words could be
         SIGBUS), else ``header_state(header, state_at)``.  ``fstat`` here costs a system call;
         ``mmap.size()`` cost that, a stat record and a GIL release and reacquisition."""
+        return self._segment_state(need, header, state_at)
+
+    cdef int64_t _segment_state(self, int64_t need, bytes header, int64_t state_at) except -3:
         cdef struct_stat st
         if self._fd < 0:
             raise ArrowInvalid("segment_state needs the descriptor of the mapped file "
@@ -744,3 +747,130 @@ def plain_header(SlotLease lease, bytes template, bytes fixed, int64_t rows_at,
     if rows < 0 or body < 0 or body != lease.size - tlen:
         return None
     return rows, body
+
+
+cdef class RingWriter:
+    """The producer's end of a ring of slots: a send's checks and its common case in one call
+    each (the rules of ``arrowmm.shm.channel``, whose ``Channel.send`` keeps every wait, every
+    error message and every other case in Python).
+
+    Every number is an offset in ``mapping`` (a ``SharedMap`` made with the segment's
+    descriptor), checked here once: the fixed ``header`` and the stream state word
+    (``state_at``) that ``segment_state`` checks in a segment of ``need`` bytes, the published
+    count, the consumers' waiting count and the publication counter; the consumer table
+    (``consumers`` records of ``entry`` bytes from ``entries``: state at ``state_at_entry``,
+    cursor at ``cursor_at``; ``active``: the state of an attached consumer); the slot table
+    (``slots`` records of ``slot_stride`` bytes from ``table``: sequence at ``seq_at``, length
+    at ``len_at``, hold mask at ``holds_at``), the data (``slots`` slots of ``slot_size``
+    bytes from ``data``); ``drop``: the ring's policy; ``writing``: a slot's sequence while it
+    is rewritten.
+
+    Why: a one-row batch's send was a dozen Python calls around three Cython ones; the
+    microseconds of a small batch's trip between processes are mostly such calls.
+    """
+    cdef SharedMap map
+    cdef bytes header
+    cdef int64_t need, state_at, write_seq_at, cons_waiting_at, pub_at
+    cdef int64_t entries, entry, consumers, entry_state_at, cursor_at
+    cdef uint32_t active
+    cdef int64_t table, slots, stride, seq_at, len_at, holds_at, data, slot_size
+    cdef bint drop
+    cdef uint64_t writing
+
+    def __cinit__(self, SharedMap mapping, int64_t need, bytes header, int64_t state_at,
+                  int64_t write_seq_at, int64_t cons_waiting_at, int64_t pub_at,
+                  int64_t entries, int64_t entry, int64_t consumers, int64_t entry_state_at,
+                  int64_t cursor_at, uint32_t active, int64_t table, int64_t slots,
+                  int64_t slot_stride, int64_t seq_at, int64_t len_at, int64_t holds_at,
+                  int64_t data, int64_t slot_size, bint drop, uint64_t writing):
+        if slots < 1 or consumers < 1 or slot_size < 0 or data < 0:
+            raise ArrowInvalid(f"bad ring: {slots} slots of {slot_size} bytes at {data}, "
+                               f"{consumers} consumers")
+        for at, stride, width in ((seq_at, slot_stride, 8), (len_at, slot_stride, 8),
+                                  (holds_at, slot_stride, 8), (entry_state_at, entry, 4),
+                                  (cursor_at, entry, 8)):
+            if at < 0 or at > stride - width or at % width:
+                raise ArrowInvalid(f"word at {at} lies outside its {stride}-byte record")
+        mapping._at(state_at, 4)
+        mapping._at(write_seq_at, 8)
+        mapping._at(cons_waiting_at, 4)
+        mapping._at(pub_at, 4)
+        mapping._at(entries, 8)
+        mapping._at(entries + (consumers - 1) * entry + entry - 8, 8)  # (the last word)
+        mapping._at(table, 8)
+        mapping._at(table + (slots - 1) * slot_stride + slot_stride - 8, 8)
+        if slot_size > 0 and slots > (mapping.size - data) // slot_size:
+            raise ArrowInvalid(f"{slots} slots of {slot_size} bytes from byte {data} overrun "
+                               f"the {mapping.size}-byte mapping")
+        self.map = mapping
+        self.need, self.header, self.state_at = need, header, state_at
+        self.write_seq_at, self.cons_waiting_at, self.pub_at = (write_seq_at, cons_waiting_at,
+                                                                pub_at)
+        self.entries, self.entry, self.consumers = entries, entry, consumers
+        self.entry_state_at, self.cursor_at, self.active = entry_state_at, cursor_at, active
+        self.table, self.slots, self.stride = table, slots, slot_stride
+        self.seq_at, self.len_at, self.holds_at = seq_at, len_at, holds_at
+        self.data, self.slot_size = data, slot_size
+        self.drop, self.writing = drop, writing
+
+    def begin(self, uint64_t sent):
+        """A send begins: True when the segment is whole, its header as made, the stream
+        open and its published count ``sent`` (what this producer published), and then the
+        consumers asleep on the publication counter are woken (their wake-up overlaps the
+        send's work: see ``Channel._wake_sleepers``); False, touching nothing, otherwise (the
+        caller's ``Channel._check`` says what is wrong)."""
+        cdef SharedMap m = self.map
+        cdef uint8_t* pub
+        if m._segment_state(self.need, self.header, self.state_at) != 0:  # (0: open)
+            return False
+        if AMM_LOAD64(m.ptr + self.write_seq_at) != sent:
+            return False
+        if AMM_LOAD32(m.ptr + self.cons_waiting_at):
+            pub = m.ptr + self.pub_at
+            AMM_ADD32(pub, 1)
+            _futex_wake(<uint32_t*>pub)
+        return True
+
+    def send_plain(self, uint64_t n, template, int64_t num_rows, nodes, buffers,
+                   int64_t nbytes):
+        """Batch ``n`` (``nbytes`` bytes, as ``SharedMap.write_batch`` lays it out from
+        ``template``, a ``RecordBatchTemplate``, and the flattened ``nodes`` and ``buffers``)
+        written into its slot and published, when the slot is ready now: with
+        ``drop=False``, every attached consumer has taken the batch the slot held; nobody
+        holds it.  Returns True once published; False when the slot is not ready (nothing
+        written: the caller waits for it, or passes over it, the long way; a slot held is left
+        as it was, one taken between the mark and the check of its holds stays marked as
+        being rewritten, as ``SharedMap.claim_slot`` leaves it)."""
+        cdef SharedMap m = self.map
+        cdef int64_t s = <int64_t>(n % <uint64_t>self.slots), i
+        cdef uint64_t slowest = 0xFFFFFFFFFFFFFFFF, v
+        cdef uint8_t* slot = m.ptr + self.table + s * self.stride
+        cdef uint8_t* e
+        cdef uint8_t* pub
+        if not self.drop and n >= <uint64_t>self.slots:
+            for i in range(self.consumers):
+                e = m.ptr + self.entries + i * self.entry
+                if AMM_LOAD32(e + self.entry_state_at) == self.active:
+                    v = AMM_LOAD64(e + self.cursor_at)
+                    if v < slowest:
+                        slowest = v
+            if slowest != 0xFFFFFFFFFFFFFFFF and slowest <= n - <uint64_t>self.slots:
+                return False
+        if AMM_LOAD64(slot + self.holds_at) != 0:  # (held: left as it is, and the caller
+            return False                             # passes over it or waits)
+        AMM_STORE64(slot + self.seq_at, self.writing)  # (marked, then read: claim_slot's order)
+        if AMM_LOAD64(slot + self.holds_at) != 0:
+            return False
+        written = m.write_batch(self.data + self.slot_size * s, self.slot_size, template[0],
+                                template[1], template[2], template[3], template[4], num_rows,
+                                nodes, buffers)
+        if written != nbytes:  # (the buffers are immutable: a bug if it happens)
+            raise ArrowInvalid(f"batch {n} took {written} bytes, {nbytes} expected")
+        AMM_STORE64(slot + self.len_at, <uint64_t>nbytes)
+        AMM_STORE64(slot + self.seq_at, n)
+        AMM_STORE64(m.ptr + self.write_seq_at, n + 1)
+        pub = m.ptr + self.pub_at
+        AMM_ADD32(pub, 1)
+        if AMM_LOAD32(m.ptr + self.cons_waiting_at):
+            _futex_wake(<uint32_t*>pub)
+        return True

@@ -75,7 +75,7 @@ from typing import List, NamedTuple, Optional, Union
 
 from ..arrays.batch import RecordBatch
 from ..errors import ArrowInvalid
-from .._core._shmsync import body_length
+from .._core._shmsync import RingWriter, body_length
 from ..format.batch_header import RecordBatchTemplate, record_batch_template
 from ..interop.build import record_batch
 from ..ipc.core.byteorder import NATIVE
@@ -87,7 +87,7 @@ from .slot_builder import SlotBatch, slot_plan
 from .ring import (ACTIVE, CHANNEL_DIR, CHANNEL_MAGIC, CLOSED, DAMAGED, E_CURSOR, E_PID, E_STATE,
                    ENTRY, HEADER, MAX_CONSUMERS, OFF_ATTACH, OFF_CONS_WAITING, OFF_FREE,
                    OFF_PROD_WAITING, OFF_PUB, OFF_STATE, OFF_WRITE_SEQ, S_HOLDS, S_LEN, S_SEQ,
-                   SLICE, U32, VERSION, WRITING, Layout, Segment, channel_record,
+                   SLICE, SLOT, U32, VERSION, WRITING, Layout, Segment, channel_record,
                    check_new_name, deadline_of, end_stream, has_dictionaries, need_linux,
                    round_up, wait_slice)
 
@@ -218,6 +218,13 @@ class Channel:
         self._plain = (not self._has_dicts and self.schema.endianness == NATIVE
                        and sys.byteorder == "little")
         self._templates = {}  # (nodes, buffers) -> RecordBatchTemplate: one per schema, in practice
+        lay = seg.layout
+        # (a send's checks and its common case, a slot ready at once, in one call each)
+        self._ring = RingWriter(seg.map, lay.size, seg.header, OFF_STATE, OFF_WRITE_SEQ,
+                                OFF_CONS_WAITING, OFF_PUB, lay.consumers, ENTRY,
+                                lay.max_consumers, E_STATE, E_CURSOR, ACTIVE, lay.slot_table,
+                                lay.slots, SLOT, S_SEQ, S_LEN, S_HOLDS, lay.data, lay.slot_size,
+                                seg.drop, WRITING)
         self._matched = None
         self._lock = threading.Lock()
         self._next = 0
@@ -256,8 +263,11 @@ class Channel:
         with self._lock:
             if self._closed:
                 raise ArrowInvalid(f"channel {self.name!r} is closed")
-            self._check()  # (before the segment is touched: cut short or damaged, raise)
-            self._wake_sleepers()
+            # checked before the segment is touched (cut short or damaged: _check raises),
+            # and sleeping consumers woken (see _wake_sleepers), in one call
+            if not self._ring.begin(self._next):
+                self._check()
+                self._wake_sleepers()
             parts = self._encode(batch, metadata)
             if isinstance(parts, _Plain):  # laid out in the slot by one call, below
                 nbytes = len(parts.template.header) + body_length(parts.flat.buffers)
@@ -269,6 +279,13 @@ class Channel:
                 raise ArrowInvalid(f"channel {self.name!r}: the batch encodes to {nbytes} bytes, "
                                    f"a slot holds {lay.slot_size} (capacity / slots): create the "
                                    f"channel with a larger capacity or fewer slots")
+            n = self._next
+            if isinstance(parts, _Plain) and (timeout is None or timeout >= 0) and \
+                    self._ring.send_plain(
+                    n, parts.template, parts.num_rows, parts.flat.nodes, parts.flat.buffers,
+                    nbytes):  # (its slot was ready: written and published in that call)
+                self._next = n + 1
+                return n
             n, s = self._claim_slot(timeout, checked=True)
             m = seg.map
             if isinstance(parts, _Plain):
