@@ -13,8 +13,8 @@ how the suite splits over pytest-xdist's workers when asked to (``python -m pyte
 --dist loadfile``; not the default: not yet shown green and faster on the shared 2-core
 machine): two workers for a run of more than one module, none (the tests in pytest's own
 process) for one module or test; a module's tests stay on one worker (its module fixtures, a
-Spark session above all, start once), and modules that share state beyond themselves stay
-together (``SHARED``).
+Spark session above all, start once), modules that share state beyond themselves stay
+together (``SHARED``), and the heaviest units start first (``SECONDS``).
 """
 from __future__ import annotations
 
@@ -72,11 +72,34 @@ def xdist_group_of(path: str) -> str:
     return path
 
 
+#: The serial seconds of the slowest work units (a module, or a ``SHARED`` group) on the 2-core
+#: machine, from the durations of the last runs (a CI rehearsal's slowest tests, an xdist run's
+#: per-module sums): a worker that frees up takes the heaviest unit left, so the long ones
+#: start first and the run does not end on one worker finishing a Spark module alone. Rough
+#: numbers do: only their order matters; a unit not listed counts ``UNLISTED_SECONDS`` a test.
+SECONDS = {
+    "shm": 300, "tests/project/test_docs.py": 110, "tests/spark/test_spark_jvm_stream.py": 110,
+    "tests/spark/test_spark.py": 90, "hdfs": 80, "tests/spark/test_spark_object_store.py": 70,
+    "tests/project/test_wheel.py": 60, "tests/spark/test_maven_build.py": 60,
+    "tests/project/test_packaging.py": 55, "tests/spark/test_spark_workers.py": 50,
+    "tests/hostile/test_hostile.py": 40, "tests/spark/test_spark_jvm_damage.py": 40,
+    "tests/spark/test_spark_jvm_s3.py": 40, "tests/spark/test_spark_paths.py": 40,
+    "tests/spark/test_spark_connect.py": 35, "tests/cli/test_cli_files.py": 35,
+    "tests/cli/test_cli.py": 35, "tests/project/test_typing.py": 30,
+}
+UNLISTED_SECONDS = 0.05
+
+
+def unit_seconds(unit: str, tests: int) -> float:
+    """What a work unit is expected to take (``SECONDS``, else by its number of tests)."""
+    return SECONDS.get(unit, UNLISTED_SECONDS * tests)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """``--dist loadfile`` with the ``SHARED`` groups: a work unit is a module or a group of
-    them (xdist's own ``loadgroup`` marks do nothing under pytest 9, which no longer reads the
-    node ids xdist rewrites)."""
+    """``--dist loadfile`` with the ``SHARED`` groups, the heaviest unit first: a work unit is a
+    module or a group of them (xdist's own ``loadgroup`` marks do nothing under pytest 9, which
+    no longer reads the node ids xdist rewrites)."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -84,6 +107,12 @@ def pytest_xdist_make_scheduler(config, log):
     class ModuleGroups(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return xdist_group_of(nodeid.split("::")[0])
+
+        def _assign_work_unit(self, node) -> None:
+            heaviest = max(self.workqueue, key=lambda unit: unit_seconds(
+                unit, len(self.workqueue[unit])))
+            self.workqueue.move_to_end(heaviest, last=False)  # (the base class takes the first)
+            super()._assign_work_unit(node)
 
     return ModuleGroups(config, log)
 
