@@ -7,6 +7,7 @@ Run from the repository root::
     python benchmarks/bench_shm.py --quick    # smoke version (32 MiB, a few seconds)
     python benchmarks/bench_shm.py --out bench_shm.md
     python benchmarks/bench_shm.py --channel-only   # rows 4 to 6 only (a minute or two)
+    python benchmarks/bench_shm.py --latency-only   # rows 5 to 5c only (the small batches)
 
 One worker process (``multiprocessing``, spawn) is started before timing and reused.  Each
 timed run hands the table over and waits for the worker's sum of column ``c0``:
@@ -357,8 +358,9 @@ class LatencyResult(Result):
         return f"channel < {self.target * 1e6:.0f} us"
 
 
-def bench_channel(cfg) -> list:
-    """4. to 6.: every route in turn within each repeat; ratios of medians."""
+def bench_channel(cfg, latency_only: bool = False) -> list:
+    """4. to 6.: every route in turn within each repeat; ratios of medians (``latency_only``:
+    rows 5 to 5c, for a before/after of the small batches' trip)."""
     load = " ".join(f"{v:.2f}" for v in os.getloadavg())
     print(f"load average {load}", flush=True)
     ctx = multiprocessing.get_context("spawn")
@@ -375,10 +377,11 @@ def bench_channel(cfg) -> list:
     lat_slow = {"channel": [], "pyarrow-pipe": []}
     lat_load = {"channel": [], "pyarrow-pipe": []}
     with tempfile.TemporaryDirectory(prefix="amm-bench-") as tmp:
-        routes = {n: _Route(ctx, n, batches[0].schema, Path(tmp)) for n in names}
-        own = {n: routes[n].own(stream) for n in names}
+        routes = {} if latency_only else \
+            {n: _Route(ctx, n, batches[0].schema, Path(tmp)) for n in names}
+        own = {n: routes[n].own(stream) for n in routes}
         try:
-            for rep in range(cfg["warmup"] + cfg["repeats"]):
+            for rep in range(0 if latency_only else cfg["warmup"] + cfg["repeats"]):
                 for n in names:
                     t0 = time.perf_counter()
                     total = routes[n].run("sum", own[n])
@@ -409,7 +412,7 @@ def bench_channel(cfg) -> list:
                     got = routes[n].run("latency", pings[:max(len(pings) // 5, 20)], gap=0.005)
                     if rep >= cfg["warmup"]:
                         lat_slow[n].append(got)
-            for rep in range(cfg["warmup"] + cfg["repeats"]):
+            for rep in range(0 if latency_only else cfg["warmup"] + cfg["repeats"]):
                 burners = [ctx.Process(target=burn, args=(600,), daemon=True) for _ in range(2)]
                 for b in burners:
                     b.start()
@@ -425,10 +428,10 @@ def bench_channel(cfg) -> list:
         finally:
             for r in routes.values():
                 r.close()
-    med = {n: statistics.median(v) for n, v in times.items()}
+    med = {n: statistics.median(v) if v else float("nan") for n, v in times.items()}
     mib = cfg["stream_batches"]
     out = []
-    for n, label in (("arrowmm-pipe", "4a. channel vs arrowmm stream over a pipe"),
+    for n, label in () if latency_only else (("arrowmm-pipe", "4a. channel vs arrowmm stream over a pipe"),
                      ("pyarrow-pipe", "4b. channel vs pyarrow stream over a pipe"),
                      ("queue", "4c. channel vs multiprocessing.Queue of pyarrow batches")):
         out.append(Result(label, med["channel"], med[n], 0.2,
@@ -450,6 +453,8 @@ def bench_channel(cfg) -> list:
                        "channel-spin"))
     out.append(latency("5c. batches 5 ms apart (the default consumer sleeps) vs pyarrow pipe",
                        lat_slow, 50e-6, "the futex wake-up of a sleeping consumer"))
+    if latency_only:
+        return out
     out.append(latency("5d. row 5 under load (two busy processes beside) vs pyarrow pipe",
                        lat_load, 40e-6, f"load average before the rows: {load}"))
     out.append(Result("6. channel batches built in place (reserve) vs generated + arrowmm pipe",
@@ -464,12 +469,16 @@ def main(argv=None) -> int:
     parser = base_parser(__doc__, quick_help="small smoke version")
     parser.add_argument("--channel-only", action="store_true",
                         help="only rows 4 to 6 (the live channel against pipes and a queue)")
+    parser.add_argument("--latency-only", action="store_true",
+                        help="only rows 5 to 5c (one-row batches: channel vs pyarrow pipe)")
     args = parser.parse_args(argv)
     cfg = settings(args, FULL, QUICK)
-    if args.channel_only:
-        env = "\n".join(machine_lines(args.quick) + ["- rows 4 to 6 only (--channel-only)"])
+    if args.channel_only or args.latency_only:
+        rows = "5 to 5c only (--latency-only)" if args.latency_only else \
+            "4 to 6 only (--channel-only)"
+        env = "\n".join(machine_lines(args.quick) + [f"- rows {rows}"])
         print(env + "\n", flush=True)
-        results = bench_channel(cfg)
+        results = bench_channel(cfg, args.latency_only)
         for r in results:
             print_result(r)
         return report(results, "arrowmm shared-memory channel benchmarks", env, cfg, args.out,
