@@ -117,3 +117,48 @@ def test_two_writers_at_once_lose_no_row(spark, where):
     expected = rows_of(frame(spark, 0, 10)) + rows_of(frame(spark, 100_000, 2000)) + rows_of(
         frame(spark, 200_000, 2000))
     assert rows_of(spark.read.format("arrowmm").load(target)) == sorted(expected)
+
+
+def _numbered_file(path, batches: int, rows: int) -> None:
+    """An IPC file of ``batches`` batches of ``rows`` rows: ``k`` numbered from 0, ``v = k/4``."""
+    schema = pa.schema([("k", pa.int64()), ("v", pa.float64())])
+    with pa.ipc.new_file(str(path), schema) as w:
+        for b in range(batches):
+            k = pa.array(range(b * rows, (b + 1) * rows), pa.int64())
+            w.write_batch(pa.record_batch([k, pa.array([i / 4 for i in k.to_pylist()])],
+                                          schema=schema))
+
+
+def test_batches_read_whole_and_a_projection_read_the_same_values(spark, where, tmp_path):
+    """A task reads its first batch whole on HDFS (header, body and the next header in one
+    read) when every column is selected, and the buffers it selects otherwise: both give the
+    file's values, over many batches and tasks."""
+    local = tmp_path / "many.arrow"
+    _numbered_file(local, batches=9, rows=700)
+    upload(spark, str(local), f"{where}/many.arrow")
+    df = (spark.read.format("arrowmm").option("maxPartitionBytes", "20k")
+          .load(f"{where}/many.arrow"))
+    assert df.rdd.getNumPartitions() > 1
+    assert sorted(tuple(r) for r in df.collect()) == [(k, k / 4) for k in range(9 * 700)]
+    assert sorted(r.v for r in df.select("v").collect()) == [k / 4 for k in range(9 * 700)]
+
+
+def test_a_file_replaced_after_planning_fails_the_task(spark, where, tmp_path):
+    """A task opens its HDFS file with one NameNode request (the block locations carry the
+    length, no status request before it): a file replaced by a longer or a shorter one after
+    the query was planned still fails the task, naming the file, and is never read at the
+    planned footer's offsets."""
+    planned, longer, shorter = (tmp_path / n for n in ("planned.arrow", "longer.arrow",
+                                                       "shorter.arrow"))
+    _numbered_file(planned, batches=3, rows=500)
+    _numbered_file(longer, batches=4, rows=500)
+    _numbered_file(shorter, batches=2, rows=500)
+    for replacement, rows in ((longer, 2000), (shorter, 1000)):
+        path = f"{where}/{replacement.stem}/f.arrow"
+        upload(spark, str(planned), path)
+        query = spark.read.format("arrowmm").load(path)
+        query._jdf.queryExecution().toRdd()  # planned: the footer read, the partitions made
+        upload(spark, str(replacement), path)
+        with pytest.raises(Exception, match="changed since the query was planned"):
+            query.collect()  # (the same query execution: no new plan)
+        assert spark.read.format("arrowmm").load(path).count() == rows  # planned again: read

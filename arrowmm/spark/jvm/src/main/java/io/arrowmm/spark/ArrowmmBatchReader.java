@@ -59,6 +59,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   private final ColumnSpec[] columns;
   private final int[] selected;
   private final boolean[] wanted;
+  /** Whether every column is selected (then a remote batch is read whole: see
+   * {@link #readBlockAhead}). */
+  private final boolean allWanted;
   /** The {@code batchLog} option (as the Python source's: "name, batch index, rows" lines). */
   private final String batchLog;
 
@@ -116,6 +119,11 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     for (int s : selected) {
       wanted[s] = true;
     }
+    boolean all = true;
+    for (boolean w : wanted) {
+      all &= w;
+    }
+    this.allWanted = all;
   }
 
   @Override
@@ -276,8 +284,14 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       metaBuffer = ByteBuffer.allocate(Math.max(metaLength, 2 * metaBuffer.capacity()));
     }
     metaBuffer.clear().limit(metaLength);
+    long ahead;
     if (nextMeta != null && nextMetaAt == offset && nextMeta.length == metaLength) {
       metaBuffer.put(nextMeta);  // read with the batch before (see readAhead)
+    } else if ((ahead = readAheadAddress(offset, metaLength)) != 0) {
+      // read with its body (see readBlockAhead)
+      Platform.copyMemory(null, ahead, metaBuffer.array(), Platform.BYTE_ARRAY_OFFSET,
+          metaLength);
+      metaBuffer.position(metaLength);
     } else {
       readFully(metaBuffer, offset, where);
     }
@@ -308,6 +322,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     String where = r.path + ": record batch " + (r.first + i);
     int metaLength = r.metaLengths[i];
     long blockBody = r.bodyLengths[i];
+    if (!channel.local()) {
+      readBlockAhead(r, i, where);
+    }
     Message message = message(r.offsets[i], metaLength, where);
     long body = r.offsets[i] + metaLength;  // the body's place in the file
     try {
@@ -354,7 +371,8 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
    */
   private void readAhead(ColumnSpec[] columns, RecordBatch rb, Buffer buf, long body,
       long bodyLength, String where) throws IOException {
-    segments.clear();
+    // (segments holds at most this batch's block, read whole by readBlockAhead: the ranges it
+    // covers are not asked for again)
     List<long[]> ranges = new ArrayList<>();
     int buffers = rb.buffersLength();
     int cursor = 0;
@@ -375,7 +393,8 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         rb.buffers(buf, k);
         long off = buf.offset();
         long len = buf.length();
-        if (len > 0 && off >= 0 && off <= bodyLength && len <= bodyLength - off) {
+        if (len > 0 && off >= 0 && off <= bodyLength && len <= bodyLength - off
+            && readAheadAddress(body + off, len) == 0) {
           ranges.add(new long[] {off, len});
         }
       }
@@ -386,7 +405,8 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     // a GET: a full scan then costs one GET per batch, not two or three).  Only a block that
     // lies after this body and inside the planned file is asked for.
     if (nextMetaAt >= 0 && nextMetaLength > 0 && nextMetaAt - body >= bodyLength
-        && nextMetaLength <= open.fileSize - nextMetaAt) {
+        && nextMetaLength <= open.fileSize - nextMetaAt
+        && readAheadAddress(nextMetaAt, nextMetaLength) == 0) {
       ranges.add(new long[] {nextMetaAt - body, nextMetaLength});
     }
     ranges.sort((x, y) -> Long.compare(x[0], y[0]));
@@ -412,6 +432,35 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       nextMeta = new byte[nextMetaLength];
       Platform.copyMemory(null, at, nextMeta, Platform.BYTE_ARRAY_OFFSET, nextMetaLength);
     }
+  }
+
+  /**
+   * On a remote filesystem, read batch {@code i} of range {@code r} whole (its metadata block
+   * and body, and the next batch's metadata block when it follows) in one request, when its
+   * metadata block was not read with the batch before (the first batch of a task's run) and
+   * every column is selected (the body would be read all but whole anyway): the header and
+   * then the body took two requests, a round trip each (a DataNode's, an object store's GET).
+   * Only a block that lies inside the file as planned, and within {@link #COALESCE_MAX}, is
+   * asked for; anything else is left to the reads that name it.
+   */
+  private void readBlockAhead(ArrowmmPartition.Range r, int i, String where) throws IOException {
+    long at = r.offsets[i];
+    if (!allWanted || (nextMeta != null && nextMetaAt == at)) {
+      return;
+    }
+    long meta = r.metaLengths[i];
+    long body = r.bodyLengths[i];
+    if (at < 0 || meta <= 0 || body < 0 || at > open.fileSize) {
+      return;
+    }
+    long span = meta + body;
+    if (i + 1 < r.offsets.length && r.metaLengths[i + 1] > 0 && r.offsets[i + 1] == at + span) {
+      span += r.metaLengths[i + 1];
+    }
+    if (span > open.fileSize - at || span > COALESCE_MAX) {
+      return;
+    }
+    segment(at, span, where);
   }
 
   private void segment(long position, long length, String where) throws IOException {

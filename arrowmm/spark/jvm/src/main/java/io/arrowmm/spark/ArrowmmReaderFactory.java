@@ -15,11 +15,12 @@ final class ArrowmmReaderFactory implements PartitionReaderFactory {
   private final String batchLog;
 
   /** The session's Hadoop configuration (null when every file is local): executors reach
-   * Hadoop filesystems with the driver's settings ({@code spark.hadoop.*}, the options). */
-  private final org.apache.spark.util.SerializableConfiguration conf;
+   * Hadoop filesystems with the driver's settings ({@code spark.hadoop.*}, the options),
+   * built once per executor ({@link ShippedConfiguration}). */
+  private final ShippedConfiguration conf;
 
   ArrowmmReaderFactory(ColumnSpec[] fileColumns, int[] selected, String batchLog,
-      org.apache.spark.util.SerializableConfiguration conf) {
+      ShippedConfiguration conf) {
     this.conf = conf;
     this.fileColumns = fileColumns;
     this.selected = selected;

@@ -49,7 +49,7 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
   private final int limit;
   private List<FileFooter> footers;
   /** The session's Hadoop configuration for the tasks, when a file is not local. */
-  private org.apache.spark.util.SerializableConfiguration hadoopConf;
+  private ShippedConfiguration hadoopConf;
   /** Per file (as {@link #footers}): which batches are read. */
   private List<boolean[]> kept;
 
@@ -164,7 +164,7 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
       org.apache.hadoop.conf.Configuration conf = PathResolver.hadoopConf(options);
       List<String> paths = DataFiles.resolve(DataFiles.loadPaths(options), conf);
       if (!Storage.allLocal(paths)) {
-        hadoopConf = new org.apache.spark.util.SerializableConfiguration(conf);
+        hadoopConf = new ShippedConfiguration(conf);
       }
       int threads = options.containsKey("planningThreads")
           ? Integer.parseInt(options.get("planningThreads")) : FooterCache.PLANNING_THREADS;

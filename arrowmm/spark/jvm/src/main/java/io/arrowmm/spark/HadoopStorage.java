@@ -245,7 +245,7 @@ final class HadoopStorage implements Storage {
   @Override
   public Input openAt(String path, String version) throws IOException {
     if (version == null) {
-      return open(path);
+      return openNamed(path);
     }
     Path p = new Path(path);
     FileSystem fs = fs(p);
@@ -265,6 +265,33 @@ final class HadoopStorage implements Storage {
         fs.openFile(p).withFileStatus(s).opt("fs.option.openfile.read.policy", "random")
             .opt("fs.option.openfile.length", Long.toString(s.getLen())).build());
     return new StreamInput(in, s.getLen());
+  }
+
+  /** {@link #open(String)} in one request where the filesystem can: HDFS's open asks the
+   * NameNode for the block locations, which carry the file's length (its visible length, the
+   * bytes a reader can read), so no status request goes before it (a task opened its file with
+   * two NameNode round trips).  Other filesystems take their status first, as open does. */
+  private Input openNamed(String path) throws IOException {
+    Path p = new Path(path);
+    FileSystem fs = fs(p);
+    if (!"hdfs".equalsIgnoreCase(fs.getScheme())) {
+      return open(path);
+    }
+    FSDataInputStream in;
+    try {
+      in = fs.open(p);
+    } catch (FileNotFoundException e) {
+      throw e;
+    } catch (IOException e) {
+      // (HDFS refuses to open a directory: "Path is not a file")
+      throw new java.nio.file.FileSystemException(path + ": not a file (" + e.getMessage() + ")");
+    }
+    if (in instanceof org.apache.hadoop.hdfs.client.HdfsDataInputStream) {
+      return new StreamInput(in,
+          ((org.apache.hadoop.hdfs.client.HdfsDataInputStream) in).getVisibleLength());
+    }
+    in.close();
+    return open(path);
   }
 
   @Override
