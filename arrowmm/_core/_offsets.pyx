@@ -41,6 +41,7 @@ cdef enum:
     _BAD_UTF8 = 6
     _BAD_CODE = 7
     _DECREASE = 8
+    _BAD_PADDING = 9
     _CHUNK = 4096  # slots per branch-free scan block
 
 
@@ -236,6 +237,12 @@ cdef inline int64_t _views_bad(const uint8_t[::1] v, int64_t length, const uint8
             kind[0] = _NEG_SIZE
             return i
         if size <= 12:
+            # (the bytes after an inline value are zero: a size damaged short would read a
+            # cut value that is otherwise valid)
+            for off in range(base + 4 + size, base + 16):
+                if v[off] != 0:
+                    kind[0] = _BAD_PADDING
+                    return i
             if utf8 and size > 0 and _utf8_invalid_at(&v[base + 4], size) >= 0:
                 kind[0] = _BAD_UTF8
                 return i
@@ -462,7 +469,8 @@ def check_dictionary_indices(indices, validity, int64_t bit_offset, int64_t dict
 
 def check_binary_views(views, int64_t length, validity, int64_t bit_offset,
                        variadic_buffers, bint utf8, what):
-    """Check every non-null 16-byte BinaryView header (and its UTF-8 if ``utf8``)."""
+    """Check every non-null 16-byte BinaryView header (and its UTF-8 if ``utf8``): sizes,
+    buffer indices and ranges, prefixes, and the zero padding after an inline value."""
     vbuf = _byte_buffer(views, "views")
     cdef const uint8_t[::1] v = vbuf
     cdef int64_t nbytes = v.shape[0]
@@ -488,6 +496,10 @@ def check_binary_views(views, int64_t length, validity, int64_t bit_offset,
     head = f"binary views of {what!r}: view[{bad}]"
     if kind == _NEG_SIZE:
         raise ArrowInvalid(f"{head} size={size} < 0 (sizes must be non-negative)")
+    if kind == _BAD_PADDING:
+        raise ArrowInvalid(f"{head} inline value of size={size} is followed by non-zero "
+                           f"padding bytes {bytes(vbuf[base + 4 + size:base + 16])!r} (the "
+                           f"{12 - size} bytes after an inline value must be zero)")
     if kind == _BAD_UTF8 and size <= 12:
         raise ArrowInvalid(f"{head} inline value {bytes(vbuf[base + 4:base + 4 + size])!r} "
                            f"(size={size}) is not valid UTF-8")

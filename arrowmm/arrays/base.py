@@ -25,6 +25,10 @@ from .display import array_lines, preview
 from .provenance import copy_reason
 from .numpy_compat import convert as _convert
 
+#: types whose arrays have no validity bitmap of their own (their null count is not a count
+#: of bitmap zeros)
+_NO_VALIDITY = (t.NullType, t.UnionType, t.RunEndEncodedType)
+
 __all__ = ["Array", "imported_array", "exported_schema", "exported_array", "imported_batch",
            "typed_view", "MAX_UNBACKED_ROWS", "unbacked_rows", "need_bytes", "pylist_where_used",
            "extension_values", "covered_mask"]
@@ -306,7 +310,25 @@ class Array:
         if self.dictionary is not None:
             self.dictionary.validate(full, f"{path}.dictionary")
         if full:
+            self._check_null_count(path)
             self._check_full(path)
+
+    def _check_null_count(self, path: str) -> None:
+        """The recorded null count against the validity bitmap (pyarrow's full validation
+        does the same): a flipped bit would make a value read as null, or a null as a value,
+        while ``null_count`` says otherwise.  A count of 0 means no bitmap is read at all (as
+        pyarrow's reader drops it), so there is nothing to compare."""
+        if isinstance(self.type, _NO_VALIDITY) or self._null_count <= 0:
+            return
+        v = self.validity
+        if v is None:
+            raise ArrowInvalid(f"{path}: null count {self._null_count} but no validity bitmap "
+                               f"({self.type})")
+        actual = self.length - count_set_bits(v, self.offset, self.length)
+        if actual != self._null_count:
+            raise ArrowInvalid(f"{path}: null count {self._null_count} does not match the "
+                               f"validity bitmap, which marks {actual} of {self.length} slots "
+                               f"null (offset {self.offset})")
 
     def _child_name(self, i: int) -> str:
         kids = self.type.children
