@@ -664,6 +664,19 @@ cdef class RingCursor:
         than the cursor if the producer overwrote some, which count as dropped), or None when
         nothing new is published.  ArrowInvalid if the slot claims more bytes than it has
         (the cursor moves past that batch)."""
+        return self._take()
+
+    def take_checked(self, int64_t need, bytes header, int64_t state_at):
+        """``take`` after ``SharedMap.segment_state(need, header, state_at)`` found the
+        segment whole, its header as made and the stream open or closed; False, touching
+        nothing, otherwise (the caller's own check says what is wrong).  A consumer's
+        ``recv`` in one call where a batch is waiting."""
+        cdef int64_t state = self.map._segment_state(need, header, state_at)
+        if state != 0 and state != 1:  # (0 open, 1 closed)
+            return False
+        return self._take()
+
+    cdef object _take(self):
         cdef uint64_t cursor, published, skip, length
         cdef int64_t s, k
         cdef uint8_t* slot

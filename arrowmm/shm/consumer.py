@@ -179,7 +179,6 @@ class Consumer:
         if self._closed:
             raise ArrowInvalid(f"consumer of channel {self.name!r} is closed")
         seg = self._seg
-        seg.check()  # (cut short or its header damaged: raise before touching it)
         batch = self._take()  # (a batch waiting already: nothing else to set up)
         if batch is not None:
             self._adaptive.arrived(time.monotonic())
@@ -190,8 +189,7 @@ class Consumer:
         spin_until = (self._adaptive.spin_until(checked) if self._spin is None
                       else checked + self._spin)
         while True:
-            seg.check()
-            batch = self._take()
+            batch = self._take()  # (the segment checked first, as every recv does)
             if batch is not None:
                 self._adaptive.arrived(time.monotonic())
                 return batch
@@ -241,10 +239,18 @@ class Consumer:
 
     def _take(self) -> Optional[RecordBatch]:
         """The next batch (skipping what was overwritten: see ``RingCursor.take``); None when
-        nothing new is published."""
+        nothing new is published.  The segment is checked first (``Segment.check``, in the same
+        call as the take): cut short or its header damaged, ArrowInvalid before it is touched."""
+        seg = self._seg
         try:
-            lease = self._cursor.take()
+            lease = False if seg.cut is not None else \
+                self._cursor.take_checked(seg.layout.size, seg.header, OFF_STATE)
+            if lease is False:  # (cut or damaged: the check says how; it raises)
+                seg.check()
+                lease = self._cursor.take()  # (changed back meanwhile: as it is now)
         except ArrowInvalid as exc:
+            if str(exc).startswith(f"channel {self.name!r}"):
+                raise
             raise ArrowInvalid(f"channel {self.name!r}: {exc}") from None
         if lease is None:
             return None

@@ -98,3 +98,23 @@ def test_a_ring_outside_its_mapping_is_refused():
         with pytest.raises(ArrowInvalid):
             RingWriter(m, *{**good, **change}.values())
             pytest.fail(f"accepted {change}")
+
+
+def test_a_consumers_checked_take_touches_nothing_in_a_damaged_segment():
+    """``RingCursor.take_checked`` (every ``recv``: the segment's check and the take in one
+    call) refuses a changed header before it moves the cursor or sets a hold bit."""
+    from arrowmm.shm.ring import E_CURSOR, OFF_STATE, S_HOLDS
+    ch, c = _channel(slots=2)
+    with ch, c:
+        ch.send({"x": [1]})
+        seg = c._seg
+        m = seg.map
+        m.store32(OFF_STATE, 5)  # a stream state no channel has
+        assert c._cursor.take_checked(seg.layout.size, seg.header, OFF_STATE) is False
+        assert m.load64(c._entry + E_CURSOR) == 0 and m.load64(seg.layout.slot(0) + S_HOLDS) == 0
+        with pytest.raises(ArrowInvalid, match="stream state 5"):
+            c.recv(timeout=HANG)
+        m.store32(OFF_STATE, 0)
+        lease = c._cursor.take_checked(seg.layout.size, seg.header, OFF_STATE)
+        assert lease.sequence == 0 and m.load64(c._entry + E_CURSOR) == 1
+        del lease
