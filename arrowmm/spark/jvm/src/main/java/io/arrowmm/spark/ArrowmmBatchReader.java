@@ -450,7 +450,8 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     }
     long meta = r.metaLengths[i];
     long body = r.bodyLengths[i];
-    if (at < 0 || meta <= 0 || body < 0 || at > open.fileSize) {
+    if (at < 0 || meta <= 0 || body < 0 || at > open.fileSize
+        || body > open.fileSize - at) {  // (numbers from the footer: checked before any sum)
       return;
     }
     long span = meta + body;
