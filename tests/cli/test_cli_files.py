@@ -27,6 +27,13 @@ def _run(*args, stdin=None):
     return proc
 
 
+def _output(*args, stdin=None) -> str:
+    """The text ``python -m arrowmm ARGS`` prints, once it has exited 0 (else its error)."""
+    proc = _run(*args, stdin=stdin)
+    assert proc.returncode == 0, proc.err[-3000:]
+    return proc.out
+
+
 def _write(path, fmt, *, statistics=True, compression=None):
     """ROWS in two batches (3 + 2 rows), written by arrowmm with per-batch statistics."""
     schema = arrowmm.schema([("id", arrowmm.int64()), ("name", arrowmm.string()),
@@ -53,7 +60,7 @@ def test_schema(source):
     out = _run("schema", path, stdin=stdin)
     assert out.returncode == 0, out.err
     assert out.out.splitlines() == ["id: int64", "name: string", "score: double"]
-    doc = json.loads(_run("schema", "--json", path, stdin=stdin).out)
+    doc = json.loads(_output("schema", "--json", path, stdin=stdin))
     assert doc["fields"] == [
         {"name": "id", "type": "int64", "nullable": True, "metadata": None},
         {"name": "name", "type": "string", "nullable": True, "metadata": None},
@@ -66,7 +73,7 @@ def test_schema_json_has_field_metadata(tmp_path):
                                            metadata={"unit": "m"})])
     with arrowmm.new_file(path, schema) as w:
         w.write({"x": [1]})
-    doc = json.loads(_run("schema", "--json", str(path)).out)
+    doc = json.loads(_output("schema", "--json", str(path)))
     assert doc["fields"] == [{"name": "x", "type": "int32", "nullable": False,
                               "metadata": {"unit": "m"}}]
 
@@ -80,13 +87,13 @@ def test_head(source):
     assert [line.split(" | ")[0].strip() for line in lines[2:6]] == ["ann", "null", 'bo, "b"', "cy"]
     assert [line.split(" | ")[1].strip() for line in lines[2:6]] == ["1", "2", "3", "4"]
     assert lines[6] == "(4 rows)" and len(lines) == 7
-    rows = [json.loads(line) for line in _run("head", "--json", path, stdin=stdin).out.splitlines()]
+    rows = [json.loads(line) for line in _output("head", "--json", path, stdin=stdin).splitlines()]
     assert rows == ROWS  # default -n 10: all 5
 
 
 def test_stats(source):
     path, stdin, fmt = source
-    doc = json.loads(_run("stats", "--json", path, stdin=stdin).out)
+    doc = json.loads(_output("stats", "--json", path, stdin=stdin))
     assert doc["format"] == fmt and doc["rows"] == 5 and doc["batches"] == 2
     if stdin is None:
         assert doc["file_bytes"] > doc["data_bytes"] > 0
@@ -112,10 +119,10 @@ def test_stats_without_statistics_computes_them_unless_told_not_to(tmp_path):
     """A file without statistics gets its bounds computed (``from``: computed); with
     ``--no-compute`` nothing is decoded and the columns show only what is recorded: nothing."""
     path = _write(tmp_path / "plain.arrow", "file", statistics=False)
-    doc = json.loads(_run("stats", "--json", str(path)).out)
+    doc = json.loads(_output("stats", "--json", str(path)))
     assert [(c["nulls"], c["min"], c["max"], c["from"]) for c in doc["columns"]] == \
         [(0, 1, 5, "computed"), (1, "ann", "dee", "computed"), (1, -2.0, 9.0, "computed")]
-    bare = json.loads(_run("stats", "--json", "--no-compute", str(path)).out)
+    bare = json.loads(_output("stats", "--json", "--no-compute", str(path)))
     assert bare["rows"] == 5 and bare["data_bytes"] is None
     assert [(c["nulls"], c["bytes"], c["from"]) for c in bare["columns"]] == [(None, None, None)] * 3
     assert not any("min" in c or "max" in c for c in bare["columns"])
@@ -125,7 +132,7 @@ def test_stats_reports_compression(tmp_path):
     path = tmp_path / "z.arrow"
     with arrowmm.new_file(path, arrowmm.schema([("x", arrowmm.int64())]), compression="zstd") as w:
         w.write({"x": [7] * 100_000})
-    doc = json.loads(_run("stats", "--json", str(path)).out)
+    doc = json.loads(_output("stats", "--json", str(path)))
     assert doc["columns"][0]["bytes"] == 800_000 and doc["file_bytes"] < 100_000
     assert doc["compression_ratio"] > 8
 
@@ -138,7 +145,7 @@ def test_cat(source):
     assert rows[0] == ["id", "name", "score"]
     assert rows[1:] == [[str(r["id"]), r["name"] or "", "" if r["score"] is None else str(r["score"])]
                         for r in ROWS]
-    lines = _run("cat", path, "--to", "jsonl", stdin=stdin).out.splitlines()
+    lines = _output("cat", path, "--to", "jsonl", stdin=stdin).splitlines()
     assert [json.loads(line) for line in lines] == ROWS
     expected = pa.Table.from_pylist(ROWS)
     arrow = _run("cat", path, "--to", "arrow", stdin=stdin)
