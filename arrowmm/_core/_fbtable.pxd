@@ -76,8 +76,14 @@ cdef inline Py_ssize_t _field(Table* t, int slot, Py_ssize_t width) noexcept nog
 
 
 cdef inline Py_ssize_t _deref(Table* t, Py_ssize_t at) noexcept nogil:
-    """Follow the uoffset stored at ``at``; -1 when it leaves the buffer."""
-    cdef Py_ssize_t target = at + <Py_ssize_t>_u32(t.buf + at)
+    """Follow the uoffset stored at ``at``; -1 when it leaves the buffer, is 0 (it would point
+    at itself: a zeroed offset, which read as an empty vector or string) or lands off the
+    4-byte alignment every table, vector and string has (FlatBuffers' verifier, which pyarrow
+    runs, refuses both)."""
+    cdef uint32_t step = _u32(t.buf + at)
+    cdef Py_ssize_t target = at + <Py_ssize_t>step
+    if step == 0 or target & 3:
+        return -1
     return target if _fits(target, 4, t.size) else -1
 
 

@@ -55,6 +55,15 @@ cdef class StructPairs:
         cdef const uint8_t* p = self.ptr + 16 * i
         return (_i64(p), _i64(p + 8))
 
+    def first_unaligned(self, int64_t align):
+        """The index of the first record whose first value (a Buffer's offset) is not a
+        multiple of ``align``; -1 when every one is."""
+        cdef Py_ssize_t i
+        for i in range(self.count):
+            if _i64(self.ptr + 16 * i) % align:
+                return i
+        return -1
+
     def to_numpy(self, dtype):
         if self.count == 0:
             return np.empty(0, dtype=dtype)
@@ -142,7 +151,9 @@ cdef const char* _record_batch(Table* rb, MessageInfo* info) noexcept nogil:
         if at < 0:
             return "compression codec out of range"
         if at:
-            info.codec = (<const int8_t*>(comp.buf + at))[0]
+            # (read unsigned: a damaged 0xff must stay an unknown codec, never -1, the "no
+            # compression" this struct says when there is no compression table)
+            info.codec = (<const uint8_t*>(comp.buf + at))[0]
         at = _field(&comp, 1, 1)
         if at < 0:
             return "compression method out of range"

@@ -137,7 +137,7 @@ def wrap(ext: Optional[t.ExtensionType], storage: Array) -> Array:
 def _json_metadata(serialized: bytes, what: str) -> dict:
     try:
         out = json.loads(serialized.decode("utf-8")) if serialized.strip() else {}
-    except (UnicodeDecodeError, ValueError) as e:
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:  # (RecursionError: too deep)
         raise ArrowInvalid(f"{what}: extension metadata is not JSON ({e})") from None
     if not isinstance(out, dict):
         raise ArrowInvalid(f"{what}: extension metadata must be a JSON object, got {out!r}")

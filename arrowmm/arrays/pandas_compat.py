@@ -216,7 +216,7 @@ def _pandas_metadata(schema: t.Schema) -> Optional[dict]:
         return None
     try:
         meta = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # (RecursionError: JSON nested too deep)
         raise ArrowInvalid(f"the schema's 'pandas' metadata is not JSON: {exc}") from None
     return meta if isinstance(meta, dict) else None
 

@@ -82,7 +82,7 @@ def parse_manifest(text: bytes, path: str) -> Optional[dict]:
     try:
         doc = json.loads(text)
         check_names(doc["files"])
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:  # (JSON nested too deep)
         raise ArrowInvalid(f"{path}: not an arrowmm manifest ({exc})") from None
     return doc
 
@@ -141,7 +141,7 @@ def parse_version(text: bytes, path: str, version: int) -> dict:
         if not isinstance(streams, dict) or not all(
                 isinstance(k, str) and isinstance(b, int) for k, b in streams.items()):
             raise ValueError("streams is not a map of query id to batch id")
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:  # (JSON nested too deep)
         raise ArrowInvalid(f"{path}: not a manifest of version {version} ({exc})") from None
     return doc
 

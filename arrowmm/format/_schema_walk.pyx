@@ -106,7 +106,9 @@ cdef int _string(Table* t, int slot, Py_ssize_t* start, Py_ssize_t* length) noex
     if spos < 0:
         return -1
     cdef uint32_t slen = _u32(t.buf + spos)
-    if slen > <uint32_t>(t.size - spos - 4):
+    # (its bytes and the NUL that ends every FlatBuffers string: a damaged length that cuts
+    # the string short lands on another byte, so "price" cannot read as "pr")
+    if slen >= <uint32_t>(t.size - spos - 4) or t.buf[spos + 4 + slen] != 0:
         return -1
     start[0] = spos + 4
     length[0] = slen

@@ -162,13 +162,27 @@ def _struct_vector(tab: flatbuffers.table.Table, slot: int, dtype: np.dtype, wha
     o = tab.Offset(4 + 2 * slot)
     if not o:
         return np.empty(0, dtype=dtype)
+    buf = tab.Bytes
+    _check_offset(buf, tab.Pos + o, what)
     start = tab.Vector(o)
     n = tab.VectorLen(o)
-    buf = tab.Bytes
     if n < 0 or start < 0 or start > len(buf) or n > (len(buf) - start) // dtype.itemsize:
         raise ArrowInvalid(f"{what}: vector of {n} {dtype.itemsize}-byte records at byte {start} "
                            f"overruns the {len(buf)}-byte metadata")
     return np.frombuffer(buf, dtype=dtype, count=n, offset=start)
+
+
+def _check_offset(buf, at: int, what: str) -> None:
+    """The uoffset at byte ``at`` must point forward to a 4-byte aligned place (FlatBuffers'
+    verifier, which pyarrow runs, refuses the rest): a zeroed offset would read the offset
+    itself as a vector's length, 0, and a damaged file as an empty one."""
+    if at < 0 or at + 4 > len(buf):
+        raise ArrowInvalid(f"{what}: offset at byte {at} lies outside the {len(buf)}-byte "
+                           f"metadata")
+    step = struct.unpack_from("<I", buf, at)[0]
+    if step == 0 or (at + step) % 4:
+        raise ArrowInvalid(f"{what}: offset {step} at byte {at} is zero or unaligned "
+                           f"(damaged metadata)")
 
 
 def _pairs_vector(tab: flatbuffers.table.Table, slot: int, what: str):
@@ -241,11 +255,19 @@ def string_at(tab, slot: int, what: str) -> Optional[bytes]:
         return None
     buf = tab.Bytes
     at = o + tab.Pos
+    _check_offset(buf, at, what)
     at += struct.unpack_from("<I", buf, at)[0]
+    if at + 4 > len(buf):
+        raise ArrowInvalid(f"{what}: a string at byte {at} lies outside the {len(buf)}-byte "
+                           f"metadata")
     length = struct.unpack_from("<I", buf, at)[0]
-    if length > len(buf) - at - 4:
+    if length >= len(buf) - at - 4:
         raise ArrowInvalid(f"{what}: a string of {length} bytes at byte {at} runs past the end "
                            f"of the {len(buf)}-byte metadata")
+    if buf[at + 4 + length] != 0:
+        raise ArrowInvalid(f"{what}: the string of {length} bytes at byte {at} does not end "
+                           f"with the NUL FlatBuffers puts after every string (its length is "
+                           f"damaged)")
     return bytes(buf[at + 4:at + 4 + length])
 
 
@@ -302,7 +324,10 @@ def schema_features(fb: FbSchema, what: str = "schema") -> tuple:
 
 def schema_from_fb(fb: FbSchema) -> t.Schema:
     """Turn a FlatBuffers Schema table into a ``types.Schema``."""
-    endianness = "big" if fb.Endianness() == 1 else "little"
+    code = fb.Endianness()
+    if code not in (0, 1):
+        raise ArrowInvalid(f"schema: endianness {code} is neither Little (0) nor Big (1)")
+    endianness = "big" if code == 1 else "little"
     n = _table_vector_len(fb, 1, "schema fields")
     # Each field of an honest schema owns a 4-byte slot of a fields/children vector, so the bytes
     # bound the field count.  Tables shared between parents (legal flatbuffers) could otherwise
@@ -633,6 +658,16 @@ def _type_from_fb(fb: FbField, children, path) -> t.DataType:
 
 # -- messages ------------------------------------------------------------------------------
 
+def _check_buffers_aligned(buffers, what: str) -> None:
+    """Every buffer of a body starts at a multiple of 8 bytes (the IPC format pads each one;
+    pyarrow refuses the rest): an offset moved by damage would read shifted values."""
+    bad = buffers.first_unaligned(8)
+    if bad >= 0:
+        raise ArrowInvalid(f"{what}: buffer {bad} starts at body offset {buffers.get(bad)[0]}, "
+                           f"not a multiple of 8 as the IPC format puts every buffer (damaged "
+                           f"metadata?)")
+
+
 def _record_batch_from_fb(rb: FbRecordBatch, what: str) -> RecordBatchHeader:
     tab = rb._tab
     length = rb.Length()
@@ -655,6 +690,7 @@ def _record_batch_from_fb(rb: FbRecordBatch, what: str) -> RecordBatchHeader:
         variadic = np.frombuffer(tab.Bytes, dtype="<i8", count=n, offset=tab.Vector(o))
     else:
         variadic = _NO_COUNTS
+    _check_buffers_aligned(buffers, what)
     return RecordBatchHeader(length, nodes, buffers, compression, variadic)
 
 
@@ -695,6 +731,7 @@ def parse_message(buf, offset: int = 0, what: str = "message") -> MessageRecord:
                 if method != 0:
                     raise ArrowNotImplementedError(f"{what}: body compression method {method}")
                 compression = COMPRESSION_NAMES[codec]
+            _check_buffers_aligned(buffers, what)
             header = RecordBatchHeader(length, nodes, buffers, compression, variadic)
             if header_type == MessageHeader.DictionaryBatch:
                 header = DictionaryBatchHeader(dict_id, header, is_delta)

@@ -209,7 +209,7 @@ class Schema:
             return None
         try:
             return json.loads(text)
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:  # (RecursionError: JSON nested too deep)
             raise ArrowInvalid(f"schema metadata 'pandas' is not JSON: {e}") from None
 
     def serialize(self) -> bytes:

@@ -272,7 +272,8 @@ cdef inline bint _next_buffer(_Walk* w, int align, const void** ptr, int64_t* si
     offset = load_i64(w.buffers + 16 * w.bi)
     length = load_i64(w.buffers + 16 * w.bi + 8)
     w.bi += 1
-    if offset < 0 or length < 0 or offset > w.body_size or length > w.body_size - offset:
+    if offset < 0 or length < 0 or offset > w.body_size or length > w.body_size - offset or \
+            offset & 7:  # (an offset off the format's 8-byte grid: the loader says so)
         return False
     size[0] = length
     if length == 0:
@@ -662,12 +663,24 @@ def file_batch_parts(Region region, blocks, int64_t footer_offset, Py_ssize_t to
                 info.codec != -1 or info.length < 0 or info.body_length != body_len or \
                 body_len > footer_offset - body_start or body_start != offset + meta_len or \
                 info.n_nodes != total_nodes or info.n_buffers != total_buffers or \
-                info.n_variadic:
+                info.n_variadic or \
+                not _on_grid(region.ptr + meta_start + info.buffers_start, info.n_buffers):
             return None
         out.append((_vector(region, meta_start + info.nodes_start, info.n_nodes),
                     _vector(region, meta_start + info.buffers_start, info.n_buffers),
                     region.view(body_start, body_len), info.length))
     return out
+
+
+cdef inline bint _on_grid(const uint8_t* buffers, Py_ssize_t n) noexcept nogil:
+    """Whether each of the ``n`` Buffer records at ``buffers`` starts at a multiple of 8, as
+    the format puts every buffer (one that does not: the reader reads that batch itself and
+    says so)."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if load_i64(buffers + 16 * i) & 7:
+            return False
+    return True
 
 
 cdef inline bint _in_body(int64_t offset, int64_t length, Py_ssize_t size) noexcept nogil:

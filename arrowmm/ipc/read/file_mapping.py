@@ -77,7 +77,7 @@ def map_file(path, ends: bool = False) -> Region:
         if ends and (stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode) or
                      stat.S_ISSOCK(st.st_mode)):
             with open(fd, "rb", closefd=False) as f:
-                return Region(f.read(), description=str(fspath))
+                return Region(_read_whole_if_arrow(f), description=str(fspath))
         size = st.st_size
         if size == 0:
             return Region(b"", description=str(fspath))
@@ -92,6 +92,17 @@ def map_file(path, ends: bool = False) -> Region:
         os.close(fd)
     mapping.path, mapping.device, mapping.inode = fspath, st.st_dev, st.st_ino
     return Region(mapping, description=str(fspath))
+
+
+def _read_whole_if_arrow(f) -> bytes:
+    """What a pipe or device holds, read to its end when it begins as an IPC file
+    (``ARROW1``) or a Feather V1 file (``FEA1``); otherwise only its first bytes, which the
+    open refuses as no Arrow file: a device that never ends (``/dev/zero``) is not read until
+    memory runs out."""
+    head = f.read(6)
+    if not (head.startswith(b"ARROW1") or head.startswith(b"FEA1")):
+        return head
+    return head + f.read()
 
 
 def drop_ends(region: Region) -> None:
