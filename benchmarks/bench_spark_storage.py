@@ -230,8 +230,10 @@ def interleaved(runs: dict, rounds: int, served=None) -> tuple[dict, dict]:
 
 
 def same_sums(a: tuple, b: tuple, what: str) -> None:
-    """Both readers found the same count and sums (float addition order differs)."""
-    assert len(a) == len(b) and all(abs(x - y) <= 1e-9 * abs(y) for x, y in zip(a, b)), (what, a, b)
+    """Both readers found the same count and sums (float addition order differs; a sum of no
+    rows is None for both)."""
+    assert len(a) == len(b) and all(x == y if x is None or y is None else
+                                    abs(x - y) <= 1e-9 * abs(y) for x, y in zip(a, b)), (what, a, b)
 
 
 def verdict(ok: bool) -> str:
