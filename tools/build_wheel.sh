@@ -20,8 +20,9 @@
 # clean folder, which also proves the sdist builds from source. --from-tree builds the wheel from
 # the working tree instead, reusing what an earlier build left in build/ (the test suite does this:
 # after the Quick start it compiles nothing). The build tools (pinned below) live in a venv of
-# their own under build/, made from PYTHON; the build's own requirements (setuptools, Cython, numpy)
-# come from pyproject.toml into an isolated environment, as pip does it. SOURCE_DATE_EPOCH is the
+# their own under build/, made from PYTHON; the build's own requirements (setuptools from
+# pyproject.toml; Cython and numpy from setup.py when something is to be compiled) go into an
+# isolated environment, as pip does it. SOURCE_DATE_EPOCH is the
 # last commit's time, so the archive's timestamps do not depend on when the script runs.
 set -euo pipefail
 

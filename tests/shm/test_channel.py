@@ -105,6 +105,17 @@ CONSUMER = """
 """
 
 
+def expect_line(proc, word: str) -> None:
+    """The child's next line is ``word``; else its stderr says why (it exited, closing
+    stdout)."""
+    line = proc.stdout.readline().strip()
+    if line != word:
+        proc.kill()
+        err = proc.communicate(timeout=HANG)[1]
+        raise AssertionError(f"the child printed {line!r}, not {word!r}; its stderr: "
+                             f"{(err or '')[-3000:]}")
+
+
 def start_consumer(name, delay=0.0):
     proc = run(CONSUMER, name, delay, wait=False)
     assert proc.stdout.readline().strip() == "attached"
@@ -401,9 +412,9 @@ def test_producer_killed_consumer_gets_what_was_sent_then_an_error(name, spin):
     # (with spin=HANG, recv busy-waits the whole timeout: it must still check the producer)
     proc = run(PRODUCER, name, 3, wait=False)
     try:
-        assert proc.stdout.readline().strip() == "created"
+        expect_line(proc, "created")
         c = Channel.attach(name, spin=spin)
-        assert proc.stdout.readline().strip() == "sent"
+        expect_line(proc, "sent")
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=HANG)
         got = [c.recv(timeout=HANG).column("i").to_pylist()[0] for _ in range(3)]
@@ -478,9 +489,9 @@ def test_cleanup_removes_a_channel_after_a_crash(name):
 def test_a_consumer_alive_keeps_a_dead_producers_channel(name):
     proc = run(PRODUCER, name, 1, wait=False)
     try:
-        assert proc.stdout.readline().strip() == "created"
+        expect_line(proc, "created")
         c = Channel.attach(name)
-        assert proc.stdout.readline().strip() == "sent"
+        expect_line(proc, "sent")
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=HANG)
         assert name not in shm.cleanup()  # the consumer still reads it
@@ -662,9 +673,9 @@ def test_a_producer_survives_its_segment_cut_by_another_process(name, mode, cut_
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        assert proc.stdout.readline().strip() == "created"
+        expect_line(proc, "created")
         c = Channel.attach(name)
-        assert proc.stdout.readline().strip() == "sent"
+        expect_line(proc, "sent")
         time.sleep(0.2)  # ("waiting": asleep in its third send by now; either way is a test)
         _cut(name, 0 if cut_to == "zero" else c._seg.layout.data_at(1))
         if mode == "between":
