@@ -19,11 +19,11 @@ import sys
 import arrowmm
 from ..errors import ArrowError, ArrowInvalid
 from ..ipc.core.compression import CODECS
-from ..ipc.write.footer_statistics import add_statistics, checked_file_statistics
+from ..ipc.write.footer_statistics import add_statistics
 from ..ipc.core.files import MAGIC
 from ..arrays.display import format_stored
-from ..ipc.core.statistics import (MAX_BOUND_BYTES, batch_recorded_statistics, column_statistics,
-                              supports_statistics, unique_names)
+from ..ipc.core.statistics import (MAX_BOUND_BYTES, STATISTICS_KEY, column_statistics,
+                              decode_statistics, supports_statistics, unique_names)
 from .progress import bar
 
 __all__ = ["add_parsers", "run", "COMMANDS"]
@@ -282,14 +282,14 @@ def _fits(value, dtype) -> bool:
 
 def _file_recorded(reader, batches: int):
     """Per batch, the column statistics a file's footer records (None: it records none)."""
-    entries = checked_file_statistics(reader)  # (each bound to its batch, or None: computed)
-    if entries is not None and len(entries) == batches:
-        return [b.get("columns") if isinstance(b, dict) else None for b in entries]
+    doc = decode_statistics((reader.footer.metadata or {}).get(STATISTICS_KEY))
+    if doc and isinstance(doc.get("batches"), list) and len(doc["batches"]) == batches:
+        return [b.get("columns") if isinstance(b, dict) else None for b in doc["batches"]]
     return None
 
 
 def _batch_column_stats(batch):
-    doc = batch_recorded_statistics(batch.schema.names, batch.metadata, batch.num_rows)
+    doc = decode_statistics((batch.metadata or {}).get(STATISTICS_KEY)) if batch.metadata else None
     return doc.get("columns") if doc else None
 
 

@@ -41,8 +41,7 @@ from ..ipc.read.opening import open as open_ipc
 from ..ipc.read.ranged import RangedFileReader, RangeSource
 from ..ipc.read.file_reader import FileReader, StreamReader
 from ..ipc.read.sniff import KIND_HEAD, ipc_kind
-from ..ipc.core.statistics import batch_recorded_statistics
-from ..ipc.write.footer_statistics import checked_file_statistics
+from ..ipc.core.statistics import STATISTICS_KEY, decode_statistics
 from .discovery import discover_with_bases, unreadable_head
 from .remote import discover_on, filesystem_for
 from .filters import (check_term, dnf_expression, partition_verdict, row_filter,
@@ -496,8 +495,7 @@ class Dataset:
             elif groups:
                 doc_i = stats[i] if stats is not None else None
                 if batch is not None and doc_i is None:
-                    doc_i = batch_recorded_statistics(reader.schema.names, batch.metadata,
-                                                      batch.num_rows)
+                    doc_i = decode_statistics((batch.metadata or {}).get(STATISTICS_KEY))
                 rows = batch.num_rows if batch is not None else \
                     (doc_i.get("rows") if isinstance(doc_i, dict) else None)
                 live = self._statistics_groups(groups, doc_i, rows, plan, dtypes)
@@ -537,13 +535,17 @@ class Dataset:
             yield RecordBatch(schema, n, cols)
 
     def _file_statistics(self, k: int, reader) -> Optional[list]:
-        """File ``k``'s per-batch statistics from its footer (read once per dataset), each
-        entry checked against its batch (``checked_file_statistics``: rows, and the digest
-        that binds it to the batch's header): an entry that fails is None, and its batch is
-        read and judged row by row."""
+        """File ``k``'s per-batch statistics from its footer (read once per dataset), with each
+        batch's row count checked against its header: a document that disagrees with the file
+        is not trusted at all."""
         if k in self._statistics:
             return self._statistics[k]
-        stats = checked_file_statistics(reader)
+        doc = decode_statistics((reader.footer.metadata or {}).get(STATISTICS_KEY))
+        stats = doc.get("batches") if doc else None
+        if not isinstance(stats, list) or len(stats) != reader.num_record_batches or \
+                [s.get("rows") if isinstance(s, dict) else None for s in stats] != \
+                reader.batch_num_rows():
+            stats = None
         self._statistics[k] = stats
         return stats
 

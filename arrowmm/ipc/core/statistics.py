@@ -24,28 +24,11 @@ NaN excluded from min/max and reported by ``"nan": true``), strings as JSON
 strings, binaries as hex.  String and binary bounds are kept only up to
 ``MAX_BOUND_BYTES``: a longer minimum is stored truncated (still a lower
 bound), a longer maximum is omitted.
-
-Statistics are *bound* to the batch they describe, and a reader uses a batch's
-statistics only after checking the binding (``bound_entry``): a batch whose
-statistics are damaged, copied from another file, or unbound is read and judged
-row by row (slower, never wrong).  A writer stamps each record batch message's
-custom metadata with ``arrowmm:statistics-sha256``: ``statistics_digest`` of the
-column names and that batch's entry ``{"rows", "columns"}``, so a footer whose
-entry was altered (one flipped digit) or that another writer (pyarrow's
-``new_file(metadata=reader.metadata)``) carried onto other batches finds no
-matching stamp.  ``add_statistics``, which keeps every message byte for byte and
-so cannot stamp it, records in each entry ``"header"``: ``header_digest`` of the
-names, the entry, the batch's footer block and its message header bytes (its
-lengths, null counts and buffer layout).  Documents of version 1 (unbound) are
-ignored.  Writers never pass a ``arrowmm:statistics`` or
-``arrowmm:statistics-sha256`` key given to them through (``strip_statistics``).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import struct
 from typing import Dict, List, Optional
 
 import numpy as np
@@ -56,13 +39,10 @@ from ...errors import ArrowInvalid
 
 __all__ = ["STATISTICS_KEY", "MAX_BOUND_BYTES", "batch_statistics", "column_statistics",
            "encode_file_statistics", "encode_batch_statistics", "decode_statistics",
-           "supports_statistics", "unique_names", "DIGEST_KEY", "statistics_digest",
-           "header_digest", "bound_entry", "batch_recorded_statistics", "strip_statistics"]
+           "supports_statistics", "unique_names"]
 
 STATISTICS_KEY = "arrowmm:statistics"
-#: a record batch message's stamp: ``statistics_digest`` of its statistics
-DIGEST_KEY = "arrowmm:statistics-sha256"
-VERSION = 2
+VERSION = 1
 MAX_BOUND_BYTES = 256
 
 
@@ -114,81 +94,10 @@ def batch_statistics(batch) -> Dict[str, dict]:
     return out
 
 
-def encode_batch_statistics(batch, entry: Optional[dict] = None) -> str:
-    """The JSON a stream writer stores in a record batch message's metadata (``entry``: the
-    batch's ``{"rows", "columns"}`` when already computed)."""
-    if entry is None:
-        entry = {"rows": batch.num_rows, "columns": batch_statistics(batch)}
-    return json.dumps({"version": VERSION, **entry}, separators=(",", ":"))
-
-
-def _compact(value) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode()
-
-
-def statistics_digest(names, entry: dict) -> str:
-    """The stamp a writer puts in a batch's message (``DIGEST_KEY``): SHA-256 (first 16
-    bytes, hex) of the compact JSON ``[names, {"rows": .., "columns": ..}]``."""
-    return hashlib.sha256(_compact([list(names), entry])).hexdigest()[:32]
-
-
-def header_digest(names, entry: dict, block, header: bytes) -> str:
-    """``add_statistics``' binding of an ``entry`` (without its ``"header"``) to a batch:
-    SHA-256 (first 16 bytes, hex) of the compact JSON ``[names, entry]``, the footer block
-    ``(offset, metaDataLength, bodyLength)`` as three little-endian int64, and the message's
-    metadata bytes (``metaDataLength`` bytes at ``offset``)."""
-    h = hashlib.sha256(_compact([list(names), entry]))
-    h.update(struct.pack("<qqq", *block))
-    h.update(header)
-    return h.hexdigest()[:32]
-
-
-def bound_entry(names, entry, rows: int, stamp=None, header=None) -> Optional[dict]:
-    """``entry`` (one batch's ``{"rows", "columns"}``) when it is bound to the batch it is
-    read for, else None: its rows are the batch's ``rows``, and either the batch message's
-    ``stamp`` (``DIGEST_KEY``) is its ``statistics_digest``, or ``header()`` (called only
-    then: ``(block, message metadata bytes)``) gives its ``"header"`` digest."""
-    if not isinstance(entry, dict) or entry.get("rows") != rows or \
-            not isinstance(entry.get("columns"), dict):
-        return None
-    recorded = entry.get("header")
-    if recorded is None:
-        ok = isinstance(stamp, str) and stamp == statistics_digest(names, entry)
-    else:
-        if not isinstance(recorded, str) or header is None:
-            return None
-        bare = {k: v for k, v in entry.items() if k != "header"}
-        block, head = header()
-        ok = recorded == header_digest(names, bare, block, head)
-    return entry if ok else None
-
-
-def batch_recorded_statistics(names, metadata: Optional[dict],
-                              rows: Optional[int] = None) -> Optional[dict]:
-    """A stream batch's own statistics (``{"version", "rows", "columns"}`` from its message's
-    ``metadata``) when its stamp binds them to it (and ``rows``, when given, is theirs),
-    else None."""
-    if not metadata:
-        return None
-    doc = decode_statistics(metadata.get(STATISTICS_KEY))
-    if doc is None:
-        return None
-    entry = {k: v for k, v in doc.items() if k != "version"}
-    if rows is None:
-        rows = entry.get("rows")
-    if not isinstance(rows, int) or \
-            bound_entry(names, entry, rows, stamp=metadata.get(DIGEST_KEY)) is None:
-        return None
-    return doc
-
-
-def strip_statistics(metadata: Optional[dict]) -> Optional[dict]:
-    """``metadata`` without the statistics keys (a writer writes its own or none: given ones
-    describe other batches)."""
-    if not metadata or not (STATISTICS_KEY in metadata or DIGEST_KEY in metadata):
-        return metadata
-    out = {k: v for k, v in metadata.items() if k not in (STATISTICS_KEY, DIGEST_KEY)}
-    return out or None
+def encode_batch_statistics(batch) -> str:
+    """The JSON a stream writer stores in a record batch message's metadata."""
+    return json.dumps({"version": VERSION, "rows": batch.num_rows,
+                       "columns": batch_statistics(batch)}, separators=(",", ":"))
 
 
 def encode_file_statistics(names: List[str], batches: List[dict]) -> str:

@@ -25,16 +25,16 @@ from typing import Callable, Optional
 from ... import types as t
 from ..._core._region import Region
 from ...errors import ArrowInvalid
-from ...format import MessageHeader, encode_footer
+from ...format import encode_footer
 from .append import open_locked
 from ..read.feather import is_feather_v1
 from ..core.files import MAGIC, Sink, atomic_target, footer_blocks
 from ..read.file_reader import FileReader
 from ..read.reader_base import file_region, flat_blocks
-from ..core.statistics import DIGEST_KEY, STATISTICS_KEY, bound_entry, column_statistics, \
-    decode_statistics, encode_file_statistics, header_digest, supports_statistics, unique_names
+from ..core.statistics import STATISTICS_KEY, column_statistics, encode_file_statistics, \
+    supports_statistics, unique_names
 
-__all__ = ["add_statistics", "file_statistics", "checked_file_statistics"]
+__all__ = ["add_statistics", "file_statistics"]
 
 _EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"
 
@@ -66,50 +66,6 @@ def file_statistics(reader, progress: Optional[Callable[[int], None]] = None) ->
         if progress is not None:
             progress(i + 1)
     return out
-
-
-def checked_file_statistics(reader) -> Optional[list]:
-    """Per record batch of ``reader`` (a file reader), the footer's statistics entry
-    ``{"rows", "columns"}`` when it is bound to that batch (``bound_entry``: the batch
-    message's stamp, or the ``add_statistics`` digest of its block and header), else None;
-    None for the whole file when the footer records none (or for other columns).
-
-    Statistics only let a reader skip batches, so any that fail the check are ignored: a
-    damaged or copied document costs a full read, never a wrong answer.  Each batch's header
-    is read (its rows, its stamp), never its body."""
-    doc = decode_statistics((reader.footer.metadata or {}).get(STATISTICS_KEY))
-    entries = doc.get("batches") if doc else None
-    names = reader.schema.names
-    if not isinstance(entries, list) or len(entries) != reader.num_record_batches or \
-            doc.get("columns") != names:
-        return None
-    rows = reader.batch_num_rows()
-    blocks = _block_rows(reader.footer.record_batches)
-    out = []
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict) or entry.get("rows") != rows[i]:
-            out.append(None)
-            continue
-        stamp = None
-        if "header" not in entry:
-            stamp = (_batch_metadata(reader, i) or {}).get(DIGEST_KEY)
-        out.append(bound_entry(names, entry, rows[i], stamp,
-                               lambda i=i: (blocks[i], _header_bytes(reader, blocks[i]))))
-    return out
-
-
-def _batch_metadata(reader, i: int) -> Optional[dict]:
-    """The custom metadata of record batch ``i``'s message: its header alone is read (as
-    ``batch_num_rows`` reads it; no batch is made, so no column or read-ahead starts)."""
-    return reader._read_block(reader._blocks, i, MessageHeader.RecordBatch,
-                              "record batch").record.metadata
-
-
-def _header_bytes(reader, block) -> bytes:
-    """The metadata bytes of the message at footer ``block`` (checked inside the file by the
-    reader, which read this batch's header already)."""
-    offset, meta_len, _ = block
-    return reader._source.view(offset, meta_len, "record batch header").to_bytes()
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -210,9 +166,6 @@ def _add_statistics(src: str, dst: str, fsync: bool, progress) -> str:
     with FileReader(region) as reader:
         docs = file_statistics(reader, progress)
         parts, blocks = _copied_messages(region, reader)
-        names = reader.schema.names
-        for entry, block, head in zip(docs, blocks["batches"], _batch_headers(region, reader)):
-            entry["header"] = header_digest(names, entry, block, head)
         footer_metadata = {**(reader.footer.metadata or {}),
                            STATISTICS_KEY: encode_file_statistics(reader.schema.names, docs)}
         footer = encode_footer(reader.schema, footer_blocks(blocks["dictionaries"]),
@@ -275,12 +228,6 @@ def _copied_messages(region: Region, reader: FileReader):
     if found:  # (without messages, what was copied ends with the source's own marker)
         parts.append(_EOS)
     return parts, {kind: [done[i] for i in range(len(done))] for kind, done in blocks.items()}
-
-
-def _batch_headers(region: Region, reader: FileReader) -> list:
-    """The metadata bytes of each record batch message (copied unchanged to the output)."""
-    return [region.view(offset, meta_len).to_bytes()
-            for offset, meta_len, _ in _block_rows(reader.footer.record_batches)]
 
 
 def _block_rows(blocks) -> list:

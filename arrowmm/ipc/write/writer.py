@@ -51,8 +51,7 @@ from ..core.byteorder import NATIVE
 from .encoder import EncodedMessage, Encoder, flatten
 from ...errors import ArrowInvalid, ArrowNotImplementedError
 from ...format import MetadataVersion, encode_footer
-from ..core.statistics import DIGEST_KEY, STATISTICS_KEY, batch_statistics, encode_batch_statistics, \
-    encode_file_statistics, statistics_digest, strip_statistics
+from ..core.statistics import STATISTICS_KEY, batch_statistics, encode_batch_statistics, encode_file_statistics
 from ...interop.build import record_batch
 from ...interop._cdata import import_stream
 from ..core.dictionaries import dictionary_value_fields, unify_batch_dictionaries
@@ -211,8 +210,6 @@ class _WriterBase:
                 raise ArrowInvalid(f"endianness must be 'little' or 'big', got {endianness!r}")
             schema = t.Schema(schema.fields, schema.metadata, endianness)
         metadata = _check_metadata(metadata, "metadata")
-        if self._file_format:  # (statistics given describe another file's batches: never kept)
-            metadata = strip_statistics(metadata)
         self._footer_metadata = None
         if metadata and self._file_format:  # the footer's custom_metadata, as pyarrow writes it
             self._footer_metadata = metadata
@@ -334,8 +331,8 @@ class _WriterBase:
     write_batch = write
 
     def _write_coerced(self, batch: RecordBatch, metadata=None) -> None:
-        metadata = strip_statistics(_check_metadata(
-            metadata if metadata is not None else batch.metadata, "record batch metadata"))
+        metadata = _check_metadata(metadata if metadata is not None else batch.metadata,
+                                   "record batch metadata")
         columns = batch.storage_columns
         found = []
         for f, col in zip(self.schema.fields, columns):
@@ -355,16 +352,11 @@ class _WriterBase:
         self.num_record_batches += 1
 
     def _record_statistics(self, batch, metadata):
-        """Streams carry each batch's statistics in its message; files gather them for the
-        footer.  Either way the message is stamped with their digest, which binds them to it
-        (``arrowmm.ipc.core.statistics``: a reader trusts statistics only with the stamp)."""
-        entry = {"rows": batch.num_rows, "columns": batch_statistics(batch)}
-        stamp = {DIGEST_KEY: statistics_digest(self.schema.names, entry)}
+        """Streams carry each batch's statistics in its message; files gather them for the footer."""
         if self._file_format:
-            self._statistics.append(entry)
-            return {**(metadata or {}), **stamp}
-        return {**(metadata or {}), STATISTICS_KEY: encode_batch_statistics(batch, entry),
-                **stamp}
+            self._statistics.append({"rows": batch.num_rows, "columns": batch_statistics(batch)})
+            return metadata
+        return {**(metadata or {}), STATISTICS_KEY: encode_batch_statistics(batch)}
 
     def write_all(self, batches) -> None:
         """Write every batch of an iterable (a reader, a list, a generator)."""
