@@ -210,6 +210,11 @@ class _WriterBase:
                 raise ArrowInvalid(f"endianness must be 'little' or 'big', got {endianness!r}")
             schema = t.Schema(schema.fields, schema.metadata, endianness)
         metadata = _check_metadata(metadata, "metadata")
+        if metadata and STATISTICS_KEY in metadata:
+            # (statistics describe the file they were computed for: a footer's metadata copied
+            # from another file, new_file(..., metadata=reader.metadata), must not bring its
+            # statistics along, or a filter would prune this file's batches by that file's)
+            metadata = {k: v for k, v in metadata.items() if k != STATISTICS_KEY}
         self._footer_metadata = None
         if metadata and self._file_format:  # the footer's custom_metadata, as pyarrow writes it
             self._footer_metadata = metadata
