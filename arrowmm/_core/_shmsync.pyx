@@ -340,26 +340,24 @@ cdef class SharedMap:
         return self._segment_state(need, header, state_at)
 
     cdef int64_t _segment_state(self, int64_t need, bytes header, int64_t state_at) except -3:
-        cdef struct_stat st
-        if self._fd < 0:
-            raise ArrowInvalid("segment_state needs the descriptor of the mapped file "
-                               "(SharedMap(mapping, fd))")
-        if fstat(self._fd, &st) != 0:
-            raise OSError(errno, "fstat of the shared mapping's file failed")
-        if st.st_size < need:
+        if self._mapped_size("segment_state") < need:
             return -2
         return self._header_state(header, state_at)
+
+    cdef int64_t _mapped_size(self, str what) except -1:
+        """``fstat`` of the descriptor given when this map was made, the GIL held."""
+        cdef struct_stat st
+        if self._fd < 0:
+            raise ArrowInvalid(f"{what} needs the descriptor of the mapped file "
+                               f"(SharedMap(mapping, fd))")
+        if fstat(self._fd, &st) != 0:
+            raise OSError(errno, "fstat of the shared mapping's file failed")
+        return st.st_size
 
     def file_size(self):
         """The size of the mapped file now (``fstat`` of the descriptor given when this map
         was made, without the GIL released: a system call's cost)."""
-        cdef struct_stat st
-        if self._fd < 0:
-            raise ArrowInvalid("file_size needs the descriptor of the mapped file "
-                               "(SharedMap(mapping, fd))")
-        if fstat(self._fd, &st) != 0:
-            raise OSError(errno, "fstat of the shared mapping's file failed")
-        return st.st_size
+        return self._mapped_size("file_size")
 
     def claim_slot(self, int64_t seq_at, int64_t holds_at, uint64_t writing):
         """Mark a ring slot as being rewritten (its sequence word at ``seq_at`` set to
