@@ -60,7 +60,8 @@ def cast_columns(schema: t.Schema, target_schema: t.Schema, column, safe: bool, 
 
 def drop_positions(schema: t.Schema, columns) -> set:
     """Positions of the columns named ``columns`` (a name or a list of names), for
-    ``drop_columns``: KeyError for a name not in ``schema``, as pyarrow's."""
+    ``drop_columns``: KeyError for a name not in ``schema``, or that two columns share, as
+    pyarrow's."""
     if isinstance(columns, str):
         columns = [columns]
     out = set()
@@ -70,6 +71,8 @@ def drop_positions(schema: t.Schema, columns) -> set:
         hits = [k for k, n in enumerate(schema.names) if n == name]
         if not hits:
             raise KeyError(f"Column {name!r} not found")
+        if len(hits) > 1:  # (pyarrow refuses too: which one was meant cannot be known)
+            raise KeyError(f"Column {name!r} is ambiguous: {len(hits)} columns have that name")
         out.update(hits)
     return out
 

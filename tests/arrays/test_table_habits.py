@@ -175,3 +175,13 @@ def test_record_batch_methods_as_pyarrow():
         b.append_column(3, [1, 2, 3])
     _same_error(lambda: pb.append_column(pa.field("n", pa.string()), pa.array([1, 2, 3])),
                 lambda: b.append_column(arrowmm.field("n", "string"), [1, 2, 3]))
+
+
+def test_dropping_a_name_two_columns_share_is_refused_as_in_pyarrow():
+    # (it dropped both: which one the caller meant cannot be known)
+    pt = pa.table([[1], [2], [3]], names=["a", "b", "a"])
+    t = arrowmm.table(pt)
+    _same_error(lambda: pt.drop_columns("a"), lambda: t.drop_columns("a"))
+    _same_error(lambda: pa.record_batch(pt.to_batches()[0]).drop_columns(["a"]),
+                lambda: t.to_batches()[0].drop_columns(["a"]))
+    assert t.drop_columns("b").column_names == pt.drop_columns("b").column_names == ["a", "a"]
