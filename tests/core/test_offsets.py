@@ -410,8 +410,12 @@ def test_check_binary_views_prefix_utf8_and_padding():
               index_text="view[3] value (size=23, variadic buffer 1 at offset 18) is not valid UTF-8")
     _offsets.check_binary_views(views, 5, LONG_VALID, 0, bufs_bad, False, "bv")
     padded = bytearray(views)
-    padded[4 + 5:16] = b"\x01" * 7  # nonzero bytes past an inline value's size
-    _offsets.check_binary_views(bytes(padded), 5, LONG_VALID, 0, bufs, True, "bv")
+    padded[4 + 5:16] = b"\x01" * 7  # nonzero bytes past an inline value's size: a size cut
+    raises_at(_offsets.check_binary_views, bytes(padded), 5, LONG_VALID, 0, bufs, True, "bv",
+              index_text="view[0] inline value of size=5 is followed by non-zero padding")
+    nulled = bytearray(padded)  # (a null slot's bytes are not looked at, as in pyarrow)
+    first_null = bytes([int(LONG_VALID[0]) & 0xFE])
+    _offsets.check_binary_views(bytes(nulled), 5, first_null, 0, bufs, True, "bv")
 
 
 def test_check_binary_views_buffers_and_arguments():
