@@ -22,7 +22,7 @@ from ..ipc.core.compression import CODECS
 from ..ipc.write.footer_statistics import add_statistics
 from ..ipc.core.files import MAGIC
 from ..arrays.display import format_stored
-from ..ipc.core.statistics import (MAX_BOUND_BYTES, STATISTICS_KEY, column_statistics,
+from ..ipc.core.statistics import (MAX_BOUND_BYTES, column_statistics, decode_file_statistics,
                               decode_statistics, supports_statistics, unique_names)
 from .progress import bar
 
@@ -282,14 +282,15 @@ def _fits(value, dtype) -> bool:
 
 def _file_recorded(reader, batches: int):
     """Per batch, the column statistics a file's footer records (None: it records none)."""
-    doc = decode_statistics((reader.footer.metadata or {}).get(STATISTICS_KEY))
+    doc = decode_file_statistics(reader.footer.metadata, lambda: reader.batch_metadata(0)
+                                 if batches else None)
     if doc and isinstance(doc.get("batches"), list) and len(doc["batches"]) == batches:
         return [b.get("columns") if isinstance(b, dict) else None for b in doc["batches"]]
     return None
 
 
 def _batch_column_stats(batch):
-    doc = decode_statistics((batch.metadata or {}).get(STATISTICS_KEY)) if batch.metadata else None
+    doc = decode_statistics(batch.metadata)
     return doc.get("columns") if doc else None
 
 

@@ -41,7 +41,7 @@ from ..ipc.read.opening import open as open_ipc
 from ..ipc.read.ranged import RangedFileReader, RangeSource
 from ..ipc.read.file_reader import FileReader, StreamReader
 from ..ipc.read.sniff import KIND_HEAD, ipc_kind
-from ..ipc.core.statistics import STATISTICS_KEY, decode_statistics
+from ..ipc.core.statistics import decode_file_statistics, decode_statistics
 from .discovery import discover_with_bases, unreadable_head
 from .remote import discover_on, filesystem_for
 from .filters import (check_term, dnf_expression, partition_verdict, row_filter,
@@ -495,7 +495,7 @@ class Dataset:
             elif groups:
                 doc_i = stats[i] if stats is not None else None
                 if batch is not None and doc_i is None:
-                    doc_i = decode_statistics((batch.metadata or {}).get(STATISTICS_KEY))
+                    doc_i = decode_statistics(batch.metadata)
                 rows = batch.num_rows if batch is not None else \
                     (doc_i.get("rows") if isinstance(doc_i, dict) else None)
                 live = self._statistics_groups(groups, doc_i, rows, plan, dtypes)
@@ -535,12 +535,13 @@ class Dataset:
             yield RecordBatch(schema, n, cols)
 
     def _file_statistics(self, k: int, reader) -> Optional[list]:
-        """File ``k``'s per-batch statistics from its footer (read once per dataset), with each
-        batch's row count checked against its header: a document that disagrees with the file
-        is not trusted at all."""
+        """File ``k``'s per-batch statistics from its footer (read once per dataset), bound to
+        the file (``decode_file_statistics``) and each batch's row count checked against its
+        header: a document that disagrees with the file is not trusted at all."""
         if k in self._statistics:
             return self._statistics[k]
-        doc = decode_statistics((reader.footer.metadata or {}).get(STATISTICS_KEY))
+        doc = decode_file_statistics(reader.footer.metadata, lambda: reader.batch_metadata(0)
+                                     if reader.num_record_batches else None)
         stats = doc.get("batches") if doc else None
         if not isinstance(stats, list) or len(stats) != reader.num_record_batches or \
                 [s.get("rows") if isinstance(s, dict) else None for s in stats] != \

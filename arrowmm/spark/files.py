@@ -28,7 +28,7 @@ from ..dataset.discovery import (FORMAT, LOG_DIR, MANIFEST, check_names,  # noqa
                                  read_version, resolve_paths, sniff, version_name)
 from ..errors import ArrowInvalid
 from ..ipc.read.sniff import KIND_HEAD, ipc_kind
-from ..ipc.core.statistics import STATISTICS_KEY, decode_statistics
+from ..ipc.core.statistics import decode_file_statistics, decode_statistics
 from .directory import Directory
 from .paths import default_fs, resolve_path
 from .storage import Storage, storage_for
@@ -111,9 +111,10 @@ def describe_file(path: str, with_batches: bool = True, storage: Optional[Storag
         reader = storage.open_reader(path, "file")
         info = DataFile(path, "file", reader.schema)
         if with_batches:
-            doc = decode_statistics((reader.footer.metadata or {}).get(STATISTICS_KEY))
-            stats = doc.get("batches") if doc else None
             extents = reader.batch_extents()
+            doc = decode_file_statistics(reader.footer.metadata, lambda: reader.batch_metadata(0)
+                                         if extents else None)
+            stats = doc.get("batches") if doc else None
             if not isinstance(stats, list) or len(stats) != len(extents):
                 stats = [None] * len(extents)
             info.batches = [_batch_info(n, s) for (_, n), s in zip(extents, stats)]
@@ -126,7 +127,7 @@ def describe_file(path: str, with_batches: bool = True, storage: Optional[Storag
             extents = reader.batch_extents()
             for k, (_, n) in enumerate(extents):
                 meta = reader.batch_metadata(k) or {}
-                info.batches.append(_batch_info(n, decode_statistics(meta.get(STATISTICS_KEY))))
+                info.batches.append(_batch_info(n, decode_statistics(meta)))
         reader.close()
         return info
     raise ArrowInvalid(f"{path}: not an Arrow IPC file or stream")

@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import arrowmm
-from arrowmm.ipc.core.statistics import MAX_BOUND_BYTES, STATISTICS_KEY
+from arrowmm.ipc.core.statistics import MAX_BOUND_BYTES, STAMP_KEY, STATISTICS_KEY, \
+    encode_file_statistics
 
 UTC = datetime.timezone.utc
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=UTC)
@@ -250,14 +251,15 @@ def test_columns_sharing_a_name_get_no_statistics_and_none_are_shown_as_theirs(t
                           statistics=True) as w:
         w.write(arrowmm.record_batch(table.to_batches()[0]))
     assert list(_recorded(written)["batches"][0]["columns"]) == ["y"]
-    # a file an older writer gave the second x's bounds under "x": not shown for either
+    # a file an older writer gave the second x's bounds under "x" (signed and stamped, as
+    # if written so today): not shown for either
     older = tmp_path / "older.arrow"
-    doc = {"version": 1, "columns": ["x", "x", "y"], "batches": [
+    stats_id = "0123456789abcdef" * 2
+    footer = encode_file_statistics(["x", "x", "y"], [
         {"rows": 10, "columns": {"x": {"nulls": 0, "min": 100, "max": 109},
-                                 "y": {"nulls": 0, "min": 0, "max": 9}}}]}
-    with pa_ipc.new_file(str(older), table.schema,
-                         metadata={STATISTICS_KEY: json.dumps(doc)}) as w:
-        w.write_table(table)
+                                 "y": {"nulls": 0, "min": 0, "max": 9}}}], stats_id)
+    with pa_ipc.new_file(str(older), table.schema, metadata=footer) as w:
+        w.write_batch(table.to_batches()[0], custom_metadata={STAMP_KEY: stats_id})
     for path in (dst, older):
         proc = subprocess.run([sys.executable, "-m", "arrowmm", "stats", "--json", str(path)],
                               capture_output=True, text=True, timeout=300)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import hashlib
 import io
 import json
 import math
@@ -18,7 +19,8 @@ import pyarrow as pa
 import pytest
 
 import arrowmm
-from arrowmm.ipc.core.statistics import STATISTICS_KEY, batch_statistics, decode_statistics
+from arrowmm.ipc.core.statistics import DIGEST_KEY, STAMP_KEY, STATISTICS_KEY, batch_statistics, \
+    decode_statistics
 
 UTC = datetime.timezone.utc
 
@@ -116,19 +118,27 @@ def test_writers_record_statistics_that_other_readers_ignore(tmp_path):
         {"nulls": 0, "min": 1, "max": 3}, {"nulls": 1, "min": 10, "max": 10}]
     reader = arrowmm.open_file(path)
     assert reader.schema.metadata is None  # metadata= is the footer's
-    assert reader.metadata == {"k": "v", STATISTICS_KEY: reader.footer.metadata[STATISTICS_KEY]}
+    assert reader.metadata == {"k": "v", STATISTICS_KEY: reader.footer.metadata[STATISTICS_KEY],
+                               DIGEST_KEY: reader.footer.metadata[DIGEST_KEY]}
+    # the first batch carries the document's id (what binds it to these batches), no other
+    assert reader.batch_metadata(0) == {STAMP_KEY: doc["id"]} and not reader.batch_metadata(1)
     assert pa.ipc.open_file(path).read_all().to_pydict() == {"x": [3, 1, 2, None, 10]}
     sink = io.BytesIO()
     with arrowmm.new_stream(sink, schema, statistics=True) as w:
         w.write({"x": [4, 5]})
     (batch,) = arrowmm.open_stream(sink.getvalue())
-    assert decode_statistics(batch.metadata[STATISTICS_KEY])["columns"]["x"] == {"nulls": 0, "min": 4, "max": 5}
+    assert decode_statistics(batch.metadata)["columns"]["x"] == {"nulls": 0, "min": 4, "max": 5}
     assert pa.ipc.open_stream(sink.getvalue()).read_all().num_rows == 2
 
 
-@pytest.mark.parametrize("text", [None, "", "{", "[]", '{"version": 99}'])
+@pytest.mark.parametrize("text", [None, "", "{", "[]", '{"version": 99}', '{"version": 1}',
+                                  '{"version": 2}'])
 def test_damaged_statistics_are_ignored(text):
-    assert decode_statistics(text) is None
+    assert decode_statistics(None if text is None else {STATISTICS_KEY: text}) is None
+    if text:  # (only the document its digest was made of is taken, and only of version 2)
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        taken = decode_statistics({STATISTICS_KEY: text, DIGEST_KEY: digest})
+        assert (taken is not None) == (text == '{"version": 2}')
 
 
 # -- pruning verdicts against row-by-row truth -------------------------------------------------------

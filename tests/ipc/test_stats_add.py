@@ -1,5 +1,6 @@
 """Statistics added to files other writers made (issue 32, item 3): ``add_statistics`` and
-``arrowmm convert --statistics`` copy every message byte for byte under a new footer, pyarrow
+``arrowmm convert --statistics`` copy every message body byte for byte under a new footer
+(and every header but the first record batch's, which gains the statistics' stamp), pyarrow
 reads the result as the source, and ``arrowmm.dataset`` filters then skip batches of a
 pyarrow- or polars-written file.  Written atomically: permissions kept, in place only when
 asked, the original intact after a failure or a crash."""
@@ -20,7 +21,7 @@ import pytest
 import arrowmm
 from arrowmm.ipc import add_statistics
 from arrowmm.ipc.write import footer_statistics
-from arrowmm.ipc.core.statistics import STATISTICS_KEY
+from arrowmm.ipc.core.statistics import STAMP_KEY, STATISTICS_KEY
 
 ROWS = 10
 
@@ -54,14 +55,23 @@ def _polars_file(path):
     return path
 
 
-def _messages(path) -> list:
-    """The bytes of every dictionary and record batch message, in the footer's order."""
+def _messages(path) -> tuple:
+    """(header, body) bytes of every dictionary and record batch message, in the footer's
+    order, and the index of record batch 0 among them."""
     data = open(path, "rb").read()
     with arrowmm.open_file(path) as reader:
+        first = len(reader.footer.dictionaries)
         rows = [tuple(map(int, b)) for blocks in (reader.footer.dictionaries,
                                                   reader.footer.record_batches)
                 for b in blocks.tolist()]
-    return [data[off:off + (meta & 0xFFFFFFFF) + body] for off, meta, body in rows]
+    return [(data[off:off + (meta & 0xFFFFFFFF)],
+             data[off + (meta & 0xFFFFFFFF):off + (meta & 0xFFFFFFFF) + body])
+            for off, meta, body in rows], first
+
+
+def _bodies(path) -> list:
+    """The body bytes of every dictionary and record batch message, in the footer's order."""
+    return [body for _, body in _messages(path)[0]]
 
 
 def _recorded(path) -> dict:
@@ -78,9 +88,17 @@ def test_messages_are_kept_byte_for_byte_and_only_the_footer_changes(tmp_path, w
         _pyarrow_file(src, compression="zstd" if "zstd" in writer else None)
     dst = tmp_path / "dst.arrow"
     assert add_statistics(src, dst) == os.path.realpath(dst)
-    before, after = _messages(src), _messages(dst)
-    assert len(before) == len(after) >= 3 and before == after
+    (before, first), (after, _) = _messages(src), _messages(dst)
+    assert len(before) == len(after) >= 3
+    assert [body for _, body in before] == [body for _, body in after]  # every body as it was
+    # every header too, but record batch 0's: it gains the stamp that binds the statistics
+    assert [h for k, (h, _) in enumerate(before) if k != first] == \
+        [h for k, (h, _) in enumerate(after) if k != first]
+    assert before[first][0] != after[first][0]
     ours, theirs = pa_ipc.open_file(dst), pa_ipc.open_file(src)
+    stamped = ours.get_batch_with_custom_metadata(0)
+    assert stamped.custom_metadata == {STAMP_KEY.encode(): _recorded(dst)["id"].encode()}
+    assert stamped.batch.equals(theirs.get_batch(0))
     assert ours.num_record_batches == theirs.num_record_batches
     assert ours.read_all().equals(theirs.read_all(), check_metadata=True)
     if writer != "polars":
@@ -136,7 +154,7 @@ def test_dataset_filters_prune_the_batches_of_the_converted_file(tmp_path, write
 def test_in_place_only_when_asked_and_permissions_kept(tmp_path):
     src = _pyarrow_file(tmp_path / "src.arrow")
     os.chmod(src, 0o640)
-    before, messages = src.read_bytes(), _messages(src)
+    before, bodies = src.read_bytes(), _bodies(src)
     alias = tmp_path / "alias.arrow"
     os.symlink(src, alias)
     for args in [(src,), (src, src), (src, alias)]:
@@ -148,7 +166,7 @@ def test_in_place_only_when_asked_and_permissions_kept(tmp_path):
                                                                             "src.arrow"]
     add_statistics(src, in_place=True)
     assert stat.S_IMODE(os.stat(src).st_mode) == 0o640
-    assert len(_recorded(src)["batches"]) == 3 and _messages(src) == messages
+    assert len(_recorded(src)["batches"]) == 3 and _bodies(src) == bodies
     assert pa_ipc.open_file(src).read_all().equals(pa_ipc.open_file(pa.BufferReader(before))
                                                     .read_all())
     # a new destination never gets more permission bits than the source has
@@ -214,7 +232,7 @@ def test_convert_statistics_on_the_command_line(tmp_path):
                            "--statistics"], capture_output=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert b"statistics added (the batches copied as they are)" in proc.stderr
-    assert _messages(kept) == _messages(src)  # (still ZSTD: nothing re-encoded)
+    assert _bodies(kept) == _bodies(src)  # (still ZSTD: nothing re-encoded)
     assert len(_recorded(kept)["batches"]) == 3
     # with another change the batches are re-written, the writer recording statistics
     proc = subprocess.run([sys.executable, "-m", "arrowmm", "convert", str(src), str(packed),

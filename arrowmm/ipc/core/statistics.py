@@ -7,11 +7,24 @@ ignore them: they live in custom metadata under one namespaced key,
 
 * IPC file: the footer's custom metadata holds every batch::
 
-      {"version": 1, "columns": ["x", "s"],
+      {"version": 2, "id": "<32 hex digits>", "columns": ["x", "s"],
        "batches": [{"rows": 3, "columns": {"x": {"nulls": 0, "min": 1, "max": 7}, ...}}, ...]}
 
 * IPC stream: each record batch message's custom metadata holds its own
-  ``{"version": 1, "rows": ..., "columns": {...}}``.
+  ``{"version": 2, "rows": ..., "columns": {...}}``.
+
+Statistics decide which rows a filter returns, so a document that does not describe the
+data beside it must never be used.  Two things bind it (version 2; version 1 documents, which
+had neither, are ignored):
+
+* beside the document, ``arrowmm:statistics-sha256`` holds the SHA-256 of its bytes: a
+  damaged digit no longer reads as a bound;
+* a file's document carries a random ``id`` that its writer also stamps, as
+  ``arrowmm:statistics-id``, in the custom metadata of the file's first record batch
+  message.  Another writer given the footer's metadata (pyarrow's ``new_file(...,
+  metadata=reader.metadata)``) copies the document but not the stamp: its statistics, which
+  describe the other file's values, are then ignored.  (One stamp, not one per batch: a
+  reader checks it with one header read, and the JVM connector over HDFS with one request.)
 
 A column has an entry only when its type is supported (top-level booleans,
 integers, floats, decimals, dates, times, timestamps, durations, strings and
@@ -27,9 +40,12 @@ bound), a longer maximum is omitted.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
-from typing import Dict, List, Optional
+import re
+import secrets
+from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -37,12 +53,18 @@ from ... import types as t
 from ..._core._offsets import binary_extremes
 from ...errors import ArrowInvalid
 
-__all__ = ["STATISTICS_KEY", "MAX_BOUND_BYTES", "batch_statistics", "column_statistics",
-           "encode_file_statistics", "encode_batch_statistics", "decode_statistics",
-           "supports_statistics", "unique_names"]
+__all__ = ["STATISTICS_KEY", "DIGEST_KEY", "STAMP_KEY", "MAX_BOUND_BYTES", "batch_statistics",
+           "column_statistics", "encode_file_statistics", "encode_batch_statistics",
+           "decode_statistics", "decode_file_statistics", "new_statistics_id",
+           "without_statistics", "supports_statistics", "unique_names"]
 
 STATISTICS_KEY = "arrowmm:statistics"
-VERSION = 1
+#: beside a document: the SHA-256 (hex) of its UTF-8 bytes
+DIGEST_KEY = "arrowmm:statistics-sha256"
+#: in a file's first record batch message: the ``id`` of the footer's document
+STAMP_KEY = "arrowmm:statistics-id"
+VERSION = 2
+_ID = re.compile(r"[0-9a-f]{32}")
 MAX_BOUND_BYTES = 256
 
 
@@ -94,25 +116,59 @@ def batch_statistics(batch) -> Dict[str, dict]:
     return out
 
 
-def encode_batch_statistics(batch) -> str:
-    """The JSON a stream writer stores in a record batch message's metadata."""
-    return json.dumps({"version": VERSION, "rows": batch.num_rows,
-                       "columns": batch_statistics(batch)}, separators=(",", ":"))
+def new_statistics_id() -> str:
+    """A file's statistics ``id``: random, so no other file's document carries it."""
+    return secrets.token_hex(16)
 
 
-def encode_file_statistics(names: List[str], batches: List[dict]) -> str:
-    """The JSON a file writer stores in the footer: ``batches`` are ``{"rows", "columns"}``."""
-    return json.dumps({"version": VERSION, "columns": list(names), "batches": batches},
-                      separators=(",", ":"))
+def _digest(text) -> str:
+    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogateescape")
+    return hashlib.sha256(data).hexdigest()
 
 
-def decode_statistics(text: Optional[str]) -> Optional[dict]:
-    """The parsed statistics document, or None when absent, malformed or of another version.
+def _signed(doc: dict) -> Dict[str, str]:
+    text = json.dumps(doc, separators=(",", ":"))
+    return {STATISTICS_KEY: text, DIGEST_KEY: _digest(text)}
+
+
+def encode_batch_statistics(batch) -> Dict[str, str]:
+    """The metadata entries (document and digest) a stream writer stores in a record batch
+    message."""
+    return _signed({"version": VERSION, "rows": batch.num_rows,
+                    "columns": batch_statistics(batch)})
+
+
+def encode_file_statistics(names: List[str], batches: List[dict], stats_id: str
+                           ) -> Dict[str, str]:
+    """The footer metadata entries (document and digest) a file writer stores: ``batches``
+    are ``{"rows", "columns"}``; ``stats_id`` is what the file's first record batch message
+    carries under ``STAMP_KEY``."""
+    return _signed({"version": VERSION, "id": stats_id, "columns": list(names),
+                    "batches": batches})
+
+
+def without_statistics(metadata: Optional[dict]) -> Optional[dict]:
+    """``metadata`` less the statistics keys: a writer stores its own or none, never ones
+    given to it (a footer's or a batch's metadata copied from another file describes that
+    file's values)."""
+    if not metadata or not any(k in metadata for k in (STATISTICS_KEY, DIGEST_KEY, STAMP_KEY)):
+        return metadata
+    return {k: v for k, v in metadata.items()
+            if k not in (STATISTICS_KEY, DIGEST_KEY, STAMP_KEY)} or None
+
+
+def decode_statistics(metadata: Optional[dict]) -> Optional[dict]:
+    """The statistics document of a metadata mapping (a stream batch message's, or a
+    footer's before ``decode_file_statistics`` checks its stamp), or None when it is absent,
+    malformed, of another version or not the one its digest was made of.
 
     Statistics only ever let a reader skip work, so a damaged document is
     ignored rather than trusted or fatal.
     """
-    if not text:
+    text = metadata.get(STATISTICS_KEY) if metadata else None
+    if not text or not isinstance(text, (str, bytes)):
+        return None
+    if metadata.get(DIGEST_KEY) != _digest(text):
         return None
     try:
         doc = json.loads(text)
@@ -121,6 +177,25 @@ def decode_statistics(text: Optional[str]) -> Optional[dict]:
     if not isinstance(doc, dict) or doc.get("version") != VERSION:
         return None
     return doc
+
+
+def decode_file_statistics(footer_metadata: Optional[dict],
+                           first_batch_metadata: Callable[[], Optional[dict]]
+                           ) -> Optional[dict]:
+    """The statistics document of an IPC file's footer, or None unless ``decode_statistics``
+    takes it and the file's first record batch message (``first_batch_metadata()``, called
+    only then) carries its ``id``: the document was written with these batches."""
+    doc = decode_statistics(footer_metadata)
+    if doc is None:
+        return None
+    stats_id = doc.get("id")
+    if not isinstance(stats_id, str) or not _ID.fullmatch(stats_id):
+        return None
+    try:
+        stamp = (first_batch_metadata() or {}).get(STAMP_KEY)
+    except ArrowInvalid:
+        return None  # (a damaged first batch: the reader reports it when it reads it)
+    return doc if stamp == stats_id else None
 
 
 # -- bounds per physical kind -------------------------------------------------------------------

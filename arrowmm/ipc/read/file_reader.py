@@ -451,6 +451,15 @@ class FileReader(ReaderBase):
                             BatchWhere(k, offsets[k]), stats, allow)
                 for k, (nodes, buffers, body, length) in enumerate(parts)]
 
+    def batch_metadata(self, i: int) -> Optional[dict]:
+        """The custom metadata of record batch ``i``'s message (its header alone is read)."""
+        self._check_open()
+        if not -len(self._blocks) <= i < len(self._blocks):
+            raise IndexError(f"record batch index {i} out of range "
+                             f"({len(self._blocks)} batches)")
+        return self._read_block(self._blocks, i % len(self._blocks), MessageHeader.RecordBatch,
+                                "record batch").record.metadata
+
     def batch_num_rows(self) -> list:
         """The number of rows of each record batch, from the message headers alone: no
         batch body is touched (read once, then remembered)."""

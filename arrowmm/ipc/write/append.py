@@ -48,7 +48,7 @@ from ...format import encode_footer
 from ..core.files import MAGIC, Sink, footer_blocks
 from ..core.object_store import local_file_url, refuse_append
 from ..read.file_reader import FileReader
-from ..core.statistics import STATISTICS_KEY, decode_statistics, encode_file_statistics
+from ..core.statistics import decode_file_statistics, encode_file_statistics, without_statistics
 from ..read.trailer import COMMITTED, STATE_OFFSET, aligned, append_marker, footer_checksum
 from .writer import FileWriter
 from ...interop.cast import schema_difference  # (named here before, in ipc's append module)
@@ -176,9 +176,10 @@ class AppendWriter(FileWriter):
                 reader._region.view(reader._footer_offset,
                                     self._old_end - reader._footer_offset).to_bytes())
             footer = reader.footer
-            old_meta = dict(footer.metadata or {})
-            doc = decode_statistics(old_meta.pop(STATISTICS_KEY, None))
             n_old = reader.num_record_batches
+            doc = decode_file_statistics(footer.metadata, lambda: reader.batch_metadata(0)
+                                         if n_old else None)
+            old_meta = dict(without_statistics(footer.metadata) or {})
             has_stats = bool(doc and isinstance(doc.get("batches"), list)
                              and len(doc["batches"]) == n_old
                              and doc.get("columns") == reader.schema.names)
@@ -187,9 +188,11 @@ class AppendWriter(FileWriter):
             elif statistics and not has_stats and n_old:
                 raise ArrowInvalid(
                     f"{real}: statistics=True, but the file has no arrowmm statistics for its "
-                    f"{n_old} record batch(es) (written by another writer or without "
-                    f"statistics); computing them would read the whole file: rewrite it with "
-                    f"new_file(statistics=True) (arrowmm convert) or append without statistics")
+                    f"{n_old} record batch(es) that check (written by another writer, without "
+                    f"statistics or by an older arrowmm, or statistics damaged or copied "
+                    f"from another file); computing them reads the whole file once: "
+                    f"arrowmm.add_statistics(path) (arrowmm convert --statistics), or append "
+                    f"without statistics")
             existing = reader.dictionaries() if len(footer.dictionaries) else {}
             old_batches = [(o, m & 0xFFFFFFFF, b) for o, m, b in footer.record_batches.tolist()]
             old_dicts = [(o, m & 0xFFFFFFFF, b) for o, m, b in footer.dictionaries.tolist()]
@@ -209,6 +212,7 @@ class AppendWriter(FileWriter):
         self._batch_blocks[:0] = old_batches
         if self._statistics is not None and has_stats:
             self._statistics[:0] = doc["batches"]
+            self._statistics_id = doc["id"]  # (batch 0 carries it already)
 
     @property
     def path(self) -> str:
@@ -258,8 +262,8 @@ class AppendWriter(FileWriter):
         footer_metadata = self._footer_metadata
         if self._statistics is not None:
             footer_metadata = {**(footer_metadata or {}),
-                               STATISTICS_KEY: encode_file_statistics(self.schema.names,
-                                                                      self._statistics)}
+                               **encode_file_statistics(self.schema.names, self._statistics,
+                                                        self._statistics_id)}
         footer = encode_footer(self.schema, footer_blocks(self._dict_blocks),
                                footer_blocks(self._batch_blocks), footer_metadata,
                                self._version, self.features)

@@ -9,7 +9,9 @@ batch's decoded columns are let go with it), computes what ``new_file(..., stati
 records (``arrowmm.ipc.core.statistics``), then copies the bytes before the first message (the
 schema message) and every dictionary and record batch message byte for byte, in the file's
 order, under a new footer: the old
-footer's blocks at their new offsets, its custom metadata with the statistics added.
+footer's blocks at their new offsets, its custom metadata with the statistics added.  One
+header is written anew: the first record batch's, which gains the statistics' stamp
+(``arrowmm.ipc.core.statistics``: what binds them to these batches); its body is copied as it is.
 
 The output goes through ``core.files.atomic_target`` (a hidden temporary renamed into place,
 fsync'd): a crash leaves the destination as it was, and replacing the source itself
@@ -25,14 +27,15 @@ from typing import Callable, Optional
 from ... import types as t
 from ..._core._region import Region
 from ...errors import ArrowInvalid
-from ...format import encode_footer
+from ...format import encode_batch_message, encode_footer
 from .append import open_locked
 from ..read.feather import is_feather_v1
 from ..core.files import MAGIC, Sink, atomic_target, footer_blocks
 from ..read.file_reader import FileReader
 from ..read.reader_base import file_region, flat_blocks
-from ..core.statistics import STATISTICS_KEY, column_statistics, encode_file_statistics, \
-    supports_statistics, unique_names
+from ..core.framing import read_message_at
+from ..core.statistics import STAMP_KEY, column_statistics, encode_file_statistics, \
+    new_statistics_id, supports_statistics, unique_names, without_statistics
 
 __all__ = ["add_statistics", "file_statistics"]
 
@@ -79,7 +82,7 @@ def add_statistics(source, dest=None, *, in_place: bool = False, fsync: bool = T
                    lock_timeout: Optional[float] = 30.0,
                    progress: Optional[Callable[[int], None]] = None) -> str:
     """Write the IPC file ``source`` to ``dest`` with per-batch statistics in its footer, every
-    message copied byte for byte; return the path written.
+    message body copied byte for byte; return the path written.
 
     The name says what it does to a file, as ``repair`` does: it adds (or recomputes) the
     statistics arrowmm's writers record with ``statistics=True`` (``arrowmm.ipc.core.statistics``),
@@ -163,11 +166,12 @@ def _add_statistics(src: str, dst: str, fsync: bool, progress) -> str:
                            f"'arrowmm convert {src} OUT.arrow --statistics' (or "
                            f"arrowmm.write_file) writes it as an IPC file with statistics")
     existed = os.path.exists(dst)
+    stats_id = new_statistics_id()
     with FileReader(region) as reader:
         docs = file_statistics(reader, progress)
-        parts, blocks = _copied_messages(region, reader)
-        footer_metadata = {**(reader.footer.metadata or {}),
-                           STATISTICS_KEY: encode_file_statistics(reader.schema.names, docs)}
+        parts, blocks = _copied_messages(region, reader, stats_id)
+        footer_metadata = {**(without_statistics(reader.footer.metadata) or {}),
+                           **encode_file_statistics(reader.schema.names, docs, stats_id)}
         footer = encode_footer(reader.schema, footer_blocks(blocks["dictionaries"]),
                                footer_blocks(blocks["batches"]), footer_metadata,
                                reader.footer.version, reader.features)
@@ -190,7 +194,21 @@ def _narrow_to_source(fd: int, src: str) -> None:
     os.fchmod(fd, mode)
 
 
-def _copied_messages(region: Region, reader: FileReader):
+def _stamped_header(region: Region, offset: int, body_len: int, stats_id: str) -> bytes:
+    """The first record batch's message header (framed, a multiple of 8 bytes long) with
+    ``STAMP_KEY: stats_id`` added to its custom metadata: the rest of the header as it was."""
+    record = read_message_at(region, offset, 0, expected_body_length=body_len).record
+    h = record.header
+    metadata = {**(without_statistics(record.metadata) or {}), STAMP_KEY: stats_id}
+    flat = encode_batch_message(h.length, h.node_records.view("<i8").reshape(-1),
+                                h.buffer_records.view("<i8").reshape(-1), record.body_length,
+                                h.compression, h.variadic_counts, metadata,
+                                version=record.version)
+    pad = -(8 + len(flat)) % 8
+    return b"\xff\xff\xff\xff" + struct.pack("<i", len(flat) + pad) + flat + b"\x00" * pad
+
+
+def _copied_messages(region: Region, reader: FileReader, stats_id: str):
     """(parts to write after the magic, the blocks of the new footer): what lies between the
     magic and the first message (the schema message, as its writer wrote it), then every
     dictionary and record batch message of ``reader``'s footer as views of ``region``, in
@@ -222,7 +240,12 @@ def _copied_messages(region: Region, reader: FileReader):
         if pad:
             parts.append(b"\x00" * pad)
             pos += pad
-        parts.append(region.view(offset, meta_len + body_len))
+        if kind == "batches" and i == 0:  # the stamp: the header anew, the body as it is
+            header = _stamped_header(region, offset, body_len, stats_id)
+            parts += [header, region.view(offset + meta_len, body_len)]
+            meta_len = len(header)
+        else:
+            parts.append(region.view(offset, meta_len + body_len))
         blocks[kind][i] = (pos, meta_len, body_len)
         pos += meta_len + body_len
     if found:  # (without messages, what was copied ends with the source's own marker)

@@ -51,7 +51,8 @@ from ..core.byteorder import NATIVE
 from .encoder import EncodedMessage, Encoder, flatten
 from ...errors import ArrowInvalid, ArrowNotImplementedError
 from ...format import MetadataVersion, encode_footer
-from ..core.statistics import STATISTICS_KEY, batch_statistics, encode_batch_statistics, encode_file_statistics
+from ..core.statistics import STAMP_KEY, batch_statistics, encode_batch_statistics, \
+    encode_file_statistics, new_statistics_id, without_statistics
 from ...interop.build import record_batch
 from ...interop._cdata import import_stream
 from ..core.dictionaries import dictionary_value_fields, unify_batch_dictionaries
@@ -209,12 +210,10 @@ class _WriterBase:
             if endianness not in ("little", "big"):
                 raise ArrowInvalid(f"endianness must be 'little' or 'big', got {endianness!r}")
             schema = t.Schema(schema.fields, schema.metadata, endianness)
-        metadata = _check_metadata(metadata, "metadata")
-        if metadata and STATISTICS_KEY in metadata:
-            # (statistics describe the file they were computed for: a footer's metadata copied
-            # from another file, new_file(..., metadata=reader.metadata), must not bring its
-            # statistics along, or a filter would prune this file's batches by that file's)
-            metadata = {k: v for k, v in metadata.items() if k != STATISTICS_KEY}
+        # (statistics describe the file they were computed for: a footer's metadata copied
+        # from another file, new_file(..., metadata=reader.metadata), must not bring its
+        # statistics along, or a filter would prune this file's batches by that file's)
+        metadata = without_statistics(_check_metadata(metadata, "metadata"))
         self._footer_metadata = None
         if metadata and self._file_format:  # the footer's custom_metadata, as pyarrow writes it
             self._footer_metadata = metadata
@@ -234,6 +233,7 @@ class _WriterBase:
         self._fsync = fsync
         self._cast = bool(cast)
         self._statistics = [] if statistics else None  # per batch, see arrowmm.ipc.core.statistics
+        self._statistics_id = new_statistics_id() if statistics else None
         self._written_dicts: Dict[int, Array] = {}
         self._dict_blocks = []
         self._batch_blocks = []
@@ -336,8 +336,8 @@ class _WriterBase:
     write_batch = write
 
     def _write_coerced(self, batch: RecordBatch, metadata=None) -> None:
-        metadata = _check_metadata(metadata if metadata is not None else batch.metadata,
-                                   "record batch metadata")
+        metadata = without_statistics(_check_metadata(
+            metadata if metadata is not None else batch.metadata, "record batch metadata"))
         columns = batch.storage_columns
         found = []
         for f, col in zip(self.schema.fields, columns):
@@ -360,8 +360,10 @@ class _WriterBase:
         """Streams carry each batch's statistics in its message; files gather them for the footer."""
         if self._file_format:
             self._statistics.append({"rows": batch.num_rows, "columns": batch_statistics(batch)})
+            if len(self._statistics) == 1:  # the file's first record batch carries the stamp
+                return {**(metadata or {}), STAMP_KEY: self._statistics_id}
             return metadata
-        return {**(metadata or {}), STATISTICS_KEY: encode_batch_statistics(batch)}
+        return {**(metadata or {}), **encode_batch_statistics(batch)}
 
     def write_all(self, batches) -> None:
         """Write every batch of an iterable (a reader, a list, a generator)."""
@@ -658,7 +660,8 @@ class FileWriter(_WriterBase):
         footer_metadata = self._footer_metadata
         if self._statistics is not None:
             footer_metadata = {**(footer_metadata or {}),
-                               STATISTICS_KEY: encode_file_statistics(self.schema.names, self._statistics)}
+                               **encode_file_statistics(self.schema.names, self._statistics,
+                                                        self._statistics_id)}
         footer = encode_footer(self.schema, footer_blocks(self._dict_blocks), footer_blocks(self._batch_blocks),
                                footer_metadata, self._version, self.features)
         self._put([footer, struct.pack("<i", len(footer)), MAGIC])

@@ -1,0 +1,145 @@
+"""Statistics that do not describe the data beside them are never used (the adversarial
+review of session 41): a damaged digit in the footer's document, a document copied by
+pyarrow into a file of other values, a stream batch's document damaged.  Each read as
+silent wrong data before version 2 (a filter dropped rows that match); now the digest and
+the first batch's stamp (``arrowmm.ipc.core.statistics``) keep such a document out, and a
+filter reads the values instead."""
+import json
+
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.ipc as pa_ipc
+
+import arrowmm
+from arrowmm.ipc.core.statistics import DIGEST_KEY, STAMP_KEY, STATISTICS_KEY
+
+
+def _two_batches(path, first=(1, 2, 3, 4), second=(100, 200, 300, 400)):
+    with arrowmm.new_file(path, arrowmm.schema([("x", arrowmm.int64())]),
+                          statistics=True) as writer:
+        writer.write({"x": list(first)})
+        writer.write({"x": list(second)})
+    return path
+
+
+def _footer_metadata(path) -> dict:
+    with arrowmm.open_file(path) as reader:
+        return dict(reader.metadata)
+
+
+def test_a_good_file_is_pruned_by_its_statistics(tmp_path):
+    path = _two_batches(tmp_path / "x.arrow")
+    with arrowmm.open_file(path) as reader:
+        doc = json.loads(reader.metadata[STATISTICS_KEY])
+        assert doc["version"] == 2 and len(doc["id"]) == 32
+        assert reader.batch_metadata(0) == {STAMP_KEY: doc["id"]}
+    # (a file whose batch 0 holds a value the document says it lacks: only statistics would
+    # make the filter skip it, so the filter's answer shows whether they were used)
+    forged = tmp_path / "d" / "forged.arrow"
+    forged.parent.mkdir()
+    data = bytearray(path.read_bytes())
+    at = data.find((4).to_bytes(8, "little"))  # batch 0's value 4 ...
+    data[at:at + 8] = (1000).to_bytes(8, "little")  # ... now 1000: its max still says 4
+    forged.write_bytes(bytes(data))
+    got = arrowmm.dataset(str(forged.parent)).to_table(filter=[("x", ">", 500)])
+    assert got.column("x").to_pylist() == []  # batch 0 skipped on its (now stale) max
+
+
+def test_a_flipped_digit_in_the_footer_statistics_is_not_trusted(tmp_path):
+    (tmp_path / "d").mkdir()
+    path = _two_batches(tmp_path / "d" / "x.arrow")
+    data = bytearray(path.read_bytes())
+    at = data.rfind(b'"max":400')
+    data[at + 6] = ord("1")  # '"max":100': the batch holding 200, 300, 400 looks too small
+    path.write_bytes(bytes(data))
+    expected = pads.dataset(str(path), format="ipc").to_table(
+        filter=pads.field("x") > 150).column("x").to_pylist()
+    assert expected == [200, 300, 400]
+    ds = arrowmm.dataset(str(tmp_path / "d"))
+    assert ds.to_table(filter=[("x", ">", 150)]).column("x").to_pylist() == expected
+    assert ds.count_rows(filter=[("x", ">", 150)]) == 3
+
+
+def test_statistics_copied_by_pyarrow_into_other_values_are_not_trusted(tmp_path):
+    # pyarrow keeps the footer metadata it is given: the document (and its digest, which
+    # still matches) describe the first file's values, not these
+    metadata = _footer_metadata(_two_batches(tmp_path / "src.arrow"))
+    assert DIGEST_KEY in metadata
+    (tmp_path / "d").mkdir()
+    with pa_ipc.new_file(str(tmp_path / "d" / "copy.arrow"), pa.schema([("x", pa.int64())]),
+                         metadata=metadata) as w:
+        w.write_batch(pa.record_batch({"x": pa.array([500, 600, 700, 800])}))
+        w.write_batch(pa.record_batch({"x": pa.array([5, 6, 7, 8])}))
+    ds = arrowmm.dataset(str(tmp_path / "d"))
+    assert ds.to_table(filter=[("x", ">", 50)]).column("x").to_pylist() == [500, 600, 700, 800]
+    assert ds.count_rows(filter=[("x", "<", 10)]) == 4
+
+
+def test_statistics_copied_by_arrowmm_are_left_out(tmp_path):
+    metadata = _footer_metadata(_two_batches(tmp_path / "src.arrow"))
+    (tmp_path / "d").mkdir()
+    copy = tmp_path / "d" / "copy.arrow"
+    with arrowmm.new_file(copy, arrowmm.schema([("x", arrowmm.int64())]),
+                          metadata={**metadata, "k": "v"}) as writer:
+        writer.write({"x": [500, 600, 700, 800]}, metadata={STAMP_KEY: "0" * 32, "b": "1"})
+    with arrowmm.open_file(copy) as reader:
+        assert reader.metadata == {"k": "v"}
+        assert reader.batch_metadata(0) == {"b": "1"}  # (a stamp given to it is left out too)
+    ds = arrowmm.dataset(str(tmp_path / "d"))
+    assert ds.to_table(filter=[("x", ">", 50)]).column("x").to_pylist() == [500, 600, 700, 800]
+
+
+def test_appends_keep_the_binding_and_a_new_first_batch_is_stamped(tmp_path):
+    (tmp_path / "d").mkdir()
+    path = _two_batches(tmp_path / "d" / "x.arrow")
+    with arrowmm.open_file(path) as reader:
+        first_id = json.loads(reader.metadata[STATISTICS_KEY])["id"]
+    with arrowmm.append_file(path) as appender:
+        appender.write({"x": [1000, 2000]})
+    with arrowmm.open_file(path) as reader:
+        doc = json.loads(reader.metadata[STATISTICS_KEY])
+        assert doc["id"] == first_id and len(doc["batches"]) == 3
+        assert reader.batch_metadata(0) == {STAMP_KEY: first_id}
+        assert not reader.batch_metadata(2)
+    ds = arrowmm.dataset(str(tmp_path / "d"))
+    assert ds.to_table(filter=[("x", ">", 500)]).column("x").to_pylist() == [1000, 2000]
+    # an empty file with statistics: its first appended batch is the one stamped
+    empty = tmp_path / "e.arrow"
+    with arrowmm.new_file(empty, arrowmm.schema([("x", arrowmm.int64())]), statistics=True):
+        pass
+    with arrowmm.append_file(empty) as appender:
+        appender.write({"x": [7]})
+    with arrowmm.open_file(empty) as reader:
+        doc = json.loads(reader.metadata[STATISTICS_KEY])
+        assert reader.batch_metadata(0) == {STAMP_KEY: doc["id"]}
+
+
+def test_a_version_1_document_is_not_trusted(tmp_path):
+    # (an arrowmm before the binding wrote this: nothing says it describes these values)
+    (tmp_path / "d").mkdir()
+    doc = {"version": 1, "columns": ["x"], "batches": [
+        {"rows": 2, "columns": {"x": {"nulls": 0, "min": 0, "max": 1}}}]}
+    with pa_ipc.new_file(str(tmp_path / "d" / "old.arrow"), pa.schema([("x", pa.int64())]),
+                         metadata={STATISTICS_KEY: json.dumps(doc)}) as w:
+        w.write_batch(pa.record_batch({"x": pa.array([5, 9])}))
+    ds = arrowmm.dataset(str(tmp_path / "d"))
+    assert ds.to_table(filter=[("x", ">", 2)]).column("x").to_pylist() == [5, 9]
+    with arrowmm.append_file(tmp_path / "d" / "old.arrow") as appender:
+        appender.write({"x": [3]})  # (without statistics: the old document is not carried on)
+    with arrowmm.open_file(tmp_path / "d" / "old.arrow") as reader:
+        assert STATISTICS_KEY not in (reader.metadata or {})
+
+
+def test_a_damaged_stream_batch_document_is_not_trusted(tmp_path):
+    (tmp_path / "d").mkdir()
+    path = tmp_path / "d" / "x.arrows"
+    with arrowmm.new_stream(path, arrowmm.schema([("x", arrowmm.int64())]),
+                            statistics=True) as writer:
+        writer.write({"x": [1, 2, 3, 4]})
+        writer.write({"x": [100, 200, 300, 400]})
+    data = bytearray(path.read_bytes())
+    at = data.rfind(b'"max":400')
+    data[at + 6] = ord("1")
+    path.write_bytes(bytes(data))
+    ds = arrowmm.dataset(str(tmp_path / "d"))
+    assert ds.to_table(filter=[("x", ">", 150)]).column("x").to_pylist() == [200, 300, 400]
