@@ -485,7 +485,7 @@ def _creator_record(name: str, fd: int) -> Optional[dict]:
         return None  # not a readable Arrow file: not ours to judge
     try:
         record = json.loads(meta[CREATOR_KEY])
-    except (KeyError, ValueError, TypeError):
+    except (KeyError, ValueError, TypeError, RecursionError):
         return None
     return record if isinstance(record, dict) else None
 

@@ -591,6 +591,18 @@ def test_cli_lists_and_removes(name, capsys):
 
 
 # -- nothing under a name is trusted ---------------------------------------------------------
+def test_a_creator_record_nested_too_deep_is_no_record(name):
+    # (json.loads of 100,000 brackets raises RecursionError: segments() raised it, raw)
+    path = f"/dev/shm/{name}"
+    with arrowmm.new_file(path, arrowmm.schema([("x", arrowmm.int64())]),
+                          metadata={segment.CREATOR_KEY: "[" * 100_000}) as writer:
+        writer.write({"x": [1]})
+    try:
+        assert name not in [i.name for i in shm.segments()]  # (no creator: not one of ours)
+    finally:
+        os.unlink(path)
+
+
 def test_a_fifo_is_refused_without_blocking(name):
     os.mkfifo(f"/dev/shm/{name}", 0o600)
     try:
