@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.UUID;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -32,8 +31,8 @@ import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.compression.CompressionUtil;
+import org.apache.arrow.vector.compression.NoCompressionCodec;
 import org.apache.arrow.vector.ipc.ArrowFileWriter;
-import org.apache.arrow.vector.ipc.message.IpcOption;
 import org.apache.arrow.vector.types.DateUnit;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.TimeUnit;
@@ -57,7 +56,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * {@code maxBytesPerBatch} of string and binary values, default 64 MiB) become a record batch of an Arrow IPC file (Arrow Java's writer: 8-byte
  * aligned buffers, optionally LZ4_FRAME or ZSTD bodies), with each batch's statistics gathered
  * while its values are set and stored in the footer as {@code arrowmm/ipc/core/statistics.py} lays
- * them out.  The file is written under a hidden temporary name, fsynced, and named by the job's
+ * them out (version 2: with their digest, and an id that record batch 0 carries,
+ * {@link StampedFileWriter}).  The file is written under a hidden temporary name, fsynced, and named by the job's
  * commit ({@link CommitLog}); on a store without a cheap atomic rename ({@link HadoopStorage}:
  * object stores) under its final, attempt-unique name, invisible until a version lists it.
  */
@@ -82,6 +82,8 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
   private final Storage.Output output;
   private final ArrowFileWriter writer;
   private final Map<String, String> footerMetadata = new HashMap<>();
+  /** The id binding the footer's statistics to this file: record batch 0 carries it. */
+  private final String statisticsId = BatchStatistics.newId();
   private final ArrayNode batchStats = JSON.createArrayNode();
   private final StructType schema;
   private int n;
@@ -121,10 +123,10 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
     }
     this.output = storage.create(storage.child(dir, writtenName));
     CompressionUtil.CodecType codec = codec(compression);
-    this.writer = codec == CompressionUtil.CodecType.NO_COMPRESSION
-        ? new ArrowFileWriter(root, null, output.channel(), footerMetadata, IpcOption.DEFAULT)
-        : new ArrowFileWriter(root, null, output.channel(), footerMetadata, IpcOption.DEFAULT,
-            CommonsCompressionFactory.INSTANCE, codec, Optional.empty());
+    this.writer = new StampedFileWriter(root, output.channel(), footerMetadata,
+        Map.of(BatchStatistics.ID_KEY, statisticsId),
+        codec == CompressionUtil.CodecType.NO_COMPRESSION ? NoCompressionCodec.Factory.INSTANCE
+            : CommonsCompressionFactory.INSTANCE, codec);
     writer.start();
   }
 
@@ -215,14 +217,11 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
   @Override
   public WriterCommitMessage commit() throws IOException {
     flush();
-    ObjectNode doc = JSON.createObjectNode();
-    doc.put("version", BatchStatistics.VERSION);
-    ArrayNode names = doc.putArray("columns");
+    List<String> names = new ArrayList<>();
     for (StructField f : schema.fields()) {
       names.add(f.name());
     }
-    doc.set("batches", batchStats);
-    footerMetadata.put(BatchStatistics.KEY, JSON.writeValueAsString(doc));
+    footerMetadata.putAll(BatchStatistics.footerEntries(statisticsId, names, batchStats));
     writer.end();
     output.sync();
     close();

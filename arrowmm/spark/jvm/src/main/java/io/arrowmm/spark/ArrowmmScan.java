@@ -38,7 +38,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *
  * <p>Before cutting, planning drops the batches that the footer statistics show no row of can
  * pass the pushed filters ({@link StatisticsFilter}), and with a pushed limit keeps only the
- * first batches that hold that many rows.  Both only drop work: Spark still evaluates every
+ * first batches that hold that many rows.  Statistics that would skip a batch or count rows
+ * are first checked to be the file's own ({@link FileFooter#statistics()}: one read of record
+ * batch 0's header per file, only for such files); a file whose are not is read whole.  Both only drop work: Spark still evaluates every
  * filter and the limit on what is read.
  */
 final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
@@ -95,18 +97,24 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
       for (ColumnSpec c : f.columns) {
         columns.put(c.name, c);
       }
-      if (f.statistics != null) {
+      BatchStatistics claimed = f.claimedStatistics();
+      boolean skips = false;
+      if (claimed != null) {
         for (Filter flt : filters) {
           if (!StatisticsFilter.usable(flt, columns)) {
             continue;
           }
           for (int i = 0; i < keep.length; i++) {
-            if (keep[i] && StatisticsFilter.verdict(flt, columns, f.statistics, i)
+            if (keep[i] && StatisticsFilter.verdict(flt, columns, claimed, i)
                 == StatisticsFilter.NONE) {
               keep[i] = false;
+              skips = true;
             }
           }
         }
+      }
+      if (skips && f.statistics() == null) {  // not this file's (damaged, or copied): read all
+        Arrays.fill(keep, true);
       }
       if (counting) {
         long[] n = f.batchRows();

@@ -1,33 +1,69 @@
 package io.arrowmm.spark;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.arrow.flatbuf.Footer;
 import org.apache.arrow.flatbuf.KeyValue;
+import org.apache.arrow.flatbuf.Message;
 
 /**
  * The per-batch statistics arrowmm's writers keep in a file footer's custom metadata under
  * {@code arrowmm:statistics} (layout: {@code arrowmm/ipc/core/statistics.py}): per record batch its
  * row count and, per supported column, {@code nulls}, {@code min}, {@code max}, {@code nan}.
- * Statistics only ever let a reader skip work, so a document that is absent, malformed, of
- * another version or that does not describe this file's batches and columns is ignored (no
- * statistics), never trusted and never fatal.  Kept on the driver only (planning).
+ *
+ * <p>Version 2 binds the document to the data it describes, so that damage or a copy never
+ * reads as other rows: the footer also holds {@code arrowmm:statistics-sha256}, the SHA-256 of
+ * the document's bytes as stored (a flipped digit fails it), and the document names a random
+ * {@code id} that the file's record batch 0 carries in its message's custom metadata under
+ * {@code arrowmm:statistics-id} (a footer copied onto other batches, as pyarrow's
+ * {@code new_file(..., metadata=reader.metadata)} does, fails it).  The digest is checked when
+ * the footer is read; the stamp of batch 0 costs a read of its header, so {@link FileFooter}
+ * checks it only when the statistics would be used.  A stream's batches each carry their own
+ * document and its digest (no id).
+ *
+ * <p>Statistics only ever let a reader skip work, so a document that is absent, malformed, of
+ * another version (version 1 is unbound: not trusted), whose digest does not match, or that
+ * does not describe this file's batches and columns is ignored (no statistics), never trusted
+ * and never fatal.  Kept on the driver only (planning).
  */
 final class BatchStatistics {
   static final String KEY = "arrowmm:statistics";
-  static final int VERSION = 1;
-  private static final ObjectMapper JSON = new ObjectMapper();
+  /** The footer's (or a stream batch's) SHA-256 of the {@link #KEY} value, lowercase hex. */
+  static final String DIGEST_KEY = "arrowmm:statistics-sha256";
+  /** Record batch 0's message custom metadata: the document's {@code id}. */
+  static final String ID_KEY = "arrowmm:statistics-id";
+  static final int VERSION = 2;
+  /** Strict as Python's json.loads: bytes after the document make it no document. */
+  private static final ObjectMapper JSON =
+      new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+  private static final SecureRandom RANDOM = new SecureRandom();
 
   /** Per batch: its {@code columns} object (column name to statistics), or null. */
   private final JsonNode[] columns;
   /** Per batch: its row count, or -1 when unknown. */
   private final long[] rows;
+  /** The id record batch 0 must carry under {@link #ID_KEY}, or null when the document needs
+   * no stamp (a stream's, whose batches' own digests were checked). */
+  final String id;
 
-  private BatchStatistics(JsonNode[] columns, long[] rows) {
+  private BatchStatistics(JsonNode[] columns, long[] rows, String id) {
     this.columns = columns;
     this.rows = rows;
+    this.id = id;
   }
 
   /** Row count of batch {@code i}, or -1 when the statistics do not say. */
@@ -45,33 +81,199 @@ final class BatchStatistics {
     return s != null && s.isObject() ? s : null;
   }
 
-  /** The statistics document of a footer's custom metadata, or null. */
-  static String text(Footer footer) {
-    String text = null;
+  /** Whether a record batch 0 whose message carries {@code stamp} (its {@link #ID_KEY} value,
+   * or null) is the one this document was written with. */
+  boolean boundTo(String stamp) {
+    return id == null || id.equals(stamp);
+  }
+
+  /** The SHA-256 of {@code bytes} as 64 lowercase hex characters. */
+  static String sha256(byte[] bytes) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+    } catch (NoSuchAlgorithmException e) {  // every Java runtime has SHA-256
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** A new document id: 16 random bytes as 32 lowercase hex characters. */
+  static String newId() {
+    byte[] b = new byte[16];
+    RANDOM.nextBytes(b);
+    return HexFormat.of().formatHex(b);
+  }
+
+  /** Whether {@code s} is an id as the writers make them (32 lowercase hex characters). */
+  static boolean isId(String s) {
+    if (s == null || s.length() != 32) {
+      return false;
+    }
+    for (int i = 0; i < 32; i++) {
+      char c = s.charAt(i);
+      if (!(c >= '0' && c <= '9' || c >= 'a' && c <= 'f')) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The footer entries of a file's statistics: the document ({@code columns}: the column
+   * names; {@code batches}: per batch its {@code rows} and {@code columns}) under {@link #KEY},
+   * naming {@code id} (which the file's record batch 0 must carry under {@link #ID_KEY}), and
+   * its digest under {@link #DIGEST_KEY}. */
+  static Map<String, String> footerEntries(String id, List<String> columns, ArrayNode batches)
+      throws JsonProcessingException {
+    ObjectNode doc = JSON.createObjectNode();
+    doc.put("version", VERSION);
+    doc.put("id", id);
+    ArrayNode names = doc.putArray("columns");
+    columns.forEach(names::add);
+    doc.set("batches", batches);
+    String text = JSON.writeValueAsString(doc);
+    Map<String, String> out = new LinkedHashMap<>();
+    out.put(KEY, text);
+    out.put(DIGEST_KEY, sha256(text.getBytes(StandardCharsets.UTF_8)));
+    return out;
+  }
+
+  /** A document as stored: the raw bytes of its {@link #KEY} value and the {@link #DIGEST_KEY}
+   * value beside it (null when absent). */
+  static final class Stored {
+    final byte[] text;
+    final String digest;
+
+    Stored(byte[] text, String digest) {
+      this.text = text;
+      this.digest = digest;
+    }
+
+    /** Whether the digest beside the document is the SHA-256 of its bytes. */
+    boolean intact() {
+      return text != null && digest != null && digest.equals(sha256(text));
+    }
+  }
+
+  /** The bytes of a flatbuffers string as stored (not decoded and encoded again: a string that
+   * is not UTF-8 would come back other bytes), or null. */
+  private static byte[] raw(ByteBuffer b) {
+    if (b == null) {
+      return null;
+    }
+    byte[] out = new byte[b.remaining()];
+    b.duplicate().get(out);
+    return out;
+  }
+
+  /** The statistics document of a footer's custom metadata and its digest, or null when there
+   * is none or when a key is there twice (which of two documents was meant cannot be told). */
+  static Stored stored(Footer footer) {
+    byte[] text = null;
+    String digest = null;
     try {
       KeyValue kv = new KeyValue();
       for (int i = 0; i < footer.customMetadataLength(); i++) {
         footer.customMetadata(kv, i);
-        if (KEY.equals(kv.key())) {
-          text = kv.value();
+        String key = kv.key();
+        if (KEY.equals(key)) {
+          if (text != null) {
+            return null;
+          }
+          text = raw(kv.valueAsByteBuffer());
+        } else if (DIGEST_KEY.equals(key)) {
+          if (digest != null) {
+            return null;
+          }
+          digest = kv.value();
         }
       }
     } catch (RuntimeException e) {
       return null;
     }
-    return text;
+    return text == null ? null : new Stored(text, digest);
   }
 
-  /** The statistics, or null when the document is not one this reader can trust. */
-  static BatchStatistics parse(String text, List<ColumnSpec> specs, int numBatches) {
-    JsonNode doc;
+  /** The {@link #ID_KEY} of a record batch message's custom metadata, or null when it has none,
+   * has it twice or cannot be read. */
+  static String stamp(Message message) {
+    String id = null;
     try {
-      doc = JSON.readTree(text);
+      KeyValue kv = new KeyValue();
+      for (int i = 0; i < message.customMetadataLength(); i++) {
+        message.customMetadata(kv, i);
+        if (ID_KEY.equals(kv.key())) {
+          if (id != null) {
+            return null;
+          }
+          id = kv.value();
+        }
+      }
+    } catch (RuntimeException e) {
+      return null;
+    }
+    return id;
+  }
+
+  /** A stream record batch message's own document (its {@link #KEY} value), or null when it has
+   * none or its {@link #DIGEST_KEY} is missing or does not match its bytes. */
+  static String ofStreamBatch(Message message) {
+    byte[] text = null;
+    String digest = null;
+    try {
+      KeyValue kv = new KeyValue();
+      for (int i = 0; i < message.customMetadataLength(); i++) {
+        message.customMetadata(kv, i);
+        String key = kv.key();
+        if (KEY.equals(key)) {
+          if (text != null) {
+            return null;
+          }
+          text = raw(kv.valueAsByteBuffer());
+        } else if (DIGEST_KEY.equals(key)) {
+          if (digest != null) {
+            return null;
+          }
+          digest = kv.value();
+        }
+      }
+    } catch (RuntimeException e) {
+      return null;  // statistics only ever skip work: damaged ones are ignored
+    }
+    Stored s = text == null ? null : new Stored(text, digest);
+    return s != null && s.intact() ? new String(text, StandardCharsets.UTF_8) : null;
+  }
+
+  /** A footer's statistics, or null when the document is not one this reader can trust: its
+   * digest, version, id, columns and batches are checked here, the stamp of batch 0 is left to
+   * {@link #boundTo} (it needs a read). */
+  static BatchStatistics ofFooter(Stored stored, List<ColumnSpec> specs, int numBatches) {
+    if (stored == null || !stored.intact()) {
+      return null;
+    }
+    JsonNode doc = document(stored.text);
+    String id = doc == null ? null : doc.path("id").isTextual() ? doc.get("id").asText() : null;
+    return isId(id) ? parse(doc, specs, numBatches, id) : null;
+  }
+
+  /** The statistics a stream's index gathered from its batches' own documents (each already
+   * checked against its digest, {@link #ofStreamBatch}): trusted without a stamp. */
+  static BatchStatistics ofStream(String text, List<ColumnSpec> specs, int numBatches) {
+    return text == null ? null
+        : parse(document(text.getBytes(StandardCharsets.UTF_8)), specs, numBatches, null);
+  }
+
+  /** The JSON object of a document's bytes, or null when it is not one (or not UTF-8). */
+  private static JsonNode document(byte[] text) {
+    try {
+      JsonNode doc = JSON.readTree(text);
+      return doc != null && doc.isObject() ? doc : null;
     } catch (Exception e) {  // Jackson's checked and unchecked parse errors alike: ignore
       return null;
     }
-    if (doc == null || !doc.isObject() || !doc.path("version").isInt()
-        || doc.path("version").asInt() != VERSION) {
+  }
+
+  private static BatchStatistics parse(JsonNode doc, List<ColumnSpec> specs, int numBatches,
+      String id) {
+    if (doc == null || !doc.path("version").isInt() || doc.path("version").asInt() != VERSION) {
       return null;
     }
     JsonNode names = doc.get("columns");
@@ -95,6 +297,6 @@ final class BatchStatistics {
       JsonNode c = b == null ? null : b.get("columns");
       columns[i] = c != null && c.isObject() ? c : null;
     }
-    return new BatchStatistics(columns, rows);
+    return new BatchStatistics(columns, rows, id);
   }
 }

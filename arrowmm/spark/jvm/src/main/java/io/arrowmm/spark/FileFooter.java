@@ -32,22 +32,32 @@ final class FileFooter {
   final long[] dictOffsets;
   final int[] dictMetaLengths;
   final long[] dictBodyLengths;
-  /** The footer's per-batch statistics (arrowmm's writers), or null. */
-  final BatchStatistics statistics;
+  /** The footer's per-batch statistics (arrowmm's writers) as the footer claims them (digest,
+   * version, columns and batches checked), before the stamp of record batch 0 is; or null. */
+  private final BatchStatistics claimed;
+  /** Whether record batch 0 carries {@code claimed}'s id: null until asked (then kept with the
+   * footer, which {@link FooterCache} keeps). */
+  private Boolean bound;
   /** An IPC stream (indexed by {@link StreamIndex}): dictionaries may be replaced between
    * record batches, and each applies from its place in the stream on. */
   final boolean stream;
   /** Per dictionary batch: the index of the first record batch it applies to (files: 0). */
   final int[] dictBefore;
 
+  /** The statistics of a file's columns and batches, from what the footer or stream holds. */
+  private interface StatisticsOf {
+    BatchStatistics of(List<ColumnSpec> columns, int numBatches);
+  }
+
   private FileFooter(String path, long fileSize, Schema schema, long[] offsets, int[] metaLengths,
-      long[] bodyLengths, long[][] dicts, String statisticsText) {
-    this(path, fileSize, schema, offsets, metaLengths, bodyLengths, dicts, statisticsText, false,
+      long[] bodyLengths, long[][] dicts, BatchStatistics.Stored stored) {
+    this(path, fileSize, schema, offsets, metaLengths, bodyLengths, dicts,
+        (columns, n) -> BatchStatistics.ofFooter(stored, columns, n), false,
         new int[dicts[0].length]);
   }
 
   private FileFooter(String path, long fileSize, Schema schema, long[] offsets, int[] metaLengths,
-      long[] bodyLengths, long[][] dicts, String statisticsText, boolean stream,
+      long[] bodyLengths, long[][] dicts, StatisticsOf statistics, boolean stream,
       int[] dictBefore) {
     this.stream = stream;
     this.dictBefore = dictBefore;
@@ -64,18 +74,95 @@ final class FileFooter {
       dictMetaLengths[i] = (int) dicts[1][i];
     }
     this.dictBodyLengths = dicts[2];
-    this.statistics = statisticsText == null ? null
-        : BatchStatistics.parse(statisticsText, columns, offsets.length);
+    this.claimed = statistics.of(columns, offsets.length);
   }
 
-  /** The index of an IPC stream (no footer: its batches' rows and statistics from the scan). */
+  /** The index of an IPC stream (no footer: its batches' rows and statistics from the scan,
+   * {@code statisticsText} gathered from batches whose own digests matched). */
   static FileFooter ofStream(String path, long fileSize, Schema schema, long[] offsets,
       int[] metaLengths, long[] bodyLengths, long[] rows, long[][] dicts, int[] dictBefore,
       String statisticsText) {
     FileFooter f = new FileFooter(path, fileSize, schema, offsets, metaLengths, bodyLengths,
-        dicts, statisticsText, true, dictBefore);
+        dicts, (columns, n) -> BatchStatistics.ofStream(statisticsText, columns, n), true,
+        dictBefore);
     f.batchRows = rows;
     return f;
+  }
+
+  /** The statistics as the footer claims them, not yet checked against record batch 0: what a
+   * planner judges with to learn whether it would use them at all (then it asks
+   * {@link #statistics()}), never what it skips or counts by. */
+  BatchStatistics claimedStatistics() {
+    return claimed;
+  }
+
+  /** The statistics, or null when there are none or they are not this file's: the first call
+   * on a file's footer reads record batch 0's message header (one read) and checks that it
+   * carries the document's id; the verdict is kept with the footer. */
+  synchronized BatchStatistics statistics() {
+    if (claimed == null) {
+      return null;
+    }
+    if (bound == null) {
+      bound = claimed.id == null || claimed.boundTo(batchZeroStamp());
+    }
+    return bound ? claimed : null;
+  }
+
+  /** The {@link BatchStatistics#ID_KEY} that record batch 0's message carries, or null (none,
+   * no batch, or a header that cannot be read: then the statistics are not used). */
+  private String batchZeroStamp() {
+    if (offsets.length == 0 || storage == null) {
+      return null;
+    }
+    try (Storage.Input ch = storage.openAt(path, version)) {
+      if (ch.size() != fileSize) {
+        return null;  // changed since its footer was read: the scan will say so
+      }
+      org.apache.arrow.flatbuf.Message m = message(readFully(ch, offsets[0], metaLengths[0]));
+      return m != null && m.headerType() == org.apache.arrow.flatbuf.MessageHeader.RecordBatch
+          ? BatchStatistics.stamp(m) : null;
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** A remote file whose record batch 0 lies in the bytes read with its footer: its stamp is
+   * checked now, at no request (planning many small files then pays none for it later). */
+  private void checkStampWithin(TailWindow window) throws IOException {
+    if (claimed == null || claimed.id == null || offsets.length == 0
+        || !window.holds(offsets[0], metaLengths[0])) {
+      return;
+    }
+    String stamp;
+    try {
+      org.apache.arrow.flatbuf.Message m = message(readFully(window, offsets[0], metaLengths[0]));
+      stamp = m != null && m.headerType() == org.apache.arrow.flatbuf.MessageHeader.RecordBatch
+          ? BatchStatistics.stamp(m) : null;
+    } catch (RuntimeException e) {
+      stamp = null;
+    }
+    synchronized (this) {
+      bound = claimed.boundTo(stamp);
+    }
+  }
+
+  /** The Message flatbuffer of an encapsulated message's first bytes (its length prefix, with
+   * or without the continuation marker, then the flatbuffer), or null when they cannot hold
+   * one. */
+  private static org.apache.arrow.flatbuf.Message message(ByteBuffer meta) {
+    meta.order(ByteOrder.LITTLE_ENDIAN);
+    if (meta.limit() < 8) {
+      return null;
+    }
+    int start = meta.getInt(0) == -1 ? 8 : 4;
+    int length = meta.getInt(start - 4);
+    if (length <= 0 || length > meta.limit() - start) {
+      return null;
+    }
+    meta.position(start).limit(start + length);
+    return org.apache.arrow.flatbuf.Message.getRootAsMessage(
+        meta.slice().order(ByteOrder.LITTLE_ENDIAN));
   }
 
   int numBatches() {
@@ -113,12 +200,12 @@ final class FileFooter {
 
   private long[] readBatchRows() {
     long[] rows = new long[offsets.length];
-    boolean all = statistics != null;
+    boolean all = claimed != null;
     for (int i = 0; all && i < offsets.length; i++) {
-      rows[i] = statistics.rows(i);
+      rows[i] = claimed.rows(i);
       all = rows[i] >= 0;
     }
-    if (all) {
+    if (all && statistics() != null) {  // (the counts would be used: check they are this file's)
       return rows;
     }
     try (Storage.Input ch = storage.open(path)) {
@@ -126,16 +213,12 @@ final class FileFooter {
         return null;
       }
       for (int i = 0; i < offsets.length; i++) {
-        ByteBuffer meta = readFully(ch, offsets[i], metaLengths[i]).order(ByteOrder.LITTLE_ENDIAN);
-        int first = meta.getInt(0);
-        int start = first == -1 ? 8 : 4;
-        meta.position(start);
-        org.apache.arrow.flatbuf.Message m =
-            org.apache.arrow.flatbuf.Message.getRootAsMessage(meta.slice().order(ByteOrder.LITTLE_ENDIAN));
-        org.apache.arrow.flatbuf.RecordBatch rb = (org.apache.arrow.flatbuf.RecordBatch)
-            m.header(new org.apache.arrow.flatbuf.RecordBatch());
-        if (m.headerType() != org.apache.arrow.flatbuf.MessageHeader.RecordBatch || rb == null
-            || rb.length() < 0) {
+        org.apache.arrow.flatbuf.Message m = message(readFully(ch, offsets[i], metaLengths[i]));
+        org.apache.arrow.flatbuf.RecordBatch rb = m == null ? null
+            : (org.apache.arrow.flatbuf.RecordBatch) m.header(
+                new org.apache.arrow.flatbuf.RecordBatch());
+        if (m == null || m.headerType() != org.apache.arrow.flatbuf.MessageHeader.RecordBatch
+            || rb == null || rb.length() < 0) {
           return null;
         }
         rows[i] = rb.length();
@@ -200,7 +283,11 @@ final class FileFooter {
             + " does not fit in a file of " + size + " bytes");
       }
       ByteBuffer fb = readFully(ch, footerStart, footerLength).order(ByteOrder.LITTLE_ENDIAN);
-      return parse(path, size, footerStart, fb);
+      FileFooter f = parse(path, size, footerStart, fb);
+      if (ch instanceof TailWindow) {
+        f.checkStampWithin((TailWindow) ch);
+      }
+      return f;
     } catch (IOException e) {
       throw new ArrowmmException(path + ": " + e, e);
     }
@@ -211,7 +298,7 @@ final class FileFooter {
     long[] offsets;
     int[] metas;
     long[] bodies;
-    String statisticsText;
+    BatchStatistics.Stored statistics;
     long[][] dicts;
     try {
       Footer footer = Footer.getRootAsFooter(fb);
@@ -225,7 +312,7 @@ final class FileFooter {
             + "little-endian files)");
       }
       schema = StreamIndex.convertSchema(fs, path);
-      statisticsText = BatchStatistics.text(footer);
+      statistics = BatchStatistics.stored(footer);
       int n = footer.recordBatchesLength();
       if (n < 0 || (long) n * 24 > fb.capacity()) {
         throw new ArrowmmException(path + ": footer lists " + n + " record batches in "
@@ -274,7 +361,7 @@ final class FileFooter {
     } catch (RuntimeException e) {
       throw new ArrowmmException(path + ": malformed footer (" + e + ")", e);
     }
-    return new FileFooter(path, size, schema, offsets, metas, bodies, dicts, statisticsText);
+    return new FileFooter(path, size, schema, offsets, metas, bodies, dicts, statistics);
   }
 
   /**
@@ -327,6 +414,11 @@ final class FileFooter {
     @Override
     public long size() {
       return size;
+    }
+
+    /** Whether bytes {@code [position, position + length)} lie in the window (no request). */
+    boolean holds(long position, long length) {
+      return position >= start && length >= 0 && length <= size - position;
     }
 
     @Override

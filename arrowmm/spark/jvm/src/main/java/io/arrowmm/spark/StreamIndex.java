@@ -21,8 +21,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * a delta appends to its id's dictionary and a non-delta one replaces it from there on, so each
  * dictionary batch records the first record batch it applies to ({@code dictBefore}).  The stream
  * ends at the end-of-stream marker or at the end of the file.  The statistics arrowmm's stream
- * writers keep in each record batch message's metadata serve filter pushdown as a file's footer
- * statistics do.  Every length is checked against
+ * writers keep in each record batch message's metadata (each with the SHA-256 of its bytes, which
+ * must match) serve filter pushdown as a file's footer statistics do.  Every length is checked against
  * the file: a hostile or truncated stream raises {@link ArrowmmException} naming the message.
  */
 final class StreamIndex {
@@ -175,7 +175,7 @@ final class StreamIndex {
         if (rb == null || rb.length() < 0) {
           throw new ArrowmmException(where + ": a record batch message without a valid header");
         }
-        stats.add(batchStatistics(message));
+        stats.add(BatchStatistics.ofStreamBatch(message));
         offsets[batches] = at;
         metas[batches] = (int) (metaEnd - at);
         bodies[batches] = bodyLength;
@@ -211,26 +211,10 @@ final class StreamIndex {
         statisticsDocument(schema, stats));
   }
 
-  /** The {@code arrowmm:statistics} entry of a record batch message's custom metadata (arrowmm's
-   * stream writers keep each batch's statistics there), or null. */
-  private static String batchStatistics(Message message) {
-    try {
-      org.apache.arrow.flatbuf.KeyValue kv = new org.apache.arrow.flatbuf.KeyValue();
-      for (int i = 0; i < message.customMetadataLength(); i++) {
-        message.customMetadata(kv, i);
-        if (BatchStatistics.KEY.equals(kv.key())) {
-          return kv.value();
-        }
-      }
-    } catch (RuntimeException e) {
-      return null;  // statistics only ever skip work: damaged ones are ignored
-    }
-    return null;
-  }
-
   /** The per-batch documents gathered into the footer document a file writer keeps (so one
-   * {@link BatchStatistics} reads both); null when no batch has one.  A batch whose document
-   * is missing, damaged or of another version has no statistics (every filter reads it). */
+   * {@link BatchStatistics} reads both; each batch's own digest was checked, so the whole
+   * needs none); null when no batch has one.  A batch whose document is missing, damaged, of
+   * another version or without its digest has no statistics (every filter reads it). */
   private static String statisticsDocument(Schema schema, java.util.List<String> perBatch) {
     if (perBatch.stream().allMatch(java.util.Objects::isNull)) {
       return null;

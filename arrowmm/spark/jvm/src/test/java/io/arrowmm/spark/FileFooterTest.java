@@ -69,18 +69,18 @@ class FileFooterTest {
     assertEquals(2, f.offsets.length);
     assertTrue(f.offsets[0] >= 8 && f.offsets[1] > f.offsets[0], Arrays.toString(f.offsets));
     assertFalse(f.stream);
-    assertNull(f.statistics, "pyarrow writes no arrowmm statistics");
+    assertNull(f.statistics(), "pyarrow writes no arrowmm statistics");
     assertEquals(0, f.dictOffsets.length);
   }
 
   @Test
   void arrowmmFileCarriesStatistics() {
     FileFooter f = footer(resource("arrowmm_statistics.arrow"));
-    assertNotNull(f.statistics);
-    assertEquals(3, f.statistics.rows(0));
-    assertEquals(3, f.statistics.rows(1));
-    assertEquals(10, f.statistics.column(1, "k").get("min").asLong());
-    assertEquals(12, f.statistics.column(1, "k").get("max").asLong());
+    assertNotNull(f.statistics());
+    assertEquals(3, f.statistics().rows(0));
+    assertEquals(3, f.statistics().rows(1));
+    assertEquals(10, f.statistics().column(1, "k").get("min").asLong());
+    assertEquals(12, f.statistics().column(1, "k").get("max").asLong());
   }
 
   @Test

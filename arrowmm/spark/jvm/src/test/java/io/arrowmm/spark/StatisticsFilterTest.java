@@ -28,7 +28,7 @@ class StatisticsFilterTest {
     for (ColumnSpec c : footer.columns) {
       columns.put(c.name, c);
     }
-    return StatisticsFilter.verdict(f, columns, footer.statistics, batch);
+    return StatisticsFilter.verdict(f, columns, footer.statistics(), batch);
   }
 
   @Test
