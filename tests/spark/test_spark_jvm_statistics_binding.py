@@ -17,6 +17,7 @@ import pyarrow.dataset as pads
 import pytest
 
 import arrowmm
+from arrowmm.ipc.core.statistics import decode_file_statistics
 from arrowmm.spark import jar as jvm_jar
 
 pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
@@ -121,5 +122,7 @@ def test_the_jvm_writers_statistics_are_bound_and_used(spark, tmp_path):
               for i in range(reader.num_record_batches)]
     assert stamps[0] == {STAMP: doc["id"].encode()} and stamps[1:] == [None] * 3
     assert reader.read_all().column("k").to_pylist() == list(range(400))
+    with arrowmm.open_file(str(path)) as r:  # the Python readers' check takes it too
+        assert decode_file_statistics(r.footer.metadata, lambda: r.batch_metadata(0)) == doc
     keys, read = _read(spark, path, log, "k < 50")
     assert keys == list(range(50)) and read == [0]
