@@ -71,7 +71,8 @@ def _columns(text):
 
 def _jsonable(value):
     """A value of ``to_pylist`` as JSON can hold it: dates and times in ISO 8601, durations in
-    seconds, decimals as strings, binaries base64-encoded."""
+    seconds, decimals as strings, binaries base64-encoded, a float NaN or infinity (which JSON
+    lacks) as the string ``"nan"``, ``"inf"`` or ``"-inf"``: never ``null``, which is a null."""
     if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
         return value.isoformat()
     if isinstance(value, datetime.timedelta):
@@ -81,7 +82,7 @@ def _jsonable(value):
     if isinstance(value, (bytes, bytearray, memoryview)):
         return base64.b64encode(bytes(value)).decode("ascii")
     if isinstance(value, float) and not math.isfinite(value):
-        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -91,6 +91,16 @@ def test_head(source):
     assert rows == ROWS  # default -n 10: all 5
 
 
+def test_json_lines_keep_nan_and_infinity_apart_from_null(tmp_path):
+    # (JSON has no NaN: it was printed as null, the same as a null value)
+    path = str(tmp_path / "f.arrow")
+    arrowmm.write_file(path, {"f": [float("nan"), None, float("inf"), -float("inf"), 1.5]})
+    expected = [{"f": "nan"}, {"f": None}, {"f": "inf"}, {"f": "-inf"}, {"f": 1.5}]
+    assert [json.loads(line) for line in _output("head", "--json", path).splitlines()] == expected
+    lines = _output("cat", path, "--to", "jsonl").splitlines()
+    assert [json.loads(line) for line in lines] == expected
+
+
 def test_stats(source):
     path, stdin, fmt = source
     doc = json.loads(_output("stats", "--json", path, stdin=stdin))
