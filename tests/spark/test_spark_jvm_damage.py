@@ -10,6 +10,7 @@ import textwrap
 import pyarrow as pa
 import pytest
 
+import arrowmm
 from arrowmm.format._fbs.Footer import Footer as FbFooter
 from arrowmm.format._fbs.Message import Message as FbMessage
 from arrowmm.spark import jar as jvm_jar
@@ -265,3 +266,43 @@ def test_a_buffer_moved_onto_another_in_a_damaged_header_is_an_error_not_other_v
     path.write_bytes(data)
     assert [tuple(r) for r in spark.read.format(FMT).load(str(path)).orderBy("y").collect()] \
         == want
+
+
+def test_a_buffer_off_the_8_byte_grid_is_an_error_not_shifted_values(spark, tmp_path):
+    """The IPC format starts every buffer at a multiple of 8 bytes of the body (pyarrow and the
+    Python readers refuse any other offset): a header whose buffer offset was moved by one byte
+    fails the task naming the file, the batch and the buffer, where a buffer with padding after
+    it read its values one byte late (a validity bitmap read from its padding: every value
+    null).  Empty buffers too, as the Python readers (pyarrow skips the validity buffer of a
+    column without nulls, empty here, unread)."""
+    table = pa.table({"x": pa.array([0, 1, None], pa.int64()),
+                      "s": pa.array(["a", "bb", None]),
+                      "y": pa.array([10, 11, 12], pa.int64())})
+    good = tmp_path / "good.arrow"
+    with pa.ipc.new_file(good, table.schema) as w:
+        w.write_table(table)
+    data = good.read_bytes()
+    ((name, buffers),) = _buffer_vectors(data)
+    path = tmp_path / "shifted.arrow"
+    cases = []
+    for j, (at, offset, length) in enumerate(buffers):
+        ends = [o for o, n in ((o, n) for _, o, n in buffers[j + 1:]) if n > 0]
+        room = (min(ends) if ends else len(data)) - offset - length  # padding after it
+        if length == 0 or room >= 1:
+            cases.append(j)
+            shifted = bytearray(data)
+            struct.pack_into("<q", shifted, at, offset + 1)
+            path.write_bytes(bytes(shifted))
+            if length:  # (pyarrow does not look at a validity buffer of no nulls)
+                with pytest.raises(pa.ArrowInvalid, match="8-byte aligned"):
+                    pa.ipc.open_file(path).read_all()
+            with pytest.raises(arrowmm.ArrowInvalid, match="not a multiple of 8"):
+                arrowmm.open_file(str(path)).get_batch(0).to_pylist()
+            with pytest.raises(Exception) as err:
+                spark.read.format(FMT).load(str(path)).collect()
+            text = str(err.value)
+            assert f"{path}: {name}: buffer {j} starts at body offset {offset + 1}, not a " \
+                "multiple of 8" in text, (j, text[:1500])
+    assert 0 in cases and any(buffers[j][2] == 0 for j in cases), cases  # x's bitmap, an empty
+    path.write_bytes(data)
+    assert spark.read.format(FMT).load(str(path)).count() == 3

@@ -555,7 +555,10 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
    * IPC format writes them: a body holds its buffers end to end, in order, so a non-empty
    * buffer that starts before the non-empty one before it ends means a damaged header, which
    * read as it says would show other bytes of the body as its values.  The Python readers'
-   * check ({@code _overlap} in arrowmm/ipc/read/_batch_walk.pyx), with their words.
+   * check ({@code _overlap} in arrowmm/ipc/read/_batch_walk.pyx), with their words.  And every
+   * buffer, empty or not, starts at a multiple of 8 bytes (the format pads each one; pyarrow
+   * and the Python readers refuse the rest): an offset moved by damage would read shifted
+   * values.
    */
   static void checkBufferOrder(RecordBatch rb, Buffer buf, String where) {
     long end = 0;
@@ -564,6 +567,10 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       rb.buffers(buf, i);
       long offset = buf.offset();
       long length = buf.length();
+      if ((offset & 7) != 0) {
+        throw new ArrowmmException(where + ": buffer " + i + " starts at body offset " + offset
+            + ", not a multiple of 8 as the IPC format puts every buffer (damaged metadata?)");
+      }
       if (length == 0) {
         continue;
       }
