@@ -53,7 +53,19 @@ def format_temporal(
 ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]:
     """(int64 offsets, uint8 data) of each date, time or timestamp as pyarrow writes it."""
 
-def format_decimals(
-    values: npt.NDArray[np.int64], valid: Optional[npt.NDArray[np.bool_]], scale: int
-) -> Optional[Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]]:
-    """(int64 offsets, uint8 data) of each unscaled decimal in plain notation, or None."""
+def rescale_decimals128(
+    words: npt.NDArray[np.uint64], valid: Optional[npt.NDArray[np.bool_]], shift: int,
+    safe: bool, bound_digits: int, out: npt.NDArray[np.uint64]
+) -> int:
+    """Each 128-bit unscaled value times 10**shift into ``out``; -1, or the first row left."""
+
+def decimals128_to_floats(
+    words: npt.NDArray[np.uint64], valid: Optional[npt.NDArray[np.bool_]], scale: int,
+    out: npt.NDArray[np.floating]
+) -> None:
+    """Each 128-bit unscaled value as the nearest float of ``out``'s dtype."""
+
+def format_decimals128(
+    words: npt.NDArray[np.uint64], valid: Optional[npt.NDArray[np.bool_]], scale: int
+) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]:
+    """(int64 offsets, uint8 data) of each 128-bit unscaled decimal as Python's str writes it."""

@@ -1107,57 +1107,262 @@ def format_temporal(const int64_t[::1] values, valid, int kind, int64_t per_seco
     return offsets_arr, data_arr[:pos]
 
 
-def format_decimals(const int64_t[::1] values, valid, int scale):
-    """The text of each unscaled decimal (``value * 10**-scale``, ``scale >= 0``) in plain
-    notation (``-12.50``, ``0.001``), as Python's ``str`` of the Decimal writes it; nulls
-    empty.  None when a value needs scientific notation there (fewer than ``scale - 6``
-    digits: ``1E-7``), for the caller to write them all its own way."""
-    cdef int64_t n = values.shape[0], i, pos = 0, v
-    cdef uint64_t magnitude
+# -- decimals past an int64 (``decimal_cast``): 128-bit integers in C --------------------------
+# Unscaled values that fit 128 bits (every decimal32/64/128, and decimal256 values that fit) as
+# two little-endian words each.  A rescale, a correctly rounded float (glibc's strtod_l and
+# strtof_l are correctly rounded) and Python's str of the Decimal, value by value in C; what C
+# leaves (an overflow, a cut digit or a precision exceeded, where pyarrow's words are wanted)
+# goes back to the exact path in Python, which decides and raises.
+
+cdef extern from *:
+    """
+    typedef __int128 am_i128;
+    typedef unsigned __int128 am_u128;
+
+    static am_u128 am_pow10_128[39];
+
+    static void am_init_pow10_128(void) {
+        am_u128 p = 1;
+        for (int k = 0; k < 39; k++) { am_pow10_128[k] = p; p *= 10; }
+    }
+
+    static inline am_i128 am_load128(const uint64_t *w) {
+        return (am_i128)(((am_u128)w[1] << 64) | (am_u128)w[0]);
+    }
+
+    static inline void am_store128(uint64_t *w, am_i128 v) {
+        w[0] = (uint64_t)(am_u128)v;
+        w[1] = (uint64_t)((am_u128)v >> 64);
+    }
+
+    /* The decimal digits of v (at most 39), most significant first; their count. */
+    static int am_u128toa(am_u128 v, char *out) {
+        char tmp[48];
+        int n = 0;
+        if (v == 0) { out[0] = '0'; return 1; }
+        while (v >> 64) {  /* (19 digits at a time while it needs 128 bits) */
+            uint64_t low = (uint64_t)(v % (am_u128)10000000000000000000ULL);
+            v /= (am_u128)10000000000000000000ULL;
+            for (int k = 0; k < 19; k++) { tmp[n++] = (char)('0' + low % 10); low /= 10; }
+        }
+        uint64_t rest = (uint64_t)v;
+        while (rest) { tmp[n++] = (char)('0' + rest % 10); rest /= 10; }
+        while (n > 1 && tmp[n - 1] == '0') n--;  /* (zeros of the last 19-digit group) */
+        for (int k = 0; k < n; k++) out[k] = tmp[n - 1 - k];
+        return n;
+    }
+
+    /* Python's str of Decimal(sign, digits, -scale): plain notation when the exponent is
+       at most 0 and the adjusted exponent at least -6, else scientific (1.2E+3, 1E-7). */
+    static int am_decimal_text(am_i128 v, int scale, char *o) {
+        char digits[48];
+        am_u128 m = v < 0 ? (am_u128)0 - (am_u128)v : (am_u128)v;
+        int nd = am_u128toa(m, digits), p = 0;
+        long adjusted = (long)nd - 1 - scale;
+        if (v < 0) o[p++] = '-';
+        if (scale >= 0 && adjusted >= -6) {
+            if (scale == 0) { memcpy(o + p, digits, nd); return p + nd; }
+            if (nd > scale) {
+                memcpy(o + p, digits, nd - scale); p += nd - scale;
+                o[p++] = '.';
+                memcpy(o + p, digits + nd - scale, scale);
+                return p + scale;
+            }
+            o[p++] = '0'; o[p++] = '.';
+            for (int k = 0; k < scale - nd; k++) o[p++] = '0';
+            memcpy(o + p, digits, nd);
+            return p + nd;
+        }
+        o[p++] = digits[0];
+        if (nd > 1) { o[p++] = '.'; memcpy(o + p, digits + 1, nd - 1); p += nd - 1; }
+        o[p++] = 'E';
+        o[p++] = adjusted < 0 ? '-' : '+';
+        p += arrowmm_utoa((uint64_t)(adjusted < 0 ? -adjusted : adjusted), o + p);
+        return p;
+    }
+
+    /* v * 10**shift toward zero into *out: 0 when done, 1 when it overflows 128 bits, cuts a
+       digit (safe) or, with bound_digits > 0, reaches 10**bound_digits. */
+    static int am_rescale128(am_i128 v, int shift, int safe, int bound_digits, am_i128 *out) {
+        am_u128 m = v < 0 ? (am_u128)0 - (am_u128)v : (am_u128)v, q;
+        const am_u128 top = ((am_u128)1 << 127) - 1;
+        if (shift >= 0) {
+            if (m == 0) q = 0;
+            else if (shift > 38 || m > top / am_pow10_128[shift]) return 1;
+            else q = m * am_pow10_128[shift];
+        } else if (-shift > 38) {
+            if (m && safe) return 1;
+            q = 0;
+        } else {
+            q = m / am_pow10_128[-shift];
+            if (safe && q * am_pow10_128[-shift] != m) return 1;
+        }
+        if (q > top) return 1;
+        if (bound_digits > 0 && bound_digits <= 38 && q >= am_pow10_128[bound_digits]) return 1;
+        *out = v < 0 ? -(am_i128)q : (am_i128)q;
+        return 0;
+    }
+
+    static double am_text_double(const char *s) { return strtod_l(s, NULL, arrowmm_c_locale); }
+    static float am_text_float(const char *s) { return strtof_l(s, NULL, arrowmm_c_locale); }
+
+    /* The float nearest m * 10**-scale, from one or two roundings in x86's 80-bit long double
+       (a 64-bit mantissa): that is within two of its last units of the exact value, so
+       rounding it to the 53 (24) bits of a double (float) gives the nearest one unless its
+       dropped bits lie within four units of the halfway point.  1 and the value then; 0
+       where the caller must settle it exactly (near halfway, far scales, another machine). */
+    static int am_nearest_float(am_u128 m, int scale, int single, double *d, float *f) {
+    #if LDBL_MANT_DIG == 64
+        static long double pow10[28];
+        static int ready = 0;
+        if (!ready) {  /* (10**k = 2**k * 5**k, and 5**27 < 2**63: each one exact) */
+            long double p = 1.0L;
+            for (int k = 0; k < 28; k++) { pow10[k] = p; p *= 10.0L; }
+            ready = 1;
+        }
+        if (scale > 27 || scale < -27) return 0;
+        long double x = (long double)m;
+        x = scale >= 0 ? x / pow10[scale] : x * pow10[-scale];
+        if (x == 0.0L) { *d = 0.0; *f = 0.0f; return 1; }
+        int e;
+        uint64_t mantissa = (uint64_t)ldexpl(frexpl(x, &e), 64);
+        if (single) {
+            const uint64_t half = (uint64_t)1 << 39, low = mantissa & (((uint64_t)1 << 40) - 1);
+            if (e < -125 || e > 128 || (low + 4 >= half && low <= half + 4)) return 0;
+            *f = (float)x;
+        } else {
+            const uint64_t low = mantissa & 0x7FF;
+            if (low + 4 >= 0x400 && low <= 0x400 + 4) return 0;
+            *d = (double)x;
+        }
+        return 1;
+    #else
+        (void)m; (void)scale; (void)single; (void)d; (void)f;
+        return 0;
+    #endif
+    }
+
+    static int am_nearest_float_of(am_i128 v, int scale, int single, double *d, float *f) {
+        am_u128 m = v < 0 ? (am_u128)0 - (am_u128)v : (am_u128)v;
+        if (!am_nearest_float(m, scale, single, d, f)) return 0;
+        if (v < 0) { *d = -*d; *f = -*f; }
+        return 1;
+    }
+    """
+    ctypedef long long am_i128  # (an opaque stand-in: only ever passed between the C helpers)
+    void am_init_pow10_128() noexcept nogil
+    am_i128 am_load128(const uint64_t *w) noexcept nogil
+    void am_store128(uint64_t *w, am_i128 v) noexcept nogil
+    int am_decimal_text(am_i128 v, int scale, char *o) noexcept nogil
+    int am_rescale128(am_i128 v, int shift, int safe, int bound_digits, am_i128 *out) noexcept nogil
+    double am_text_double(const char *s) noexcept nogil
+    int am_nearest_float_of(am_i128 v, int scale, int single, double *d,
+                            float *f) noexcept nogil
+    float am_text_float(const char *s) noexcept nogil
+
+am_init_pow10_128()
+
+DEF MAX_DECIMAL_TEXT = 96  # sign, 39 digits, point, and "0." + 6 zeros or an exponent
+
+
+def rescale_decimals128(const uint64_t[::1] words, valid, int shift, bint safe,
+                        int bound_digits, uint64_t[::1] out):
+    """Each unscaled value (two words) times ``10**shift``, toward zero, into ``out``; nulls
+    0.  -1 when every value was done; else the first row C leaves to the exact path (it
+    overflows 128 bits, cuts a digit when ``safe``, or reaches ``10**bound_digits``)."""
+    cdef int64_t n = words.shape[0] // 2, i, left = -1
     cdef const uint8_t[::1] mask
     cdef const uint8_t *valid_ptr = NULL
-    cdef char digits[24]
-    cdef int nd, k
-    cdef bint scientific = False
-    cdef char *o
+    cdef am_i128 v
+    if out.shape[0] != words.shape[0]:
+        raise ValueError("rescale_decimals128: out must be as long as words")
+    if valid is not None:
+        mask = valid.view(np.uint8)
+        valid_ptr = &mask[0] if n else NULL
+    with nogil:
+        for i in range(n):
+            if valid_ptr != NULL and not valid_ptr[i]:
+                out[2 * i] = 0
+                out[2 * i + 1] = 0
+                continue
+            if am_rescale128(am_load128(&words[2 * i]), shift, safe, bound_digits, &v):
+                left = i
+                break
+            am_store128(&out[2 * i], v)
+    return left
+
+
+def decimals128_to_floats(const uint64_t[::1] words, valid, int scale, out):
+    """Each unscaled value (two words) as the float nearest ``value * 10**-scale`` (ties to
+    even), into ``out`` (float64 or float32: its dtype says); nulls 0."""
+    cdef int64_t n = words.shape[0] // 2, i
+    cdef const uint8_t[::1] mask
+    cdef const uint8_t *valid_ptr = NULL
+    cdef char text[MAX_DECIMAL_TEXT]
+    cdef int p
+    cdef double dv
+    cdef float fv
+    cdef am_i128 v
+    cdef double[::1] doubles
+    cdef float[::1] singles
+    cdef bint single = out.dtype == np.float32
+    if out.shape[0] != n:
+        raise ValueError("decimals128_to_floats: out must hold one value per row")
+    if single:
+        singles = out
+    else:
+        doubles = out
+    if valid is not None:
+        mask = valid.view(np.uint8)
+        valid_ptr = &mask[0] if n else NULL
+    with nogil:
+        for i in range(n):
+            if valid_ptr != NULL and not valid_ptr[i]:
+                if single:
+                    singles[i] = 0
+                else:
+                    doubles[i] = 0
+                continue
+            v = am_load128(&words[2 * i])
+            if am_nearest_float_of(v, scale, single, &dv, &fv):
+                if single:
+                    singles[i] = fv
+                else:
+                    doubles[i] = dv
+                continue
+            # "<sign><digits>E<-scale>": the exact value, which strtod_l rounds correctly
+            p = am_decimal_text(v, 0, text)
+            text[p] = b'E'
+            p += 1
+            if scale > 0:
+                text[p] = b'-'
+                p += 1
+            p += arrowmm_utoa(<uint64_t>(scale if scale > 0 else -scale), text + p)
+            text[p] = 0
+            if single:
+                singles[i] = am_text_float(text)
+            else:
+                doubles[i] = am_text_double(text)
+
+
+def format_decimals128(const uint64_t[::1] words, valid, int scale):
+    """(int64 offsets, uint8 data) of each unscaled value (two words) as Python's ``str`` of
+    the Decimal ``value * 10**-scale`` writes it (pyarrow's rule too); nulls empty."""
+    cdef int64_t n = words.shape[0] // 2, i, pos = 0
+    cdef const uint8_t[::1] mask
+    cdef const uint8_t *valid_ptr = NULL
+    cdef int64_t widest = MAX_DECIMAL_TEXT + (scale if scale > 0 else 0)
     if valid is not None:
         mask = valid.view(np.uint8)
         valid_ptr = &mask[0] if n else NULL
     offsets_arr = np.empty(n + 1, dtype=np.int64)
     cdef int64_t[::1] offsets = offsets_arr
-    data_arr = np.empty(n * (24 + scale) + 32, dtype=np.uint8)
+    data_arr = np.empty(n * widest + 1, dtype=np.uint8)
     cdef uint8_t[::1] data = data_arr
     offsets[0] = 0
     with nogil:
         for i in range(n):
             if valid_ptr == NULL or valid_ptr[i]:
-                v = values[i]
-                magnitude = <uint64_t>0 - <uint64_t>v if v < 0 else <uint64_t>v
-                nd = arrowmm_utoa(magnitude, digits)
-                if nd - 1 - scale < -6:
-                    scientific = True
-                    break
-                o = <char *>&data[pos]
-                if v < 0:
-                    o[0] = b'-'
-                    o += 1
-                    pos += 1
-                if scale == 0:
-                    memcpy(o, digits, nd)
-                    pos += nd
-                elif nd > scale:
-                    memcpy(o, digits, nd - scale)
-                    o[nd - scale] = b'.'
-                    memcpy(o + nd - scale + 1, digits + nd - scale, scale)
-                    pos += nd + 1
-                else:  # (0.00ddd)
-                    o[0] = b'0'
-                    o[1] = b'.'
-                    for k in range(scale - nd):
-                        o[2 + k] = b'0'
-                    memcpy(o + 2 + scale - nd, digits, nd)
-                    pos += 2 + scale
+                pos += am_decimal_text(am_load128(&words[2 * i]), scale, <char *>&data[pos])
             offsets[i + 1] = pos
-    if scientific:
-        return None
     return offsets_arr, data_arr[:pos]

@@ -316,3 +316,66 @@ def test_values_that_fit_an_int64_take_numpy_and_agree_with_pyarrow(got):
     assert pa.array(arrowmm.array(source).cast(arrowmm.float64())).equals(
         pa.array([None if v is None else float(Decimal(v)) for v in source.to_pylist()],
                  pa.float64()))
+
+
+# -- the 128-bit C pass against the exact path ------------------------------------------------
+def _exact(array, target, safe):
+    """``array.cast(target)`` through the exact Python-integer path alone (the C pass off)."""
+    from arrowmm.interop import decimal_cast
+    saved = decimal_cast._wide
+    decimal_cast._wide = lambda *args: None
+    try:
+        return array.cast(target, safe=safe)
+    finally:
+        decimal_cast._wide = saved
+
+
+def _outcome(make):
+    try:
+        return make().to_pylist()
+    except arrowmm.ArrowInvalid as exc:
+        return ("raises", str(exc))
+
+
+@pytest.mark.parametrize("bits", [64, 128, 256])
+def test_the_128_bit_pass_casts_as_the_exact_path(bits):
+    # values of every magnitude up to 2**127 (the C pass's range; a decimal256 holds more,
+    # which the exact path takes), at scales that rescale up, down, and past 10**38
+    rng = random.Random(bits)
+    top = 1 << (min(bits, 128) - 1)
+    values = [rng.randrange(-top, top) >> rng.randrange(0, min(bits, 128)) for _ in range(200)]
+    values += [0, 1, -1, top - 1, -top, 10 ** 18, -(10 ** 18) - 7]
+    if bits > 64:  # exactly halfway between two doubles (floats) at each scale, and beside it
+        for tie in (2 ** 60 + 2 ** 7, 2 ** 61 + 3 * 2 ** 8, 2 ** 30 + 2 ** 6, 2 ** 31 + 3 * 2 ** 7):
+            for k in (0, 3, 18):
+                values += [tie * 10 ** k + d for d in (-1, 0, 1)] + [-tie * 10 ** k]
+    targets = [arrowmm.decimal32(9, 2), arrowmm.decimal64(18, 4), arrowmm.decimal128(38, 0),
+               arrowmm.decimal128(38, 20), arrowmm.decimal128(20, 5), arrowmm.decimal256(76, 40),
+               arrowmm.decimal256(50, -3), arrowmm.int64(), arrowmm.int8(), arrowmm.uint64(),
+               arrowmm.float64(), arrowmm.float32(), arrowmm.string(), arrowmm.large_string()]
+    for scale in (0, 3, 18, 38) if bits > 64 else (0, 5, 18):
+        precision = MAX_PRECISION[bits]
+        top_value = 10 ** precision
+        fitting = [v for v in values if -top_value < v < top_value]
+        width = bits // 8
+        data = pa.py_buffer(b"".join(v.to_bytes(width, "little", signed=True) for v in fitting))
+        validity = pa.array([k % 5 != 2 for k in range(len(fitting))]).buffers()[1]
+        source = arrowmm.array(pa.Array.from_buffers(FACTORIES[bits](precision, scale),
+                                                     len(fitting), [validity, data]))
+        for target in targets:
+            for safe in (True, False):
+                fast = _outcome(lambda: source.cast(target, safe=safe))
+                assert fast == _outcome(lambda: _exact(source, target, safe)), \
+                    (bits, scale, str(target), safe)
+
+
+def test_the_128_bit_pass_is_used_past_an_int64():
+    # (a cast the exact path alone took 3-20 us a value for; checks the C pass took it)
+    from arrowmm.interop import decimal_cast
+    source = arrowmm.array(pa.array([Decimal("123456789.012345678901234567"), None],
+                                    pa.decimal128(38, 18)))
+    for target in (arrowmm.float64(), arrowmm.string(), arrowmm.decimal128(38, 10),
+                   arrowmm.int64()):
+        assert decimal_cast._wide(source, target, False) is not None, str(target)
+    assert source.cast(arrowmm.string()).to_pylist() == ["123456789.012345678901234567", None]
+    assert source.cast(arrowmm.float64()).to_pylist() == [123456789.01234567, None]
