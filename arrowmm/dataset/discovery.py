@@ -25,6 +25,7 @@ import re
 from typing import List, Optional, Sequence, Tuple
 
 from ..errors import ArrowInvalid
+from ..ipc.core.files import MAGIC as FILE_MAGIC
 from ..ipc.read.sniff import KIND_HEAD, ipc_kind
 
 __all__ = ["MANIFEST", "LOG_DIR", "FORMAT", "resolve_paths", "read_manifest", "check_names",
@@ -185,8 +186,23 @@ def named_arrow(name: str) -> bool:
 
 def _is_data_file(path: str, name: str) -> bool:
     """Whether the local file ``path`` (named ``name``) found in a folder is a data file: named
-    as Arrow, or not so named but starting with Arrow's file magic or a stream's marker."""
-    return named_arrow(name) or sniff(path, strict=True) is not None
+    as Arrow, or not so named but starting with Arrow's file magic or a stream's marker, or
+    ending with the file magic (a file whose first bytes a crash or a cut copy damaged must
+    not leave the dataset unseen: opening it says what is wrong)."""
+    return named_arrow(name) or sniff(path, strict=True) is not None or ends_as_arrow_file(path)
+
+
+def ends_as_arrow_file(path: str) -> bool:
+    """Whether the local file ``path`` ends with the IPC file format's closing magic."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            if f.tell() < len(FILE_MAGIC):
+                return False
+            f.seek(-len(FILE_MAGIC), os.SEEK_END)
+            return f.read(len(FILE_MAGIC)) == FILE_MAGIC
+    except OSError:
+        return False
 
 
 def unreadable_head(head: bytes) -> Optional[str]:

@@ -12,6 +12,7 @@ from typing import List, Optional, Tuple
 
 from ..errors import ArrowInvalid
 from ..ipc.core.object_store import display_url, local_file_url
+from ..ipc.core.files import MAGIC as FILE_MAGIC
 from ..ipc.read.sniff import KIND_HEAD, ipc_kind
 from .discovery import (LOG_DIR, MANIFEST, named_arrow, parse_manifest, parse_version,
                         version_name, version_of)
@@ -53,6 +54,17 @@ def _sniff(fs, path: str, strict: bool) -> Optional[str]:
     return ipc_kind(head, strict)
 
 
+def _ends_as_arrow_file(fs, path: str, size) -> bool:
+    """``discovery.ends_as_arrow_file`` on an fsspec filesystem (one ranged read)."""
+    try:
+        size = int(size) if size is not None else fs.size(path)
+        if size < len(FILE_MAGIC):
+            return False
+        return fs.cat_file(path, start=size - len(FILE_MAGIC), end=size) == FILE_MAGIC
+    except (OSError, ValueError, TypeError):
+        return False
+
+
 def _manifest_files(fs, directory: str) -> Optional[List[str]]:
     log = posixpath.join(directory, LOG_DIR)
     if fs.isdir(log):
@@ -82,7 +94,8 @@ def _walk(fs, directory: str, out: List[str]) -> None:
             continue
         if entry["type"] == "directory":
             _walk(fs, path, out)
-        elif named_arrow(name) or _sniff(fs, path, strict=True) is not None:
+        elif named_arrow(name) or _sniff(fs, path, strict=True) is not None or \
+                _ends_as_arrow_file(fs, path, entry.get("size")):
             out.append(path)
 
 
