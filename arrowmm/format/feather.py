@@ -5,7 +5,9 @@ and ``FEA1`` again.  Each column is one ``PrimitiveArray`` (type, encoding, byte
 file, length, null count, total bytes) plus optional type metadata (category levels,
 timestamp unit and zone, date, time unit).  The tables are read by slot number with the
 ``flatbuffers`` runtime; every number stays unchecked here (the reader checks them against
-the file), but a flatbuffer that points outside itself raises ArrowInvalid.
+the file), but a flatbuffer that points outside itself raises ArrowInvalid, and its offsets
+and strings get the IPC metadata's checks (``decode._check_offset``, ``decode.string_at``: what
+FlatBuffers' verifier refuses), so a damaged length cannot read as a name.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import flatbuffers
 from flatbuffers.table import Table
 
 from ..errors import ArrowInvalid
+from .decode import _check_offset, string_at
 
 __all__ = ["FEATHER_MAGIC", "FeatherArray", "FeatherColumn", "FeatherTable", "parse_feather_v1",
            "TYPE_NAMES"]
@@ -72,10 +75,9 @@ def _scalar(tab: Table, slot: int, kind, default):
 
 
 def _string(tab: Table, slot: int) -> Optional[str]:
-    o = _offset(tab, slot)
-    if not o:
+    raw = string_at(tab, 4 + 2 * slot, "Feather V1 metadata")
+    if raw is None:
         return None
-    raw = tab.String(o + tab.Pos)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -86,6 +88,7 @@ def _child(tab: Table, slot: int) -> Optional[Table]:
     o = _offset(tab, slot)
     if not o:
         return None
+    _check_offset(tab.Bytes, o + tab.Pos, "Feather V1 metadata")
     return Table(tab.Bytes, tab.Indirect(o + tab.Pos))
 
 
@@ -134,16 +137,19 @@ def parse_feather_v1(buf: bytes) -> FeatherTable:
     try:
         if len(buf) < 8:
             raise ArrowInvalid(f"Feather V1 metadata of {len(buf)} bytes is too short")
-        root = struct.unpack_from("<I", buf, 0)[0]
-        tab = Table(bytearray(buf), root)
+        data = bytearray(buf)
+        _check_offset(data, 0, "Feather V1 metadata")
+        tab = Table(data, struct.unpack_from("<I", buf, 0)[0])
         o = _offset(tab, 2)
         columns = []
         if o:
+            _check_offset(data, o + tab.Pos, "Feather V1 metadata")
             vec = tab.Vector(o)
             n = tab.VectorLen(o)
-            if n < 0 or n * 4 > len(buf):
+            if n < 0 or vec > len(buf) or n > (len(buf) - vec) // 4:
                 raise ArrowInvalid(f"Feather V1 metadata: {n} columns do not fit in {len(buf)} bytes")
             for k in range(n):
+                _check_offset(data, vec + 4 * k, f"Feather V1 metadata, column {k}")
                 columns.append(_column(Table(tab.Bytes, tab.Indirect(vec + 4 * k)), k))
         return FeatherTable(_string(tab, 0), _scalar(tab, 1, flatbuffers.number_types.Int64Flags, 0),
                             _scalar(tab, 3, flatbuffers.number_types.Int32Flags, 0), columns,

@@ -1,6 +1,8 @@
 """Feather V1 files (``pyarrow.feather.write_feather(version=1)``) read by ``open_file`` with
 pyarrow's values, zero-copy, and malformed ones refused with ArrowInvalid."""
 import datetime
+import io
+import struct
 import warnings
 
 import numpy as np
@@ -116,3 +118,20 @@ def test_feather_v1_offsets_past_the_data_are_refused(v1_file, tmp_path):
     with pytest.raises(arrowmm.ArrowInvalid):
         with arrowmm.open_file(str(out)) as reader:
             reader[0].to_pylist()
+
+
+@pytest.mark.parametrize("length", [200, 0x7FFFFFFF])
+def test_a_column_name_longer_than_the_metadata_is_refused(length):
+    # (review, session 42: the flatbuffers runtime's Table.String is a slice that stops at the
+    # end of the buffer, so a damaged length read as the column "name\0\0\0\0\x10\0$\0...";
+    # pyarrow reads it unverified too, and crashes at 0x7fffffff)
+    t = pa.table({"x": pa.array([1, 2, 3], pa.int64()), "name": pa.array([4, 5, 6], pa.int64())})
+    sink = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pyarrow.feather.write_feather(t, sink, version=1)
+    data = bytearray(sink.getvalue())
+    i = data.index(b"\x04\x00\x00\x00name\x00")
+    data[i:i + 4] = struct.pack("<I", length)
+    with pytest.raises(arrowmm.ArrowInvalid, match="Feather V1 metadata: a string of"):
+        arrowmm.open_file(bytes(data))
