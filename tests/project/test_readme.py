@@ -65,7 +65,7 @@ def test_ci_runs_the_quick_start_as_written():
     code = FENCE.search(section).group(2)
     assert quick_start() == code.strip().splitlines() == [
         'pip install ".[spark]" && arrowmm demo',
-        'pip install -e ".[test]" && python -m pytest -q',
+        'pip install uv && uv pip install -e ".[test]" && python -m pytest -q',
     ]
 
 
