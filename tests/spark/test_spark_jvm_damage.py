@@ -306,3 +306,42 @@ def test_a_buffer_off_the_8_byte_grid_is_an_error_not_shifted_values(spark, tmp_
     assert 0 in cases and any(buffers[j][2] == 0 for j in cases), cases  # x's bitmap, an empty
     path.write_bytes(data)
     assert spark.read.format(FMT).load(str(path)).count() == 3
+
+
+def test_a_zeroed_offset_in_the_footer_or_a_header_is_an_error_not_an_empty_file(spark, tmp_path):
+    """FlatBuffers offsets are checked before they are followed (FlatBuffers' verifier, which
+    pyarrow runs, and the Python readers): a footer whose record batch vector offset was zeroed
+    read as a file of no batches (0 rows, no error), a record batch header whose buffer vector
+    offset was zeroed as a batch of no buffers; both now fail naming the file (and batch)."""
+    table = pa.table({"x": pa.array(range(6), pa.int64())})
+    good = tmp_path / "good.arrow"
+    with pa.ipc.new_file(good, table.schema) as w:
+        for b in table.to_batches(max_chunksize=3):
+            w.write_batch(b)
+    data = good.read_bytes()
+    footer_length = struct.unpack_from("<i", data, len(data) - 10)[0]
+    footer_at = len(data) - 10 - footer_length
+    root = footer_at + struct.unpack_from("<I", data, footer_at)[0]
+    footer = FbFooter.GetRootAs(data[footer_at:len(data) - 10], 0)
+    batches_at = footer_at + footer._tab.Pos + footer._tab.Offset(4 + 2 * 3)
+    assert batches_at > root
+    (_, buffers), _ = _buffer_vectors(data)
+    message_at = footer.RecordBatches(1).Offset() + 8
+    message = FbMessage.GetRootAs(data[message_at:], 0)
+    header = message_at + message._tab.Pos + message._tab.Offset(4 + 2 * 2)
+    header_table = header + struct.unpack_from("<I", data, header)[0]
+    vt = header_table - struct.unpack_from("<i", data, header_table)[0]
+    buffers_at = header_table + struct.unpack_from("<H", data, vt + 4 + 2 * 2)[0]
+    for at, where in [(batches_at, "footer: recordBatches: offset 0"),
+                      (buffers_at, "record batch 1: message header: record batch buffers: "
+                                   "offset 0")]:
+        zeroed = bytearray(data)
+        struct.pack_into("<I", zeroed, at, 0)
+        path = tmp_path / "zeroed.arrow"
+        path.write_bytes(bytes(zeroed))
+        with pytest.raises((pa.ArrowInvalid, OSError), match="[Vv]erif|[Ii]nvalid"):
+            pa.ipc.open_file(path).read_all()  # (its verifier: OSError for a footer)
+        with pytest.raises(Exception) as err:
+            spark.read.format(FMT).load(str(path)).collect()
+        assert f"{path}: {where}" in str(err.value), str(err.value)[:1500]
+    assert spark.read.format(FMT).load(str(good)).count() == 6

@@ -306,7 +306,9 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     }
     meta.position(fbStart).limit(fbStart + fbLength);
     try {
-      Message message = Message.getRootAsMessage(meta.slice().order(ByteOrder.LITTLE_ENDIAN));
+      ByteBuffer fb = meta.slice().order(ByteOrder.LITTLE_ENDIAN);
+      FlatbufferChecks.message(fb, where);
+      Message message = Message.getRootAsMessage(fb);
       FileFooter.checkVersion(message.version(), where);
       return message;
     } catch (ArrowmmException e) {

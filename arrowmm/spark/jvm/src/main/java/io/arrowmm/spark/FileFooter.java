@@ -161,8 +161,9 @@ final class FileFooter {
       return null;
     }
     meta.position(start).limit(start + length);
-    return org.apache.arrow.flatbuf.Message.getRootAsMessage(
-        meta.slice().order(ByteOrder.LITTLE_ENDIAN));
+    ByteBuffer fb = meta.slice().order(ByteOrder.LITTLE_ENDIAN);
+    FlatbufferChecks.message(fb, "record batch header");  // (callers take a refusal as unknown)
+    return org.apache.arrow.flatbuf.Message.getRootAsMessage(fb);
   }
 
   int numBatches() {
@@ -301,6 +302,7 @@ final class FileFooter {
     BatchStatistics.Stored statistics;
     long[][] dicts;
     try {
+      FlatbufferChecks.footer(fb, path);
       Footer footer = Footer.getRootAsFooter(fb);
       checkVersion(footer.version(), path + ": footer");
       org.apache.arrow.flatbuf.Schema fs = footer.schema();

@@ -136,6 +136,7 @@ final class StreamIndex {
       long bodyLength;
       Message message;
       try {
+        FlatbufferChecks.message(fb, where);
         message = Message.getRootAsMessage(fb);
         type = message.headerType();
         bodyLength = message.bodyLength();
