@@ -304,7 +304,8 @@ def check_offsets(offsets, int64_t length, int64_t data_size, what):
 
 def check_list_view(offsets, sizes, int64_t length, int64_t child_length, validity,
                     int64_t bit_offset, what):
-    """Check every non-null list view [offset, offset+size) lies inside the child."""
+    """Check every list view [offset, offset+size) lies inside the child; with ``validity``,
+    only the non-null ones."""
     arr = _int_array(offsets, "offsets", "i", (4, 8))
     sz = _int_array(sizes, "sizes", "i", (4, 8))
     cdef int64_t bad

@@ -41,7 +41,7 @@ from ..ipc.read.opening import open as open_ipc
 from ..ipc.read.ranged import RangedFileReader, RangeSource
 from ..ipc.read.file_reader import FileReader, StreamReader
 from ..ipc.read.sniff import KIND_HEAD, ipc_kind
-from ..ipc.core.statistics import decode_file_statistics, decode_statistics
+from ..ipc.core.statistics import STATISTICS_KEY, decode_file_statistics, decode_statistics
 from .discovery import discover_with_bases, unreadable_head
 from .remote import discover_on, filesystem_for
 from .filters import (check_term, dnf_expression, partition_verdict, row_filter,
@@ -209,6 +209,18 @@ def promote(array: Array, dtype: t.DataType) -> Array:
     return build_array(values, dtype, mask=mask)
 
 
+
+def _first_batch_metadata(reader) -> Optional[dict]:
+    """The custom metadata of ``reader``'s record batch 0 (its header alone is read), None when
+    it has no batch or that header does not read (the scan reports it where it belongs)."""
+    if not reader.num_record_batches:
+        return None
+    try:
+        return reader.batch_metadata(0)
+    except ArrowInvalid:
+        return None
+
+
 class _Columns:
     """A loader of a dataset batch's columns: ``("col", i)`` column ``i`` of a file's batch
     (decoded when touched), ``("cast", i)`` the same promoted to the dataset's type,
@@ -270,7 +282,7 @@ class Dataset:
             fields, values = [], [{} for _ in files]
         self._partition_values: List[Dict[str, object]] = values
         self._filter = None  # the DNF every scan ANDs with its own (Dataset.filter)
-        self._statistics = {}  # file index -> its footer's per-batch statistics (or None)
+        self._statistics = {}  # file index -> (its footer's identity, per-batch statistics or None)
         if schema is None:
             if self.files:
                 first = self._open(0)
@@ -535,19 +547,26 @@ class Dataset:
             yield RecordBatch(schema, n, cols)
 
     def _file_statistics(self, k: int, reader) -> Optional[list]:
-        """File ``k``'s per-batch statistics from its footer (read once per dataset), bound to
-        the file (``decode_file_statistics``) and each batch's row count checked against its
-        header: a document that disagrees with the file is not trusted at all."""
-        if k in self._statistics:
-            return self._statistics[k]
-        doc = decode_file_statistics(reader.footer.metadata, lambda: reader.batch_metadata(0)
-                                     if reader.num_record_batches else None)
+        """File ``k``'s per-batch statistics from its footer, bound to the file
+        (``decode_file_statistics``) and each batch's row count checked against its header: a
+        document that disagrees with the file is not trusted at all.  Kept for the next scan
+        while the footer's blocks and document stay the same (a file replaced or appended to
+        between two scans of one dataset is judged again: it was pruned by the old file's
+        statistics, or indexed past their end)."""
+        footer = reader.footer
+        text = (footer.metadata or {}).get(STATISTICS_KEY)
+        first = _first_batch_metadata(reader) if text is not None else None
+        key = (footer.record_batches.tobytes(), text, repr(first))
+        kept = self._statistics.get(k)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        doc = None if text is None else decode_file_statistics(footer.metadata, lambda: first)
         stats = doc.get("batches") if doc else None
         if not isinstance(stats, list) or len(stats) != reader.num_record_batches or \
                 [s.get("rows") if isinstance(s, dict) else None for s in stats] != \
                 reader.batch_num_rows():
             stats = None
-        self._statistics[k] = stats
+        self._statistics[k] = (key, stats)
         return stats
 
     @staticmethod

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import struct
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 import pytest
@@ -87,3 +88,23 @@ def test_inline_view_with_damaged_length_fails_full_validation():
     with arrowmm.new_file(written, good.schema) as writer:
         writer.write(good.get_batch(0))
     arrowmm.open_file(written.getvalue()).get_batch(0).validate(full=True)
+
+
+@pytest.mark.parametrize("offset,size", [(8388609, 0), (0, 8388608), (0, -2147483648)],
+                         ids=["offset", "size", "negative-size"])
+def test_a_null_list_view_slot_outside_the_child_is_refused(offset, size):
+    # (review, session 42) full validation looked at non-null slots only; pyarrow's looks at
+    # every slot, and its kernels read null ones: such an array "validated" by arrowmm and
+    # cast to a list by pyarrow crashed the process
+    child = pa.array([1, 2, 3], pa.int32())
+    validity = pa.array([True, False, True, True]).buffers()[1]
+    offsets = pa.py_buffer(np.array([0, offset, 1, 3], np.int32).tobytes())
+    sizes = pa.py_buffer(np.array([1, size, 2, 0], np.int32).tobytes())
+    theirs = pa.Array.from_buffers(pa.list_view(pa.int32()), 4, [validity, offsets, sizes],
+                                   children=[child])
+    with pytest.raises(pa.ArrowInvalid):
+        theirs.validate(full=True)
+    ours = arrowmm.array(theirs)
+    ours.validate()  # (the structure: buffers long enough)
+    with pytest.raises(arrowmm.ArrowInvalid, match="list-view"):
+        ours.validate(full=True)

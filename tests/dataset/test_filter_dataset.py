@@ -226,3 +226,34 @@ def test_random_expressions_filter_as_pyarrow_does(data, build, cut, offset):
     got = pa.table(mine.filter(build(arrowmm.field)))
     expected = theirs.filter(build(pc.field))
     assert _py(got.to_pydict()) == _py(expected.to_pydict())
+
+
+def _write_replacing(path, batches) -> None:
+    """``batches`` (lists of x) with statistics, written beside ``path`` and renamed over it."""
+    tmp = path.parent / ".tmp.arrow"  # (hidden: never one of the dataset's files)
+    with arrowmm.new_file(tmp, arrowmm.schema([("x", arrowmm.int64())]), statistics=True) as w:
+        for values in batches:
+            w.write({"x": values})
+    os.replace(tmp, path)
+
+
+def test_a_dataset_scanned_again_after_its_file_is_replaced_judges_the_new_statistics(tmp_path):
+    # (review, session 42) the statistics were kept per file index for the dataset's life:
+    # the new file's batch 0 was pruned by the old batch 0's max of 2 ([30, 40] came back)
+    path = tmp_path / "a.arrow"
+    _write_replacing(path, [[1, 2], [3, 4]])
+    ds = arrowmm.dataset(str(tmp_path))
+    assert ds.to_table(filter=[("x", ">", 2)]).column("x").to_pylist() == [3, 4]
+    _write_replacing(path, [[10, 20], [30, 40]])
+    assert ds.to_table(filter=[("x", ">", 2)]).column("x").to_pylist() == [10, 20, 30, 40]
+
+
+def test_a_dataset_scanned_again_after_an_append_reads_the_appended_rows(tmp_path):
+    # (the kept statistics were one batch short: a raw IndexError)
+    path = tmp_path / "a.arrow"
+    _write_replacing(path, [[1, 2]])
+    ds = arrowmm.dataset(str(tmp_path))
+    assert ds.to_table(filter=[("x", ">", 1)]).column("x").to_pylist() == [2]
+    with arrowmm.append_file(path) as w:
+        w.write({"x": [50, 60]})
+    assert ds.to_table(filter=[("x", ">", 1)]).column("x").to_pylist() == [2, 50, 60]

@@ -155,3 +155,29 @@ def test_a_buffer_off_the_8_byte_grid_is_refused_as_pyarrow_refuses_it(tmp_path)
                 read(reader)
     with pytest.raises(arrowmm.ArrowInvalid, match="not a multiple of 8"):
         arrowmm.open_stream(damaged).read_all()
+
+
+def test_a_footer_block_pointing_at_another_batch_s_message_is_refused(tmp_path):
+    # (review, session 42) a damaged Block[1].offset (in the review one flipped bit, 512 ->
+    # 768) points record batch 1 at record batch 2's message: pyarrow reads batch 2's rows
+    # twice and batch 1's never, without a word; two blocks over the same bytes are damage
+    path = tmp_path / "a.arrow"
+    with arrowmm.new_file(path, arrowmm.schema([("x", arrowmm.int64())])) as w:
+        for base in (1, 10, 100):
+            w.write({"x": [base, base + 1, base + 2]})
+    with arrowmm.open_file(path) as r:
+        blocks = r.footer.record_batches.tolist()
+    assert blocks[1][1:] == blocks[2][1:]
+    data = bytearray(path.read_bytes())
+    at = data.rindex(blocks[1][0].to_bytes(8, "little"))
+    data[at:at + 8] = blocks[2][0].to_bytes(8, "little")
+    path.write_bytes(bytes(data))
+    assert ipc.open_file(str(path)).read_all().column("x").to_pylist()[3:6] == [100, 101, 102]
+    with pytest.raises(arrowmm.ArrowInvalid, match="record batch 1 .* and record batch 2 .* "
+                                                   "overlap"):
+        arrowmm.open_file(path)
+    # what the file holds is still there: repair walks the messages, not the footer
+    fixed = tmp_path / "fixed.arrow"
+    arrowmm.repair(path, fixed)
+    assert arrowmm.open_file(fixed).read_all().column("x").to_pylist() == \
+        [1, 2, 3, 10, 11, 12, 100, 101, 102]

@@ -31,6 +31,7 @@ from .stream_reader import StreamReader
 from .reader_base import (ReaderBase, BatchWhere, batch_index, region_of, is_file_object,
                           file_object_region, file_region, decompressing, source_name,
                           is_pipe_path, first_bytes, not_a_file, flat_blocks, EMPTY_BLOCKS,
+                          overlapping_blocks,
                           PIPE_BUFFER, I32)
 from ..core.framing import Message, message_end, read_message_at
 from .file_mapping import FileChanged, TailRead
@@ -279,6 +280,9 @@ class FileReader(ReaderBase):
         self._blocks = flat_blocks(footer.record_batches)
         self._dict_blocks = flat_blocks(footer.dictionaries)
         self._num_batches = len(self._blocks)
+        overlap = overlapping_blocks(self._blocks, self._dict_blocks)
+        if overlap is not None:
+            raise ArrowInvalid(f"{name}: {overlap}")
 
     @property
     def num_record_batches(self) -> int:

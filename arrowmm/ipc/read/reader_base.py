@@ -107,6 +107,30 @@ def flat_blocks(blocks):
     return blocks.view("<i8").reshape(-1, 3) if len(blocks) else blocks.view("<i8").reshape(0, 3)
 
 
+def overlapping_blocks(batches: np.ndarray, dictionaries: np.ndarray) -> Optional[str]:
+    """What says two of a footer's Blocks (``flat_blocks`` rows of its record batches and
+    dictionaries) claim the same bytes, or None.  A writer puts each message in bytes of its
+    own, so an overlap is damage: one flipped bit in a Block's offset points record batch 1 at
+    record batch 2's message, and every reader would read batch 2's rows twice (pyarrow does)
+    with nothing to tell.  Blocks lying outside the file are left to the reads, which say so."""
+    rows = np.concatenate([batches, dictionaries]) if len(dictionaries) else batches
+    if len(rows) < 2:
+        return None
+    start = np.clip(rows[:, 0], 0, 1 << 62)
+    end = start + (rows[:, 1] & 0xFFFFFFFF) + np.clip(rows[:, 2], 0, 1 << 62)
+    order = np.argsort(start, kind="stable")
+    bad = np.flatnonzero(end[order[:-1]] > start[order[1:]])
+    if not bad.size:
+        return None
+    a, b = (int(k) for k in order[bad[0]:bad[0] + 2])
+
+    def name(k: int) -> str:
+        return f"record batch {k}" if k < len(batches) else f"dictionary {k - len(batches)}"
+    return (f"the footer's blocks of {name(a)} (bytes {int(start[a])}-{int(end[a])}) and "
+            f"{name(b)} (bytes {int(start[b])}-{int(end[b])}) overlap: each message has bytes "
+            f"of its own, so the footer is damaged")
+
+
 def is_file_object(source) -> bool:
     """Whether ``source`` is read through ``.read()``: a file object without the buffer
     protocol (``io.BytesIO`` is read through its buffer, ``mmap`` is a buffer)."""
