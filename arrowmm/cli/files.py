@@ -18,6 +18,7 @@ import sys
 
 import arrowmm
 from ..errors import ArrowError, ArrowInvalid
+from ..format import MetadataVersion
 from ..ipc.core.compression import CODECS
 from ..ipc.write.footer_statistics import add_statistics
 from ..ipc.core.files import MAGIC
@@ -514,12 +515,19 @@ def _same_file(a: str, b: str) -> bool:
 
 def _keeps_messages(src: str, dst: str, compression, columns, fmt: str, batch_rows) -> bool:
     """Whether ``convert --statistics`` can copy ``src``'s messages as they are: nothing else
-    asked for, an IPC file (by its magic) written to an IPC file path."""
+    asked for, an IPC file (by its magic) of metadata V5 (a V4 file is written anew as V5:
+    its readers refuse the stamp statistics need) written to an IPC file path."""
     if compression is not None or columns is not None or batch_rows is not None or \
             fmt != "file" or "-" in (src, dst) or not os.path.isfile(src):
         return False
     with open(src, "rb") as f:
-        return f.read(6) == MAGIC
+        if f.read(6) != MAGIC:
+            return False
+    try:
+        with arrowmm.open_file(src) as reader:
+            return reader.version >= MetadataVersion.V5
+    except ArrowError:
+        return True  # (add_statistics says what is wrong with it)
 
 
 # -- append -----------------------------------------------------------------------------------

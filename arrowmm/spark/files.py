@@ -54,6 +54,7 @@ class DataFile:
     schema: object
     batches: List[BatchInfo] = field(default_factory=list)
     entries: Optional[List[Tuple[int, int]]] = None  # streams: the message index
+    identity: Optional[tuple] = None  # the planned file's (device, inode, size), when local
 
 
 def load_path_options(options, default: Optional[str] = None) -> List[str]:
@@ -109,7 +110,7 @@ def describe_file(path: str, with_batches: bool = True, storage: Optional[Storag
     fmt = ipc_kind(storage.head(path, KIND_HEAD) or b"")
     if fmt == "file":
         reader = storage.open_reader(path, "file")
-        info = DataFile(path, "file", reader.schema)
+        info = DataFile(path, "file", reader.schema, identity=reader.file_identity())
         if with_batches:
             extents = reader.batch_extents()
             doc = decode_file_statistics(reader.footer.metadata, lambda: reader.batch_metadata(0)

@@ -22,7 +22,8 @@ from .storage import storage_for
 __all__ = ["Piece", "plan_pieces", "read_piece", "to_spark_batch"]
 
 # (path, "file" | "stream", batch indices, stream entries or None)
-Piece = Tuple[str, str, List[int], Optional[List[Tuple[int, int]]]]
+#: (path, "file" or "stream", batch indices, a stream's entries, the planned file's identity)
+Piece = Tuple[str, str, List[int], Optional[List[Tuple[int, int]]], Optional[tuple]]
 
 
 def plan_pieces(files: Sequence[DataFile], keep: Callable[[int, int], bool],
@@ -60,15 +61,18 @@ def _finish(piece, files: Sequence[DataFile]) -> Piece:
     fi, batches = piece
     info = files[fi]
     if info.format == "stream":
-        return (info.path, "stream", list(range(len(batches))), select_entries(info.entries, batches))
-    return (info.path, "file", batches, None)
+        return (info.path, "stream", list(range(len(batches))), select_entries(info.entries, batches),
+                None)
+    return (info.path, "file", batches, None, info.identity)
 
 
 def read_piece(piece: Piece, log: Optional[str] = None,
                storage_options: Optional[dict] = None) -> Iterator[object]:
     """The arrowmm record batches of one piece, read from the mapped file (or, on an object
-    store configured by ``storage_options``, by byte ranges)."""
-    path, fmt, batches, entries = piece
+    store configured by ``storage_options``, by byte ranges).  A local file replaced under its
+    path since planning raises ``ArrowInvalid``: the plan's batch indices and the batches its
+    statistics skipped were the old file's (read in the new one, they gave rows of neither)."""
+    path, fmt, batches, entries, planned = piece
     try:
         reader = storage_for(path, storage_options).open_reader(path, fmt, entries)
     except FileNotFoundError:
@@ -76,6 +80,10 @@ def read_piece(piece: Piece, log: Optional[str] = None,
                                 f"directory published a new version and removed the old files; "
                                 f"load the directory again to read the new version)") from None
     with reader:
+        if planned is not None and reader.file_identity() != planned:
+            raise ArrowInvalid(f"{path}: replaced since this read was planned (another file "
+                               f"now has its name); the plan's batches were the old file's: "
+                               f"load the path again to read the new one")
         for i in batches:
             batch = reader.get_batch(i)
             if log:

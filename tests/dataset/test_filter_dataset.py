@@ -257,3 +257,18 @@ def test_a_dataset_scanned_again_after_an_append_reads_the_appended_rows(tmp_pat
     with arrowmm.append_file(path) as w:
         w.write({"x": [50, 60]})
     assert ds.to_table(filter=[("x", ">", 1)]).column("x").to_pylist() == [2, 50, 60]
+
+
+@pytest.mark.parametrize("new_batches", [8, 1], ids=["same-count", "fewer"])
+def test_a_filtered_scan_of_a_file_replaced_midway_reads_one_version(tmp_path, new_batches):
+    # (review, session 42) a filtered scan cuts a mapped file in parts, and each part opened
+    # the path: replaced after the first batch, the scan gave [0, 1, 102, ..., 107], rows of
+    # two files (fewer batches: a raw IndexError); pyarrow.dataset reads the old one whole
+    path = tmp_path / "a.arrow"
+    _write_replacing(path, [[i] for i in range(8)])
+    batches = arrowmm.dataset(str(tmp_path)).to_batches(filter=[("x", ">=", 0)],
+                                                        use_threads=False)
+    got = [next(batches).column("x").to_pylist()[0]]
+    _write_replacing(path, [[100 + i] for i in range(new_batches)])
+    got += [b.column("x").to_pylist()[0] for b in batches]
+    assert got == list(range(8))

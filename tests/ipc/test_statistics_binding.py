@@ -5,10 +5,13 @@ silent wrong data before version 2 (a filter dropped rows that match); now the d
 the first batch's stamp (``arrowmm.ipc.core.statistics``) keep such a document out, and a
 filter reads the values instead."""
 import json
+import subprocess
+import sys
 
 import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.ipc as pa_ipc
+import pytest
 
 import arrowmm
 from arrowmm.ipc.core.statistics import DIGEST_KEY, STAMP_KEY, STATISTICS_KEY
@@ -143,3 +146,30 @@ def test_a_damaged_stream_batch_document_is_not_trusted(tmp_path):
     path.write_bytes(bytes(data))
     ds = arrowmm.dataset(str(tmp_path / "d"))
     assert ds.to_table(filter=[("x", ">", 150)]).column("x").to_pylist() == [200, 300, 400]
+
+
+def test_metadata_v4_files_carry_no_statistics_pyarrow_would_refuse(tmp_path):
+    # (review, session 42) Arrow C++ refuses a V4 record batch message with custom metadata
+    # ("Only LZ4_FRAME and ZSTD compression allowed"): the stamp made V4 files unreadable
+    schema = arrowmm.schema([("x", arrowmm.int64())])
+    with pytest.raises(arrowmm.ArrowInvalid, match="metadata_version='V4'"):
+        arrowmm.new_file(tmp_path / "no.arrow", schema, statistics=True, metadata_version="V4")
+    v4 = tmp_path / "v4.arrow"
+    arrowmm.write_file(v4, {"x": [1, 2]}, metadata_version="V4")  # (statistics off by default)
+    assert pa_ipc.open_file(str(v4)).read_all().column("x").to_pylist() == [1, 2]
+    with pytest.raises(arrowmm.ArrowInvalid, match="metadata V4 file cannot carry statistics"):
+        arrowmm.add_statistics(v4, tmp_path / "out.arrow")
+    empty = tmp_path / "empty-v4.arrow"  # (an append to an empty V4 file adds none either)
+    with arrowmm.new_file(empty, schema, metadata_version="V4"):
+        pass
+    with arrowmm.append_file(empty) as appender:
+        appender.write({"x": [3]})
+    assert pa_ipc.open_file(str(empty)).read_all().column("x").to_pylist() == [3]
+    # convert --statistics writes it anew as V5, with them
+    out = tmp_path / "v5.arrow"
+    proc = subprocess.run([sys.executable, "-m", "arrowmm", "convert", str(v4), str(out),
+                           "--statistics"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    with arrowmm.open_file(out) as reader:
+        assert reader.version == 4 and STATISTICS_KEY in reader.metadata  # (4 is V5)
+    assert pa_ipc.open_file(str(out)).read_all().column("x").to_pylist() == [1, 2]

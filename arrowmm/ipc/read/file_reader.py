@@ -455,6 +455,12 @@ class FileReader(ReaderBase):
                             BatchWhere(k, offsets[k]), stats, allow)
                 for k, (nodes, buffers, body, length) in enumerate(parts)]
 
+    def file_identity(self) -> Optional[tuple]:
+        """``(device, inode, size)`` of the local file this reader mapped, or None (a buffer,
+        a file object, an object store): a plan made from this reader's footer can check,
+        when it reads the path again, that the path still names this file."""
+        return self._source.identity() if self._source is not None else None
+
     def batch_metadata(self, i: int) -> Optional[dict]:
         """The custom metadata of record batch ``i``'s message (its header alone is read)."""
         self._check_open()

@@ -79,6 +79,11 @@ class FileSource:
         inode): an open that met damage then starts again (``reopen``)."""
         return False
 
+    def identity(self) -> Optional[tuple]:
+        """What tells this source's file from another one later put under its name, or None
+        when the source cannot say (a buffer, a file object, an object store)."""
+        return None
+
     def close(self) -> None:
         pass
 
@@ -156,6 +161,10 @@ class MappedSource(FileSource):
     def reopen(self) -> Optional["MappedSource"]:
         mapping = mapped_file(self.region)
         return None if mapping is None else MappedSource(map_file(mapping.path))
+
+    def identity(self) -> Optional[tuple]:
+        mapping = mapped_file(self.region) if self.region is not None else None
+        return None if mapping is None else (mapping.device, mapping.inode, self.size)
 
     def changed(self) -> bool:
         mapping = mapped_file(self.region) if self.region is not None else None

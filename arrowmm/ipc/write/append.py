@@ -44,7 +44,7 @@ from typing import Optional
 
 from ..._core._region import Region
 from ...errors import ArrowInvalid
-from ...format import encode_footer
+from ...format import MetadataVersion, encode_footer
 from ..core.files import MAGIC, Sink, footer_blocks
 from ..core.object_store import local_file_url, refuse_append
 from ..read.file_reader import FileReader
@@ -183,8 +183,8 @@ class AppendWriter(FileWriter):
             has_stats = bool(doc and isinstance(doc.get("batches"), list)
                              and len(doc["batches"]) == n_old
                              and doc.get("columns") == reader.schema.names)
-            if statistics is None:
-                statistics = has_stats or n_old == 0
+            if statistics is None:  # (none in a metadata V4 file: see ``new_file``)
+                statistics = (has_stats or n_old == 0) and footer.version >= MetadataVersion.V5
             elif statistics and not has_stats and n_old:
                 raise ArrowInvalid(
                     f"{real}: statistics=True, but the file has no arrowmm statistics for its "

@@ -27,7 +27,7 @@ from typing import Callable, Optional
 from ... import types as t
 from ..._core._region import Region
 from ...errors import ArrowInvalid
-from ...format import encode_batch_message, encode_footer
+from ...format import MetadataVersion, encode_batch_message, encode_footer
 from .append import open_locked
 from ..read.feather import is_feather_v1
 from ..core.files import MAGIC, Sink, atomic_target, footer_blocks
@@ -168,6 +168,11 @@ def _add_statistics(src: str, dst: str, fsync: bool, progress) -> str:
     existed = os.path.exists(dst)
     stats_id = new_statistics_id()
     with FileReader(region) as reader:
+        if reader.footer.version < MetadataVersion.V5:
+            raise ArrowInvalid(f"{src}: a metadata V4 file cannot carry statistics: they need "
+                               f"custom metadata in its first record batch message, which "
+                               f"Arrow C++ (pyarrow) refuses in V4 messages; 'arrowmm convert "
+                               f"{src} OUT.arrow --statistics' rewrites it as V5 with them")
         docs = file_statistics(reader, progress)
         parts, blocks = _copied_messages(region, reader, stats_id)
         footer_metadata = {**(without_statistics(reader.footer.metadata) or {}),

@@ -227,6 +227,12 @@ class _WriterBase:
         self._unify = bool(unify_dictionaries)
         self._version = MetadataVersion.parse(metadata_version)
         self._v4 = self._version < MetadataVersion.V5
+        if statistics and self._v4:
+            raise ArrowInvalid(
+                "statistics=True with metadata_version='V4': statistics need custom metadata in "
+                "record batch messages (a file's stamp, a stream's documents), and Arrow C++ "
+                "(pyarrow) refuses a V4 record batch message that has any; write V5, or leave "
+                "statistics off")
         self.features = _features(self.schema, compression, self._allow_replacement)
         self._encoder = Encoder(alignment, legacy_format, compression, self._version,
                                 compression_level, self.features)
@@ -756,7 +762,7 @@ def _write(new, sink, data, max_chunksize, options) -> None:
 
 
 def write_file(sink, data, *, compression=None, metadata=None, max_chunksize=None,
-               statistics=True, **options) -> None:
+               statistics=None, **options) -> None:
     """Write ``data`` as an IPC file at ``sink`` (a path, written crash-safely, or a binary
     file-like object) in one call: ``with new_file(sink, data, ...): pass``.
 
@@ -777,7 +783,8 @@ def write_file(sink, data, *, compression=None, metadata=None, max_chunksize=Non
     161-168 -> 210-234 ms zstd.  Much smaller batches cost more: 16,384 rows made the zstd
     file 11% bigger.
 
-    ``statistics``: True (the default here; ``new_file`` leaves them off) records per-batch
+    ``statistics``: True (the default here, None, unless ``metadata_version="V4"``, whose
+    readers refuse the metadata they need; ``new_file`` leaves them off) records per-batch
     min, max and null counts (``arrowmm.ipc.core.statistics``), which ``arrowmm.dataset`` filters
     and the Spark connector use to skip batches.  They cost one pass over the values: on the
     same DataFrame +20-60 ms plain (0.26-0.30 s in all), +70-150 ms zstd.  Other options
@@ -795,15 +802,26 @@ def write_file(sink, data, *, compression=None, metadata=None, max_chunksize=Non
     >>> tmp.cleanup()
     """
     _write(new_file, sink, data, max_chunksize,
-           dict(compression=compression, metadata=metadata, statistics=statistics, **options))
+           dict(compression=compression, metadata=metadata,
+                statistics=_statistics_default(statistics, options), **options))
 
 
 def write_stream(sink, data, *, compression=None, metadata=None, max_chunksize=None,
-                 statistics=True, **options) -> None:
+                 statistics=None, **options) -> None:
     """Write ``data`` as an IPC stream in one call: ``with new_stream(sink, data, ...): pass``.
 
     ``data``, ``max_chunksize`` and ``statistics`` (here in each batch's message metadata)
     as ``write_file``; other options are ``new_stream``'s.
     """
     _write(new_stream, sink, data, max_chunksize,
-           dict(compression=compression, metadata=metadata, statistics=statistics, **options))
+           dict(compression=compression, metadata=metadata,
+                statistics=_statistics_default(statistics, options), **options))
+
+
+def _statistics_default(statistics, options: dict) -> bool:
+    """The one-call writers' ``statistics``: None is True, but for metadata V4 (see
+    ``new_file``: V4 readers refuse the metadata statistics need)."""
+    if statistics is not None:
+        return bool(statistics)
+    version = options.get("metadata_version", "V5")
+    return MetadataVersion.parse(version) >= MetadataVersion.V5

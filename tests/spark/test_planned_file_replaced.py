@@ -1,0 +1,45 @@
+"""The Python Spark source reads the files it planned, or says a file was replaced since
+(review, session 42): a task read the planned batch indices, and skipped the batches the old
+footer's statistics ruled out, in whatever file then had the path.  Checked at the functions
+the source's reader calls (describe_file, plan_pieces, read_piece), without a Spark session."""
+import os
+
+import pytest
+
+import arrowmm
+from arrowmm.spark.files import describe_file
+from arrowmm.spark.planning import plan_pieces, read_piece
+
+
+def _write_replacing(path, batches) -> None:
+    tmp = path.parent / ".tmp.arrow"  # (written beside, renamed over: as writers publish)
+    with arrowmm.new_file(tmp, arrowmm.schema([("x", arrowmm.int64())]), statistics=True) as w:
+        for values in batches:
+            w.write({"x": values})
+    os.replace(tmp, path)
+
+
+def _planned_rows(path, skip) -> list:
+    info = describe_file(str(path))
+    return plan_pieces([info], lambda f, b: b not in skip, 1 << 30, 0)
+
+
+def _read(parts) -> list:
+    return [v for part in parts for piece in part for batch in read_piece(piece)
+            for v in batch.column("x").to_pylist()]
+
+
+@pytest.mark.parametrize("new_batches", [4, 1], ids=["same-count", "fewer"])
+def test_a_file_replaced_since_planning_is_refused_not_read_by_the_old_plan(tmp_path,
+                                                                            new_batches):
+    # (batches 0 and 1 skipped as the statistics of x >= 2 rule them out: the task read
+    # batches 2 and 3 of the new file, x = 12, 13, rows of neither file; fewer batches, a
+    # raw IndexError)
+    path = tmp_path / "a.arrow"
+    _write_replacing(path, [[i] for i in range(4)])
+    parts = _planned_rows(path, {0, 1})
+    assert _read(parts) == [2, 3]  # (the plan, read while the file is the planned one)
+    _write_replacing(path, [[10 + i] for i in range(new_batches)])
+    with pytest.raises(arrowmm.ArrowInvalid, match="replaced since this read was planned"):
+        _read(parts)
+    assert _read(_planned_rows(path, set())) == [10 + i for i in range(new_batches)]
