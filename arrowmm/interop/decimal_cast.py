@@ -77,6 +77,11 @@ def _with_ints(array: Array, want, ints: list) -> Array:
                              dtype=np.uint8)
     else:
         data = np.array(ints, dtype=want.numpy_dtype)
+    return _of_values(array, want, data)
+
+
+def _of_values(array: Array, want, data: np.ndarray) -> Array:
+    """An array of ``want`` over ``data`` (its values, one per row) with ``array``'s nulls."""
     validity, nulls = validity_from_mask(~array.validity_mask() if array.null_count else None)
     return make_array(want, len(array), [validity, as_view(data)], null_count=nulls)
 
@@ -261,8 +266,7 @@ def _decimal_array(array: Array, want, values: np.ndarray) -> Array:
         words[:, 0] = values.view("<u8")
         words[:, 1:] = (values >> 63).view("<u8")[:, None]
         data = words.reshape(-1).view(np.uint8)
-    validity, nulls = validity_from_mask(~array.validity_mask() if array.null_count else None)
-    return make_array(want, len(array), [validity, as_view(data)], null_count=nulls)
+    return _of_values(array, want, data)
 
 
 def _fast(array: Array, want, safe: bool) -> Optional[Array]:
@@ -290,9 +294,7 @@ def _fast(array: Array, want, safe: bool) -> Optional[Array]:
                 return None
         with np.errstate(over="ignore"):
             data = out.astype(want.numpy_dtype)  # (unsafe: the low bits, as C keeps)
-        validity, nulls = validity_from_mask(~array.validity_mask() if array.null_count
-                                             else None)
-        return make_array(want, len(array), [validity, as_view(data)], null_count=nulls)
+        return _of_values(array, want, data)
     if isinstance(got, t.DecimalType) and isinstance(want, t.FloatType) and \
             want.byte_width in (4, 8):
         if not 0 <= got.scale <= 22 or (small.size and int(np.abs(small).max()) >= 1 << 53):
@@ -301,9 +303,7 @@ def _fast(array: Array, want, safe: bool) -> Optional[Array]:
         data = small.astype(np.float64) / 10.0 ** got.scale
         if want.byte_width == 4:
             data = _nearest_float32s(data, small, got.scale)
-        validity, nulls = validity_from_mask(~array.validity_mask() if array.null_count
-                                             else None)
-        return make_array(want, len(array), [validity, as_view(data)], null_count=nulls)
+        return _of_values(array, want, data)
     if isinstance(got, t.FloatType) and got.byte_width > 2 and isinstance(want, t.DecimalType):
         return _floats_fast(array, want, safe)
     if isinstance(got, t.IntType) and isinstance(want, t.DecimalType):
@@ -380,8 +380,7 @@ def _from_words(array: Array, want, words: np.ndarray) -> Array:
         wide[:, :2] = words
         wide[:, 2:] = (words[:, 1].view("<i8") >> 63).view("<u8")[:, None]
         data = wide.reshape(-1).view(np.uint8)
-    validity, nulls = validity_from_mask(~array.validity_mask() if array.null_count else None)
-    return make_array(want, len(array), [validity, as_view(data)], null_count=nulls)
+    return _of_values(array, want, data)
 
 
 def _wide(array: Array, want, safe: bool) -> Optional[Array]:
@@ -408,8 +407,7 @@ def _wide(array: Array, want, safe: bool) -> Optional[Array]:
     if isinstance(want, t.FloatType):
         data = np.empty(len(array), dtype=np.float64 if want.byte_width == 8 else np.float32)
         decimals128_to_floats(flat, valid, got.scale, data)
-        validity, nulls = validity_from_mask(~valid if valid is not None else None)
-        return make_array(want, len(array), [validity, as_view(data)], null_count=nulls)
+        return _of_values(array, want, data)
     out = np.empty_like(words)
     shift = (want.scale if isinstance(want, t.DecimalType) else 0) - got.scale
     bound = want.precision if safe and isinstance(want, t.DecimalType) else 0
@@ -426,8 +424,7 @@ def _wide(array: Array, want, safe: bool) -> Optional[Array]:
             return None
     with np.errstate(over="ignore"):
         data = low.astype(want.numpy_dtype)  # (unsafe: the low bits, as C keeps)
-    validity, nulls = validity_from_mask(~valid if valid is not None else None)
-    return make_array(want, len(array), [validity, as_view(data)], null_count=nulls)
+    return _of_values(array, want, data)
 
 
 def cast_decimal(array: Array, want, safe: bool) -> Optional[Array]:
