@@ -9,10 +9,9 @@ for the fuzz harness (``fuzz/harness.py``), whose readers the hostile tests driv
 Here: fixtures more than one folder uses (the S3 server), the run's closing line about the
 Arrow gold files: tests that need them (``integration_json.GOLD_DIR``) skip when the folder is
 absent, and at the end of the run one line says how many did and how to get the files; and
-how the suite splits over pytest-xdist's workers when asked to (``python -m pytest -q -n auto
---dist loadfile``; not the default: not yet shown green and faster on the shared 2-core
-machine): two workers for a run of more than one module, none (the tests in pytest's own
-process) for one module or test; a module's tests stay on one worker (its module fixtures, a
+how the suite splits over pytest-xdist's workers (by default: ``-n auto --dist loadfile`` in
+pyproject.toml's ``addopts``; ``-n 0`` for one process): two workers for a run of more than
+one module, none (the tests in pytest's own process) for one module or test; a module's tests stay on one worker (its module fixtures, a
 Spark session above all, start once), modules that share state beyond themselves stay
 together (``SHARED``), and the heaviest units start first (``SECONDS``).
 """
