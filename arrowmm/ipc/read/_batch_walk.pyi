@@ -8,7 +8,7 @@ from ..._core._region import Region
 from ...types import Schema
 
 __all__ = ["compile_walk", "export_file_batches", "export_stream_batches", "file_batch_parts",
-           "plain_fixed_parts", "overlapping_buffer"]
+           "plain_fixed_parts", "overlapping_buffer", "blocks_apart"]
 
 StreamCapsule = object
 
@@ -25,3 +25,4 @@ def export_stream_batches(schema: Schema, c_walk: Optional[object],
 def plain_fixed_parts(nodes: object, buffers: object, ni: int, bi: int, batch_length: int,
                       body: object, width: int, align: int) -> Optional[tuple]: ...
 def overlapping_buffer(buffers: object) -> int: ...  # index of the first buffer out of order, or -1
+def blocks_apart(batches: np.ndarray, dictionaries: np.ndarray) -> bool: ...  # in file order, apart

@@ -39,7 +39,7 @@ from arrowmm.format import MetadataVersion
 from arrowmm.ipc.core.byteorder import NATIVE
 
 __all__ = ["compile_walk", "export_file_batches", "export_stream_batches", "file_batch_parts",
-           "plain_fixed_parts", "overlapping_buffer"]
+           "plain_fixed_parts", "overlapping_buffer", "blocks_apart"]
 
 
 cdef inline Py_ssize_t _overlap(const uint8_t* buffers, Py_ssize_t n) noexcept nogil:
@@ -64,6 +64,38 @@ def overlapping_buffer(StructPairs buffers):
     """``_overlap`` over a header's Buffer vector: the index of the first buffer out of order
     or overlapping the one before, or -1."""
     return _overlap(buffers.ptr, buffers.count)
+
+
+cdef inline int64_t _clipped(int64_t v) noexcept nogil:
+    return 0 if v < 0 else (v if v < (<int64_t>1 << 62) else (<int64_t>1 << 62))
+
+
+def blocks_apart(const int64_t[:, ::1] batches, const int64_t[:, ::1] dictionaries):
+    """Whether a footer's Blocks (``flat_blocks`` rows: offset, metaDataLength and its padding,
+    bodyLength) each lie in file order within their list and every message ends before the
+    next one in the file begins: what every writer writes, checked in one pass over both
+    lists merged by offset.  False does not mean damage (a footer may list batches out of
+    file order): ``reader_base.overlapping_blocks`` then looks closer."""
+    cdef Py_ssize_t i = 0, j = 0, n = batches.shape[0], m = dictionaries.shape[0]
+    cdef int64_t end = -1, start, stop, low32 = 0xFFFFFFFF
+    cdef bint apart = True
+    if (n and batches.shape[1] != 3) or (m and dictionaries.shape[1] != 3):
+        return False
+    with nogil:
+        while i < n or j < m:
+            if j >= m or (i < n and _clipped(batches[i, 0]) <= _clipped(dictionaries[j, 0])):
+                start = _clipped(batches[i, 0])
+                stop = start + (batches[i, 1] & low32) + _clipped(batches[i, 2])
+                i += 1
+            else:
+                start = _clipped(dictionaries[j, 0])
+                stop = start + (dictionaries[j, 1] & low32) + _clipped(dictionaries[j, 2])
+                j += 1
+            if start < end:
+                apart = False
+                break
+            end = stop
+    return apart
 
 cdef enum:
     W_NULL = 1

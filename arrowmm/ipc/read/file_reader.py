@@ -38,13 +38,22 @@ from .file_mapping import FileChanged, TailRead
 from .source import FileSource, MappedSource
 from .trailer import Damage, append_in_progress, schema_message, trailer_problem
 from .salvage import salvage_messages
-from ._batch_walk import export_file_batches, file_batch_parts
+from ._batch_walk import blocks_apart, export_file_batches, file_batch_parts
 from .batch_parts import pandas_batches
 from ..core.byteorder import NATIVE
 
 _NO_VARIADIC = np.zeros(0, dtype=np.int64)  # (read-only: shared by every plain batch header)
 _NO_VARIADIC.flags.writeable = False
 _NO_BLOCKS = flat_blocks(EMPTY_BLOCKS)  # (what a closed reader's block lists are)
+
+
+def _blocks_apart(batches: np.ndarray, dictionaries: np.ndarray) -> bool:
+    """``_batch_walk.blocks_apart`` (one pass in C), False where the rows are not a plain
+    int64 array it takes (then ``overlapping_blocks`` looks)."""
+    try:
+        return blocks_apart(batches, dictionaries)
+    except (ValueError, TypeError):
+        return False
 
 
 def plain_batch(schema, plan, num_rows: int, nodes, buffers, body, lookup, where, stats,
@@ -280,9 +289,11 @@ class FileReader(ReaderBase):
         self._blocks = flat_blocks(footer.record_batches)
         self._dict_blocks = flat_blocks(footer.dictionaries)
         self._num_batches = len(self._blocks)
-        overlap = overlapping_blocks(self._blocks, self._dict_blocks)
-        if overlap is not None:
-            raise ArrowInvalid(f"{name}: {overlap}")
+        if len(self._blocks) + len(self._dict_blocks) > 1 and \
+                not _blocks_apart(self._blocks, self._dict_blocks):
+            overlap = overlapping_blocks(self._blocks, self._dict_blocks)
+            if overlap is not None:
+                raise ArrowInvalid(f"{name}: {overlap}")
 
     @property
     def num_record_batches(self) -> int:

@@ -116,13 +116,29 @@ def overlapping_blocks(batches: np.ndarray, dictionaries: np.ndarray) -> Optiona
     rows = np.concatenate([batches, dictionaries]) if len(dictionaries) else batches
     if len(rows) < 2:
         return None
-    start = np.clip(rows[:, 0], 0, 1 << 62)
-    end = start + (rows[:, 1] & 0xFFFFFFFF) + np.clip(rows[:, 2], 0, 1 << 62)
-    order = np.argsort(start, kind="stable")
-    bad = np.flatnonzero(end[order[:-1]] > start[order[1:]])
-    if not bad.size:
-        return None
-    a, b = (int(k) for k in order[bad[0]:bad[0] + 2])
+    if len(rows) <= 8:  # (in Python: numpy's calls cost more than a few rows' work)
+        spans = sorted((min(max(o, 0), 1 << 62),
+                        min(max(o, 0), 1 << 62) + (m & 0xFFFFFFFF) + min(max(b, 0), 1 << 62), k)
+                       for k, (o, m, b) in enumerate(rows.tolist()))
+        for (_, end, a), (start, _, b) in zip(spans, spans[1:]):
+            if end > start:
+                break
+        else:
+            return None
+        start = [0] * len(rows)
+        end = [0] * len(rows)
+        for s0, e0, k in spans:
+            start[k], end[k] = s0, e0
+    else:
+        start = np.clip(rows[:, 0], 0, 1 << 62)
+        end = start + (rows[:, 1] & 0xFFFFFFFF) + np.clip(rows[:, 2], 0, 1 << 62)
+        if (end[:-1] <= start[1:]).all():
+            return None  # (in file order and apart: what writers write)
+        order = np.argsort(start, kind="stable")
+        bad = np.flatnonzero(end[order[:-1]] > start[order[1:]])
+        if not bad.size:
+            return None
+        a, b = (int(k) for k in order[bad[0]:bad[0] + 2])
 
     def name(k: int) -> str:
         return f"record batch {k}" if k < len(batches) else f"dictionary {k - len(batches)}"
