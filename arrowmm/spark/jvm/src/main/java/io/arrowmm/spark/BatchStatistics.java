@@ -9,6 +9,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiFunction;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -167,12 +168,18 @@ final class BatchStatistics {
   /** The statistics document of a footer's custom metadata and its digest, or null when there
    * is none or when a key is there twice (which of two documents was meant cannot be told). */
   static Stored stored(Footer footer) {
+    return storedIn(footer.customMetadataLength(), footer::customMetadata);
+  }
+
+  /** {@link #stored} over custom metadata of {@code length} entries that {@code entry} fills
+   * in (a footer's or a message's: FlatBuffers gives the two no common type). */
+  private static Stored storedIn(int length, BiFunction<KeyValue, Integer, KeyValue> entry) {
     byte[] text = null;
     String digest = null;
     try {
       KeyValue kv = new KeyValue();
-      for (int i = 0; i < footer.customMetadataLength(); i++) {
-        footer.customMetadata(kv, i);
+      for (int i = 0; i < length; i++) {
+        entry.apply(kv, i);
         String key = kv.key();
         if (KEY.equals(key)) {
           if (text != null) {
@@ -187,7 +194,7 @@ final class BatchStatistics {
         }
       }
     } catch (RuntimeException e) {
-      return null;
+      return null;  // statistics only ever skip work: damaged ones are ignored
     }
     return text == null ? null : new Stored(text, digest);
   }
@@ -216,30 +223,8 @@ final class BatchStatistics {
   /** A stream record batch message's own document (its {@link #KEY} value), or null when it has
    * none or its {@link #DIGEST_KEY} is missing or does not match its bytes. */
   static String ofStreamBatch(Message message) {
-    byte[] text = null;
-    String digest = null;
-    try {
-      KeyValue kv = new KeyValue();
-      for (int i = 0; i < message.customMetadataLength(); i++) {
-        message.customMetadata(kv, i);
-        String key = kv.key();
-        if (KEY.equals(key)) {
-          if (text != null) {
-            return null;
-          }
-          text = raw(kv.valueAsByteBuffer());
-        } else if (DIGEST_KEY.equals(key)) {
-          if (digest != null) {
-            return null;
-          }
-          digest = kv.value();
-        }
-      }
-    } catch (RuntimeException e) {
-      return null;  // statistics only ever skip work: damaged ones are ignored
-    }
-    Stored s = text == null ? null : new Stored(text, digest);
-    return s != null && s.intact() ? new String(text, StandardCharsets.UTF_8) : null;
+    Stored s = storedIn(message.customMetadataLength(), message::customMetadata);
+    return s != null && s.intact() ? new String(s.text, StandardCharsets.UTF_8) : null;
   }
 
   /** A footer's statistics, or null when the document is not one this reader can trust: its
