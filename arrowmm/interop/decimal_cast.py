@@ -86,6 +86,18 @@ def _of_values(array: Array, want, data: np.ndarray) -> Array:
     return make_array(want, len(array), [validity, as_view(data)], null_count=nulls)
 
 
+def _integers(array: Array, want, values: np.ndarray, safe: bool) -> Optional[Array]:
+    """int64 ``values`` as an integer array of ``want``: the low bits unsafe (as C keeps
+    them); None when safe and one is out of its range (the exact path raises, in pyarrow's
+    words)."""
+    if safe:
+        info = np.iinfo(want.numpy_dtype)
+        if values.size and (values.min() < int(info.min) or values.max() > int(info.max)):
+            return None
+    with np.errstate(over="ignore"):
+        return _of_values(array, want, values.astype(want.numpy_dtype))
+
+
 def _rescaled(value: int, shift: int, safe: bool) -> int:
     """``value`` times ``10 ** shift``, toward zero; ArrowInvalid (safe) when digits are cut."""
     if shift >= 0:
@@ -288,13 +300,7 @@ def _fast(array: Array, want, safe: bool) -> Optional[Array]:
         out = _scaled_fast(small, -got.scale, safe)
         if out is None:
             return None
-        if safe:
-            info = np.iinfo(want.numpy_dtype)
-            if out.size and (out.min() < int(info.min) or out.max() > int(info.max)):
-                return None
-        with np.errstate(over="ignore"):
-            data = out.astype(want.numpy_dtype)  # (unsafe: the low bits, as C keeps)
-        return _of_values(array, want, data)
+        return _integers(array, want, out, safe)
     if isinstance(got, t.DecimalType) and isinstance(want, t.FloatType) and \
             want.byte_width in (4, 8):
         if not 0 <= got.scale <= 22 or (small.size and int(np.abs(small).max()) >= 1 << 53):
@@ -418,13 +424,7 @@ def _wide(array: Array, want, safe: bool) -> Optional[Array]:
     low = out[:, 0].view("<i8")
     if not np.array_equal(out[:, 1], (low >> 63).view("<u8")):
         return None  # (past an int64: the exact path keeps the low bits, or raises)
-    if safe:
-        info = np.iinfo(want.numpy_dtype)
-        if low.size and (low.min() < int(info.min) or low.max() > int(info.max)):
-            return None
-    with np.errstate(over="ignore"):
-        data = low.astype(want.numpy_dtype)  # (unsafe: the low bits, as C keeps)
-    return _of_values(array, want, data)
+    return _integers(array, want, low, safe)
 
 
 def cast_decimal(array: Array, want, safe: bool) -> Optional[Array]:
