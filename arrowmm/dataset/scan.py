@@ -445,10 +445,10 @@ class Dataset:
             groups = None if dnf is None else [g for g in dnf if partition_verdict(g, values)]
             if groups is not None and not groups:
                 continue  # the partition values rule the file out: it is never opened
-            for reader, part in self._parts(k, rf):
+            for planned, part in self._parts(k, rf):
                 todo.append((path, functools.partial(self._scan_file, k, schema, out_names,
                                                      data_names, rf, groups, values, part,
-                                                     reader)))
+                                                     planned)))
         # (a file read by byte ranges fetches a column's bytes when the column is decoded:
         # the workers do that ahead; a mapped column decodes in place, when it is touched)
         prepare = _decode_all if self.filesystem is not None else None
@@ -460,29 +460,38 @@ class Dataset:
                                  batch_readahead=batch_readahead, prepare=prepare)
 
     def _parts(self, k: int, rf) -> list:
-        """``(reader, batches)`` of each part of file ``k`` scanned apart (``(None, None)``:
-        the whole file at once, opened when its turn comes).  A filtered scan of a mapped
-        file cuts it in up to FRAGMENT_READAHEAD parts, so that the threads judge and select
-        (in kernels that release the GIL) different batches of one file at once; a file read
-        by ranges, or without a filter, is one.  The parts share the reader opened here: a
-        file replaced meanwhile under its path is read as one version, never as batches of
-        both (each part opened the path, and a scan mixed the two files' rows)."""
+        """``(identity, batches)`` of each part of file ``k`` scanned apart (``(None, None)``:
+        the whole file at once).  A filtered scan of a mapped file cuts it in up to
+        FRAGMENT_READAHEAD parts, so that the threads judge and select (in kernels that
+        release the GIL) different batches of one file at once; a file read by ranges, or
+        without a filter, is one.  Each part opens the file when its turn comes (a reader
+        kept from here would hold every file of the dataset open at once) and refuses
+        another file put under the path since it was cut (``identity``): the parts of a file
+        replaced midway mixed the two files' rows."""
         if rf is None or self.filesystem is not None:
             return [(None, None)]
         try:
             reader = self._open(k)
         except ArrowError:
             return [(None, None)]  # (the scan raises it, naming the file, when it gets there)
-        if not isinstance(reader, FileReader):
-            return [(reader, None)]
-        n = reader.num_record_batches
+        try:
+            if not isinstance(reader, FileReader):
+                return [(None, None)]
+            n = reader.num_record_batches
+            identity = reader.file_identity()
+        finally:
+            reader.close()
         step = max(1, -(-n // FRAGMENT_READAHEAD))
-        return [(reader, range(a, min(a + step, n))) for a in range(0, n, step)] or \
-            [(reader, None)]
+        return [(identity, range(a, min(a + step, n))) for a in range(0, n, step)] or \
+            [(identity, None)]
 
     def _scan_file(self, k, schema, out_names, data_names, rf, groups, values, part=None,
-                   reader=None):
-        reader = reader if reader is not None else self._open(k)
+                   planned=None):
+        reader = self._open(k)
+        if planned is not None and reader.file_identity() != planned:
+            raise ArrowInvalid(f"{self.files[k]}: replaced while the scan read it (another file "
+                               f"now has its name, and its batches were cut from the old one); "
+                               f"scan again to read the new one")
         casts = {}
         plan = self._file_plan(k, reader, data_names, casts)
         types = [f.storage_type for f in schema]
