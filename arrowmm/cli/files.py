@@ -285,7 +285,7 @@ def _fits(value, dtype) -> bool:
 def _file_recorded(reader, batches: int):
     """Per batch, the column statistics a file's footer records (None: it records none)."""
     doc = decode_file_statistics(reader.footer.metadata, lambda: reader.batch_metadata(0)
-                                 if batches else None)
+                                 if batches else None, reader.footer.record_batches)
     if doc and isinstance(doc.get("batches"), list) and len(doc["batches"]) == batches:
         return [b.get("columns") if isinstance(b, dict) else None for b in doc["batches"]]
     return None

@@ -572,7 +572,8 @@ class Dataset:
         kept = self._statistics.get(k)
         if kept is not None and kept[0] == key:
             return kept[1]
-        doc = None if text is None else decode_file_statistics(footer.metadata, lambda: first)
+        doc = None if text is None else decode_file_statistics(footer.metadata, lambda: first,
+                                                                footer.record_batches)
         stats = doc.get("batches") if doc else None
         if not isinstance(stats, list) or len(stats) != reader.num_record_batches or \
                 [s.get("rows") if isinstance(s, dict) else None for s in stats] != \

@@ -114,7 +114,7 @@ def describe_file(path: str, with_batches: bool = True, storage: Optional[Storag
         if with_batches:
             extents = reader.batch_extents()
             doc = decode_file_statistics(reader.footer.metadata, lambda: reader.batch_metadata(0)
-                                         if extents else None)
+                                         if extents else None, reader.footer.record_batches)
             stats = doc.get("batches") if doc else None
             if not isinstance(stats, list) or len(stats) != len(extents):
                 stats = [None] * len(extents)

@@ -255,11 +255,15 @@ def test_columns_sharing_a_name_get_no_statistics_and_none_are_shown_as_theirs(t
     # if written so today): not shown for either
     older = tmp_path / "older.arrow"
     stats_id = "0123456789abcdef" * 2
-    footer = encode_file_statistics(["x", "x", "y"], [
-        {"rows": 10, "columns": {"x": {"nulls": 0, "min": 100, "max": 109},
-                                 "y": {"nulls": 0, "min": 0, "max": 9}}}], stats_id)
-    with pa_ipc.new_file(str(older), table.schema, metadata=footer) as w:
-        w.write_batch(table.to_batches()[0], custom_metadata={STAMP_KEY: stats_id})
+    entries = [{"rows": 10, "columns": {"x": {"nulls": 0, "min": 100, "max": 109},
+                                        "y": {"nulls": 0, "min": 0, "max": 9}}}]
+    blocks = [(0, 0, 0)]
+    for _ in range(2):  # (the second time with the Block pyarrow wrote the batch at)
+        footer = encode_file_statistics(["x", "x", "y"], entries, stats_id, blocks)
+        with pa_ipc.new_file(str(older), table.schema, metadata=footer) as w:
+            w.write_batch(table.to_batches()[0], custom_metadata={STAMP_KEY: stats_id})
+        with arrowmm.open_file(str(older)) as r:
+            blocks = r.footer.record_batches.tolist()
     for path in (dst, older):
         proc = subprocess.run([sys.executable, "-m", "arrowmm", "stats", "--json", str(path)],
                               capture_output=True, text=True, timeout=300)

@@ -3,7 +3,9 @@ review of session 41): a damaged digit in the footer's document, a document copi
 pyarrow into a file of other values, a stream batch's document damaged.  Each read as
 silent wrong data before version 2 (a filter dropped rows that match); now the digest and
 the first batch's stamp (``arrowmm.ipc.core.statistics``) keep such a document out, and a
-filter reads the values instead."""
+filter reads the values instead.  Version 3 (the review of session 42) binds each entry to
+its batch's footer Block: two swapped Blocks no longer lend one batch another's bounds."""
+import hashlib
 import json
 import subprocess
 import sys
@@ -34,7 +36,9 @@ def test_a_good_file_is_pruned_by_its_statistics(tmp_path):
     path = _two_batches(tmp_path / "x.arrow")
     with arrowmm.open_file(path) as reader:
         doc = json.loads(reader.metadata[STATISTICS_KEY])
-        assert doc["version"] == 2 and len(doc["id"]) == 32
+        assert doc["version"] == 3 and len(doc["id"]) == 32
+        assert [tuple(e["block"]) for e in doc["batches"]] == \
+                reader.footer.record_batches.tolist()
         assert reader.batch_metadata(0) == {STAMP_KEY: doc["id"]}
     # (a file whose batch 0 holds a value the document says it lacks: only statistics would
     # make the filter skip it, so the filter's answer shows whether they were used)
@@ -117,20 +121,94 @@ def test_appends_keep_the_binding_and_a_new_first_batch_is_stamped(tmp_path):
         assert reader.batch_metadata(0) == {STAMP_KEY: doc["id"]}
 
 
-def test_a_version_1_document_is_not_trusted(tmp_path):
-    # (an arrowmm before the binding wrote this: nothing says it describes these values)
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_older_document_is_not_trusted(tmp_path, version):
+    # (an arrowmm before the binding wrote version 1: nothing says it describes these values;
+    # version 2 was signed and stamped, but its entries are not bound to their Blocks)
     (tmp_path / "d").mkdir()
-    doc = {"version": 1, "columns": ["x"], "batches": [
+    path = tmp_path / "d" / "old.arrow"
+    doc = {"version": version, "id": "ab" * 16, "columns": ["x"], "batches": [
         {"rows": 2, "columns": {"x": {"nulls": 0, "min": 0, "max": 1}}}]}
-    with pa_ipc.new_file(str(tmp_path / "d" / "old.arrow"), pa.schema([("x", pa.int64())]),
-                         metadata={STATISTICS_KEY: json.dumps(doc)}) as w:
-        w.write_batch(pa.record_batch({"x": pa.array([5, 9])}))
+    text = json.dumps(doc)
+    metadata = {STATISTICS_KEY: text}
+    if version == 2:
+        metadata[DIGEST_KEY] = hashlib.sha256(text.encode()).hexdigest()
+    with pa_ipc.new_file(str(path), pa.schema([("x", pa.int64())]), metadata=metadata) as w:
+        w.write_batch(pa.record_batch({"x": pa.array([5, 9])}),
+                      custom_metadata={STAMP_KEY: doc["id"]})
     ds = arrowmm.dataset(str(tmp_path / "d"))
     assert ds.to_table(filter=[("x", ">", 2)]).column("x").to_pylist() == [5, 9]
-    with arrowmm.append_file(tmp_path / "d" / "old.arrow") as appender:
+    with arrowmm.append_file(path) as appender:
         appender.write({"x": [3]})  # (without statistics: the old document is not carried on)
-    with arrowmm.open_file(tmp_path / "d" / "old.arrow") as reader:
+    with arrowmm.open_file(path) as reader:
         assert STATISTICS_KEY not in (reader.metadata or {})
+
+
+def _three_equal_batches(path):
+    with arrowmm.new_file(path, arrowmm.schema([("x", arrowmm.int64())]),
+                          statistics=True) as writer:
+        for base in (1, 10, 100):
+            writer.write({"x": [base, base + 1, base + 2]})
+    return path
+
+
+def _swap_footer_blocks(path, a: int, b: int) -> None:
+    """Footer Blocks ``a`` and ``b`` exchanged (all 24 bytes each): the footer then lists the
+    two messages the other way round, a file every reader reads in that order."""
+    with arrowmm.open_file(path) as reader:
+        rows = reader.footer.record_batches.tobytes()
+    first, second = rows[24 * a:24 * a + 24], rows[24 * b:24 * b + 24]
+    data = bytearray(path.read_bytes())
+    at = data.rindex(rows)
+    data[at + 24 * a:at + 24 * a + 24], data[at + 24 * b:at + 24 * b + 24] = second, first
+    path.write_bytes(bytes(data))
+
+
+def test_swapped_footer_blocks_do_not_lend_a_batch_another_ones_bounds(tmp_path):
+    # (review of session 42: the filter pruned the 100.. message by the 10.. entry's max, 12,
+    # and x >= 100 gave [] where the read holds 100, 101, 102)
+    (tmp_path / "d").mkdir()
+    path = _swap_footer_blocks_of(tmp_path / "d" / "a.arrow")
+    with arrowmm.open_file(path) as reader:
+        read = reader.read_all().column("x").to_pylist()
+    assert read == pa_ipc.open_file(str(path)).read_all().column("x").to_pylist() == \
+        [1, 2, 3, 100, 101, 102, 10, 11, 12]
+    expected = pads.dataset(str(path), format="ipc").to_table(
+        filter=pads.field("x") >= 100).column("x").to_pylist()
+    assert expected == [100, 101, 102]
+    for x in (100, 50, 11):  # (each a bound one entry or the other would decide wrongly)
+        got = arrowmm.dataset(str(tmp_path / "d")).to_table(filter=[("x", ">=", x)])
+        assert got.column("x").to_pylist() == [v for v in read if v >= x]
+    from arrowmm.spark.files import describe_file  # (the Python Spark source's planning)
+    assert [b.stats for b in describe_file(str(path)).batches] == [None] * 3
+    proc = subprocess.run([sys.executable, "-m", "arrowmm", "stats", "--json", str(path)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert [c["from"] for c in json.loads(proc.stdout)["columns"]] == ["computed"]
+
+
+def _swap_footer_blocks_of(path):
+    _three_equal_batches(path)
+    _swap_footer_blocks(path, 1, 2)
+    return path
+
+
+def test_appends_and_add_statistics_record_the_blocks_they_write(tmp_path):
+    path = _three_equal_batches(tmp_path / "a.arrow")
+    with arrowmm.append_file(path) as appender:
+        appender.write({"x": [1000, 1001]})
+    plain = tmp_path / "plain.arrow"
+    with pa_ipc.new_file(str(plain), pa.schema([("x", pa.int64())])) as w:
+        for base in (1, 10):
+            w.write_batch(pa.record_batch({"x": pa.array([base, base + 1])}))
+    added = arrowmm.add_statistics(str(plain), str(tmp_path / "added.arrow"))
+    for p in (path, added):
+        with arrowmm.open_file(p) as reader:
+            doc = json.loads(reader.metadata[STATISTICS_KEY])
+            assert [tuple(e["block"]) for e in doc["batches"]] == \
+                reader.footer.record_batches.tolist()
+    got = arrowmm.dataset(str(path)).to_table(filter=[("x", ">", 500)])
+    assert got.column("x").to_pylist() == [1000, 1001]
 
 
 def test_a_damaged_stream_batch_document_is_not_trusted(tmp_path):

@@ -7,15 +7,16 @@ ignore them: they live in custom metadata under one namespaced key,
 
 * IPC file: the footer's custom metadata holds every batch::
 
-      {"version": 2, "id": "<32 hex digits>", "columns": ["x", "s"],
-       "batches": [{"rows": 3, "columns": {"x": {"nulls": 0, "min": 1, "max": 7}, ...}}, ...]}
+      {"version": 3, "id": "<32 hex digits>", "columns": ["x", "s"],
+       "batches": [{"rows": 3, "block": [offset, metaDataLength, bodyLength],
+                    "columns": {"x": {"nulls": 0, "min": 1, "max": 7}, ...}}, ...]}
 
 * IPC stream: each record batch message's custom metadata holds its own
-  ``{"version": 2, "rows": ..., "columns": {...}}``.
+  ``{"version": 3, "rows": ..., "columns": {...}}``.
 
 Statistics decide which rows a filter returns, so a document that does not describe the
-data beside it must never be used.  Two things bind it (version 2; version 1 documents, which
-had neither, are ignored):
+data beside it must never be used.  Three things bind it (version 3; documents of versions 1
+and 2, which lacked some, are ignored):
 
 * beside the document, ``arrowmm:statistics-sha256`` holds the SHA-256 of its bytes: a
   damaged digit no longer reads as a bound;
@@ -25,6 +26,11 @@ had neither, are ignored):
   metadata=reader.metadata)``) copies the document but not the stamp: its statistics, which
   describe the other file's values, are then ignored.  (One stamp, not one per batch: a
   reader checks it with one header read, and the JVM connector over HDFS with one request.)
+* each entry of a file's ``batches`` carries its batch's footer ``Block`` as the writer wrote
+  it, and is used only for the message the footer's Block of that index still points at:
+  footers may list blocks in any order, so two swapped Blocks read as the batches in another
+  order, and without this the filter would judge each by the other's bounds (no I/O: the
+  reader holds the footer).
 
 A column has an entry only when its type is supported (top-level booleans,
 integers, floats, decimals, dates, times, timestamps, durations, strings and
@@ -45,7 +51,7 @@ import json
 import math
 import re
 import secrets
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -63,7 +69,7 @@ STATISTICS_KEY = "arrowmm:statistics"
 DIGEST_KEY = "arrowmm:statistics-sha256"
 #: in a file's first record batch message: the ``id`` of the footer's document
 STAMP_KEY = "arrowmm:statistics-id"
-VERSION = 2
+VERSION = 3
 _ID = re.compile(r"[0-9a-f]{32}")
 MAX_BOUND_BYTES = 256
 
@@ -138,13 +144,18 @@ def encode_batch_statistics(batch) -> Dict[str, str]:
                     "columns": batch_statistics(batch)})
 
 
-def encode_file_statistics(names: List[str], batches: List[dict], stats_id: str
-                           ) -> Dict[str, str]:
+def encode_file_statistics(names: List[str], batches: List[dict], stats_id: str,
+                           blocks: Sequence[Tuple[int, int, int]]) -> Dict[str, str]:
     """The footer metadata entries (document and digest) a file writer stores: ``batches``
-    are ``{"rows", "columns"}``; ``stats_id`` is what the file's first record batch message
+    are ``{"rows", "columns"}``, ``blocks`` their footer Blocks (offset, metaDataLength,
+    bodyLength) in the same order; ``stats_id`` is what the file's first record batch message
     carries under ``STAMP_KEY``."""
+    if len(blocks) != len(batches):
+        raise ValueError(f"{len(batches)} batches' statistics for {len(blocks)} blocks")
+    entries = [{"rows": b["rows"], "block": [int(o), int(m), int(n)], "columns": b["columns"]}
+               for b, (o, m, n) in zip(batches, blocks)]
     return _signed({"version": VERSION, "id": stats_id, "columns": list(names),
-                    "batches": batches})
+                    "batches": entries})
 
 
 def without_statistics(metadata: Optional[dict]) -> Optional[dict]:
@@ -180,17 +191,29 @@ def decode_statistics(metadata: Optional[dict]) -> Optional[dict]:
 
 
 def decode_file_statistics(footer_metadata: Optional[dict],
-                           first_batch_metadata: Callable[[], Optional[dict]]
-                           ) -> Optional[dict]:
+                           first_batch_metadata: Callable[[], Optional[dict]],
+                           blocks: np.ndarray) -> Optional[dict]:
     """The statistics document of an IPC file's footer, or None unless ``decode_statistics``
-    takes it and the file's first record batch message (``first_batch_metadata()``, called
-    only then) carries its ``id``: the document was written with these batches."""
+    takes it, it has an entry per record batch Block of the footer (``blocks``: the footer's
+    ``BLOCK`` records) recording that very Block, and the file's first record batch message
+    (``first_batch_metadata()``, called only then) carries its ``id``: the document was
+    written with these batches, each entry for the message its Block points at."""
     doc = decode_statistics(footer_metadata)
     if doc is None:
         return None
     stats_id = doc.get("id")
     if not isinstance(stats_id, str) or not _ID.fullmatch(stats_id):
         return None
+    entries = doc.get("batches")
+    if not isinstance(entries, list) or len(entries) != len(blocks):
+        return None
+    footer_rows = zip(blocks["offset"].tolist(), blocks["metadata_length"].tolist(),
+                      blocks["body_length"].tolist())
+    for entry, row in zip(entries, footer_rows):
+        recorded = entry.get("block") if isinstance(entry, dict) else None
+        if not isinstance(recorded, list) or len(recorded) != 3 or \
+                any(type(x) is not int for x in recorded) or tuple(recorded) != row:
+            return None
     try:
         stamp = (first_batch_metadata() or {}).get(STAMP_KEY)
     except ArrowInvalid:
