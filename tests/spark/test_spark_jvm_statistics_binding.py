@@ -1,16 +1,20 @@
 """Footer statistics that are not the file's own are never used by the JVM connector
-(``format("arrowmm_jvm")``): a digit of the footer's document damaged, or the document copied by
-pyarrow's ``new_file(..., metadata=reader.metadata)`` into a file of other values.  Both used to
+(``format("arrowmm_jvm")``): a digit of the footer's document damaged, the document copied by
+pyarrow's ``new_file(..., metadata=reader.metadata)`` into a file of other values, or two footer
+Blocks swapped (statistics version 3: each entry records its batch's Block).  These used to
 read as silently missing rows (batches skipped by bounds that are not theirs, a limit cut by row
-counts that are not theirs); now such a file is read whole and answers as pyarrow.dataset does,
+counts that are not theirs); now such a file is read whole and answers as pyarrow does,
 while a good file still skips batches (seen in the ``batchLog`` of the batches read).  The
-connector's own writer writes statistics the same way: bound, and used by its reader.
+connector's own writer writes statistics the same way: bound, and used by its reader and by
+the Python readers (``arrowmm.dataset``), which the Python writers' are by the connector.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import struct
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
@@ -108,21 +112,120 @@ def test_statistics_pyarrow_copied_onto_other_values_are_not_used(spark, tmp_pat
     assert spark.read.format(FMT).load(str(old)).limit(150).count() == 150
 
 
-def test_the_jvm_writers_statistics_are_bound_and_used(spark, tmp_path):
-    out, log = tmp_path / "written", tmp_path / "read.log"
+def _write_jvm(spark, out):
+    """The JVM connector's file of keys 0..399 in four batches of 100; its path."""
     spark.range(0, 400, numPartitions=1).selectExpr("id as k") \
         .write.format(FMT).option("maxRecordsPerBatch", 100).save(str(out))
     (path,) = out.glob("*.arrow")
+    return path
+
+
+def _footer_blocks(path):
+    """The footer's record batch Blocks as (offset, metaDataLength, bodyLength) tuples."""
+    with arrowmm.open_file(str(path)) as r:
+        return [tuple(b) for b in r.footer.record_batches.tolist()]
+
+
+def _swap_footer_blocks(path, to, i, j):
+    """Write ``to``: ``path`` with footer Blocks ``i`` and ``j`` swapped in place (24-byte
+    structs in the footer flatbuffer: offset int64, metaDataLength int32, 4 bytes of padding,
+    bodyLength int64); nothing else changes, the statistics document and its digest included."""
+    data = bytearray(path.read_bytes())
+    footer_start = len(data) - 10 - struct.unpack_from("<i", data, len(data) - 10)[0]
+    blocks = _footer_blocks(path)
+
+    def at(block):
+        found = [k for k in range(footer_start, len(data) - 10 - 23, 8)
+                 if struct.unpack_from("<qi", data, k) == block[:2]
+                 and struct.unpack_from("<q", data, k + 16)[0] == block[2]]
+        assert len(found) == 1, (block, found)
+        return found[0]
+
+    a, b = at(blocks[i]), at(blocks[j])
+    data[a:a + 24], data[b:b + 24] = data[b:b + 24], data[a:a + 24]
+    to.write_bytes(bytes(data))
+    swapped = list(blocks)
+    swapped[i], swapped[j] = blocks[j], blocks[i]
+    assert _footer_blocks(to) == swapped
+
+
+def test_swapped_footer_blocks_give_the_rows_of_a_full_read(spark, tmp_path):
+    """Blocks 1 and 2 (batches of keys 100..199 and 200..299, the same size) swapped in the
+    footer: every reader reads 200..299 as batch 1, while entry 1 of the document still says
+    100..199.  Version 2 skipped batch 1 for ``k >= 200 AND k < 300`` and returned no row (the
+    stamp is batch 0's, which did not move); version 3 sees that entry 1 records another Block
+    and reads every batch."""
+    log = tmp_path / "read.log"
+    written = {"jvm": _write_jvm(spark, tmp_path / "jvm"), "python": tmp_path / "python.arrow"}
+    _write_arrowmm(written["python"], _keys(0, [100] * 4))
+    for writer, path in written.items():
+        blocks = _footer_blocks(path)
+        assert blocks[1][1:] == blocks[2][1:], (writer, blocks)  # equal sizes: only order moves
+        keys, read = _read(spark, path, log, "k >= 200 AND k < 300")
+        assert keys == list(range(200, 300)) and read == [2], writer  # a good file still skips
+        swapped = tmp_path / f"{writer}-swapped.arrow"
+        _swap_footer_blocks(path, swapped, 1, 2)
+        table = pa.ipc.open_file(swapped).read_all()  # pyarrow reads in the footer's order
+        assert table.column("k").to_pylist()[100:110] == list(range(200, 210))
+        expected = sorted(table.filter((pc.field("k") >= 200) & (pc.field("k") < 300))
+                          .column("k").to_pylist())
+        assert expected == list(range(200, 300))
+        keys, read = _read(spark, swapped, log, "k >= 200 AND k < 300")
+        assert keys == expected, writer  # (was []: batch 1 skipped by entry 1's 100..199)
+        assert read == [0, 1, 2, 3], writer
+        df = spark.read.format(FMT).load(str(swapped))
+        assert df.filter("k >= 200 AND k < 300").count() == 100
+        with arrowmm.open_file(str(swapped)) as r:  # the Python readers refuse it too
+            assert decode_file_statistics(r.footer.metadata, lambda: r.batch_metadata(0),
+                                          r.footer.record_batches) is None
+
+
+def test_the_jvm_writers_statistics_are_bound_and_used(spark, tmp_path):
+    log = tmp_path / "read.log"
+    path = _write_jvm(spark, tmp_path / "written")
     reader = pa.ipc.open_file(path)
     text = reader.metadata[KEY]
     doc = json.loads(text)
-    assert doc["version"] == 2 and reader.num_record_batches == len(doc["batches"]) == 4
+    assert doc["version"] == 3 and reader.num_record_batches == len(doc["batches"]) == 4
     assert reader.metadata[DIGEST].decode() == hashlib.sha256(text).hexdigest()
+    # each entry records its batch's footer Block, as the footer holds it
+    assert [tuple(b["block"]) for b in doc["batches"]] == _footer_blocks(path)
+    assert [b["rows"] for b in doc["batches"]] == [100] * 4
     stamps = [reader.get_batch_with_custom_metadata(i).custom_metadata
               for i in range(reader.num_record_batches)]
     assert stamps[0] == {STAMP: doc["id"].encode()} and stamps[1:] == [None] * 3
     assert reader.read_all().column("k").to_pylist() == list(range(400))
     with arrowmm.open_file(str(path)) as r:  # the Python readers' check takes it too
-        assert decode_file_statistics(r.footer.metadata, lambda: r.batch_metadata(0)) == doc
+        assert decode_file_statistics(r.footer.metadata, lambda: r.batch_metadata(0),
+                                      r.footer.record_batches) == doc
+    keys, read = _read(spark, path, log, "k < 50")
+    assert keys == list(range(50)) and read == [0]
+    # arrowmm.dataset prunes by them: batch 0's values made to lie (350s), its statistics
+    # (0..99) untouched; a filter k >= 300 skips batch 0 unread, so the lie never shows
+    data = path.read_bytes()
+    first = np.arange(100, dtype="<i8").tobytes()
+    assert data.count(first) == 1
+    lying = tmp_path / "lying.arrow"
+    lying.write_bytes(data.replace(first, np.full(100, 350, dtype="<i8").tobytes()))
+    ds = arrowmm.dataset(str(lying))
+    assert ds.to_table(filter=[("k", ">=", 300)]).column("k").to_pylist() == \
+        list(range(300, 400))
+    assert ds.to_table().column("k").to_pylist()[:100] == [350] * 100  # (really damaged)
+
+
+def test_a_python_append_to_a_jvm_file_keeps_the_statistics_bound(spark, tmp_path):
+    """arrowmm.append_file on the JVM writer's file: the old entries keep their blocks, the new
+    ones record theirs; the connector uses the whole document (a filter reads only the new
+    batch)."""
+    log = tmp_path / "read.log"
+    path = _write_jvm(spark, tmp_path / "written")
+    with arrowmm.append_file(str(path)) as w:
+        w.write(pa.record_batch({"k": pa.array(range(1000, 1100), pa.int64())},
+                                schema=pa.schema([pa.field("k", pa.int64(), nullable=False)])))
+    doc = json.loads(pa.ipc.open_file(path).metadata[KEY])
+    assert [tuple(b["block"]) for b in doc["batches"]] == _footer_blocks(path)
+    assert len(doc["batches"]) == 5
+    keys, read = _read(spark, path, log, "k >= 1000")
+    assert keys == list(range(1000, 1100)) and read == [4]
     keys, read = _read(spark, path, log, "k < 50")
     assert keys == list(range(50)) and read == [0]

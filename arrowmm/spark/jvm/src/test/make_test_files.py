@@ -4,9 +4,9 @@ Python): run ``python arrowmm/spark/jvm/src/test/make_test_files.py`` after chan
 ``pyarrow_two_batches.arrow``: pyarrow's writer (the reference), columns ``k`` int64,
 ``name`` string (one null), ``x`` float64, two record batches of 3 rows.
 ``arrowmm_statistics.arrow``: arrowmm's writer with footer statistics, ``k`` int64 0..2 in
-batch 0 and 10..12 in batch 1 (a filter ``k > 5`` can skip batch 0); version 2: the footer
-holds the document's SHA-256 and batch 0's message the document's id (BatchStatisticsTest
-changes them byte for byte).
+batch 0 and 10..12 in batch 1 (a filter ``k > 5`` can skip batch 0); version 3: the footer
+holds the document's SHA-256, batch 0's message the document's id, and each entry its batch's
+footer Block (BatchStatisticsTest and StatisticsBlocksTest change them byte for byte).
 ``arrowmm_statistics.arrows``: the same batches through arrowmm's stream writer (each batch
 message holds its own statistics and their SHA-256).
 ``lz4_frames.bin``: LZ4 frames made by the LZ4 frame library (the ``lz4`` package, as Arrow

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -32,7 +31,6 @@ import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.compression.CompressionUtil;
 import org.apache.arrow.vector.compression.NoCompressionCodec;
-import org.apache.arrow.vector.ipc.ArrowFileWriter;
 import org.apache.arrow.vector.types.DateUnit;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.TimeUnit;
@@ -56,8 +54,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * {@code maxBytesPerBatch} of string and binary values, default 64 MiB) become a record batch of an Arrow IPC file (Arrow Java's writer: 8-byte
  * aligned buffers, optionally LZ4_FRAME or ZSTD bodies), with each batch's statistics gathered
  * while its values are set and stored in the footer as {@code arrowmm/ipc/core/statistics.py} lays
- * them out (version 2: with their digest, and an id that record batch 0 carries,
- * {@link StampedFileWriter}).  The file is written under a hidden temporary name, fsynced, and named by the job's
+ * them out (version 3: with their digest, an id that record batch 0 carries, and each
+ * batch's footer Block, {@link StampedFileWriter}).  The file is written under a hidden temporary name, fsynced, and named by the job's
  * commit ({@link CommitLog}); on a store without a cheap atomic rename ({@link HadoopStorage}:
  * object stores) under its final, attempt-unique name, invisible until a version lists it.
  */
@@ -80,8 +78,7 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
   private final VectorSchemaRoot root;
   private final Column[] columns;
   private final Storage.Output output;
-  private final ArrowFileWriter writer;
-  private final Map<String, String> footerMetadata = new HashMap<>();
+  private final StampedFileWriter writer;
   /** The id binding the footer's statistics to this file: record batch 0 carries it. */
   private final String statisticsId = BatchStatistics.newId();
   private final ArrayNode batchStats = JSON.createArrayNode();
@@ -123,7 +120,7 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
     }
     this.output = storage.create(storage.child(dir, writtenName));
     CompressionUtil.CodecType codec = codec(compression);
-    this.writer = new StampedFileWriter(root, output.channel(), footerMetadata,
+    this.writer = new StampedFileWriter(root, output.channel(),
         Map.of(BatchStatistics.ID_KEY, statisticsId),
         codec == CompressionUtil.CodecType.NO_COMPRESSION ? NoCompressionCodec.Factory.INSTANCE
             : CommonsCompressionFactory.INSTANCE, codec);
@@ -221,8 +218,7 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
     for (StructField f : schema.fields()) {
       names.add(f.name());
     }
-    footerMetadata.putAll(BatchStatistics.footerEntries(statisticsId, names, batchStats));
-    writer.end();
+    writer.end(blocks -> BatchStatistics.footerEntries(statisticsId, names, batchStats, blocks));
     output.sync();
     close();
     return new CommitLog.Written(direct ? null : writtenName, finalName, rows).toMessage();

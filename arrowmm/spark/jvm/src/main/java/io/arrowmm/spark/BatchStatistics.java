@@ -20,14 +20,15 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.arrow.flatbuf.Footer;
 import org.apache.arrow.flatbuf.KeyValue;
 import org.apache.arrow.flatbuf.Message;
+import org.apache.arrow.vector.ipc.message.ArrowBlock;
 
 /**
  * The per-batch statistics arrowmm's writers keep in a file footer's custom metadata under
  * {@code arrowmm:statistics} (layout: {@code arrowmm/ipc/core/statistics.py}): per record batch its
  * row count and, per supported column, {@code nulls}, {@code min}, {@code max}, {@code nan}.
  *
- * <p>Version 2 binds the document to the data it describes, so that damage or a copy never
- * reads as other rows: the footer also holds {@code arrowmm:statistics-sha256}, the SHA-256 of
+ * <p>The document is bound to the data it describes, so that damage or a copy never reads as
+ * other rows: the footer also holds {@code arrowmm:statistics-sha256}, the SHA-256 of
  * the document's bytes as stored (a flipped digit fails it), and the document names a random
  * {@code id} that the file's record batch 0 carries in its message's custom metadata under
  * {@code arrowmm:statistics-id} (a footer copied onto other batches, as pyarrow's
@@ -36,10 +37,17 @@ import org.apache.arrow.flatbuf.Message;
  * checks it only when the statistics would be used.  A stream's batches each carry their own
  * document and its digest (no id).
  *
+ * <p>Version 3 also binds each entry of a file's {@code batches} to the message it describes:
+ * entry i records, under {@code block}, the footer Block i its writer wrote ({@code [offset,
+ * metaDataLength, bodyLength]}), and is used only while the footer's Block i is that one.
+ * Footers may list blocks in any order, so two swapped Blocks read as the batches in another
+ * order; without this the filter would judge each by the other's bounds.  The check costs no
+ * I/O: the reader holds the footer.
+ *
  * <p>Statistics only ever let a reader skip work, so a document that is absent, malformed, of
- * another version (version 1 is unbound: not trusted), whose digest does not match, or that
- * does not describe this file's batches and columns is ignored (no statistics), never trusted
- * and never fatal.  Kept on the driver only (planning).
+ * another version (versions 1 and 2 lack a binding: not trusted), whose digest does not match,
+ * or that does not describe this file's batches, blocks and columns is ignored (no
+ * statistics), never trusted and never fatal.  Kept on the driver only (planning).
  */
 final class BatchStatistics {
   static final String KEY = "arrowmm:statistics";
@@ -47,7 +55,7 @@ final class BatchStatistics {
   static final String DIGEST_KEY = "arrowmm:statistics-sha256";
   /** Record batch 0's message custom metadata: the document's {@code id}. */
   static final String ID_KEY = "arrowmm:statistics-id";
-  static final int VERSION = 2;
+  static final int VERSION = 3;
   /** Strict as Python's json.loads: bytes after the document make it no document. */
   private static final ObjectMapper JSON =
       new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
@@ -119,17 +127,31 @@ final class BatchStatistics {
   }
 
   /** The footer entries of a file's statistics: the document ({@code columns}: the column
-   * names; {@code batches}: per batch its {@code rows} and {@code columns}) under {@link #KEY},
-   * naming {@code id} (which the file's record batch 0 must carry under {@link #ID_KEY}), and
-   * its digest under {@link #DIGEST_KEY}. */
-  static Map<String, String> footerEntries(String id, List<String> columns, ArrayNode batches)
-      throws JsonProcessingException {
+   * names; {@code batches}: per batch its {@code rows}, its footer {@code block} and its
+   * {@code columns}) under {@link #KEY}, naming {@code id} (which the file's record batch 0 must
+   * carry under {@link #ID_KEY}), and its digest under {@link #DIGEST_KEY}.  {@code batches}
+   * holds each batch's {@code rows} and {@code columns}, {@code blocks} the record batch Blocks
+   * of the footer being written, in the same order. */
+  static Map<String, String> footerEntries(String id, List<String> columns, ArrayNode batches,
+      List<ArrowBlock> blocks) throws JsonProcessingException {
+    if (batches.size() != blocks.size()) {
+      throw new IllegalStateException(batches.size() + " batches' statistics for "
+          + blocks.size() + " record batch blocks");
+    }
     ObjectNode doc = JSON.createObjectNode();
     doc.put("version", VERSION);
     doc.put("id", id);
     ArrayNode names = doc.putArray("columns");
     columns.forEach(names::add);
-    doc.set("batches", batches);
+    ArrayNode entries = doc.putArray("batches");
+    for (int i = 0; i < blocks.size(); i++) {
+      ArrowBlock block = blocks.get(i);
+      ObjectNode entry = entries.addObject();
+      entry.set("rows", batches.get(i).get("rows"));
+      entry.putArray("block").add(block.getOffset()).add(block.getMetadataLength())
+          .add(block.getBodyLength());
+      entry.set("columns", batches.get(i).get("columns"));
+    }
     String text = JSON.writeValueAsString(doc);
     Map<String, String> out = new LinkedHashMap<>();
     out.put(KEY, text);
@@ -228,15 +250,48 @@ final class BatchStatistics {
   }
 
   /** A footer's statistics, or null when the document is not one this reader can trust: its
-   * digest, version, id, columns and batches are checked here, the stamp of batch 0 is left to
-   * {@link #boundTo} (it needs a read). */
-  static BatchStatistics ofFooter(Stored stored, List<ColumnSpec> specs, int numBatches) {
+   * digest, version, id, columns, batches and their blocks (each entry's {@code block} the
+   * footer's record batch Block of its index: {@code offsets}, {@code metaLengths},
+   * {@code bodyLengths}) are checked here, the stamp of batch 0 is left to {@link #boundTo}
+   * (it needs a read). */
+  static BatchStatistics ofFooter(Stored stored, List<ColumnSpec> specs, long[] offsets,
+      int[] metaLengths, long[] bodyLengths) {
     if (stored == null || !stored.intact()) {
       return null;
     }
     JsonNode doc = document(stored.text);
     String id = doc == null ? null : doc.path("id").isTextual() ? doc.get("id").asText() : null;
-    return isId(id) ? parse(doc, specs, numBatches, id) : null;
+    if (!isId(id) || !recordsBlocks(doc, offsets, metaLengths, bodyLengths)) {
+      return null;
+    }
+    return parse(doc, specs, offsets.length, id);
+  }
+
+  /** Whether {@code doc}'s {@code batches} has an entry per footer Block and each records, as
+   * {@code block}, exactly three integers equal to its Block's offset, metadata length and body
+   * length: the entry describes the message that Block points at (the footer's order is the
+   * order the batches are read in, whatever the file order). */
+  static boolean recordsBlocks(JsonNode doc, long[] offsets, int[] metaLengths,
+      long[] bodyLengths) {
+    JsonNode batches = doc == null ? null : doc.get("batches");
+    if (batches == null || !batches.isArray() || batches.size() != offsets.length) {
+      return false;
+    }
+    for (int i = 0; i < offsets.length; i++) {
+      JsonNode block = batches.get(i).get("block");
+      if (block == null || !block.isArray() || block.size() != 3
+          || !isLong(block.get(0), offsets[i]) || !isLong(block.get(1), metaLengths[i])
+          || !isLong(block.get(2), bodyLengths[i])) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Whether {@code n} is a JSON integer (not a float such as {@code 8.0}, a string or a
+   * boolean) of value {@code expected}. */
+  private static boolean isLong(JsonNode n, long expected) {
+    return n.isIntegralNumber() && n.canConvertToLong() && n.asLong() == expected;
   }
 
   /** The statistics a stream's index gathered from its batches' own documents (each already

@@ -33,7 +33,8 @@ final class FileFooter {
   final int[] dictMetaLengths;
   final long[] dictBodyLengths;
   /** The footer's per-batch statistics (arrowmm's writers) as the footer claims them (digest,
-   * version, columns and batches checked), before the stamp of record batch 0 is; or null. */
+   * version, columns, batches and each batch's recorded Block checked), before the stamp of
+   * record batch 0 is; or null. */
   private final BatchStatistics claimed;
   /** Whether record batch 0 carries {@code claimed}'s id: null until asked (then kept with the
    * footer, which {@link FooterCache} keeps). */
@@ -52,7 +53,8 @@ final class FileFooter {
   private FileFooter(String path, long fileSize, Schema schema, long[] offsets, int[] metaLengths,
       long[] bodyLengths, long[][] dicts, BatchStatistics.Stored stored) {
     this(path, fileSize, schema, offsets, metaLengths, bodyLengths, dicts,
-        (columns, n) -> BatchStatistics.ofFooter(stored, columns, n), false,
+        (columns, n) -> BatchStatistics.ofFooter(stored, columns, offsets, metaLengths,
+            bodyLengths), false,
         new int[dicts[0].length]);
   }
 

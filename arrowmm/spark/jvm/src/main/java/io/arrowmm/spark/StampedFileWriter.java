@@ -3,6 +3,8 @@ package io.arrowmm.spark;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.WritableByteChannel;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -13,6 +15,7 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.compression.CompressionCodec;
 import org.apache.arrow.vector.compression.CompressionUtil;
 import org.apache.arrow.vector.ipc.ArrowFileWriter;
+import org.apache.arrow.vector.ipc.WriteChannel;
 import org.apache.arrow.vector.ipc.message.ArrowBlock;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.ipc.message.IpcOption;
@@ -21,20 +24,56 @@ import org.apache.arrow.vector.ipc.message.MessageSerializer;
 /**
  * Arrow Java's file writer, but record batch 0's message carries custom metadata
  * ({@link BatchStatistics#ID_KEY}: the id of the footer's statistics document), which binds the
- * footer statistics to this file's batches.  Arrow Java writes no message custom metadata, so
- * batch 0's message is encoded here as {@code MessageSerializer.serialize} encodes every
- * message (continuation marker, length padded so the body starts on 8 bytes, the flatbuffer,
- * then the body), with {@code custom_metadata} added; every other batch is Arrow Java's.
+ * footer statistics to this file's batches, and the footer's custom metadata is made when the
+ * footer is written, from the record batch Blocks it lists ({@link #end(FooterEntries)}: the
+ * statistics document records each batch's Block).  Arrow Java writes no message custom
+ * metadata, so batch 0's message is encoded here as {@code MessageSerializer.serialize} encodes
+ * every message (continuation marker, length padded so the body starts on 8 bytes, the
+ * flatbuffer, then the body), with {@code custom_metadata} added; every other batch is Arrow
+ * Java's.
  */
 final class StampedFileWriter extends ArrowFileWriter {
   private final Map<String, String> firstBatchMetadata;
+  /** The footer's custom metadata: Arrow Java's writer holds this map and writes what it holds
+   * when the footer is written. */
+  private final Map<String, String> footerMetadata;
+  /** Makes the footer's custom metadata of the record batch Blocks, or null (none). */
+  private FooterEntries footerEntries;
   private boolean stamped;
 
   StampedFileWriter(VectorSchemaRoot root, WritableByteChannel out,
+      Map<String, String> firstBatchMetadata, CompressionCodec.Factory factory,
+      CompressionUtil.CodecType codec) {
+    this(root, out, new LinkedHashMap<>(), firstBatchMetadata, factory, codec);
+  }
+
+  /** The footer's custom metadata, made of the record batch Blocks the footer lists. */
+  interface FooterEntries {
+    Map<String, String> of(List<ArrowBlock> blocks) throws IOException;
+  }
+
+  private StampedFileWriter(VectorSchemaRoot root, WritableByteChannel out,
       Map<String, String> footerMetadata, Map<String, String> firstBatchMetadata,
       CompressionCodec.Factory factory, CompressionUtil.CodecType codec) {
     super(root, null, out, footerMetadata, IpcOption.DEFAULT, factory, codec, Optional.empty());
+    this.footerMetadata = footerMetadata;
     this.firstBatchMetadata = firstBatchMetadata;
+  }
+
+  /** Write the footer, its custom metadata made by {@code footerEntries} of the record batch
+   * Blocks it lists (in footer order: the batches as written).  ({@link #end()}, as
+   * {@link #close()} calls it when a task aborts, writes a footer without custom metadata.) */
+  void end(FooterEntries footerEntries) throws IOException {
+    this.footerEntries = footerEntries;
+    end();
+  }
+
+  @Override
+  protected void endInternal(WriteChannel out) throws IOException {
+    if (footerEntries != null) {
+      footerMetadata.putAll(footerEntries.of(List.copyOf(getRecordBlocks())));
+    }
+    super.endInternal(out);
   }
 
   @Override

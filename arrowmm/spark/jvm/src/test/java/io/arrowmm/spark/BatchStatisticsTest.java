@@ -21,8 +21,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Footer statistics are used only when they are this file's (version 2): the footer's digest
- * matches the document's bytes and record batch 0 carries the document's id.  Files are
+ * Footer statistics are used only when they are this file's: the footer's digest matches the
+ * document's bytes and record batch 0 carries the document's id (the blocks each entry records,
+ * version 3: StatisticsBlocksTest).  Files are
  * arrowmm's writer's (src/test/resources, two batches: k 0..2 and 10..12), then one thing in
  * them is changed, byte for byte (nothing moves); every change that makes the document lie
  * gives no statistics at all.
@@ -170,16 +171,19 @@ class BatchStatisticsTest {
   }
 
   @Test
-  void aVersionOneDocumentIsNotTrusted(@TempDir Path dir) throws IOException {
+  void aVersionOneOrTwoDocumentIsNotTrusted(@TempDir Path dir) throws IOException {
     byte[] bytes = Files.readAllBytes(written(dir));
     String doc = document(bytes);
-    assertTrue(doc.startsWith("{\"version\":2,"), doc);
-    String v1 = "{\"version\":1," + doc.substring(13);
-    byte[] changed = replaced(bytes, doc, v1, 0);
-    // with its digest made again: intact, bound to batch 0, and still refused for its version
-    changed = replaced(changed, BatchStatistics.sha256(doc.getBytes(StandardCharsets.UTF_8)),
-        BatchStatistics.sha256(v1.getBytes(StandardCharsets.UTF_8)), 0);
-    assertNull(footer(write(dir, "v1.arrow", changed)).statistics());
+    assertTrue(doc.startsWith("{\"version\":3,"), doc);
+    for (int version : new int[] {1, 2}) {
+      String old = "{\"version\":" + version + "," + doc.substring(13);
+      byte[] changed = replaced(bytes, doc, old, 0);
+      // with its digest made again: intact, bound to batch 0, its blocks the footer's, and
+      // still refused for its version
+      changed = replaced(changed, BatchStatistics.sha256(doc.getBytes(StandardCharsets.UTF_8)),
+          BatchStatistics.sha256(old.getBytes(StandardCharsets.UTF_8)), 0);
+      assertNull(footer(write(dir, "v" + version + ".arrow", changed)).statistics());
+    }
   }
 
   @Test
@@ -218,14 +222,29 @@ class BatchStatisticsTest {
     assertNotNull(footer(file).statistics());
   }
 
+  /** A copy of arrowmm's writer's file with {@code pad} zero bytes before its footer: every
+   * Block (and so the document's record of them) stays where it was, far from the footer. */
+  static Path paddedBeforeFooter(Path dir, int pad) throws IOException {
+    byte[] file = Files.readAllBytes(written(dir));
+    int footerLength = ByteBuffer.wrap(file, file.length - 10, 4)
+        .order(ByteOrder.LITTLE_ENDIAN).getInt();
+    int footerStart = file.length - 10 - footerLength;
+    Path to = dir.resolve("padded.arrow");
+    try (java.io.OutputStream out = Files.newOutputStream(to)) {
+      out.write(file, 0, footerStart);
+      out.write(new byte[pad]);
+      out.write(file, footerStart, file.length - footerStart);
+    }
+    return to;
+  }
+
   @Test
   void aHadoopFileFarFromItsFooterIsCheckedThroughHadoop(@TempDir Path dir) throws IOException {
     // batch 0 lies 3 tail windows before the footer: its stamp is read when first asked
-    Path big = FooterRequestsTest.padded(dir, "arrowmm_statistics.arrow",
-        3 * FileFooter.TAIL_WINDOW);
+    Path big = paddedBeforeFooter(dir, 3 * FileFooter.TAIL_WINDOW);
     Storage hadoop = new HadoopStorage(new org.apache.hadoop.conf.Configuration());
     FileFooter f = FileFooter.read(hadoop, big.toUri().toString());
-    assertTrue(f.offsets[0] > 3 * FileFooter.TAIL_WINDOW);
+    assertTrue(f.fileSize - f.offsets[0] > 3 * FileFooter.TAIL_WINDOW);
     assertNotNull(f.claimedStatistics());
     assertNotNull(f.statistics());
     assertEquals(12, f.statistics().column(1, "k").get("max").asLong());
@@ -247,7 +266,7 @@ class BatchStatisticsTest {
     assertEquals(2, f.statistics().column(0, "k").get("max").asLong());
     byte[] bytes = Files.readAllBytes(good);
     String s = new String(bytes, StandardCharsets.ISO_8859_1);
-    int at = s.lastIndexOf("{\"version\":2,");
+    int at = s.lastIndexOf("{\"version\":3,");
     String doc = s.substring(at, s.indexOf("}}}", at) + 3);
     // batch 1's document damaged: batch 1 has no statistics, batch 0 keeps its own
     FileFooter flipped = footer(write(dir, "flipped.arrows",
