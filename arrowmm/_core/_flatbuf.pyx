@@ -17,11 +17,13 @@ cimport cython
 import numpy as np
 
 from arrowmm._core._region cimport Region
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from arrowmm._core._fbtable cimport (Table, _fits, _u32, _i32, _u16, _i64, _table_at, _field,
-                                     _deref, _vector)
+                                     _follow, _deref, _vector, TABLE_OUT_OF_RANGE,
+                                     VTABLE_OUT_OF_RANGE, VTABLE_SIZE, FIELD_OUT_OF_RANGE)
 from arrowmm.errors import ArrowInvalid
 
-__all__ = ["peek_batch_message", "StructPairs", "frame_at"]
+__all__ = ["peek_batch_message", "StructPairs", "frame_at", "checked_table"]
 
 DEF MSG_VERSION = 0
 DEF MSG_HEADER_TYPE = 1
@@ -132,35 +134,35 @@ cdef const char* _record_batch(Table* rb, MessageInfo* info) noexcept nogil:
     cdef Table comp
     at = _field(rb, 0, 8)
     if at < 0:
-        return "record batch length out of range"
+        return "RecordBatch.length out of range or misaligned"
     if at:
         info.length = _i64(rb.buf + at)
     if _vector(rb, 1, 16, &info.nodes_start, &info.n_nodes) < 0:
-        return "FieldNode vector out of range"
+        return "RecordBatch.nodes out of range or misaligned"
     if _vector(rb, 2, 16, &info.buffers_start, &info.n_buffers) < 0:
-        return "Buffer vector out of range"
+        return "RecordBatch.buffers out of range or misaligned"
     at = _field(rb, 3, 4)
     if at < 0:
-        return "compression table out of range"
+        return "RecordBatch.compression out of range or misaligned"
     if at:
         pos = _deref(rb, at)
         if pos < 0 or _table_at(&comp, rb.buf, rb.size, pos) < 0:
-            return "compression table out of range"
+            return "BodyCompression table out of range"
         info.codec = 0
         at = _field(&comp, 0, 1)
         if at < 0:
-            return "compression codec out of range"
+            return "BodyCompression.codec out of range"
         if at:
             # (read unsigned: a damaged 0xff must stay an unknown codec, never -1, the "no
             # compression" this struct says when there is no compression table)
             info.codec = (<const uint8_t*>(comp.buf + at))[0]
         at = _field(&comp, 1, 1)
         if at < 0:
-            return "compression method out of range"
+            return "BodyCompression.method out of range"
         if at:
             info.method = (<const int8_t*>(comp.buf + at))[0]
     if _vector(rb, 4, 8, &info.variadic_start, &info.n_variadic) < 0:
-        return "variadicBufferCounts vector out of range"
+        return "RecordBatch.variadicBufferCounts out of range or misaligned"
     return NULL
 
 
@@ -175,52 +177,55 @@ cdef const char* peek_message(const uint8_t* buf, Py_ssize_t size, MessageInfo* 
     cdef Py_ssize_t at, pos
     memset(info, 0, sizeof(MessageInfo))
     info.codec = -1
-    if size < 8 or _table_at(&msg, buf, size, _u32(buf)) < 0:
-        return "message table out of range"
+    if size < 8:
+        return "Message table out of range"
+    pos = _follow(buf, size, 0)
+    if pos < 0 or _table_at(&msg, buf, size, pos) < 0:
+        return "Message table out of range"
     at = _field(&msg, MSG_VERSION, 2)
     if at < 0:
-        return "version out of range"
+        return "Message.version out of range or misaligned"
     if at:
         info.version = <int16_t>_u16(buf + at)
     at = _field(&msg, MSG_HEADER_TYPE, 1)
     if at < 0:
-        return "header type out of range"
+        return "Message.header_type out of range"
     if at:
         info.header_type = buf[at]
     if info.header_type != HEADER_RECORD_BATCH and info.header_type != HEADER_DICTIONARY_BATCH:
         return NULL
     at = _field(&msg, MSG_BODY_LENGTH, 8)
     if at < 0:
-        return "bodyLength out of range"
+        return "Message.bodyLength out of range or misaligned"
     if at:
         info.body_length = _i64(buf + at)
     at = _field(&msg, MSG_CUSTOM_METADATA, 4)
     if at < 0:
-        return "custom metadata out of range"
+        return "Message.custom_metadata out of range or misaligned"
     info.has_metadata = at != 0
     at = _field(&msg, MSG_HEADER, 4)
     if at <= 0:
-        return "header missing or out of range"
+        return "Message.header missing, out of range or misaligned"
     pos = _deref(&msg, at)
     if pos < 0 or _table_at(&hdr, buf, size, pos) < 0:
-        return "header table out of range"
+        return "Message.header table out of range"
     if info.header_type == HEADER_DICTIONARY_BATCH:
         at = _field(&hdr, 0, 8)
         if at < 0:
-            return "dictionary id out of range"
+            return "DictionaryBatch.id out of range or misaligned"
         if at:
             info.dict_id = _i64(buf + at)
         at = _field(&hdr, 2, 1)
         if at < 0:
-            return "isDelta out of range"
+            return "DictionaryBatch.isDelta out of range"
         if at:
             info.is_delta = buf[at] != 0
         at = _field(&hdr, 1, 4)
         if at <= 0:
-            return "dictionary batch data missing or out of range"
+            return "DictionaryBatch.data missing, out of range or misaligned"
         pos = _deref(&hdr, at)
         if pos < 0 or _table_at(&rb, buf, size, pos) < 0:
-            return "dictionary batch data table out of range"
+            return "DictionaryBatch.data table out of range"
     else:
         rb = hdr
     return _record_batch(&rb, info)
@@ -254,3 +259,62 @@ def peek_batch_message(object owner):
              variadic)
     return (info.version, info.header_type, info.body_length, info.has_metadata, info.dict_id,
             info.is_delta, batch)
+
+
+cdef str _table_problem(const uint8_t* buf, Py_ssize_t size, Py_ssize_t pos, int problem):
+    """What ``_table_at`` found wrong (its ``problem``) with the table at ``pos``, in words."""
+    if problem == TABLE_OUT_OF_RANGE:
+        return "its 4-byte vtable offset lies outside the metadata or off the 4-byte grid"
+    cdef Py_ssize_t vt = pos - <Py_ssize_t>_i32(buf + pos)
+    if problem == VTABLE_OUT_OF_RANGE:
+        return (f"its vtable at byte {vt} lies outside the metadata or at an odd byte (a vtable "
+                f"is an array of uint16)")
+    cdef Py_ssize_t n = _u16(buf + vt + 2 * (problem != VTABLE_SIZE))
+    if problem == VTABLE_SIZE:
+        what = "its vtable's byte size"
+        return (f"{what} {n} is odd" if n & 1 else f"{what} {n} is under 4" if n < 4 else
+                f"{what} {n} runs past the {size}-byte metadata from byte {vt}")
+    return (f"its byte size (the vtable's second uint16) {n} is under 4" if n < 4 else
+            f"its byte size (the vtable's second uint16) {n} runs past the {size}-byte metadata")
+
+
+def checked_table(object owner, Py_ssize_t at, bytes widths, str name, tuple fields, object what):
+    """The position of the ``name`` table the uoffset at byte ``at`` of ``owner`` points to
+    (``at`` 0: the root table), checked as FlatBuffers' verifier (which pyarrow runs) checks
+    a table: the offset not zero, 4-aligned and inside (VerifyOffset), the table and its
+    vtable (VerifyTableStart, as ``_table_at``), and each field ``fields[i]`` present in the
+    vtable inside the metadata at an address that is a multiple of its width ``widths[i]``
+    (VerifyField, as ``_field``: 1, 2, 4 or 8 bytes for a scalar, 4 for an offset, 16 for a
+    Buffer struct).  The Python readers call it once per table they open; raises
+    ArrowInvalid naming ``what``, the table, the field and the byte."""
+    cdef const uint8_t[::1] meta = owner
+    cdef Py_ssize_t size = meta.shape[0], pos, at_field, slot
+    cdef const uint8_t* buf = &meta[0] if size else NULL
+    cdef const char* width = PyBytes_AS_STRING(widths)
+    cdef Table t
+    cdef int problem
+    if not _fits(at, 4, size) or at & 3:
+        raise ArrowInvalid(f"{what}: the offset of the {name} table at byte {at} lies outside "
+                           f"the {size}-byte metadata or off the 4-byte grid")
+    pos = _follow(buf, size, at)
+    if pos < 0:
+        raise ArrowInvalid(f"{what}: the offset {_u32(buf + at)} of the {name} table at byte "
+                           f"{at} is zero, unaligned or leaves the {size}-byte metadata "
+                           f"(damaged metadata)")
+    problem = _table_at(&t, buf, size, pos)
+    if problem < 0:
+        raise ArrowInvalid(f"{what}: {name} table at byte {pos}: "
+                           f"{_table_problem(buf, size, pos, problem)} (damaged metadata)")
+    for slot in range(PyBytes_GET_SIZE(widths)):
+        problem = <int>_field(&t, <int>slot, <unsigned char>width[slot])
+        if problem >= 0:
+            continue
+        at_field = t.pos + _u16(buf + t.vtable + 4 + 2 * slot)
+        if problem == FIELD_OUT_OF_RANGE:
+            reason = f"its {<unsigned char>width[slot]} bytes run past the {size}-byte metadata"
+        else:
+            reason = (f"an address not a multiple of {min(<unsigned char>width[slot], 8)} "
+                      f"(FlatBuffers' verifier refuses a field off its alignment)")
+        raise ArrowInvalid(f"{what}: {name}.{fields[slot]} at byte {at_field}: {reason} "
+                           f"(damaged metadata)")
+    return pos

@@ -33,7 +33,7 @@ from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from arrowmm._core._fbtable cimport (Table, _fits, _u32, _i32, _u16, _i64, _table_at, _field,
-                                     _deref, _sub_table, _vector)
+                                     _follow, _deref, _sub_table, _vector)
 
 from arrowmm.types.extension import EXTENSION_NAME
 
@@ -101,7 +101,7 @@ cdef int _string(Table* t, int slot, Py_ssize_t* start, Py_ssize_t* length) noex
     checked against the bytes, as ``decode.string_at`` does)."""
     cdef Py_ssize_t at = _field(t, slot, 4)
     if at <= 0:
-        return <int>at
+        return -1 if at < 0 else 0
     cdef Py_ssize_t spos = _deref(t, at)
     if spos < 0:
         return -1
@@ -715,7 +715,9 @@ def schema_fields(const uint8_t[::1] data, Py_ssize_t start, Py_ssize_t count, t
         field = None
         committed, md_committed = w.left, w.md_left
         if _fits(at, 4, size):
-            field = _walk_field(w, at + <Py_ssize_t>_u32(buf + at), 0)
+            at = _follow(buf, size, at)
+            if at >= 0:
+                field = _walk_field(w, at, 0)
         if field is None:  # (its claims dropped: the Python reader makes them again)
             budget[0], budget[5] = committed, md_committed
             field = other(i)

@@ -24,9 +24,11 @@ import numpy as np
 
 from .. import limits
 from .. import types as t
+from ._fbs.BodyCompression import BodyCompression as FbBodyCompression
 from ._fbs.Date import Date as FbDate
 from ._fbs.Decimal import Decimal as FbDecimal
 from ._fbs.DictionaryBatch import DictionaryBatch as FbDictionaryBatch
+from ._fbs.DictionaryEncoding import DictionaryEncoding as FbDictionaryEncoding
 from ._fbs.Duration import Duration as FbDuration
 from ._fbs.Field import Field as FbField
 from ._fbs.FixedSizeBinary import FixedSizeBinary as FbFixedSizeBinary
@@ -34,6 +36,7 @@ from ._fbs.FixedSizeList import FixedSizeList as FbFixedSizeList
 from ._fbs.FloatingPoint import FloatingPoint as FbFloatingPoint
 from ._fbs.Footer import Footer as FbFooter
 from ._fbs.Int import Int as FbInt
+from ._fbs.KeyValue import KeyValue as FbKeyValue
 from ._fbs.Interval import Interval as FbInterval
 from ._fbs.Map import Map as FbMap
 from ._fbs.Message import Message as FbMessage
@@ -44,6 +47,7 @@ from ._fbs.Timestamp import Timestamp as FbTimestamp
 from ._fbs.Union import Union as FbUnion
 from .._core._flatbuf import peek_batch_message, struct_pairs
 from ._schema_walk import schema_fields
+from .fblayout import HEADER_MEMBERS, TYPE_MEMBERS, sub_table_at, table_at, vector_table_at
 from .fbfields import Field as FastField
 from .fbfields import Int as FastInt
 from ..errors import ArrowInvalid, ArrowNotImplementedError
@@ -54,6 +58,7 @@ __all__ = [
     "parse_message", "parse_footer", "schema_from_fb",
     "COMPRESSION_NAMES", "FEATURE_CODES", "FLOAT_BITS", "INTERVAL_UNITS", "TIME_UNITS",
     "check_vector", "decode_text", "guarded", "init_table", "int_type", "unit_of", "string_at",
+    "sub_table", "union_table",
 ]
 
 #: FieldNode { length: long; null_count: long }
@@ -157,6 +162,21 @@ class FooterRecord:
 
 # -- low-level helpers ---------------------------------------------------------------------
 
+def _made(cls, buf, pos: Optional[int]):
+    """A ``cls`` table object at ``pos`` (checked by ``fblayout``), None for None."""
+    if pos is None:
+        return None
+    obj = _FAST.get(cls, cls)()
+    obj.Init(buf, pos)
+    return obj
+
+
+def sub_table(cls, tab, slot: int, what: str):
+    """The ``cls`` table in field ``slot`` (0-based) of ``tab``, checked as FlatBuffers'
+    verifier checks it (``fblayout``); None when absent."""
+    return _made(cls, tab.Bytes, sub_table_at(tab, slot, cls.__name__, what))
+
+
 def _struct_vector(tab: flatbuffers.table.Table, slot: int, dtype: np.dtype, what: str) -> np.ndarray:
     """A numpy view of the struct vector in vtable ``slot`` (0-based field index)."""
     o = tab.Offset(4 + 2 * slot)
@@ -190,6 +210,7 @@ def _pairs_vector(tab: flatbuffers.table.Table, slot: int, what: str):
     o = tab.Offset(4 + 2 * slot)
     if not o:
         return struct_pairs(tab.Bytes, 0, 0)
+    _check_offset(tab.Bytes, tab.Pos + o, what)
     try:
         return struct_pairs(tab.Bytes, tab.Vector(o), tab.VectorLen(o))
     except ArrowInvalid as exc:
@@ -197,7 +218,11 @@ def _pairs_vector(tab: flatbuffers.table.Table, slot: int, what: str):
 
 
 def check_vector(n: int, tab, o: int, elem_size: int, what: str) -> int:
+    """``n``, the length of the vector in field offset ``o`` of ``tab``, once its offset is
+    checked (``_check_offset``) and its ``n`` elements of ``elem_size`` bytes lie in the
+    metadata."""
     buf = tab.Bytes
+    _check_offset(buf, tab.Pos + o, what)
     start = tab.Vector(o)
     if n < 0 or start < 0 or start > len(buf) or n > (len(buf) - start) // elem_size:
         raise ArrowInvalid(f"{what}: vector of {n} elements at byte {start} overruns the "
@@ -228,8 +253,10 @@ def _key_values(obj, what: str, budget: Optional[list] = None) -> Optional[dict]
         budget[5] -= n
     out = {}
     size, cap = 0, limits.max_custom_metadata_size
+    tab = obj._tab
     for j in range(n):
-        kv = obj.CustomMetadata(j)
+        kv = _made(FbKeyValue, tab.Bytes, vector_table_at(tab, _KV_SLOT[type(obj)], j, "KeyValue",
+                                                           f"{what} entry {j}"))
         key = string_at(kv._tab, 4, f"{what}: custom metadata key {j}")
         value = string_at(kv._tab, 6, f"{what}: custom metadata value {j}")
         size += len(key or b"") + len(value or b"")
@@ -346,8 +373,9 @@ def schema_from_fb(fb: FbSchema) -> t.Schema:
     start = tab.Vector(tab.Offset(6)) if n else 0
 
     def other(i):
-        return _field_from_fb(FastField(tab.Bytes, tab.Indirect(start + 4 * i)),
-                              f"schema field {i}", 0, budget)
+        path = f"schema field {i}"
+        return _field_from_fb(FastField(tab.Bytes, table_at("Field", tab.Bytes, start + 4 * i, path)),
+                              path, 0, budget)
 
     # every field is read in C (_schema_walk), those it finds broken or beyond a limit here
     with _collector_paused(n >= _PAUSE_COLLECTOR_FROM):
@@ -491,14 +519,17 @@ def _field_from_fb(fb: FbField, path: str, depth: int, budget: list) -> t.Field:
     n_children = _table_vector_len(fb, 5, f"{path} children")
     if n_children:
         _claim_fields(budget, n_children, f"{path} children")
-    children = [_field_from_fb(fb.Children(i), path, depth + 1, budget) for i in range(n_children)]
+    tab = fb._tab
+    children = [_field_from_fb(FastField(tab.Bytes, vector_table_at(tab, 5, i, "Field", f"{path} child {i}")),
+                               path, depth + 1, budget) for i in range(n_children)]
     dtype = _type_from_fb(fb, children, path)
     metadata = _key_values(fb, f"{path} metadata", budget)
     dictionary_id = None
-    enc = fb.Dictionary()
+    enc = _made(FbDictionaryEncoding, tab.Bytes,
+                sub_table_at(tab, 4, "DictionaryEncoding", f"{path} dictionary"))
     if enc is not None:
         dictionary_id = enc.Id()
-        index = enc.IndexType()
+        index = _made(FbInt, tab.Bytes, sub_table_at(enc._tab, 1, "Int", f"{path} dictionary index"))
         if index is None:
             index_type = t.IntType(32, True)
         else:
@@ -536,19 +567,20 @@ def unit_of(mapping, value, path, what):
         raise ArrowInvalid(f"{path}: unknown {what} {value}") from None
 
 
-def _table_in_range(buf, pos: int) -> bool:
-    """Whether a table (its vtable and the fields it declares) lies in ``buf``: what the C
-    schema walk checks (``_table_at``), so both refuse the same corrupt metadata."""
-    size = len(buf)
-    if pos < 0 or pos + 4 > size:
-        return False
-    vt = pos - int.from_bytes(buf[pos:pos + 4], "little", signed=True)
-    if vt < 0 or vt + 4 > size:
-        return False
-    vt_size = int.from_bytes(buf[vt:vt + 2], "little")
-    if vt_size < 4 or vt_size % 2 or vt + vt_size > size:
-        return False
-    return pos + int.from_bytes(buf[vt + 2:vt + 4], "little") <= size
+def union_table(tab, slot: int, name: Optional[str], what: str):
+    """The table of the union value in ``slot`` of ``tab`` (None when absent), checked as the
+    union member ``name``'s table (only its offset for a member unknown here: its reader
+    refuses it)."""
+    o = tab.Offset(4 + 2 * slot)
+    if not o:
+        return None
+    buf = tab.Bytes
+    if name is None:
+        _check_offset(buf, tab.Pos + o, what)
+        pos = tab.Pos + o + struct.unpack_from("<I", buf, tab.Pos + o)[0]
+    else:
+        pos = table_at(name, buf, tab.Pos + o, what)
+    return flatbuffers.table.Table(buf, pos)
 
 
 #: the class each FlatBuffers Type union member decodes to (``_type_from_fb`` and
@@ -569,10 +601,7 @@ TYPE_TABLES = {"FlatBuffers Type decoded to a type": frozenset(DECODED_CLASSES.v
 
 def _type_from_fb(fb: FbField, children, path) -> t.DataType:
     type_id = fb.TypeType()
-    table = fb.Type()
-    if table is not None and not _table_in_range(table.Bytes, table.Pos):
-        raise ArrowInvalid(f"{path}: its type table lies outside the metadata (corrupt "
-                           f"schema)")
+    table = union_table(fb._tab, 3, TYPE_MEMBERS.get(type_id), f"{path} type")
     if table is None and type_id not in (1, 4, 5, 6, 13, 19, 20, 21, 23, 24, 25, 26, 12):
         raise ArrowInvalid(f"{path}: type {type_id} has no type table")
     if type_id == 1:
@@ -604,7 +633,7 @@ def _type_from_fb(fb: FbField, children, path) -> t.DataType:
             raise ArrowInvalid(f"{path}: {exc}") from None
     if type_id == 10:
         obj = init_table(FbTimestamp, table)
-        tz = obj.Timezone()
+        tz = string_at(obj._tab, 6, f"{path} timezone")
         return t.TimestampType(unit_of(TIME_UNITS, obj.Unit(), path, "time unit"),
                                decode_text(tz, path) if tz else None)
     if type_id == 11:
@@ -676,7 +705,8 @@ def _record_batch_from_fb(rb: FbRecordBatch, what: str) -> RecordBatchHeader:
     nodes = _pairs_vector(tab, 1, f"{what} nodes")
     buffers = _pairs_vector(tab, 2, f"{what} buffers")
     compression = None
-    comp = rb.Compression()
+    comp = _made(FbBodyCompression, tab.Bytes, sub_table_at(tab, 3, "BodyCompression",
+                                                            f"{what} compression"))
     if comp is not None:
         codec = comp.Codec()
         if codec not in COMPRESSION_NAMES:
@@ -715,6 +745,10 @@ def parse_message(buf, offset: int = 0, what: str = "message") -> MessageRecord:
     if offset == 0:
         fast = peek_batch_message(buf)
         if isinstance(fast, str):
+            try:  # (the Python reader names the table, the field and the byte)
+                _parse_message_slow(buf, offset, what)
+            except ArrowNotImplementedError:
+                pass
             raise ArrowInvalid(f"{what}: malformed message metadata: {fast}")
         if fast is not None:
             version, header_type, body_length, has_metadata, dict_id, is_delta, rb = fast
@@ -742,16 +776,16 @@ def parse_message(buf, offset: int = 0, what: str = "message") -> MessageRecord:
 
 @guarded("message")
 def _message_metadata(buf, what: str) -> Optional[dict]:
-    return _key_values(FbMessage.GetRootAs(buf, 0), f"{what} metadata")
+    return _key_values(_made(FbMessage, buf, table_at("Message", buf, 0, what)), f"{what} metadata")
 
 
 @guarded("message")
 def _parse_message_slow(buf, offset: int, what: str) -> MessageRecord:
-    msg = FbMessage.GetRootAs(buf, offset)
+    msg = _made(FbMessage, buf, table_at("Message", buf, offset, what))
     version = msg.Version()
     _check_version(version, what)
     header_type = msg.HeaderType()
-    table = msg.Header()
+    table = union_table(msg._tab, 2, HEADER_MEMBERS.get(header_type), f"{what} header")
     body_length = msg.BodyLength()
     if body_length < 0:
         raise ArrowInvalid(f"{what}: negative bodyLength {body_length}")
@@ -761,7 +795,7 @@ def _parse_message_slow(buf, offset: int, what: str) -> MessageRecord:
         header = _record_batch_from_fb(init_table(FbRecordBatch, table), what)
     elif header_type == MessageHeader.DictionaryBatch:
         db = init_table(FbDictionaryBatch, table)
-        data = db.Data()
+        data = _made(FbRecordBatch, buf, sub_table_at(db._tab, 1, "RecordBatch", f"{what} data"))
         if data is None:
             raise ArrowInvalid(f"{what}: dictionary batch without data")
         header = DictionaryBatchHeader(db.Id(), _record_batch_from_fb(data, what), db.IsDelta())
@@ -780,9 +814,9 @@ def _parse_message_slow(buf, offset: int, what: str) -> MessageRecord:
 @guarded("file footer")
 def parse_footer(buf) -> FooterRecord:
     """Parse a File footer flatbuffer (the bytes between the last block and the trailer)."""
-    footer = FbFooter.GetRootAs(buf, 0)
+    footer = _made(FbFooter, buf, table_at("Footer", buf, 0, "file footer"))
     version = footer.Version()
-    fb_schema = footer.Schema()
+    fb_schema = _made(FbSchema, buf, sub_table_at(footer._tab, 1, "Schema", "file footer schema"))
     if fb_schema is None:
         raise ArrowInvalid("file footer has no schema")
     tab = footer._tab

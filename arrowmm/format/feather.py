@@ -5,9 +5,10 @@ and ``FEA1`` again.  Each column is one ``PrimitiveArray`` (type, encoding, byte
 file, length, null count, total bytes) plus optional type metadata (category levels,
 timestamp unit and zone, date, time unit).  The tables are read by slot number with the
 ``flatbuffers`` runtime; every number stays unchecked here (the reader checks them against
-the file), but a flatbuffer that points outside itself raises ArrowInvalid, and its offsets
-and strings get the IPC metadata's checks (``decode._check_offset``, ``decode.string_at``: what
-FlatBuffers' verifier refuses), so a damaged length cannot read as a name.
+the file), but a flatbuffer that points outside itself raises ArrowInvalid, and its tables,
+offsets and strings get the IPC metadata's checks (``fblayout.table_at``,
+``decode._check_offset``, ``decode.string_at``: what FlatBuffers' verifier refuses), so a
+damaged length cannot read as a name nor a misaligned field as a number.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from flatbuffers.table import Table
 
 from ..errors import ArrowInvalid
 from .decode import _check_offset, string_at
+from .fblayout import table_at
 
 __all__ = ["FEATHER_MAGIC", "FeatherArray", "FeatherColumn", "FeatherTable", "parse_feather_v1",
            "TYPE_NAMES"]
@@ -32,6 +34,7 @@ TYPE_NAMES = ("BOOL", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UIN
               "LARGE_UTF8", "LARGE_BINARY", "COMPLEX_FLOAT", "COMPLEX_DOUBLE")
 _UNITS = ("s", "ms", "us", "ns")
 _METADATA_KINDS = (None, "category", "timestamp", "date", "time")
+_METADATA_TABLES = (None, "CategoryMetadata", "TimestampMetadata", "DateMetadata", "TimeMetadata")
 
 
 @dataclass(frozen=True)
@@ -84,12 +87,12 @@ def _string(tab: Table, slot: int) -> Optional[str]:
         raise ArrowInvalid(f"Feather V1 metadata: string {raw[:40]!r} is not UTF-8") from None
 
 
-def _child(tab: Table, slot: int) -> Optional[Table]:
+def _child(tab: Table, slot: int, name: str) -> Optional[Table]:
+    """The ``name`` table in ``slot`` of ``tab`` (checked), None when absent."""
     o = _offset(tab, slot)
     if not o:
         return None
-    _check_offset(tab.Bytes, o + tab.Pos, "Feather V1 metadata")
-    return Table(tab.Bytes, tab.Indirect(o + tab.Pos))
+    return Table(tab.Bytes, table_at(name, tab.Bytes, o + tab.Pos, "Feather V1 metadata"))
 
 
 def _array(tab: Optional[Table], where: str) -> FeatherArray:
@@ -109,17 +112,18 @@ def _array(tab: Optional[Table], where: str) -> FeatherArray:
 def _column(tab: Table, k: int) -> FeatherColumn:
     name = _string(tab, 0) or ""
     where = f"column {k} ({name!r})"
-    values = _array(_child(tab, 1), where)
+    values = _array(_child(tab, 1, "PrimitiveArray"), where)
     kind_code = _scalar(tab, 2, flatbuffers.number_types.Uint8Flags, 0)
     if not 0 <= kind_code < len(_METADATA_KINDS):
         raise ArrowInvalid(f"Feather V1 metadata: {where} has unknown type metadata {kind_code}")
     kind = _METADATA_KINDS[kind_code]
-    meta = _child(tab, 3) if kind else None
+    meta = _child(tab, 3, _METADATA_TABLES[kind_code]) if kind else None
     user = _string(tab, 4)
     if kind == "category":
         if meta is None:
             raise ArrowInvalid(f"Feather V1 metadata: {where} is a category without levels")
-        return FeatherColumn(name, values, kind, _array(_child(meta, 0), f"{where} levels"),
+        return FeatherColumn(name, values, kind, _array(_child(meta, 0, "PrimitiveArray"),
+                                                        f"{where} levels"),
                              bool(_scalar(meta, 1, flatbuffers.number_types.BoolFlags, False)),
                              user_metadata=user)
     if kind in ("timestamp", "time"):
@@ -138,8 +142,7 @@ def parse_feather_v1(buf: bytes) -> FeatherTable:
         if len(buf) < 8:
             raise ArrowInvalid(f"Feather V1 metadata of {len(buf)} bytes is too short")
         data = bytearray(buf)
-        _check_offset(data, 0, "Feather V1 metadata")
-        tab = Table(data, struct.unpack_from("<I", buf, 0)[0])
+        tab = Table(data, table_at("CTable", data, 0, "Feather V1 metadata"))
         o = _offset(tab, 2)
         columns = []
         if o:
@@ -149,8 +152,8 @@ def parse_feather_v1(buf: bytes) -> FeatherTable:
             if n < 0 or vec > len(buf) or n > (len(buf) - vec) // 4:
                 raise ArrowInvalid(f"Feather V1 metadata: {n} columns do not fit in {len(buf)} bytes")
             for k in range(n):
-                _check_offset(data, vec + 4 * k, f"Feather V1 metadata, column {k}")
-                columns.append(_column(Table(tab.Bytes, tab.Indirect(vec + 4 * k)), k))
+                pos = table_at("Column", data, vec + 4 * k, f"Feather V1 metadata, column {k}")
+                columns.append(_column(Table(data, pos), k))
         return FeatherTable(_string(tab, 0), _scalar(tab, 1, flatbuffers.number_types.Int64Flags, 0),
                             _scalar(tab, 3, flatbuffers.number_types.Int32Flags, 0), columns,
                             _string(tab, 4))

@@ -13,8 +13,10 @@ from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ._fbs import Int as _Int
 from ._fbs.FloatingPoint import FloatingPoint as FbFloatingPoint
 from ._fbs.Int import Int as FbInt
+from ._fbs.TensorDim import TensorDim as FbTensorDim
 from .decode import (FLOAT_BITS, MessageHeader, MetadataVersion, check_vector, decode_text,
-                     guarded, init_table, int_type, string_at, unit_of)
+                     guarded, init_table, int_type, string_at, sub_table, union_table, unit_of)
+from .fblayout import TYPE_MEMBERS, vector_table_at
 from .encode import encode_type, finish_message
 
 __all__ = ["TensorHeader", "SparseTensorHeader", "parse_tensor_header", "parse_sparse_tensor_header",
@@ -83,6 +85,16 @@ def _tensor_value_type(type_id: int, table, what: str) -> t.DataType:
                                    f"(only integers and floating point numbers)")
 
 
+#: the SparseTensorIndex union's members' tables
+_SPARSE_INDEX_TABLES = {SPARSE_INDEX_COO: "SparseTensorIndexCOO", SPARSE_INDEX_CSX: "SparseMatrixIndexCSX",
+                        SPARSE_INDEX_CSF: "SparseTensorIndexCSF"}
+
+
+def _value_type_table(fb, what: str):
+    """The (checked) type table of a Tensor's or SparseTensor's value type (field 1)."""
+    return union_table(fb._tab, 1, TYPE_MEMBERS.get(fb.TypeType()), f"{what} value type")
+
+
 def _index_int_type(obj, what: str) -> t.IntType:
     if obj is None:
         raise ArrowInvalid(f"{what} is missing")
@@ -100,9 +112,8 @@ def _dims(fb, what: str):
                            f"numpy can view")
     sizes, names = [], []
     for i in range(n):
-        dim = fb.Shape(i)
-        if dim is None:
-            raise ArrowInvalid(f"{what}: shape dimension {i} is missing")
+        dim = FbTensorDim()
+        dim.Init(tab.Bytes, vector_table_at(tab, 2, i, "TensorDim", f"{what} shape dimension {i}"))
         sizes.append(dim.Size())
         names.append(decode_text(string_at(dim._tab, 6, f"{what} dimension {i} name"),
                                  f"{what} dimension {i} name"))
@@ -140,7 +151,7 @@ def parse_tensor_header(table, what: str = "tensor") -> TensorHeader:
     if table is None:
         raise ArrowInvalid(f"{what}: Tensor header is missing")
     fb = init_table(FbTensor, table)
-    value_type = _tensor_value_type(fb.TypeType(), fb.Type(), what)
+    value_type = _tensor_value_type(fb.TypeType(), _value_type_table(fb, what), what)
     shape, names = _dims(fb, what)
     strides = _int64_vector(fb._tab, 3, f"{what} strides")
     return TensorHeader(value_type, shape, names, strides, _buffer_pair(fb.Data(), f"{what}: data buffer"))
@@ -152,16 +163,16 @@ def parse_sparse_tensor_header(table, what: str = "sparse tensor") -> SparseTens
     if table is None:
         raise ArrowInvalid(f"{what}: SparseTensor header is missing")
     fb = init_table(FbSparseTensor, table)
-    value_type = _tensor_value_type(fb.TypeType(), fb.Type(), what)
+    value_type = _tensor_value_type(fb.TypeType(), _value_type_table(fb, what), what)
     shape, names = _dims(fb, what)
     kind_code = fb.SparseIndexType()
-    index_table = fb.SparseIndex()
+    index_table = union_table(fb._tab, 5, _SPARSE_INDEX_TABLES.get(kind_code), f"{what} sparse index")
     if index_table is None:
         raise ArrowInvalid(f"{what}: sparse index is missing (union code {kind_code})")
     if kind_code == SPARSE_INDEX_COO:
         coo = init_table(FbSparseTensorIndexCOO, index_table)
         kind = "COO"
-        index = {"indices_type": _index_int_type(coo.IndicesType(), f"{what}: COO indicesType"),
+        index = {"indices_type": _index_int_type(sub_table(FbInt, coo._tab, 0, f"{what} COO indicesType"), f"{what}: COO indicesType"),
                  "indices_strides": _int64_vector(coo._tab, 1, f"{what} COO indicesStrides"),
                  "indices": _buffer_pair(coo.IndicesBuffer(), f"{what}: COO indicesBuffer"),
                  "canonical": bool(coo.IsCanonical())}
@@ -171,9 +182,9 @@ def parse_sparse_tensor_header(table, what: str = "sparse tensor") -> SparseTens
         if axis not in (0, 1):
             raise ArrowInvalid(f"{what}: unknown SparseMatrixCompressedAxis {axis}")
         kind = "CSR" if axis == 0 else "CSC"
-        index = {"indptr_type": _index_int_type(csx.IndptrType(), f"{what}: {kind} indptrType"),
+        index = {"indptr_type": _index_int_type(sub_table(FbInt, csx._tab, 1, f"{what} {kind} indptrType"), f"{what}: {kind} indptrType"),
                  "indptr": _buffer_pair(csx.IndptrBuffer(), f"{what}: {kind} indptrBuffer"),
-                 "indices_type": _index_int_type(csx.IndicesType(), f"{what}: {kind} indicesType"),
+                 "indices_type": _index_int_type(sub_table(FbInt, csx._tab, 3, f"{what} {kind} indicesType"), f"{what}: {kind} indicesType"),
                  "indices": _buffer_pair(csx.IndicesBuffer(), f"{what}: {kind} indicesBuffer")}
     elif kind_code == SPARSE_INDEX_CSF:
         csf = init_table(FbSparseTensorIndexCSF, index_table)
@@ -187,9 +198,9 @@ def parse_sparse_tensor_header(table, what: str = "sparse tensor") -> SparseTens
             raise ArrowInvalid(f"{what}: CSF axisOrder has {n} entries, more than {MAX_TENSOR_NDIM}")
         axis_order = tuple(int(v) for v in np.frombuffer(tab.Bytes, dtype="<i4", count=n,
                                                          offset=tab.Vector(o)))
-        index = {"indptr_type": _index_int_type(csf.IndptrType(), f"{what}: CSF indptrType"),
+        index = {"indptr_type": _index_int_type(sub_table(FbInt, tab, 0, f"{what} CSF indptrType"), f"{what}: CSF indptrType"),
                  "indptr": _buffer_pairs(tab, 1, f"{what}: CSF indptrBuffers"),
-                 "indices_type": _index_int_type(csf.IndicesType(), f"{what}: CSF indicesType"),
+                 "indices_type": _index_int_type(sub_table(FbInt, tab, 2, f"{what} CSF indicesType"), f"{what}: CSF indicesType"),
                  "indices": _buffer_pairs(tab, 3, f"{what}: CSF indicesBuffers"),
                  "axis_order": axis_order}
     else:
