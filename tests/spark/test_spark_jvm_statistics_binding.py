@@ -229,3 +229,22 @@ def test_a_python_append_to_a_jvm_file_keeps_the_statistics_bound(spark, tmp_pat
     assert keys == list(range(1000, 1100)) and read == [4]
     keys, read = _read(spark, path, log, "k < 50")
     assert keys == list(range(50)) and read == [0]
+
+
+def test_statistics_added_to_a_pyarrow_file_are_used_by_the_connector(spark, tmp_path):
+    """``arrowmm.add_statistics`` re-encodes batch 0's header with the stamp, so every later
+    message moves: its document records the Blocks of the file it writes, and the connector
+    skips by it."""
+    source, dest, log = tmp_path / "pyarrow.arrow", tmp_path / "stats.arrow", tmp_path / "r.log"
+    batches = _keys(0, [100] * 4)
+    with pa.ipc.new_file(source, batches[0].schema) as w:
+        for b in batches:
+            w.write_batch(b)
+    arrowmm.add_statistics(str(source), str(dest))
+    doc = json.loads(pa.ipc.open_file(dest).metadata[KEY])
+    blocks = _footer_blocks(dest)
+    assert [tuple(b["block"]) for b in doc["batches"]] == blocks != _footer_blocks(source)
+    keys, read = _read(spark, dest, log, "k >= 350")
+    assert keys == list(range(350, 400)) and read == [3]
+    keys, read = _read(spark, source, log, "k >= 350")  # (pyarrow's own file: read whole)
+    assert keys == list(range(350, 400)) and read == [0, 1, 2, 3]
