@@ -313,8 +313,8 @@ def checked_table(object owner, Py_ssize_t at, bytes widths, str name, tuple fie
         if problem == FIELD_OUT_OF_RANGE:
             reason = f"its {<unsigned char>width[slot]} bytes run past the {size}-byte metadata"
         else:
-            reason = (f"an address not a multiple of {min(<unsigned char>width[slot], 8)} "
-                      f"(FlatBuffers' verifier refuses a field off its alignment)")
+            reason = (f"an address not a multiple of {min(<unsigned char>width[slot], 8)}, "
+                      f"the alignment FlatBuffers' verifier requires of it")
         raise ArrowInvalid(f"{what}: {name}.{fields[slot]} at byte {at_field}: {reason} "
                            f"(damaged metadata)")
     return pos
