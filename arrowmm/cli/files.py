@@ -291,6 +291,20 @@ def _file_recorded(reader, batches: int):
     return None
 
 
+def recorded_statistics(reader, kind: str):
+    """``entry(i, batch)``: the statistics recorded for a reader's batch ``i`` (its file's
+    footer entry, or a stream batch's own document; None when there are none that bind)."""
+    if kind == "file":
+        n = reader.num_record_batches
+        doc = decode_file_statistics(reader.footer.metadata, lambda: reader.batch_metadata(0)
+                                     if n else None, reader.footer.record_batches)
+        entries = doc.get("batches") if doc else None
+        if not isinstance(entries, list) or len(entries) != n:
+            return lambda i, batch: None
+        return lambda i, batch: entries[i]
+    return lambda i, batch: decode_statistics(batch.metadata)
+
+
 def _batch_column_stats(batch):
     doc = decode_statistics(batch.metadata)
     return doc.get("columns") if doc else None

@@ -26,7 +26,8 @@ from .. import shm
 from . import files
 from .progress import bar
 from .. import __version__
-from ..errors import ArrowError
+from ..errors import ArrowError, ArrowInvalid
+from ..ipc.core.statistics import statistics_mismatch
 
 __all__ = ["main", "EXIT_OK", "EXIT_INVALID", "EXIT_USAGE", "EXIT_MISSING"]
 
@@ -220,7 +221,8 @@ def validate(path: str, full: bool = False, as_json: bool = False) -> int:
 
     Every batch's header is parsed and every column built, which checks the buffers
     against their body and the structure (lengths, counts, nesting); ``full`` also
-    checks every value (offsets, UTF-8, union ids, dictionary indices, run ends, ...).
+    checks every value (offsets, UTF-8, union ids, dictionary indices, run ends, ...) and
+    the statistics arrowmm recorded for each batch against its values (filters trust them).
     ``path`` ``-`` reads standard input.  ``as_json``: the verdict as JSON on standard
     output (``valid``, ``error``), with the same exit code.
     """
@@ -240,11 +242,14 @@ def validate(path: str, full: bool = False, as_json: bool = False) -> int:
         with arrowmm.open(files.source(path)) as reader:
             kind = files.kind_of(reader)
             total = reader.num_record_batches if kind != "stream" else None
+            recorded = files.recorded_statistics(reader, kind) if full else None
             with bar(total, unit="batches", desc="validate") as progress:
                 for batch in reader:
                     batch.validate(full=full)
                     for k in range(batch.num_columns):
                         batch.column(k).validate(full=full)
+                    if recorded is not None:
+                        _check_statistics(recorded(count, batch), batch, count)
                     count += 1
                     rows += batch.num_rows
                     progress.update(1)
@@ -274,6 +279,14 @@ def validate(path: str, full: bool = False, as_json: bool = False) -> int:
     print(f"{path}: valid {files.KIND_NAMES[kind]} ({count} batches, {rows:,} rows, "
           f"{level} validation)")
     return 0
+
+
+def _check_statistics(entry, batch, i: int) -> None:
+    problem = statistics_mismatch(entry, batch)
+    if problem:
+        raise ArrowInvalid(f"record batch {i}: statistics that do not describe its values, "
+                           f"which filters would trust: {problem}; 'arrowmm convert SRC DST "
+                           f"--statistics' (arrowmm.add_statistics) records them anew")
 
 
 def repair(src: str, dst: str, validate: bool = True, as_json: bool = False,
@@ -388,7 +401,8 @@ def main(argv=None) -> int:
                           "arrowmm validate data.arrow --full --json")
     p_validate.add_argument("path", help="IPC file or stream ('-' for standard input)")
     p_validate.add_argument("--full", action="store_true",
-                            help="check every value too (offsets, UTF-8, indices, ...), not just structure")
+                            help="check every value too (offsets, UTF-8, indices, ...) and the "
+                                 "recorded statistics against the values, not just structure")
     p_validate.add_argument("--json", action="store_true",
                             help="the verdict as JSON on standard output (same exit code)")
     p_repair = _command(sub, "repair", "rebuild a valid IPC file from a truncated or "

@@ -101,6 +101,35 @@ def test_validate_exit_codes(fmt, tmp_path, validate):
     assert missing.returncode == 1 and "nope.arrow" in missing.stderr
 
 
+@pytest.mark.parametrize("fmt", ["file", "stream"])
+def test_validate_full_checks_the_recorded_statistics_against_the_values(fmt, tmp_path, validate):
+    """A value changed under its statistics (here in place, the layout kept, so the binding
+    still holds) is what a filter would then skip: --full finds it, and names the batch, the
+    column and the bounds; a cut string minimum (a looser bound) and NaN are no mismatch."""
+    import struct
+    schema = arrowmm.schema([("x", arrowmm.int64()), ("s", arrowmm.string()),
+                             ("f", arrowmm.float64())])
+    path = tmp_path / f"x.{fmt}"
+    opener = arrowmm.new_file if fmt == "file" else arrowmm.new_stream
+    with opener(path, schema, statistics=True) as writer:
+        writer.write({"x": [1, 2, 3, 4], "s": ["b" * 300, None, "a" * 400, "c"],
+                      "f": [1.0, float("nan"), None, -0.0]})
+        writer.write({"x": [10, 20, 30, 40], "s": ["x", "y", "z", "w"],
+                      "f": [3.0, 4.0, float("inf"), 6.0]})
+    good = validate("--full", str(path))
+    assert good.returncode == 0, good.stderr
+    data = bytearray(path.read_bytes())
+    at = data.find(struct.pack("<4q", 10, 20, 30, 40))
+    data[at + 8:at + 16] = struct.pack("<q", 99)  # (batch 1's max says 40)
+    path.write_bytes(bytes(data))
+    assert validate(str(path)).returncode == 0  # (structure only: the values are not read)
+    bad = validate("--full", str(path))
+    assert bad.returncode == 1, bad.stdout
+    assert "record batch 1: statistics that do not describe its values" in bad.stderr
+    assert "column 'x': the statistics record max 40, the values go up to 99" in bad.stderr
+    assert bad.stderr.count("\n") == 1
+
+
 def _bad_dictionary_index(fmt: str) -> bytes:
     """Two batches; the second's dictionary index 7 points past its 2-value dictionary
     (pyarrow's ``safe=False`` skips the check, and its writer does not validate)."""

@@ -20,7 +20,7 @@ import pytest
 
 import arrowmm
 from arrowmm.ipc.core.statistics import DIGEST_KEY, STAMP_KEY, STATISTICS_KEY, batch_statistics, \
-    decode_statistics
+    decode_statistics, statistics_mismatch
 
 UTC = datetime.timezone.utc
 
@@ -91,6 +91,24 @@ def test_batch_statistics_match_pyarrow_compute(offset):
     assert set(stats) == set(STAT_COLUMNS)
     for name, column in zip(batch.schema.names, batch.columns):
         assert _decode(column.type, stats[name]) == _expected(column), name
+
+
+def test_a_batch_agrees_with_its_own_statistics_and_not_with_tighter_ones():
+    batch = arrowmm.record_batch(pa.record_batch(STAT_COLUMNS))
+    entry = {"rows": batch.num_rows, "columns": batch_statistics(batch)}
+    assert statistics_mismatch(entry, batch) is None
+    for name, stats in entry["columns"].items():
+        tighter = [{**stats, "nulls": stats["nulls"] + 1}]
+        if stats.get("nan"):
+            tighter.append({**stats, "nan": False})
+        if "min" in stats:  # (a minimum above the values': "zz" for text, of another kind else)
+            tighter.append({**stats, "min": "zz"})
+        if isinstance(stats.get("max"), int):
+            tighter.append({**stats, "max": stats["max"] - 1})
+        for recorded in tighter:
+            told = statistics_mismatch({**entry, "columns": {name: recorded}}, batch)
+            assert told and told.startswith(f"column {name!r}: "), (name, recorded, told)
+    assert "record 5 rows" in statistics_mismatch({**entry, "rows": 5}, batch)
 
 
 def test_nested_and_dictionary_columns_have_no_statistics():

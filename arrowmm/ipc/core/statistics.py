@@ -62,7 +62,7 @@ from ...errors import ArrowInvalid
 __all__ = ["STATISTICS_KEY", "DIGEST_KEY", "STAMP_KEY", "MAX_BOUND_BYTES", "batch_statistics",
            "column_statistics", "encode_file_statistics", "encode_batch_statistics",
            "decode_statistics", "decode_file_statistics", "new_statistics_id",
-           "without_statistics", "supports_statistics", "unique_names"]
+           "without_statistics", "supports_statistics", "unique_names", "statistics_mismatch"]
 
 STATISTICS_KEY = "arrowmm:statistics"
 #: beside a document: the SHA-256 (hex) of its UTF-8 bytes
@@ -219,6 +219,54 @@ def decode_file_statistics(footer_metadata: Optional[dict],
     except ArrowInvalid:
         return None  # (a damaged first batch: the reader reports it when it reads it)
     return doc if stamp == stats_id else None
+
+
+def statistics_mismatch(entry, batch) -> Optional[str]:
+    """What of one batch's recorded statistics (``entry``: ``{"rows", "columns"}``, as a file's
+    document or a stream batch's holds it) its values contradict, or None.  A filter trusts
+    them to skip (or, in the Spark source, to keep without looking) rows, and the binding
+    only proves they came with the data: a program that changed the values and copied each
+    batch's custom metadata too leaves statistics that no longer hold, which only reading the
+    values finds (``arrowmm validate --full`` does).  A recorded bound may be looser than the
+    values' (a cut string minimum); it must not be tighter."""
+    if not isinstance(entry, dict):
+        return None
+    rows = entry.get("rows")
+    if rows != batch.num_rows:
+        return f"the statistics record {rows!r} rows, the batch has {batch.num_rows}"
+    recorded = entry.get("columns")
+    if not isinstance(recorded, dict):
+        return None
+    unique = unique_names(batch.schema.names)
+    for field, column in zip(batch.schema, batch.storage_columns):
+        rec = recorded.get(field.name)
+        if field.name not in unique or not isinstance(rec, dict):
+            continue
+        fresh = column_statistics(column)
+        if fresh is None:
+            continue
+        problem = _bounds_problem(rec, fresh, column.type)
+        if problem:
+            return f"column {field.name!r}: {problem}"
+    return None
+
+
+def _bounds_problem(rec: dict, fresh: dict, dtype) -> Optional[str]:
+    if rec.get("nulls") != fresh["nulls"]:
+        return f"the statistics record {rec.get('nulls')!r} nulls, the values hold {fresh['nulls']}"
+    if fresh.get("nan") and not rec.get("nan"):
+        return "the values hold NaN, the statistics say none"
+    as_value = float if isinstance(dtype, t.FloatType) else (lambda v: v)
+    try:
+        if "min" in fresh and not ("min" in rec and as_value(rec["min"]) <= as_value(fresh["min"])):
+            return (f"the statistics record min {rec.get('min')!r}, the values go down to "
+                    f"{fresh['min']!r}")
+        if "max" in fresh and "max" in rec and not as_value(rec["max"]) >= as_value(fresh["max"]):
+            return (f"the statistics record max {rec['max']!r}, the values go up to "
+                    f"{fresh['max']!r}")
+    except (TypeError, ValueError):
+        return f"the statistics record bounds of another kind ({rec.get('min')!r}, {rec.get('max')!r})"
+    return None
 
 
 # -- bounds per physical kind -------------------------------------------------------------------
