@@ -217,6 +217,18 @@ class Array:
 
     is_valid = validity_mask
 
+    def logical_validity(self) -> Optional[np.ndarray]:
+        """Where each value is not null as ``to_pylist`` reads it (a bool numpy array), or None
+        when no value is null: what a filter's ``is null`` / ``is not null`` means.
+
+        This differs from ``validity_mask`` only where a null lives below the array's own
+        bitmap: a dictionary index pointing at a null dictionary value, a run-end encoded run
+        whose value is null, a union slot whose child value is null (pyarrow's
+        ``compute.is_valid`` does the same).  ``null_count`` still counts the bitmap alone,
+        as pyarrow's does.
+        """
+        return self._valid_mask()
+
     def _valid_mask(self) -> Optional[np.ndarray]:
         v = self.validity
         if v is None or self.null_count == 0:
@@ -262,11 +274,13 @@ class Array:
 
     def drop_null(self) -> "Array":
         """The values without the nulls (a copy; the array itself when it has none), as
-        pyarrow's ``drop_null``.  (Unions and run-end encoded arrays have no validity of
-        their own here: they come back whole.)"""
-        if self.null_count == 0:
+        pyarrow's ``drop_null``.  A null is a value ``to_pylist`` reads as None
+        (``logical_validity``): pyarrow 26 keeps a dictionary's null values and a run-end
+        encoded or union array's null children, which its own ``is_null`` calls null."""
+        valid = self.logical_validity()
+        if valid is None:
             return self
-        return self.filter(self.validity_mask())
+        return self.filter(valid)
 
     def to_pandas(self):
         """A ``pandas.Series`` of the values, as pyarrow's ``Array.to_pandas()`` gives it

@@ -36,6 +36,26 @@ class DictionaryArray(Array):
         check_dictionary_indices(self.indices.values(), self.validity if self.null_count else None,
                                  self.offset, len(self.dictionary), path)
 
+    def logical_validity(self):
+        """Valid where the index is valid and the dictionary value it points at is valid (as
+        pyarrow's ``is_valid``; ``null_count`` counts null indices only, as pyarrow's)."""
+        valid = self._valid_mask()
+        dvalid = self.dictionary.logical_validity()
+        if dvalid is None:
+            return valid
+        idx = self.indices.values()
+        live = idx if valid is None else idx[valid]
+        n = len(dvalid)
+        if live.size and (int(live.min()) < 0 or int(live.max()) >= n):
+            bad = int(live.min()) if int(live.min()) < 0 else int(live.max())
+            raise ArrowInvalid(f"dictionary index {bad} out of range for a dictionary of {n} values")
+        if valid is not None:
+            idx = np.where(valid, idx, 0)  # (a null slot's index is not a position)
+        out = dvalid[idx]
+        if valid is not None:
+            out &= valid
+        return None if out.all() else out
+
     def dictionary_decode(self) -> list:
         """The values the indices point at, as a Python list (pyarrow's method returns an
         array; this is ``to_pylist()``)."""
@@ -99,6 +119,24 @@ class RunEndEncodedArray(Array):
         """The child holding each run's value."""
         return self.children[1]
 
+    def logical_validity(self):
+        """Each row takes its run's value's validity (the array has no bitmap of its own)."""
+        vvalid = self.values.logical_validity()
+        if vvalid is None or self.length == 0:
+            return None
+        first, last, counts = self._runs()
+        out = np.repeat(vvalid[first:last + 1], counts)
+        return None if out.all() else out
+
+    def _runs(self):
+        """(first run, last run, rows of each run from first to last) of this slice."""
+        ends = self.children[0].values()
+        check_run_ends(ends, self.offset + self.length, "run ends")
+        first = int(np.searchsorted(ends, self.offset, side="right"))
+        last = int(np.searchsorted(ends, self.offset + self.length - 1, side="right"))
+        bounds = np.minimum(ends[first:last + 1], self.offset + self.length) - self.offset
+        return first, last, np.diff(np.concatenate(([0], bounds)))
+
     def _check_structure(self, path):
         if self.length < 0 or self.offset < 0:
             raise ArrowInvalid(f"{path}: negative length or offset")
@@ -120,14 +158,9 @@ class RunEndEncodedArray(Array):
     def _pylist(self, temporal):
         if self.length == 0:
             return []
-        ends = self.children[0].values()
-        check_run_ends(ends, self.offset + self.length, "run ends")
-        first = int(np.searchsorted(ends, self.offset, side="right"))
-        last = int(np.searchsorted(ends, self.offset + self.length - 1, side="right"))
+        first, last, counts = self._runs()
         vals = extension_values(self.children[1].slice(first, last - first + 1)._pylist(temporal),
                                  self.type.value_field)
-        bounds = np.minimum(ends[first:last + 1], self.offset + self.length) - self.offset
-        counts = np.diff(np.concatenate(([0], bounds)))
         out = []
         for v, c in zip(vals, counts.tolist()):
             out.extend([v] * c)

@@ -79,6 +79,10 @@ class ExtensionArray(Array):
         """The storage array's validity bitmap, or None."""
         return self.storage.validity
 
+    def logical_validity(self):
+        """The storage array's logical validity (its nulls are the extension's)."""
+        return self.storage.logical_validity()
+
     @property
     def is_zero_copy(self) -> bool:
         """Whether the storage is read without a copy (not decompressed, swapped or realigned)."""

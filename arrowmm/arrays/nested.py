@@ -289,6 +289,30 @@ class UnionArray(Array):
         child = self.children[int(i)]
         return child.slice(self.offset, self.length) if self.type.mode == "sparse" else child
 
+    def logical_validity(self):
+        """Each slot takes the validity of the child value it selects (a union has no bitmap
+        of its own), as pyarrow's ``is_valid``."""
+        codes = self.type_codes()
+        check_union_type_ids(codes, self._code_table(), "union")
+        out = np.ones(self.length, dtype=bool)
+        dense = self.type.mode == "dense"
+        for code, child in zip(self.type.type_codes, self.children):
+            part = child if dense else child.slice(self.offset, self.length)
+            cvalid = part.logical_validity()
+            if cvalid is None:
+                continue
+            picks = np.flatnonzero(codes == code)
+            if not dense:
+                out[picks] = cvalid[picks]
+                continue
+            sel = self.value_offsets()[picks]
+            if sel.size and (int(sel.min()) < 0 or int(sel.max()) >= len(child)):
+                bad = int(sel.min()) if int(sel.min()) < 0 else int(sel.max())
+                raise ArrowInvalid(f"dense union offset {bad} outside child of length "
+                                   f"{len(child)}")
+            out[picks] = cvalid[sel]
+        return None if out.all() else out
+
     def _check_structure(self, path):
         if self.length < 0 or self.offset < 0:
             raise ArrowInvalid(f"{path}: negative length or offset")

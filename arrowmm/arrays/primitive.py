@@ -41,6 +41,10 @@ class NullArray(Array):
 
     is_valid = validity_mask
 
+    def logical_validity(self):
+        """All False: every value is null."""
+        return self.validity_mask()
+
     def _pylist(self, temporal):
         return [None] * unbacked_rows(self.length, "null array")
 

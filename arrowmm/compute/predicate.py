@@ -2,7 +2,9 @@
 
 pyarrow's semantics: a comparison with a null (row or scalar) is null; ``&`` and ``|`` follow
 Kleene's logic (false AND null is false, true OR null is true); ``isin`` and ``is_null`` are
-never null; a filter keeps the rows where the mask is true (null drops the row).
+never null; a filter keeps the rows where the mask is true (null drops the row).  A row is
+null when its value reads as None (``Array.logical_validity``): a dictionary index pointing at
+a null value, a null run of a run-end encoded column, a union slot whose child value is null.
 
 Each leaf costs one pass over its column in ``_kernels`` (numbers, booleans, dates and
 timestamps, binary and strings; a dictionary column is judged over its dictionary, then its
@@ -41,6 +43,8 @@ def _const(n: int, value: bool) -> np.ndarray:
 
 
 def _validity(array: Array) -> Optional[np.ndarray]:
+    """The array's own validity bitmap as bools (None when it has no null): a dictionary's
+    indices, a boolean column's slots.  A value's nullness is ``logical_validity``."""
     if isinstance(array, NullArray):
         return np.zeros(len(array), dtype=np.bool_)
     if not array.null_count:
@@ -127,7 +131,7 @@ def compare(array: Array, op: str, value, name: str = "?") -> Mask:
     n = len(array)
     if value is None or isinstance(array, NullArray):
         return _const(n, False), _const(n, False)
-    valid = _validity(array)
+    valid = array.logical_validity()  # (a null dictionary value, run or union slot too)
     return _compare_values(array, op, value, name), valid
 
 
@@ -201,7 +205,7 @@ def isin(array: Array, values, name: str = "?") -> Mask:
     n = len(array)
     nulls_match = any(v is None for v in values)
     values = [v for v in values if v is not None]
-    valid = _validity(array)
+    valid = array.logical_validity()
     hit = _isin_values(array, values, name) if not isinstance(array, NullArray) else \
         _const(n, False)
     if valid is not None:
@@ -291,7 +295,7 @@ def evaluate(expr: Expression, column: Callable[[str], Array], n: int) -> Mask:
     if kind == "isin":
         return isin(_column(column, args[0].args[0], n), args[1], args[0].args[0])
     if kind in ("is_null", "is_valid"):
-        valid = _validity(_column(column, args[0].args[0], n))
+        valid = _column(column, args[0].args[0], n).logical_validity()
         if valid is None:
             return _const(n, kind == "is_valid"), None
         return (~valid if kind == "is_null" else valid), None
