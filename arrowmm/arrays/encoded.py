@@ -51,7 +51,7 @@ class DictionaryArray(Array):
             raise ArrowInvalid(f"dictionary index {bad} out of range for a dictionary of {n} values")
         if valid is not None:
             idx = np.where(valid, idx, 0)  # (a null slot's index is not a position)
-        out = dvalid[idx]
+        out = np.take(dvalid, idx)
         if valid is not None:
             out &= valid
         return None if out.all() else out
