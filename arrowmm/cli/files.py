@@ -285,7 +285,8 @@ def _fits(value, dtype) -> bool:
 def _file_recorded(reader, batches: int):
     """Per batch, the column statistics a file's footer records (None: it records none)."""
     doc = decode_file_statistics(reader.footer.metadata, lambda: reader.batch_metadata(0)
-                                 if batches else None, reader.footer.record_batches)
+                                 if batches else None, reader.footer.record_batches,
+                                 reader.schema)
     if doc and isinstance(doc.get("batches"), list) and len(doc["batches"]) == batches:
         return [b.get("columns") if isinstance(b, dict) else None for b in doc["batches"]]
     return None
@@ -297,16 +298,17 @@ def recorded_statistics(reader, kind: str):
     if kind == "file":
         n = reader.num_record_batches
         doc = decode_file_statistics(reader.footer.metadata, lambda: reader.batch_metadata(0)
-                                     if n else None, reader.footer.record_batches)
+                                     if n else None, reader.footer.record_batches,
+                                     reader.schema)
         entries = doc.get("batches") if doc else None
         if not isinstance(entries, list) or len(entries) != n:
             return lambda i, batch: None
         return lambda i, batch: entries[i]
-    return lambda i, batch: decode_statistics(batch.metadata)
+    return lambda i, batch: decode_statistics(batch.metadata, batch.schema)
 
 
 def _batch_column_stats(batch):
-    doc = decode_statistics(batch.metadata)
+    doc = decode_statistics(batch.metadata, batch.schema)
     return doc.get("columns") if doc else None
 
 

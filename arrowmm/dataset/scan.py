@@ -519,7 +519,7 @@ class Dataset:
             elif groups:
                 doc_i = stats[i] if stats is not None else None
                 if batch is not None and doc_i is None:
-                    doc_i = decode_statistics(batch.metadata)
+                    doc_i = decode_statistics(batch.metadata, batch.schema)
                 rows = batch.num_rows if batch is not None else \
                     (doc_i.get("rows") if isinstance(doc_i, dict) else None)
                 live = self._statistics_groups(groups, doc_i, rows, plan, dtypes)
@@ -573,7 +573,8 @@ class Dataset:
         if kept is not None and kept[0] == key:
             return kept[1]
         doc = None if text is None else decode_file_statistics(footer.metadata, lambda: first,
-                                                                footer.record_batches)
+                                                                footer.record_batches,
+                                                                reader.schema)
         stats = doc.get("batches") if doc else None
         if not isinstance(stats, list) or len(stats) != reader.num_record_batches or \
                 [s.get("rows") if isinstance(s, dict) else None for s in stats] != \

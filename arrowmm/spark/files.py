@@ -114,7 +114,8 @@ def describe_file(path: str, with_batches: bool = True, storage: Optional[Storag
         if with_batches:
             extents = reader.batch_extents()
             doc = decode_file_statistics(reader.footer.metadata, lambda: reader.batch_metadata(0)
-                                         if extents else None, reader.footer.record_batches)
+                                         if extents else None, reader.footer.record_batches,
+                                         reader.schema)
             stats = doc.get("batches") if doc else None
             if not isinstance(stats, list) or len(stats) != len(extents):
                 stats = [None] * len(extents)
@@ -128,7 +129,7 @@ def describe_file(path: str, with_batches: bool = True, storage: Optional[Storag
             extents = reader.batch_extents()
             for k, (_, n) in enumerate(extents):
                 meta = reader.batch_metadata(k) or {}
-                info.batches.append(_batch_info(n, decode_statistics(meta)))
+                info.batches.append(_batch_info(n, decode_statistics(meta, reader.schema)))
         reader.close()
         return info
     raise ArrowInvalid(f"{path}: not an Arrow IPC file or stream")

@@ -145,18 +145,27 @@ def test_writers_record_statistics_that_other_readers_ignore(tmp_path):
     with arrowmm.new_stream(sink, schema, statistics=True) as w:
         w.write({"x": [4, 5]})
     (batch,) = arrowmm.open_stream(sink.getvalue())
-    assert decode_statistics(batch.metadata)["columns"]["x"] == {"nulls": 0, "min": 4, "max": 5}
+    assert decode_statistics(batch.metadata, batch.schema)["columns"]["x"] == \
+        {"nulls": 0, "min": 4, "max": 5}
     assert pa.ipc.open_stream(sink.getvalue()).read_all().num_rows == 2
 
 
-@pytest.mark.parametrize("text", [None, "", "{", "[]", '{"version": 99}', '{"version": 1}',
-                                  '{"version": 2}', '{"version": 3}'])
+GOOD = '{"version": 3, "types": {"x": "int64"}, "columns": {"x": {"nulls": 0}}}'
+
+
+@pytest.mark.parametrize("text", [
+    None, "", "{", "[]", '{"version": 99}', '{"version": 1}', '{"version": 2}', '{"version": 3}',
+    '{"version": 3, "types": {}, "columns": {"x": {"nulls": 0}}}',  # (x's type not named)
+    '{"version": 3, "types": {"x": "uint64"}, "columns": {"x": {"nulls": 0}}}',  # (another)
+    GOOD])
 def test_damaged_statistics_are_ignored(text):
-    assert decode_statistics(None if text is None else {STATISTICS_KEY: text}) is None
-    if text:  # (only the document its digest was made of is taken, and only of version 3)
+    schema = arrowmm.schema([("x", arrowmm.int64())])
+    assert decode_statistics(None if text is None else {STATISTICS_KEY: text}, schema) is None
+    if text:  # (only the document its digest was made of is taken, only of version 3, and
+        # only when it names the type the schema gives every column it describes)
         digest = hashlib.sha256(text.encode()).hexdigest()
-        taken = decode_statistics({STATISTICS_KEY: text, DIGEST_KEY: digest})
-        assert (taken is not None) == (text == '{"version": 3}')
+        taken = decode_statistics({STATISTICS_KEY: text, DIGEST_KEY: digest}, schema)
+        assert (taken is not None) == (text == GOOD)
 
 
 # -- pruning verdicts against row-by-row truth -------------------------------------------------------

@@ -36,7 +36,7 @@ def test_a_good_file_is_pruned_by_its_statistics(tmp_path):
     path = _two_batches(tmp_path / "x.arrow")
     with arrowmm.open_file(path) as reader:
         doc = json.loads(reader.metadata[STATISTICS_KEY])
-        assert doc["version"] == 3 and len(doc["id"]) == 32
+        assert doc["version"] == 3 and len(doc["id"]) == 32 and doc["types"] == {"x": "int64"}
         assert [tuple(e["block"]) for e in doc["batches"]] == \
                 reader.footer.record_batches.tolist()
         assert reader.batch_metadata(0) == {STAMP_KEY: doc["id"]}
@@ -185,6 +185,48 @@ def test_swapped_footer_blocks_do_not_lend_a_batch_another_ones_bounds(tmp_path)
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert [c["from"] for c in json.loads(proc.stdout)["columns"]] == ["computed"]
+
+
+def _int32_read_as_uint32(path, fmt: str):
+    """A file or stream of an int32 column with statistics, one byte of whose schema (the Int
+    table's is_signed, 1 -> 0) makes every reader (pyarrow too) read it as uint32."""
+    opener = arrowmm.new_file if fmt == "file" else arrowmm.new_stream
+    with opener(path, arrowmm.schema([("x", arrowmm.int32())]), statistics=True) as writer:
+        writer.write({"x": [-5, -1, 3]})
+        writer.write({"x": [-100, 50, 7]})
+    base = path.read_bytes()
+    if fmt == "file":  # (the footer's schema: what a file is read by)
+        end = len(base) - 10
+        start = end - int.from_bytes(base[end:end + 4], "little")
+    else:
+        start, end = 0, base.index(b"\xff\xff\xff\xff", 8)  # (the schema message)
+    for at in range(start, end):
+        if base[at] != 1:
+            continue
+        path.write_bytes(base[:at] + b"\x00" + base[at + 1:])
+        try:
+            with arrowmm.open(str(path)) as reader:
+                if reader.schema.names == ["x"] and str(reader.schema.field(0).type) == "uint32":
+                    return path
+        except arrowmm.ArrowError:
+            pass
+    raise AssertionError("no byte of the schema makes x a uint32")
+
+
+@pytest.mark.parametrize("fmt", ["file", "stream"])
+def test_a_damaged_schema_type_does_not_judge_its_values_by_the_old_bounds(tmp_path, fmt):
+    # (review of session 43: x read as uint32 (-5 -> 4294967291) was pruned by the bounds
+    # recorded for the int32 values, max 3: "x > 10" dropped 4294967291 and 4294967295)
+    (tmp_path / "d").mkdir()
+    path = _int32_read_as_uint32(tmp_path / "d" / f"a.{fmt}", fmt)
+    with arrowmm.open(str(path)) as reader:
+        read = reader.read_all().column("x").to_pylist()
+    assert read[:2] == [4294967291, 4294967295]
+    for op, x in ((">", 10), ("<", 10)):
+        got = arrowmm.dataset(str(tmp_path / "d")).to_table(filter=[("x", op, x)])
+        assert got.column("x").to_pylist() == [v for v in read if (v > x if op == ">" else v < x)]
+    from arrowmm.spark.files import describe_file  # (the Python Spark source's planning)
+    assert [b.stats for b in describe_file(str(path)).batches] == [None] * 2
 
 
 def _swap_footer_blocks_of(path):

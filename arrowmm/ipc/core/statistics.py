@@ -8,11 +8,12 @@ ignore them: they live in custom metadata under one namespaced key,
 * IPC file: the footer's custom metadata holds every batch::
 
       {"version": 3, "id": "<32 hex digits>", "columns": ["x", "s"],
+       "types": {"x": "int64", "s": "string"},
        "batches": [{"rows": 3, "block": [offset, metaDataLength, bodyLength],
                     "columns": {"x": {"nulls": 0, "min": 1, "max": 7}, ...}}, ...]}
 
 * IPC stream: each record batch message's custom metadata holds its own
-  ``{"version": 3, "rows": ..., "columns": {...}}``.
+  ``{"version": 3, "rows": ..., "types": {...}, "columns": {...}}``.
 
 Statistics decide which rows a filter returns, so a document that does not describe the
 data beside it must never be used.  Three things bind it (version 3; documents of versions 1
@@ -30,7 +31,12 @@ and 2, which lacked some, are ignored):
   it, and is used only for the message the footer's Block of that index still points at:
   footers may list blocks in any order, so two swapped Blocks read as the batches in another
   order, and without this the filter would judge each by the other's bounds (no I/O: the
-  reader holds the footer).
+  reader holds the footer);
+* ``types`` names the type (pyarrow's type string of its storage type) of every column an
+  entry describes, as the writer's schema had it; a reader uses the document only when its
+  schema gives each the same type: one damaged schema byte (an int32 read as uint32, a
+  timestamp's unit) changes what the values are, in every reader, and the bounds recorded
+  for the old type would judge the new values.
 
 A column has an entry only when its type is supported (top-level booleans,
 integers, floats, decimals, dates, times, timestamps, durations, strings and
@@ -62,7 +68,8 @@ from ...errors import ArrowInvalid
 __all__ = ["STATISTICS_KEY", "DIGEST_KEY", "STAMP_KEY", "MAX_BOUND_BYTES", "batch_statistics",
            "column_statistics", "encode_file_statistics", "encode_batch_statistics",
            "decode_statistics", "decode_file_statistics", "new_statistics_id",
-           "without_statistics", "supports_statistics", "unique_names", "statistics_mismatch"]
+           "without_statistics", "supports_statistics", "unique_names", "statistics_mismatch",
+           "type_string"]
 
 STATISTICS_KEY = "arrowmm:statistics"
 #: beside a document: the SHA-256 (hex) of its UTF-8 bytes
@@ -140,11 +147,12 @@ def _signed(doc: dict) -> Dict[str, str]:
 def encode_batch_statistics(batch) -> Dict[str, str]:
     """The metadata entries (document and digest) a stream writer stores in a record batch
     message."""
+    columns = batch_statistics(batch)
     return _signed({"version": VERSION, "rows": batch.num_rows,
-                    "columns": batch_statistics(batch)})
+                    "types": _types_of(batch.schema, columns), "columns": columns})
 
 
-def encode_file_statistics(names: List[str], batches: List[dict], stats_id: str,
+def encode_file_statistics(schema: t.Schema, batches: List[dict], stats_id: str,
                            blocks: Sequence[Tuple[int, int, int]]) -> Dict[str, str]:
     """The footer metadata entries (document and digest) a file writer stores: ``batches``
     are ``{"rows", "columns"}``, ``blocks`` their footer Blocks (offset, metaDataLength,
@@ -154,8 +162,34 @@ def encode_file_statistics(names: List[str], batches: List[dict], stats_id: str,
         raise ValueError(f"{len(batches)} batches' statistics for {len(blocks)} blocks")
     entries = [{"rows": b["rows"], "block": [int(o), int(m), int(n)], "columns": b["columns"]}
                for b, (o, m, n) in zip(batches, blocks)]
-    return _signed({"version": VERSION, "id": stats_id, "columns": list(names),
-                    "batches": entries})
+    described = set().union(*(b["columns"] for b in batches))
+    return _signed({"version": VERSION, "id": stats_id, "columns": list(schema.names),
+                    "types": _types_of(schema, described), "batches": entries})
+
+
+def type_string(dtype: t.DataType) -> str:
+    """What ``types`` records for a column of ``dtype``: pyarrow's string of its storage type."""
+    return str(dtype.storage_type if isinstance(dtype, t.ExtensionType) else dtype)
+
+
+def _types_of(schema: t.Schema, names) -> Dict[str, str]:
+    return {f.name: type_string(f.type) for f in schema if f.name in names}
+
+
+def _types_hold(doc: dict, schema: t.Schema, described) -> bool:
+    """Whether the document's ``types`` give every ``described`` column name the type the
+    reader's ``schema`` gives it (one field of that name)."""
+    types = doc.get("types")
+    if not isinstance(types, dict):
+        return False
+    fields: Dict[str, list] = {}
+    for f in schema:
+        fields.setdefault(f.name, []).append(f)
+    for name in described:
+        found = fields.get(name)
+        if not found or len(found) != 1 or types.get(name) != type_string(found[0].type):
+            return False
+    return True
 
 
 def without_statistics(metadata: Optional[dict]) -> Optional[dict]:
@@ -168,14 +202,10 @@ def without_statistics(metadata: Optional[dict]) -> Optional[dict]:
             if k not in (STATISTICS_KEY, DIGEST_KEY, STAMP_KEY)} or None
 
 
-def decode_statistics(metadata: Optional[dict]) -> Optional[dict]:
-    """The statistics document of a metadata mapping (a stream batch message's, or a
-    footer's before ``decode_file_statistics`` checks its stamp), or None when it is absent,
-    malformed, of another version or not the one its digest was made of.
-
-    Statistics only ever let a reader skip work, so a damaged document is
-    ignored rather than trusted or fatal.
-    """
+def _document(metadata: Optional[dict]) -> Optional[dict]:
+    """The statistics document of a metadata mapping, or None when it is absent, malformed,
+    of another version or not the one its digest was made of (statistics only ever let a
+    reader skip work, so a damaged document is ignored rather than trusted or fatal)."""
     text = metadata.get(STATISTICS_KEY) if metadata else None
     if not text or not isinstance(text, (str, bytes)):
         return None
@@ -190,15 +220,28 @@ def decode_statistics(metadata: Optional[dict]) -> Optional[dict]:
     return doc
 
 
+def decode_statistics(metadata: Optional[dict], schema: t.Schema) -> Optional[dict]:
+    """The statistics document of a stream batch message's metadata, or None unless
+    ``_document`` takes it and its ``types`` are those of the stream's ``schema`` for every
+    column it describes."""
+    doc = _document(metadata)
+    if doc is None:
+        return None
+    columns = doc.get("columns")
+    return doc if _types_hold(doc, schema, columns if isinstance(columns, dict) else ()) \
+        else None
+
+
 def decode_file_statistics(footer_metadata: Optional[dict],
                            first_batch_metadata: Callable[[], Optional[dict]],
-                           blocks: np.ndarray) -> Optional[dict]:
-    """The statistics document of an IPC file's footer, or None unless ``decode_statistics``
-    takes it, it has an entry per record batch Block of the footer (``blocks``: the footer's
-    ``BLOCK`` records) recording that very Block, and the file's first record batch message
+                           blocks: np.ndarray, schema: t.Schema) -> Optional[dict]:
+    """The statistics document of an IPC file's footer, or None unless ``_document`` takes
+    it, it has an entry per record batch Block of the footer (``blocks``: the footer's
+    ``BLOCK`` records) recording that very Block, its ``types`` are those of the footer's
+    ``schema`` for every column it describes, and the file's first record batch message
     (``first_batch_metadata()``, called only then) carries its ``id``: the document was
     written with these batches, each entry for the message its Block points at."""
-    doc = decode_statistics(footer_metadata)
+    doc = _document(footer_metadata)
     if doc is None:
         return None
     stats_id = doc.get("id")
@@ -209,11 +252,17 @@ def decode_file_statistics(footer_metadata: Optional[dict],
         return None
     footer_rows = zip(blocks["offset"].tolist(), blocks["metadata_length"].tolist(),
                       blocks["body_length"].tolist())
+    described = set()
     for entry, row in zip(entries, footer_rows):
         recorded = entry.get("block") if isinstance(entry, dict) else None
         if not isinstance(recorded, list) or len(recorded) != 3 or \
                 any(type(x) is not int for x in recorded) or tuple(recorded) != row:
             return None
+        columns = entry.get("columns")
+        if isinstance(columns, dict):
+            described.update(columns)
+    if not _types_hold(doc, schema, described):
+        return None
     try:
         stamp = (first_batch_metadata() or {}).get(STAMP_KEY)
     except ArrowInvalid:

@@ -178,7 +178,8 @@ class AppendWriter(FileWriter):
             footer = reader.footer
             n_old = reader.num_record_batches
             doc = decode_file_statistics(footer.metadata, lambda: reader.batch_metadata(0)
-                                         if n_old else None, footer.record_batches)
+                                         if n_old else None, footer.record_batches,
+                                         reader.schema)
             old_meta = dict(without_statistics(footer.metadata) or {})
             has_stats = bool(doc and isinstance(doc.get("batches"), list)
                              and len(doc["batches"]) == n_old
@@ -262,7 +263,7 @@ class AppendWriter(FileWriter):
         footer_metadata = self._footer_metadata
         if self._statistics is not None:
             footer_metadata = {**(footer_metadata or {}),
-                               **encode_file_statistics(self.schema.names, self._statistics,
+                               **encode_file_statistics(self.schema, self._statistics,
                                                         self._statistics_id, self._batch_blocks)}
         footer = encode_footer(self.schema, footer_blocks(self._dict_blocks),
                                footer_blocks(self._batch_blocks), footer_metadata,

@@ -176,7 +176,7 @@ def _add_statistics(src: str, dst: str, fsync: bool, progress) -> str:
         docs = file_statistics(reader, progress)
         parts, blocks = _copied_messages(region, reader, stats_id)
         footer_metadata = {**(without_statistics(reader.footer.metadata) or {}),
-                           **encode_file_statistics(reader.schema.names, docs, stats_id,
+                           **encode_file_statistics(reader.schema, docs, stats_id,
                                                    blocks["batches"])}
         footer = encode_footer(reader.schema, footer_blocks(blocks["dictionaries"]),
                                footer_blocks(blocks["batches"]), footer_metadata,

@@ -666,7 +666,7 @@ class FileWriter(_WriterBase):
         footer_metadata = self._footer_metadata
         if self._statistics is not None:
             footer_metadata = {**(footer_metadata or {}),
-                               **encode_file_statistics(self.schema.names, self._statistics,
+                               **encode_file_statistics(self.schema, self._statistics,
                                                         self._statistics_id, self._batch_blocks)}
         footer = encode_footer(self.schema, footer_blocks(self._dict_blocks), footer_blocks(self._batch_blocks),
                                footer_metadata, self._version, self.features)
