@@ -117,6 +117,38 @@ def to_spark_batch(batch, target):
     columns = []
     for column, field in zip(pb.columns, target):
         if not column.type.equals(field.type):
-            column = column.cast(field.type, safe=False)
+            column = _cast(column, field)
         columns.append(column)
     return pa.RecordBatch.from_arrays(columns, schema=target)
+
+
+def _cast(column, field):
+    """``column`` cast to ``field``'s type as pyarrow's safe cast does: a value the type cannot
+    hold (an int64 past an int32's range, seconds past int64 microseconds) is an error, never
+    wrapped.  The one loss the source means to make is a finer time unit cut to Spark's
+    microseconds (nanosecond timestamps and durations, date64 to days)."""
+    import pyarrow as pa
+    try:
+        return column.cast(field.type, safe=True)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        if _coarser_time_only(column.type, field.type):
+            return column.cast(field.type, safe=False)
+        raise ArrowInvalid(f"column {field.name!r}: its {column.type} values do not all fit "
+                           f"the requested {field.type} ({exc})") from None
+
+
+def _coarser_time_only(src, dst) -> bool:
+    """Whether casting ``src`` to ``dst`` can only cut time values to a coarser unit (which
+    never overflows) and changes nothing else, nested types included."""
+    import pyarrow as pa
+    ts, dur = pa.types.is_timestamp, pa.types.is_duration
+    finer = {"s": 0, "ms": 1, "us": 2, "ns": 3}
+    if (ts(src) and ts(dst)) or (dur(src) and dur(dst)):
+        return finer[src.unit] >= finer[dst.unit]
+    if pa.types.is_date64(src) and pa.types.is_date32(dst):
+        return True
+    if src.num_fields and src.num_fields == dst.num_fields and type(src) is type(dst):
+        return all(src.field(i).type.equals(dst.field(i).type)
+                   or _coarser_time_only(src.field(i).type, dst.field(i).type)
+                   for i in range(src.num_fields))
+    return False
