@@ -82,7 +82,6 @@ def _dictionary_key(array: DictionaryArray, name: str):
     rank = _ranks(values)
     if nan is not None:
         rank = np.where(nan, rank.max() + 1, rank)
-    dvalid = _validity(dictionary)
     idx = array.indices.values().astype(np.int64)
     valid = _validity(array)
     live = idx if valid is None else idx[valid]
@@ -94,9 +93,7 @@ def _dictionary_key(array: DictionaryArray, name: str):
         idx = np.where(valid, idx, 0)  # (a null slot's index is not a position)
     if not len(dictionary):
         return np.zeros(len(idx), dtype=np.int64), None, valid
-    if dvalid is not None:
-        valid = dvalid[idx] if valid is None else valid & dvalid[idx]
-    return rank[idx], None, valid
+    return rank[idx], None, array.logical_validity()
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:
@@ -126,7 +123,7 @@ def sort_indices(columns: Sequence[Array], keys: Sequence[Tuple[str, str]]) -> n
         else:
             values, nan = _key_values(array, name)
             rank = _ranks(values)
-            valid = _validity(array)
+            valid = array.logical_validity()
         if order == "descending":
             rank = (rank.max() if len(rank) else 0) - rank
         parts = [rank]
