@@ -151,12 +151,21 @@ def test_drop_null_drops_the_values_that_read_as_none():
     assert d.drop_null().to_pylist() == ["a", None, "c", None, "a"]  # (pyarrow's, kept)
 
 
-def test_a_dictionary_index_outside_the_dictionary_is_an_error_not_a_verdict():
-    # (the null test now reads the indices: a damaged one raises, naming it, where it was
-    # never looked at before)
-    d = pa.DictionaryArray.from_arrays(pa.array([0, 7, None], pa.int8()),
-                                       pa.array(["a", None]), safe=False)
-    batch = arrowmm.record_batch(pa.record_batch({"d": d}))
-    with pytest.raises(arrowmm.ArrowInvalid, match="dictionary index 7 out of range for a "
-                                                   "dictionary of 2 values"):
-        compute.filter(batch, field("d").is_null())
+def test_an_index_offset_or_type_id_pointing_nowhere_is_an_error_not_a_verdict():
+    # (the null test now follows indices, union offsets and type ids: a damaged one raises,
+    # naming it, where the bitmap alone gave an answer before)
+    children = [pa.array([1, None]), pa.array([None, "b"])]
+    damaged = {
+        "dictionary index 7 out of range for a dictionary of 2 values":
+            pa.DictionaryArray.from_arrays(pa.array([0, 7, None], pa.int8()),
+                                           pa.array(["a", None]), safe=False),
+        "dense union offset 9 outside child of length 2":
+            pa.UnionArray.from_dense(pa.array([0, 1], pa.int8()), pa.array([0, 9], pa.int32()),
+                                     children),
+        r"type_id\[1\]=5 is not a type code of the union":
+            pa.UnionArray.from_sparse(pa.array([0, 5], pa.int8()), children),
+    }
+    for message, column in damaged.items():
+        batch = arrowmm.record_batch(pa.record_batch({"c": column}))
+        with pytest.raises(arrowmm.ArrowInvalid, match=message):
+            compute.filter(batch, field("c").is_null())
