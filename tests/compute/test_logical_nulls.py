@@ -128,6 +128,7 @@ def test_dataset_filters_and_statistics_agree_with_the_values(tmp_path):
         vals = vals + vals[2:5]
         nulls = [i for i, v in zip(rows, vals) if v is None]
         assert ds.to_table(filter=[(name, "is null")]).column("i").to_pylist() == nulls, name
+        assert ds.count_rows(filter=[(name, "is not null")]) == len(rows) - len(nulls), name
         kept = ds.to_table(filter=[(name, "is not null"), ("i", ">=", 3)])
         assert kept.column("i").to_pylist() == [i for i, v in zip(rows, vals)
                                                 if v is not None and i >= 3], name
