@@ -54,7 +54,7 @@ class DataFile:
     schema: object
     batches: List[BatchInfo] = field(default_factory=list)
     entries: Optional[List[Tuple[int, int]]] = None  # streams: the message index
-    identity: Optional[tuple] = None  # the planned file's (device, inode, size), when local
+    identity: Optional[tuple] = None  # the planned file's ``file_identity()``, when it has one
 
 
 def load_path_options(options, default: Optional[str] = None) -> List[str]:
@@ -124,7 +124,8 @@ def describe_file(path: str, with_batches: bool = True, storage: Optional[Storag
         return info
     if fmt == "stream":
         reader = storage.open_reader(path, "stream")
-        info = DataFile(path, "stream", reader.schema, entries=reader.entries)
+        info = DataFile(path, "stream", reader.schema, entries=reader.entries,
+                        identity=reader.file_identity())
         if with_batches:
             extents = reader.batch_extents()
             for k, (_, n) in enumerate(extents):

@@ -62,7 +62,7 @@ def _finish(piece, files: Sequence[DataFile]) -> Piece:
     info = files[fi]
     if info.format == "stream":
         return (info.path, "stream", list(range(len(batches))), select_entries(info.entries, batches),
-                None)
+                info.identity)
     return (info.path, "file", batches, None, info.identity)
 
 
@@ -71,7 +71,8 @@ def read_piece(piece: Piece, log: Optional[str] = None,
     """The arrowmm record batches of one piece, read from the mapped file (or, on an object
     store configured by ``storage_options``, by byte ranges).  A local file replaced under its
     path since planning raises ``ArrowInvalid``: the plan's batch indices and the batches its
-    statistics skipped were the old file's (read in the new one, they gave rows of neither)."""
+    statistics skipped were the old file's (read in the new one, they gave rows of neither);
+    so does an object overwritten since (another ETag)."""
     path, fmt, batches, entries, planned = piece
     try:
         reader = storage_for(path, storage_options).open_reader(path, fmt, entries)

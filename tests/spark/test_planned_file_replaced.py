@@ -43,3 +43,41 @@ def test_a_file_replaced_since_planning_is_refused_not_read_by_the_old_plan(tmp_
     with pytest.raises(arrowmm.ArrowInvalid, match="replaced since this read was planned"):
         _read(parts)
     assert _read(_planned_rows(path, set())) == [10 + i for i in range(new_batches)]
+
+
+def _planned_where_x_at_least_12(path) -> list:
+    info = describe_file(str(path))
+
+    def keep(f, b):  # (what pushFilters' NONE does)
+        return info.batches[b].stats["x"]["max"] >= 12
+    return plan_pieces([info], keep, 1 << 30, 0)
+
+
+def test_a_file_rewritten_in_place_since_planning_is_refused(tmp_path):
+    # (review, session 43: the same inode and size passed the old identity, (device, inode,
+    # size): the plan for x >= 12 read batches 2 and 3 of the new file, [22, 23])
+    path, new = tmp_path / "a.arrow", tmp_path / "new.arrow"
+    _write_replacing(path, [[10 + i] for i in range(4)])
+    _write_replacing(new, [[20 + i] for i in range(4)])
+    os.utime(path, ns=(0, 0))  # (so the rewrite's time differs whatever the clock's grain)
+    parts = _planned_where_x_at_least_12(path)
+    assert os.path.getsize(new) == os.path.getsize(path)
+    with open(path, "r+b") as f:  # (written into the same inode, as pyarrow's new_file(path))
+        f.write(new.read_bytes())
+    with pytest.raises(arrowmm.ArrowInvalid, match="replaced since this read was planned"):
+        _read(parts)
+
+
+def test_a_stream_replaced_since_planning_is_refused(tmp_path):
+    # (review, session 43: stream pieces carried no identity: [22, 23])
+    path, new = tmp_path / "a.arrows", tmp_path / ".new.arrows"
+    for p, base in ((path, 10), (new, 20)):
+        with arrowmm.new_stream(p, arrowmm.schema([("x", arrowmm.int64())]),
+                                statistics=True) as w:
+            for i in range(4):
+                w.write({"x": [base + i]})
+    parts = _planned_where_x_at_least_12(path)
+    assert _read(parts) == [12, 13]
+    os.replace(new, path)
+    with pytest.raises(arrowmm.ArrowInvalid, match="replaced since this read was planned"):
+        _read(parts)

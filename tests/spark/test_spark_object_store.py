@@ -221,3 +221,34 @@ def test_hadoop_s3a_settings_become_s3fs_options():
     assert s3_options({"fs.s3a.endpoint": "s3.example.com"}) == {
         "client_kwargs": {"endpoint_url": "https://s3.example.com"}}
     assert s3_options({}) == {}  # (s3fs then reads the AWS_* variables, as boto does)
+
+
+def test_an_object_overwritten_since_planning_is_refused(s3_server, bucket):
+    # (review, session 43: an object store source had no identity, so a task read the plan's
+    # batches in the new object: "x >= 12" planned over [10]..[13] gave [22, 23]; now the plan
+    # keeps the object's ETag)
+    import io
+    from arrowmm.spark.files import describe_file
+    from arrowmm.spark.planning import plan_pieces, read_piece
+
+    def data(base):
+        buf = io.BytesIO()
+        with arrowmm.new_file(buf, arrowmm.schema([("x", arrowmm.int64())]),
+                              statistics=True) as w:
+            for i in range(4):
+                w.write({"x": [base + i]})
+        return buf.getvalue()
+
+    client, path, opts = s3_server.client(), f"s3://{bucket}/t/a.arrow", s3_server.storage_options
+    client.put_object(Bucket=bucket, Key="t/a.arrow", Body=data(10))
+    info = describe_file(path, storage=storage_for(path, opts))
+    assert info.identity is not None
+
+    def keep(f, b):
+        return info.batches[b].stats["x"]["max"] >= 12
+    pieces = [piece for part in plan_pieces([info], keep, 1 << 30, 0) for piece in part]
+    assert [b.column("x").to_pylist()[0] for piece in pieces
+            for b in read_piece(piece, storage_options=opts)] == [12, 13]
+    client.put_object(Bucket=bucket, Key="t/a.arrow", Body=data(20))
+    with pytest.raises(arrowmm.ArrowInvalid, match="replaced since this read was planned"):
+        [b for piece in pieces for b in read_piece(piece, storage_options=opts)]

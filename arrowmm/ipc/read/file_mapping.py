@@ -26,12 +26,12 @@ import errno
 import mmap
 import os
 import stat
-from typing import Callable
+from typing import Callable, Optional
 
-from ..._core._region import Region
+from ..._core._region import BufferView, Region
 from ...errors import ArrowInvalid
 
-__all__ = ["FileChanged", "map_file", "mapped_file", "tail_reader", "TailRead", "ENDS_TAIL",
+__all__ = ["FileChanged", "map_file", "mapped_file", "mapped_file_identity", "tail_reader", "TailRead", "ENDS_TAIL",
            "HEAD_BYTES", "first_bytes_of", "drop_ends"]
 
 #: How many bytes of a file's end ``map_file(path, ends=True)`` reads with the mapping (a
@@ -56,7 +56,7 @@ class _FileMap(mmap.mmap):
     until the first ``tail_reader`` takes them."""
 
     path = ""
-    device = inode = -1
+    device = inode = mtime_ns = ctime_ns = -1
     head = tail = None
     tail_start = 0
 
@@ -91,6 +91,7 @@ def map_file(path, ends: bool = False) -> Region:
     finally:
         os.close(fd)
     mapping.path, mapping.device, mapping.inode = fspath, st.st_dev, st.st_ino
+    mapping.mtime_ns, mapping.ctime_ns = st.st_mtime_ns, st.st_ctime_ns
     return Region(mapping, description=str(fspath))
 
 
@@ -129,6 +130,20 @@ def mapped_file(region: Region):
     if isinstance(owner, _FileMap) and len(owner) == region.size:
         return owner
     return None
+
+
+def mapped_file_identity(region: Region) -> Optional[tuple]:
+    """``(device, inode, size, mtime_ns, ctime_ns)`` of the file mapped behind ``region`` (the
+    whole file, also when ``region`` is a view of its first bytes: a file's committed part),
+    or None when it maps no file.  A file rewritten in place keeps its inode and may keep its
+    size (pyarrow's ``new_file(path)`` truncates and writes the same inode): its times tell it
+    (the change time cannot be set back)."""
+    owner = region.owner
+    if isinstance(owner, BufferView):
+        owner = owner.region.owner
+    if not isinstance(owner, _FileMap):
+        return None
+    return (owner.device, owner.inode, len(owner), owner.mtime_ns, owner.ctime_ns)
 
 
 def tail_reader(region: Region) -> TailRead:

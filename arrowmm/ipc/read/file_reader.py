@@ -467,9 +467,11 @@ class FileReader(ReaderBase):
                 for k, (nodes, buffers, body, length) in enumerate(parts)]
 
     def file_identity(self) -> Optional[tuple]:
-        """``(device, inode, size)`` of the local file this reader mapped, or None (a buffer,
-        a file object, an object store): a plan made from this reader's footer can check,
-        when it reads the path again, that the path still names this file."""
+        """What tells the file this reader reads from another one put under its name since:
+        ``(device, inode, size, mtime_ns, ctime_ns)`` of a local file (mapped, or read with
+        ``mmap=False``), ``(size, key, version)`` of an object (its ETag, ...), or None (a
+        buffer, a file object): a plan made from this reader's footer can check, when it reads
+        the path again, that the path still names this file."""
         return self._source.identity() if self._source is not None else None
 
     def batch_metadata(self, i: int) -> Optional[dict]:

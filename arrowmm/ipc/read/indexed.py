@@ -18,6 +18,7 @@ from ...errors import ArrowInvalid, ArrowNotImplementedError
 from ..core.framing import Message, message_end, read_message_at
 from ...format import MessageHeader
 from ..core.files import MAGIC
+from .file_mapping import mapped_file_identity
 from .file_reader import BatchWhere, ReaderBase, batch_index, region_of
 
 __all__ = ["IndexedStreamReader", "index_stream", "select_entries"]
@@ -98,6 +99,10 @@ class IndexedStreamReader(ReaderBase):
             offset = self.entries[i][1]
             out.append((offset, message_end(self._read(i, _RECORD_BATCH)) - offset))
         return out
+
+    def file_identity(self) -> Optional[tuple]:
+        """As ``FileReader.file_identity``, of the stream file this reader maps."""
+        return mapped_file_identity(self._region) if self._region is not None else None
 
     def batch_metadata(self, i: int):
         """The custom metadata of record batch ``i``'s message (its header only is read)."""

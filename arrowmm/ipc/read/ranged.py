@@ -79,6 +79,19 @@ class RangeSource(FileSource):
         self._kept = []  # (start, array) read once and served again (``keep``)
         self._readinto = getattr(fileobj, "readinto", None)
 
+    def identity(self) -> Optional[tuple]:
+        """``(size, version)`` of the object, its version being what the file object's
+        filesystem said of it at open (an ETag, a version id, a modification time), or None
+        when it said none of these: an object overwritten under its key is another object."""
+        details = getattr(self._file, "details", None)
+        if not isinstance(details, dict):
+            return None
+        for key in ("ETag", "VersionId", "version_id", "LastModified", "last_modified", "mtime"):
+            version = details.get(key)
+            if version is not None:
+                return (self.size, key, str(version))
+        return None
+
     def keep(self, offset: int, length: int) -> None:
         """Read bytes ``offset..offset+length`` now and serve later reads inside them from
         memory (opening keeps the file's head and tail: the magic, the footer)."""

@@ -594,6 +594,12 @@ class ReaderBase(PandasConvertible):
         self._projection = indices
         self.schema = project_schema(full, indices)
 
+    def file_identity(self) -> Optional[tuple]:
+        """What tells the file this reader reads from another put under its name since, or
+        None when it cannot say (``FileReader.file_identity``); a stream read as it arrives
+        cannot."""
+        return None
+
     def _check_open(self):
         if self._closed:
             raise ArrowInvalid("the reader is closed")

@@ -33,7 +33,8 @@ from typing import Optional
 from ..._core._region import BufferView, Region
 from ...errors import ArrowInvalid
 from ...format import MessageHeader
-from .file_mapping import TailRead, first_bytes_of, map_file, mapped_file, tail_reader
+from .file_mapping import TailRead, first_bytes_of, map_file, mapped_file, mapped_file_identity, \
+    tail_reader
 from ..core.framing import Message, message_end, read_message_at
 
 __all__ = ["FileSource", "MappedSource", "check_message"]
@@ -163,8 +164,7 @@ class MappedSource(FileSource):
         return None if mapping is None else MappedSource(map_file(mapping.path))
 
     def identity(self) -> Optional[tuple]:
-        mapping = mapped_file(self.region) if self.region is not None else None
-        return None if mapping is None else (mapping.device, mapping.inode, self.size)
+        return mapped_file_identity(self.region) if self.region is not None else None
 
     def changed(self) -> bool:
         mapping = mapped_file(self.region) if self.region is not None else None

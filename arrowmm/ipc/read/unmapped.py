@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import os
 import stat
+from typing import Optional
 
 import numpy as np
 
@@ -61,9 +62,13 @@ class PreadFile(FileSource):
             if stat.S_ISDIR(st.st_mode):
                 raise IsADirectoryError(f"{self.description} is a directory")
             self.size = st.st_size if stat.S_ISREG(st.st_mode) else 0
+            self._identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         except BaseException:
             os.close(self._fd)
             raise
+
+    def identity(self) -> Optional[tuple]:
+        return self._identity  # (as ``file_mapping.mapped_file_identity`` gives a mapping's)
 
     def pread(self, offset: int, length: int, what: str = "bytes") -> np.ndarray:
         if self._fd < 0:
