@@ -15,6 +15,17 @@ dataset's ``exclude_invalid_files=True`` leaves it out and reports it.  Other fi
 
 ``resolve_paths`` (the Spark source's) looks one directory deep; ``discover`` (a dataset's)
 walks folders recursively, as pyarrow.dataset does, for hive-partitioned layouts.
+
+Symbolic links are followed, to folders and to files, but a folder is never entered twice on
+one path down the walk: a link back to a folder the walk is inside (``a/up -> ..``) made every
+file under it read again at each level until the kernel's limit (41 times), and two such links
+made the walk exponential (a hang).  Such a loop raises ``ArrowInvalid`` naming the link and the
+folder it leads back to, as ``find -L`` reports "File system loop detected", rather than being
+skipped: a loop in a data folder is a mistake to fix, and a skipped one would be a rule the
+user never sees (links to a folder *beside* the walk, such as ``k=2 -> k=1``, are read as the
+folders they name).  A link named as Arrow whose target cannot be reached (gone with an
+unmounted share, a loop of links) raises the ``OSError`` that says why, naming it, where it
+used to leave the dataset silently with every row it held.
 """
 from __future__ import annotations
 
@@ -22,7 +33,7 @@ import glob
 import json
 import os
 import re
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..errors import ArrowInvalid
 from ..ipc.core.files import MAGIC as FILE_MAGIC
@@ -174,8 +185,11 @@ def data_files_in(directory: str) -> List[str]:
         if name.startswith(("_", ".")):
             continue
         path = os.path.join(directory, name)
-        if os.path.isfile(path) and _is_data_file(path, name):
-            out.append(os.path.abspath(path))
+        if os.path.isfile(path):
+            if _is_data_file(path, name):
+                out.append(os.path.abspath(path))
+        elif not os.path.isdir(path):
+            _check_reachable(path, name)
     return out
 
 
@@ -254,7 +268,33 @@ def manifest_files(directory: str) -> Optional[List[str]]:
     return [os.path.abspath(os.path.join(directory, n)) for n in manifest["files"]]
 
 
-def _walk(directory: str, out: List[str]) -> None:
+def _check_reachable(path: str, name: str) -> None:
+    """Raise the ``OSError`` of the folder entry ``path`` (named ``name``), neither a file nor a
+    folder, when it is named as Arrow and cannot be reached: a symbolic link whose target is
+    gone (``FileNotFoundError``), a loop of links, a target this user may not reach.  A FIFO or
+    a socket so named, and entries not named as Arrow, are left out as before."""
+    if not named_arrow(name):
+        return
+    try:
+        os.stat(path)
+    except OSError as exc:
+        link = f"a symbolic link to {os.readlink(path)!r}" if os.path.islink(path) else "an entry"
+        raise type(exc)(exc.errno, f"{exc.strerror}: {link}, named as an Arrow file of the "
+                        f"dataset, does not reach a file", os.path.abspath(path)) from None
+
+
+def _folder_id(path: str) -> Tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
+
+
+def _walk(directory: str, out: List[str], inside: Optional[Dict[Tuple[int, int], str]] = None
+          ) -> None:
+    """Add the data files under ``directory`` to ``out``.  ``inside``: the folders the walk is in
+    (device and inode: path), ``directory`` among them once entered, so that a link back to one
+    of them is a loop (see the module docstring)."""
+    if inside is None:
+        inside = {_folder_id(directory): os.path.abspath(directory)}
     listed = manifest_files(directory)
     if listed is not None:
         out.extend(listed)
@@ -268,9 +308,27 @@ def _walk(directory: str, out: List[str]) -> None:
             continue
         path = os.path.join(directory, name)
         if os.path.isdir(path):
-            _walk(path, out)
-        elif os.path.isfile(path) and _is_data_file(path, name):
-            out.append(os.path.abspath(path))
+            key = _folder_id(path)
+            if key in inside:
+                _refuse_loop(path, inside[key])
+            inside[key] = os.path.abspath(path)
+            try:
+                _walk(path, out, inside)
+            finally:
+                del inside[key]
+        elif os.path.isfile(path):
+            if _is_data_file(path, name):
+                out.append(os.path.abspath(path))
+        else:
+            _check_reachable(path, name)
+
+
+def _refuse_loop(path: str, earlier: str) -> None:
+    link = f" (a symbolic link to {os.readlink(path)!r})" if os.path.islink(path) else ""
+    raise ArrowInvalid(f"{os.path.abspath(path)}{link}: a folder loop: it leads back to "
+                       f"{earlier}, a folder the dataset's walk is already inside, so every "
+                       f"file below would be read again and again; remove the link, or give "
+                       f"the dataset the files or folders to read (a list or a glob)")
 
 
 def discover(source) -> List[str]:
