@@ -238,7 +238,7 @@ def row_mask(array, term: Term) -> np.ndarray:
     """A bool numpy array: which rows of ``array`` (one column) match ``term``."""
     n = len(array)
     op = term.op
-    valid = array.validity_mask() if array.null_count else None
+    valid = array.logical_validity()  # (a dictionary's null values are nulls too)
     if op in _NULL_OPS:
         if valid is None:
             return np.full(n, op == "is not null")
