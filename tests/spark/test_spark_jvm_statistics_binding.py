@@ -177,7 +177,7 @@ def test_swapped_footer_blocks_give_the_rows_of_a_full_read(spark, tmp_path):
         assert df.filter("k >= 200 AND k < 300").count() == 100
         with arrowmm.open_file(str(swapped)) as r:  # the Python readers refuse it too
             assert decode_file_statistics(r.footer.metadata, lambda: r.batch_metadata(0),
-                                          r.footer.record_batches) is None
+                                          r.footer.record_batches, r.schema) is None
 
 
 def test_the_jvm_writers_statistics_are_bound_and_used(spark, tmp_path):
@@ -197,7 +197,7 @@ def test_the_jvm_writers_statistics_are_bound_and_used(spark, tmp_path):
     assert reader.read_all().column("k").to_pylist() == list(range(400))
     with arrowmm.open_file(str(path)) as r:  # the Python readers' check takes it too
         assert decode_file_statistics(r.footer.metadata, lambda: r.batch_metadata(0),
-                                      r.footer.record_batches) == doc
+                                      r.footer.record_batches, r.schema) == doc
     keys, read = _read(spark, path, log, "k < 50")
     assert keys == list(range(50)) and read == [0]
     # arrowmm.dataset prunes by them: batch 0's values made to lie (350s), its statistics

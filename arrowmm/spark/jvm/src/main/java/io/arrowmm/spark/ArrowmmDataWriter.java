@@ -54,8 +54,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * {@code maxBytesPerBatch} of string and binary values, default 64 MiB) become a record batch of an Arrow IPC file (Arrow Java's writer: 8-byte
  * aligned buffers, optionally LZ4_FRAME or ZSTD bodies), with each batch's statistics gathered
  * while its values are set and stored in the footer as {@code arrowmm/ipc/core/statistics.py} lays
- * them out (version 3: with their digest, an id that record batch 0 carries, and each
- * batch's footer Block, {@link StampedFileWriter}).  The file is written under a hidden temporary name, fsynced, and named by the job's
+ * them out (version 3: with their digest, an id that record batch 0 carries, each
+ * batch's footer Block, {@link StampedFileWriter}, and the types of the columns described).  The file is written under a hidden temporary name, fsynced, and named by the job's
  * commit ({@link CommitLog}); on a store without a cheap atomic rename ({@link HadoopStorage}:
  * object stores) under its final, attempt-unique name, invisible until a version lists it.
  */
@@ -82,7 +82,6 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
   /** The id binding the footer's statistics to this file: record batch 0 carries it. */
   private final String statisticsId = BatchStatistics.newId();
   private final ArrayNode batchStats = JSON.createArrayNode();
-  private final StructType schema;
   private int n;
   /** Bytes of string and binary values in the batch being gathered. */
   private long varBytes;
@@ -95,7 +94,6 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
     this.batchBytes = batchBytes;
     this.storage = storage;
     this.dir = dir;
-    this.schema = schema;
     int attempt = TaskContext.get() == null ? 0 : TaskContext.get().attemptNumber();
     this.direct = !storage.renamesTaskFiles();
     if (direct) {  // each attempt its own name: a speculative or retried one never collides
@@ -214,11 +212,8 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
   @Override
   public WriterCommitMessage commit() throws IOException {
     flush();
-    List<String> names = new ArrayList<>();
-    for (StructField f : schema.fields()) {
-      names.add(f.name());
-    }
-    writer.end(blocks -> BatchStatistics.footerEntries(statisticsId, names, batchStats, blocks));
+    writer.end(blocks -> BatchStatistics.footerEntries(statisticsId, root.getSchema(),
+        batchStats, blocks));
     output.sync();
     close();
     return new CommitLog.Written(direct ? null : writtenName, finalName, rows).toMessage();

@@ -5,10 +5,14 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
+import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.BiFunction;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -21,6 +25,8 @@ import org.apache.arrow.flatbuf.Footer;
 import org.apache.arrow.flatbuf.KeyValue;
 import org.apache.arrow.flatbuf.Message;
 import org.apache.arrow.vector.ipc.message.ArrowBlock;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * The per-batch statistics arrowmm's writers keep in a file footer's custom metadata under
@@ -44,9 +50,16 @@ import org.apache.arrow.vector.ipc.message.ArrowBlock;
  * order; without this the filter would judge each by the other's bounds.  The check costs no
  * I/O: the reader holds the footer.
  *
+ * <p>Every document (a file's, and each stream batch's) also names, under {@code types}, the
+ * type of every column it describes as its writer's schema had it (pyarrow's string of the
+ * storage type, {@link TypeStrings}), and is used only when the schema the values are read by
+ * gives each of them the same type: one damaged schema byte (an int32 read as uint32, a
+ * timestamp's unit) changes what every reader takes the values for, and bounds recorded for
+ * the old type would judge the new values.  Also no I/O: the reader holds the schema.
+ *
  * <p>Statistics only ever let a reader skip work, so a document that is absent, malformed, of
  * another version (versions 1 and 2 lack a binding: not trusted), whose digest does not match,
- * or that does not describe this file's batches, blocks and columns is ignored (no
+ * or that does not describe this file's batches, blocks, columns and their types is ignored (no
  * statistics), never trusted and never fatal.  Kept on the driver only (planning).
  */
 final class BatchStatistics {
@@ -126,13 +139,15 @@ final class BatchStatistics {
     return true;
   }
 
-  /** The footer entries of a file's statistics: the document ({@code columns}: the column
-   * names; {@code batches}: per batch its {@code rows}, its footer {@code block} and its
+  /** The footer entries of a file's statistics: the document ({@code columns}: the names of
+   * {@code schema}'s columns; {@code types}: the type of each column an entry describes;
+   * {@code batches}: per batch its {@code rows}, its footer {@code block} and its
    * {@code columns}) under {@link #KEY}, naming {@code id} (which the file's record batch 0 must
-   * carry under {@link #ID_KEY}), and its digest under {@link #DIGEST_KEY}.  {@code batches}
-   * holds each batch's {@code rows} and {@code columns}, {@code blocks} the record batch Blocks
-   * of the footer being written, in the same order. */
-  static Map<String, String> footerEntries(String id, List<String> columns, ArrayNode batches,
+   * carry under {@link #ID_KEY}), and its digest under {@link #DIGEST_KEY}.  {@code schema} is
+   * the one the file is written with, {@code batches} holds each batch's {@code rows} and
+   * {@code columns}, {@code blocks} the record batch Blocks of the footer being written, in the
+   * same order. */
+  static Map<String, String> footerEntries(String id, Schema schema, ArrayNode batches,
       List<ArrowBlock> blocks) throws JsonProcessingException {
     if (batches.size() != blocks.size()) {
       throw new IllegalStateException(batches.size() + " batches' statistics for "
@@ -142,7 +157,19 @@ final class BatchStatistics {
     doc.put("version", VERSION);
     doc.put("id", id);
     ArrayNode names = doc.putArray("columns");
-    columns.forEach(names::add);
+    schema.getFields().forEach(f -> names.add(f.getName()));
+    Set<String> described = described(batches);
+    ObjectNode types = doc.putObject("types");
+    for (Field f : schema.getFields()) {
+      if (described.contains(f.getName())) {
+        String type = TypeStrings.of(f);
+        if (type == null) {  // (the writer keeps statistics of flat columns only)
+          throw new IllegalStateException("statistics of column '" + f.getName() + "' of type "
+              + f.getType() + ", which a document cannot name");
+        }
+        types.put(f.getName(), type);
+      }
+    }
     ArrayNode entries = doc.putArray("batches");
     for (int i = 0; i < blocks.size(); i++) {
       ArrowBlock block = blocks.get(i);
@@ -252,19 +279,73 @@ final class BatchStatistics {
   /** A footer's statistics, or null when the document is not one this reader can trust: its
    * digest, version, id, columns, batches and their blocks (each entry's {@code block} the
    * footer's record batch Block of its index: {@code offsets}, {@code metaLengths},
-   * {@code bodyLengths}) are checked here, the stamp of batch 0 is left to {@link #boundTo}
-   * (it needs a read). */
-  static BatchStatistics ofFooter(Stored stored, List<ColumnSpec> specs, long[] offsets,
-      int[] metaLengths, long[] bodyLengths) {
+   * {@code bodyLengths}) and the types of the columns they describe (those of the footer's
+   * {@code schema}, {@link #typesHold}) are checked here, the stamp of batch 0 is left to
+   * {@link #boundTo} (it needs a read). */
+  static BatchStatistics ofFooter(Stored stored, Schema schema, List<ColumnSpec> specs,
+      long[] offsets, int[] metaLengths, long[] bodyLengths) {
     if (stored == null || !stored.intact()) {
       return null;
     }
     JsonNode doc = document(stored.text);
     String id = doc == null ? null : doc.path("id").isTextual() ? doc.get("id").asText() : null;
-    if (!isId(id) || !recordsBlocks(doc, offsets, metaLengths, bodyLengths)) {
+    if (!isId(id) || !recordsBlocks(doc, offsets, metaLengths, bodyLengths)
+        || !typesHold(doc, schema, described(doc.get("batches")))) {
       return null;
     }
     return parse(doc, specs, offsets.length, id);
+  }
+
+  /** The names of the columns any entry of a file document's {@code batches} describes (the
+   * keys of its {@code columns} object). */
+  static Set<String> described(JsonNode batches) {
+    Set<String> out = new LinkedHashSet<>();
+    if (batches != null && batches.isArray()) {
+      for (JsonNode b : batches) {
+        out.addAll(names(b == null ? null : b.get("columns")));
+      }
+    }
+    return out;
+  }
+
+  /** The keys of a {@code columns} object (none when it is not an object). */
+  static Set<String> names(JsonNode columns) {
+    Set<String> out = new LinkedHashSet<>();
+    if (columns != null && columns.isObject()) {
+      for (Iterator<String> it = columns.fieldNames(); it.hasNext(); ) {
+        out.add(it.next());
+      }
+    }
+    return out;
+  }
+
+  /** Whether {@code doc}'s {@code types} is an object naming, for every {@code described}
+   * column, the type {@code schema} (the one the values are read by) gives its one field of
+   * that name: pyarrow's string ({@link TypeStrings}), exactly.  A missing {@code types}, a
+   * missing name, another string, a column of a type no document names or a name the schema
+   * lacks or holds twice: false. */
+  static boolean typesHold(JsonNode doc, Schema schema, Set<String> described) {
+    JsonNode types = doc == null ? null : doc.get("types");
+    if (types == null || !types.isObject()) {
+      return false;
+    }
+    Map<String, Field> fields = new HashMap<>();
+    Set<String> twice = new java.util.HashSet<>();
+    for (Field f : schema.getFields()) {
+      if (fields.put(f.getName(), f) != null) {
+        twice.add(f.getName());
+      }
+    }
+    for (String name : described) {
+      Field f = fields.get(name);
+      JsonNode recorded = types.get(name);
+      String expected = f == null || twice.contains(name) ? null : TypeStrings.of(f);
+      if (expected == null || recorded == null || !recorded.isTextual()
+          || !expected.equals(recorded.asText())) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Whether {@code doc}'s {@code batches} has an entry per footer Block and each records, as

@@ -33,7 +33,8 @@ final class FileFooter {
   final int[] dictMetaLengths;
   final long[] dictBodyLengths;
   /** The footer's per-batch statistics (arrowmm's writers) as the footer claims them (digest,
-   * version, columns, batches and each batch's recorded Block checked), before the stamp of
+   * version, columns, batches, each batch's recorded Block and the types of the columns
+   * described, against the footer's schema, checked), before the stamp of
    * record batch 0 is; or null. */
   private final BatchStatistics claimed;
   /** Whether record batch 0 carries {@code claimed}'s id: null until asked (then kept with the
@@ -53,7 +54,7 @@ final class FileFooter {
   private FileFooter(String path, long fileSize, Schema schema, long[] offsets, int[] metaLengths,
       long[] bodyLengths, long[][] dicts, BatchStatistics.Stored stored) {
     this(path, fileSize, schema, offsets, metaLengths, bodyLengths, dicts,
-        (columns, n) -> BatchStatistics.ofFooter(stored, columns, offsets, metaLengths,
+        (columns, n) -> BatchStatistics.ofFooter(stored, schema, columns, offsets, metaLengths,
             bodyLengths), false,
         new int[dicts[0].length]);
   }

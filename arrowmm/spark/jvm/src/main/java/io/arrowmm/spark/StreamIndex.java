@@ -215,7 +215,9 @@ final class StreamIndex {
   /** The per-batch documents gathered into the footer document a file writer keeps (so one
    * {@link BatchStatistics} reads both; each batch's own digest was checked, so the whole
    * needs none); null when no batch has one.  A batch whose document is missing, damaged, of
-   * another version or without its digest has no statistics (every filter reads it). */
+   * another version, without its digest, or whose {@code types} are not those the stream's
+   * {@code schema} gives the columns it describes ({@link BatchStatistics#typesHold}) has no
+   * statistics (every filter reads it). */
   private static String statisticsDocument(Schema schema, java.util.List<String> perBatch) {
     if (perBatch.stream().allMatch(java.util.Objects::isNull)) {
       return null;
@@ -237,7 +239,8 @@ final class StreamIndex {
         b = null;
       }
       if (b == null || !b.isObject() || !b.path("version").isInt()
-          || b.path("version").asInt() != BatchStatistics.VERSION) {
+          || b.path("version").asInt() != BatchStatistics.VERSION
+          || !BatchStatistics.typesHold(b, schema, BatchStatistics.names(b.get("columns")))) {
         batches.addObject();
       } else {
         batches.add(b);

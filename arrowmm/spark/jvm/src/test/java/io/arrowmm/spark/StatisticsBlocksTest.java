@@ -39,8 +39,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class StatisticsBlocksTest {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final List<ColumnSpec> K = ColumnSpec.of(new Schema(List.of(
-      Field.nullable("k", new ArrowType.Int(64, true)))), "k.arrow");
+  private static final Schema SCHEMA = new Schema(List.of(
+      Field.nullable("k", new ArrowType.Int(64, true))));
+  private static final List<ColumnSpec> K = ColumnSpec.of(SCHEMA, "k.arrow");
   private static final String ID = "0123456789abcdef0123456789abcdef";
   /** Two Blocks as a footer lists them (offsets, metadata lengths, body lengths). */
   private static final long[] OFFSETS = {192, 512};
@@ -54,6 +55,7 @@ class StatisticsBlocksTest {
     doc.put("version", version);
     doc.put("id", ID);
     doc.putArray("columns").add("k");
+    doc.putObject("types").put("k", "int64");
     ArrayNode batches = doc.putArray("batches");
     for (int i = 0; i < blocks.length; i++) {
       ObjectNode b = batches.addObject();
@@ -73,7 +75,7 @@ class StatisticsBlocksTest {
   }
 
   static BatchStatistics judged(BatchStatistics.Stored stored) {
-    return BatchStatistics.ofFooter(stored, K, OFFSETS, METAS, BODIES);
+    return BatchStatistics.ofFooter(stored, SCHEMA, K, OFFSETS, METAS, BODIES);
   }
 
   @Test
@@ -85,7 +87,7 @@ class StatisticsBlocksTest {
     // large offsets (past 2 GiB) are JSON integers like any other
     long far = 5L << 32;
     assertNotNull(BatchStatistics.ofFooter(stored(3, block(far, 256, 64), block(far + 320, 192,
-        64)), K, new long[] {far, far + 320}, METAS, BODIES));
+        64)), SCHEMA, K, new long[] {far, far + 320}, METAS, BODIES));
   }
 
   @Test
@@ -93,8 +95,8 @@ class StatisticsBlocksTest {
     // the writer's blocks in the other order: the footer's Block 0 is the entry 1 recorded
     assertNull(judged(stored(3, block(512, 192, 64), block(192, 256, 64))));
     // the same blocks swapped on the footer's side
-    assertNull(BatchStatistics.ofFooter(stored(3, block(192, 256, 64), block(512, 192, 64)), K,
-        new long[] {512, 192}, new int[] {192, 256}, BODIES));
+    assertNull(BatchStatistics.ofFooter(stored(3, block(192, 256, 64), block(512, 192, 64)),
+        SCHEMA, K, new long[] {512, 192}, new int[] {192, 256}, BODIES));
   }
 
   @Test
@@ -182,20 +184,21 @@ class StatisticsBlocksTest {
     }
     List<ArrowBlock> blocks = List.of(new ArrowBlock(OFFSETS[0], METAS[0], BODIES[0]),
         new ArrowBlock(OFFSETS[1], METAS[1], BODIES[1]));
-    Map<String, String> entries = BatchStatistics.footerEntries(id, List.of("k"), stats, blocks);
+    Map<String, String> entries = BatchStatistics.footerEntries(id, SCHEMA, stats, blocks);
     String text = entries.get(BatchStatistics.KEY);
     assertEquals(BatchStatistics.sha256(text.getBytes(StandardCharsets.UTF_8)),
         entries.get(BatchStatistics.DIGEST_KEY));
     JsonNode doc = JSON.readTree(text);
     assertEquals(3, doc.get("version").asInt());
+    assertEquals(JSON.readTree("{\"k\":\"int64\"}"), doc.get("types"));
     assertEquals(JSON.readTree("[192,256,64]"), doc.get("batches").get(0).get("block"));
     assertEquals(JSON.readTree("[512,192,64]"), doc.get("batches").get(1).get("block"));
     BatchStatistics.Stored stored = new BatchStatistics.Stored(
         text.getBytes(StandardCharsets.UTF_8), entries.get(BatchStatistics.DIGEST_KEY));
     assertNotNull(judged(stored), "the reader takes what the writer writes");
-    assertNull(BatchStatistics.ofFooter(stored, K, new long[] {512, 192}, new int[] {192, 256},
-        BODIES), "and only for those blocks");
+    assertNull(BatchStatistics.ofFooter(stored, SCHEMA, K, new long[] {512, 192},
+        new int[] {192, 256}, BODIES), "and only for those blocks");
     assertThrows(IllegalStateException.class, () -> BatchStatistics.footerEntries(id,
-        List.of("k"), stats, blocks.subList(0, 1)), "a batch without its block is a bug");
+        SCHEMA, stats, blocks.subList(0, 1)), "a batch without its block is a bug");
   }
 }
