@@ -17,6 +17,9 @@ commit).  Compared with ``open(path, "wb")``:
 * the temporary takes the existing target's permission bits (and owner and
   group where the caller may set them) at creation, before any data goes in,
   so a 0600 file never becomes, even for a moment, a 0644 one;
+* a new file derived from another (a repair, a conversion, a copy with statistics added:
+  ``narrow_to=source``, or a ``DerivedPath``) is created with at most the source's
+  permission bits, as ``cp`` gives a copy, so a private file never gives a readable copy;
 * a target the caller could not open for writing is refused with
   ``PermissionError`` (``os.access(W_OK)`` with the effective ids, as the
   kernel checks ``open``: root passes, as it does for ``open``), a directory
@@ -43,7 +46,8 @@ from ...errors import ArrowInvalid
 from ...format import BLOCK
 
 __all__ = ["AtomicTarget", "atomic_target", "write_atomically", "fsync_folder", "TEMP_SUFFIX",
-           "MAGIC", "Sink", "open_sink", "write_groups", "footer_blocks"]
+           "MAGIC", "Sink", "open_sink", "write_groups", "footer_blocks", "DerivedPath",
+           "derived_path", "source_mode"]
 
 TEMP_SUFFIX = ".arrowmm-tmp"
 _FLAGS = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
@@ -130,13 +134,67 @@ class AtomicTarget:
         return f"<arrowmm.AtomicTarget {self.path!r} tmp={self.tmp!r}>"
 
 
-def atomic_target(path) -> AtomicTarget:
+class DerivedPath(os.PathLike):
+    """A local path to write a file derived from the file ``source`` (a conversion, a repair):
+    ``atomic_target`` creates a new file there with at most ``source``'s permission bits.
+    What a writer is given in place of the bare path, so that every layer between the command
+    and the file (``new_file``, ``open_sink``) passes the rule on without a parameter of its
+    own.  Made by ``derived_path``."""
+
+    __slots__ = ("path", "source")
+
+    def __init__(self, path: str, source: str):
+        self.path = path
+        self.source = source
+
+    def __fspath__(self) -> str:
+        return self.path
+
+    def __str__(self) -> str:
+        return self.path
+
+    def __repr__(self) -> str:
+        return f"DerivedPath({self.path!r}, source={self.source!r})"
+
+
+def derived_path(path, source):
+    """``path`` as a ``DerivedPath`` of ``source`` when both are local paths, else ``path``
+    itself (a URL, ``-``, a file object: their permissions are not arrowmm's to set)."""
+    if _local_path(path) and _local_path(source):
+        return DerivedPath(os.fspath(path), os.fspath(source))
+    return path
+
+
+def _local_path(p) -> bool:
+    p = os.fspath(p) if isinstance(p, os.PathLike) else p
+    return isinstance(p, str) and p != "-" and "://" not in p and p[:5].lower() != "file:"
+
+
+def source_mode(source) -> Optional[int]:
+    """The permission bits a file derived from the local file ``source`` may have at most:
+    its own (``0o777`` at most), None when ``source`` is not a regular file (a pipe, a device:
+    ``cat src > dst`` would not narrow either), ``0o600`` when it cannot be looked at any more
+    (removed since it was read): private, when in doubt."""
+    try:
+        st = os.stat(source)
+    except OSError:
+        return 0o600
+    return stat.S_IMODE(st.st_mode) & 0o777 if stat.S_ISREG(st.st_mode) else None
+
+
+def atomic_target(path, *, narrow_to=None) -> AtomicTarget:
     """A new ``AtomicTarget`` for ``path`` (str or ``os.PathLike``).
+
+    ``narrow_to``: the local file the new contents derive from (also given by ``path`` being a
+    ``DerivedPath``): a target that does not exist yet is created with at most its permission
+    bits (an existing one keeps its own, as always).
 
     Raises what ``open(path, "wb")`` raises for the path itself (``PermissionError``,
     ``IsADirectoryError``, ``FileNotFoundError`` for a missing folder), before anything is
     created.
     """
+    if narrow_to is None and isinstance(path, DerivedPath):
+        narrow_to = path.source
     target = os.path.realpath(os.path.abspath(os.fspath(path)))
     try:
         st = os.stat(target)
@@ -150,7 +208,8 @@ def atomic_target(path) -> AtomicTarget:
         if not _may_write(target):
             raise PermissionError(errno.EACCES, "Permission denied (the file is not writable "
                                   "by this user; open(path, 'wb') would fail too)", target)
-    tmp, fd = _create_temporary(target, st)
+    limit = source_mode(narrow_to) if narrow_to is not None and st is None else None
+    tmp, fd = _create_temporary(target, st, limit)
     return AtomicTarget(target, tmp, fd)
 
 
@@ -160,17 +219,19 @@ def _may_write(path: str) -> bool:
     return os.access(path, os.W_OK)
 
 
-def _create_temporary(target: str, st: Optional[os.stat_result]):
+def _create_temporary(target: str, st: Optional[os.stat_result], limit: Optional[int] = None):
     """(path, fd) of a new hidden file beside ``target`` with ``target``'s permissions.
 
     A new target gets mode 0o666 less the umask, as ``open(target, "wb")`` gives
-    (``mkstemp`` would give 0o600).  An existing one's owner and group are copied where the
-    caller may set them (root; a group the caller belongs to), then its permission bits
-    (after the chown, which may clear set-id bits): all before a byte of data is written.
+    (``mkstemp`` would give 0o600), and less the bits ``limit`` lacks: asked of ``open`` itself,
+    so the file is never, even for a moment, wider.  An existing one's owner and group are
+    copied where the caller may set them (root; a group the caller belongs to), then its
+    permission bits (after the chown, which may clear set-id bits): all before a byte of data is
+    written.
     """
     folder, name = os.path.split(target)
     flags = _FLAGS | os.O_CREAT | os.O_EXCL
-    create_mode = 0o666 if st is None else 0o600
+    create_mode = (0o666 if limit is None else 0o666 & limit) if st is None else 0o600
     for _ in range(100):
         tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
         try:
@@ -216,10 +277,10 @@ def _copy_owner(fd: int, st: os.stat_result) -> None:
             return
 
 
-def write_atomically(path, parts, fsync: bool = True) -> None:
+def write_atomically(path, parts, fsync: bool = True, *, narrow_to=None) -> None:
     """Write the bytes-like ``parts`` to ``path`` through ``atomic_target`` (fsync'd by
-    default: what ``repair`` uses)."""
-    target = atomic_target(path)
+    default: what ``repair`` uses; ``narrow_to`` as ``atomic_target``'s)."""
+    target = atomic_target(path, narrow_to=narrow_to)
     try:
         for p in parts:
             view = memoryview(p).cast("B")

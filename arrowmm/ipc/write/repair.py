@@ -20,7 +20,14 @@ An existing ``dst`` is locked first (the advisory ``flock`` that ``append_file``
 ``arrowmm.ipc.write.append.open_locked``) and ``src`` is read under that lock: a repair in place
 waits for a running append to finish instead of renaming over the file the appender is
 writing (its batches would be lost), and an appender that waited for the repair writes
-to the repaired file.
+to the repaired file.  A ``src`` file other than ``dst`` is locked too, for as long as it is
+read: the salvage walks its messages through the mapping, past the committed end into an
+interrupted append's tail, which the next ``append_file`` (or ``cut_unfinished_tail``) of the
+restarted writer cuts; touching a cut page of a mapping kills the process with SIGBUS.  Under
+the lock nothing of arrowmm cuts it (the appender waits, then cuts and writes as usual).
+
+A new ``dst`` gets at most ``src``'s permission bits (``atomic_target(narrow_to=src)``): a
+private file's salvaged copy is private too, as ``cp`` gives it.
 """
 from __future__ import annotations
 
@@ -30,8 +37,9 @@ from typing import Optional
 
 from ...errors import ArrowError, ArrowInvalid
 from ..core.framing import EOS_BYTES
-from .append import open_locked
+from .append import open_locked, same_file
 from ..core.files import MAGIC, write_atomically
+from ..read.file_mapping import mapped_file
 from ..read.file_reader import FileReader, region_of
 from ..read.salvage import salvage_messages
 
@@ -117,9 +125,9 @@ def repair(src, dst, *, validate: bool = True, progress=None,
         Called with the number of bytes of ``src`` walked so far after each message (the
         command line's progress bar).
     lock_timeout : float or None
-        Seconds to wait for the lock on an existing ``dst`` while another process appends
-        to it (None: wait as long as it takes); then ``TimeoutError`` naming ``dst``, and
-        nothing is written.
+        Seconds to wait for the append lock on ``src`` (a path) and on an existing ``dst``
+        while another process appends to it (None: wait as long as it takes); then
+        ``TimeoutError`` naming the file, and nothing is written.
     unfinished : bool
         In a file whose last append was interrupted (``arrowmm.ipc.read.trailer``), also keep the
         complete batches that append wrote.  By default they are dropped: the repaired file
@@ -149,32 +157,49 @@ def repair(src, dst, *, validate: bool = True, progress=None,
     (0, True)
     >>> tmp.cleanup()
     """
-    lock_fd = _lock_destination(dst, lock_timeout)
+    lock_fd = _lock_file(dst, lock_timeout, "repaired in place")
+    src_fd = None
     try:
-        return _repair(src, dst, validate, progress, unfinished)
+        if isinstance(src, (str, os.PathLike)) and not (
+                lock_fd is not None and same_file(lock_fd, os.fspath(src))):
+            src_fd = _lock_file(src, lock_timeout, "repaired")  # (dst's lock holds it otherwise)
+        return _repair(src, dst, validate, progress, unfinished, src_fd)
     finally:
-        if lock_fd is not None:
-            os.close(lock_fd)  # (releases the lock, after the rename)
+        for fd in (src_fd, lock_fd):
+            if fd is not None:
+                os.close(fd)  # (releases the lock, after the rename)
 
 
-def _lock_destination(dst, timeout) -> Optional[int]:
-    """A descriptor holding the append lock on ``dst`` when it is an existing regular file
+def _lock_file(path, timeout, purpose: str) -> Optional[int]:
+    """A descriptor holding the append lock on ``path`` when it is an existing regular file
     (None when it does not exist yet, or is not a regular file: nothing appends to it)."""
-    if not isinstance(dst, (str, bytes, os.PathLike)):
+    if not isinstance(path, (str, bytes, os.PathLike)):
         return None
     try:
-        if not os.path.isfile(dst):
+        if not os.path.isfile(path):
             return None
-        _, fd = open_locked(dst, timeout, flags=os.O_RDONLY,
+        _, fd = open_locked(path, timeout, flags=os.O_RDONLY,
                             holder="cannot repair: another process is appending to the file",
-                            purpose="repaired in place")
+                            purpose=purpose)
     except FileNotFoundError:
         return None  # (removed meanwhile: nothing to wait for)
     return fd
 
 
-def _repair(src, dst, validate, progress, unfinished) -> RepairReport:
+def _locked_region(src, src_fd: Optional[int]):
+    """``src`` mapped (or as given); when ``src_fd`` holds its lock, the mapping must be of the
+    file locked, not of one renamed over the path since."""
     region = region_of(src)
+    if src_fd is not None:
+        mapping, own = mapped_file(region), os.fstat(src_fd)
+        if mapping is not None and (mapping.device, mapping.inode) != (own.st_dev, own.st_ino):
+            raise ArrowInvalid(f"{_describe(src)}: cannot repair, the file was replaced while "
+                               f"it was being opened")
+    return region
+
+
+def _repair(src, dst, validate, progress, unfinished, src_fd=None) -> RepairReport:
+    region = _locked_region(src, src_fd)
     size = region.size
     try:
         found = salvage_messages(region, validate=validate, unfinished=unfinished,
@@ -206,7 +231,8 @@ def _repair(src, dst, validate, progress, unfinished) -> RepairReport:
             reason = f"{dropped} byte(s) after the end-of-stream marker at byte {kept_end}"
 
     write_atomically(dst, [MAGIC, b"\x00\x00", region.view(start, kept_end - start), EOS_BYTES,
-                           *_footer_and_trailer(found.footer_bytes(footer_metadata))])
+                           *_footer_and_trailer(found.footer_bytes(footer_metadata))],
+                     narrow_to=src if isinstance(src, (str, os.PathLike)) else None)
     return RepairReport(len(found.batch_blocks), found.rows, len(found.dict_blocks), dropped,
                         reason, "file" if is_file else "stream", _describe(src), os.fspath(dst))
 
