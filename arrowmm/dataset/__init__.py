@@ -19,11 +19,11 @@ class _CallableModule(_types.ModuleType):
 
     def __call__(self, source, *, partitioning=None, format=None, schema=None,  # noqa: A002
                  filesystem=None, filter=None, exclude_invalid_files: bool = False,
-                 storage_options=None) -> Dataset:
+                 storage_options=None, mmap: bool = True) -> Dataset:
         return dataset(source, partitioning=partitioning, format=format, schema=schema,
                        filesystem=filesystem, filter=filter,
                        exclude_invalid_files=exclude_invalid_files,
-                       storage_options=storage_options)
+                       storage_options=storage_options, mmap=mmap)
 
     __call__.__doc__ = dataset.__doc__
 

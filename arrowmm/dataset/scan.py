@@ -56,7 +56,7 @@ _FORMATS = (None, "arrow", "ipc", "feather", "arrows")
 
 def dataset(source, *, partitioning=None, format=None, schema=None,  # noqa: A002
             filesystem=None, filter=None, exclude_invalid_files: bool = False,
-            storage_options: Optional[dict] = None) -> "Dataset":
+            storage_options: Optional[dict] = None, mmap: bool = True) -> "Dataset":
     """Many Arrow IPC files read as one table, as ``pyarrow.dataset.dataset`` reads them.
 
     Parameters
@@ -87,6 +87,11 @@ def dataset(source, *, partitioning=None, format=None, schema=None,  # noqa: A00
         ``Dataset.excluded_files``; damage past what opening reads still raises in a scan.
         Files not named as Arrow and not starting like Arrow (``_SUCCESS``, ``.crc``, a
         README) are never part of a dataset, either way.
+    mmap : bool, default True
+        Local files are mapped (zero-copy).  False: read with positioned reads, as
+        ``open_file(path, mmap=False)`` does: for folders whose files other programs rewrite in
+        place or truncate, where a mapped file cut under a scan kills the process (SIGBUS), and
+        a file read by ``pread`` gives ``ArrowInvalid`` naming it.
 
     Examples
     --------
@@ -124,24 +129,25 @@ def dataset(source, *, partitioning=None, format=None, schema=None,  # noqa: A00
     if exclude_invalid_files:
         kept = []
         for path, base in found:
-            why = invalid_reason(path, filesystem)
+            why = invalid_reason(path, filesystem, mmap)
             if why is None:
                 kept.append((path, base))
             else:
                 excluded.append((path, why))
         found = kept
     out = Dataset([p for p, _ in found], [b for _, b in found], partitioning, schema,
-                  filesystem)
+                  filesystem, mmap)
     out.excluded_files = excluded
     return out if filter is None else out.filter(filter)
 
 
-def open_fragment(path: str, filesystem=None):
-    """A reader of one dataset file: mapped (local), or read by byte ranges (``filesystem``,
-    fsspec).  ``ArrowInvalid`` naming ``path`` when it is not Arrow IPC, saying why."""
+def open_fragment(path: str, filesystem=None, mmap: bool = True):
+    """A reader of one dataset file: mapped (local; read by ``pread`` with ``mmap=False``), or
+    read by byte ranges (``filesystem``, fsspec).  ``ArrowInvalid`` naming ``path`` when it is
+    not Arrow IPC, saying why."""
     if filesystem is None:
         try:
-            return open_ipc(path)
+            return open_ipc(path, mmap=mmap)
         except ArrowInvalid as exc:
             try:
                 with open(path, "rb") as f:
@@ -171,12 +177,12 @@ def open_fragment(path: str, filesystem=None):
         raise
 
 
-def invalid_reason(path: str, filesystem=None) -> Optional[str]:
+def invalid_reason(path: str, filesystem=None, mmap: bool = True) -> Optional[str]:
     """Why file ``path`` does not open as Arrow IPC (its footer and schema, or a stream's
     schema), or None when it opens: ``exclude_invalid_files``'s test.  ``OSError``s (a file
     missing, not readable) are raised, not taken as invalid, as pyarrow.dataset's are."""
     try:
-        reader = open_fragment(path, filesystem)
+        reader = open_fragment(path, filesystem, mmap)
     except ArrowError as exc:
         return str(exc)
     try:
@@ -271,8 +277,9 @@ class Dataset:
     ``exclude_invalid_files=True`` left out (empty otherwise)."""
 
     def __init__(self, files: Sequence[str], bases: Sequence[Optional[str]], partitioning,
-                 schema: Optional[t.Schema] = None, filesystem=None):
+                 schema: Optional[t.Schema] = None, filesystem=None, mmap: bool = True):
         self.files = list(files)
+        self.mmap = mmap  # (local files mapped, or read by pread)
         self.excluded_files: List[tuple] = []
         self.filesystem = filesystem  # an fsspec filesystem (files read by ranges), or None
         self.partitioning = partitioning
@@ -321,7 +328,7 @@ class Dataset:
 
     def _open(self, k: int):
         """A reader of file ``k``: mapped (local), or read by byte ranges (a filesystem)."""
-        return open_fragment(self.files[k], self.filesystem)
+        return open_fragment(self.files[k], self.filesystem, self.mmap)
 
     # -- planning ------------------------------------------------------------------------------
     def _field_index(self, name: str, what: str) -> int:

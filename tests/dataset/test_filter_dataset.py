@@ -362,3 +362,36 @@ def test_row_mask_calls_a_null_dictionary_value_null():
                                                                False]
     assert row_mask(d, Term("d", "is not null", None)).tolist() == [True, False, True, False,
                                                                    False, True]
+
+
+@pytest.mark.parametrize("filtered", [False, True])
+def test_a_dataset_read_with_mmap_false_survives_a_file_truncated_under_its_scan(tmp_path,
+                                                                                 filtered):
+    # (review, session 43: a mapped file cut by another program killed the scan with SIGBUS,
+    # and a dataset had no mmap=False: docs/reading.md's answer was open_file's alone)
+    import subprocess
+    import sys
+    import textwrap
+    path = tmp_path / "a.arrow"
+    with arrowmm.new_file(str(path), arrowmm.schema([("x", arrowmm.int64())])) as w:
+        for i in range(8):
+            w.write({"x": list(range(i, i + 50_000))})
+    child = textwrap.dedent(f"""
+        import arrowmm
+        ds = arrowmm.dataset({str(tmp_path)!r}, mmap=False)
+        it = ds.to_batches(filter={[("x", ">=", 0)] if filtered else None!r}, use_threads=False)
+        first = next(it).column("x").to_numpy().sum()
+        open({str(path)!r}, "wb").close()  # (another program truncates it, as O_TRUNC does)
+        try:
+            for b in it:
+                b.column("x").to_numpy().sum()
+        except arrowmm.ArrowError as exc:
+            print("refused:", " ".join(str(exc).split())[:200])
+    """)
+    proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, f"the scan died (rc {proc.returncode}): {proc.stderr[-300:]}"
+    assert proc.stdout.startswith("refused:") and "a.arrow" in proc.stdout, proc.stdout
+    arrowmm.write_file(str(path), {"x": [1, 2, 3]})
+    ds = arrowmm.dataset(str(tmp_path), mmap=False)
+    assert ds.to_table(filter=[("x", ">", 1)]).column("x").to_pylist() == [2, 3]
