@@ -21,7 +21,7 @@ from ..errors import ArrowError, ArrowInvalid
 from ..format import MetadataVersion
 from ..ipc.core.compression import CODECS
 from ..ipc.write.footer_statistics import add_statistics
-from ..ipc.core.files import MAGIC
+from ..ipc.core.files import MAGIC, derived_path
 from ..arrays.display import format_stored
 from ..ipc.core.statistics import (MAX_BOUND_BYTES, column_statistics, decode_file_statistics,
                               decode_statistics, supports_statistics, unique_names)
@@ -513,7 +513,7 @@ def convert(src: str, dst: str, compression=None, columns=None, fmt=None, batch_
             _write_ipc(reader, sys.stdout.buffer, fmt, codec, batch_rows, statistics)
             sys.stdout.buffer.flush()
             return 0
-        _write_ipc(reader, dst, fmt, codec, batch_rows, statistics)
+        _write_ipc(reader, derived_path(dst, src), fmt, codec, batch_rows, statistics)
         with reading(dst), arrowmm.open(dst) as check:
             n = check.num_rows if fmt == "file" else sum(b.num_rows for b in check)
     print(f"wrote {dst}: Arrow IPC {fmt}, {n:,} rows"

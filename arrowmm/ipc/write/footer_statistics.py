@@ -20,7 +20,6 @@ fsync'd): a crash leaves the destination as it was, and replacing the source its
 from __future__ import annotations
 
 import os
-import stat
 import struct
 from typing import Callable, Optional
 
@@ -165,7 +164,6 @@ def _add_statistics(src: str, dst: str, fsync: bool, progress) -> str:
         raise ArrowInvalid(f"{src}: a Feather V1 file has no IPC messages to keep as they are; "
                            f"'arrowmm convert {src} OUT.arrow --statistics' (or "
                            f"arrowmm.write_file) writes it as an IPC file with statistics")
-    existed = os.path.exists(dst)
     stats_id = new_statistics_id()
     with FileReader(region) as reader:
         if reader.footer.version < MetadataVersion.V5:
@@ -181,23 +179,14 @@ def _add_statistics(src: str, dst: str, fsync: bool, progress) -> str:
         footer = encode_footer(reader.schema, footer_blocks(blocks["dictionaries"]),
                                footer_blocks(blocks["batches"]), footer_metadata,
                                reader.footer.version, reader.features)
-        target = atomic_target(dst)
+        target = atomic_target(dst, narrow_to=src)  # (a new dst: at most src's permissions)
         try:
-            if not existed and target.tmp is not None:
-                _narrow_to_source(target.fd, src)
             Sink(None, target.fd).write([*parts, footer, struct.pack("<i", len(footer)), MAGIC])
         except BaseException:
             target.abort()
             raise
         target.commit(fsync=fsync)
     return target.path
-
-
-def _narrow_to_source(fd: int, src: str) -> None:
-    """A new destination's permission bits: those it was created with (0o666 less the umask),
-    less those the source lacks, so a private source never gives a readable copy."""
-    mode = stat.S_IMODE(os.fstat(fd).st_mode) & stat.S_IMODE(os.stat(src).st_mode) & 0o777
-    os.fchmod(fd, mode)
 
 
 def _stamped_header(region: Region, offset: int, body_len: int, stats_id: str) -> bytes:
