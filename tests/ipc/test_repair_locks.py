@@ -134,3 +134,28 @@ def test_a_new_repaired_file_is_never_more_readable_than_its_source(tmp_path):
         assert stat.S_IMODE(os.stat(tmp_path / "buffer.arrow").st_mode) == 0o644
     finally:
         os.umask(old)
+
+
+def test_a_derived_path_narrows_a_new_file_to_its_source_when_it_has_one(tmp_path):
+    # what `arrowmm convert` hands new_file / new_stream: the source's bits where it is a
+    # regular file; a pipe or device narrows nothing (as `cat src > dst`); a source gone since
+    # it was read gives a private file (in doubt, private); URLs and "-" are passed through
+    from arrowmm.ipc.core.files import DerivedPath, derived_path
+    src, fifo = tmp_path / "src.arrow", tmp_path / "fifo"
+    arrowmm.write_file(str(src), {"x": np.arange(3)})
+    os.chmod(src, 0o640)
+    os.mkfifo(fifo)
+    schema = arrowmm.schema([("x", arrowmm.int64())])
+    old = os.umask(0o022)
+    try:
+        for source, expected in ((src, 0o640), (fifo, 0o644), (tmp_path / "gone", 0o600)):
+            dst = tmp_path / f"from-{source.name}.arrows"
+            with arrowmm.new_stream(derived_path(str(dst), str(source)), schema) as w:
+                w.write({"x": [1]})
+            assert stat.S_IMODE(os.stat(dst).st_mode) == expected, (source.name, oct(expected))
+    finally:
+        os.umask(old)
+    assert isinstance(derived_path(str(tmp_path / "d.arrow"), str(src)), DerivedPath)
+    for dst, source in (("s3://bucket/d.arrow", str(src)), ("-", str(src)),
+                        (str(tmp_path / "d.arrow"), "-"), ("file:///tmp/d.arrow", str(src))):
+        assert derived_path(dst, source) == dst
