@@ -1,10 +1,11 @@
 """Statistics version 3's ``types`` in the JVM connector (``format("arrowmm_jvm")``): a document
 names the type of every column it describes (pyarrow's string of its storage type), and is used
 only when the schema the values are read by gives each the same type.  One damaged footer byte
-(an int32 column's ``Int.is_signed``) makes every reader read the column as uint32: without the
-types the filter judged the uint32 values by the bounds recorded for the int32 ones and dropped
-rows the read holds.  The connector's writer records the types, which the Python readers take,
-and takes the Python writers'.
+makes every reader (pyarrow too) read a column as another type: a binary column as a string,
+whose bounds the filter then compared as text although they were recorded as hex (it dropped
+rows the read holds), or an int32 column as uint32 (the review's finding).  The connector's
+writer records the types, which the Python readers take, and takes the Python writers'
+(TypeStringsTest, in JUnit, checks every string against pyarrow's).
 """
 from __future__ import annotations
 
