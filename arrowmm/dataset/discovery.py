@@ -42,7 +42,8 @@ from ..ipc.read.sniff import KIND_HEAD, ipc_kind
 __all__ = ["MANIFEST", "LOG_DIR", "FORMAT", "resolve_paths", "read_manifest", "check_names",
            "version_name", "log_versions", "read_version", "latest_manifest", "data_files_in",
            "sniff", "discover", "discover_with_bases", "manifest_files", "parse_manifest",
-           "parse_version", "version_of", "EXTENSIONS", "named_arrow", "unreadable_head"]
+           "parse_version", "version_of", "EXTENSIONS", "named_arrow", "unreadable_head",
+           "check_reachable"]
 
 MANIFEST = "_SUCCESS"
 #: The folder of versioned manifests inside a directory (docs/commit-protocol.md).
@@ -189,7 +190,7 @@ def data_files_in(directory: str) -> List[str]:
             if _is_data_file(path, name):
                 out.append(os.path.abspath(path))
         elif not os.path.isdir(path):
-            _check_reachable(path, name)
+            check_reachable(path, name)
     return out
 
 
@@ -268,7 +269,7 @@ def manifest_files(directory: str) -> Optional[List[str]]:
     return [os.path.abspath(os.path.join(directory, n)) for n in manifest["files"]]
 
 
-def _check_reachable(path: str, name: str) -> None:
+def check_reachable(path: str, name: str) -> None:
     """Raise the ``OSError`` of the folder entry ``path`` (named ``name``), neither a file nor a
     folder, when it is named as Arrow and cannot be reached: a symbolic link whose target is
     gone (``FileNotFoundError``), a loop of links, a target this user may not reach.  A FIFO or
@@ -320,7 +321,7 @@ def _walk(directory: str, out: List[str], inside: Optional[Dict[Tuple[int, int],
             if _is_data_file(path, name):
                 out.append(os.path.abspath(path))
         else:
-            _check_reachable(path, name)
+            check_reachable(path, name)
 
 
 def _refuse_loop(path: str, earlier: str) -> None:

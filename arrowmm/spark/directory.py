@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-from ..dataset.discovery import (LOG_DIR, MANIFEST, named_arrow, parse_manifest, parse_version,
-                                 version_name, version_of)
+from ..dataset.discovery import (LOG_DIR, MANIFEST, check_reachable, named_arrow,
+                                 parse_manifest, parse_version, version_name, version_of)
 from ..errors import ArrowInvalid
 from ..ipc.read.sniff import KIND_HEAD, ipc_kind
-from .storage import Storage
+from .storage import LocalStorage, Storage
 
 __all__ = ["Directory"]
 
@@ -88,6 +88,8 @@ class Directory:
                 continue
             path = self.file(name)
             if not self.storage.is_file(path):
+                if isinstance(self.storage, LocalStorage) and not self.storage.is_dir(path):
+                    check_reachable(path, name)  # (a dangling link named as Arrow: its rows)
                 continue
             if named_arrow(name) or ipc_kind(self.storage.head(path, KIND_HEAD) or b"",
                                              True) is not None:
