@@ -81,7 +81,7 @@ def read_piece(piece: Piece, log: Optional[str] = None,
                                 f"directory published a new version and removed the old files; "
                                 f"load the directory again to read the new version)") from None
     with reader:
-        if planned is not None and reader.file_identity() != planned:
+        if planned is not None and not _still_planned(fmt, planned, reader.file_identity()):
             raise ArrowInvalid(f"{path}: replaced since this read was planned (another file "
                                f"now has its name); the plan's batches were the old file's: "
                                f"load the path again to read the new one")
@@ -90,6 +90,16 @@ def read_piece(piece: Piece, log: Optional[str] = None,
             if log:
                 _log_read(log, path, i, batch.num_rows)
             yield batch
+
+
+def _still_planned(fmt: str, planned: tuple, now: Optional[tuple]) -> bool:
+    """Whether the file a piece reads is the one it was planned from: the same identity, or
+    for a stream the same local file grown since (a stream is written as data arrives, its
+    planned messages lie below the planned size, and the reads check each one's framing)."""
+    if now == planned:
+        return True
+    return (fmt == "stream" and now is not None and len(now) == len(planned) == 5
+            and now[:2] == planned[:2] and now[2] > planned[2])
 
 
 def _log_read(log: str, path: str, which: int, rows: int) -> None:
@@ -125,31 +135,91 @@ def to_spark_batch(batch, target):
 
 def _cast(column, field):
     """``column`` cast to ``field``'s type as pyarrow's safe cast does: a value the type cannot
-    hold (an int64 past an int32's range, seconds past int64 microseconds) is an error, never
-    wrapped.  The one loss the source means to make is a finer time unit cut to Spark's
-    microseconds (nanosecond timestamps and durations, date64 to days)."""
+    hold (an int64 past an int32's range, seconds past int64 microseconds, a day past date32's)
+    is an error, never wrapped.  The one loss the source means to make is a finer time unit
+    cut to Spark's (nanoseconds to microseconds, a date64's or a timestamp's time of day), at
+    any depth, whatever else the cast changes (a large_string beside it, a dictionary
+    decoded)."""
     import pyarrow as pa
     try:
-        return column.cast(field.type, safe=True)
+        if pa.types.is_date32(field.type) and (pa.types.is_date64(column.type) or
+                                               pa.types.is_timestamp(column.type)):
+            _check_days(column, field)
+            return column.cast(field.type, safe=False)  # (the days checked: a cut, no wrap)
+        try:
+            return column.cast(field.type, safe=True)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            cut = _time_cut(column.type, field.type)
+            if cut is None:
+                raise
+            return column.cast(cut, safe=False).cast(field.type, safe=True)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        if _coarser_time_only(column.type, field.type):
-            return column.cast(field.type, safe=False)
         raise ArrowInvalid(f"column {field.name!r}: its {column.type} values do not all fit "
                            f"the requested {field.type} ({exc})") from None
 
 
-def _coarser_time_only(src, dst) -> bool:
-    """Whether casting ``src`` to ``dst`` can only cut time values to a coarser unit (which
-    never overflows) and changes nothing else, nested types included."""
+_UNIT_ORDER = {"s": 0, "ms": 1, "us": 2, "ns": 3}
+_PER_DAY = {"s": 86_400, "ms": 86_400_000, "us": 86_400_000_000, "ns": 86_400_000_000_000}
+
+
+def _check_days(column, field) -> None:
+    """``ArrowInvalid`` unless every value of a date64 or timestamp ``column`` falls on a day
+    date32 (and Spark's DateType) can hold: pyarrow's cast wraps the others, safe or not."""
+    import numpy as np
+    import pyarrow as pa
+    per_day = 86_400_000 if pa.types.is_date64(column.type) else _PER_DAY[column.type.unit]
+    values = column.cast(pa.int64()).drop_null().to_numpy()
+    if not len(values):
+        return
+    days = np.floor_divide(values, per_day)
+    bad = np.flatnonzero((days < -2**31) | (days > 2**31 - 1))
+    if len(bad):
+        raise ArrowInvalid(f"column {field.name!r}: value {int(values[bad[0]])} of its "
+                           f"{column.type} values falls on day {int(days[bad[0]])}, past what "
+                           f"the requested {field.type} holds")
+
+
+def _time_cut(src, dst):
+    """The type ``src`` has with each time leaf (timestamp, duration) cut to the coarser unit
+    ``dst`` gives it, containers and other leaves as they are (a dictionary decoded when
+    ``dst`` decodes it), or None when ``dst`` cuts no time leaf: casting to it, unsafe, can
+    only divide times (never wrap); the rest of the cast then goes through the safe cast."""
     import pyarrow as pa
     ts, dur = pa.types.is_timestamp, pa.types.is_duration
-    finer = {"s": 0, "ms": 1, "us": 2, "ns": 3}
     if (ts(src) and ts(dst)) or (dur(src) and dur(dst)):
-        return finer[src.unit] >= finer[dst.unit]
-    if pa.types.is_date64(src) and pa.types.is_date32(dst):
-        return True
-    if src.num_fields and src.num_fields == dst.num_fields and type(src) is type(dst):
-        return all(src.field(i).type.equals(dst.field(i).type)
-                   or _coarser_time_only(src.field(i).type, dst.field(i).type)
-                   for i in range(src.num_fields))
-    return False
+        if _UNIT_ORDER[src.unit] <= _UNIT_ORDER[dst.unit]:
+            return None
+        return pa.timestamp(dst.unit, src.tz) if ts(src) else pa.duration(dst.unit)
+    if pa.types.is_dictionary(src):
+        if pa.types.is_dictionary(dst):
+            return None
+        return _time_cut(src.value_type, dst) or None
+    if pa.types.is_struct(src) and pa.types.is_struct(dst) and src.num_fields == dst.num_fields:
+        cuts = [_time_cut(src.field(i).type, dst.field(i).type) for i in range(src.num_fields)]
+        if not any(c is not None for c in cuts):
+            return None
+        return pa.struct([src.field(i).with_type(c) if c is not None else src.field(i)
+                          for i, c in enumerate(cuts)])
+    if src.num_fields == 1 and dst.num_fields == 1 and not pa.types.is_struct(src):
+        cut = _time_cut(src.field(0).type, dst.field(0).type)
+        if cut is None:
+            return None
+        item = src.field(0).with_type(cut)
+        if pa.types.is_large_list(src):
+            return pa.large_list(item)
+        if pa.types.is_fixed_size_list(src):
+            return pa.list_(item, src.list_size)
+        if pa.types.is_list(src):
+            return pa.list_(item)
+        if pa.types.is_list_view(src):
+            return pa.list_view(item)
+        if pa.types.is_large_list_view(src):
+            return pa.large_list_view(item)
+    if pa.types.is_map(src) and pa.types.is_map(dst):
+        key = _time_cut(src.key_type, dst.key_type)
+        item = _time_cut(src.item_type, dst.item_type)
+        if key is None and item is None:
+            return None
+        return pa.map_(src.key_field.with_type(key) if key is not None else src.key_field,
+                       src.item_field.with_type(item) if item is not None else src.item_field)
+    return None

@@ -94,3 +94,20 @@ def test_a_dangling_link_named_as_arrow_in_a_folder_is_named_not_skipped(tmp_pat
     os.symlink(tmp_path / "a.arrow", tmp_path / "b.arrow")  # (a link that reaches a file)
     assert [os.path.basename(p) for p in find_data_files([str(tmp_path)])] == ["a.arrow",
                                                                              "b.arrow"]
+
+
+def test_a_stream_grown_since_planning_reads_the_planned_batches(tmp_path):
+    # (review, session 43: a stream's identity compared whole refused a stream still being
+    # written, whose planned messages had not changed)
+    path = tmp_path / "a.arrows"
+    schema = arrowmm.schema([("x", arrowmm.int64())])
+    with open(path, "wb") as f:
+        writer = arrowmm.new_stream(f, schema, statistics=True)
+        for i in range(4):
+            writer.write({"x": [10 + i]})
+        f.flush()
+        parts = _planned_where_x_at_least_12(path)
+        os.utime(path, ns=(0, 0))  # (so the growth's times differ whatever the clock's grain)
+        writer.write({"x": [99]})
+        writer.close()
+    assert _read(parts) == [12, 13]
