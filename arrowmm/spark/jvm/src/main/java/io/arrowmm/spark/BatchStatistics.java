@@ -160,14 +160,15 @@ final class BatchStatistics {
     schema.getFields().forEach(f -> names.add(f.getName()));
     Set<String> described = described(batches);
     ObjectNode types = doc.putObject("types");
+    Set<String> unnamed = new java.util.HashSet<>();
     for (Field f : schema.getFields()) {
       if (described.contains(f.getName())) {
         String type = TypeStrings.of(f);
-        if (type == null) {  // (the writer keeps statistics of flat columns only)
-          throw new IllegalStateException("statistics of column '" + f.getName() + "' of type "
-              + f.getType() + ", which a document cannot name");
+        if (type == null) {  // (no reader could check it: its statistics are left out)
+          unnamed.add(f.getName());
+        } else {
+          types.put(f.getName(), type);
         }
-        types.put(f.getName(), type);
       }
     }
     ArrayNode entries = doc.putArray("batches");
@@ -177,7 +178,11 @@ final class BatchStatistics {
       entry.set("rows", batches.get(i).get("rows"));
       entry.putArray("block").add(block.getOffset()).add(block.getMetadataLength())
           .add(block.getBodyLength());
-      entry.set("columns", batches.get(i).get("columns"));
+      JsonNode columns = batches.get(i).get("columns");
+      if (!unnamed.isEmpty() && columns instanceof ObjectNode) {
+        ((ObjectNode) columns).remove(unnamed);
+      }
+      entry.set("columns", columns);
     }
     String text = JSON.writeValueAsString(doc);
     Map<String, String> out = new LinkedHashMap<>();

@@ -36,6 +36,8 @@ final class TypeStrings {
       return of(((ArrowType.ExtensionType) type).storageType());
     }
     switch (type.getTypeID()) {
+      case Null:
+        return "null";
       case Bool:
         return "bool";
       case Int: {

@@ -79,7 +79,11 @@ class TypeStringsTest {
     int unnamed = 0;
     for (Field f : pyarrowTypes().getFields()) {
       if (f.getName().startsWith("u")) {
-        assertNull(TypeStrings.of(f), f.toString());
+        if (f.getType() instanceof ArrowType.Null) {  // (the writer records a null column's
+          assertEquals("null", TypeStrings.of(f));    // null count: pyarrow's str(pa.null()))
+        } else {
+          assertNull(TypeStrings.of(f), f.toString());
+        }
         unnamed++;
       }
     }
