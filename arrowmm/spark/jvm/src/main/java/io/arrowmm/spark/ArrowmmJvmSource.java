@@ -44,13 +44,14 @@ public class ArrowmmJvmSource implements TableProvider, DataSourceRegister,
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
     org.apache.hadoop.conf.Configuration conf = PathResolver.hadoopConf(options);
-    List<String> files = DataFiles.resolve(DataFiles.loadPaths(options), conf);
+    Map<String, Storage.Stat> files = DataFiles.resolve(DataFiles.loadPaths(options), conf);
     if (files.isEmpty()) {
       throw new ArrowmmException("no Arrow file to infer a schema from in "
           + DataFiles.loadPaths(options));
     }
+    String first = files.keySet().iterator().next();
     return ColumnSpec.sparkSchema(
-        FooterCache.read(Storage.of(files.get(0), conf), files.get(0)).columns);
+        FooterCache.read(Storage.of(first, conf), first, files.get(first)).columns);
   }
 
   /** True so that a write (which Spark plans through {@link #getTable} with the DataFrame's

@@ -170,8 +170,8 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
       List<FileFooter> out = new ArrayList<>();
       FileFooter first = null;
       org.apache.hadoop.conf.Configuration conf = PathResolver.hadoopConf(options);
-      List<String> paths = DataFiles.resolve(DataFiles.loadPaths(options), conf);
-      if (!Storage.allLocal(paths)) {
+      Map<String, Storage.Stat> files = DataFiles.resolve(DataFiles.loadPaths(options), conf);
+      if (!Storage.allLocal(files.keySet())) {
         hadoopConf = new ShippedConfiguration(conf);
       }
       int threads = options.containsKey("planningThreads")
@@ -179,7 +179,7 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
       if (threads < 1) {
         throw new ArrowmmException("option planningThreads must be 1 or more, not " + threads);
       }
-      for (FileFooter f : FooterCache.readAll(paths, conf, threads)) {
+      for (FileFooter f : FooterCache.readAll(files, conf, threads)) {
         String path = f.path;
         StructType s = ColumnSpec.sparkSchema(f.columns);
         if (first == null) {

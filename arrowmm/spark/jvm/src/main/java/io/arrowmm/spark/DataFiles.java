@@ -4,12 +4,13 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
-import java.util.LinkedHashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -77,17 +78,28 @@ final class DataFiles {
     return null;
   }
 
-  /** Every data file under {@code paths}, in a stable order, each once. */
-  static List<String> resolve(List<String> paths, org.apache.hadoop.conf.Configuration conf) {
-    Set<String> out = new LinkedHashSet<>();
+  /** Every data file under {@code paths}, in a stable order, each once, with the status a
+   * directory's listing gave it on a remote filesystem (null for a path named directly, a local
+   * file, or a name the listing lacks): planning then asks for no status per file
+   * ({@link FooterCache#readAll}). */
+  static Map<String, Storage.Stat> resolve(List<String> paths,
+      org.apache.hadoop.conf.Configuration conf) {
+    return resolve(paths, p -> Storage.of(p, conf));
+  }
+
+  /** {@link #resolve(List, org.apache.hadoop.conf.Configuration)} with each path's storage from
+   * {@code storageOf} (a test's counting storage). */
+  static Map<String, Storage.Stat> resolve(List<String> paths,
+      Function<String, Storage> storageOf) {
+    Map<String, Storage.Stat> out = new LinkedHashMap<>();
     for (String p : paths) {
-      Storage st = Storage.of(p, conf);
+      Storage st = storageOf.apply(p);
       try {
         Storage.Stat s = st.stat(p);
         if (s != null && s.directory) {
-          out.addAll(filesIn(st, p));
+          addFilesIn(out, st, p);
         } else if (s != null) {
-          out.add(p);
+          out.putIfAbsent(p, null);
         } else if (hasMagic(p)) {
           List<String> matches = st.glob(p);
           if (matches.isEmpty()) {
@@ -96,9 +108,9 @@ final class DataFiles {
           for (String m : matches) {
             Storage.Stat ms = st.stat(m);
             if (ms != null && ms.directory) {
-              out.addAll(filesIn(st, m));
+              addFilesIn(out, st, m);
             } else {
-              out.add(m);
+              out.putIfAbsent(m, null);
             }
           }
         } else {
@@ -108,7 +120,17 @@ final class DataFiles {
         throw new ArrowmmException("path '" + p + "': " + e, e);
       }
     }
-    return new ArrayList<>(out);
+    return out;
+  }
+
+  /** Add directory {@code dir}'s files not already in {@code out}, with their listed status. */
+  private static void addFilesIn(Map<String, Storage.Stat> out, Storage st, String dir) {
+    Map<String, Storage.Stat> listed = new HashMap<>();
+    for (String f : filesIn(st, dir, listed)) {
+      if (!out.containsKey(f)) {
+        out.put(f, listed.get(f));
+      }
+    }
   }
 
   private static boolean hasMagic(String p) {
@@ -122,40 +144,68 @@ final class DataFiles {
 
   /** The data files of one directory. */
   static List<String> filesIn(Storage st, String dir) {
+    return filesIn(st, dir, null);
+  }
+
+  /** {@link #filesIn(Storage, String)}, putting in {@code listed} (unless null) the status the
+   * directory's listing gave each file on a remote filesystem (a local listing has no lengths
+   * or times): a directory with a commit log or manifest is listed once for the statuses of the
+   * names they give (a name the listing lacks gets none: it is asked for when read). */
+  private static List<String> filesIn(Storage st, String dir, Map<String, Storage.Stat> listed) {
+    boolean remote = listed != null && !(st instanceof LocalStorage);
     List<String> names = latestVersionFiles(st, dir);
     if (names == null) {
       names = successFiles(st, dir);
     }
     List<String> out = new ArrayList<>();
     if (names != null) {
+      Map<String, Storage.Stat> byName = new HashMap<>();
+      List<Storage.Stat> entries = remote ? list(st, dir) : null;
+      if (entries != null) {
+        for (Storage.Stat c : entries) {
+          if (!c.directory) {
+            byName.put(c.name, c);
+          }
+        }
+      }
       for (String n : names) {
-        out.add(st.child(dir, n));
+        String p = st.child(dir, n);
+        out.add(p);
+        if (byName.containsKey(n)) {
+          listed.put(p, byName.get(n));
+        }
       }
       return out;
     }
-    List<Storage.Stat> entries;
-    try {
-      entries = st.list(dir);
-    } catch (IOException e) {
-      throw new ArrowmmException(dir + ": " + e, e);
-    }
+    List<Storage.Stat> entries = list(st, dir);
     if (entries == null) {
       throw new ArrowmmException(dir + ": not a directory (or removed while read)");
     }
-    List<String> listed = new ArrayList<>();
+    TreeMap<String, Storage.Stat> visible = new TreeMap<>();
     for (Storage.Stat c : entries) {
       if (!c.name.startsWith("_") && !c.name.startsWith(".") && !c.directory) {
-        listed.add(c.name);
+        visible.put(c.name, c);
       }
     }
-    listed.sort(null);
-    for (String name : listed) {
-      String p = st.child(dir, name);
-      if (isArrowFile(st, p, name)) {
+    for (Storage.Stat c : visible.values()) {
+      String p = st.child(dir, c.name);
+      if (isArrowFile(st, p, c.name, remote ? c : null)) {
         out.add(p);
+        if (remote) {
+          listed.put(p, c);
+        }
       }
     }
     return out;
+  }
+
+  /** The entries of directory {@code dir}, or null when it is none. */
+  private static List<Storage.Stat> list(Storage st, String dir) {
+    try {
+      return st.list(dir);
+    } catch (IOException e) {
+      throw new ArrowmmException(dir + ": " + e, e);
+    }
   }
 
   /** Whether a file found in a folder is a data file, as the Python source's discovery judges
@@ -164,13 +214,13 @@ final class DataFiles {
    * disk or an interrupted copy leaves) fails the query naming it ({@link FileFooter#read})
    * instead of being left out; not so named, only when it starts with the file magic or a
    * stream's marker. */
-  private static boolean isArrowFile(Storage st, String p, String name) {
+  private static boolean isArrowFile(Storage st, String p, String name, Storage.Stat listed) {
     if (StreamIndex.namedArrow(name)) {
       return true;
     }
     byte[] head = new byte[8];
     int n = 0;
-    try (Storage.Input in = st.open(p)) {
+    try (Storage.Input in = st.open(p, listed)) {
       java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(head);
       while (b.hasRemaining()) {
         int got = in.read(b, b.position());

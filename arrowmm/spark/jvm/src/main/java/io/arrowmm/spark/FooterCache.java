@@ -121,18 +121,28 @@ final class FooterCache {
     }
   }
 
-  /** The footer of {@code path}: from the cache when the file is unchanged, else read.
-   *
-   * <p>A Hadoop file's status is taken once: it is the cache key and it opens the file (its
-   * length; no second status request), and it is not taken again after the read.  Its files
-   * are never changed in place (HDFS appends and object-store PUTs give a new length or a new
-   * modification time, both set by the server): a file replaced after the status was taken is
-   * settled ({@link #SETTLED_NANOS}) only if its old time is two seconds past, so the new one
-   * has a newer time and never matches the entry, which holds at worst the new file's footer
-   * under the old file's key. */
+  /** The footer of {@code path}: from the cache when the file is unchanged, else read. */
   static FileFooter read(Storage storage, String path) {
+    return read(storage, path, null);
+  }
+
+  /** {@link #read(Storage, String)} of a file whose status its directory's listing gave
+   * ({@code listed}, or null: then taken here; a local file's is always taken here): planning
+   * a folder asks for no status per file.  A listed status is as fresh as one taken when the
+   * folder was listed: a file removed or rewritten since fails its read here (opened at the
+   * listed length and version) or, when its footer is cached, the task's check
+   * ({@link Storage#openAt}, the planned size).
+   *
+   * <p>A Hadoop file's status is taken (or listed) once: it is the cache key and it opens the
+   * file (its length; no second status request), and it is not taken again after the read.
+   * Its files are never changed in place (HDFS appends and object-store PUTs give a new length
+   * or a new modification time, both set by the server): a file replaced after the status was
+   * taken is settled ({@link #SETTLED_NANOS}) only if its old time is two seconds past, so the
+   * new one has a newer time and never matches the entry, which holds at worst the new file's
+   * footer under the old file's key. */
+  static FileFooter read(Storage storage, String path, Storage.Stat listed) {
     boolean local = storage instanceof LocalStorage;
-    Storage.Stat status = local ? null : hadoopStat(storage, path);
+    Storage.Stat status = local ? null : listed != null ? listed : hadoopStat(storage, path);
     Key before = local ? key(storage, path) : status == null ? null : new Key(status);
     if (before != null) {
       synchronized (CACHE) {
@@ -159,10 +169,12 @@ final class FooterCache {
    * latency; bounded, as Spark bounds its parallel listing. */
   static final int PLANNING_THREADS = 16;
 
-  /** The footers of {@code paths}, in order, read {@code threads} at a time (each from the
-   * cache when unchanged); the first failing file, in order, names the error. */
-  static List<FileFooter> readAll(List<String> paths, org.apache.hadoop.conf.Configuration conf,
-      int threads) {
+  /** The footers of {@code files} (path to listed status, as {@link DataFiles#resolve} gives
+   * them), in order, read {@code threads} at a time (each from the cache when unchanged); the
+   * first failing file, in order, names the error. */
+  static List<FileFooter> readAll(Map<String, Storage.Stat> files,
+      org.apache.hadoop.conf.Configuration conf, int threads) {
+    List<String> paths = new ArrayList<>(files.keySet());
     Storage hadoop = null;
     Storage[] stores = new Storage[paths.size()];
     for (int i = 0; i < stores.length; i++) {
@@ -174,11 +186,19 @@ final class FooterCache {
         stores[i] = hadoop;
       }
     }
+    return readAll(files, stores, threads);
+  }
+
+  /** {@link #readAll(Map, org.apache.hadoop.conf.Configuration, int)} with each file's storage
+   * given, in order (a test's counting storage). */
+  static List<FileFooter> readAll(Map<String, Storage.Stat> files, Storage[] stores,
+      int threads) {
+    List<String> paths = new ArrayList<>(files.keySet());
     List<FileFooter> out = new ArrayList<>();
     threads = Math.min(threads, paths.size());
     if (threads <= 1) {
       for (int i = 0; i < stores.length; i++) {
-        out.add(read(stores[i], paths.get(i)));
+        out.add(read(stores[i], paths.get(i), files.get(paths.get(i))));
       }
       return out;
     }
@@ -192,7 +212,8 @@ final class FooterCache {
       for (int i = 0; i < stores.length; i++) {
         Storage st = stores[i];
         String p = paths.get(i);
-        futures.add(pool.submit(() -> read(st, p)));
+        Storage.Stat listed = files.get(p);
+        futures.add(pool.submit(() -> read(st, p, listed)));
       }
       for (Future<FileFooter> f : futures) {
         try {

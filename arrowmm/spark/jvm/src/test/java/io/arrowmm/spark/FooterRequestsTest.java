@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -28,24 +29,41 @@ import org.junit.jupiter.api.io.TempDir;
  * and counts the calls it gets.
  */
 class FooterRequestsTest {
-  /** Calls a storage got: statuses taken, files opened, positioned reads. */
+  /** Calls a storage got: statuses taken, files opened, positioned reads (and listings). */
   static final class Counts {
     final AtomicInteger stats = new AtomicInteger();
     final AtomicInteger opens = new AtomicInteger();
     final AtomicInteger reads = new AtomicInteger();
+    final AtomicInteger lists = new AtomicInteger();
 
     List<Integer> all() {
       return Arrays.asList(stats.get(), opens.get(), reads.get());
     }
   }
 
-  /** A storage over local files that says its reads are remote and counts its calls. */
+  /** A storage over local files that says its reads are remote and counts its calls; its
+   * listing gives each entry's length and time, as a remote filesystem's does. */
   static Storage counting(Counts counts) {
     Storage local = LocalStorage.INSTANCE;
     return (Storage) Proxy.newProxyInstance(Storage.class.getClassLoader(),
         new Class<?>[] {Storage.class}, (proxy, method, args) -> {
           if (method.getName().equals("stat")) {
             counts.stats.incrementAndGet();
+          }
+          if (method.getName().equals("list")) {
+            counts.lists.incrementAndGet();
+            List<Storage.Stat> entries = local.list((String) args[0]);
+            if (entries == null) {
+              return null;
+            }
+            List<Storage.Stat> out = new ArrayList<>();
+            for (Storage.Stat c : entries) {
+              Storage.Stat s = local.stat(c.path);
+              if (s != null) {
+                out.add(s);
+              }
+            }
+            return out;
           }
           if (method.getName().equals("open")) {
             counts.opens.incrementAndGet();
