@@ -76,10 +76,15 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   private final List<long[]> segments = new ArrayList<>();
   private ByteBuffer metaBuffer = ByteBuffer.allocate(1 << 12);  // reused for batch headers
   /** Where the next batch's metadata block starts in the file and its length (-1: no next
-   * batch in the range), and its bytes when they were read ahead with this batch's buffers. */
+   * batch in the range), and whether its body has the current body's length (then its
+   * buffers likely lie where the current batch's do: see {@link #readAhead}). */
   private long nextMetaAt = -1;
   private int nextMetaLength;
-  private byte[] nextMeta;
+  private boolean nextSameShape;
+  /** Bytes read ahead with the current batch for the next one (its metadata block, and the
+   * selected buffers predicted to follow it), {start in file, length, address}, or null: in
+   * memory of its own, which the next batch adopts as a segment (see {@link #freeOwned}). */
+  private long[] carry;
   private final List<long[]> owned = new ArrayList<>();  // {address} of the batch's buffers
   /** The current batch's buffers are cut from one block reused from batch to batch (fresh
    * memory for every batch would cost a page fault per 4 KiB); a buffer that does not fit is
@@ -171,13 +176,14 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   public void close() throws IOException {
     current = null;
     batchNeed = 0;  // (no block to grow)
+    dropCarry();
     freeOwned();
     freeArena();
     closeFile();
   }
 
   private void closeFile() throws IOException {
-    nextMeta = null;
+    dropCarry();
     dictionaries = null;
     for (long[] a : dictOwned) {
       Platform.freeMemory(a[0]);
@@ -197,6 +203,11 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       Platform.freeMemory(a[0]);
     }
     owned.clear();
+    if (carry != null) {  // read with the batch before for this one: freed with this batch
+      segments.add(carry);
+      owned.add(new long[] {carry[2]});
+      carry = null;
+    }
     if (batchNeed > arenaCapacity) {
       freeArena();
       arena = Platform.allocateMemory(batchNeed);
@@ -204,6 +215,13 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     }
     arenaUsed = 0;
     batchNeed = 0;
+  }
+
+  private void dropCarry() {
+    if (carry != null) {
+      Platform.freeMemory(carry[2]);
+      carry = null;
+    }
   }
 
   private void freeArena() {
@@ -284,18 +302,15 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
       metaBuffer = ByteBuffer.allocate(Math.max(metaLength, 2 * metaBuffer.capacity()));
     }
     metaBuffer.clear().limit(metaLength);
-    long ahead;
-    if (nextMeta != null && nextMetaAt == offset && nextMeta.length == metaLength) {
-      metaBuffer.put(nextMeta);  // read with the batch before (see readAhead)
-    } else if ((ahead = readAheadAddress(offset, metaLength)) != 0) {
-      // read with its body (see readBlockAhead)
+    long ahead = readAheadAddress(offset, metaLength);
+    if (ahead != 0) {
+      // read with the batch before (see readAhead) or with its body (see readBlockAhead)
       Platform.copyMemory(null, ahead, metaBuffer.array(), Platform.BYTE_ARRAY_OFFSET,
           metaLength);
       metaBuffer.position(metaLength);
     } else {
       readFully(metaBuffer, offset, where);
     }
-    nextMeta = null;
     ByteBuffer meta = metaBuffer.duplicate().flip().slice().order(ByteOrder.LITTLE_ENDIAN);
     int first = meta.getInt(0);
     int fbStart = first == -1 ? 8 : 4;
@@ -344,8 +359,11 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         throw new ArrowmmException(where + ": the message has no RecordBatch header");
       }
       // the next batch's metadata block, if it follows in this range (see readAhead)
-      nextMetaAt = i + 1 < r.offsets.length ? r.offsets[i + 1] : -1;
-      nextMetaLength = i + 1 < r.offsets.length ? r.metaLengths[i + 1] : 0;
+      boolean last = i + 1 >= r.offsets.length;
+      nextMetaAt = last ? -1 : r.offsets[i + 1];
+      nextMetaLength = last ? 0 : r.metaLengths[i + 1];
+      nextSameShape = !last && r.metaLengths[i + 1] == metaLength
+          && r.bodyLengths[i + 1] == blockBody;
       return decode(r.columns, rb, where, body, bodyLength);
     } catch (ArrowmmException e) {
       freeOwned();
@@ -365,17 +383,35 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
   /** The most one coalesced range holds (a single larger buffer is its own range). */
   static final long COALESCE_MAX = 64L << 20;
 
+  /** What a range {@link #readAhead} reads holds: the current batch's buffers, the next
+   * batch's metadata block, or buffers predicted for the next batch. */
+  private static final int CURRENT = 0;
+  private static final int NEXT_META = 1;
+  private static final int PREDICTED = 2;
+
   /**
    * Read the selected columns' buffers of the batch whose body starts at byte {@code body} in
    * few positioned reads: the buffers (checked to lie in the body: anything else is left to
    * {@link #buffer}, which names it) sorted by offset, merged across gaps up to
    * {@link #COALESCE_GAP}; {@link #buffer} then finds them in {@link #segments}.
+   *
+   * <p>The next batch's metadata block is read with them, and when only some columns are
+   * selected, so are the next batch's selected buffers as far as they follow that block
+   * closely, predicted at the current batch's places (batches of one shape, as equal row
+   * counts of fixed-width columns give): a projection then costs one request per batch, not
+   * two (its header, then its buffers).  The next batch takes those bytes as read ahead
+   * ({@link #carry}); a wrong prediction only costs bytes read for nothing, since the next
+   * batch reads what its own header says is missing.
    */
   private void readAhead(ColumnSpec[] columns, RecordBatch rb, Buffer buf, long body,
       long bodyLength, String where) throws IOException {
-    // (segments holds at most this batch's block, read whole by readBlockAhead: the ranges it
-    // covers are not asked for again)
-    List<long[]> ranges = new ArrayList<>();
+    // (segments holds at most this batch's block, read whole by readBlockAhead, and what the
+    // batch before read ahead for it: the ranges they cover are not asked for again)
+    List<long[]> ranges = new ArrayList<>();  // {offset from body, length, what it holds}
+    long nextBody = nextMetaAt + nextMetaLength - body;  // (the next body, from this one)
+    boolean predict = !allWanted && nextSameShape && nextMetaAt >= 0 && nextMetaLength > 0
+        && nextMetaAt - body >= bodyLength && bodyLength <= open.fileSize - nextMetaAt
+            - nextMetaLength;
     int buffers = rb.buffersLength();
     int cursor = 0;
     int variadic = 0;
@@ -395,9 +431,13 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
         rb.buffers(buf, k);
         long off = buf.offset();
         long len = buf.length();
-        if (len > 0 && off >= 0 && off <= bodyLength && len <= bodyLength - off
-            && readAheadAddress(body + off, len) == 0) {
-          ranges.add(new long[] {off, len});
+        if (len > 0 && off >= 0 && off <= bodyLength && len <= bodyLength - off) {
+          if (readAheadAddress(body + off, len) == 0) {
+            ranges.add(new long[] {off, len, CURRENT});
+          }
+          if (predict) {
+            ranges.add(new long[] {nextBody + off, len, PREDICTED});
+          }
         }
       }
       cursor += need;
@@ -406,34 +446,81 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
     // column's buffers: read with them, it saves the next batch a request of its own (on S3
     // a GET: a full scan then costs one GET per batch, not two or three).  Only a block that
     // lies after this body and inside the planned file is asked for.
-    if (nextMetaAt >= 0 && nextMetaLength > 0 && nextMetaAt - body >= bodyLength
+    boolean nextMeta = nextMetaAt >= 0 && nextMetaLength > 0 && nextMetaAt - body >= bodyLength
         && nextMetaLength <= open.fileSize - nextMetaAt
-        && readAheadAddress(nextMetaAt, nextMetaLength) == 0) {
-      ranges.add(new long[] {nextMetaAt - body, nextMetaLength});
+        && readAheadAddress(nextMetaAt, nextMetaLength) == 0;
+    if (nextMeta) {
+      ranges.add(new long[] {nextMetaAt - body, nextMetaLength, NEXT_META});
     }
     ranges.sort((x, y) -> Long.compare(x[0], y[0]));
     long start = -1;
     long end = -1;
+    boolean forNext = false;  // whether the run holds the next batch's metadata block
     for (long[] r : ranges) {
-      if (start >= 0 && r[0] - end <= COALESCE_GAP
-          && Math.max(end, r[0] + r[1]) - start <= COALESCE_MAX) {
+      boolean joins = start >= 0 && r[0] - end <= COALESCE_GAP
+          && Math.max(end, r[0] + r[1]) - start <= COALESCE_MAX;
+      if (r[2] == PREDICTED && !(joins && forNext)) {
+        continue;  // (a prediction rides along with the next metadata block, or not at all)
+      }
+      if (joins) {
         end = Math.max(end, r[0] + r[1]);
+        forNext |= r[2] == NEXT_META;
         continue;
       }
       if (start >= 0) {
-        segment(body + start, end - start, where);
+        run(body, start, end, forNext, where);
       }
       start = r[0];
       end = r[0] + r[1];
+      forNext = r[2] == NEXT_META;
     }
     if (start >= 0) {
-      segment(body + start, end - start, where);
+      run(body, start, end, forNext, where);
     }
-    long at = readAheadAddress(nextMetaAt, nextMetaLength);
-    if (at != 0 && nextMetaLength > 0) {
-      nextMeta = new byte[nextMetaLength];
-      Platform.copyMemory(null, at, nextMeta, Platform.BYTE_ARRAY_OFFSET, nextMetaLength);
+    if (carry == null && nextMetaAt >= 0 && nextMetaLength > 0
+        && readAheadAddress(nextMetaAt, nextMetaLength) != 0) {
+      keep(nextMetaAt, nextMetaLength);  // (read whole with this batch: see readBlockAhead)
     }
+  }
+
+  /** Read one coalesced run of {@link #readAhead} (offsets from {@code body}): the current
+   * batch finds it in {@link #segments}; a run that holds the next batch's metadata block is
+   * kept for that batch ({@link #carry}) in memory of its own: whole when it begins with the
+   * block, else its part from there on, copied (this batch's part is in the reused block). */
+  private void run(long body, long start, long end, boolean forNext, String where)
+      throws IOException {
+    long from = nextMetaAt;
+    if (forNext && body + start == from) {
+      carry = ownRead(from, end - start, where);
+      segments.add(carry);
+      return;
+    }
+    segment(body + start, end - start, where);
+    if (forNext) {
+      keep(from, body + end - from);
+    }
+  }
+
+  /** {@code length} bytes at {@code position} of the open file, read into memory of their own
+   * (freed here if the read fails): {start in file, length, address}. */
+  private long[] ownRead(long position, long length, String where) throws IOException {
+    long address = Platform.allocateMemory(length);
+    try {
+      readInto(address, length, position, where + " (bytes " + position + " to "
+          + (position + length) + ")");
+    } catch (IOException | RuntimeException e) {
+      Platform.freeMemory(address);
+      throw e;
+    }
+    return new long[] {position, length, address};
+  }
+
+  /** Keep bytes {@code [position, position + length)}, read with the current batch, for the
+   * next batch ({@link #carry}): copied out of the block reused from batch to batch. */
+  private void keep(long position, long length) {
+    long address = Platform.allocateMemory(length);
+    Platform.copyMemory(null, readAheadAddress(position, length), null, address, length);
+    carry = new long[] {position, length, address};
   }
 
   /**
@@ -447,7 +534,7 @@ final class ArrowmmBatchReader implements PartitionReader<ColumnarBatch> {
    */
   private void readBlockAhead(ArrowmmPartition.Range r, int i, String where) throws IOException {
     long at = r.offsets[i];
-    if (!allWanted || (nextMeta != null && nextMetaAt == at)) {
+    if (!allWanted || readAheadAddress(at, r.metaLengths[i]) != 0) {
       return;
     }
     long meta = r.metaLengths[i];
