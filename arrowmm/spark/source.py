@@ -33,7 +33,7 @@ from .files import (ARRIVAL, DataFile, arrival_order, describe_file, find_data_f
                     load_path_options, seen_by)
 from .planning import plan_pieces, read_piece, to_spark_batch
 from .pruning import ALL, NONE, verdict
-from .storage import merge_options, s3_options, storage_for
+from .storage import MMAP_DEFAULT, MMAP_OPTION, merge_options, s3_options, storage_for
 from .types import spark_schema
 
 __all__ = ["ArrowmmDataSource", "ArrowmmPythonDataSource", "ArrowmmPartition"]
@@ -72,6 +72,12 @@ def _storage_options(options, hadoop_s3a: Optional[dict]) -> dict:
             raise ArrowInvalid(f"option storage_options must be a JSON object (of s3fs's or "
                                f"fsspec's options), got {type(extra).__name__}")
     return merge_options(s3_options(hadoop_s3a), extra)
+
+
+def _read_options(options, storage_options: Optional[dict]) -> dict:
+    """``storage_options`` and the read option ``mmap`` (whether local files are mapped), which
+    ``storage_for`` takes from them (as ``MMAP_OPTION``) wherever a read passes them on."""
+    return {**(storage_options or {}), MMAP_OPTION: _flag(options, "mmap", MMAP_DEFAULT)}
 
 
 def _local_only(paths: List[str], what: str) -> None:
@@ -113,7 +119,9 @@ class ArrowmmDataSource(DataSource):
     default 4 MiB), ``maxRecordsPerBatch`` (larger batches reach Spark as zero-copy
     slices of this many rows, default 131072), ``pushdown`` (skip batches by statistics, default false:
     see ``PUSHDOWN_CAVEAT``), ``batchLog`` (a file each task appends the
-    batches it read to).
+    batches it read to), ``mmap`` (map local files rather than read each batch by ``pread``,
+    default false: a mapped file truncated under a task kills its worker with SIGBUS, a read
+    by ``pread`` fails naming the file).
     Write options: ``compression`` (none, lz4, zstd), ``statistics`` (per-batch
     min/max/null counts in the footer, default true).
     Both: ``storage_options`` (a JSON object of s3fs's options, over those the session's
@@ -209,13 +217,14 @@ def _pushdown_enabled() -> bool:
 
 # -- reading --------------------------------------------------------------------------------------
 class ArrowmmReader(DataSourceReader):
-    """Plans partitions from the footers; tasks map the files and yield zero-copy batches."""
+    """Plans partitions from the footers; tasks read the batches (by ``pread``, or mapped with
+    option ``mmap``) and yield them zero-copy."""
 
     def __init__(self, options, schema, paths: Optional[List[str]] = None,
                  storage_options: Optional[dict] = None):
         self.schema = schema
-        self.storage_options = (_storage_options(options, None) if storage_options is None
-                                else storage_options)
+        self.storage_options = _read_options(options, _storage_options(options, None)
+                                             if storage_options is None else storage_options)
         self.cast = _flag(options, "cast", False)
         self.max_bytes = _size(options, "maxPartitionBytes", _DEFAULT_PARTITION_BYTES)
         self.open_cost = _size(options, "openCostInBytes", _DEFAULT_OPEN_COST)
@@ -539,4 +548,4 @@ class _StreamReadState:
         self.schema = schema
         self.log = options.get("batchlog")
         self.max_rows = _size(options, "maxRecordsPerBatch", _DEFAULT_BATCH_ROWS)
-        self.storage_options = None
+        self.storage_options = _read_options(options, None)

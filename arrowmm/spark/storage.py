@@ -19,8 +19,12 @@ What differs per store is said here once:
   job's final name; on an object store (a rename is a copy and a delete) a task writes its
   file directly under a final name unique to its attempt, invisible until a version lists it
   (§5.2), through ``RemoteTarget`` (nothing is visible until the upload completes).
-* ``open_reader``: locally the mapped ``FileReader``; on a store ``open_ranged`` (the footer,
-  then each batch's header and buffers by byte ranges, never the whole object).
+* ``open_reader``: locally a reader that maps nothing (``ipc.read.unmapped``: each message read
+  by ``pread`` into memory of its own), so a file another program truncates under a task is
+  ``ArrowInvalid`` naming it and where it now ends, not a SIGBUS that kills the worker; the
+  read option ``mmap`` (``MMAP_OPTION`` in ``storage_for``'s options) keeps them mapped.  On a
+  store ``open_ranged`` (the footer, then each batch's header and buffers by byte ranges,
+  never the whole object).
 
 S3 settings: ``s3_options(hadoop)`` turns the session's Hadoop S3A settings
 (``fs.s3a.endpoint``, ``fs.s3a.access.key``, ``fs.s3a.path.style.access`` ...: what
@@ -42,12 +46,21 @@ from ..ipc.core.object_store import open_for_ranges, remote_target
 from ..ipc.read.file_reader import FileReader
 from ..ipc.read.indexed import IndexedStreamReader
 from ..ipc.read.ranged import RangedFileReader, RangeSource
+from ..ipc.read.unmapped import UnmappedFileReader, UnmappedIndexedStreamReader
 
 __all__ = ["Storage", "LocalStorage", "FsspecStorage", "storage_for", "scheme_of", "S3_SCHEMES",
-           "s3_options", "merge_options", "HADOOP_S3A"]
+           "s3_options", "merge_options", "HADOOP_S3A", "MMAP_OPTION", "MMAP_DEFAULT"]
 
 #: Hadoop's S3 schemes, all served by s3fs (its protocol ``s3``).
 S3_SCHEMES = ("s3a", "s3", "s3n")
+
+#: The key of ``storage_for``'s options that says whether local files are mapped (the read
+#: option ``mmap``): not an identifier, so no fsspec option has it; s3fs never sees it.
+MMAP_OPTION = "arrowmm.mmap"
+#: Local reads map nothing unless asked: Spark copies each batch to the JVM anyway, so the copy
+#: a read makes cost the Python source's full scan in benchmarks/bench_spark.py about 0-6%
+#: (within the noise of a shared machine), and a cut file is an error, not a dead worker.
+MMAP_DEFAULT = False
 
 
 def scheme_of(path: str) -> Optional[str]:
@@ -136,7 +149,11 @@ class Storage:
 
 
 class LocalStorage(Storage):
-    """Local files: ``os`` calls, hard links for the primitive, renames, mapped reads."""
+    """Local files: ``os`` calls, hard links for the primitive, renames, reads by ``pread``
+    (``mmap``: mapped)."""
+
+    def __init__(self, mmap: bool = MMAP_DEFAULT):
+        self.mmap = mmap
 
     def join(self, directory: str, name: str) -> str:
         return os.path.join(directory, name)
@@ -243,10 +260,13 @@ class LocalStorage(Storage):
         return {"fsync": True}
 
     def open_reader(self, path: str, fmt: str, entries=None):
-        return FileReader(path) if fmt == "file" else IndexedStreamReader(path, entries)
+        if self.mmap:
+            return FileReader(path) if fmt == "file" else IndexedStreamReader(path, entries)
+        return (UnmappedFileReader(path) if fmt == "file"
+                else UnmappedIndexedStreamReader(path, entries))
 
     def __repr__(self):
-        return "LocalStorage()"
+        return f"LocalStorage(mmap={self.mmap})"
 
 
 class FsspecStorage(Storage):
@@ -388,15 +408,18 @@ class FsspecStorage(Storage):
         return f"FsspecStorage({self.scheme!r})"
 
 
-_LOCAL = LocalStorage()
+_LOCAL = {mapped: LocalStorage(mapped) for mapped in (False, True)}
 
 
 def storage_for(path: str, options: Optional[dict] = None) -> Storage:
-    """The storage of a resolved path: ``LocalStorage`` for a local one, else an
-    ``FsspecStorage`` made with ``options`` (s3fs's ``storage_options``)."""
+    """The storage of a resolved path: ``LocalStorage`` for a local one (mapping its files when
+    ``options`` says ``MMAP_OPTION``: True), else an ``FsspecStorage`` made with ``options``
+    (s3fs's ``storage_options``, without ``MMAP_OPTION``)."""
+    options = dict(options or {})
+    mapped = bool(options.pop(MMAP_OPTION, MMAP_DEFAULT))
     scheme = scheme_of(path)
     if scheme is None:
-        return _LOCAL
+        return _LOCAL[mapped]
     return FsspecStorage(scheme, options)
 
 

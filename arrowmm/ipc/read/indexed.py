@@ -20,6 +20,7 @@ from ...format import MessageHeader
 from ..core.files import MAGIC
 from .file_mapping import mapped_file_identity
 from .file_reader import BatchWhere, ReaderBase, batch_index, region_of
+from .source import FileSource
 
 __all__ = ["IndexedStreamReader", "index_stream", "select_entries"]
 
@@ -34,21 +35,28 @@ class IndexedStreamReader(ReaderBase):
     batch messages, in stream order; by default found by scanning the stream
     once.  A subset that keeps the dictionary messages preceding its batches
     (as ``entries_for`` returns) reads those batches alone.
+
+    ``source``: a path (mapped), a buffer, or a ``FileSource`` that maps nothing
+    (``unmapped.PreadFile``: each message read into memory of its own when asked for, so a
+    file truncated meanwhile raises ``ArrowInvalid``), which the reader closes with itself.
     """
 
     def __init__(self, source, entries: Optional[Sequence[Tuple[int, int]]] = None):
         super().__init__()
-        region = self._region = region_of(source)
-        self._description = region.description
-        start = 8 if region.size >= 8 and region.view(0, 6).to_bytes() == MAGIC else 0
-        first = read_message_at(region, start, 0)
+        self._source = source if isinstance(source, FileSource) and source.region is None \
+            else None
+        region = self._region = region_of(source) if self._source is None else None
+        whole = region if region is not None else self._source
+        self._description = whole.description
+        start = 8 if whole.size >= 8 and whole.view(0, 6).to_bytes() == MAGIC else 0
+        first, end = self._message_at(start, 0, body=False)
         if first is None or first.record.header_type != MessageHeader.Schema:
             found = "end of stream" if first is None else f"a {first.kind} message"
             raise ArrowInvalid(f"{self._description}: stream starts with {found}, expected Schema")
         self.schema = first.header
         self.version = first.record.version
         self._dict_plans = {}
-        self.entries: List[Tuple[int, int]] = (self._scan(message_end(first)) if entries is None
+        self.entries: List[Tuple[int, int]] = (self._scan(end) if entries is None
                                                else [(int(k), int(o)) for k, o in entries])
         self._batches = [i for i, (kind, _) in enumerate(self.entries) if kind == _RECORD_BATCH]
         # _dictionaries_before[p]: how many dictionary messages precede entry p, i.e. which
@@ -71,7 +79,7 @@ class IndexedStreamReader(ReaderBase):
         entries = []
         index = 1
         while True:
-            msg = read_message_at(self._region, pos, index)
+            msg, end = self._message_at(pos, index, body=False)
             if msg is None:
                 return entries
             kind = msg.record.header_type
@@ -81,7 +89,7 @@ class IndexedStreamReader(ReaderBase):
                     raise ArrowInvalid(f"{where}: a second schema message in the stream")
                 raise ArrowNotImplementedError(f"{where}: {msg.kind} message inside a record batch stream")
             entries.append((kind, pos))
-            pos = message_end(msg)
+            pos = end
             index += 1
 
     @property
@@ -97,31 +105,46 @@ class IndexedStreamReader(ReaderBase):
         out = []
         for i in self._batches:
             offset = self.entries[i][1]
-            out.append((offset, message_end(self._read(i, _RECORD_BATCH)) - offset))
+            out.append((offset, self._located(i, _RECORD_BATCH, body=False)[1] - offset))
         return out
 
     def file_identity(self) -> Optional[tuple]:
-        """As ``FileReader.file_identity``, of the stream file this reader maps."""
+        """As ``FileReader.file_identity``, of the stream file this reader maps (or reads)."""
+        if self._source is not None:
+            return self._source.identity()
         return mapped_file_identity(self._region) if self._region is not None else None
 
     def batch_metadata(self, i: int):
         """The custom metadata of record batch ``i``'s message (its header only is read)."""
-        return self._read(self._batches[i], _RECORD_BATCH).record.metadata
+        return self._located(self._batches[i], _RECORD_BATCH, body=False)[0].record.metadata
 
     def entries_for(self, batches: Sequence[int]) -> List[Tuple[int, int]]:
         """The entries that read ``batches`` (indices into this reader): those batches and
         every dictionary message before the last of them, in stream order."""
         return select_entries(self.entries, batches)
 
+    def _message_at(self, offset: int, index: int, body: bool = True
+                    ) -> Tuple[Optional[Message], int]:
+        """The message at ``offset`` and the byte past it (None at the end of the stream): a
+        view of the mapping, or read by the source (its body only when ``body``)."""
+        if self._source is not None:
+            return self._source.stream_message(offset, index, body)
+        msg = read_message_at(self._region, offset, index)
+        return msg, offset if msg is None else message_end(msg)
+
     def _read(self, position: int, kind: int) -> Message:
+        return self._located(position, kind)[0]
+
+    def _located(self, position: int, kind: int, body: bool = True) -> Tuple[Message, int]:
+        """Entry ``position``'s message, of ``kind``, and the byte past it (``_message_at``)."""
         self._check_open()
         offset = self.entries[position][1]
-        msg = read_message_at(self._region, offset, position + 1)
+        msg, end = self._message_at(offset, position + 1, body)
         if msg is None or msg.record.header_type != kind:
             found = "end of stream" if msg is None else f"a {msg.kind} message"
             raise ArrowInvalid(f"{self._description}: byte {offset}: expected a "
                                f"{MessageHeader.NAMES[kind]} message, found {found}")
-        return msg
+        return msg, end
 
     def _dictionaries_at(self, position: int):
         """The dictionaries as they stood just before entry ``position`` (a frozen lookup)."""
@@ -145,6 +168,14 @@ class IndexedStreamReader(ReaderBase):
     def __iter__(self) -> Iterator[RecordBatch]:
         for i in range(len(self._batches)):
             yield self.get_batch(i)
+
+    def _source_bytes(self) -> Optional[int]:
+        return self._source.size if self._source is not None else super()._source_bytes()
+
+    def close(self) -> None:
+        if self._source is not None:
+            self._source.close()
+        super().close()
 
     def __repr__(self):
         return f"<arrowmm.IndexedStreamReader {self.num_record_batches} batches>\n{self.schema}"

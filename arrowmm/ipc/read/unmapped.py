@@ -13,21 +13,28 @@ from __future__ import annotations
 import builtins
 import os
 import stat
-from typing import Optional
+import struct
+from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..._core._region import Region, as_view
+from ... import limits
+from ..._core._region import Region, as_view, empty_view
 from ...errors import ArrowInvalid
-from ..core.framing import read_message_at
+from ...format import parse_message
+from ..core.framing import Message, read_message_at
 from ..core.files import MAGIC
 from .file_reader import FileReader, StreamReader
 from .file_mapping import FileChanged
+from .indexed import IndexedStreamReader
 from .source import FileSource, check_message
 
-__all__ = ["PreadFile", "UnmappedFileReader", "UnmappedStreamReader", "open_unmapped"]
+__all__ = ["PreadFile", "UnmappedFileReader", "UnmappedStreamReader",
+           "UnmappedIndexedStreamReader", "open_unmapped"]
 
 _ALIGN = 64
+_CONTINUATION = b"\xff\xff\xff\xff"
+_I32 = struct.Struct("<i")
 
 
 def _read_into(fd: int, out: np.ndarray, offset: int) -> int:
@@ -85,9 +92,17 @@ class PreadFile(FileSource):
             if n == 0:
                 raise FileChanged(
                     f"{self.description}: {what}: read {got} of {length} bytes at byte {offset}: "
-                    f"the file was truncated while open (it had {self.size} bytes when opened)")
+                    f"the file was truncated while open: it ends at byte {self._now_size()} "
+                    f"(it had {self.size} bytes when opened)")
             got += n
         return out
+
+    def _now_size(self):
+        """The file's size now (after a short read: where another program cut it)."""
+        try:
+            return os.fstat(self._fd).st_size
+        except OSError:
+            return "?"
 
     def view(self, offset: int, length: int, what: str = "bytes"):
         return as_view(self.pread(offset, length, what), description=f"{what} of {self.description}")
@@ -105,6 +120,49 @@ class PreadFile(FileSource):
         check_message(msg, where, meta_len, len(data), kind)
         msg.offset = offset
         return msg
+
+    def stream_message(self, offset: int, index: int, body: bool = True
+                       ) -> Tuple[Optional[Message], int]:
+        """The IPC stream message at ``offset`` (``index``: its place in the stream) and the
+        byte just past it; ``(None, offset)`` at the end of the stream (its marker, or the
+        end of the file, as ``read_message_at`` takes them).  Its length prefix, metadata and
+        body are each read by one ``pread`` into memory of its own (no message is read past
+        its metadata before its lengths are checked against the file); without ``body`` the
+        message's body is empty: a scan or a header needs the metadata alone."""
+        left = self.size - offset
+        if left == 0:
+            return None, offset
+        where = f"message {index} at byte {offset}"
+        head = bytes(self.pread(offset, min(left, 8), where))
+        meta_start = 4 if head[:4] != _CONTINUATION else 8  # (4: written before Arrow 0.15)
+        if left < meta_start:
+            raise ArrowInvalid(f"{self.description}: {where}: truncated: {left} byte(s) left, "
+                               f"a length prefix needs {meta_start}")
+        meta_size = _I32.unpack_from(head, meta_start - 4)[0]
+        if meta_size == 0:
+            return None, offset
+        if meta_size < 0 or meta_size > left - meta_start:
+            raise ArrowInvalid(f"{self.description}: {where}: metadata length {meta_size} does "
+                               f"not fit the {left - meta_start} bytes after its prefix")
+        if meta_size < 4:
+            raise ArrowInvalid(f"{self.description}: {where}: metadata of {meta_size} bytes is "
+                               f"too short for a flatbuffer")
+        if meta_size > limits.max_metadata_size:
+            raise limits.exceeded("max_metadata_size", meta_size,
+                                  f"{self.description}: {where}: metadata length")
+        record = parse_message(memoryview(self.pread(offset + meta_start, meta_size, where)), 0,
+                               where)
+        body_at = offset + meta_start + meta_size
+        end = body_at + record.body_length
+        if not 0 <= record.body_length <= self.size - body_at:
+            raise ArrowInvalid(f"{self.description}: {where}: body of {record.body_length} "
+                               f"bytes runs past the end of the {self.size}-byte file")
+        if body and record.body_length:
+            data = as_view(self.pread(body_at, record.body_length, f"{where}: body"),
+                           description=f"body of {where} of {self.description}")
+        else:
+            data = empty_view()
+        return Message(record, data, index, offset, meta_start == 4), end
 
     def reopen(self) -> "PreadFile":
         self.close()
@@ -139,6 +197,20 @@ class UnmappedFileReader(FileReader):
         source = PreadFile(path)
         try:
             super().__init__(source, **options)
+        except BaseException:
+            source.close()
+            raise
+
+
+class UnmappedIndexedStreamReader(IndexedStreamReader):
+    """An ``IndexedStreamReader`` over a ``PreadFile``: each message read when asked for, into
+    memory of its own, so a stream truncated under its reader raises ``ArrowInvalid`` naming
+    it (the Spark source's tasks read planned stream batches so)."""
+
+    def __init__(self, path, entries: Optional[Sequence[Tuple[int, int]]] = None):
+        source = PreadFile(path)
+        try:
+            super().__init__(source, entries)
         except BaseException:
             source.close()
             raise
