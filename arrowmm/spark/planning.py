@@ -17,7 +17,7 @@ from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 from ..errors import ArrowInvalid
 from ..ipc.read.indexed import select_entries
 from .files import DataFile
-from .storage import storage_for
+from .storage import MMAP_DEFAULT, storage_for
 
 __all__ = ["Piece", "plan_pieces", "read_piece", "to_spark_batch"]
 
@@ -66,16 +66,16 @@ def _finish(piece, files: Sequence[DataFile]) -> Piece:
     return (info.path, "file", batches, None, info.identity)
 
 
-def read_piece(piece: Piece, log: Optional[str] = None,
-               storage_options: Optional[dict] = None) -> Iterator[object]:
-    """The arrowmm record batches of one piece, read from the mapped file (or, on an object
-    store configured by ``storage_options``, by byte ranges).  A local file replaced under its
+def read_piece(piece: Piece, log: Optional[str] = None, storage_options: Optional[dict] = None,
+               mmap: bool = MMAP_DEFAULT) -> Iterator[object]:
+    """The arrowmm record batches of one piece, read from the local file (by ``pread``, or
+    mapped with ``mmap``; on an object store configured by ``storage_options``, by byte ranges).  A local file replaced under its
     path since planning raises ``ArrowInvalid``: the plan's batch indices and the batches its
     statistics skipped were the old file's (read in the new one, they gave rows of neither);
     so does an object overwritten since (another ETag)."""
     path, fmt, batches, entries, planned = piece
     try:
-        reader = storage_for(path, storage_options).open_reader(path, fmt, entries)
+        reader = storage_for(path, storage_options, mmap).open_reader(path, fmt, entries)
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: gone since this read was planned (an overwrite of its "
                                 f"directory published a new version and removed the old files; "

@@ -33,7 +33,7 @@ from .files import (ARRIVAL, DataFile, arrival_order, describe_file, find_data_f
                     load_path_options, seen_by)
 from .planning import plan_pieces, read_piece, to_spark_batch
 from .pruning import ALL, NONE, verdict
-from .storage import MMAP_DEFAULT, MMAP_OPTION, merge_options, s3_options, storage_for
+from .storage import MMAP_DEFAULT, merge_options, s3_options, storage_for
 from .types import spark_schema
 
 __all__ = ["ArrowmmDataSource", "ArrowmmPythonDataSource", "ArrowmmPartition"]
@@ -72,12 +72,6 @@ def _storage_options(options, hadoop_s3a: Optional[dict]) -> dict:
             raise ArrowInvalid(f"option storage_options must be a JSON object (of s3fs's or "
                                f"fsspec's options), got {type(extra).__name__}")
     return merge_options(s3_options(hadoop_s3a), extra)
-
-
-def _read_options(options, storage_options: Optional[dict]) -> dict:
-    """``storage_options`` and the read option ``mmap`` (whether local files are mapped), which
-    ``storage_for`` takes from them (as ``MMAP_OPTION``) wherever a read passes them on."""
-    return {**(storage_options or {}), MMAP_OPTION: _flag(options, "mmap", MMAP_DEFAULT)}
 
 
 def _local_only(paths: List[str], what: str) -> None:
@@ -223,8 +217,9 @@ class ArrowmmReader(DataSourceReader):
     def __init__(self, options, schema, paths: Optional[List[str]] = None,
                  storage_options: Optional[dict] = None):
         self.schema = schema
-        self.storage_options = _read_options(options, _storage_options(options, None)
-                                             if storage_options is None else storage_options)
+        self.storage_options = (_storage_options(options, None) if storage_options is None
+                                else storage_options)
+        self.mmap = _flag(options, "mmap", MMAP_DEFAULT)  # (whether local files are mapped)
         self.cast = _flag(options, "cast", False)
         self.max_bytes = _size(options, "maxPartitionBytes", _DEFAULT_PARTITION_BYTES)
         self.open_cost = _size(options, "openCostInBytes", _DEFAULT_OPEN_COST)
@@ -243,7 +238,7 @@ class ArrowmmReader(DataSourceReader):
 
     def files(self) -> List[DataFile]:
         if self._files is None:
-            self._files = [describe_file(p, True, storage_for(p, self.storage_options))
+            self._files = [describe_file(p, True, storage_for(p, self.storage_options, self.mmap))
                            for p in self.paths]
             _check_schemas(self._files, self.cast)
         return self._files
@@ -258,7 +253,7 @@ class ArrowmmReader(DataSourceReader):
         target = to_arrow_schema(self.schema, timezone="UTC")
         step = self.max_rows
         for piece in partition.pieces:
-            for batch in read_piece(piece, self.log, self.storage_options):
+            for batch in read_piece(piece, self.log, self.storage_options, self.mmap):
                 for start in range(0, max(batch.num_rows, 1), step):  # zero-copy slices
                     part = batch if batch.num_rows <= step else batch.slice(start, step)
                     yield to_spark_batch(part, target)
@@ -548,4 +543,5 @@ class _StreamReadState:
         self.schema = schema
         self.log = options.get("batchlog")
         self.max_rows = _size(options, "maxRecordsPerBatch", _DEFAULT_BATCH_ROWS)
-        self.storage_options = _read_options(options, None)
+        self.storage_options = None
+        self.mmap = _flag(options, "mmap", MMAP_DEFAULT)

@@ -22,7 +22,7 @@ What differs per store is said here once:
 * ``open_reader``: locally a reader that maps nothing (``ipc.read.unmapped``: each message read
   by ``pread`` into memory of its own), so a file another program truncates under a task is
   ``ArrowInvalid`` naming it and where it now ends, not a SIGBUS that kills the worker; the
-  read option ``mmap`` (``MMAP_OPTION`` in ``storage_for``'s options) keeps them mapped.  On a
+  read option ``mmap`` (``storage_for``'s ``mmap``) keeps them mapped.  On a
   store ``open_ranged`` (the footer, then each batch's header and buffers by byte ranges,
   never the whole object).
 
@@ -49,14 +49,11 @@ from ..ipc.read.ranged import RangedFileReader, RangeSource
 from ..ipc.read.unmapped import UnmappedFileReader, UnmappedIndexedStreamReader
 
 __all__ = ["Storage", "LocalStorage", "FsspecStorage", "storage_for", "scheme_of", "S3_SCHEMES",
-           "s3_options", "merge_options", "HADOOP_S3A", "MMAP_OPTION", "MMAP_DEFAULT"]
+           "s3_options", "merge_options", "HADOOP_S3A", "MMAP_DEFAULT"]
 
 #: Hadoop's S3 schemes, all served by s3fs (its protocol ``s3``).
 S3_SCHEMES = ("s3a", "s3", "s3n")
 
-#: The key of ``storage_for``'s options that says whether local files are mapped (the read
-#: option ``mmap``): not an identifier, so no fsspec option has it; s3fs never sees it.
-MMAP_OPTION = "arrowmm.mmap"
 #: Local reads map nothing unless asked: Spark copies each batch to the JVM anyway, so the copy
 #: a read makes cost the Python source's full scan in benchmarks/bench_spark.py about 0-6%
 #: (within the noise of a shared machine), and a cut file is an error, not a dead worker.
@@ -411,16 +408,14 @@ class FsspecStorage(Storage):
 _LOCAL = {mapped: LocalStorage(mapped) for mapped in (False, True)}
 
 
-def storage_for(path: str, options: Optional[dict] = None) -> Storage:
-    """The storage of a resolved path: ``LocalStorage`` for a local one (mapping its files when
-    ``options`` says ``MMAP_OPTION``: True), else an ``FsspecStorage`` made with ``options``
-    (s3fs's ``storage_options``, without ``MMAP_OPTION``)."""
-    options = dict(options or {})
-    mapped = bool(options.pop(MMAP_OPTION, MMAP_DEFAULT))
+def storage_for(path: str, options: Optional[dict] = None,
+                mmap: bool = MMAP_DEFAULT) -> Storage:
+    """The storage of a resolved path: ``LocalStorage`` for a local one (mapping its files with
+    ``mmap``), else an ``FsspecStorage`` made with ``options`` (s3fs's ``storage_options``)."""
     scheme = scheme_of(path)
     if scheme is None:
-        return _LOCAL[mapped]
-    return FsspecStorage(scheme, options)
+        return _LOCAL[bool(mmap)]
+    return FsspecStorage(scheme, options or {})
 
 
 #: Hadoop S3A settings and where each goes in s3fs's ``storage_options``.

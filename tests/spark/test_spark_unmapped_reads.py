@@ -70,18 +70,18 @@ def _values(batches) -> list:
 def test_unmapped_reads_equal_mapped_reads_and_keep_the_planned_identity(tmp_path, fmt):
     # (a stream's pieces carry their slice of the message index: the dictionary messages
     # before their batches, read by pread too)
-    from arrowmm.spark.storage import MMAP_OPTION, storage_for
+    from arrowmm.spark.storage import storage_for
     path = str(tmp_path / "a.arrow")
     _write(path, fmt, batches=5, rows=3_000)
     info = describe_file(path)  # (planned as a task reads: by default, unmapped)
     parts = plan_pieces([info], lambda f, b: b != 1, info.batches[0].nbytes * 2, 0)
     assert len(parts) > 1
-    read = {mapped: [_values(read_piece(p, storage_options={MMAP_OPTION: mapped}))
+    read = {mapped: [_values(read_piece(p, mmap=mapped))
                      for part in parts for p in part] for mapped in (False, True)}
     assert read[False] == read[True]
     assert [x[0] for piece in read[False] for x, _ in piece] == [0, 6_000, 9_000, 12_000]
     path_, fmt_, _, entries, planned = parts[-1][-1]
-    readers = {mapped: storage_for(path, {MMAP_OPTION: mapped}).open_reader(path, fmt, entries)
+    readers = {mapped: storage_for(path, mmap=mapped).open_reader(path, fmt, entries)
                for mapped in (False, True)}
     assert readers[False].file_identity() == readers[True].file_identity() == planned
     assert readers[True].memory()["mapped"] == os.path.getsize(path)
