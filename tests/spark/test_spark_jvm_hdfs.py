@@ -9,6 +9,7 @@ it, projection, append, overwrite, and two writers at once losing no row.
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 
 import pyarrow as pa
@@ -162,3 +163,68 @@ def test_a_file_replaced_after_planning_fails_the_task(spark, where, tmp_path):
         with pytest.raises(Exception, match="changed since the query was planned"):
             query.collect()  # (the same query execution: no new plan)
         assert spark.read.format("arrowmm").load(path).count() == rows  # planned again: read
+
+
+def _stats_file(path, low: int) -> list[int]:
+    """An arrowmm file with statistics, 4 batches of 250 int64 ``k`` from ``low`` (and a
+    float64 ``x``): files of lows with as many digits have one length and one layout, only
+    their values and statistics differ.  Returns the ``k`` that ``STATS_FILTER`` keeps."""
+    import arrowmm
+    k = list(range(low, low + 1000))
+    table = pa.table({"k": pa.array(k, pa.int64()), "x": pa.array([float(i) for i in k])})
+    with arrowmm.new_file(str(path), table.schema, statistics=True) as w:
+        for batch in table.to_batches(max_chunksize=250):
+            w.write_batch(batch)
+    return [v for v in k if v < 1250 or v >= 2000]
+
+
+STATS_FILTER = "k < 1250 OR k >= 2000"  # v1 (1000..1999): batch 0 kept; v2 (2000..): all
+
+
+def test_a_file_replaced_by_one_of_its_length_after_planning_fails_the_task(spark, where,
+                                                                             tmp_path):
+    """HDFS has no ETag: a file's version is its inode id, taken with the listing and checked
+    when the task opens the file.  Before, the task checked only the length, and read the new
+    file's bytes at the old footer's Blocks under the old statistics (250 rows 2000..2249,
+    neither file's answer)."""
+    v1, v2 = tmp_path / "v1.arrow", tmp_path / "v2.arrow"
+    _stats_file(v1, 1000)
+    expected_v2 = _stats_file(v2, 2000)
+    assert v1.stat().st_size == v2.stat().st_size
+    upload(spark, str(v1), f"{where}/t.arrow")
+    query = spark.read.format("arrowmm").load(where).filter(STATS_FILTER).select("k")
+    query._jdf.queryExecution().toRdd()  # planned: v1's footer and statistics
+    upload(spark, str(v2), f"{where}/t.arrow")  # a new inode, the same length
+    with pytest.raises(Exception, match=r"t\.arrow: changed since the query was planned "
+                                        r"\(version inode:\d+, inode:\d+ when planned\)"):
+        query.collect()  # (the same query execution: no new plan)
+    again = spark.read.format("arrowmm").load(where).filter(STATS_FILTER).select("k")
+    assert sorted(r.k for r in again.collect()) == expected_v2
+
+
+def test_a_file_rewritten_with_its_length_and_time_kept_is_not_served_a_cached_footer(
+        spark, where, tmp_path):
+    """The footer cache keys an HDFS file by its inode id too: a client sets modification
+    times (``setTimes``: ``hdfs dfs -cp -p``, ``distcp -pt``), so a file rewritten with its
+    length and time kept matched the old entry, and v1's statistics pruned v2's batches."""
+    from tests.support.spark_cluster_support import hadoop_fs
+    v1, v2 = tmp_path / "v1.arrow", tmp_path / "v2.arrow"
+    expected_v1 = _stats_file(v1, 1000)
+    expected_v2 = _stats_file(v2, 2000)
+    uri = f"{where}/t.arrow"
+    fs = hadoop_fs(spark, uri)
+    path = spark._jvm.org.apache.hadoop.fs.Path(uri)
+    settled = int(time.time() * 1000) - 60_000  # over two seconds old: the footer is cached
+
+    def query():
+        df = spark.read.format("arrowmm").load(where).filter(STATS_FILTER).select("k")
+        return sorted(r.k for r in df.collect())
+
+    upload(spark, str(v1), uri)
+    fs.setTimes(path, settled, -1)
+    assert query() == expected_v1
+    upload(spark, str(v2), uri)
+    fs.setTimes(path, settled, -1)
+    status = fs.getFileStatus(path)
+    assert (status.getLen(), status.getModificationTime()) == (v1.stat().st_size, settled)
+    assert query() == expected_v2

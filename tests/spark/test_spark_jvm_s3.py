@@ -237,3 +237,16 @@ def test_an_object_overwritten_after_planning_fails_the_scan(spark, s3_server, b
     again = spark.read.format("arrowmm").load(f"s3a://{bucket}/moved/t.arrow")
     assert sorted(tuple(r) for r in again.collect()) == sorted(
         zip(range(4000), new.column("v").to_pylist()))
+
+
+def test_a_folder_holding_a_name_with_a_colon_is_read(spark, s3_server, bucket):
+    # a ':' in an object's name (a timestamp: events-2026-11-27T21:00:00.arrow) failed
+    # planning with a bare URISyntaxException ("Relative path in absolute URI: a:b.arrow"):
+    # each file's path was made from its name, which Hadoop's Path parsed as scheme "a";
+    # the listing's own paths are taken now
+    client = s3_server.client()
+    for k, name in enumerate(["a:b.arrow", "events-2026-11-27T21:00:00.arrow", "plain.arrow"]):
+        table = pa.table({"k": pa.array([k] * 3, pa.int64())})
+        client.put_object(Bucket=bucket, Key=f"colon/{name}", Body=_ipc_bytes(table, 3))
+    got = spark.read.format("arrowmm").load(f"s3a://{bucket}/colon")
+    assert sorted(r.k for r in got.collect()) == [0, 0, 0, 1, 1, 1, 2, 2, 2]

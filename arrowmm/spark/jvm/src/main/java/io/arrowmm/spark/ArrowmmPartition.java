@@ -14,7 +14,7 @@ final class ArrowmmPartition implements InputPartition {
     private static final long serialVersionUID = 1L;
     final String path;
     final long fileSize;
-    /** The file's version when planned (an object store's ETag), or null. */
+    /** The file's version when planned (an object store's ETag, an HDFS inode id), or null. */
     final String version;
     final int first;
     final long[] offsets;

@@ -116,7 +116,10 @@ final class DataFiles {
         } else {
           throw new ArrowmmException("path '" + p + "' does not exist");
         }
-      } catch (IOException e) {
+      } catch (ArrowmmException e) {
+        throw e;
+      } catch (IOException | RuntimeException e) {
+        // (a filesystem's own runtime error, a name Hadoop cannot parse: named, not bare)
         throw new ArrowmmException("path '" + p + "': " + e, e);
       }
     }

@@ -16,7 +16,8 @@ import java.util.concurrent.Future;
 
 /**
  * Footers read by the driver, kept per (path, size, modification time, change time, file key;
- * for Hadoop filesystems: path, length, modification time, and the ETag where there is one):
+ * for Hadoop filesystems: path, length, modification time, and the ETag or HDFS inode id where
+ * there is one):
  * planning a
  * query over files already planned reads no footer again (a filtered query over a big file
  * otherwise spends part of its fixed cost parsing the footer and its statistics once for the
@@ -48,13 +49,14 @@ final class FooterCache {
       this.fileKey = a.fileKey();
     }
 
-    /** A Hadoop file's identity: its length and modification time (no change time there; a
-     * file of HDFS or an object store is rewritten as a new file, with a new time). */
+    /** A Hadoop file's identity: its length, modification time and version (no change time
+     * there; a client may set the time, so a file rewritten with its length and time kept is
+     * told apart by its version alone). */
     Key(Storage.Stat s) {
       this.size = s.length;
       this.modified = s.modified * 1_000_000L;
       this.changed = this.modified;
-      this.fileKey = s.version;  // an object store's ETag: an overwrite in the same second
+      this.fileKey = s.version;  // an ETag or an HDFS inode id: an overwrite, time kept or not
     }
 
     /** The later of the modification and change times. */
@@ -131,15 +133,16 @@ final class FooterCache {
    * a folder asks for no status per file.  A listed status is as fresh as one taken when the
    * folder was listed: a file removed or rewritten since fails its read here (opened at the
    * listed length and version) or, when its footer is cached, the task's check
-   * ({@link Storage#openAt}, the planned size).
+   * ({@link Storage#openAt}: the planned version and size).
    *
    * <p>A Hadoop file's status is taken (or listed) once: it is the cache key and it opens the
    * file (its length; no second status request), and it is not taken again after the read.
-   * Its files are never changed in place (HDFS appends and object-store PUTs give a new length
-   * or a new modification time, both set by the server): a file replaced after the status was
-   * taken is settled ({@link #SETTLED_NANOS}) only if its old time is two seconds past, so the
-   * new one has a newer time and never matches the entry, which holds at worst the new file's
-   * footer under the old file's key. */
+   * A file replaced under its name has another version (an object store's ETag, an HDFS inode
+   * id), whatever its length and time: a client sets HDFS times ({@code setTimes}: {@code hdfs
+   * dfs -cp -p}, {@code distcp -pt}).  Where there is no version, a replacement gives a new length
+   * or a newer time (set by the server), as a file is settled ({@link #SETTLED_NANOS}) only if
+   * its old time is two seconds past; the entry then holds at worst the new file's footer
+   * under the old file's key. */
   static FileFooter read(Storage storage, String path, Storage.Stat listed) {
     boolean local = storage instanceof LocalStorage;
     Storage.Stat status = local ? null : listed != null ? listed : hadoopStat(storage, path);

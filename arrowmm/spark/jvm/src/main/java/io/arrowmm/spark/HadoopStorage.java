@@ -66,7 +66,8 @@ final class HadoopStorage implements Storage {
 
   @Override
   public String child(String dir, String name) {
-    return new Path(new Path(dir), name).toString();
+    // "./": a name with a ':' before any '/' (a:b.arrow, a timestamp) is a path, not a scheme
+    return new Path(new Path(dir), "./" + name).toString();
   }
 
   @Override
@@ -80,10 +81,39 @@ final class HadoopStorage implements Storage {
     return p == null ? path : p.toString();
   }
 
+  /** {@link Stat#version}'s prefix for an HDFS inode id. */
+  static final String INODE = "inode:";
+  /** Whether HDFS's client classes are on the class path (Spark's hadoop-client-api has them;
+   * a build of Hadoop's separate jars may lack them). */
+  private static final boolean HDFS_CLIENT = hdfsClient();
+
+  private static boolean hdfsClient() {
+    try {
+      Class.forName("org.apache.hadoop.hdfs.protocol.HdfsFileStatus", false,
+          FileStatus.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
+  }
+
   private static Stat stat(FileStatus s) {
-    String etag = s instanceof EtagSource ? ((EtagSource) s).getEtag() : null;
     return new Stat(s.getPath().toString(), s.getPath().getName(), s.getLen(),
-        s.getModificationTime(), !s.isFile(), etag == null || etag.isEmpty() ? null : etag, s);
+        s.getModificationTime(), !s.isFile(), version(s), s);
+  }
+
+  /** The content's version in {@code s}: an object store's ETag, or an HDFS file's inode id
+   * ("inode:16387"; HDFS has no ETag, and a client may set a file's length and time to a
+   * replaced file's: {@code cp -p}), or null. */
+  static String version(FileStatus s) {
+    String etag = s instanceof EtagSource ? ((EtagSource) s).getEtag() : null;
+    if (etag != null && !etag.isEmpty()) {
+      return etag;
+    }
+    if (HDFS_CLIENT && s instanceof org.apache.hadoop.hdfs.protocol.HdfsFileStatus) {
+      return INODE + ((org.apache.hadoop.hdfs.protocol.HdfsFileStatus) s).getFileId();
+    }
+    return null;
   }
 
   @Override
@@ -249,15 +279,21 @@ final class HadoopStorage implements Storage {
     }
     Path p = new Path(path);
     FileSystem fs = fs(p);
+    if (version.startsWith(INODE)) {
+      // opened first, then its status (one NameNode request more than a file of no version):
+      // inode ids are never reused, so a status naming the planned inode after the open says
+      // the stream holds the planned file's blocks (short of that file moved away and back)
+      Input in = openNamed(path);
+      try {
+        checkVersion(path, version, fs.getFileStatus(p));
+      } catch (IOException | RuntimeException e) {
+        in.close();
+        throw e;
+      }
+      return in;
+    }
     FileStatus s = fs.getFileStatus(p);
-    if (!s.isFile()) {
-      throw new java.nio.file.FileSystemException(path + ": not a file");
-    }
-    String now = stat(s).version;
-    if (!version.equals(now)) {
-      throw new ArrowmmException(path + ": changed since the query was planned (version "
-          + now + ", " + version + " when planned): overwritten while the query ran");
-    }
+    checkVersion(path, version, s);
     // the status carries the version: S3A then sends it with every GET (If-Match), and a GET
     // of an object overwritten since fails (RemoteFileChangedException) instead of reading
     // the new bytes at the old footer's offsets
@@ -265,6 +301,19 @@ final class HadoopStorage implements Storage {
         fs.openFile(p).withFileStatus(s).opt("fs.option.openfile.read.policy", "random")
             .opt("fs.option.openfile.length", Long.toString(s.getLen())).build());
     return new StreamInput(in, s.getLen());
+  }
+
+  /** Throw unless {@code s} is a file at {@code version}. */
+  private static void checkVersion(String path, String version, FileStatus s)
+      throws IOException {
+    if (!s.isFile()) {
+      throw new java.nio.file.FileSystemException(path + ": not a file");
+    }
+    String now = version(s);
+    if (!version.equals(now)) {
+      throw new ArrowmmException(path + ": changed since the query was planned (version "
+          + now + ", " + version + " when planned): overwritten while the query ran");
+    }
   }
 
   /** {@link #open(String)} in one request where the filesystem can: HDFS's open asks the

@@ -25,8 +25,9 @@ interface Storage {
     final long length;
     final long modified;
     final boolean directory;
-    /** The content's version where the filesystem names one (an object store's ETag), or
-     * null: a file overwritten with bytes of the same length in the same second has another. */
+    /** The content's version where the filesystem names one (an object store's ETag, an HDFS
+     * inode id: "inode:16387"), or null: a file overwritten with bytes of the same length in
+     * the same second has another. */
     final String version;
     /** A Hadoop filesystem's own status (null for a local file): opening the file with it
      * asks for this version of the content (S3A: If-Match on every GET). */
