@@ -13,7 +13,7 @@ from .._core._offsets import (check_dense_union_offsets, check_list_view, check_
 from ..errors import ArrowInvalid
 from .base import (Array, covered_mask, need_bytes, pylist_where_used, typed_view,
                    unbacked_rows)
-from .numpy_compat import convert as _convert
+from .numpy_compat import checked_list_offsets, convert as _convert
 from .primitive import OffsetsMixin
 
 __all__ = ["ListArray", "MapArray", "ListViewArray", "FixedSizeListArray", "StructArray",
@@ -64,7 +64,7 @@ class ListArray(OffsetsMixin, Array):
         return self.children[0].slice(int(offs[0]), int(offs[-1] - offs[0]))
 
     def _pylist(self, temporal):
-        offs = self.value_offsets()
+        offs = checked_list_offsets(self)
         base = int(offs[0])
         valid = self._valid_mask()
         part = self.children[0].slice(base, int(offs[-1]) - base)
@@ -95,7 +95,7 @@ class MapArray(ListArray):
         return self.flatten().field(1)
 
     def _pylist(self, temporal):
-        offs = self.value_offsets()
+        offs = checked_list_offsets(self)
         base = int(offs[0])
         valid = self._valid_mask()
         entries = self.children[0].slice(base, int(offs[-1]) - base)
@@ -296,6 +296,8 @@ class UnionArray(Array):
         check_union_type_ids(codes, self._code_table(), "union")
         out = np.ones(self.length, dtype=bool)
         dense = self.type.mode == "dense"
+        if dense:
+            self._check_dense_offsets(str(self.type))
         for code, child in zip(self.type.type_codes, self.children):
             part = child if dense else child.slice(self.offset, self.length)
             cvalid = part.logical_validity()
@@ -305,12 +307,7 @@ class UnionArray(Array):
             if not dense:
                 out[picks] = cvalid[picks]
                 continue
-            sel = self.value_offsets()[picks]
-            if sel.size and (int(sel.min()) < 0 or int(sel.max()) >= len(child)):
-                bad = int(sel.min()) if int(sel.min()) < 0 else int(sel.max())
-                raise ArrowInvalid(f"dense union offset {bad} outside child of length "
-                                   f"{len(child)}")
-            out[picks] = cvalid[sel]
+            out[picks] = cvalid[self.value_offsets()[picks]]
         return None if out.all() else out
 
     def _check_structure(self, path):
@@ -333,13 +330,19 @@ class UnionArray(Array):
         allowed[list(self.type.type_codes)] = 1
         return allowed
 
+    def _check_dense_offsets(self, path):
+        """Each offset inside its child and, per child, in order (the spec's "the offsets for
+        each child are in order"): an offset going back would read a value another slot
+        reads, with no error."""
+        lengths = np.zeros(128, dtype=np.int64)
+        for code, child in zip(self.type.type_codes, self.children):
+            lengths[code] = len(child)
+        check_dense_union_offsets(self.type_codes(), self.value_offsets(), lengths, path)
+
     def _check_full(self, path):
         check_union_type_ids(self.type_codes(), self._code_table(), path)
         if self.type.mode == "dense":
-            lengths = np.zeros(128, dtype=np.int64)
-            for code, child in zip(self.type.type_codes, self.children):
-                lengths[code] = len(child)
-            check_dense_union_offsets(self.type_codes(), self.value_offsets(), lengths, path)
+            self._check_dense_offsets(path)
 
     def _pylist(self, temporal):
         codes = self.type_codes()
@@ -356,6 +359,7 @@ class UnionArray(Array):
                 for k in picks.tolist():
                     out[k] = vals[k]
             return out
+        self._check_dense_offsets(str(self.type))
         offs = self.value_offsets()
         for code, child, f in zip(self.type.type_codes, self.children, self.type.fields):
             picks = np.flatnonzero(codes == code)
@@ -363,9 +367,6 @@ class UnionArray(Array):
                 continue
             sel = offs[picks]
             lo, hi = int(sel.min()), int(sel.max())
-            if lo < 0 or hi >= len(child):
-                raise ArrowInvalid(f"dense union offset {lo if lo < 0 else hi} outside child of "
-                                   f"length {len(child)}")
             vals = pylist_where_used(child.slice(lo, hi - lo + 1), temporal,
                                       lambda: np.isin(np.arange(lo, hi + 1), sel), f)
             for k, o in zip(picks.tolist(), sel.tolist()):

@@ -19,7 +19,7 @@ from .. import types as t
 from .._core._offsets import check_run_ends
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 
-__all__ = ["object_array", "with_nulls", "convert"]
+__all__ = ["object_array", "with_nulls", "checked_list_offsets", "convert"]
 
 
 def object_array(values) -> np.ndarray:
@@ -56,9 +56,16 @@ def with_nulls(values: np.ndarray, valid: Optional[np.ndarray]) -> np.ndarray:
     return out
 
 
-def _python_items(values: np.ndarray) -> list:
-    """Elements of a converted child as row values: Python numbers, else the elements as they are."""
-    return values.tolist() if values.dtype.kind in "biuf" else list(values)
+def _python_items(child) -> list:
+    """A struct field's values as pyarrow puts them in struct rows and map entries: each
+    converted element as numpy gives it to Python (numbers; datetime, date or timedelta, the
+    integer for nanoseconds), a zoned timestamp's ``to_pylist`` value, else the elements as
+    they are (strings, an array per list, dicts)."""
+    dtype = child.type
+    if isinstance(dtype, t.TimestampType) and dtype.tz and dtype.unit != "ns":
+        return child.to_pylist()
+    values = _elements(child)
+    return values.tolist() if values.dtype.kind in "biufmM" else list(values)
 
 
 def _elements(array) -> np.ndarray:
@@ -66,15 +73,35 @@ def _elements(array) -> np.ndarray:
     return array.to_numpy(zero_copy_only=False)
 
 
+def checked_list_offsets(array) -> np.ndarray:
+    """``array.value_offsets()`` (a list or map) once every offset, null slots' included, lies
+    within the child and none is below its predecessor: rows are Python or numpy slices,
+    which would clamp a damaged offset into a row that never was."""
+    offs = array.value_offsets()
+    size = len(array.children[0])
+    outside = np.flatnonzero((offs < 0) | (offs > size))
+    drops = np.flatnonzero(offs[1:] < offs[:-1]) + 1
+    if outside.size or drops.size:
+        at = min(int(k[0]) for k in (outside, drops) if k.size)
+        why = (f"lies outside the {size}-element child" if outside.size and outside[0] == at
+               else f"is below offset[{at - 1}] = {int(offs[at - 1])}")
+        raise ArrowInvalid(f"{array.type} offsets: offset[{at}] = {int(offs[at])} {why} (slot "
+                           f"{max(at - 1, 0)}; a null slot's offsets are checked too)")
+    return offs
+
+
 def _list_rows(array) -> np.ndarray:
-    """list / large_list / map offsets -> one numpy array per row (None for null rows)."""
-    offs = array.value_offsets().astype(np.int64)
-    base = int(offs[0]) if len(offs) else 0
-    part = array.children[0].slice(base, int(offs[-1]) - base) if len(offs) else array.children[0]
+    """list / large_list offsets -> one numpy array per row; map offsets -> one list of
+    ``(key, value)`` tuples per row, as pyarrow gives them (None for null rows)."""
+    offs = checked_list_offsets(array).astype(np.int64)
     if isinstance(array.type, t.MapType):
-        values = _map_entries(part)
-    else:
-        values = _elements(part)
+        # every entry, as pyarrow converts a map's whole keys and items (a null item outside a
+        # slice still turns the slice's integer items into floats)
+        pairs = _map_entries(array.children[0])
+        rows = [pairs[s:e].tolist() for s, e in zip(offs[:-1].tolist(), offs[1:].tolist())]
+        return _rows_with_nulls(rows, array)
+    base = int(offs[0])
+    values = _elements(array.children[0].slice(base, int(offs[-1]) - base))
     rows = [values[s - base:e - base] for s, e in zip(offs[:-1].tolist(), offs[1:].tolist())]
     return _rows_with_nulls(rows, array)
 
@@ -106,7 +133,7 @@ def _struct_rows(array) -> list:
     for i in range(len(names)):
         child = array.field(i)
         valid = child._valid_mask()
-        items = _python_items(_elements(child))
+        items = _python_items(child)
         if valid is not None:
             items = [v if ok else None for v, ok in zip(items, valid.tolist())]
         columns.append(items)

@@ -41,6 +41,11 @@ def _with_nulls(values: list, valid) -> list:
     return [v if ok else None for v, ok in zip(values, valid.tolist())]
 
 
+def _first_valid(bad: np.ndarray, valid) -> int:
+    """The first slot where ``bad`` holds and the value is not null."""
+    return int(np.flatnonzero(bad if valid is None else bad & valid)[0])
+
+
 def _pandas():
     try:
         import pandas
@@ -138,6 +143,12 @@ def _dates(ints: np.ndarray, valid, dtype: t.DateType) -> list:
         lo, hi = lo * 86_400_000, hi * 86_400_000 + 86_399_999
     if live.size and (int(live.min()) < lo or int(live.max()) > hi):
         raise ArrowInvalid(f"{dtype} value outside the range of Python's date; use temporal='int'")
+    if dtype.unit == "ms" and live.size and (live % 86_400_000).any():
+        # a time of day would be dropped by the cut to a date: the value is damaged (pyarrow's
+        # full validation refuses it)
+        slot = _first_valid(ints % 86_400_000 != 0, valid)
+        raise ArrowInvalid(f"{dtype} value[{slot}] = {int(ints[slot])} ms is not a whole "
+                           f"number of days")
     safe = ints if valid is None else np.where(valid, ints, 0)
     return _with_nulls(safe.astype(f"datetime64[{unit}]").astype("datetime64[D]").tolist(), valid)
 
@@ -164,6 +175,13 @@ def _decimals(raw: np.ndarray, valid, dtype: t.DecimalType) -> list:
         data = raw.tobytes()
         ints = [int.from_bytes(data[i:i + width], "little", signed=True)
                 for i in range(0, len(data), width)]
+    bound = 10 ** dtype.precision - 1
+    if ints and (max(ints) > bound or min(ints) < -bound):  # (a null slot's bytes, or damage)
+        past = np.array([not -bound <= v <= bound for v in ints])
+        if valid is None or (past & valid).any():
+            slot = _first_valid(past, valid)
+            raise ArrowInvalid(f"{dtype} value[{slot}] = {ints[slot]} (unscaled) does not fit "
+                               f"in precision {dtype.precision}")
     exp = -dtype.scale
     out = [Decimal((0 if v >= 0 else 1, tuple(int(c) for c in str(abs(v))), exp)) for v in ints]
     return _with_nulls(out, valid)
