@@ -143,14 +143,17 @@ def _dates(ints: np.ndarray, valid, dtype: t.DateType) -> list:
         lo, hi = lo * 86_400_000, hi * 86_400_000 + 86_399_999
     if live.size and (int(live.min()) < lo or int(live.max()) > hi):
         raise ArrowInvalid(f"{dtype} value outside the range of Python's date; use temporal='int'")
-    if dtype.unit == "ms" and live.size and (live % 86_400_000).any():
-        # a time of day would be dropped by the cut to a date: the value is damaged (pyarrow's
-        # full validation refuses it)
-        slot = _first_valid(ints % 86_400_000 != 0, valid)
-        raise ArrowInvalid(f"{dtype} value[{slot}] = {int(ints[slot])} ms is not a whole "
-                           f"number of days")
     safe = ints if valid is None else np.where(valid, ints, 0)
-    return _with_nulls(safe.astype(f"datetime64[{unit}]").astype("datetime64[D]").tolist(), valid)
+    days = safe.astype(f"datetime64[{unit}]").astype("datetime64[D]")
+    if dtype.unit == "ms":
+        # a time of day would be dropped by the cut to a date: the value is damaged (pyarrow's
+        # full validation refuses it); the days back in ms show it (null slots are 0 here)
+        cut = np.flatnonzero(days.astype("datetime64[ms]").view(np.int64) != safe)
+        if cut.size:
+            slot = int(cut[0])
+            raise ArrowInvalid(f"{dtype} value[{slot}] = {int(ints[slot])} ms is not a whole "
+                               f"number of days")
+    return _with_nulls(days.tolist(), valid)
 
 
 def _times(ints: np.ndarray, valid, dtype: t.TimeType) -> list:
