@@ -1,6 +1,7 @@
 """Fast conversion of Arrow values to Python objects for ``to_pylist`` (see _pylist.pyx).
 
-Every offset, size and buffer index is bounds-checked; bad ones raise ArrowInvalid.
+Every offset, size and buffer index is bounds-checked (the offsets of null slots too: a
+damaged one would shift its neighbour's value); bad ones raise ArrowInvalid.
 """
 from collections.abc import Sequence
 from typing import Any
@@ -41,7 +42,9 @@ def views_to_list(
     variadic_buffers: Sequence[Buffer],
     utf8: bool,
 ) -> list[Any]:
-    """BinaryView/Utf8View values as bytes, or str if ``utf8`` (None at null slots)."""
+    """BinaryView/Utf8View values as bytes, or str if ``utf8`` (None at null slots); a prefix
+    that is not the value's first bytes, or non-zero padding after an inline value, raises
+    ArrowInvalid."""
 
 def values_to_list(ndarray: np.ndarray, validity: Buffer | None = None, bit_offset: int = 0) -> list[Any]:
     """``ndarray.tolist()`` with None at the slots ``validity`` marks null."""

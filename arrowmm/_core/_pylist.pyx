@@ -3,8 +3,8 @@
 A Python loop over numpy scalars and memoryview slices costs microseconds per
 value; these loops build ``str``/``bytes`` straight from buffer pointers with
 the C API.  Inputs are not trusted to have been validated: every offset, size
-and buffer index is bounds-checked against the real buffer before it is used,
-and bad ones raise ArrowInvalid naming the slot.
+and buffer index is bounds-checked against the real buffer before it is used
+(the offsets of null slots too), and bad ones raise ArrowInvalid naming the slot.
 """
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.bytes cimport PyBytes_FromStringAndSize
@@ -38,6 +38,11 @@ cdef int _span_error(int64_t i, int64_t s, int64_t e, int64_t n) except -1:
                        f"(need 0 <= offset[{i}] <= offset[{i + 1}] <= data size {n})")
 
 
+cdef int _view_padding_error(const uint8_t[::1] v, int64_t i, int64_t size) except -1:
+    raise ArrowInvalid(f"binary views: view[{i}] holds {size} bytes inline, but its padding "
+                       f"{bytes(v[16 * i + 4 + size:16 * i + 16])!r} is not zero")
+
+
 cdef object _decode_error(object exc, int64_t i, str where):
     return ArrowInvalid(f"string value[{i}] ({where}) is not valid UTF-8: "
                         f"{exc.reason} at byte {exc.start} of the value")
@@ -50,12 +55,12 @@ cdef list _var_loop(const offset_t[::1] o, const uint8_t[::1] d, int64_t length,
     cdef object empty = "" if utf8 else b""
     try:
         for i in range(length):
-            if has_bits and not bit_is_set(bits, bit_offset + i):
-                continue
-            s = o[i]
-            e = o[i + 1]
+            s = o[i]  # (every slot's span is checked, a null's too: a damaged offset beside
+            e = o[i + 1]  # a null would otherwise shift its neighbour's value)
             if s < 0 or e < s or e > n:
                 _span_error(i, s, e, n)
+            if has_bits and not bit_is_set(bits, bit_offset + i):
+                continue
             out[i] = empty if e == s else _make(<const char*>&d[s], e - s, utf8)
     except UnicodeDecodeError as exc:
         raise _decode_error(exc, i, f"data[{o[i]}:{o[i + 1]}]") from None
@@ -113,12 +118,12 @@ cdef object _var_loop_dedup(const offset_t[::1] o, const uint8_t[::1] d, int64_t
         if table == NULL:
             raise MemoryError()
         for i in range(length):
-            if has_bits and not bit_is_set(bits, bit_offset + i):
-                continue
-            s = o[i]
-            e = o[i + 1]
+            s = o[i]  # (every slot's span is checked, a null's too: a damaged offset beside
+            e = o[i + 1]  # a null would otherwise shift its neighbour's value)
             if s < 0 or e < s or e > n:
                 _span_error(i, s, e, n)
+            if has_bits and not bit_is_set(bits, bit_offset + i):
+                continue
             size = e - s
             if size == 0:
                 shared = <PyObject*>empty
@@ -238,10 +243,11 @@ def fixed_binaries_to_list(data, int64_t byte_width, int64_t length, validity=No
 
 def views_to_list(views, int64_t length, validity, int64_t bit_offset, variadic_buffers,
                   bint utf8):
-    """BinaryView/Utf8View values as a list of bytes or str (None at null slots)."""
+    """BinaryView/Utf8View values as a list of bytes or str (None at null slots), each view's
+    prefix and inline padding checked against its value (pyarrow's full validation does)."""
     vbuf = _byte_buffer(views, "views")
     cdef const uint8_t[::1] v = vbuf
-    cdef int64_t i = 0, base, size, bidx, off, nbuf
+    cdef int64_t i = 0, base, size, bidx, off, nbuf, pad
     cdef Py_buffer* pins = NULL
     cdef Py_ssize_t pinned = 0
     cdef const char* p
@@ -272,6 +278,9 @@ def views_to_list(views, int64_t length, validity, int64_t bit_offset, variadic_
             if size < 0:
                 raise ArrowInvalid(f"binary views: view[{i}] size={size} < 0")
             if size <= 12:
+                for pad in range(base + 4 + size, base + 16):
+                    if v[pad] != 0:
+                        _view_padding_error(v, i, size)
                 out[i] = empty if size == 0 else _make(<const char*>&v[base + 4], size, utf8)
                 continue
             bidx = read_le32(v, base + 8)
@@ -284,6 +293,10 @@ def views_to_list(views, int64_t length, validity, int64_t bit_offset, variadic_
                     f"binary views: view[{i}] offset={off} size={size} outside variadic "
                     f"buffer {bidx} of length {pins[bidx].len}")
             p = <const char*>pins[bidx].buf + off
+            if memcmp(p, &v[base + 4], 4) != 0:  # (what sorting and comparing read first)
+                raise ArrowInvalid(f"binary views: view[{i}] prefix {bytes(v[base + 4:base + 8])!r} "
+                                   f"!= its first 4 data bytes {bytes(p[:4])!r} in variadic "
+                                   f"buffer {bidx} at offset {off}")
             out[i] = _make(p, size, utf8)
     except UnicodeDecodeError as exc:
         raise _decode_error(exc, i, f"view[{i}]") from None

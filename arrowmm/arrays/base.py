@@ -91,7 +91,8 @@ def need_bytes(path, what, have, need):
 class Array:
     """Base class of every arrowmm array.  Make arrays with ``make_array``."""
 
-    __slots__ = ("type", "length", "offset", "_null_count", "_buffers", "children", "dictionary")
+    __slots__ = ("type", "length", "offset", "_null_count", "_buffers", "children", "dictionary",
+                 "_unchecked_claim")
 
     def __init__(self, type: t.DataType, length: int, buffers: Sequence[Optional[BufferView]],  # noqa: A002  (pyarrow's name)
                  children: Sequence["Array"] = (), null_count: int = -1, offset: int = 0,
@@ -103,6 +104,9 @@ class Array:
         self._buffers = tuple(buffers)
         self.children = tuple(children)
         self.dictionary = dictionary
+        #: whose recorded null count is still to be checked against its bitmap before values
+        #: are read: True (this array's own), the array this one was sliced from, or None
+        self._unchecked_claim = True if self._null_count >= 0 else None
 
     # -- the common surface ---------------------------------------------------------------
     def __len__(self):
@@ -230,10 +234,25 @@ class Array:
         return self._valid_mask()
 
     def _valid_mask(self) -> Optional[np.ndarray]:
+        v = self._nulls_bitmap()
+        return None if v is None else unpack_bitmap(v, self.offset, self.length)
+
+    def _nulls_bitmap(self) -> Optional[BufferView]:
+        """The validity bitmap values are read through: None when no value is null, else the
+        bitmap, once its zeros were counted against the recorded null count (a flipped bit
+        would make a null read as its slot's bytes).  The verdict is kept; two threads may
+        both count, to the same verdict."""
         v = self.validity
-        if v is None or self.null_count == 0:
+        if v is None:
             return None
-        return unpack_bitmap(v, self.offset, self.length)
+        claim = self._unchecked_claim
+        if claim is not None:
+            if claim is True:
+                self._check_null_count(f"{self.type} array")
+            else:
+                claim._nulls_bitmap()  # (the array this one was sliced from)
+            self._unchecked_claim = None
+        return v if self.null_count else None
 
     def slice(self, offset: int = 0, length: Optional[int] = None) -> "Array":
         """A zero-copy slice (``offset`` and ``length`` clamped like pyarrow's)."""
@@ -248,6 +267,10 @@ class Array:
         nc = 0 if self._null_count == 0 else -1
         out = type(self)(self.type, length, self._buffers, self.children, nc,
                          self.offset + offset, self.dictionary)
+        if nc < 0 and self._unchecked_claim is not None:
+            # the slice counts its own nulls: the count it was cut from is checked when the
+            # slice's bitmap is first read
+            out._unchecked_claim = self if self._unchecked_claim is True else self._unchecked_claim
         return out
 
     def buffers(self) -> List[Optional[BufferView]]:
@@ -330,14 +353,15 @@ class Array:
     def _check_null_count(self, path: str) -> None:
         """The recorded null count against the validity bitmap (pyarrow's full validation
         does the same): a flipped bit would make a value read as null, or a null as a value,
-        while ``null_count`` says otherwise.  A count of 0 means no bitmap is read at all (as
-        pyarrow's reader drops it), so there is nothing to compare."""
-        if isinstance(self.type, _NO_VALIDITY) or self._null_count <= 0:
+        while ``null_count`` says otherwise.  A count of 0 beside a bitmap is a claim too."""
+        if isinstance(self.type, _NO_VALIDITY) or self._null_count < 0:
             return
         v = self.validity
         if v is None:
-            raise ArrowInvalid(f"{path}: null count {self._null_count} but no validity bitmap "
-                               f"({self.type})")
+            if self._null_count > 0:
+                raise ArrowInvalid(f"{path}: null count {self._null_count} but no validity "
+                                   f"bitmap ({self.type})")
+            return
         actual = self.length - count_set_bits(v, self.offset, self.length)
         if actual != self._null_count:
             raise ArrowInvalid(f"{path}: null count {self._null_count} does not match the "
@@ -375,8 +399,9 @@ class Array:
 def pylist_where_used(part: Array, temporal: str, used, field: Optional[t.Field] = None) -> list:
     """``part`` as Python values, converted in bulk, values no slot shows included (those under
     null list / struct slots, union children's unselected ones).  If the bulk conversion raises
-    (a value Python cannot hold) and some values are unused, only the used runs are converted
-    (unused ones stay None): pyarrow never touches them, so they must not raise.
+    for a value Python cannot hold and some values are unused, only the used runs are converted
+    (unused ones stay None): pyarrow never touches them, so they must not raise.  Damage
+    (offsets, bitmaps, bytes its full validation refuses) raises wherever it lies.
     ``used()`` gives the bool mask of the used values.  ``field`` is the child's field: the
     values of an extension child are that type's values (``uuid.UUID``, ``bool``), as pyarrow
     gives them at any depth."""
@@ -386,6 +411,7 @@ def pylist_where_used(part: Array, temporal: str, used, field: Optional[t.Field]
         mask = used()
         if mask.all():
             raise
+        part.validate(True, field.name if field is not None else "child values")
         out = [None] * len(part)
         edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.view(np.int8), [0]))))
         for start, stop in zip(edges[::2].tolist(), edges[1::2].tolist()):

@@ -86,7 +86,9 @@ class DictionaryArray(Array):
             values = self.dictionary._pylist(temporal)
         except ArrowInvalid:
             # a dictionary value Python cannot hold (timestamp[ns] with nanoseconds, ...): like
-            # pyarrow, convert only the values the indices use, so unused ones don't raise
+            # pyarrow, convert only the values the indices use, so unused ones don't raise;
+            # damage raises wherever it lies
+            self.dictionary.validate(True, "dictionary")
             values = {i: self.dictionary.slice(i, 1)._pylist(temporal)[0]
                       for i in np.unique(live).tolist()}
         if valid is None:

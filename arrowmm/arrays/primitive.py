@@ -78,7 +78,8 @@ class BooleanArray(Array):
         return out
 
     def _pylist(self, temporal):
-        return values_to_list(self.values(), self.validity, self.offset) if self.null_count else \
+        bits = self._nulls_bitmap()
+        return values_to_list(self.values(), bits, self.offset) if bits is not None else \
             self.values().tolist()
 
 
@@ -128,7 +129,8 @@ class PrimitiveArray(Array):
 
     def to_numpy(self, zero_copy_only=True, writable=False):
         dtype = self.type
-        if self._null_count == 0 and not writable and type(dtype) in _PLAIN_NUMERIC:
+        if self._null_count == 0 and self._buffers[0] is None and not writable and \
+                type(dtype) in _PLAIN_NUMERIC:
             nd = dtype.numpy_dtype  # the hot path: a view
             buf = self._buffers[1]
             if type(buf) is BufferView:  # (cut to the values: frombuffer's count and offset
@@ -151,7 +153,7 @@ class PrimitiveArray(Array):
                                    f"{dtype} {values.dtype.itemsize}")
             else:
                 values = values.astype(target)
-        if zero_copy and self.null_count == 0 and not writable:
+        if zero_copy and self._nulls_bitmap() is None and not writable:
             return values
         if zero_copy_only:
             why = (f"{self.null_count} null(s)" if zero_copy and self.null_count
@@ -177,7 +179,7 @@ class PrimitiveArray(Array):
     def _pylist(self, temporal):
         dtype = self.type
         if isinstance(dtype, (t.IntType, t.FloatType)):
-            return values_to_list(self.values(), self.validity if self.null_count else None, self.offset)
+            return values_to_list(self.values(), self._nulls_bitmap(), self.offset)
         return fixed_width_to_list(self.values(), self._valid_mask(), dtype, temporal)
 
 
@@ -217,17 +219,18 @@ class FixedSizeBinaryArray(Array):
         width = self.type.byte_width
         if not zero_copy_only:  # as pyarrow: bytes objects (an S view drops trailing NULs)
             return object_array(self.to_pylist())
-        if width and self.null_count == 0 and not writable:
+        if width and self._nulls_bitmap() is None and not writable:
             return typed_view(self._buffers[1], f"S{width}", self.offset, self.length)
         raise ArrowInvalid(f"a zero-copy numpy view of this {self.type} array is impossible")
 
     def _pylist(self, temporal):
         width = self.type.byte_width
         data = self._buffers[1]
-        return fixed_binaries_to_list(data, width, self.length, self.validity, self.offset) \
+        bits = self._nulls_bitmap()
+        return fixed_binaries_to_list(data, width, self.length, bits, self.offset) \
             if self.offset == 0 else \
             fixed_binaries_to_list(data.slice(self.offset * width, self.length * width),
-                                   width, self.length, self.validity, self.offset)
+                                   width, self.length, bits, self.offset)
 
 
 _ZERO_OFFSET = {4: np.zeros(1, dtype="<i4"), 8: np.zeros(1, dtype="<i8")}
@@ -302,14 +305,12 @@ class BinaryArray(OffsetsMixin, Array):
         if not deduplicate:
             return self.to_numpy(zero_copy_only=False)
         return strings_to_objects_dedup(self._buffers[2], self.value_offsets(), self.length,
-                                        self.validity if self.null_count else None, self.offset,
-                                        self.type.utf8)
+                                        self._nulls_bitmap(), self.offset, self.type.utf8)
 
     def _pylist(self, temporal):
         offs = self.value_offsets()
         conv = strings_to_list if self.type.utf8 else binaries_to_list
-        return conv(self._buffers[2], offs, self.length, self.validity if self.null_count else None,
-                    self.offset)
+        return conv(self._buffers[2], offs, self.length, self._nulls_bitmap(), self.offset)
 
 
 class BinaryViewArray(Array):
@@ -331,5 +332,5 @@ class BinaryViewArray(Array):
     to_numpy = BinaryArray.to_numpy
 
     def _pylist(self, temporal):
-        return views_to_list(self._views(), self.length, self.validity if self.null_count else None,
-                             self.offset, list(self._buffers[2:]), self.type.utf8)
+        return views_to_list(self._views(), self.length, self._nulls_bitmap(), self.offset,
+                             list(self._buffers[2:]), self.type.utf8)
