@@ -145,10 +145,10 @@ def test_batches_read_whole_and_a_projection_read_the_same_values(spark, where, 
 
 
 def test_a_file_replaced_after_planning_fails_the_task(spark, where, tmp_path):
-    """A task opens its HDFS file with one NameNode request (the block locations carry the
-    length, no status request before it): a file replaced by a longer or a shorter one after
-    the query was planned still fails the task, naming the file, and is never read at the
-    planned footer's offsets."""
+    """A task opens its HDFS file (the block locations carry the length), then checks its inode
+    id against the planned one: a file replaced by a longer or a shorter one after the query was
+    planned still fails the task, naming the file, and is never read at the planned footer's
+    offsets."""
     planned, longer, shorter = (tmp_path / n for n in ("planned.arrow", "longer.arrow",
                                                        "shorter.arrow"))
     _numbered_file(planned, batches=3, rows=500)
