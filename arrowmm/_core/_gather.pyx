@@ -7,15 +7,16 @@ pyarrow's cost on 5,000 batches of 10 rows.  Here a column's field node and buff
 read straight from each batch's message (its nodes and buffers vectors) and copied into
 fresh numpy buffers, so a column costs one pass over its bytes and no object per batch.
 
-Trust: every part is checked as the loader checks it (the node's counts, each buffer
-within the body and big enough, offsets from 0 within the data and non-decreasing); on
+Trust: every part is checked as the loader checks it (the node's counts, the null count
+against the bitmap's zeros, each buffer within the body and big enough, offsets from 0
+within the data and non-decreasing); on
 any doubt ``gather`` returns None and the caller takes the batches one at a time, where
 the loader names what is wrong.  Only plain layouts come here: fixed-width values,
 booleans, binary/string with 32- or 64-bit offsets, and lists of those; uncompressed, native
 byte order.
 """
 
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
@@ -24,6 +25,15 @@ from arrowmm._core._flatbuf cimport StructPairs
 from arrowmm._core._region cimport BufferView
 
 import numpy as np
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER) && !defined(__clang__)
+    #include <intrin.h>
+    #define __builtin_popcountll(x) ((int)__popcnt64(x))
+    #endif
+    """
+    int __builtin_popcountll(unsigned long long x) noexcept nogil
 
 __all__ = ["FIXED", "BOOL", "BINARY", "LIST", "gather"]
 
@@ -105,6 +115,22 @@ cdef bint _bytes_for_bits(int64_t size, int64_t bits) noexcept nogil:
     return bits // 8 + (bits % 8 != 0) <= size
 
 
+cdef int64_t _unset_bits(const uint8_t* p, int64_t n) noexcept nogil:
+    """The zero bits among bits ``[0, n)`` of ``p`` (a node's nulls by its bitmap)."""
+    cdef int64_t i = 0, whole = n >> 3, ones = 0
+    cdef uint64_t w
+    while whole - i >= 8:
+        memcpy(&w, p + i, 8)
+        ones += __builtin_popcountll(w)
+        i += 8
+    while i < whole:
+        ones += __builtin_popcountll(p[i])
+        i += 1
+    for i in range(whole << 3, n):
+        ones += _bit(p, i)
+    return n - ones
+
+
 cdef object _gather(_Piece* pieces, Py_ssize_t n, int kind, int width, int child_kind,
                     int child_width, bint whole):
     """See ``gather``; each piece's rows ``[start, start + length)`` of its node (``whole``:
@@ -135,7 +161,8 @@ cdef object _gather(_Piece* pieces, Py_ssize_t n, int kind, int width, int child
         if not _buffer(p, p.bi, &vptr, &vsize) or not _buffer(p, p.bi + 1, &ptr, &size):
             return None
         if node_nulls:
-            if not _bytes_for_bits(vsize, p.start + p.length):
+            # a bitmap that disagrees with its node's null count: the per-batch path names it
+            if not _bytes_for_bits(vsize, node_len) or _unset_bits(vptr, node_len) != node_nulls:
                 return None
             if p.start == 0 and p.length == node_len:
                 nulls = node_nulls

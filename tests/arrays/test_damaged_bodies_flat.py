@@ -190,6 +190,27 @@ def test_bitmap_is_counted_once_per_array(monkeypatch):
     assert len(calls) == 1
 
 
+def test_bitmaps_contradicting_their_null_counts_across_many_batches():
+    """``to_pandas`` of many small batches gathers a column in C (``_core._gather``): two
+    batches whose bitmaps each disagree with their null count, one a null short and one a
+    null over, summed to the right total and read as other values."""
+    from arrowmm.arrays.gather import MIN_BATCHES
+    rows = [pa.array([1, None, 3], pa.int64()) for _ in range(MIN_BATCHES)]
+    values = pa.py_buffer(struct.pack("<3q", 1, 0, 3))
+    rows[3] = pa.Array.from_buffers(pa.int64(), 3, [_bits(1, 1, 1), values], null_count=1)
+    rows[7] = pa.Array.from_buffers(pa.int64(), 3, [_bits(0, 0, 1), values], null_count=1)
+    sink = io.BytesIO()
+    with ipc.new_file(sink, pa.schema([("x", pa.int64())])) as w:
+        for r in rows:
+            w.write_batch(pa.record_batch([r], names=["x"]))
+    theirs = ipc.open_file(sink.getvalue())
+    with pytest.raises(pa.ArrowInvalid, match="null_count"):
+        theirs.get_batch(3).validate(full=True)
+    with arrowmm.open_file(sink.getvalue()) as reader:
+        with pytest.raises(arrowmm.ArrowInvalid, match="null count 1 does not match"):
+            reader.to_pandas()
+
+
 # -- F5c: a string view's prefix and padding against its value ---------------------------------
 
 def test_view_prefix_contradicting_its_data():
