@@ -160,7 +160,7 @@ def test_an_index_offset_or_type_id_pointing_nowhere_is_an_error_not_a_verdict()
         "dictionary index 7 out of range for a dictionary of 2 values":
             pa.DictionaryArray.from_arrays(pa.array([0, 7, None], pa.int8()),
                                            pa.array(["a", None]), safe=False),
-        "dense union offset 9 outside child of length 2":
+        r"offset\[1\]=9 >= length 2 of the child":
             pa.UnionArray.from_dense(pa.array([0, 1], pa.int8()), pa.array([0, 9], pa.int32()),
                                      children),
         r"type_id\[1\]=5 is not a type code of the union":
