@@ -14,7 +14,9 @@ DataNode in their own JVM), S3 is a moto server in a process of its own
 modules ``tests/support/maven_support.py`` resolves with Maven).  One Spark session (``local[2]``,
 driver 2g, the connector's jar from ``arrowmm.spark.configure``) serves both; moto is not a real
 S3 (no network latency, a Python server), so the S3 rows measure request counts and client
-overheads more than bandwidth.
+overheads more than bandwidth.  moto as it is reads the whole object for every ranged GET (a
+scan then costs GETs x object size, which real S3 does not charge); the server here reads only
+the range asked for (``--moto-whole-objects`` leaves moto as it is).
 
 The data is bench_spark_jvm.py's (bench_spark.py's ``make_data``, cached by shape), copied to
 each filesystem once with Hadoop's own client.  Per filesystem, each timed in rounds that
@@ -82,6 +84,29 @@ def key_response(self, request, full_url, headers):  # one line per object reque
         log.write(f"{request.method}\\t{request.path}\\t{request.headers.get('range')}\\t{len(body)}\\n")
     return out
 S3Response.key_response = key_response
+if sys.argv[2] == "ranges":  # a ranged GET reads its range, as real S3's cost is
+    import re
+    from moto.s3.models import FakeKey
+    whole, plain_get, lazy = FakeKey.value, S3Response.get_object, threading.local()
+    class Ranged:  # the object's bytes, read only where _handle_range_header slices them
+        def __init__(self, key):
+            self.key, self.size = key, key.size
+        def __len__(self):
+            return self.size
+        def __getitem__(self, cut):
+            start, stop, _ = cut.indices(self.size)
+            with self.key.lock:
+                self.key._value_buffer.seek(start)
+                return self.key._value_buffer.read(max(0, stop - start))
+    FakeKey.value = property(lambda key: Ranged(key) if getattr(lazy, "on", False) else whole.fget(key),
+                             whole.fset)
+    def get_object(self):  # (only a single range from a first byte: moto slices it)
+        lazy.on = bool(re.fullmatch(r"bytes=[0-9]+-[0-9]*", self.headers.get("range") or ""))
+        try:
+            return plain_get(self)
+        finally:
+            lazy.on = False
+    S3Response.get_object = get_object
 server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
 server.start()
 print("PORT", server.get_host_and_port()[1], flush=True)
@@ -94,14 +119,15 @@ class MotoProcess:
     """A moto S3 server in a process of its own on a free port of 127.0.0.1 (so its Python
     does not share this one's interpreter lock); ``server`` is the suite's ``S3Server``."""
 
-    def __init__(self, log: Path):
+    def __init__(self, log: Path, whole_objects: bool = False):
         from tests.support.s3_support import S3Server
         self.log = open(log, "w")
         self.requests = log.with_name("moto-requests.log")
         self.requests.write_text("")
         # the suite's server (ThreadedMotoServer), in a child that prints its port and ends
         # when its stdin closes (with this process, too)
-        self.proc = subprocess.Popen([sys.executable, "-c", MOTO_CHILD, str(self.requests)],
+        self.proc = subprocess.Popen([sys.executable, "-c", MOTO_CHILD, str(self.requests),
+                                      "whole" if whole_objects else "ranges"],
                                      stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.log, text=True)
         line = self.proc.stdout.readline()
@@ -112,8 +138,9 @@ class MotoProcess:
 
     def served(self) -> tuple[int, int, int]:
         """The GETs the server has answered so far, the bytes they returned, and the CPU seconds
-        (user + system) its process has used: moto answers a ranged GET by reading the whole
-        object (``FakeKey.value``) and slicing it, so its cost is GETs x object size."""
+        (user + system) its process has used (with ``whole_objects``, moto as it is answers a
+        ranged GET by reading the whole object, ``FakeKey.value``, and slicing it: its cost is
+        then GETs x object size)."""
         gets = sent = 0
         with open(self.requests) as f:
             for line in f:
@@ -361,6 +388,12 @@ def main(argv=None) -> int:
     ap.add_argument("--count", action="store_true",
                     help="also time the whole count(*) over the small files (a file open per "
                          "file in the tasks: minutes over moto; always on with --quick)")
+    ap.add_argument("--s3a-stream", choices=("classic", "analytics"), default="classic",
+                    help="S3A's input stream for both readers (default classic: the analytics "
+                         "stream, Hadoop 3.5's default, serves repeated reads from its cache)")
+    ap.add_argument("--moto-whole-objects", action="store_true",
+                    help="leave moto as it is: every ranged GET reads the whole object (by "
+                         "default the server reads only the range, as real S3 costs)")
     ap.add_argument("--layout", choices=("halves", "one"), default="halves",
                     help="the scans' IPC data: two files as Parquet's (default), or one file")
     ap.add_argument("--out", type=Path, help="also write the environment and tables as markdown here")
@@ -403,9 +436,12 @@ def main(argv=None) -> int:
             hdfs = MiniHdfs()  # starts while the rest does
         conf = {"spark.hadoop.dfs.replication": "1", "spark.default.parallelism": "2"}
         if "s3" in filesystems:
-            moto = MotoProcess(work / "moto.log")
+            moto = MotoProcess(work / "moto.log", args.moto_whole_objects)
             conf["spark.jars"] = ",".join(s3a_jars())
             conf.update(moto.server.spark_conf(), **S3A_FOR_MOTO)
+            # (Hadoop 3.5's default, the analytics stream, keeps what it read for later streams
+            # of the JVM: a timed round after the warm-up then reads memory, not the store)
+            conf["spark.hadoop.fs.s3a.input.stream.type"] = args.s3a_stream
         t0 = time.perf_counter()
         print(f"starting Spark ({time.perf_counter() - begun:.0f} s in)", flush=True)
         spark = local_session("local[2]", "arrowmm-bench-storage", str(work / "session"),
