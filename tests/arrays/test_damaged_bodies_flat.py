@@ -17,25 +17,15 @@ import pyarrow.ipc as ipc
 import pytest
 
 import arrowmm
+from tests.support.helpers import column_read_back, validity_bits
 from arrowmm.arrays import base
 from arrowmm.arrays.array import make_array
 from arrowmm._core._region import as_view
 
 
-def _column(arr: pa.Array, name: str = "c"):
-    """``arr`` written as column ``name`` of a one-batch IPC file, read back by arrowmm (the
-    pyarrow column read back beside it)."""
-    batch = pa.record_batch([arr], names=[name])
-    sink = io.BytesIO()
-    with ipc.new_file(sink, batch.schema) as w:
-        w.write_batch(batch)
-    data = sink.getvalue()
-    return arrowmm.open_file(data).get_batch(0).column(name), ipc.open_file(data).get_batch(0).column(name)
-
-
 def _damaged(arr: pa.Array, why: str):
     """arrowmm's column of ``arr``, once pyarrow's full validation has refused it for ``why``."""
-    ours, theirs = _column(arr)
+    ours, theirs = column_read_back(arr)
     with pytest.raises(pa.ArrowInvalid, match=why):
         theirs.validate(full=True)
     return ours
@@ -44,10 +34,6 @@ def _damaged(arr: pa.Array, why: str):
 def _offsets(dtype, *v) -> pa.Buffer:
     return pa.py_buffer(np.array(v, dtype=np.int64 if dtype in (pa.large_string(), pa.large_binary())
                                  else np.int32).tobytes())
-
-
-def _bits(*flags) -> pa.Buffer:
-    return pa.py_buffer(np.packbits(np.array(flags, dtype=bool), bitorder="little").tobytes())
 
 
 def _every_conversion_raises(col, match):
@@ -65,7 +51,7 @@ def test_offset_beside_a_null_slot(dtype):
     """['a', None, 'ccc'] whose offset[1] was damaged 1 -> 2 (offsets 0, 2, 1, 4): value 0
     (0..2) and value 2 (1..4) each fit the data, the null slot between them goes back, and
     value 0 read 'ac'."""
-    arr = pa.Array.from_buffers(dtype, 3, [_bits(1, 0, 1), _offsets(dtype, 0, 2, 1, 4),
+    arr = pa.Array.from_buffers(dtype, 3, [validity_bits(1, 0, 1), _offsets(dtype, 0, 2, 1, 4),
                                            pa.py_buffer(b"accc")], null_count=1)
     col = _damaged(arr, "non-monotonic offset")
     _every_conversion_raises(col, r"value\[1\] spans offset\[1\]=2 \.\. offset\[2\]=1")
@@ -93,7 +79,7 @@ def _unused_sparse_union_slot():
 def _run_end_values():
     # run_end_encoded<int32, string>, values ['a', None, 'c'] whose null's end offset was
     # damaged (offsets 0, 1, 0, 2 over "ac"): the last run read 'ac'
-    values = pa.Array.from_buffers(pa.string(), 3, [_bits(1, 0, 1), _offsets(pa.string(), 0, 1, 0, 2),
+    values = pa.Array.from_buffers(pa.string(), 3, [validity_bits(1, 0, 1), _offsets(pa.string(), 0, 1, 0, 2),
                                                     pa.py_buffer(b"ac")], null_count=1)
     return pa.Array.from_buffers(pa.run_end_encoded(pa.int32(), pa.string()), 5, [None],
                                  children=[pa.array([2, 3, 5], pa.int32()), values])
@@ -135,7 +121,7 @@ def test_invalid_utf8_in_an_unused_dictionary_entry():
 _ONE_NULL_FLIPPED = {  # (type, the data buffers after the bitmap): row 1 was the null
     "int32": (pa.int32(), [pa.py_buffer(struct.pack("<3i", 7, 0, 9))]),
     "float64": (pa.float64(), [pa.py_buffer(struct.pack("<3d", 7, 0, 9))]),
-    "bool": (pa.bool_(), [_bits(1, 0, 1)]),
+    "bool": (pa.bool_(), [validity_bits(1, 0, 1)]),
     "fixed_size_binary": (pa.binary(3), [pa.py_buffer(b"abc\x00\x00\x00def")]),
     "string": (pa.string(), [_offsets(pa.string(), 0, 1, 1, 2), pa.py_buffer(b"ac")]),
     "string_view": (pa.string_view(), [pa.py_buffer(struct.pack("<i12s", 1, b"a") + bytes(16)
@@ -149,7 +135,7 @@ def test_bitmap_contradicting_its_null_count(name):
     """The node says 1 null, the bitmap (its bit for row 1 flipped) none: the null read as its
     slot's bytes (0, b'\\x00\\x00\\x00', '', False).  Both counts are named."""
     dtype, rest = _ONE_NULL_FLIPPED[name]
-    col = _damaged(pa.Array.from_buffers(dtype, 3, [_bits(1, 1, 1), *rest], null_count=1),
+    col = _damaged(pa.Array.from_buffers(dtype, 3, [validity_bits(1, 1, 1), *rest], null_count=1),
                    r"null_count value \(1\) doesn't match")
     _every_conversion_raises(col, r"null count 1 does not match the validity bitmap, which "
                                   r"marks 0 of 3 slots null")
@@ -157,7 +143,7 @@ def test_bitmap_contradicting_its_null_count(name):
 
 def test_bitmap_contradicting_its_null_count_is_checked_before_a_slice():
     """A slice counts its own nulls: the count of the array it was cut from is checked first."""
-    col = _damaged(pa.Array.from_buffers(pa.int32(), 3, [_bits(1, 1, 1), pa.py_buffer(
+    col = _damaged(pa.Array.from_buffers(pa.int32(), 3, [validity_bits(1, 1, 1), pa.py_buffer(
         struct.pack("<3i", 7, 0, 9))], null_count=1), "null_count")
     part = col.slice(1, 2)
     with pytest.raises(arrowmm.ArrowInvalid, match="null count 1 does not match"):
@@ -182,7 +168,7 @@ def test_bitmap_is_counted_once_per_array(monkeypatch):
     calls = []
     count = base.count_set_bits
     monkeypatch.setattr(base, "count_set_bits", lambda *a: calls.append(a) or count(*a))
-    col, theirs = _column(pa.array([1.5, None, 3.0] * 100))
+    col, theirs = column_read_back(pa.array([1.5, None, 3.0] * 100))
     for _ in range(3):
         assert col.to_pylist() == theirs.to_pylist()
         assert np.array_equal(col.to_numpy(zero_copy_only=False),
@@ -197,8 +183,8 @@ def test_bitmaps_contradicting_their_null_counts_across_many_batches():
     from arrowmm.arrays.gather import MIN_BATCHES
     rows = [pa.array([1, None, 3], pa.int64()) for _ in range(MIN_BATCHES)]
     values = pa.py_buffer(struct.pack("<3q", 1, 0, 3))
-    rows[3] = pa.Array.from_buffers(pa.int64(), 3, [_bits(1, 1, 1), values], null_count=1)
-    rows[7] = pa.Array.from_buffers(pa.int64(), 3, [_bits(0, 0, 1), values], null_count=1)
+    rows[3] = pa.Array.from_buffers(pa.int64(), 3, [validity_bits(1, 1, 1), values], null_count=1)
+    rows[7] = pa.Array.from_buffers(pa.int64(), 3, [validity_bits(0, 0, 1), values], null_count=1)
     sink = io.BytesIO()
     with ipc.new_file(sink, pa.schema([("x", pa.int64())])) as w:
         for r in rows:

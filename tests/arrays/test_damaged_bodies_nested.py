@@ -17,26 +17,11 @@ import pyarrow.ipc as ipc
 import pytest
 
 import arrowmm
-
-
-def _column(arr: pa.Array, name: str = "c"):
-    """``arr`` written as column ``name`` of a one-batch IPC file, read back by arrowmm (the
-    pyarrow column read back beside it)."""
-    batch = pa.record_batch([arr], names=[name])
-    sink = io.BytesIO()
-    with ipc.new_file(sink, batch.schema) as w:
-        w.write_batch(batch)
-    data = sink.getvalue()
-    return arrowmm.open_file(data).get_batch(0).column(name), ipc.open_file(data).get_batch(0).column(name)
+from tests.support.helpers import column_read_back, validity_bits
 
 
 def _i32(*values) -> pa.Buffer:
     return pa.py_buffer(struct.pack(f"<{len(values)}i", *values))
-
-
-def _bits(*flags) -> pa.Buffer:
-    n = sum(bool(f) << i for i, f in enumerate(flags))
-    return pa.py_buffer(n.to_bytes((len(flags) + 7) // 8, "little"))
 
 
 def _pyarrow_refuses(col: pa.Array, why: str) -> None:
@@ -58,7 +43,7 @@ def test_list_offsets_are_checked_before_rows_are_cut(list_type, offsets, pa_why
     buf = _i32(*offsets) if list_type == pa.list_(pa.int32()) else \
         pa.py_buffer(struct.pack(f"<{len(offsets)}q", *offsets))
     arr = pa.Array.from_buffers(list_type, 4, [None, buf], children=[pa.array([1, 2, 3, 4, 5], pa.int32())])
-    col, pa_col = _column(arr)
+    col, pa_col = column_read_back(arr)
     _pyarrow_refuses(pa_col, pa_why)
     with pytest.raises(arrowmm.ArrowInvalid, match=am_why):
         col.to_pylist()
@@ -69,9 +54,9 @@ def test_list_offsets_are_checked_before_rows_are_cut(list_type, offsets, pa_why
 def test_list_offsets_under_a_null_slot_are_checked():
     """Slot 1 is null and its end offset went back: the row is None either way, but the
     offset after it is read by slot 2, whose row [1, 2, 3] was [2, 3] as written."""
-    arr = pa.Array.from_buffers(pa.list_(pa.int32()), 3, [_bits(1, 0, 1), _i32(0, 1, 0, 3)],
+    arr = pa.Array.from_buffers(pa.list_(pa.int32()), 3, [validity_bits(1, 0, 1), _i32(0, 1, 0, 3)],
                                 null_count=1, children=[pa.array([1, 2, 3], pa.int32())])
-    col, pa_col = _column(arr)
+    col, pa_col = column_read_back(arr)
     _pyarrow_refuses(pa_col, "non-monotonic")
     with pytest.raises(arrowmm.ArrowInvalid, match=r"offset\[2\] = 0 is below offset\[1\] = 1 \(slot 1"):
         col.to_pylist()
@@ -83,7 +68,7 @@ def test_map_offsets_are_checked_before_rows_are_cut():
                        pa.struct([pa.field("key", pa.string(), nullable=False), ("value", pa.int32())]))
     arr = pa.Array.from_buffers(pa.map_(pa.string(), pa.int32()), 3, [None, _i32(0, 2, 1, 3)],
                                 children=[entries])
-    col, pa_col = _column(arr)
+    col, pa_col = column_read_back(arr)
     _pyarrow_refuses(pa_col, "non-monotonic")
     for convert in (col.to_pylist, lambda: col.to_numpy(zero_copy_only=False)):
         with pytest.raises(arrowmm.ArrowInvalid, match=r"map<string, int32> offsets: offset\[2\] = 1"):
@@ -103,10 +88,10 @@ def test_dense_union_offsets_going_back_are_refused():
     repeated within a child is in order, and still converts."""
     sound = pa.UnionArray.from_dense(pa.array([0, 1, 0, 0], pa.int8()), pa.array([0, 0, 0, 1], pa.int32()),
                                      [pa.array([1.0, None]), pa.array(["y"])])
-    col, pa_col = _column(sound)
+    col, pa_col = column_read_back(sound)
     pa_col.validate(full=True)
     assert col.to_pylist() == pa_col.to_pylist() == [1.0, "y", 1.0, None]
-    col, pa_col = _column(_dense_union_going_back(pa.array([1.0, 3.0])))
+    col, pa_col = column_read_back(_dense_union_going_back(pa.array([1.0, 3.0])))
     _pyarrow_refuses(pa_col, "non-monotonic offset")
     with pytest.raises(arrowmm.ArrowInvalid, match=r"offset\[2\]=0 < offset\[0\]=1, both type code 0"):
         col.to_pylist()
@@ -114,7 +99,7 @@ def test_dense_union_offsets_going_back_are_refused():
 
 def test_dense_union_offsets_going_back_are_refused_by_logical_validity():
     """Before: [False, True, True], the null of child 0's slot 1 given to row 0."""
-    col, pa_col = _column(_dense_union_going_back(pa.array([1.0, None])))
+    col, pa_col = column_read_back(_dense_union_going_back(pa.array([1.0, None])))
     _pyarrow_refuses(pa_col, "non-monotonic offset")
     with pytest.raises(arrowmm.ArrowInvalid, match="must not decrease"):
         col.logical_validity()
@@ -125,7 +110,7 @@ def test_dense_union_offsets_going_back_are_refused_by_logical_validity():
 def _decimals(dtype, ints, valid=None) -> pa.Array:
     width = dtype.bit_width // 8
     raw = b"".join(v.to_bytes(width, "little", signed=True) for v in ints)
-    bitmap = None if valid is None else _bits(*valid)
+    bitmap = None if valid is None else validity_bits(*valid)
     nulls = 0 if valid is None else valid.count(0)
     return pa.Array.from_buffers(dtype, len(ints), [bitmap, pa.py_buffer(raw)], null_count=nulls)
 
@@ -141,10 +126,10 @@ def test_decimal_past_its_precision_is_refused(dtype, bad):
     """Before: Decimal('12676506002282294014967032053.76') for a decimal128(12, 2), and so on.
     The precision's largest values convert, and a null slot's bytes are not read."""
     limit = 10 ** dtype.precision - 1
-    col, pa_col = _column(_decimals(dtype, [limit, -limit, bad], valid=[1, 1, 0]))
+    col, pa_col = column_read_back(_decimals(dtype, [limit, -limit, bad], valid=[1, 1, 0]))
     pa_col.validate(full=True)
     assert col.to_pylist() == pa_col.to_pylist()
-    col, pa_col = _column(_decimals(dtype, [5, bad]))
+    col, pa_col = column_read_back(_decimals(dtype, [5, bad]))
     _pyarrow_refuses(pa_col, "does not fit in precision")
     with pytest.raises(arrowmm.ArrowInvalid, match=rf"value\[1\] = {bad} \(unscaled\) does not fit "
                                                    rf"in precision {dtype.precision}"):
@@ -155,12 +140,12 @@ def test_date64_not_a_whole_day_is_refused():
     """Before: datetime.date(1973, 5, 26), the 40 minutes past midnight dropped.  Whole days
     convert, and a null slot's bytes are not read."""
     raw = struct.pack("<3q", -86_400_000, 5, 86_400_000 * 365)
-    col, pa_col = _column(pa.Array.from_buffers(pa.date64(), 3, [_bits(1, 0, 1), pa.py_buffer(raw)],
+    col, pa_col = column_read_back(pa.Array.from_buffers(pa.date64(), 3, [validity_bits(1, 0, 1), pa.py_buffer(raw)],
                                                 null_count=1))
     pa_col.validate(full=True)
     assert col.to_pylist() == pa_col.to_pylist()
     raw = struct.pack("<2q", 86_400_000, 107287782400)
-    col, pa_col = _column(pa.Array.from_buffers(pa.date64(), 2, [None, pa.py_buffer(raw)]))
+    col, pa_col = column_read_back(pa.Array.from_buffers(pa.date64(), 2, [None, pa.py_buffer(raw)]))
     _pyarrow_refuses(pa_col, "whole number of days")
     with pytest.raises(arrowmm.ArrowInvalid, match=r"value\[1\] = 107287782400 ms is not a whole"):
         col.to_pylist()
@@ -214,7 +199,7 @@ def test_map_rows_convert_as_pyarrow(name):
     """Before: a numpy array of tuples per map row (and numpy datetime64 / timedelta64
     scalars in the entries), where pyarrow gives a list of (key, value) tuples (and the
     Python objects numpy's ``tolist`` gives)."""
-    col, pa_col = _column(MAP_COLUMNS[name])
+    col, pa_col = column_read_back(MAP_COLUMNS[name])
     for got, want in ((col, pa_col), (col.slice(1), pa_col.slice(1)), (col.slice(0, 1), pa_col.slice(0, 1))):
         assert _tagged(got.to_numpy(zero_copy_only=False)) == _tagged(want.to_numpy(zero_copy_only=False))
         assert _tagged(got.to_pandas().tolist()) == _tagged(want.to_pandas().tolist())

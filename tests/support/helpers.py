@@ -79,6 +79,19 @@ def ipc_bytes(data, *, schema: Optional[pa.Schema] = None, fmt: str = "file", **
     return sink.getvalue()
 
 
+def column_read_back(arr: pa.Array, name: str = "c"):
+    """``arr`` as column ``name`` of a one-batch IPC file (pyarrow's writer, which validates
+    nothing: damaged arrays are written as they are), read back by arrowmm and by pyarrow."""
+    data = ipc_bytes(pa.record_batch([arr], names=[name]))
+    return (arrowmm.open_file(data).get_batch(0).column(name),
+            pa.ipc.open_file(data).get_batch(0).column(name))
+
+
+def validity_bits(*flags) -> pa.Buffer:
+    """A validity bitmap of ``flags`` (slot 0 in the lowest bit), for ``Array.from_buffers``."""
+    return pa.py_buffer(np.packbits(np.array(flags, dtype=bool), bitorder="little").tobytes())
+
+
 def write_both(tmp_path, data, name: str = "data", **kw):
     """(file path, stream path) of ``data`` written in both IPC formats."""
     return (write_ipc(tmp_path / f"{name}.arrow", data, fmt="file", **kw),
