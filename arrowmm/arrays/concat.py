@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import types as t
 from .._core._bitmap import pack_bitmap
+from .._core._offsets import check_dictionary_indices, check_list_view, check_run_ends
 from .._core._region import BufferView
 from .extension import ExtensionArray
 from .provenance import copied_view
@@ -136,7 +137,10 @@ def _binary_view_concat(arrays, dtype, length, validity, nulls):
 def _list_view_concat(arrays, dtype, length, validity, nulls):
     """Each array's used child range appended; offsets rebased (empty views point at 0)."""
     offsets, sizes, kids, base = [], [], [], 0
-    for a in arrays:
+    for i, a in enumerate(arrays):
+        # every view, null slots' too (they are copied): a negative size was dropped as empty
+        check_list_view(a.value_offsets(), a.value_sizes(), len(a), len(a.children[0]), None,
+                        a.offset, f"concat_arrays input {i}")
         offs, size = a.value_offsets().astype(np.int64), a.value_sizes().astype(np.int64)
         used = size > 0
         lo = int(offs[used].min()) if used.any() else 0
@@ -175,7 +179,10 @@ def _union_concat(arrays, dtype, length, validity, nulls):
 def _dictionary_concat(arrays, dtype, length, validity, nulls):
     """Dictionaries appended, indices shifted by the earlier dictionaries' lengths."""
     parts, base = [], 0
-    for a in arrays:
+    for i, a in enumerate(arrays):
+        # an index past its own dictionary would be shifted into the next one
+        check_dictionary_indices(a.indices.values(), a.validity if a.null_count else None,
+                                 a.offset, len(a.dictionary), f"concat_arrays input {i}")
         idx = a.indices.values().astype(np.int64)
         parts.append(np.where(a.is_valid(), idx + base, 0))
         base += len(a.dictionary)
@@ -188,9 +195,11 @@ def _dictionary_concat(arrays, dtype, length, validity, nulls):
 def _run_end_encoded_concat(arrays, dtype, length, validity, nulls):
     """The runs each array shows (clipped to its slice) appended, run ends shifted."""
     ends, values, base = [], [], 0
-    for a in arrays:
+    for i, a in enumerate(arrays):
         if not len(a):
             continue
+        # searchsorted over run ends that do not increase finds other rows' runs
+        check_run_ends(a.children[0].values(), a.offset + len(a), f"concat_arrays input {i}")
         run_ends = a.children[0].values().astype(np.int64)
         first = int(np.searchsorted(run_ends, a.offset, side="right"))
         last = int(np.searchsorted(run_ends, a.offset + len(a) - 1, side="right"))

@@ -143,6 +143,8 @@ class ListViewArray(Array):
                         None, self.offset, path)
 
     def _pylist(self, temporal):
+        # every view, null slots' too, as _check_full: a negative size read as [] before
+        self._check_full(f"{self.type}")
         valid = self._valid_mask()
         offs, sizes = self.value_offsets(), self.value_sizes()
         if valid is not None:
@@ -154,8 +156,6 @@ class ListViewArray(Array):
         nonempty = sizes > 0
         lo = int(starts[nonempty].min()) if nonempty.any() else 0
         hi = int(ends[nonempty].max()) if nonempty.any() else 0
-        if lo < 0 or hi > len(child):
-            raise ArrowInvalid(f"list-view values [{lo}, {hi}) lie outside the {len(child)}-element child")
         values = pylist_where_used(child.slice(lo, hi - lo), temporal,
                                     lambda: covered_mask(starts[nonempty] - lo, ends[nonempty] - lo, hi - lo),
                                     self.type.value_field)
