@@ -36,6 +36,16 @@ def count_kept(mask: np.ndarray) -> int:
     return int(np.count_nonzero(mask))
 
 
+def _checked_bitmap(array: Array):
+    """``array``'s validity bitmap (None when no value is null), counted against its null count
+    first, its children's too: every route recounts the copied bits, which would turn a
+    flipped bit into a valid array whose null reads as its slot's bytes.  (Each array keeps
+    its verdict: a batch's columns are counted once.)"""
+    for child in array.children:
+        _checked_bitmap(child)
+    return array._nulls_bitmap()
+
+
 def _width(array: Array) -> int:
     if type(array) is DictionaryArray:
         return array.type.index_type.byte_width
@@ -56,10 +66,11 @@ def filter_array(array: Array, mask: np.ndarray, count: Optional[int] = None) ->
     cls = type(array)
     if cls is NullArray:
         return make_array(array.type, count, [], null_count=count)
+    bitmap = _checked_bitmap(array)
     if cls in _FIXED or cls is BooleanArray or cls is BinaryArray:
         validity, nulls = None, 0
-        if array.null_count:
-            bits, ones = k.filter_bits(array.validity, array.offset, mask, count)
+        if bitmap is not None:
+            bits, ones = k.filter_bits(bitmap, array.offset, mask, count)
             validity, nulls = _new(bits), count - ones
         if cls is BooleanArray:
             data = [_new(k.filter_bits(array._buffers[1], array.offset, mask, count)[0])]
@@ -92,11 +103,12 @@ def _take(array: Array, values: np.ndarray, nulls: Optional[np.ndarray]) -> Arra
     cls = type(array)
     if cls is NullArray:
         return make_array(array.type, m, [], null_count=m)
+    bitmap = _checked_bitmap(array)
     if cls in _FIXED or cls is BooleanArray or cls is BinaryArray:
         validity, nulls_out = None, 0
-        if array.null_count or nulls is not None:
-            if array.null_count:
-                keep = np.unpackbits(k.take_bits(array.validity, array.offset, values)[0],
+        if bitmap is not None or nulls is not None:
+            if bitmap is not None:
+                keep = np.unpackbits(k.take_bits(bitmap, array.offset, values)[0],
                                      count=m, bitorder="little").view(np.bool_)
             else:
                 keep = np.ones(m, dtype=np.bool_)

@@ -747,6 +747,7 @@ def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Arra
     got, want = array.type, target_type
     if got == want:
         return array
+    array._nulls_bitmap()  # (counted against null_count once: a cast rebuilds the validity)
     if isinstance(got, t.ExtensionType):  # (as pyarrow: its storage is what is cast)
         return cast_array(storage_of(array), want, safe)
     if isinstance(want, t.ExtensionType):
