@@ -15,16 +15,7 @@ import pytest
 
 import arrowmm
 from arrowmm import compute as amc
-from tests.support.helpers import column_read_back, ipc_bytes, validity_bits
-
-
-def _i32(*values) -> pa.Buffer:
-    return pa.py_buffer(struct.pack(f"<{len(values)}i", *values))
-
-
-def _pyarrow_refuses(col: pa.Array, why: str) -> None:
-    with pytest.raises(pa.ArrowInvalid, match=why):
-        col.validate(full=True)
+from tests.support.helpers import column_read_back, int32_buffer, ipc_bytes, pyarrow_refuses, validity_bits
 
 
 # -- R0: run ends that do not increase -----------------------------------------------------
@@ -48,7 +39,7 @@ def test_run_ends_not_increasing_are_refused_by_selections(run_ends, op):
     """Before: take gave [None, None, None, 'a', 'a'] or ['c', 'c', 'a', 'a', 'a'] (the seed
     reversed is ['c', 'c', None, 'a', 'a']), concat ['a', 'a', None, None, None] twice."""
     col, pa_col = _ree_read_back(run_ends)
-    _pyarrow_refuses(pa_col, "strictly greater than the previous run end")
+    pyarrow_refuses(pa_col, "strictly greater than the previous run end")
     run = {"take": lambda: amc.take(col, [4, 3, 2, 1, 0]),
            "filter": lambda: amc.filter(col, np.array([0, 1, 0, 1, 1], bool)),
            "concat": lambda: arrowmm.concat_arrays([col, col])}[op]
@@ -64,7 +55,7 @@ def test_concat_refuses_a_dictionary_index_past_its_dictionary():
     indices = pa.Array.from_buffers(pa.int8(), 2, [None, pa.py_buffer(bytes([2, 0]))])
     bad = pa.DictionaryArray.from_arrays(indices, pa.array(["a", "b"]), safe=False)
     good = pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int8()), pa.array(["x", "y"]))
-    _pyarrow_refuses(bad, "out of bounds")
+    pyarrow_refuses(bad, "out of bounds")
     data = ipc_bytes(pa.record_batch([bad, good], names=["bad", "good"]))
     batch = arrowmm.open_file(data).get_batch(0)
     with pytest.raises(arrowmm.ArrowInvalid, match=r"index|indices"):
@@ -77,15 +68,15 @@ def _list_view_negative_size() -> pa.Array:
     """[[1, 2], None, [], [3, None], [4]] as written, slot 0's size made -2**31."""
     child = pa.array([1, 2, 3, None, 4], pa.int32())
     return pa.Array.from_buffers(pa.list_view(pa.int32()), 5,
-                                 [validity_bits(1, 0, 1, 1, 1), _i32(0, 0, 0, 2, 4),
-                                  _i32(-2 ** 31, 0, 0, 2, 1)],
+                                 [validity_bits(1, 0, 1, 1, 1), int32_buffer(0, 0, 0, 2, 4),
+                                  int32_buffer(-2 ** 31, 0, 0, 2, 1)],
                                  null_count=1, children=[child])
 
 
 def test_list_view_negative_size_is_refused_by_to_pylist():
     """Before: [[], None, [], [3, None], [4]]."""
     col, pa_col = column_read_back(_list_view_negative_size())
-    _pyarrow_refuses(pa_col, "size for slot 0 out of bounds")
+    pyarrow_refuses(pa_col, "size for slot 0 out of bounds")
     with pytest.raises(arrowmm.ArrowInvalid, match=r"size\[0\]=-2147483648 < 0"):
         col.to_pylist()
 

@@ -17,16 +17,7 @@ import pyarrow.ipc as ipc
 import pytest
 
 import arrowmm
-from tests.support.helpers import column_read_back, validity_bits
-
-
-def _i32(*values) -> pa.Buffer:
-    return pa.py_buffer(struct.pack(f"<{len(values)}i", *values))
-
-
-def _pyarrow_refuses(col: pa.Array, why: str) -> None:
-    with pytest.raises(pa.ArrowInvalid, match=why):
-        col.validate(full=True)
+from tests.support.helpers import column_read_back, int32_buffer, pyarrow_refuses, validity_bits
 
 
 # -- F2: list / large_list / map offsets, every slot, before rows are sliced -------------------
@@ -40,11 +31,11 @@ def _pyarrow_refuses(col: pa.Array, why: str) -> None:
 def test_list_offsets_are_checked_before_rows_are_cut(list_type, offsets, pa_why, am_why):
     """Before: [[1, 2], [], [], []] and [[1, 2, 3], [], [2, 3, 4, 5], []], Python slices
     clamping the damaged offset into rows that never were."""
-    buf = _i32(*offsets) if list_type == pa.list_(pa.int32()) else \
+    buf = int32_buffer(*offsets) if list_type == pa.list_(pa.int32()) else \
         pa.py_buffer(struct.pack(f"<{len(offsets)}q", *offsets))
     arr = pa.Array.from_buffers(list_type, 4, [None, buf], children=[pa.array([1, 2, 3, 4, 5], pa.int32())])
     col, pa_col = column_read_back(arr)
-    _pyarrow_refuses(pa_col, pa_why)
+    pyarrow_refuses(pa_col, pa_why)
     with pytest.raises(arrowmm.ArrowInvalid, match=am_why):
         col.to_pylist()
     with pytest.raises(arrowmm.ArrowInvalid, match=am_why):
@@ -54,10 +45,10 @@ def test_list_offsets_are_checked_before_rows_are_cut(list_type, offsets, pa_why
 def test_list_offsets_under_a_null_slot_are_checked():
     """Slot 1 is null and its end offset went back: the row is None either way, but the
     offset after it is read by slot 2, whose row [1, 2, 3] was [2, 3] as written."""
-    arr = pa.Array.from_buffers(pa.list_(pa.int32()), 3, [validity_bits(1, 0, 1), _i32(0, 1, 0, 3)],
+    arr = pa.Array.from_buffers(pa.list_(pa.int32()), 3, [validity_bits(1, 0, 1), int32_buffer(0, 1, 0, 3)],
                                 null_count=1, children=[pa.array([1, 2, 3], pa.int32())])
     col, pa_col = column_read_back(arr)
-    _pyarrow_refuses(pa_col, "non-monotonic")
+    pyarrow_refuses(pa_col, "non-monotonic")
     with pytest.raises(arrowmm.ArrowInvalid, match=r"offset\[2\] = 0 is below offset\[1\] = 1 \(slot 1"):
         col.to_pylist()
 
@@ -66,10 +57,10 @@ def test_map_offsets_are_checked_before_rows_are_cut():
     """Before: [[('a', 1), ('b', 2)], [], [('b', 2), ('c', 3)]] from offsets 0, 2, 1, 3."""
     entries = pa.array([{"key": "a", "value": 1}, {"key": "b", "value": 2}, {"key": "c", "value": 3}],
                        pa.struct([pa.field("key", pa.string(), nullable=False), ("value", pa.int32())]))
-    arr = pa.Array.from_buffers(pa.map_(pa.string(), pa.int32()), 3, [None, _i32(0, 2, 1, 3)],
+    arr = pa.Array.from_buffers(pa.map_(pa.string(), pa.int32()), 3, [None, int32_buffer(0, 2, 1, 3)],
                                 children=[entries])
     col, pa_col = column_read_back(arr)
-    _pyarrow_refuses(pa_col, "non-monotonic")
+    pyarrow_refuses(pa_col, "non-monotonic")
     for convert in (col.to_pylist, lambda: col.to_numpy(zero_copy_only=False)):
         with pytest.raises(arrowmm.ArrowInvalid, match=r"map<string, int32> offsets: offset\[2\] = 1"):
             convert()
@@ -92,7 +83,7 @@ def test_dense_union_offsets_going_back_are_refused():
     pa_col.validate(full=True)
     assert col.to_pylist() == pa_col.to_pylist() == [1.0, "y", 1.0, None]
     col, pa_col = column_read_back(_dense_union_going_back(pa.array([1.0, 3.0])))
-    _pyarrow_refuses(pa_col, "non-monotonic offset")
+    pyarrow_refuses(pa_col, "non-monotonic offset")
     with pytest.raises(arrowmm.ArrowInvalid, match=r"offset\[2\]=0 < offset\[0\]=1, both type code 0"):
         col.to_pylist()
 
@@ -100,7 +91,7 @@ def test_dense_union_offsets_going_back_are_refused():
 def test_dense_union_offsets_going_back_are_refused_by_logical_validity():
     """Before: [False, True, True], the null of child 0's slot 1 given to row 0."""
     col, pa_col = column_read_back(_dense_union_going_back(pa.array([1.0, None])))
-    _pyarrow_refuses(pa_col, "non-monotonic offset")
+    pyarrow_refuses(pa_col, "non-monotonic offset")
     with pytest.raises(arrowmm.ArrowInvalid, match="must not decrease"):
         col.logical_validity()
 
@@ -130,7 +121,7 @@ def test_decimal_past_its_precision_is_refused(dtype, bad):
     pa_col.validate(full=True)
     assert col.to_pylist() == pa_col.to_pylist()
     col, pa_col = column_read_back(_decimals(dtype, [5, bad]))
-    _pyarrow_refuses(pa_col, "does not fit in precision")
+    pyarrow_refuses(pa_col, "does not fit in precision")
     with pytest.raises(arrowmm.ArrowInvalid, match=rf"value\[1\] = {bad} \(unscaled\) does not fit "
                                                    rf"in precision {dtype.precision}"):
         col.to_pylist()
@@ -146,7 +137,7 @@ def test_date64_not_a_whole_day_is_refused():
     assert col.to_pylist() == pa_col.to_pylist()
     raw = struct.pack("<2q", 86_400_000, 107287782400)
     col, pa_col = column_read_back(pa.Array.from_buffers(pa.date64(), 2, [None, pa.py_buffer(raw)]))
-    _pyarrow_refuses(pa_col, "whole number of days")
+    pyarrow_refuses(pa_col, "whole number of days")
     with pytest.raises(arrowmm.ArrowInvalid, match=r"value\[1\] = 107287782400 ms is not a whole"):
         col.to_pylist()
     with pytest.raises(arrowmm.ArrowInvalid, match="not a whole"):

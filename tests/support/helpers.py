@@ -92,6 +92,17 @@ def validity_bits(*flags) -> pa.Buffer:
     return pa.py_buffer(np.packbits(np.array(flags, dtype=bool), bitorder="little").tobytes())
 
 
+def int32_buffer(*values) -> pa.Buffer:
+    """``values`` as a buffer of little-endian int32 (offsets, sizes, run ends)."""
+    return pa.py_buffer(np.array(values, dtype="<i4").tobytes())
+
+
+def pyarrow_refuses(col: pa.Array, why: str) -> None:
+    """pyarrow's full validation refuses ``col`` for ``why``: the oracle of "damaged"."""
+    with pytest.raises(pa.ArrowInvalid, match=why):
+        col.validate(full=True)
+
+
 def write_both(tmp_path, data, name: str = "data", **kw):
     """(file path, stream path) of ``data`` written in both IPC formats."""
     return (write_ipc(tmp_path / f"{name}.arrow", data, fmt="file", **kw),
