@@ -92,7 +92,7 @@ class Array:
     """Base class of every arrowmm array.  Make arrays with ``make_array``."""
 
     __slots__ = ("type", "length", "offset", "_null_count", "_buffers", "children", "dictionary",
-                 "_unchecked_claim")
+                 "_unchecked_claim", "_fully_valid")
 
     def __init__(self, type: t.DataType, length: int, buffers: Sequence[Optional[BufferView]],  # noqa: A002  (pyarrow's name)
                  children: Sequence["Array"] = (), null_count: int = -1, offset: int = 0,
@@ -107,6 +107,8 @@ class Array:
         #: whose recorded null count is still to be checked against its bitmap before values
         #: are read: True (this array's own), the array this one was sliced from, or None
         self._unchecked_claim = True if self._null_count >= 0 else None
+        #: True once ``validate(full=True)`` passed (a slice of such an array is valid too)
+        self._fully_valid = False
 
     # -- the common surface ---------------------------------------------------------------
     def __len__(self):
@@ -267,6 +269,7 @@ class Array:
         nc = 0 if self._null_count == 0 else -1
         out = type(self)(self.type, length, self._buffers, self.children, nc,
                          self.offset + offset, self.dictionary)
+        out._fully_valid = self._fully_valid
         if nc < 0 and self._unchecked_claim is not None:
             # the slice counts its own nulls: the count it was cut from is checked when the
             # slice's bitmap is first read
@@ -346,9 +349,20 @@ class Array:
             child.validate(full, f"{path}.{self._child_name(i)}")
         if self.dictionary is not None:
             self.dictionary.validate(full, f"{path}.dictionary")
-        if full:
+        if full and not self._fully_valid:
             self._check_null_count(path)
             self._check_full(path)
+            self._fully_valid = True
+
+    def _validated(self, path: str = "array") -> "Array":
+        """The array, once ``validate(full=True)`` passed for it: what copies its values into
+        something that will be read as data (a new file, a cast, a sort's order) checks first,
+        so damage raises there instead of being laundered.  The verdict is kept on the array
+        (and its slices), so a column is checked once however often it is written; two threads
+        may both check, to the same verdict."""
+        if not self._fully_valid:
+            self.validate(True, path)
+        return self
 
     def _check_null_count(self, path: str) -> None:
         """The recorded null count against the validity bitmap (pyarrow's full validation

@@ -71,6 +71,17 @@ __all__ = ["FileWriter", "StreamWriter", "new_file", "new_stream", "write_file",
 #: cut.  A reader then decompresses, and statistics then describe, 64 Ki rows at a time.
 DEFAULT_MAX_CHUNKSIZE = 65536
 
+def _check_written(col: Array, k: int, name: str, index: int) -> None:
+    """Full validation of a column before its bytes go into a file (once per array, see
+    ``Array._validated``): a damaged column read from another file (offsets out of order, a
+    bitmap that contradicts its null count, invalid UTF-8) would otherwise be copied into a new
+    file that says nothing of it, and read there as data by readers that do not validate."""
+    try:
+        col._validated(f"column {k} ({name!r})")
+    except ArrowInvalid as exc:
+        raise ArrowInvalid(f"record batch {index} was not written: {exc}") from None
+
+
 def _assign_dictionary_ids(schema: t.Schema) -> t.Schema:
     """The schema with a dictionary id on every dictionary-encoded field (existing ids kept)."""
     used = set()
@@ -345,6 +356,8 @@ class _WriterBase:
         metadata = without_statistics(_check_metadata(
             metadata if metadata is not None else batch.metadata, "record batch metadata"))
         columns = batch.storage_columns
+        for k, (f, col) in enumerate(zip(self.schema.fields, columns)):
+            _check_written(col, k, f.name, self.num_record_batches)
         found = []
         for f, col in zip(self.schema.fields, columns):
             _dictionaries_in(col, f, found, f.name)
