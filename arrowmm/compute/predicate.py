@@ -10,7 +10,9 @@ Each leaf costs one pass over its column in ``_kernels`` (numbers, booleans, dat
 timestamps, binary and strings; a dictionary column is judged over its dictionary, then its
 indices); other types (decimals, views, nested) are judged value by value in Python, slower
 but exact.  A scalar that cannot be compared with a column's type raises ``ArrowInvalid``
-naming the column, its type and the value.
+naming the column, its type and the value.  A compared column (and the column of ``is_null``
+over a run-end encoded, dictionary or union column) is validated fully first, once per
+array: a damaged value raises as ``to_pylist`` would instead of being judged as another.
 """
 from __future__ import annotations
 
@@ -34,6 +36,11 @@ __all__ = ["Mask", "evaluate", "selection_mask", "compare", "isin", "check_expre
 
 #: (values, valid): numpy bool arrays of a batch's length; valid None when all are valid.
 Mask = Tuple[np.ndarray, Optional[np.ndarray]]
+
+#: Types whose nulls live below their own bitmap (a run's value, a dictionary value, a union
+#: child's slot): ``is_null`` / ``is_valid`` read those values' bitmaps through offsets, run
+#: ends or indices, so the column is checked fully first.
+_NULLS_BELOW = (t.RunEndEncodedType, t.DictionaryType, t.UnionType)
 
 _CODES = {"==": k.EQ, "!=": k.NE, "<": k.LT, "<=": k.LE, ">": k.GT, ">=": k.GE}
 
@@ -126,11 +133,24 @@ def _kind_error(name: str, dtype, what: str, value, op: str) -> ArrowInvalid:
                         f"compares with {what}, got {type(value).__name__} {value!r}")
 
 
+def _checked(array: Array, name: str, where: str) -> Array:
+    """``array`` once its full validation passed (``Array._validated``: once per array), else
+    ArrowInvalid starting with ``where``: the comparisons and sorts read the stored ints and
+    bytes, so a value ``to_pylist`` refuses (a date64 not a whole day, a time64 past a day, a
+    decimal past its precision, invalid UTF-8, a damaged dictionary or run) would be judged
+    as some other value instead of raising."""
+    try:
+        return array._validated(f"column {name!r}")
+    except ArrowInvalid as exc:
+        raise ArrowInvalid(f"{where}: {exc}") from None
+
+
 def compare(array: Array, op: str, value, name: str = "?") -> Mask:
     """``array op value`` (``value`` a Python scalar; None gives all nulls)."""
     n = len(array)
     if value is None or isinstance(array, NullArray):
         return _const(n, False), _const(n, False)
+    _checked(array, name, f"filter ({name!r} {op} {value!r})")
     valid = array.logical_validity()  # (a null dictionary value, run or union slot too)
     return _compare_values(array, op, value, name), valid
 
@@ -205,6 +225,7 @@ def isin(array: Array, values, name: str = "?") -> Mask:
     n = len(array)
     nulls_match = any(v is None for v in values)
     values = [v for v in values if v is not None]
+    _checked(array, name, f"filter ({name!r} in {values!r})")
     valid = array.logical_validity()
     hit = _isin_values(array, values, name) if not isinstance(array, NullArray) else \
         _const(n, False)
@@ -295,7 +316,10 @@ def evaluate(expr: Expression, column: Callable[[str], Array], n: int) -> Mask:
     if kind == "isin":
         return isin(_column(column, args[0].args[0], n), args[1], args[0].args[0])
     if kind in ("is_null", "is_valid"):
-        valid = _column(column, args[0].args[0], n).logical_validity()
+        array = _column(column, args[0].args[0], n)
+        if isinstance(array.type, _NULLS_BELOW):
+            _checked(array, args[0].args[0], f"filter ({kind} {args[0].args[0]!r})")
+        valid = array.logical_validity()
         if valid is None:
             return _const(n, kind == "is_valid"), None
         return (~valid if kind == "is_null" else valid), None

@@ -19,7 +19,7 @@ from ..arrays.array import (Array, BinaryArray, BinaryViewArray, BooleanArray, D
                             PrimitiveArray)
 from ..arrays.concat import concat_arrays
 from ..errors import ArrowInvalid, ArrowNotImplementedError
-from .predicate import _validity
+from .predicate import _checked, _validity
 
 __all__ = ["sort_keys", "sort_indices"]
 
@@ -118,6 +118,8 @@ def sort_indices(columns: Sequence[Array], keys: Sequence[Tuple[str, str]]) -> n
     sort_by: list = []  # numpy.lexsort's keys: the last is the primary one
     n = len(columns[0]) if columns else 0
     for array, (name, order) in zip(columns, keys):
+        # (ranks are of stored ints: a value to_pylist refuses would sort as another)
+        _checked(array, name, "sort_by")
         if type(array) is DictionaryArray:
             rank, nan, valid = _dictionary_key(array, name)
         else:

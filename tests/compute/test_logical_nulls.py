@@ -157,7 +157,7 @@ def test_an_index_offset_or_type_id_pointing_nowhere_is_an_error_not_a_verdict()
     # naming it, where the bitmap alone gave an answer before)
     children = [pa.array([1, None]), pa.array([None, "b"])]
     damaged = {
-        "dictionary index 7 out of range for a dictionary of 2 values":
+        r"index\[1\]=7 out of range for dictionary of length 2":
             pa.DictionaryArray.from_arrays(pa.array([0, 7, None], pa.int8()),
                                            pa.array(["a", None]), safe=False),
         r"offset\[1\]=9 >= length 2 of the child":
