@@ -69,3 +69,7 @@ def binary_extremes(data: Buffer, offsets: _Offsets, length: int, validity: Buff
                     bit_offset: int, what: object) -> tuple[int, int]:
     """Rows (lo, hi) of the smallest and largest non-null value in byte order, (-1, -1) when
     every value is null; offsets leaving ``data`` raise ArrowInvalid."""
+
+def first_partial_day(values: npt.NDArray[np.int64], validity: Buffer | None, bit_offset: int,
+                      what: object) -> int:
+    """Index of the first non-null date64 value that is not a whole number of days, else -1."""

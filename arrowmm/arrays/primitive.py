@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import types as t
 from .._core._bitmap import unpack_bitmap
-from .._core._offsets import check_binary_views, check_offsets
+from .._core._offsets import check_binary_views, check_offsets, first_partial_day
 from .._core._pylist import (binaries_to_list, fixed_binaries_to_list, strings_to_list,
                              strings_to_objects_dedup, values_to_list, views_to_list)
 from .._core._region import BufferView
@@ -111,7 +111,11 @@ class PrimitiveArray(Array):
             limit = 86400 * {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[dtype.unit]
             bad, why = (values < 0) | (values >= limit), f"is outside [0, {limit}) {dtype.unit}"
         elif isinstance(dtype, t.DateType) and dtype.unit == "ms":
-            bad, why = values % 86_400_000 != 0, "is not a whole number of days"
+            i = first_partial_day(values, self.validity if self.null_count else None, self.offset, path)
+            if i >= 0:
+                raise ArrowInvalid(f"{path}: value[{i}] = {int(values[i])}: {dtype} value is not "
+                                   f"a whole number of days")
+            return
         elif isinstance(dtype, t.DecimalType):
             bad, why = _decimal_beyond_precision(values, dtype), "does not fit in its precision"
         else:

@@ -472,3 +472,19 @@ def test_check_binary_views_matches_pyarrow_layout():
         with pytest.raises(ArrowInvalid, match="bits needed"):
             _offsets.check_binary_views(memoryview(views)[16 * off:], len(arr), validity, 32,
                                         bufs, utf8, "pa")
+
+
+def test_first_partial_day_finds_the_first_non_null_partial_day():
+    day = 86_400_000
+    values = ro(np.array([day, -3 * day, 5, 2 * day, day + 1], np.int64))
+    assert _offsets.first_partial_day(values, None, 0, "d") == 2
+    null_at_2 = ro(np.array([0b11011], np.uint8))
+    assert _offsets.first_partial_day(values, null_at_2, 0, "d") == 4
+    assert _offsets.first_partial_day(values[:4], null_at_2, 0, "d") == -1
+    shifted = ro(np.array([0b110110], np.uint8))  # the same bits one slot on (an array offset)
+    assert _offsets.first_partial_day(values, shifted, 1, "d") == 4
+    assert _offsets.first_partial_day(ro(np.zeros(0, np.int64)), None, 0, "d") == -1
+    with pytest.raises(ArrowInvalid, match="validity bitmap"):
+        _offsets.first_partial_day(values, ro(np.zeros(0, np.uint8)), 0, "d")
+    with pytest.raises(TypeError, match="dtype"):
+        _offsets.first_partial_day(ro(np.zeros(3, np.int32)), None, 0, "d")

@@ -217,3 +217,26 @@ def test_long_column_with_one_bad_value():
     data[offsets[4321] + 2] = 0x41
     with pytest.raises(ArrowInvalid, match=r"value\[4321\] .* at byte 1 of the value \(byte 0xc3\)"):
         _utf8.check_utf8_offsets(bytes(data), offsets, len(words), None, 0, "w")
+
+
+@pytest.mark.parametrize("length", [1, 7, 63, 64, 65, 200])
+def test_ascii_run_still_needs_offsets_in_order(length):
+    """An all-ASCII run skips the per-value boundary scan; offsets that go back in the middle
+    must still be caught (they would read other bytes as a value)."""
+    data = np.frombuffer(b"a" * length * 2, np.uint8)
+    offs = np.arange(length + 1, dtype=np.int32) * 2
+    _utf8.check_utf8_offsets(data, offs, length, None, 0, "col")
+    if length > 1:
+        offs[length // 2] = offs[length // 2 + 1] + 1  # one offset past its successor
+        with pytest.raises(ArrowInvalid, match="offset"):
+            _utf8.check_utf8_offsets(data, offs, length, None, 0, "col")
+
+
+@pytest.mark.parametrize("at", [0, 1, 62, 63, 64, 65, 127, 128, 199])
+def test_one_non_ascii_byte_anywhere_takes_the_full_check(at):
+    """The 64-byte ASCII blocks and the tail: a continuation byte at any position is seen."""
+    raw = bytearray(b"a" * 200)
+    raw[at] = 0x80
+    offs = np.array([0, 200], np.int64)
+    with pytest.raises(ArrowInvalid, match=f"byte {at} of the value"):
+        _utf8.check_utf8_offsets(np.frombuffer(bytes(raw), np.uint8), offs, 1, None, 0, "col")
