@@ -23,7 +23,9 @@ timestamps, strings and binaries of every width and view, numbers to and from st
 dictionaries, the null type to anything, extension arrays through their storage).
 ``safe=True`` raises ``ArrowInvalid`` where a value would not fit or would lose precision,
 with pyarrow's words; ``safe=False`` wraps and truncates as pyarrow (C) does.  Pairs pyarrow
-does not cast raise ``ArrowNotImplementedError`` ("Unsupported cast from X to Y").  Decimals
+does not cast raise ``ArrowNotImplementedError`` ("Unsupported cast from X to Y").  Damage
+(what ``validate(full=True)`` refuses) raises ``ArrowInvalid``, safe or not, before any cast
+(``_check_input``): a cast would launder it into values that read as data.  Decimals
 cast by ``decimal_cast``, lists, maps and structs by ``nested_cast``.  Dates, times, timestamps
 and durations write text as pyarrow does (``temporal_text``; zoned ones in the zone's
 wall-clock time, by ``zones``).  Strings parse to
@@ -40,6 +42,7 @@ import numpy as np
 
 from .. import hooks, types as t
 from .._core._region import as_view
+from .._core._offsets import check_offsets
 from .._core._utf8 import check_utf8_offsets
 from ..arrays.array import Array, make_array
 from ..arrays.extension import storage_of, wrap
@@ -255,6 +258,12 @@ def cast_batch(batch: RecordBatch, schema: t.Schema, whose: str = "the writer's"
                                     or isinstance(want.type, t.ExtensionType)):
             raise ArrowInvalid(f"field {want.name!r}: cannot cast {f.type} to {want.type}: "
                                f"extension types are not cast")
+        if f.type != want.type or isinstance(want.type, t.DictionaryType):
+            try:  # (damage raises before a cast can launder it, as in cast_array)
+                col._validated(want.name)
+            except ArrowInvalid as exc:
+                raise ArrowInvalid(f"field {want.name!r}: cannot cast {f.type} to {want.type}: "
+                                   f"{exc}") from None
         col = cast_column(col, want.storage_type, want.name, existing(k))
         if not want.nullable and col.null_count:
             raise ArrowInvalid(f"field {want.name!r}: {col.null_count} null(s), but "
@@ -487,6 +496,10 @@ def _text_to_numbers(array: Array, want) -> Array:
     out = np.zeros(len(array), dtype=dtype)
     bad = parse_texts(layout, offsets, buffers, len(array), _valid(array), kind, bits, out)
     if bad >= 0:
+        if array.type.utf8 and layout != 2:  # (the parse checked their UTF-8: _check_input)
+            check_utf8_offsets(buffers[0], offsets, len(array),
+                               array.validity if array.null_count else None, array.offset,
+                               f"cast({want})")
         text = array.slice(bad, 1).to_pylist()[0]
         if not array.type.utf8:
             text = text.decode("utf-8", "replace")
@@ -715,7 +728,7 @@ def _decoded_as(array: Array, want, safe: bool) -> Array:
     if isinstance(want, t.BinaryViewType):
         raise _unsupported(got, want)
     try:  # (whether the values cast at all: an empty probe)
-        cast_array(array.dictionary.slice(0, 0), want, safe)
+        _cast(array.dictionary.slice(0, 0), want, safe)
     except ArrowNotImplementedError as exc:
         if str(exc).startswith("Unsupported cast"):  # (pyarrow cannot: not arrowmm's "not yet")
             raise ArrowInvalid(f"Cast type {want} incompatible with dictionary type "
@@ -724,7 +737,7 @@ def _decoded_as(array: Array, want, safe: bool) -> Array:
     if isinstance(value, t.BinaryViewType):
         raise ArrowNotImplementedError(f"Function 'array_take' has no kernel matching input "
                                        f"types ({value}, {got.index_type})")
-    return cast_array(_decoded(array), want, safe)
+    return _cast(_decoded(array), want, safe)
 
 
 def _nulls(length: int, want) -> Array:
@@ -744,14 +757,44 @@ def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Arra
     if not isinstance(target_type, t.DataType):
         raise TypeError(f"cast: target_type must be an arrowmm DataType or a type's name, got "
                         f"{type(target_type).__name__}")
-    got, want = array.type, target_type
+    if array.type == target_type:
+        return array
+    _check_input(array, target_type)
+    return _cast(array, target_type, safe)
+
+
+_PARSED = (t.IntType, t.FloatType, t.BoolType, t.DecimalType, t.TimestampType, t.DateType)
+
+
+def _check_input(array: Array, want: t.DataType) -> None:
+    """Damage (a date64 that is not a whole number of days, a time past one day, a decimal past
+    its precision, invalid UTF-8, an index past its dictionary) raises, safe or not: a cast
+    would launder it into values that read as data (text, another type's values).  Full
+    validation, once per array (``Array._validated``), except for strings parsed as numbers,
+    decimals or dates: no byte that is not UTF-8 parses (each grammar is ASCII), so the parse
+    itself checks their UTF-8, and only their offsets and null count are checked here."""
+    path = f"cast({want})"
+    got = array.type
+    if isinstance(got, t.BinaryType) and got.utf8 and isinstance(want, _PARSED) \
+            and not array._fully_valid:
+        array.validate(False, path)
+        array._check_null_count(path)
+        data = array.buffers()[2]
+        check_offsets(array.value_offsets(), len(array), 0 if data is None else data.size, path)
+    else:
+        array._validated(path)
+
+
+def _cast(array: Array, want: t.DataType, safe: bool) -> Array:
+    """``cast_array`` of an array fully validated (``array`` or one made from it)."""
+    got = array.type
     if got == want:
         return array
     array._nulls_bitmap()  # (counted against null_count once: a cast rebuilds the validity)
     if isinstance(got, t.ExtensionType):  # (as pyarrow: its storage is what is cast)
-        return cast_array(storage_of(array), want, safe)
+        return _cast(storage_of(array), want, safe)
     if isinstance(want, t.ExtensionType):
-        return wrap(want, cast_array(array, want.storage_type, safe))
+        return wrap(want, _cast(array, want.storage_type, safe))
     if isinstance(got, t.NullType):
         return _nulls(len(array), want)
     if isinstance(got, t.DictionaryType):
@@ -759,13 +802,13 @@ def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Arra
             if want.value_type == got.value_type:
                 return _encoded(array, t.DictionaryType(want.index_type, got.value_type,
                                                         want.ordered), "array", None)
-            return _encoded(cast_array(_decoded(array), want.value_type, safe), want, "array",
+            return _encoded(_cast(_decoded(array), want.value_type, safe), want, "array",
                             None)
         return _decoded_as(array, want, safe)
     if isinstance(want, t.DictionaryType):
         if not isinstance(got, t.BinaryType):  # (pyarrow encodes strings and binaries only,
             raise _unsupported(got, want)      # plain and large, cast to the value type)
-        return _encoded(cast_array(array, want.value_type, safe), want, "array", None)
+        return _encoded(_cast(array, want.value_type, safe), want, "array", None)
     if isinstance(got, t.DecimalType) or isinstance(want, t.DecimalType):
         done = cast_decimal(array, want, safe)
         if done is None:
@@ -806,7 +849,7 @@ def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Arra
     if isinstance(got, (*_TEMPORAL, *_TEXT)) and isinstance(want, (*_TEMPORAL, *_TEXT)):
         raise _unsupported(got, want)  # (to binaries, strings to times and durations)
     if isinstance(got, _NESTED) and isinstance(want, _NESTED):  # (lists, structs, maps)
-        done = cast_nested(array, want, safe, cast_array)
+        done = cast_nested(array, want, safe, _cast)
         if done is not None:
             return done
     raise _unsupported(got, want)

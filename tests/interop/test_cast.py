@@ -214,7 +214,9 @@ def test_timestamp_units_are_pyarrows(frm, to, safe, values):
         "ms", tz="Europe/Paris")),
     pa.array([86_400_000 * 3 - 5000, 1_700_000_000_000], pa.timestamp("ms", tz="-05:30")),
     pa.array([3, None, -1], pa.date32()),
-    pa.array([86_400_000, 86_400_001, -1, None], pa.date64()),
+    # (whole days: a date64 that is not one is damage, refused by every cast; see
+    # test_damaged_bodies_cast)
+    pa.array([86_400_000, -86_400_000 * 2, 0, None], pa.date64()),
     pa.array([1500, None], pa.time32("ms")),
     pa.array([1_500_000, None], pa.time64("us")),
     pa.array([1500, -2, None], pa.int64()),

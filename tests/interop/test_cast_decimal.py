@@ -149,12 +149,15 @@ def test_decimal_to_integers(got, want):
         return
     for safe in (True, False):
         _same(source, want, safe)
-    whole = pa.array([None if v is None else Decimal(v)
-                      for v in (0, 1, -1, 127, -128, 255, 256, None)],
+    # (the values ``got`` holds: pyarrow's unsafe cast writes the others past its precision,
+    # damage every cast refuses; see test_damaged_bodies_cast)
+    held = [v for v in (0, 1, -1, 127, -128, 255, 256)
+            if abs(v) * 10 ** got.scale < 10 ** got.precision]
+    whole = pa.array([Decimal(v) for v in held] + [None],
                      pa.decimal128(10, 0)).cast(got, safe=False)
     for safe in (True, False):
         _same(whole, want, safe)
-    if got.scale >= 0 and signed:
+    if got.scale >= 0 and signed and held[:3] == [0, 1, -1]:
         assert arrowmm.array(whole).cast(_mm_type(want), safe=False).to_pylist()[:3] == \
             [0, 1, -1]
 

@@ -1,9 +1,10 @@
 """Dates, times, timestamps and durations cast to text (``interop/temporal_text.py``), value for
 value against pyarrow's cast: every unit, naive and zoned (UTC, fixed offsets, named zones with
 their daylight saving and local mean time), the whole range of years pyarrow writes and what it
-writes outside it, nulls and offsets, every string type.  Where pyarrow's C++ is wrong (zoned
-values past its tz database's last transition, or outside its years), the oracle is Python's
-zoneinfo.  About 2 s."""
+writes outside it, nulls and offsets, every string type; dates that are not whole days and
+times past a day, which pyarrow writes too, are damage and raise.  Where pyarrow's C++ is wrong
+(zoned values past its tz database's last transition, or outside its years), the oracle is
+Python's zoneinfo.  About 2 s."""
 import datetime as dt
 import zoneinfo
 
@@ -93,20 +94,55 @@ def test_zoned_values_outside_the_years_are_out_of_range_not_wrapped():
                  pa.string()).to_pylist() == ["32767-12-31 23:59:59Z"]
 
 
+def _in_a_day(unit: str) -> list:
+    """Times of day of ``unit``: random, and the first and last of the day."""
+    day = 86_400 * PER_SECOND[unit]
+    return [v for v in _random(0, day) if v is None or 0 <= v < day]
+
+
+def _whole_days() -> list:
+    """date64 values (ms) of whole days, over the years pyarrow writes."""
+    return [None if d is None else d * 86_400_000 for d in _random(-11_000_000, 11_000_000)]
+
+
 @pytest.mark.parametrize("source", [
     pa.array(_random(-13_000_000, 12_000_000), pa.int32()).cast(pa.date32()),
-    pa.array(_random(-10**15, 10**15), pa.int64()).cast(pa.date64()),  # (toward zero: -1 ms
-    pa.array([-1, -86_400_001, 86_399_999, None], pa.date64()),        # is 1970-01-01)
-    pa.array(_random(-5, 86_400 + 5), pa.int32()).cast(pa.time32("s")),
-    pa.array(_random(-5, 86_400_000 + 5), pa.int32()).cast(pa.time32("ms")),
-    pa.array(_random(-5, 86_400 * 10**6 + 5), pa.int64()).cast(pa.time64("us")),
-    pa.array(_random(-5, 86_400 * 10**9 + 5), pa.int64()).cast(pa.time64("ns")),
-    pa.array([-2**31, 2**31 - 1], pa.int32()).cast(pa.time32("s")),
+    pa.array(_whole_days(), pa.int64()).cast(pa.date64()),
+    pa.array(_in_a_day("s"), pa.int32()).cast(pa.time32("s")),
+    pa.array(_in_a_day("ms"), pa.int32()).cast(pa.time32("ms")),
+    pa.array(_in_a_day("us"), pa.int64()).cast(pa.time64("us")),
+    pa.array(_in_a_day("ns"), pa.int64()).cast(pa.time64("ns")),
 ] + [pa.array(_random(-2**63, 2**63 - 1), pa.int64()).cast(pa.duration(u)) for u in UNITS],
     ids=lambda a: str(a.type))
 def test_dates_times_and_durations(source):
     for target in STRINGS:
         _assert_same(source, target)
+
+
+REFUSED = (r"value\[\d\] = -?\d+: (date64\[ms\] value is not a whole number of days|"
+           r"time(32|64)\[\w+\] value is outside)")
+
+
+@pytest.mark.parametrize("values, dtype", [
+    ([86_400_000, -1, None], pa.date64()), ([0, -86_400_001], pa.date64()),
+    ([86_399_999], pa.date64()), ([0, -1], pa.time32("s")), ([86_400, None], pa.time32("s")),
+    ([2**31 - 1], pa.time32("ms")), ([86_400 * 10**6], pa.time64("us")),
+    ([-5, 0], pa.time64("ns")),
+], ids=lambda v: str(v))
+def test_dates_that_are_not_whole_days_and_times_past_a_day_are_refused(values, dtype):
+    """pyarrow writes text for these (the day a date64 falls in, toward zero: '1970-01-01' for
+    -1 ms; ``<value out of range: N>`` for a time), but they are damage: its own full
+    validation refuses them and ``to_pylist`` raises, so a cast must not turn them into text
+    that reads as data.  arrowmm raises, naming the slot, safe or not."""
+    width = pa.int64() if dtype.bit_width == 64 else pa.int32()
+    source = pa.array(values, width).view(dtype)
+    with pytest.raises(pa.ArrowInvalid):
+        source.validate(full=True)
+    mm = arrowmm.array(source)
+    for target in STRINGS:
+        for safe in (True, False):
+            with pytest.raises(arrowmm.ArrowInvalid, match=REFUSED):
+                mm.cast(_mm_type(target), safe=safe)
 
 
 def test_nulls_and_offsets_that_are_not_whole_bytes():

@@ -179,18 +179,20 @@ def test_long_and_extreme_decimals_round_as_pyarrow():
 
 def test_views_that_point_outside_their_data_are_refused():
     """A view whose buffer index or offset falls outside the data (a hostile file) is an
-    ArrowInvalid naming the row, never a read out of bounds."""
+    ArrowInvalid naming the view, never a read out of bounds (the cast's full validation of
+    its input finds it first)."""
     views = np.zeros((2, 16), dtype=np.uint8)
     views[:, :4] = np.array([20, 20], "<i4").view(np.uint8).reshape(2, 4)
+    views[:, 4:8] = ord("1")  # (the prefixes: the first 4 bytes of the data)
     views[1, 8:12] = np.array([3], "<i4").view(np.uint8)  # (buffer 3 of 1)
     data = as_view(np.frombuffer(b"1" * 20, dtype=np.uint8))
     array = make_array(arrowmm.string_view(), 2, [None, as_view(views.reshape(-1)), data])
-    with pytest.raises(arrowmm.ArrowInvalid, match="row 1"):
+    with pytest.raises(arrowmm.ArrowInvalid, match=r"view\[1\]"):
         array.cast(arrowmm.int64())
     views[1, 8:12] = 0
     views[1, 12:] = np.array([5], "<i4").view(np.uint8)  # (20 bytes from 5 of 20)
     array = make_array(arrowmm.string_view(), 2, [None, as_view(views.reshape(-1)), data])
-    with pytest.raises(arrowmm.ArrowInvalid, match="row 1"):
+    with pytest.raises(arrowmm.ArrowInvalid, match=r"view\[1\]"):
         array.cast(arrowmm.float64())
 
 
