@@ -104,7 +104,7 @@ def _list_concat(arrays, dtype, length, validity, nulls):
 
 
 def _fixed_size_list_concat(arrays, dtype, length, validity, nulls):
-    child = concat_arrays([a.flatten() for a in arrays])
+    child = concat_arrays([a._covered_values() for a in arrays])
     return make_array(dtype, length, [validity], [child], null_count=nulls)
 
 

@@ -375,13 +375,13 @@ class FixedShapeTensorArray(ExtensionArray):
         if self.null_count:
             raise ArrowInvalid(f"{self.null_count} null tensor(s): to_numpy_ndarray needs "
                                f"every tensor present")
-        flat = self.storage.flatten().to_numpy(zero_copy_only=True)
+        flat = self.storage._covered_values().to_numpy(zero_copy_only=True)
         return flat.reshape([len(self)] + self.type.physical_shape())
 
     def _tensor(self, k: int) -> np.ndarray:
         """Tensor ``k`` as a view in its logical shape (dimension order ``shape``)."""
         size = self.type.storage_type.list_size
-        flat = self.storage.flatten().slice(k * size, size).to_numpy(zero_copy_only=True)
+        flat = self.storage._covered_values().slice(k * size, size).to_numpy(zero_copy_only=True)
         out = flat.reshape(self.type.physical_shape())
         perm = self.type.permutation
         return out if not perm else out.transpose(np.argsort(perm))
@@ -545,7 +545,7 @@ class VariableShapeTensorArray(ExtensionArray):
         if math.prod(dims) != size:
             raise ArrowInvalid(f"variable_shape_tensor row {k}: shape {dims} holds "
                                f"{math.prod(dims)} values, its data {size}")
-        flat = row.flatten().to_numpy(zero_copy_only=True)
+        flat = row._covered_values().to_numpy(zero_copy_only=True)
         perm = self.type.permutation
         if not perm:
             return flat.reshape(dims)

@@ -39,6 +39,14 @@ def _rows_from_offsets(values: list, offs: np.ndarray, base: int, valid) -> list
     return rows
 
 
+def _flattened_further(values: Array) -> Array:
+    """``values`` flattened until they are not lists (``flatten(recursive=True)``)."""
+    while isinstance(values, (ListArray, ListViewArray, FixedSizeListArray)) \
+            and not isinstance(values, MapArray):
+        values = values.flatten()
+    return values
+
+
 class ListArray(OffsetsMixin, Array):
     """list and large_list."""
 
@@ -58,10 +66,25 @@ class ListArray(OffsetsMixin, Array):
     def _check_full(self, path):
         check_offsets(self.value_offsets(), self.length, len(self.children[0]), path)
 
-    def flatten(self) -> Array:
-        """The child values these lists cover (a slice of the child)."""
+    def _covered_values(self) -> Array:
+        """The child values from the first list's start to the last one's end, null slots'
+        included (a slice of the child): what offsets rebased to zero index."""
         offs = self.value_offsets()
         return self.children[0].slice(int(offs[0]), int(offs[-1] - offs[0]))
+
+    def flatten(self, recursive: bool = False) -> Array:
+        """The values of the lists that are not null, in order, as pyarrow's ``flatten``: a
+        null list's values are left out (a slice of the child, zero-copy, when no null list
+        holds any).  ``recursive`` flattens until the values are not lists."""
+        offs = checked_list_offsets(self)
+        base = int(offs[0])
+        part = self.children[0].slice(base, int(offs[-1]) - base)
+        valid = self._valid_mask()
+        if valid is not None:
+            starts, ends = offs[:-1].astype(np.int64) - base, offs[1:].astype(np.int64) - base
+            if (ends[~valid] > starts[~valid]).any():
+                part = part.filter(covered_mask(starts[valid], ends[valid], len(part)))
+        return _flattened_further(part) if recursive else part
 
     def _pylist(self, temporal):
         offs = checked_list_offsets(self)
@@ -87,12 +110,12 @@ class MapArray(ListArray):
     @property
     def keys(self) -> Array:
         """The keys of every map entry these maps cover, in order."""
-        return self.flatten().field(0)
+        return self._covered_values().field(0)
 
     @property
     def items(self) -> Array:
         """The items (values) of every map entry these maps cover, in order."""
-        return self.flatten().field(1)
+        return self._covered_values().field(1)
 
     def _pylist(self, temporal):
         offs = checked_list_offsets(self)
@@ -142,6 +165,20 @@ class ListViewArray(Array):
         check_list_view(self.value_offsets(), self.value_sizes(), self.length, len(self.children[0]),
                         None, self.offset, path)
 
+    def flatten(self, recursive: bool = False) -> Array:
+        """The values of the views that are not null, in slot order, as pyarrow's ``flatten``
+        (a copy: views may overlap and come in any order)."""
+        self._check_full(f"{self.type}")
+        offs, sizes = self.value_offsets().astype(np.int64), self.value_sizes().astype(np.int64)
+        valid = self._valid_mask()
+        if valid is not None:
+            offs, sizes = offs[valid], sizes[valid]
+        total = int(sizes.sum())
+        ends = np.cumsum(sizes)
+        where = np.repeat(offs - (ends - sizes), sizes) + np.arange(total, dtype=np.int64)
+        out = self.children[0].take(where)
+        return _flattened_further(out) if recursive else out
+
     def _pylist(self, temporal):
         # every view, null slots' too, as _check_full: a negative size read as [] before
         self._check_full(f"{self.type}")
@@ -186,10 +223,19 @@ class FixedSizeListArray(Array):
                                f"{(self.offset + self.length) * size} needed for "
                                f"{self.offset + self.length} lists of {size}")
 
-    def flatten(self) -> Array:
-        """The child values these lists cover (a slice of the child)."""
+    def _covered_values(self) -> Array:
+        """The child values of these lists, null slots' included (a slice of the child)."""
         size = self.type.list_size
         return self.children[0].slice(self.offset * size, self.length * size)
+
+    def flatten(self, recursive: bool = False) -> Array:
+        """The values of the lists that are not null, as pyarrow's ``flatten`` (a slice of the
+        child when none is null)."""
+        part = self._covered_values()
+        valid = self._valid_mask()
+        if valid is not None and self.type.list_size:
+            part = part.filter(np.repeat(valid, self.type.list_size))
+        return _flattened_further(part) if recursive else part
 
     def to_numpy(self, zero_copy_only=True, writable=False):
         """A 2-D view (rows x list_size) when the child is fixed-width and nothing is null."""
@@ -197,7 +243,7 @@ class FixedSizeListArray(Array):
             if zero_copy_only:
                 raise ArrowInvalid(f"{self.null_count} null list(s): a numpy view is impossible")
             return _convert(self)  # pyarrow's rows: a numpy array per list, None per null
-        flat = self.flatten().to_numpy(zero_copy_only, writable)
+        flat = self._covered_values().to_numpy(zero_copy_only, writable)
         if flat.dtype == object:  # rows of nested values: a 2-D object array would split them
             return _convert(self)
         return flat.reshape(self.length, self.type.list_size)
@@ -205,7 +251,7 @@ class FixedSizeListArray(Array):
     def _pylist(self, temporal):
         size = self.type.list_size
         valid = self._valid_mask()
-        values = pylist_where_used(self.flatten(), temporal, lambda: np.repeat(
+        values = pylist_where_used(self._covered_values(), temporal, lambda: np.repeat(
             np.ones(self.length, dtype=bool) if valid is None else valid, size), self.type.value_field)
         rows = [values[i * size:(i + 1) * size] for i in range(self.length)]
         return rows if valid is None else [r if ok else None for r, ok in zip(rows, valid.tolist())]

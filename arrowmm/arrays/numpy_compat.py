@@ -115,7 +115,7 @@ def _list_view_rows(array) -> np.ndarray:
 
 def _fixed_size_list_rows(array) -> np.ndarray:
     size = array.type.list_size
-    values = _elements(array.flatten())
+    values = _elements(array._covered_values())
     return _rows_with_nulls([values[i * size:(i + 1) * size] for i in range(len(array))], array)
 
 

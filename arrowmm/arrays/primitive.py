@@ -203,10 +203,27 @@ def _decimal_beyond_precision(raw: np.ndarray, dtype: t.DecimalType) -> np.ndarr
     # checked vectorised; the (rare) others one by one
     fits = np.all(words[:, 1:] == (low >> 63).astype("<u8")[:, None], axis=1)
     bad = fits & ((low > bound) | (low < -bound)) if bound < 2**63 else np.zeros(len(raw), dtype=bool)
-    for row in np.flatnonzero(~fits).tolist():
-        v = int.from_bytes(words[row].tobytes(), "little", signed=True)
-        bad[row] = not -bound <= v <= bound
+    wide = ~fits
+    if wide.any():  # (decimal128(38, 18) past 1e19 / 1e18: every value, so vectorised too)
+        rest = words[wide]
+        bad[wide] = (_compare_words(rest, bound) > 0) | (_compare_words(rest, -bound) < 0)
     return bad
+
+
+def _compare_words(words: np.ndarray, limit: int) -> np.ndarray:
+    """The sign of ``v - limit`` (int8) for each row of ``words``: the little-endian uint64
+    words of two's-complement integers ``v``.  The highest word that differs decides; the top
+    word compares signed."""
+    k = words.shape[1]
+    out = np.zeros(len(words), np.int8)
+    for j in range(k):  # low to high: each higher word overrides where it differs
+        part = (limit >> (64 * j)) & (2**64 - 1)
+        if j == k - 1:
+            w, lim = words[:, j].view("<i8"), np.int64(part - 2**64 if part >= 2**63 else part)
+        else:
+            w, lim = words[:, j], np.uint64(part)
+        out = np.where(w > lim, np.int8(1), np.where(w < lim, np.int8(-1), out))
+    return out
 
 
 class FixedSizeBinaryArray(Array):

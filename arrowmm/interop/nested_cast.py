@@ -43,7 +43,7 @@ def _rows_and_values(array: Array):
     view's values gathered in row order (a null view holds none)."""
     if isinstance(array.type, t.FixedSizeListType):
         size = array.type.list_size
-        return np.arange(len(array) + 1, dtype=np.int64) * size, array.flatten()
+        return np.arange(len(array) + 1, dtype=np.int64) * size, array._covered_values()
     if isinstance(array.type, t.ListViewType):
         starts = np.asarray(array.value_offsets(), dtype=np.int64)
         sizes = np.asarray(array.value_sizes(), dtype=np.int64)
@@ -54,7 +54,7 @@ def _rows_and_values(array: Array):
         where = np.repeat(starts - offsets[:-1], sizes) + np.arange(offsets[-1])
         return offsets, take(array.values, where)
     offsets = np.asarray(array.value_offsets(), dtype=np.int64)
-    return offsets - offsets[0], array.flatten()
+    return offsets - offsets[0], array._covered_values()
 
 
 def _entries(array: Array, values: Array, want, safe: bool, cast: Callable) -> Array:
@@ -87,7 +87,7 @@ def _to_fixed_size_list(array: Array, want, safe: bool, cast: Callable) -> Array
         if got.list_size != size:
             raise ArrowTypeError(f"Size of FixedSizeList is not the same. input list: {got} "
                                  f"output list: {want}")
-        values = array.flatten()
+        values = array._covered_values()
     else:
         offsets, values = _rows_and_values(array)
         lengths = np.diff(offsets)

@@ -158,7 +158,7 @@ def flatten(array: Array, out: Optional[FlatBatch] = None, swap: bool = False, v
         out.buffers.append(sw(_fixed(bufs[2], off, n, width), width))
         flatten(array.children[0], out)
     elif kind is t.FixedSizeListType:
-        flatten(array.flatten(), out)
+        flatten(array._covered_values(), out)
     elif kind is t.StructType:
         for child in array.children:
             flatten(child.slice(off, n), out)
