@@ -17,26 +17,42 @@ import numpy as np
 from .. import types as t
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 
-__all__ = ["Expression", "field", "COMPARISONS"]
+__all__ = ["Expression", "field", "filter_value", "COMPARISONS"]
 
 #: The comparison operators and the name pyarrow's repr gives each.
 COMPARISONS = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 _FLIPPED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _SCALARS = (bool, int, float, str, bytes, decimal.Decimal, datetime.date, datetime.datetime,
-            np.generic)
+            datetime.time, datetime.timedelta, np.generic)
+_NUMPY_SCALARS = (np.integer, np.floating, np.bool_, np.datetime64, np.timedelta64, np.bytes_,
+                  np.str_)
+
+
+def _is_pyarrow(value) -> bool:
+    return type(value).__module__.split(".")[0] == "pyarrow"
 
 
 def _scalar(value, where: str):
-    """``value`` checked to be a plain scalar (or None, a null) a filter may compare with."""
+    """``value`` checked to be a plain scalar (or None, a null) a filter may compare with.
+    numpy's NaT is a null, as in pyarrow; a pyarrow scalar is its ``as_py()``."""
+    if _is_pyarrow(value) and hasattr(value, "as_py"):
+        value = value.as_py()
     if value is None or isinstance(value, _SCALARS):
-        if isinstance(value, np.generic) and not isinstance(
-                value, (np.integer, np.floating, np.bool_, np.datetime64, np.bytes_, np.str_)):
+        if isinstance(value, np.generic) and not isinstance(value, _NUMPY_SCALARS):
             raise ArrowInvalid(f"{where}: cannot compare with a numpy {value.dtype} scalar")
+        if isinstance(value, (np.datetime64, np.timedelta64)) and np.isnat(value):
+            return None
         return value
     if isinstance(value, Expression):
         raise ArrowNotImplementedError(f"{where}: comparing two expressions is not supported; "
                                        f"compare a field with a scalar value")
     raise ArrowInvalid(f"{where}: {type(value).__name__} {value!r} is not a scalar value")
+
+
+def filter_value(value, where: str):
+    """A filter value as an ``Expression`` holds it (``_scalar``): the dataset's tuples
+    (``arrowmm.dataset.filters``) take the same values, NaT and pyarrow scalars too."""
+    return _scalar(value, where)
 
 
 class Expression:

@@ -27,7 +27,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import types as t
-from ..compute.expression import Expression, field
+from ..compute.expression import Expression, field, filter_value
 from ..compute.temporal import stored_units
 from ..errors import ArrowInvalid
 
@@ -73,7 +73,9 @@ def _term(item, where: str) -> Term:
     if op in _SETS:
         if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
             raise ArrowInvalid(f"filter {where}: {op!r} needs a list of values, got {value!r}")
-        value = list(value)
+        value = [filter_value(v, f"filter {where}") for v in value]
+    elif op not in _NULL_OPS:
+        value = filter_value(value, f"filter {where}")  # (NaT a null, a pyarrow scalar as_py)
     return Term(column, op, value)
 
 
@@ -112,11 +114,10 @@ def _kind(dtype: t.DataType):
         return "a bool", lambda v: isinstance(v, (bool, np.bool_))
     if isinstance(dtype, (t.IntType, t.FloatType, t.DecimalType)):
         return "a number", lambda v: (_is_number(v) or isinstance(v, decimal.Decimal))
-    if isinstance(dtype, t.TimestampType):
-        return "a datetime", lambda v: isinstance(v, (datetime.datetime, np.datetime64))
-    if isinstance(dtype, t.DateType):
-        return "a datetime.date", lambda v: (isinstance(v, datetime.date)
-                                             and not isinstance(v, datetime.datetime))
+    if isinstance(dtype, t.TimestampType):  # (a date is its midnight, as pyarrow casts it)
+        return "a datetime", lambda v: isinstance(v, (datetime.date, np.datetime64))
+    if isinstance(dtype, t.DateType):  # (a datetime compares exactly, as pyarrow's)
+        return "a datetime.date", lambda v: isinstance(v, (datetime.date, np.datetime64))
     if isinstance(dtype, (t.BinaryType, t.BinaryViewType)):
         if dtype.utf8:
             return "a str", lambda v: isinstance(v, str)
