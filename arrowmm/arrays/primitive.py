@@ -309,8 +309,9 @@ class BinaryArray(OffsetsMixin, Array):
     def _check_full(self, path):
         offs = self.value_offsets()
         check_offsets(offs, self.length, self._buffers[2].size, path)
-        if self.type.utf8:
-            check_utf8_offsets(self._buffers[2], offs, self.length, None, 0, path)
+        if self.type.utf8:  # (bytes under a null slot are no value: pyarrow does not check them)
+            check_utf8_offsets(self._buffers[2], offs, self.length,
+                               self.validity if self.null_count else None, self.offset, path)
 
     def to_numpy(self, zero_copy_only=True, writable=False):
         if zero_copy_only:

@@ -113,3 +113,17 @@ def test_a_valid_column_read_from_a_file_is_checked_once(tmp_path):
         assert col.slice(3, 4)._fully_valid
         w.write_batch(arrowmm.record_batch([col.slice(3, 4)], names=["c"]))
     assert pa.ipc.open_file(str(tmp_path / "o.arrow")).read_all().num_rows == 34
+
+
+def test_bytes_under_a_null_string_are_not_damage(tmp_path):
+    """Invalid UTF-8 under a null slot is no value (pyarrow's full validation accepts it):
+    the column is written, cast and sorted, where the full check refused it before."""
+    arr = pa.Array.from_buffers(pa.string(), 3, [validity_bits(1, 0, 1), int32_buffer(0, 1, 3, 4),
+                                                 pa.py_buffer(b"a\xff\xfeb")], null_count=1)
+    arr.validate(full=True)
+    col, _ = column_read_back(arr)
+    col.validate(full=True)
+    arrowmm.write_file(tmp_path / "n.arrow", arrowmm.record_batch([col], names=["c"]))
+    assert pa.ipc.open_file(str(tmp_path / "n.arrow")).read_all().column("c").to_pylist() == ["a", None, "b"]
+    assert col.cast(arrowmm.large_string()).to_pylist() == ["a", None, "b"]
+    assert arrowmm.compute.sort_indices(col).to_pylist() == [0, 2, 1]
