@@ -235,7 +235,8 @@ def _small(array: Array) -> Optional[np.ndarray]:
     if array.type.byte_width <= 8:
         values = raw.astype(np.int64)
     else:
-        words = np.ascontiguousarray(raw).view("<u8").reshape(len(raw), -1)
+        # (the width, not -1: numpy cannot infer it for 0 rows)
+        words = np.ascontiguousarray(raw).view("<u8").reshape(len(raw), array.type.byte_width // 8)
         low = words[:, 0].view("<i8")
         if not np.array_equal(words[:, 1:], np.repeat((low >> 63).view("<u8")[:, None],
                                                       words.shape[1] - 1, axis=1)):
@@ -364,7 +365,7 @@ def _words128(array: Array) -> Optional[np.ndarray]:
         words[:, 0] = low.view("<u8")
         words[:, 1] = (low >> 63).view("<u8")
     else:
-        wide = np.ascontiguousarray(raw).view("<u8").reshape(len(raw), -1)
+        wide = np.ascontiguousarray(raw).view("<u8").reshape(len(raw), width // 8)
         if width > 16 and not np.array_equal(
                 wide[:, 2:], np.repeat((wide[:, 1].view("<i8") >> 63).view("<u8")[:, None],
                                        wide.shape[1] - 2, axis=1)):

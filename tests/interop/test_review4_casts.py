@@ -1,0 +1,99 @@
+"""Review 4's cast findings (s45), pyarrow as the oracle: C1, casts of zero-length arrays of
+every type (and of dictionaries of decimal128/256, which probe the cast on an empty slice of
+their dictionary)."""
+from decimal import Decimal
+
+import pyarrow as pa
+import pytest
+
+import arrowmm
+from tests.support.helpers import column_read_back
+
+
+def _mm_type(pa_type):
+    """The arrowmm type of a pyarrow type (through the C data interface)."""
+    return arrowmm.array(pa.nulls(0, pa_type)).type
+
+
+# -- C1: zero-length casts -------------------------------------------------------------------
+
+SAMPLES = [pa.array([1, None], ty) for ty in (
+    pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(),
+    pa.uint64(), pa.float32(), pa.float64(), pa.date32(), pa.time32("s"), pa.time32("ms"),
+    pa.time64("us"), pa.time64("ns"), pa.timestamp("s"), pa.timestamp("ms", "UTC"),
+    pa.timestamp("us", "America/New_York"), pa.timestamp("ns", "+05:30"), pa.duration("s"),
+    pa.duration("ns"))] + [
+    pa.array([1, None], pa.int8()).cast(pa.float16()),
+    pa.array([True, None]),
+    pa.array([86_400_000, None], pa.date64()),
+    *(pa.array(["1", None], ty) for ty in (pa.string(), pa.large_string(), pa.string_view())),
+    *(pa.array([b"1", None], ty) for ty in (pa.binary(), pa.large_binary(), pa.binary_view())),
+    pa.array([b"abc", None], pa.binary(3)),
+    *(pa.array([Decimal("0.5"), None], ty) for ty in (
+        pa.decimal32(7, 2), pa.decimal64(18, 4), pa.decimal128(38, 10), pa.decimal256(76, 2),
+        pa.decimal128(3, 3))),
+    pa.array([pa.MonthDayNano([1, 2, 3]), None], pa.month_day_nano_interval()),
+    pa.nulls(2),
+    pa.array([[1], None], pa.list_(pa.int32())),
+    pa.array([["a"], None], pa.large_list(pa.string())),
+    pa.array([[1, 2], None], pa.list_(pa.int32(), 2)),
+    pa.array([[1], None], pa.list_view(pa.int32())),
+    pa.array([{"a": 1}, None], pa.struct([("a", pa.int32())])),
+    pa.array([[("k", 1)], None], pa.map_(pa.string(), pa.int32())),
+    pa.array(["a", None]).dictionary_encode(),
+    pa.array([1, None]).dictionary_encode(),
+    *(pa.DictionaryArray.from_arrays(pa.array([0, None], pa.int32()),
+                                     pa.array([Decimal("1.5")], ty))
+      for ty in (pa.decimal128(20, 2), pa.decimal256(40, 2))),
+    pa.RunEndEncodedArray.from_arrays(pa.array([1, 2], pa.int32()), pa.array([5, None],
+                                                                             pa.int32())),
+]
+
+
+def _pyarrow_casts(sample: pa.Array, target: pa.DataType) -> bool:
+    """Whether pyarrow casts ``sample`` (a value and a null) to ``target`` (pyarrow returns []
+    for every zero-length cast, even of the pairs it refuses on data: not the test here)."""
+    try:
+        sample.cast(target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return False
+    return True
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda a: str(a.type))
+def test_a_zero_length_cast_is_pyarrows_empty_array(sample):
+    column, _ = column_read_back(sample)
+    found = []
+    for empty in (column.slice(len(column)), column.slice(1, 0)):  # (past the end; inside)
+        for target in (s.type for s in SAMPLES):
+            try:
+                got = empty.cast(_mm_type(target))
+            except arrowmm.ArrowError as exc:  # (never a bare ValueError: see C1)
+                if _pyarrow_casts(sample, target):
+                    found.append((str(target), empty.offset, repr(exc)))
+                continue
+            if str(got.type) != str(target) or got.to_pylist() != []:
+                found.append((str(target), empty.offset, str(got.type), got.to_pylist()))
+    assert not found
+
+
+@pytest.mark.parametrize("dtype", [pa.decimal128(20, 2), pa.decimal256(40, 2)], ids=str)
+@pytest.mark.parametrize("target", [pa.float64(), pa.string(), pa.int64(), pa.decimal128(10, 1)],
+                         ids=str)
+def test_a_dictionary_of_wide_decimals_casts_as_pyarrow(dtype, target):
+    encoded = pa.DictionaryArray.from_arrays(pa.array([0, None, 0], pa.int32()),
+                                             pa.array([Decimal("2"), Decimal("-20.5")], dtype))
+    column, _ = column_read_back(encoded)
+    got = column.cast(_mm_type(target))
+    assert pa.array(got).equals(encoded.cast(target))
+
+
+def test_table_cast_after_a_filter_that_kept_nothing():
+    table = pa.table({"c": pa.array([Decimal("1.5"), None], pa.decimal128(38, 10)),
+                      "x": pa.array([1, 2])})
+    column, _ = column_read_back(table.column("c").chunks[0])
+    mm_table = arrowmm.Table.from_arrays([column, arrowmm.array([1, 2])], names=["c", "x"])
+    empty = mm_table.filter(arrowmm.field("x") > 5)
+    target = arrowmm.schema([("c", arrowmm.float64()), ("x", arrowmm.int64())])
+    got = empty.cast(target)
+    assert got.num_rows == 0 and got.schema == target
