@@ -6,13 +6,14 @@ never null; a filter keeps the rows where the mask is true (null drops the row).
 null when its value reads as None (``Array.logical_validity``): a dictionary index pointing at
 a null value, a null run of a run-end encoded column, a union slot whose child value is null.
 
-Each leaf costs one pass over its column in ``_kernels`` (numbers, booleans, dates and
-timestamps, binary and strings; a dictionary column is judged over its dictionary, then its
-indices); other types (decimals, views, nested) are judged value by value in Python, slower
-but exact.  A scalar that cannot be compared with a column's type raises ``ArrowInvalid``
-naming the column, its type and the value.  A compared column (and the column of ``is_null``
-over a run-end encoded, dictionary or union column) is validated fully first, once per
-array: a damaged value raises as ``to_pylist`` would instead of being judged as another.
+Each leaf costs one pass over its column in ``_kernels`` (numbers, booleans, dates, times,
+timestamps and durations, binary and strings; a dictionary column is judged over its
+dictionary, then its indices); other types (decimals, views, nested) are judged value by
+value in Python, slower but exact.  A scalar that cannot be compared with a column's type
+raises ``ArrowInvalid`` naming the column, its type and the value.  A compared column (and the
+column of ``is_null`` over a run-end encoded, dictionary or union column) is validated fully
+first, once per array: a damaged value raises as ``to_pylist`` would instead of being judged
+as another.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from ..arrays.array import (Array, BinaryArray, BooleanArray, DictionaryArray, N
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from . import _kernels as k
 from .expression import Expression
-from .temporal import stored_units
+from .temporal import TEMPORAL, stored_units
 
 __all__ = ["Mask", "evaluate", "selection_mask", "compare", "isin", "check_expression"]
 
@@ -181,7 +182,7 @@ def _compare_values(array: Array, op: str, value, name: str) -> np.ndarray:
         if x.dtype.itemsize == 2:
             x = x.astype(np.float32)
         return k.compare_numeric(x, _CODES[op], float(value))
-    if type(array) is PrimitiveArray and isinstance(dtype, (t.TimestampType, t.DateType)):
+    if type(array) is PrimitiveArray and isinstance(dtype, TEMPORAL):
         return _int_compare(_stored_ints(array), op, stored_units(dtype, value, where))
     if type(array) is BinaryArray:
         if dtype.utf8:
@@ -194,6 +195,9 @@ def _compare_values(array: Array, op: str, value, name: str) -> np.ndarray:
             raw = bytes(value)
         return k.compare_binary(array._buffers[2], np.ascontiguousarray(array.value_offsets()),
                                 _CODES[op], np.frombuffer(raw, dtype=np.uint8))
+    _check_value(dtype, value, name, op)
+    if isinstance(dtype, t.FixedSizeBinaryType):
+        value = _binary_value(value)
     return _compare_slow(array, op, value, where)
 
 
@@ -248,8 +252,7 @@ def _isin_values(array: Array, values, name: str) -> np.ndarray:
                 raise _kind_error(name, dtype, "a bool", v, "in")
         x = array.values()
         return np.isin(x, np.array([bool(v) for v in values], dtype=np.bool_))
-    if type(array) is PrimitiveArray and isinstance(dtype, (t.IntType, t.TimestampType,
-                                                            t.DateType)):
+    if type(array) is PrimitiveArray and isinstance(dtype, (t.IntType,) + TEMPORAL):
         if isinstance(dtype, t.IntType):
             for v in values:
                 if not _is_number(v):
@@ -270,9 +273,14 @@ def _isin_values(array: Array, values, name: str) -> np.ndarray:
             if not _is_number(v):
                 raise _kind_error(name, dtype, "a number", v, "in")
         x = array.values()
-        x = x.astype(np.float64) if x.dtype.itemsize < 8 else x
         floats = [float(v) for v in values]
-        hit = np.isin(x, np.array(floats, dtype=np.float64))
+        own = []  # the set in the column's type, as pyarrow casts it: float32 rows holding
+        for f in floats:  # 0.1 are in [0.1] (comparisons, as pyarrow's, are in float64)
+            with np.errstate(over="ignore"):
+                g = x.dtype.type(f)
+            if not np.isinf(g) or math.isinf(f):  # (too large for the type: in no row)
+                own.append(g)
+        hit = np.isin(x, np.array(own, dtype=x.dtype))
         if any(math.isnan(v) for v in floats):
             hit |= np.isnan(x)  # (NaN is in a set holding NaN, as in pyarrow's is_in)
         return hit
@@ -292,11 +300,21 @@ def _isin_values(array: Array, values, name: str) -> np.ndarray:
         set_data = np.frombuffer(b"".join(raws), dtype=np.uint8)
         return k.isin_binary(array._buffers[2], np.ascontiguousarray(array.value_offsets()),
                              set_data, set_offsets)
+    for v in values:
+        _check_value(dtype, v, name, "in")
+    if isinstance(dtype, t.FixedSizeBinaryType):
+        values = [_binary_value(v) for v in values]
     out = np.zeros(n, dtype=np.bool_)
     for i, v in enumerate(array.to_pylist()):
         if v is not None:
             out[i] = any(_same(v, w) for w in values)
     return out
+
+
+def _binary_value(value) -> bytes:
+    """A fixed-size binary column's filter value as bytes: a str is its UTF-8 bytes (pyarrow
+    casts it to the column's type; compared as binary, any length)."""
+    return value.encode("utf-8") if isinstance(value, str) else bytes(value)
 
 
 def _same(a, b) -> bool:
@@ -385,13 +403,19 @@ def _check_value(dtype, v, name: str, op: str) -> None:
     elif isinstance(dtype, (t.IntType, t.FloatType, t.DecimalType)):
         if not _is_number(v):
             raise _kind_error(name, dtype, "a number", v, op)
-    elif isinstance(dtype, (t.TimestampType, t.DateType)):
+    elif isinstance(dtype, TEMPORAL):
         stored_units(dtype, v, f"filter ({name!r} {op} {v!r})")
     elif isinstance(dtype, (t.BinaryType, t.BinaryViewType)):
         if dtype.utf8 and not isinstance(v, str):
             raise _kind_error(name, dtype, "a str", v, op)
         if not dtype.utf8 and not isinstance(v, (bytes, bytearray)):
             raise _kind_error(name, dtype, "bytes", v, op)
+    elif isinstance(dtype, t.FixedSizeBinaryType):
+        if not isinstance(v, (bytes, bytearray, str)):
+            raise _kind_error(name, dtype, "bytes (or a str: its UTF-8 bytes)", v, op)
+    elif isinstance(dtype, t.IntervalType):  # (pyarrow has no comparison of intervals)
+        raise ArrowInvalid(f"filter ({name!r} {op} {v!r}): column {name!r} is {dtype}: "
+                           f"intervals do not compare with a value")
 
 
 def _leaves(expr: Expression):

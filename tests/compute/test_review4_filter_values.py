@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import arrowmm
+from arrowmm.compute.predicate import selection_mask
 
 from tests.support.helpers import ipc_bytes
 
@@ -90,3 +91,99 @@ def test_nat_is_a_null_filter_value(nat):
 def test_nat_is_null_against_the_smallest_timestamp():
     table = pa.table({"x": pa.array([-2**63, 0], pa.timestamp("us")), "i": pa.array([0, 1])})
     assert _same_rows(table, lambda f: f("x") <= np.datetime64("NaT", "us")) == []
+
+
+@pytest.mark.parametrize("column, value", [
+    (pa.array([1, 2, None], pa.time32("s")), 1),
+    (pa.array([1, 2, None], pa.time64("us")), 1.0),
+    (pa.array([1, 2, None], pa.duration("s")), 1),
+    (pa.array([1, 2, None], pa.duration("ns")), datetime.time(0, 0, 1)),
+    (pa.array([1, 2, None], pa.time64("ns")), datetime.timedelta(seconds=1)),
+    (pa.array([pa.MonthDayNano([1, 2, 3]), None]), 1),
+    (pa.array([b"abc", b"xyz", None], pa.binary(3)), 5),
+], ids=["time32-int", "time64-float", "duration-int", "duration-time", "time-timedelta",
+        "interval", "fixed_size_binary-int"])
+def test_a_mistyped_value_raises_on_every_column_type(column, value):
+    """pyarrow raises for each; arrowmm matched nothing (== / isin) or everything (!=)."""
+    table = pa.table({"x": column})
+    with pytest.raises((pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowInvalid)):
+        table.filter(pc.field("x") == value)
+    mt = _read_back(table)
+    for expr in (arrowmm.field("x") == value, arrowmm.field("x") != value,
+                 arrowmm.field("x").isin([value]), ~arrowmm.field("x").isin([value])):
+        with pytest.raises(arrowmm.ArrowInvalid, match="'x'"):
+            mt.filter(expr)
+        with pytest.raises(arrowmm.ArrowInvalid, match="'x'"):  # (no check_expression first)
+            selection_mask(expr, lambda name: mt.column(name).chunks[0], mt.num_rows)
+
+
+@pytest.mark.parametrize("make", [
+    lambda f: f("x") == "abc", lambda f: f("x") != "abc", lambda f: f("x").isin(["abc"]),
+    lambda f: f("x") < "abd", lambda f: f("x") >= "ab", lambda f: f("x") == b"abc",
+    lambda f: f("x") == "ab", lambda f: f("x") < b"abcd",
+], ids=["== str", "!= str", "isin str", "< str", ">= short str", "== bytes", "== short",
+        "< long bytes"])
+def test_fixed_size_binary_against_str_and_bytes_as_pyarrow(make):
+    table = pa.table({"x": pa.array([b"abc", b"xyz", None], pa.binary(3)), "i": pa.array([0, 1, 2])})
+    _same_rows(table, make)
+
+
+_TIMES = [
+    (pa.array([datetime.time(1, 2, 3), datetime.time(4, 5, 6), None], pa.time64("us")),
+     datetime.time(1, 2, 3)),
+    (pa.array([datetime.time(1, 2, 3), datetime.time(1, 2, 3, 500), None], pa.time64("ns")),
+     datetime.time(1, 2, 3, 500)),
+    (pa.array([datetime.time(1, 2, 3), datetime.time(23, 59, 59), None], pa.time32("s")),
+     datetime.time(1, 2, 3)),
+    (pa.array([datetime.time(1, 2, 3), None], pa.time32("ms")), datetime.time(1, 2, 3, 1)),
+    (pa.array([datetime.timedelta(seconds=5), datetime.timedelta(0), None], pa.duration("s")),
+     datetime.timedelta(seconds=5)),
+    (pa.array([datetime.timedelta(seconds=5), datetime.timedelta(-3), None], pa.duration("ms")),
+     datetime.timedelta(seconds=5, microseconds=1)),
+    (pa.array([5, -7, None], pa.duration("s")), np.timedelta64(5500, "ms")),
+    (pa.array([datetime.datetime(2020, 1, 1), datetime.datetime(2020, 1, 1, 1), None],
+              pa.timestamp("s")), datetime.date(2020, 1, 1)),
+    (pa.array([datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc), None],
+              pa.timestamp("ms", "America/New_York")), datetime.date(2020, 1, 1)),
+    (pa.array([datetime.date(2020, 1, 1), datetime.date(2020, 1, 2), None], pa.date32()),
+     datetime.datetime(2020, 1, 1)),
+    (pa.array([datetime.date(2020, 1, 1), datetime.date(2020, 1, 2), None], pa.date64()),
+     datetime.datetime(2020, 1, 1, 1)),
+]
+
+
+@pytest.mark.parametrize("column, value", _TIMES, ids=lambda v: str(getattr(v, "type", v)))
+@pytest.mark.parametrize("op", ["==", "!=", "<", "<=", ">", ">="])
+def test_time_duration_date_and_datetime_values_compare_as_pyarrow(column, value, op):
+    table = pa.table({"x": column, "i": pa.array(range(len(column)))})
+    _same_rows(table, lambda f: {"==": f("x") == value, "!=": f("x") != value,
+                                 "<": f("x") < value, "<=": f("x") <= value,
+                                 ">": f("x") > value, ">=": f("x") >= value}[op])
+
+
+@pytest.mark.parametrize("column, value", [c for c in _TIMES if not (
+    isinstance(c[1], datetime.datetime) and c[1].hour)],  # (pyarrow's isin truncates these)
+    ids=lambda v: str(getattr(v, "type", v)))
+def test_time_duration_date_and_datetime_values_isin_as_pyarrow(column, value):
+    table = pa.table({"x": column, "i": pa.array(range(len(column)))})
+    _same_rows(table, lambda f: f("x").isin([value]))
+    _same_rows(table, lambda f: ~f("x").isin([value, None]))
+
+
+def test_float32_isin_casts_the_value_set_to_float32_as_pyarrow():
+    table = pa.table({"x": pa.array([0.1, 0.5, None, float("inf"), 16777216.0], pa.float32()),
+                      "i": pa.array([0, 1, 2, 3, 4])})
+    assert _same_rows(table, lambda f: f("x").isin([0.1, 0.5])) == [0, 1]
+    assert _same_rows(table, lambda f: f("x").isin([np.float64(0.1), float("inf")])) == [0, 3]
+    for make in (lambda f: f("x") == 0.1, lambda f: f("x") <= 0.1, lambda f: f("x") > 0.1):
+        _same_rows(table, make)  # (comparisons are in float64, in both)
+    # a finite value past float32's range is in no row (pyarrow's cast makes it inf)
+    assert _rows(_read_back(table).filter(arrowmm.field("x").isin([1e40]))) == []
+
+
+def test_float16_isin_casts_the_value_set_to_float16():
+    table = pa.table({"x": pa.array(np.array([0.1, 0.5, np.nan], np.float16)),
+                      "i": pa.array([0, 1, 2])})
+    mt = _read_back(table)
+    assert _rows(mt.filter(arrowmm.field("x").isin([0.1]))) == [0]
+    assert _rows(mt.filter(arrowmm.field("x").isin([0.5, float("nan")]))) == [1, 2]
