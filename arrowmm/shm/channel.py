@@ -36,8 +36,10 @@ Failure.  Every wait is cut into short slices; between slices a consumer checks
 that the producer still runs (pid, start time, pid namespace, boot: a reused
 pid is not mistaken for it) and a producer reclaims the entries and hold bits
 of consumers that died.  A consumer whose producer died reads what was
-published, then gets ``ProducerDiedError``; a clean ``close`` is the end of
-the stream (``EOFError`` from ``recv``, the end of iteration).  The last side
+published, then gets ``ProducerDiedError``, as it does when the producer stops on an
+exception (a ``with`` block left by one, a ``Channel`` collected without ``close``); only
+``close`` (or the end of a ``with`` block without an exception) is the end of the stream
+(``EOFError`` from ``recv``, the end of iteration).  The last side
 to leave unlinks the segment; ``arrowmm.shm.cleanup()`` removes a channel whose
 producer and consumers are all gone.
 
@@ -84,10 +86,10 @@ from ..ipc.write.writer import StreamWriter
 from .consumer import Consumer
 from .liveness import temporary_name, this_process
 from .slot_builder import SlotBatch, slot_plan
-from .ring import (ACTIVE, CHANNEL_DIR, CHANNEL_MAGIC, CLOSED, DAMAGED, E_CURSOR, E_PID, E_STATE,
-                   ENTRY, HEADER, MAX_CONSUMERS, OFF_ATTACH, OFF_CONS_WAITING, OFF_FREE,
-                   OFF_PROD_WAITING, OFF_PUB, OFF_STATE, OFF_WRITE_SEQ, S_HOLDS, S_LEN, S_SEQ,
-                   SLICE, SLOT, U32, VERSION, WRITING, Layout, Segment, channel_record,
+from .ring import (ABORTED, ACTIVE, CHANNEL_DIR, CHANNEL_MAGIC, CLOSED, DAMAGED, E_CURSOR,
+                   E_PID, E_STATE, ENTRY, HEADER, MAX_CONSUMERS, OFF_ATTACH, OFF_CONS_WAITING,
+                   OFF_FREE, OFF_PROD_WAITING, OFF_PUB, OFF_STATE, OFF_WRITE_SEQ, S_HOLDS, S_LEN,
+                   S_SEQ, SLICE, SLOT, U32, VERSION, WRITING, Layout, Segment, channel_record,
                    check_new_name, deadline_of, end_stream, has_dictionaries, need_linux,
                    round_up, wait_slice)
 
@@ -120,7 +122,9 @@ class Channel:
     (any process of this user, at any time: they receive the batches sent
     after they attach).  ``send`` encodes a batch into the next slot of the
     ring; ``close`` (or the end of a ``with`` block) ends the stream, and the
-    segment goes when the last side leaves.  See the module doc for how memory
+    segment goes when the last side leaves.  A ``with`` block left by an exception, or a
+    channel collected without ``close``, aborts the stream instead: consumers get what was
+    sent, then ``ProducerDiedError`` naming the exception, never a clean end.  See the module doc for how memory
     is reused and failures are detected.
 
     Examples
@@ -417,7 +421,7 @@ class Channel:
         seg = self._seg
         m = seg.map
         try:
-            if seg.check() == CLOSED:
+            if seg.check() in (CLOSED, ABORTED):
                 raise ArrowInvalid(f"channel {self.name!r}: its header says the stream was "
                                    f"closed, and its producer did not close it: the header was "
                                    f"damaged")
@@ -617,6 +621,11 @@ class Channel:
         """End the stream: consumers receive what was sent, then the end (idempotent).
 
         The segment's name goes now if no consumer is attached, else when the last leaves."""
+        self._end(None)
+
+    def _end(self, failure: Optional[str]) -> None:
+        """Close (``failure`` None) or abort the stream on ``failure``, an exception's type
+        name (see ``end_stream``)."""
         if self._building == threading.get_ident():
             raise ArrowInvalid(f"channel {self.name!r}: a reserved batch is open in this "
                                f"thread: commit or abort it before closing")
@@ -626,13 +635,14 @@ class Channel:
             self._closed = True
             self._writer.abort()
             self._finalizer.detach()
-            end_stream(self._seg)
+            end_stream(self._seg, failure)
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, exc, tb):
+        # (an exception is no end of the stream: consumers must not take a part for the whole)
+        self._end(None if exc_type is None else _type_name(exc_type))
 
     def __repr__(self):
         state = "closed" if self._closed else f"{self.consumers} consumers"
@@ -652,13 +662,20 @@ class _Plain(NamedTuple):
 
 
 
+def _type_name(exc_type) -> str:
+    return f"{exc_type.__module__}.{exc_type.__qualname__}".removeprefix("builtins.")
+
+
 def _abandon(seg: Segment, pid: int) -> None:
-    """A producer collected without ``close()``: its consumers see the end of the stream
-    (not when a forked copy of the producer's process lets go of it)."""
+    """A producer collected without ``close()`` (dropped, or left at exit, maybe by an
+    unhandled exception): nothing says its stream was complete, so consumers get
+    ``ProducerDiedError`` after what was published (not when a forked copy of the producer's
+    process lets go of it)."""
     if os.getpid() != pid:
         return
+    unhandled = getattr(sys, "last_type", None)  # (set by an unhandled exception, at exit)
     try:
-        end_stream(seg)
+        end_stream(seg, "no close()" if unhandled is None else _type_name(unhandled))
     except Exception:  # noqa: BLE001  # pragma: no cover (interpreter shutdown)
         pass
 

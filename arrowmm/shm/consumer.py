@@ -28,11 +28,12 @@ from ..ipc.read.file_reader import MessageBatchDecoder
 from ..ipc.read.plain_columns import PlainColumns
 from .liveness import process_alive, this_process
 from .spin import AdaptiveSpin
-from .ring import (ACTIVE, CLAIMING, CLOSED, DAMAGED, E_CURSOR, E_DROPPED, E_PID, E_START,
-                   E_STATE, FREE, LEFT, OFF_ATTACH, OFF_CONS_WAITING, OFF_FREE, OFF_PROD_WAITING,
-                   OFF_PUB, OFF_STATE, OFF_WRITE_SEQ, S_HOLDS, S_LEN, S_SEQ, SLICE, SLOT,
-                   TABLES, U32, Segment, claiming_state, deadline_of, has_dictionaries, need_linux,
-                   open_segment, parse_header, wait_slice)
+from .ring import (ABORTED, ACTIVE, CLAIMING, CLOSED, DAMAGED, E_CURSOR, E_DROPPED, E_PID,
+                   E_START, E_STATE, FREE, LEFT, OFF_ATTACH, OFF_CONS_WAITING, OFF_ENDED_AT,
+                   OFF_FREE, OFF_PROD_WAITING, OFF_PUB, OFF_STATE, OFF_WRITE_SEQ, OPEN, S_HOLDS,
+                   S_LEN, S_SEQ, SLICE, SLOT, TABLES, U32, Segment, claiming_state, deadline_of,
+                   end_reason, has_dictionaries, need_linux, open_segment, parse_header,
+                   wait_slice)
 
 __all__ = ["Consumer", "FREE", "CLAIMING", "ACTIVE", "LEFT"]
 
@@ -161,8 +162,8 @@ class Consumer:
     # -- receiving --------------------------------------------------------------------------
     def recv(self, timeout: Optional[float] = None) -> RecordBatch:
         """The next batch.  ``EOFError`` once the producer closed the channel and every batch
-        was received; ``ProducerDiedError`` if it died instead; ``TimeoutError`` after
-        ``timeout`` seconds (None: wait as long as the producer lives)."""
+        was received; ``ProducerDiedError`` if it died or stopped on an exception instead;
+        ``TimeoutError`` after ``timeout`` seconds (None: wait as long as the producer lives)."""
         deadline = deadline_of(timeout)
         # (another thread receiving holds the lock: the timeout counts the wait for it too)
         if not self._lock.acquire(timeout=-1 if deadline is None else
@@ -201,8 +202,8 @@ class Consumer:
                 raise ArrowInvalid(f"channel {self.name!r}: its header's published count is "
                                    f"{published}, below this consumer's next batch {cursor}: "
                                    f"the header was damaged")
-            if m.load32(OFF_STATE) == CLOSED and m.load64(OFF_WRITE_SEQ) == cursor:
-                raise EOFError(f"channel {self.name!r} was closed by its producer")
+            if m.load32(OFF_STATE) != OPEN and m.load64(OFF_WRITE_SEQ) == cursor:
+                self._ended(cursor)
             if time.monotonic() - checked >= SLICE:
                 checked = time.monotonic()
                 if process_alive(seg.creator) is False and m.load64(OFF_WRITE_SEQ) == cursor:
@@ -229,13 +230,36 @@ class Consumer:
             m.add32(OFF_CONS_WAITING, 1)
             try:
                 seen = m.load32(OFF_PUB)
-                if m.load64(OFF_WRITE_SEQ) == published and m.load32(OFF_STATE) != CLOSED:
+                if m.load64(OFF_WRITE_SEQ) == published and m.load32(OFF_STATE) == OPEN:
                     m.wait32(OFF_PUB, seen, wait)
             finally:
                 if seg.intact():
                     m.add32(OFF_CONS_WAITING, U32)
             if self._spin is None:  # (woken as a send began: its batch is microseconds away)
                 spin_until = max(spin_until, self._adaptive.woken(time.monotonic()))
+
+    def _ended(self, cursor: int) -> None:
+        """The stream's state is not open and batch ``cursor`` is the next to be published:
+        raise what ended it.  ``EOFError`` only for a close whose recorded count is this
+        consumer's (the state word alone could be one scribbled word)."""
+        m = self._seg.map
+        state = m.load32(OFF_STATE)
+        ended_at = m.load64(OFF_ENDED_AT)  # (written before the state: see end_stream)
+        if state == CLOSED and ended_at == cursor + 1:
+            raise EOFError(f"channel {self.name!r} was closed by its producer")
+        if state == ABORTED:
+            reason = end_reason(self._seg)
+            how = ("let go of its channel without close()" if reason == "no close()" else
+                   f"stopped on an exception ({reason}) without closing the channel")
+            raise ProducerDiedError(f"channel {self.name!r}: its producer (pid "
+                                    f"{self._seg.creator['pid']}) {how}; {cursor} batches were "
+                                    f"published: the stream is incomplete")
+        if state == CLOSED:
+            raise ArrowInvalid(f"channel {self.name!r}: its header's stream state says closed, "
+                               f"but its producer did not close it at batch {cursor} (the "
+                               f"recorded end is {ended_at - 1 if ended_at else 'none'}): the "
+                               f"header was damaged")
+        self._seg.check()  # (damaged meanwhile: it says how)
 
     def _take(self) -> Optional[RecordBatch]:
         """The next batch (skipping what was overwritten: see ``RingCursor.take``); None when
@@ -377,7 +401,7 @@ def _leave(seg: Segment, index: int) -> None:
     e = seg.layout.entry(index)
     m.store32(e + E_STATE, LEFT)
     seg.wake_producer()
-    if ((m.load32(OFF_STATE) in (CLOSED, DAMAGED) or process_alive(seg.creator) is False)
-            and seg.live_consumers() == 0):
+    if ((m.load32(OFF_STATE) in (CLOSED, DAMAGED, ABORTED)
+            or process_alive(seg.creator) is False) and seg.live_consumers() == 0):
         seg.unlink_if_ours()
 

@@ -36,7 +36,7 @@ from .names import check_name
 #: The first 8 bytes of a channel segment (not Arrow's ``ARROW1``: no IPC reader takes it).
 CHANNEL_MAGIC = b"AMMCHAN\x01"
 CHANNEL_DIR = "/dev/shm"
-VERSION = 2  # (2: a claimed entry's state names its claimer)
+VERSION = 3  # (2: a claimed entry's state names its claimer; 3: the end is recorded)
 MAX_CONSUMERS = 64  # one bit each in a slot's 64-bit hold mask
 WRITING = (1 << 64) - 1  # a slot's sequence while the producer rewrites it
 SLICE = 0.05  # seconds between liveness checks while waiting
@@ -45,6 +45,10 @@ SLICE = 0.05  # seconds between liveness checks while waiting
 HEADER = struct.Struct("<8sII Q II QQQQ QQQ 48s")
 OFF_WRITE_SEQ, OFF_PUB, OFF_CONS_WAITING, OFF_STATE = 192, 200, 204, 208
 OFF_FREE, OFF_PROD_WAITING, OFF_ATTACH = 256, 260, 264
+# written by the producer as it ends the stream, before the state: the published count + 1
+# (0: not ended; a state word that says "closed" without it was not written by the producer),
+# and, when it stopped on an exception, that exception's type name (ASCII, NUL-padded)
+OFF_ENDED_AT, OFF_REASON, REASON_SIZE = 216, 224, 32
 TABLES = 320
 ENTRY = 64  # consumer entry: state u32, pad, pid, start, cursor, dropped
 E_STATE, E_PID, E_START, E_CURSOR, E_DROPPED = 0, 8, 16, 24, 32
@@ -57,7 +61,9 @@ FREE, ACTIVE, LEFT = 0, 2, 3
 # itself (written by the one compare-and-swap that takes the entry) anybody can tell.
 CLAIMING = 1 << 31
 PID_MASK = CLAIMING - 1
-OPEN, CLOSED, DAMAGED = 0, 1, 2  # stream states (DAMAGED: its producer found the header so)
+# stream states (DAMAGED: its producer found the header so; ABORTED: it stopped on an
+# exception, or was collected without close(): its consumers must not take that for the end)
+OPEN, CLOSED, DAMAGED, ABORTED = 0, 1, 2, 3
 U32 = 0xFFFFFFFF
 #: The fields of ``HEADER``, as errors name them.
 HEADER_FIELDS = ("magic", "layout version", "flags", "segment size", "slots", "max_consumers",
@@ -65,7 +71,7 @@ HEADER_FIELDS = ("magic", "layout version", "flags", "segment size", "slots", "m
                  "producer start time", "producer pid namespace", "producer boot id")
 FLAGS = 1  # every flag this version knows: bit 0, drop mode
 #: Bytes of the header page that nothing writes (zero in every channel this version makes).
-RESERVED = ((HEADER.size, OFF_WRITE_SEQ), (OFF_STATE + 4, OFF_FREE), (OFF_ATTACH + 4, TABLES))
+RESERVED = ((HEADER.size, OFF_WRITE_SEQ), (OFF_STATE + 4, OFF_ENDED_AT), (OFF_ATTACH + 4, TABLES))
 PID_LIMIT = 1 << 22  # PID_MAX_LIMIT on 64-bit Linux: no pid is larger
 _BOOT_ID = re.compile(rb"[0-9a-f-]*\0*")  # a boot id (/proc/sys/kernel/random/boot_id), or none
 
@@ -134,9 +140,9 @@ def parse_header(raw: bytes, size: int, name: str):
         state = struct.unpack_from("<I", raw, OFF_STATE)[0]
         if state == DAMAGED:
             raise ArrowInvalid(f"{where}: its producer found its header damaged: refused")
-        if state not in (OPEN, CLOSED):
-            raise ArrowInvalid(f"{where}: stream state {state} (0 open, 1 closed): damaged "
-                               f"header refused")
+        if state not in (OPEN, CLOSED, ABORTED):
+            raise ArrowInvalid(f"{where}: stream state {state} (0 open, 1 closed, 3 aborted): "
+                               f"damaged header refused")
     if not 1 <= slots <= 1 << 20:
         raise ArrowInvalid(f"{where}: {slots} slots (must be 1 to {1 << 20})")
     if not 1 <= max_consumers <= MAX_CONSUMERS:
@@ -215,7 +221,7 @@ class Segment:
         self.check()  # (cut or changed between the header's read and the mapping)
 
     def check(self) -> int:
-        """The stream state (open or closed); ArrowInvalid if the segment was cut short (by
+        """The stream state (open, closed or aborted); ArrowInvalid if the segment was cut short (by
         ``ftruncate`` from another process: a load or store past its end would kill this
         process with SIGBUS, so nothing in it is touched once it was), if its fixed header
         differs from the one parsed when it was opened, or if its stream state is neither
@@ -224,7 +230,7 @@ class Segment:
         wait slice ends with it."""
         if self.cut is None:
             state = self.map.segment_state(self.layout.size, self.header, OFF_STATE)
-            if state == OPEN or state == CLOSED:
+            if state == OPEN or state == CLOSED or state == ABORTED:
                 return state
             where = f"channel {self.name!r}"
             if state == -2:  # (cut: its size, for the message)
@@ -238,7 +244,7 @@ class Segment:
                                    f"stopped sending)")
             else:
                 raise ArrowInvalid(f"{where}: stream state {state} in its header (0 open, "
-                                   f"1 closed): the header was damaged while in use")
+                                   f"1 closed, 3 aborted): the header was damaged while in use")
         raise ArrowInvalid(f"channel {self.name!r}: its segment ({CHANNEL_DIR}/{self.name}) "
                            f"was cut to {self.cut} bytes by another process (ftruncate); its "
                            f"layout needs {self.layout.size}: the channel is unusable, and "
@@ -363,19 +369,34 @@ def _header_change(old: bytes, new: bytes) -> str:
     return "its bytes changed, and changed back"  # (undone between the check and the read)
 
 
-def end_stream(seg: Segment) -> None:
-    """The producer closes: consumers see the end once they took what was published.  A
-    segment cut short is only unlinked (touching it would be SIGBUS)."""
+def end_stream(seg: Segment, failure: Optional[str] = None) -> None:
+    """The producer closes (``failure`` None) or stops on ``failure`` (the exception's type
+    name): consumers take what was published, then see the end, or ``ProducerDiedError``
+    naming the failure.  The published count is recorded before the state, so a consumer
+    can tell a state word scribbled to "closed" from a close.  A segment cut short is only
+    unlinked (touching it would be SIGBUS)."""
     if not seg.intact():
         seg.unlink_if_ours()
         return
     m = seg.map
-    m.cas32(OFF_STATE, OPEN, CLOSED)  # (DAMAGED stays: consumers are told why it ended)
+    m.store64(OFF_ENDED_AT, m.load64(OFF_WRITE_SEQ) + 1)
+    if failure is not None:
+        m.mapping[OFF_REASON:OFF_REASON + REASON_SIZE] = \
+            failure.encode("ascii", "replace")[:REASON_SIZE].ljust(REASON_SIZE, b"\0")
+    # (DAMAGED stays: consumers are told why it ended)
+    m.cas32(OFF_STATE, OPEN, CLOSED if failure is None else ABORTED)
     m.add32(OFF_PUB, 1)
     m.wake32(OFF_PUB)
     if seg.live_consumers() == 0:
         seg.unlink_if_ours()
 
+
+
+def end_reason(seg: Segment) -> str:
+    """What an aborted stream's producer recorded: an exception's type name, or "no close()"
+    (bytes from the segment: only the characters of those are kept)."""
+    raw = bytes(seg.map.mapping[OFF_REASON:OFF_REASON + REASON_SIZE])
+    return re.sub(r"[^A-Za-z0-9_.() ]", "", raw.decode("ascii", "replace")) or "unknown"
 
 
 def check_new_name(name) -> str:
@@ -400,7 +421,7 @@ def channel_record(fd: int, name: str) -> Optional[dict]:
         return None
     table = os.pread(fd, ENTRY * layout.max_consumers, layout.consumers)
     state = struct.unpack_from("<I", os.pread(fd, 4, OFF_STATE))[0]
-    alive = state != CLOSED and process_alive(creator) is not False
+    alive = state not in (CLOSED, ABORTED) and process_alive(creator) is not False
     for i in range(layout.max_consumers):
         st, _, pid, start = struct.unpack_from("<IIQQ", table, ENTRY * i)
         if st in (ACTIVE, LEFT):

@@ -522,7 +522,7 @@ def _poke(name, offset, data):
     (64, struct.pack("<Q", 1 << 40), "producer pid 1099511627776"),
     (88, b"\xff" * 48, "producer boot id"),
     (150, b"\x01", "reserved header byte 150"),
-    (230, b"\x01", "reserved header byte 230"),
+    (213, b"\x01", "reserved header byte 213"),
     (208, struct.pack("<I", 7), "stream state 7"),
 ])
 def test_damaged_header_is_refused(name, offset, data, match):
