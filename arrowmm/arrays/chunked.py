@@ -10,6 +10,7 @@ from .array import Array
 from .concat import concat_arrays
 from ..errors import ArrowInvalid
 from .pandas_compat import array_to_pandas
+from .selection import as_indices, as_mask
 
 __all__ = ["ChunkedArray", "aligned_pieces"]
 
@@ -150,6 +151,28 @@ class ChunkedArray:
         if not self._chunks:
             raise ArrowInvalid("combine_chunks() of a chunked array with no chunks")
         return concat_arrays(self._chunks)
+
+    # -- selection (copies, as ``Array``'s) ----------------------------------------------------
+    def filter(self, mask) -> "ChunkedArray":
+        """The values where ``mask`` (a boolean array, chunked or not, numpy bool or a list, as
+        long as this) is True, chunk by chunk; a null in the mask drops its value."""
+        keep = as_mask(mask, self._length)
+        out, at = [], 0
+        for c in self._chunks:
+            out.append(c.filter(keep[at:at + len(c)]))
+            at += len(c)
+        return ChunkedArray(out, self._type)
+
+    def take(self, indices) -> "ChunkedArray":
+        """The values at ``indices`` (as ``Array.take``), as one chunk."""
+        if not self._chunks:
+            as_indices(indices, 0)  # (raises unless there is no index)
+            return ChunkedArray([], self._type)
+        return ChunkedArray([self.combine_chunks().take(indices)], self._type)
+
+    def drop_null(self) -> "ChunkedArray":
+        """The values without the nulls, chunk by chunk (``Array.drop_null``)."""
+        return ChunkedArray([c.drop_null() for c in self._chunks], self._type)
 
     def to_pylist(self, *, temporal: str = "python") -> list:
         """Every chunk's values, in order, as one list (see ``Array.to_pylist``)."""

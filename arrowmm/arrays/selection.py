@@ -67,9 +67,30 @@ def as_indices(indices, length: int) -> Tuple[np.ndarray, Optional[np.ndarray]]:
     return values, nulls
 
 
+def _foreign_chunks(mask) -> Optional[list]:
+    """The chunks of a chunked mask (arrowmm's or pyarrow's ChunkedArray: a ``chunks`` list,
+    no ``__arrow_c_array__``), or None for any other mask."""
+    if isinstance(mask, Array) or hasattr(mask, "__arrow_c_array__"):
+        return None
+    chunks = getattr(mask, "chunks", None)
+    return chunks if isinstance(chunks, list) else None
+
+
 def as_mask(mask, length: int) -> np.ndarray:
-    """``mask`` (numpy bool, list of bools / None, arrowmm or capsule-exporting boolean array)
-    as a numpy bool array of ``length`` with nulls False (they drop their row)."""
+    """``mask`` (numpy bool, list of bools / None, arrowmm or capsule-exporting boolean array,
+    or a chunked array of them) as a numpy bool array of ``length`` with nulls False (they drop
+    their row)."""
+    if type(mask).__name__ == "Expression" and type(mask).__module__.startswith("pyarrow"):
+        raise ArrowInvalid(f"filter: {mask} is a pyarrow.compute.Expression; write the filter "
+                           f"with arrowmm.field (arrowmm.field('x') > 1), or pass a boolean mask")
+    chunks = _foreign_chunks(mask)
+    if chunks is not None:
+        parts = [as_mask(c, len(c)) for c in chunks]
+        out = np.concatenate(parts) if parts else np.zeros(0, dtype=np.bool_)
+        if len(out) != length:
+            raise ArrowInvalid(f"filter: the mask has {len(out)} values, the data {length} "
+                               f"rows; they must be the same length")
+        return out
     if not isinstance(mask, Array) and hasattr(mask, "__arrow_c_array__"):
         mask = imported_array(mask)
     if isinstance(mask, Array):
@@ -83,7 +104,7 @@ def as_mask(mask, length: int) -> np.ndarray:
         if isinstance(mask, (list, tuple)):
             if any(m is not None and not isinstance(m, (bool, np.bool_)) for m in mask):
                 raise ArrowInvalid("filter: a mask list must hold only True, False or None")
-            mask = [bool(m) for m in mask]
+            mask = np.array([bool(m) for m in mask], dtype=np.bool_)  # ([] too)
         out = np.asarray(mask)
         if out.ndim != 1 or out.dtype != np.bool_:
             raise ArrowInvalid(f"filter: the mask must be a 1-D boolean array, got {out.dtype} "

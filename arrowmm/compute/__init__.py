@@ -15,6 +15,7 @@ from .. import types as _t
 from ..arrays import selection as _slow
 from ..arrays.array import Array, make_array
 from ..arrays.batch import RecordBatch
+from ..arrays.chunked import ChunkedArray
 from ..arrays.provenance import copied_view
 from ..arrays.table import Table, column_indices
 from ..errors import ArrowInvalid
@@ -28,8 +29,9 @@ __all__ = ["Expression", "field", "filter", "take", "sort_indices", "evaluate"]
 
 
 def filter(data, mask):  # noqa: A001  (pyarrow.compute.filter's name)
-    """The rows of ``data`` (an Array, RecordBatch or Table) where ``mask`` is true: a boolean
-    array as long as ``data`` or, for a batch or table, an Expression; nulls drop their row."""
+    """The rows of ``data`` (an Array, ChunkedArray, RecordBatch or Table) where ``mask`` is
+    true: a boolean array (chunked or not) as long as ``data`` or, for a batch or table, an
+    Expression; nulls drop their row."""
     if isinstance(data, Table):
         return filter_table(data, mask)
     if isinstance(data, RecordBatch):
@@ -43,31 +45,42 @@ def filter(data, mask):  # noqa: A001  (pyarrow.compute.filter's name)
         if isinstance(mask, Expression):
             raise ArrowInvalid("filter of an Array takes a boolean mask, not an Expression")
         return filter_array(data, _slow.as_mask(mask, len(data)))
-    raise ArrowInvalid(f"filter: expected an arrowmm Array, RecordBatch or Table, got "
-                       f"{type(data).__name__}")
+    if isinstance(data, ChunkedArray):
+        if isinstance(mask, Expression):
+            raise ArrowInvalid("filter of a ChunkedArray takes a boolean mask, not an "
+                               "Expression")
+        return data.filter(mask)
+    raise ArrowInvalid(f"filter: expected an arrowmm Array, ChunkedArray, RecordBatch or "
+                       f"Table, got {type(data).__name__}")
 
 
 def take(data, indices):
-    """The rows of ``data`` (an Array, RecordBatch or Table) at ``indices``."""
+    """The rows of ``data`` (an Array, ChunkedArray, RecordBatch or Table) at ``indices``."""
     if isinstance(data, Table):
         return take_table(data, indices)
     if isinstance(data, RecordBatch):
         return take_batch(data, indices)
     if isinstance(data, Array):
         return take_array(data, indices)
-    raise ArrowInvalid(f"take: expected an arrowmm Array, RecordBatch or Table, got "
-                       f"{type(data).__name__}")
+    if isinstance(data, ChunkedArray):
+        return data.take(indices)
+    raise ArrowInvalid(f"take: expected an arrowmm Array, ChunkedArray, RecordBatch or Table, "
+                       f"got {type(data).__name__}")
 
 
 def sort_indices(data, sort_keys=(), *, null_placement: str = "at_end") -> Array:  # noqa: F811
     """The positions that sort ``data`` (a Table or RecordBatch, by ``sort_keys``: a list of
-    ``(name, order)``; or an Array, ascending), as a uint64 array: pyarrow's
+    ``(name, order)``; or an Array or ChunkedArray, ascending), as a uint64 array: pyarrow's
     ``sort_indices``, stable, nulls at the end."""
     if null_placement != "at_end":
         raise ArrowInvalid(f"sort_indices: null_placement={null_placement!r}: only 'at_end' "
                            f"is supported")
     if isinstance(data, Array):
         columns, keys = [data], [("values", "ascending")]
+    elif isinstance(data, ChunkedArray):
+        if not data.chunks:
+            return _uint64(np.zeros(0, dtype=np.uint64))
+        columns, keys = [whole(data.chunks)], [("values", "ascending")]
     elif isinstance(data, (Table, RecordBatch)):
         keys = _keys(sort_keys)
         ks = column_indices(data.schema, [name for name, _ in keys])
@@ -76,8 +89,8 @@ def sort_indices(data, sort_keys=(), *, null_placement: str = "at_end") -> Array
             return _uint64(np.zeros(0, dtype=np.uint64))
         columns = [whole([b.storage_column(k) for b in batches]) for k in ks]
     else:
-        raise ArrowInvalid(f"sort_indices: expected an arrowmm Array, RecordBatch or Table, "
-                           f"got {type(data).__name__}")
+        raise ArrowInvalid(f"sort_indices: expected an arrowmm Array, ChunkedArray, "
+                           f"RecordBatch or Table, got {type(data).__name__}")
     return _uint64(_sort_indices(columns, keys).astype(np.uint64))
 
 

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from typing import Callable, List
 
-import numpy as np
-
 from .. import hooks
 from ..arrays import selection as slow
 from ..arrays.array import Array
 from ..arrays.batch import RecordBatch
-from ..arrays.chunked import ChunkedArray
 from ..arrays.table import Table, column_indices
 from ..errors import ArrowInvalid
 from .expression import Expression
@@ -51,17 +48,6 @@ def schema_types(schema) -> Callable:
     return field_type
 
 
-def _whole_mask(table: Table, mask) -> np.ndarray:
-    if isinstance(mask, ChunkedArray):
-        parts = [slow.as_mask(c, len(c)) for c in mask.chunks]
-        out = np.concatenate(parts) if parts else np.zeros(0, dtype=np.bool_)
-        if len(out) != table.num_rows:
-            raise ArrowInvalid(f"filter: the mask has {len(out)} values, the table "
-                               f"{table.num_rows} rows; they must be the same length")
-        return out
-    return slow.as_mask(mask, table.num_rows)
-
-
 def filter_table(table: Table, mask) -> Table:
     """``Table.filter``: by a boolean mask or an Expression, batch by batch."""
     batches = table.to_batches()
@@ -74,7 +60,7 @@ def filter_table(table: Table, mask) -> Table:
             if count:
                 out.append(filter_batch(b, keep, count))
         return Table(table.schema, out)
-    keep = _whole_mask(table, mask)
+    keep = slow.as_mask(mask, table.num_rows)  # (a chunked mask too)
     at = 0
     for b in batches:
         part = keep[at:at + b.num_rows]
