@@ -309,6 +309,7 @@ def schema_difference(got: t.Schema, want: t.Schema, whose: str = "the file's") 
 _SCALE = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
 _DAY_S = 86_400
 _MS_PER_DAY = 86_400_000
+_I32, _I64 = np.iinfo(np.int32), np.iinfo(np.int64)
 
 
 def _unsupported(got, want) -> ArrowNotImplementedError:
@@ -570,12 +571,46 @@ def _rescaled(values: np.ndarray, live: np.ndarray, got, want, frm: str, to: str
     return (values - np.fmod(values, factor)) // factor
 
 
-def _local(values: np.ndarray, dtype: t.TimestampType) -> np.ndarray:
-    """Timestamps as counts of their unit in their zone's wall-clock time (UTC without a zone)."""
-    if not dtype.tz or dtype.tz in ("UTC", "+00:00", "Etc/UTC"):
+def _local(array: Array, values: np.ndarray, want, safe: bool) -> np.ndarray:
+    """Timestamps as counts of their unit in their zone's wall-clock time (UTC without a zone);
+    ``safe``: one that the zone's offset takes past int64 raises (pyarrow wraps it)."""
+    got = array.type
+    if not got.tz or got.tz in ("UTC", "+00:00", "Etc/UTC"):
         return values
-    scale = _SCALE[dtype.unit]
-    return values + zone_offsets(np.floor_divide(values, scale), dtype.tz) * scale
+    scale = _SCALE[got.unit]
+    shift = zone_offsets(np.floor_divide(values, scale), got.tz) * scale  # (under a day)
+    near = _DAY_S * scale  # (only a value within a day of int64's ends can be taken past)
+    if safe and values.size and (values.max() > _I64.max - near or
+                                 values.min() < _I64.min + near):
+        past = np.flatnonzero(((shift > 0) & (values > _I64.max - shift)) |
+                              ((shift < 0) & (values < _I64.min - shift)))
+        if past.size:  # (null slots hold 0 here: never past)
+            k = int(past[0])
+            raise ArrowInvalid(f"Casting from {got} to {want} would result in out of bounds "
+                               f"local time: slot {k} holds {int(values[k])}, past int64 "
+                               f"in {got.tz}")
+    with np.errstate(over="ignore"):
+        return values + shift
+
+
+def _days(array: Array, values: np.ndarray, want, safe: bool) -> np.ndarray:
+    """Timestamps as the days of their wall-clock dates, in ``want``'s unit (days or ms), as
+    pyarrow: a day count as int32, then times 86,400,000 for date64.  pyarrow wraps the int32
+    (and so date64 too) past some 5.8 million years; ``safe`` raises there instead, naming the
+    slot, for date32, and for date64 only where the milliseconds overflow int64."""
+    got = array.type
+    days = np.floor_divide(_local(array, values, want, safe), _SCALE[got.unit] * _DAY_S)
+    if safe:
+        lo, hi = (_I32.min, _I32.max) if want.unit == "day" else \
+            (-(2**63 // _MS_PER_DAY), _I64.max // _MS_PER_DAY)
+        k = _first_outside(days, _valid(array), lo, hi)
+        if k >= 0:
+            raise ArrowInvalid(f"Casting from {got} to {want} would result in out of bounds "
+                               f"date: slot {k} holds {int(values[k])}, day {int(days[k])}, "
+                               f"outside {want}'s days [{lo}, {hi}]")
+    elif want.unit == "ms":
+        days = days.astype(np.int32).astype(np.int64)  # (pyarrow's wrap)
+    return days * _MS_PER_DAY if want.unit == "ms" else days
 
 
 def _cast_temporal(array: Array, want, safe: bool) -> Array:
@@ -596,13 +631,17 @@ def _cast_temporal(array: Array, want, safe: bool) -> Array:
         lost = live[live % _MS_PER_DAY != 0] if safe else live[:0]
         if lost.size:
             raise ArrowInvalid(f"Casting from {got} to {want} would lose data: {int(lost[0])}")
-        return _with_values(array, want, (values - np.fmod(values, _MS_PER_DAY)) // _MS_PER_DAY)
+        days = (values - np.fmod(values, _MS_PER_DAY)) // _MS_PER_DAY
+        k = _first_outside(days, _valid(array), _I32.min, _I32.max) if safe else -1
+        if k >= 0:  # (pyarrow's words; past int32's days, some 5.8 million years)
+            raise ArrowInvalid(f"Casting from {got} to {want} would lose data: "
+                               f"{int(values[k])} (slot {k})")
+        return _with_values(array, want, days)
     if isinstance(got, t.TimestampType) and isinstance(want, t.DateType):
-        days = np.floor_divide(_local(values, got), _SCALE[got.unit] * _DAY_S)
-        return _with_values(array, want, days * _MS_PER_DAY if want.unit == "ms" else days)
+        return _with_values(array, want, _days(array, values, want, safe))
     if isinstance(got, t.TimestampType) and isinstance(want, t.TimeType):
         day = _SCALE[got.unit] * _DAY_S
-        of_day = np.mod(_local(values, got), day)
+        of_day = np.mod(_local(array, values, want, safe), day)
         return _with_values(array, want, _rescaled(of_day, _live(array, of_day), got, want,
                                                    got.unit, want.unit, safe))
     if isinstance(got, t.DateType) and isinstance(want, t.TimestampType):
@@ -624,7 +663,6 @@ _ISO_DATE = re.compile(r"\d{4}-\d\d-\d\d", re.ASCII)
 _FRACTION_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 _EXPECTED_ZONE = (": expected a zone offset. If these timestamps are in local time, cast to "
                   "timestamp without timezone, then call assume_timezone.")
-_I64 = np.iinfo(np.int64)
 
 
 def _zone_found(text: str) -> bool:

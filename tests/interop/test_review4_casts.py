@@ -97,3 +97,63 @@ def test_table_cast_after_a_filter_that_kept_nothing():
     target = arrowmm.schema([("c", arrowmm.float64()), ("x", arrowmm.int64())])
     got = empty.cast(target)
     assert got.num_rows == 0 and got.schema == target
+
+
+# -- W4: temporal casts past int32 days or int64 --------------------------------------------
+
+def _int_values(array: pa.Array) -> list:
+    """The stored integers of a temporal array (nulls as None), past ``datetime``'s range too."""
+    return array.view(pa.int32() if array.type.bit_width == 32 else pa.int64()).to_pylist()
+
+
+def _temporal(values: list, dtype: pa.DataType) -> pa.Array:
+    return pa.array(values, pa.int32() if dtype.bit_width == 32 else pa.int64()).view(dtype)
+
+
+# (a null, a plain value, then one whose day count is past int32 or whose ms overflow int64)
+PAST_INT32_DAYS = [(pa.timestamp("s"), 2**62), (pa.timestamp("ms"), 2**62),
+                   (pa.timestamp("s"), -2**63), (pa.timestamp("ms", "UTC"), 2**63 - 1),
+                   (pa.timestamp("s", "America/New_York"), 2**62),
+                   (pa.timestamp("s", "+05:30"), -2**62)]
+
+
+@pytest.mark.parametrize("target", [pa.date32(), pa.date64()], ids=str)
+@pytest.mark.parametrize("dtype, value", PAST_INT32_DAYS, ids=str)
+def test_timestamp_to_date_past_int32_days_raises_naming_the_slot(dtype, value, target):
+    source = _temporal([None, 86_400 * 1000, value], dtype)
+    column = arrowmm.array(source)
+    day = value // (86_400 * {"s": 1, "ms": 1000}[dtype.unit])
+    if target == pa.date64() and abs(day) <= 2**63 // 86_400_000 and dtype.tz in (None, "UTC"):
+        # (the milliseconds fit: the exact date, where pyarrow wraps the int32 days)
+        got = column.cast(_mm_type(target))
+        assert _int_values(pa.array(got)) == [None, _int_values(source.cast(target))[1],
+                                              day * 86_400_000]
+    else:
+        with pytest.raises(arrowmm.ArrowInvalid, match=f"out of bounds .*slot 2 holds {value}"):
+            column.cast(_mm_type(target))
+    # safe=False: pyarrow's wrap, bit for bit
+    got = column.cast(_mm_type(target), safe=False)
+    assert _int_values(pa.array(got)) == _int_values(source.cast(target, safe=False))
+
+
+@pytest.mark.parametrize("value", [2**62 - 2**62 % 86_400_000, -(2**62 - 2**62 % 86_400_000)])
+def test_date64_to_date32_past_int32_days_raises_as_pyarrow(value):
+    source = _temporal([None, 0, value], pa.date64())
+    with pytest.raises(pa.ArrowInvalid, match="would lose data"):
+        source.cast(pa.date32())
+    with pytest.raises(arrowmm.ArrowInvalid, match=f"would lose data: {value} \\(slot 2\\)"):
+        arrowmm.array(source).cast(arrowmm.date32())
+    got = arrowmm.array(source).cast(arrowmm.date32(), safe=False)
+    assert _int_values(pa.array(got)) == _int_values(source.cast(pa.date32(), safe=False))
+
+
+@pytest.mark.parametrize("target", [pa.time64("ns"), pa.date64(), pa.date32()], ids=str)
+@pytest.mark.parametrize("value", [2**63 - 1, -2**63 + 10**12])
+def test_a_zone_offset_past_int64_raises(value, target):
+    # (+05:30 takes the largest timestamps past int64 in wall-clock time; -05:30 the smallest)
+    dtype = pa.timestamp("ns", "+05:30" if value > 0 else "-05:30")
+    source = _temporal([None, value], dtype)
+    with pytest.raises(arrowmm.ArrowInvalid, match=f"local time: slot 1 holds {value}"):
+        arrowmm.array(source).cast(_mm_type(target))
+    got = arrowmm.array(source).cast(_mm_type(target), safe=False)
+    assert _int_values(pa.array(got)) == _int_values(source.cast(target, safe=False))
