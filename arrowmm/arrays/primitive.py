@@ -19,7 +19,7 @@ from .numpy_compat import object_array, with_nulls
 from .scalars import fixed_width_to_list
 
 __all__ = ["NullArray", "BooleanArray", "PrimitiveArray", "FixedSizeBinaryArray",
-           "OffsetsMixin", "BinaryArray", "BinaryViewArray"]
+           "OffsetsMixin", "BinaryArray", "BinaryViewArray", "wide_int_sign"]
 
 
 class NullArray(Array):
@@ -206,14 +206,14 @@ def _decimal_beyond_precision(raw: np.ndarray, dtype: t.DecimalType) -> np.ndarr
     wide = ~fits
     if wide.any():  # (decimal128(38, 18) past 1e19 / 1e18: every value, so vectorised too)
         rest = words[wide]
-        bad[wide] = (_compare_words(rest, bound) > 0) | (_compare_words(rest, -bound) < 0)
+        bad[wide] = (wide_int_sign(rest, bound) > 0) | (wide_int_sign(rest, -bound) < 0)
     return bad
 
 
-def _compare_words(words: np.ndarray, limit: int) -> np.ndarray:
+def wide_int_sign(words: np.ndarray, limit: int) -> np.ndarray:
     """The sign of ``v - limit`` (int8) for each row of ``words``: the little-endian uint64
-    words of two's-complement integers ``v``.  The highest word that differs decides; the top
-    word compares signed."""
+    words of two's-complement integers ``v`` (decimal128/256 values; ``limit`` must fit their
+    width).  The highest word that differs decides; the top word compares signed."""
     k = words.shape[1]
     out = np.zeros(len(words), np.int8)
     for j in range(k):  # low to high: each higher word overrides where it differs
