@@ -84,6 +84,7 @@ from ..ipc.core.byteorder import NATIVE
 from ..ipc.write.encoder import FlatBatch, flatten_columns
 from ..ipc.write.writer import StreamWriter
 from .consumer import Consumer
+from . import liveness
 from .liveness import temporary_name, this_process
 from .slot_builder import SlotBatch, slot_plan
 from .ring import (ABORTED, ACTIVE, CHANNEL_DIR, CHANNEL_MAGIC, CLOSED, DAMAGED, E_CURSOR,
@@ -233,7 +234,8 @@ class Channel:
         self._lock = threading.Lock()
         self._next = 0
         self._closed = False
-        self._finalizer = weakref.finalize(self, _abandon, seg, os.getpid())
+        self._pid = os.getpid()
+        self._finalizer = weakref.finalize(self, _abandon, seg, self._pid)
 
     @staticmethod
     def attach(name: str, *, owner: Optional[int] = None, spin: Optional[float] = None
@@ -261,6 +263,8 @@ class Channel:
         (seconds, None: no limit) raises ``TimeoutError`` naming who is behind.  Consumers that
         died meanwhile are reclaimed, and do not hold the producer up.
         """
+        if self._pid != liveness.PID:
+            raise self._forked("send")
         if self._building == threading.get_ident():
             raise ArrowInvalid(f"channel {self.name!r}: a reserved batch is open in this "
                                f"thread: commit or abort it first")
@@ -334,6 +338,8 @@ class Channel:
         {'x': [0.5, 1.5, 2.5], 's': ['hi', None, 'abcd']}
         """
         where = f"channel {self.name!r}"
+        if self._pid != liveness.PID:
+            raise self._forked("reserve")
         if self._building == threading.get_ident():
             raise ArrowInvalid(f"{where}: a reserved batch is open in this thread: commit or "
                                f"abort it first")
@@ -383,6 +389,13 @@ class Channel:
             raise
 
     _building = None  # the thread that has a reserved batch open
+
+    def _forked(self, what: str) -> ArrowInvalid:
+        """The error of a forked child's copy of this channel: a second writer of the ring
+        would tear its batches and its published count."""
+        return ArrowInvalid(f"channel {self.name!r} belongs to process {self._pid}, its "
+                            f"creator; process {liveness.PID} is a forked child and cannot "
+                            f"{what} on it (a child creates a channel of its own)")
 
     def _claim_slot(self, timeout: Optional[float], checked: bool = False):
         """``(n, s)``: the next batch's number and the slot it goes to, marked as being
@@ -626,6 +639,8 @@ class Channel:
     def _end(self, failure: Optional[str]) -> None:
         """Close (``failure`` None) or abort the stream on ``failure``, an exception's type
         name (see ``end_stream``)."""
+        if self._pid != liveness.PID:
+            raise self._forked("close")
         if self._building == threading.get_ident():
             raise ArrowInvalid(f"channel {self.name!r}: a reserved batch is open in this "
                                f"thread: commit or abort it before closing")

@@ -26,6 +26,7 @@ from ..ipc.core.byteorder import NATIVE
 from ..ipc.core.framing import message_end, read_message_at
 from ..ipc.read.file_reader import MessageBatchDecoder
 from ..ipc.read.plain_columns import PlainColumns
+from . import liveness
 from .liveness import process_alive, this_process
 from .spin import AdaptiveSpin
 from .ring import (ABORTED, ACTIVE, CLAIMING, CLOSED, DAMAGED, E_CURSOR, E_DROPPED, E_PID,
@@ -107,7 +108,8 @@ class Consumer:
         self._closed = False
         self.sequence: Optional[int] = None
         self._claim()
-        self._finalizer = weakref.finalize(self, _leave_from, seg, self._index, os.getpid())
+        self._pid = os.getpid()
+        self._finalizer = weakref.finalize(self, _leave_from, seg, self._index, self._pid)
 
     def _claim(self) -> None:
         seg = self._seg
@@ -164,6 +166,8 @@ class Consumer:
         """The next batch.  ``EOFError`` once the producer closed the channel and every batch
         was received; ``ProducerDiedError`` if it died or stopped on an exception instead;
         ``TimeoutError`` after ``timeout`` seconds (None: wait as long as the producer lives)."""
+        if self._pid != liveness.PID:
+            raise self._forked("receive through")
         deadline = deadline_of(timeout)
         # (another thread receiving holds the lock: the timeout counts the wait for it too)
         if not self._lock.acquire(timeout=-1 if deadline is None else
@@ -237,6 +241,13 @@ class Consumer:
                     m.add32(OFF_CONS_WAITING, U32)
             if self._spin is None:  # (woken as a send began: its batch is microseconds away)
                 spin_until = max(spin_until, self._adaptive.woken(time.monotonic()))
+
+    def _forked(self, what: str) -> ArrowInvalid:
+        """The error of a forked child's copy of this consumer: its entry (cursor, hold bit)
+        is the parent's, and two processes taking from one cursor split the stream."""
+        return ArrowInvalid(f"consumer of channel {self.name!r} was attached in process "
+                            f"{self._pid}; process {liveness.PID} is a forked child and cannot "
+                            f"{what} it: attach its own (Channel.attach({self.name!r}))")
 
     def _ended(self, cursor: int) -> None:
         """The stream's state is not open and batch ``cursor`` is the next to be published:
@@ -359,6 +370,8 @@ class Consumer:
     def close(self) -> None:
         """Leave the channel (idempotent).  Batches received stay valid; their slots are
         released as they are collected.  The last side to leave removes the segment's name."""
+        if self._pid != liveness.PID:
+            raise self._forked("close")
         with self._lock:
             if self._closed:
                 return

@@ -30,6 +30,18 @@ TMP_NAME = re.compile(r"^\.arrowmm-share-([0-9]+)-([0-9]+)-([0-9]+)-[0-9a-f]+$")
 
 _BOOT: Optional[str] = None
 
+#: This process's pid, kept current across ``fork`` (a hook below): a channel's ends compare
+#: it on every call to tell a forked child, which ``os.getpid()`` (a system call) costs more.
+PID = os.getpid()
+
+
+def _forked() -> None:
+    global PID
+    PID = os.getpid()
+
+
+os.register_at_fork(after_in_child=_forked)
+
 
 def _read_text(path: str) -> Optional[str]:
     try:
