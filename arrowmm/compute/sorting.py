@@ -1,22 +1,26 @@
 """Sort indices of a table's rows by one or more columns, as ``pyarrow.compute.sort_indices``
 orders them: stable, nulls last, NaN after every number (and before nulls) in either order.
 
-Each key becomes a rank per row (numpy's stable sort over the column's values; strings and
-binary through their Python values, one object per row), then ``numpy.lexsort`` orders the
-rows by (null, NaN, rank) of each key in turn.  Numbers, booleans, temporals, strings and
-binary sort, and dictionary-encoded columns of those by their values (as pyarrow's
-``RecordBatch.sort_by`` and ``array_sort_indices`` do: a row whose index or whose value is null
-is a null row); other types raise ``ArrowNotImplementedError``.
+Each key becomes a rank per row (numpy's stable sort over the column's values; strings,
+binary and wide decimals through their Python values, one object per row), then
+``numpy.lexsort`` orders the rows by (null, NaN, rank) of each key in turn.  Numbers,
+decimals, booleans, temporals, strings, binary and fixed-size binary sort, and
+dictionary-encoded columns of those by their values (as pyarrow's ``RecordBatch.sort_by`` and
+``array_sort_indices`` do: a row whose index or whose value is null is a null row); a null
+column keeps its order; a struct sorts by its fields in order, each as a key of its own (a
+null field last in either order, a null struct null in every field), as pyarrow's; other
+types raise ``ArrowNotImplementedError``.
 """
 from __future__ import annotations
 
+import decimal
 from typing import List, Sequence, Tuple
 
 import numpy as np
 
 from .. import types as t
 from ..arrays.array import (Array, BinaryArray, BinaryViewArray, BooleanArray, DictionaryArray,
-                            PrimitiveArray)
+                            FixedSizeBinaryArray, NullArray, PrimitiveArray, StructArray)
 from ..arrays.concat import concat_arrays
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .predicate import _checked, _validity
@@ -60,15 +64,28 @@ def _key_values(array: Array, name: str):
             nan = np.isnan(x)
             return np.where(nan, 0.0, x), nan if nan.any() else None
         return x, None
+    if type(array) is PrimitiveArray and isinstance(dtype, t.DecimalType):
+        if dtype.byte_width <= 8:  # (the unscaled ints: one scale per column)
+            return array.values(), None
+        return _objects(array, decimal.Decimal(0)), None
     if type(array) is BooleanArray:
         return array.values(), None
     if type(array) in (BinaryArray, BinaryViewArray):
-        objs = np.array(array.to_pylist(), dtype=object)
-        empty = "" if dtype.utf8 else b""
-        objs[np.equal(objs, None)] = empty
-        return objs, None
+        return _objects(array, "" if dtype.utf8 else b""), None
+    if type(array) is FixedSizeBinaryArray:
+        return _objects(array, b""), None
+    if type(array) is NullArray:
+        return np.zeros(len(array), dtype=np.int8), None
     raise ArrowNotImplementedError(f"sort_by: column {name!r} is {dtype}: sorting supports "
-                                   f"numbers, booleans, temporals, strings and binary")
+                                   f"numbers, decimals, booleans, temporals, strings, binary, "
+                                   f"null and structs of them")
+
+
+def _objects(array: Array, empty) -> np.ndarray:
+    """The Python values as an object array, a null as ``empty`` (null rows tie anyway)."""
+    objs = np.empty(len(array), dtype=object)
+    objs[:] = [empty if v is None else v for v in array.to_pylist()]
+    return objs
 
 
 def _dictionary_key(array: DictionaryArray, name: str):
@@ -120,30 +137,49 @@ def sort_indices(columns: Sequence[Array], keys: Sequence[Tuple[str, str]]) -> n
     for array, (name, order) in zip(columns, keys):
         # (ranks are of stored ints: a value to_pylist refuses would sort as another)
         _checked(array, name, "sort_by")
-        if type(array) is DictionaryArray:
-            rank, nan, valid = _dictionary_key(array, name)
-        else:
-            values, nan = _key_values(array, name)
-            rank = _ranks(values)
-            valid = array.logical_validity()
-        if order == "descending":
-            rank = (rank.max() if len(rank) else 0) - rank
-        parts = [rank]
-        if nan is not None:
-            rank[nan] = 0  # (NaN rows tie, so they stay in their order)
-            parts.append(nan.astype(np.int8))  # NaN after the numbers, either order
-        if valid is not None:
-            rank[~valid] = 0  # (null rows tie too: a null slot's bytes are not a value)
-            if nan is not None:
-                parts[1] = (nan & valid).astype(np.int8)
-            parts.append((~valid).astype(np.int8))  # nulls last
-        sort_by.append(parts)
+        sort_by.append(_key_parts(array, name, order))
     flat = []
     for parts in reversed(sort_by):
         flat.extend(parts)
     if not flat:
         return np.arange(n, dtype=np.int64)
     return np.lexsort(flat).astype(np.int64)
+
+
+def _key_parts(array: Array, name: str, order: str, outer=None) -> list:
+    """One key's numpy.lexsort keys, the least significant first: (rank, NaN flag, null flag).
+    A struct's are its fields' in turn, the first field the most significant; a null struct
+    is null in every field (``outer``: the rows the structs around hold), as pyarrow's sort
+    flattens it."""
+    if type(array) is StructArray:
+        valid = array.logical_validity()
+        if outer is not None:
+            valid = outer if valid is None else valid & outer
+        parts = []
+        for i in reversed(range(array.type.num_fields)):
+            parts.extend(_key_parts(array.field(i), f"{name}.{array.type.field(i).name}",
+                                    order, valid))
+        return parts
+    if type(array) is DictionaryArray:
+        rank, nan, valid = _dictionary_key(array, name)
+    else:
+        values, nan = _key_values(array, name)
+        rank = _ranks(values)
+        valid = array.logical_validity()
+    if outer is not None:
+        valid = outer if valid is None else valid & outer
+    if order == "descending":
+        rank = (rank.max() if len(rank) else 0) - rank
+    parts = [rank]
+    if nan is not None:
+        rank[nan] = 0  # (NaN rows tie, so they stay in their order)
+        parts.append(nan.astype(np.int8))  # NaN after the numbers, either order
+    if valid is not None:
+        rank[~valid] = 0  # (null rows tie too: a null slot's bytes are not a value)
+        if nan is not None:
+            parts[1] = (nan & valid).astype(np.int8)
+        parts.append((~valid).astype(np.int8))  # nulls last
+    return parts
 
 
 def whole(chunks: Sequence[Array]) -> Array:
