@@ -23,6 +23,7 @@ from .errors import HookError
 __all__ = ["Hook", "HOOKS", "fill",
            "export_c_schema", "export_c_array", "export_c_batch", "export_c_stream",
            "export_c_array_stream", "import_c_array", "import_c_batch", "import_c_schema",
+           "import_c_type",
            "serialize_schema", "serialize_batch", "filter_table", "take_table", "sort_table",
            "filter_batch", "take_batch", "sort_batch", "cast_array", "build_array", "empty_table",
            "reduce_array", "reduce_batch", "reduce_file_reader"]
@@ -155,6 +156,10 @@ a batch over its own memory; behind ``arrowmm.record_batch(obj)``.""")
 import_c_schema = _declare("import_c_schema", "arrowmm.interop.build", """\
 ``import_c_schema(producer) -> Schema``: the schema an ``__arrow_c_schema__`` producer
 describes; behind ``Schema(obj)`` (so ``arrowmm.schema(pyarrow_schema)`` works).""")
+
+import_c_type = _declare("import_c_type", "arrowmm.interop.build", """\
+``import_c_type(producer) -> DataType``: the type an ``__arrow_c_schema__`` producer describes;
+behind ``types.ensure_type`` (so ``ChunkedArray.cast(pa.int32())`` works, as pyarrow's).""")
 
 # == IPC messages (written by ``ipc``, asked for by the types and batches) ======================
 

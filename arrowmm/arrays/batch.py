@@ -17,7 +17,7 @@ from .extension import ExtensionArray, storage_of, wrap
 from ..errors import ArrowInvalid, ArrowTypeError
 from .pandas_compat import PandasConvertible
 
-__all__ = ["RecordBatch", "cast_columns", "drop_positions", "rows_to_columns"]
+__all__ = ["RecordBatch", "cast_columns", "cast_target", "drop_positions", "rows_to_columns"]
 
 
 _PUBLISH = threading.Lock()  # (held only to publish a column built without its own lock)
@@ -39,13 +39,23 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forked)
 
 
+def cast_target(target_schema) -> t.Schema:
+    """The schema to cast a batch or table to: an arrowmm Schema, or another library's
+    (pyarrow's: ``__arrow_c_schema__``) imported."""
+    if isinstance(target_schema, t.Schema):
+        return target_schema
+    if hasattr(target_schema, "__arrow_c_schema__") and not isinstance(target_schema,
+                                                                       (t.DataType, t.Field)):
+        return t.Schema(target_schema)
+    raise TypeError(f"cast: target_schema must be a Schema (arrowmm's, or one with "
+                    f"__arrow_c_schema__: pyarrow's), got {type(target_schema).__name__}")
+
+
 def cast_columns(schema: t.Schema, target_schema: t.Schema, column, safe: bool, what: str
                  ) -> List[Array]:
-    """``column(k)`` of each field of ``schema`` cast to ``target_schema``'s type, as
-    pyarrow's ``cast`` of a batch or table (``what``) checks names and nullability."""
-    if not isinstance(target_schema, t.Schema):
-        raise TypeError(f"cast: target_schema must be an arrowmm Schema, got "
-                        f"{type(target_schema).__name__}")
+    """``column(k)`` of each field of ``schema`` cast to ``target_schema``'s type (a
+    ``cast_target``), as pyarrow's ``cast`` of a batch or table (``what``) checks names and
+    nullability."""
     if schema.names != target_schema.names:
         raise ArrowInvalid(f"Target schema's field names are not matching the {what}'s field "
                            f"names: {schema.names}, {target_schema.names}")
@@ -557,6 +567,7 @@ class RecordBatch(PandasConvertible):
         """The columns cast to ``target_schema``'s types (same names, in order), as
         ``pyarrow.RecordBatch.cast`` (see ``Array.cast`` for ``safe``); a column with nulls
         for a non-nullable field raises ``ArrowInvalid``."""
+        target_schema = cast_target(target_schema)
         return RecordBatch(target_schema, self.num_rows,
                            cast_columns(self.schema, target_schema, self.column, safe,
                                         "record batch"), metadata=self.metadata)

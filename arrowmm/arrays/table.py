@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import List, Optional, Sequence
 
 from .. import hooks, types as t
-from .batch import RecordBatch, cast_columns, drop_positions, rows_to_columns
+from .batch import RecordBatch, cast_columns, cast_target, drop_positions, rows_to_columns
 from .chunked import ChunkedArray, aligned_pieces
 from .column_input import as_chunked, as_field, chunk_bounds, column_index, split_like
 from .empty import empty_array
@@ -293,6 +293,7 @@ class Table(PandasConvertible):
         """The columns cast to ``target_schema``'s types (same names, in order), batch by
         batch, as ``pyarrow.Table.cast`` (see ``Array.cast`` for ``safe``); a column with nulls
         for a non-nullable field raises ``ArrowInvalid``."""
+        target_schema = cast_target(target_schema)
         if not self._batches:  # (names, nullability and the pairs checked all the same)
             cast_columns(self.schema, target_schema,
                          lambda k: empty_array(self.schema.fields[k].type), safe, "table")

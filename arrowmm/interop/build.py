@@ -30,6 +30,7 @@ from ._cdata import import_array
 from ._cdata import import_batch
 from ._cdata import import_stream
 from ._cdata import import_schema
+from ._cdata import import_type
 from ..arrays.concat import concat_arrays
 
 __all__ = ["array", "record_batch"]
@@ -351,5 +352,11 @@ def _schema_of_producer(obj) -> t.Schema:
     return import_schema(obj.__arrow_c_schema__())
 
 
+def _type_of_producer(obj) -> t.DataType:
+    """The DataType an ``__arrow_c_schema__`` producer describes (a field's: its type)."""
+    return import_type(obj.__arrow_c_schema__())
+
+
 hooks.fill("import_c_schema", _schema_of_producer)  # (``arrowmm.schema(pa_schema)`` works)
+hooks.fill("import_c_type", _type_of_producer)  # (``chunked.cast(pa.int32())`` works)
 hooks.fill("build_array", array)  # (columns given as lists or numpy arrays to tables)

@@ -790,11 +790,12 @@ _NESTED = (t.ListType, t.ListViewType, t.FixedSizeListType, t.MapType, t.StructT
 
 def cast_array(array: Array, target_type: t.DataType, safe: bool = True) -> Array:
     """``array`` as ``target_type`` (``Array.cast``), as pyarrow's ``cast``: see the module."""
-    if isinstance(target_type, str):  # (an alias, as pyarrow takes: "string", "int64", ...)
-        target_type = t.type_for_alias(target_type)
     if not isinstance(target_type, t.DataType):
-        raise TypeError(f"cast: target_type must be an arrowmm DataType or a type's name, got "
-                        f"{type(target_type).__name__}")
+        if not isinstance(target_type, str) and not hasattr(target_type, "__arrow_c_schema__"):
+            raise TypeError(f"cast: target_type must be a DataType (arrowmm's, or one with "
+                            f"__arrow_c_schema__: pyarrow's) or a type's name, got "
+                            f"{type(target_type).__name__}")
+        target_type = t.ensure_type(target_type)  # ("int64", pa.int64(): as pyarrow takes)
     if array.type == target_type:
         return array
     _check_input(array, target_type)

@@ -13,8 +13,9 @@ from ..arrays.batch import RecordBatch
 from ..arrays.chunked import ChunkedArray
 from ..arrays.column_input import as_chunked
 from ..arrays.table import Table
-from ..errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
+from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
 from .build import record_batch
+from .constructors import nulls
 from .interchange import RecordBatchReader
 
 __all__ = ["table", "chunked_array", "concat_tables"]
@@ -116,14 +117,18 @@ def _name(obj) -> str:
 
 
 def concat_tables(tables: Sequence[Table], promote_options: str = "none") -> Table:
-    """One table of ``tables``' batches in order, zero-copy, as ``pyarrow.concat_tables``:
-    every table must have the first one's schema (names, types, nullability; its metadata is
-    the result's).  ``promote_options="none"`` only: arrowmm does not unify schemas."""
-    if promote_options != "none":
-        if promote_options in ("default", "permissive"):
-            raise ArrowNotImplementedError(f"concat_tables(promote_options="
-                                           f"{promote_options!r}): arrowmm concatenates tables "
-                                           f"of one schema only (promote_options='none')")
+    """One table of ``tables``' batches in order, as ``pyarrow.concat_tables``.
+
+    ``promote_options="none"``: every table must have the first one's schema (names, types,
+    nullability; its metadata is the result's), and the batches are kept, zero-copy.
+    ``"default"`` and ``"permissive"``: the schemas are unified (``unify_schemas`` with that
+    option: a null-typed column takes the other tables' type, ``"permissive"`` also widens),
+    each column cast to its unified type (``Array.cast``, safe) and a column a table lacks
+    filled with nulls; the columns that need neither are kept as they are.  Unlike pyarrow, a
+    non-nullable field that some table lacks becomes nullable (pyarrow fills the nulls into it
+    all the same).
+    """
+    if promote_options not in ("none", "default", "permissive"):
         raise ArrowInvalid(f"Invalid promote options: {promote_options!r}")
     if isinstance(tables, (Table, str, bytes)) or not hasattr(tables, "__iter__"):
         raise TypeError(f"concat_tables() takes a list of tables, got {_name(tables)}")
@@ -132,7 +137,10 @@ def concat_tables(tables: Sequence[Table], promote_options: str = "none") -> Tab
         raise ArrowInvalid("Must pass at least one table")
     for k, tab in enumerate(tables):
         if not isinstance(tab, Table):
-            raise TypeError(f"concat_tables(): item {k} is a {_name(tab)}, not an arrowmm Table")
+            raise TypeError(f"concat_tables() item {k} is a {_name(tab)}, not an arrowmm Table")
+    if promote_options != "none":
+        schema = _promoted_schema(tables, promote_options)
+        tables = [_promoted(tab, schema, k) for k, tab in enumerate(tables)]
     schema = tables[0].schema
     batches = []
     for k, tab in enumerate(tables):
@@ -140,4 +148,34 @@ def concat_tables(tables: Sequence[Table], promote_options: str = "none") -> Tab
             raise ArrowInvalid(f"Schema at index {k} was different: \n{tab.schema}\nvs\n{schema}")
         batches.extend(b if b.schema is schema else b._with_schema(schema)
                        for b in tab.to_batches())
+    return Table(schema, batches)
+
+
+def _promoted_schema(tables: list, promote_options: str) -> t.Schema:
+    """The schemas unified, with a field that some table lacks made nullable."""
+    schema = t.unify_schemas([tab.schema for tab in tables], promote_options=promote_options)
+    fields = [f if f.nullable or all(f.name in tab.schema.names for tab in tables)
+              else t.Field(f.name, f.type, True, f.metadata) for f in schema]
+    return t.Schema(fields, schema.metadata)
+
+
+def _promoted(tab: Table, schema: t.Schema, k: int) -> Table:
+    """``tab`` with ``schema``'s columns: its own cast to their unified types, nulls for the
+    ones it lacks, batch by batch."""
+    if tab.schema.equals(schema):
+        return tab
+    batches = []
+    for b in tab.to_batches():
+        columns = []
+        for f in schema:
+            if f.name not in b.schema.names:
+                columns.append(nulls(b.num_rows, f.storage_type))
+                continue
+            column = b.storage_column(b.schema.get_field_index(f.name))
+            try:
+                columns.append(column.cast(f.storage_type))
+            except ArrowError as exc:
+                raise type(exc)(f"concat_tables(): table {k}, column {f.name!r}: cannot cast "
+                                f"{column.type} to {f.type}: {exc}") from None
+        batches.append(RecordBatch(schema, b.num_rows, columns, metadata=b.metadata))
     return Table(schema, batches)

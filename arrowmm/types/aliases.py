@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Dict
 
+from .. import hooks
 from .base import DataType
 
 __all__ = ["type_for_alias", "ensure_type"]
@@ -52,10 +53,13 @@ def type_for_alias(name: str) -> DataType:
 
 
 def ensure_type(value) -> DataType:
-    """``value`` if it is a type, the type it names if it is a string (``type_for_alias``);
+    """``value`` if it is a type, the type it names if it is a string (``type_for_alias``),
+    the type another library's type describes (a pyarrow type: ``__arrow_c_schema__``);
     ``TypeError`` otherwise, as pyarrow."""
     if isinstance(value, DataType):
         return value
     if isinstance(value, str):
         return type_for_alias(value)
+    if hasattr(value, "__arrow_c_schema__"):
+        return hooks.import_c_type(value)
     raise TypeError(f"DataType expected, got {type(value)!r}")

@@ -299,8 +299,9 @@ def test_unsupported_pairs_raise_not_implemented_as_pyarrow(source, target):
 
 def test_the_target_must_be_a_type_or_its_name():
     with pytest.raises(TypeError, match="DataType"):
-        arrowmm.array([1]).cast(pa.int32())  # (a pyarrow type: pyarrow would refuse ours too)
+        arrowmm.array([1]).cast(3)
     assert arrowmm.array([1]).cast("int32").type == arrowmm.int32()  # (an alias, as pyarrow)
+    assert arrowmm.array([1]).cast(pa.int32()).type == arrowmm.int32()  # (see test_review4)
 
 
 def test_the_same_type_is_the_same_array():

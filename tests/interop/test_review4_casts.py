@@ -157,3 +157,72 @@ def test_a_zone_offset_past_int64_raises(value, target):
         arrowmm.array(source).cast(_mm_type(target))
     got = arrowmm.array(source).cast(_mm_type(target), safe=False)
     assert _int_values(pa.array(got)) == _int_values(source.cast(target, safe=False))
+
+
+# -- E4: pyarrow types and schemas as cast targets; concat_tables' promote_options -----------
+
+def _two_chunks():
+    table = pa.table({"x": pa.chunked_array([[3, 1, None], [2, 5]]), "s": [["a"], None, [], ["b"],
+                                                                          ["c", "d"]]})
+    return table, arrowmm.table(table)
+
+
+def test_cast_takes_a_pyarrow_type_or_schema():
+    table, mt = _two_chunks()
+    assert pa.array(mt.column("x").chunks[0].cast(pa.int32())).equals(
+        table["x"].chunks[0].cast(pa.int32()))
+    assert pa.chunked_array(mt.column("x").cast(pa.float32())).equals(
+        table["x"].cast(pa.float32()))
+    target = pa.schema([("x", pa.int16()), ("s", pa.list_(pa.string()))])
+    assert pa.table(mt.cast(target)).equals(table.cast(target))
+    assert pa.record_batch(mt.to_batches()[1].cast(target)).equals(
+        table.to_batches()[1].cast(target))
+    assert arrowmm.nulls(2, pa.int16()).type == arrowmm.int16()  # (the same conversion)
+    with pytest.raises(TypeError, match="target_schema must be a Schema"):
+        mt.cast({"x": "int16"})
+
+
+def _concat_cases():
+    one = pa.table({"x": pa.array([1, 2]), "n": pa.nulls(2)})
+    two = pa.table({"x": pa.array([3]), "n": pa.array(["a"]), "y": pa.array([1.5])})
+    narrow = pa.table({"x": pa.array([4], pa.int32()), "n": pa.array([5], pa.int8())})
+    structs = (pa.table({"s": pa.array([{"a": 1}])}), pa.table({"s": pa.array([{"b": "x"}])}))
+    return [("one schema", [one, one.slice(1)], "default"),
+            ("null column, missing column", [one, two], "default"),
+            ("missing column first", [two, one, two], "default"),
+            ("structs merge", list(structs), "default"),
+            ("widened", [narrow, pa.table({"x": pa.array([6]), "n": pa.array([7], pa.int16())})],
+             "permissive")]
+
+
+@pytest.mark.parametrize("tables, promote_options",
+                         [case[1:] for case in _concat_cases()],
+                         ids=[case[0] for case in _concat_cases()])
+def test_concat_tables_promotes_as_pyarrow(tables, promote_options):
+    want = pa.concat_tables(tables, promote_options=promote_options)
+    got = arrowmm.concat_tables([arrowmm.table(tab) for tab in tables],
+                                promote_options=promote_options)
+    assert pa.table(got).equals(want)
+    assert [c.num_chunks for c in got.columns] == [c.num_chunks for c in want.columns]
+
+
+def test_concat_tables_promotion_refusals_are_pyarrows():
+    wide, narrow = pa.table({"x": pa.array([1])}), pa.table({"x": pa.array([1], pa.int32())})
+    with pytest.raises(pa.ArrowTypeError, match="incompatible types"):
+        pa.concat_tables([wide, narrow], promote_options="default")
+    with pytest.raises(arrowmm.ArrowTypeError, match="incompatible types: int64 vs int32"):
+        arrowmm.concat_tables([arrowmm.table(wide), arrowmm.table(narrow)],
+                              promote_options="default")
+    with pytest.raises(ValueError, match="Invalid promote"):
+        arrowmm.concat_tables([arrowmm.table(wide)], promote_options="bogus")
+
+
+def test_concat_tables_a_missing_non_nullable_column_becomes_nullable():
+    # (pyarrow keeps "x: int64 not null" and fills a null into it: a schema its data breaks)
+    strict = pa.table({"x": pa.array([1])}, schema=pa.schema([pa.field("x", pa.int64(), False)]))
+    other = pa.table({"z": pa.array([2])})
+    got = arrowmm.concat_tables([arrowmm.table(strict), arrowmm.table(other)],
+                                promote_options="default")
+    assert got.schema.field("x").nullable and got.to_pydict() == {"x": [1, None], "z": [None, 2]}
+    assert pa.concat_tables([strict, other], promote_options="default").to_pydict() == \
+        got.to_pydict()
