@@ -12,7 +12,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from .. import types as t
+from .. import hooks, types as t
 from .._core._bitmap import pack_bitmap
 from ..errors import ArrowInvalid
 from .array import (Array, BooleanArray, FixedSizeBinaryArray, NullArray, PrimitiveArray,
@@ -131,7 +131,9 @@ def _with_nulls(out: Array, nulls: Optional[np.ndarray]) -> Array:
         return out
     if out.validity is None and out.null_count == 0 and not out._buffers:
         raise ArrowInvalid(f"take: null indices into a {out.type} array are not supported")
-    if isinstance(out.type, (t.UnionType, t.RunEndEncodedType)):
+    if isinstance(out.type, t.UnionType):
+        return _union_with_nulls(out, nulls)
+    if isinstance(out.type, t.RunEndEncodedType):
         raise ArrowInvalid(f"take: null indices into a {out.type} array are not supported "
                            f"(the type has no validity bitmap)")
     valid = out.is_valid() & ~nulls
@@ -141,6 +143,33 @@ def _with_nulls(out: Array, nulls: Optional[np.ndarray]) -> Array:
         raise ArrowInvalid("take: internal offset")  # (take always returns offset-0 arrays)
     return make_array(out.type, len(out), [_new(bitmap)] + list(out._buffers[1:]), out.children,
                       len(out) - set_count, 0, out.dictionary)
+
+
+def _union_with_nulls(out: Array, nulls: np.ndarray) -> Array:
+    """``out`` (a union ``take`` made, at offset 0) with the rows where ``nulls`` is True
+    pointing at a null value of its first child, as pyarrow's take answers a null index (a
+    union has no bitmap of its own): for a sparse union that child's slot is made null, a
+    dense union's first child gets a null value for each."""
+    n = len(out)
+    codes = np.array(out.type_codes(), dtype=np.int8)
+    codes[nulls] = out.type.type_codes[0]
+    children = list(out.children)
+    first = children[0]
+    if out.type.mode == "sparse":
+        first = first.slice(0, n)
+        if first.offset or len(first) != n:
+            first = concat_arrays([first, first.slice(0, 0)])  # (a copy at offset 0)
+        children[0] = _with_nulls(first, nulls)
+        buffers = [_new(codes)]
+    else:  # (the first child rebuilt in row order: offsets into a child must not decrease)
+        offsets = np.array(out.value_offsets(), dtype="<i4")
+        rows = np.flatnonzero(codes == out.type.type_codes[0])
+        picks = [None if nulls[r] else int(offsets[r]) for r in rows.tolist()]
+        children[0] = take(first, picks) if len(first) else \
+            hooks.build_array(picks, first.type)  # (all None: only null rows point there)
+        offsets[rows] = np.arange(len(rows), dtype="<i4")
+        buffers = [_new(codes), _new(offsets)]
+    return make_array(out.type, n, buffers, children, 0, 0)
 
 
 def take(array: Array, indices) -> Array:
