@@ -274,7 +274,7 @@ def _fast_mask(array, dtype, term: Term) -> Optional[np.ndarray]:
         x = np.asarray(array.values())
         if op in _SETS:
             hit = _int_isin(x, values) if isinstance(dtype, t.IntType) else \
-                np.isin(x, np.array([float(v) for v in values], dtype=np.float64))
+                np.isin(x, np.array(_narrowed([float(v) for v in values], dtype), dtype=x.dtype))
             return hit if op == "in" else ~hit
         if isinstance(dtype, t.IntType):
             v = term.value
@@ -427,6 +427,8 @@ def _range_allows(term: Term, dtype, stats: dict) -> bool:
                 values = [float(v) for v in values]
             except (OverflowError, TypeError, ValueError):
                 return True
+            if op in _SETS and dtype.bit_width < 64:  # (isin casts its set to the column's
+                values = _narrowed(values, dtype)     # type, as pyarrow's: predicate.py)
         return _allows(op, lo, hi, values)
     if isinstance(dtype, (t.TimestampType, t.DateType)):
         lo, hi = _stat_number(stats.get("min"), t.int64()), _stat_number(stats.get("max"), t.int64())
@@ -460,6 +462,19 @@ def _range_allows(term: Term, dtype, stats: dict) -> bool:
             return True  # (a truncated minimum is not the value itself)
         return _allows(op, lo, hi, values)
     return True
+
+
+def _narrowed(values: List[float], dtype: t.FloatType) -> List[float]:
+    """``values`` rounded to a float column's type, as ``isin`` judges its rows; a finite
+    value too large for the type is left out (it is in no row)."""
+    kind = {16: np.float16, 32: np.float32, 64: np.float64}[dtype.bit_width]
+    out = []
+    for v in values:
+        with np.errstate(over="ignore"):
+            narrow = kind(v)
+        if not np.isinf(narrow) or math.isinf(v):
+            out.append(float(narrow))
+    return out
 
 
 def _allows(op: str, lo, hi, values) -> bool:

@@ -72,3 +72,33 @@ def test_date_bounds_a_timestamp_column_and_a_datetime_a_date_column(timestamps,
             expect = _rows(dates.filter(make(pc.field)))
             assert _rows(dds.to_table(filter=[("d", op, when)])) == expect
             assert _rows(dds.to_table(filter=make(arrowmm.field))) == expect
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_float_isin_prunes_with_the_set_in_the_column_type(tmp_path, dtype):
+    """isin casts its set to a float32 column's type (as pyarrow): the statistics must too, or
+    the batch holding float32(0.1), whose minimum is above 0.1, is skipped."""
+    values = np.array([0.1, 0.5, 0.7, 0.9, np.nan, 0.3], dtype=dtype)
+    table = pa.table({"x": pa.array(values), "i": pa.array(range(6))})
+    arrowmm.write_file(str(tmp_path / "a.arrow"), table, max_chunksize=2)
+    ds = arrowmm.dataset(str(tmp_path))
+    for keep, expect in (([0.1, 0.7], [0, 2]), ([0.1, 1e40], [0]),
+                         ([0.3, float("nan")], [4, 5])):
+        if dtype == "float32" and 1e40 not in keep:
+            assert _rows(table.filter(pc.field("x").isin(keep))) == expect  # (pyarrow's)
+        assert _rows(ds.to_table(filter=[("x", "in", keep)])) == expect
+        assert _rows(ds.to_table(filter=arrowmm.field("x").isin(keep))) == expect
+        assert ds.count_rows(filter=arrowmm.field("x").isin(keep)) == len(expect)
+        assert _rows(ds.to_table(filter=[("x", "not in", keep)])) == \
+            [i for i in range(6) if i not in expect]
+
+
+def test_row_mask_float32_isin_agrees_with_the_expression():
+    from arrowmm.dataset.filters import Term, row_mask
+    table = pa.table({"x": pa.array([0.1, 0.5, None], pa.float32()), "i": pa.array([0, 1, 2])})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    column = arrowmm.open_file(sink.getvalue().to_pybytes()).get_batch(0).column("x")
+    assert row_mask(column, Term("x", "in", [0.1, None])).tolist() == [True, False, True]
+    assert row_mask(column, Term("x", "not in", [0.5])).tolist() == [True, False, True]
