@@ -71,5 +71,12 @@ class RingWriter:
     def send_plain(self, n: int, template: "tuple[Any, ...]", num_rows: int,
                    nodes: Sequence[int], buffers: Sequence[Any], nbytes: int) -> bool: ...
 
+def before_fork() -> None:
+    """Fork hook: the slots this process holds become private copies for the child."""
+def after_fork_in_parent() -> None:
+    """Fork hook: the parent maps the shared slot pages back."""
+def after_fork_in_child() -> None:
+    """Fork hook: an inherited batch whose pages could not be copied is made unreadable."""
+
 def plain_header(lease: SlotLease, template: bytes, fixed: bytes, rows_at: int,
                  body_at: int) -> "tuple[int, int] | None": ...

@@ -22,10 +22,11 @@ address is formed; the numbers come from a segment other processes write.
 """
 from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.ref cimport PyObject
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
 from libc.string cimport memcmp, memcpy, memset
 from libc.errno cimport errno, EAGAIN, EINTR, ETIMEDOUT
-from posix.unistd cimport close, getpid, pid_t
+from posix.unistd cimport close, getpid, off_t, pid_t
 from posix.fcntl cimport fcntl, F_DUPFD_CLOEXEC
 from posix.stat cimport fstat, struct_stat
 from arrowmm._core._buffer cimport fill_byte_buffer
@@ -33,7 +34,8 @@ from arrowmm._core._buffer cimport fill_byte_buffer
 from arrowmm.errors import ArrowInvalid
 
 __all__ = ["SharedMap", "SlotLease", "RingCursor", "RingWriter", "WOKEN", "TIMED_OUT",
-           "CHANGED", "body_length"]
+           "CHANGED", "body_length", "before_fork", "after_fork_in_parent",
+           "after_fork_in_child"]
 
 cdef enum:
     _ALIGN = 64  # every buffer of a channel's message body starts 64-byte aligned
@@ -55,6 +57,19 @@ cdef extern from "<unistd.h>" nogil:
 
 cdef extern from "<sched.h>" nogil:
     int sched_yield()
+
+cdef extern from "<sys/mman.h>" nogil:
+    void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset)
+    void* mremap(void* old, size_t old_size, size_t new_size, int flags, ...)
+    int munmap(void* addr, size_t length)
+    int mprotect(void* addr, size_t length, int prot)
+    int PROT_NONE, PROT_READ, PROT_WRITE, MAP_SHARED, MAP_PRIVATE, MAP_ANONYMOUS, MAP_FIXED
+    int MREMAP_MAYMOVE, MREMAP_FIXED
+    void* MAP_FAILED
+
+cdef extern from "<unistd.h>" nogil:
+    long sysconf(int name)
+    int _SC_PAGESIZE
 
 cdef extern from "<linux/futex.h>" nogil:
     int FUTEX_WAIT
@@ -195,6 +210,9 @@ cdef class SharedMap:
     cdef readonly Py_ssize_t size
     cdef readonly object mapping
     cdef int _fd  # a descriptor of the mapped file (a copy of ``fd``), -1 without one
+    # pages of a slot made private for a fork could not be mapped shared again: a later
+    # batch in that slot would read the old bytes, so no batch is taken any more
+    cdef bint _unshared
     cdef object __weakref__
 
     def __cinit__(self, mapping, int fd=-1):
@@ -541,6 +559,7 @@ cdef class SharedMap:
         out.owner = self
         out.pid = getpid()
         out.held = True
+        _list_lease(out)
         return out
 
 
@@ -558,6 +577,12 @@ cdef class SlotLease:
     cdef readonly uint64_t sequence
     cdef pid_t pid  # the process whose hold this is: a forked child's copy releases nothing
     cdef readonly SharedMap owner
+    # the live leases of this process, linked without references (see before_fork)
+    cdef PyObject* _prev
+    cdef PyObject* _next
+    cdef bint _listed
+    cdef bint _private  # between before_fork and after_fork_*: its pages are private copies
+    cdef bint _forking  # the same: a hold of this process that the child inherits
     cdef Py_ssize_t _shape[1]
     cdef Py_ssize_t _strides[1]
 
@@ -589,8 +614,120 @@ cdef class SlotLease:
                 _futex_wake(self.wake)
 
     def __dealloc__(self):
+        if self._listed:
+            _unlist_lease(self)
         if self.owner is not None:  # (the mapping is still exported: the words are valid)
             self._release()
+
+
+# Memory of held batches across fork.  A forked child inherits the batches (and numpy views,
+# pyarrow exports) of its parent, over MAP_SHARED slot pages, but not the hold: once the parent
+# lets go, the producer rewrites the slot and the child would read another batch's bytes.  So
+# before a fork every slot range this process holds becomes private anonymous pages with the
+# same bytes at the same address (one copy, ``mremap`` over it: no moment without them), the
+# child keeps those, and the parent maps the shared pages back (unchanged: it still holds
+# them).  The cost is one copy of the held bytes per fork (none without held batches).
+cdef PyObject* _live = NULL  # the newest live SlotLease of this process
+
+
+cdef inline void _list_lease(SlotLease lease) noexcept:
+    global _live
+    lease._prev = NULL
+    lease._next = _live
+    if _live != NULL:
+        (<SlotLease>_live)._prev = <PyObject*>lease
+    _live = <PyObject*>lease
+    lease._listed = True
+
+
+cdef inline void _unlist_lease(SlotLease lease) noexcept:
+    global _live
+    if lease._prev != NULL:
+        (<SlotLease>lease._prev)._next = lease._next
+    else:
+        _live = lease._next
+    if lease._next != NULL:
+        (<SlotLease>lease._next)._prev = lease._prev
+    lease._listed = False
+
+
+cdef inline size_t _page() noexcept nogil:
+    return <size_t>sysconf(_SC_PAGESIZE)
+
+
+cdef bint _make_private(uint8_t* start, size_t length) noexcept nogil:
+    """Replace ``[start, +length)`` (whole pages) with private pages holding its bytes."""
+    cdef void* fresh = mmap(NULL, length, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+    if fresh == MAP_FAILED:
+        return False
+    memcpy(fresh, start, length)
+    if mremap(fresh, length, length, MREMAP_MAYMOVE | MREMAP_FIXED, start) == MAP_FAILED:
+        munmap(fresh, length)
+        return False
+    return True
+
+
+cdef inline void _lease_pages(SlotLease lease, uint8_t** start, size_t* length) noexcept nogil:
+    cdef size_t page = _page()
+    cdef uintptr_t low = <uintptr_t>lease.ptr & ~(page - 1)
+    cdef uintptr_t high = (<uintptr_t>lease.ptr + <uintptr_t>lease.size + page - 1) & ~(page - 1)
+    start[0] = <uint8_t*>low
+    length[0] = high - low
+
+
+def before_fork():
+    """``os.register_at_fork(before=...)``: the slots this process holds become private
+    copies (see above), for the child to keep."""
+    cdef PyObject* p = _live
+    cdef SlotLease lease
+    cdef uint8_t* start
+    cdef size_t length
+    cdef pid_t me = getpid()
+    while p != NULL:
+        lease = <SlotLease>p
+        p = lease._next
+        lease._private = lease._forking = False
+        if not lease.held or lease.pid != me or lease.owner is None or lease.size == 0:
+            continue  # (not ours: a copy inherited from a parent is private already)
+        lease._forking = True
+        _lease_pages(lease, &start, &length)
+        if lease.owner._fd >= 0 and not lease.owner._unshared:
+            lease._private = _make_private(start, length)
+
+
+def after_fork_in_parent():
+    """``os.register_at_fork(after_in_parent=...)``: the shared pages mapped back over the
+    private copies (the same bytes: the slots are still held)."""
+    cdef PyObject* p = _live
+    cdef SlotLease lease
+    cdef uint8_t* start
+    cdef size_t length
+    while p != NULL:
+        lease = <SlotLease>p
+        p = lease._next
+        if lease._private:
+            _lease_pages(lease, &start, &length)
+            if mmap(start, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                    lease.owner._fd, <off_t>(start - lease.owner.ptr)) == MAP_FAILED:
+                lease.owner._unshared = True
+        lease._private = lease._forking = False
+
+
+def after_fork_in_child():
+    """``os.register_at_fork(after_in_child=...)``: an inherited batch whose pages could not
+    be made private is made unreadable, so that it faults rather than read another batch."""
+    cdef PyObject* p = _live
+    cdef SlotLease lease
+    cdef uint8_t* start
+    cdef size_t length
+    while p != NULL:
+        lease = <SlotLease>p
+        p = lease._next
+        if lease._forking and not lease._private:
+            _lease_pages(lease, &start, &length)
+            mprotect(start, length, PROT_NONE)
+        lease._private = lease._forking = False
 
 
 cdef class RingCursor:
@@ -675,16 +812,25 @@ cdef class RingCursor:
         return self._take()
 
     cdef object _take(self):
-        cdef uint64_t cursor, published, skip, length
+        cdef uint64_t cursor, published, skip, length, seq
         cdef int64_t s, k
         cdef uint8_t* slot
         cdef bint held
+        if self.map._unshared:
+            raise ArrowInvalid("a slot's pages made private for a fork could not be mapped "
+                               "shared again: this consumer would read old bytes; attach anew")
         while True:
             cursor = AMM_LOAD64(self.cursor)
             published = AMM_LOAD64(self.published)
             if published <= cursor:
                 return None
             if published - cursor > <uint64_t>self.slots:  # lapped (drop mode)
+                if not self.drop:  # (a wait-mode producer never laps a consumer)
+                    raise ArrowInvalid(
+                        f"{published} batches were published and this consumer's next is "
+                        f"batch {cursor}, more than the {self.slots} slots behind: on a "
+                        f"wait-mode ring the slot table or the cursor was damaged, or this "
+                        f"consumer's entry was reclaimed")
                 skip = published - <uint64_t>self.slots - cursor
                 AMM_ADD64(self.dropped, skip)
                 cursor += skip
@@ -698,12 +844,22 @@ cdef class RingCursor:
             slot = self.table + s * self.stride
             if AMM_LOAD64(slot + self.holds_at) & self.bitmask:
                 held = True  # an older batch of ours is there: batch ``cursor`` cannot be
+                seq = cursor
             else:
                 AMM_OR64(slot + self.holds_at, self.bitmask)
-                held = AMM_LOAD64(slot + self.seq_at) != cursor
+                seq = AMM_LOAD64(slot + self.seq_at)
+                held = seq != cursor
                 if held:  # overwritten meanwhile: let go
                     AMM_AND64(slot + self.holds_at, ~self.bitmask)
                     self._wake_producer()
+            if held and not self.drop:  # (a wait-mode slot keeps its batch until taken)
+                what = ("this consumer holds an older batch there" if seq == cursor else
+                        "it holds a batch being written" if seq == 0xFFFFFFFFFFFFFFFF else
+                        f"it holds batch {seq}")
+                raise ArrowInvalid(
+                    f"batch {cursor} is not in slot {s} ({what}) on a wait-mode ring, where a "
+                    f"slot keeps its batch until every consumer took it: the slot table was "
+                    f"damaged or this consumer's entry was reclaimed")
             if held:  # batch ``cursor`` is gone: skip it
                 AMM_ADD64(self.dropped, 1)
                 AMM_STORE64(self.cursor, cursor + 1)

@@ -16,7 +16,8 @@ from typing import Iterator, Optional
 from .. import types as t
 from .._core._region import Region
 from .._core._flatbuf import struct_pairs
-from .._core._shmsync import RingCursor, plain_header
+from .._core._shmsync import (RingCursor, after_fork_in_child, after_fork_in_parent,
+                              before_fork, plain_header)
 from ..arrays.batch import RecordBatch
 from ..errors import ArrowInvalid, ArrowNotImplementedError, ProducerDiedError
 from ..format import MessageHeader
@@ -41,6 +42,11 @@ __all__ = ["Consumer", "FREE", "CLAIMING", "ACTIVE", "LEFT"]
 #: Tests only: called by a consumer between taking its entry and becoming active (to kill it
 #: there); None otherwise.
 _pause_while_claiming = None
+
+# a forked child keeps the batches it inherits: the slots this process holds become private
+# copies for it (see _shmsync.before_fork; a copy of the held bytes per fork, none without)
+os.register_at_fork(before=before_fork, after_in_parent=after_fork_in_parent,
+                    after_in_child=after_fork_in_child)
 
 
 class Consumer:
