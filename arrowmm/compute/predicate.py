@@ -397,6 +397,8 @@ def check_expression(expr: Expression, field_type: Callable[[str], t.DataType]) 
 def _check_value(dtype, v, name: str, op: str) -> None:
     if isinstance(dtype, t.DictionaryType):
         dtype = dtype.value_type
+    if isinstance(dtype, t.RunEndEncodedType):  # (judged by its values' type, as a dictionary)
+        dtype = dtype.value_field.storage_type
     if isinstance(dtype, t.BoolType):
         if not isinstance(v, (bool, np.bool_)):
             raise _kind_error(name, dtype, "a bool", v, op)

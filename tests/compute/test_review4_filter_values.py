@@ -187,3 +187,15 @@ def test_float16_isin_casts_the_value_set_to_float16():
     mt = _read_back(table)
     assert _rows(mt.filter(arrowmm.field("x").isin([0.1]))) == [0]
     assert _rows(mt.filter(arrowmm.field("x").isin([0.5, float("nan")]))) == [1, 2]
+
+
+def test_a_mistyped_value_raises_on_a_run_end_encoded_column():
+    """Judged by its values' type, as a dictionary column already was."""
+    column = pa.RunEndEncodedArray.from_arrays(pa.array([1, 3], pa.int32()),
+                                               pa.array([1, 2], pa.time32("s")))
+    mt = _read_back(pa.table({"x": column}))
+    for expr in (arrowmm.field("x") == 1, arrowmm.field("x") != 1, arrowmm.field("x").isin([1])):
+        with pytest.raises(arrowmm.ArrowInvalid, match="'x'.*time32"):
+            mt.filter(expr)
+    kept = mt.filter(arrowmm.field("x") == datetime.time(0, 0, 2)).column("x").to_pylist()
+    assert kept == [datetime.time(0, 0, 2)] * 2
