@@ -205,10 +205,13 @@ _PYOPS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b
           "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
 
 
+_NESTED = (t.ListType, t.ListViewType, t.FixedSizeListType, t.StructType, t.MapType,
+           t.UnionType)
+
+
 def _compare_slow(array: Array, op: str, value, where: str) -> np.ndarray:
     """Value by value in Python (decimals, views, times, durations, ...): exact, slower."""
-    if isinstance(array.type, (t.ListType, t.ListViewType, t.FixedSizeListType, t.StructType,
-                               t.MapType, t.UnionType)):
+    if isinstance(array.type, _NESTED):
         raise ArrowNotImplementedError(f"{where}: comparisons of {array.type} values are not "
                                        f"supported")
     f = _PYOPS[op]
@@ -415,6 +418,9 @@ def _check_value(dtype, v, name: str, op: str) -> None:
     elif isinstance(dtype, t.FixedSizeBinaryType):
         if not isinstance(v, (bytes, bytearray, str)):
             raise _kind_error(name, dtype, "bytes (or a str: its UTF-8 bytes)", v, op)
+    elif isinstance(dtype, _NESTED):  # (isin compared a list with a number: never equal)
+        raise ArrowNotImplementedError(f"filter ({name!r} {op} {v!r}): comparisons of {dtype} "
+                                       f"values are not supported")
     elif isinstance(dtype, t.IntervalType):  # (pyarrow has no comparison of intervals)
         raise ArrowInvalid(f"filter ({name!r} {op} {v!r}): column {name!r} is {dtype}: "
                            f"intervals do not compare with a value")
