@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import types as t
 from .._core._bitmap import count_set_bits
+from .._core._utf8 import check_utf8_offsets
 from ..errors import ArrowInvalid
 from ..format.batch_header import RecordBatchTemplate
 
@@ -181,9 +182,10 @@ class SlotBatch:
                                f"{'committed' if self.sequence is not None else 'aborted'}")
 
     def commit(self) -> int:
-        """Count each column's nulls, check string offsets, publish; returns the batch's
-        number.  ``ArrowInvalid`` (and nothing published: the reservation is aborted) when
-        an offset goes backwards or past its data."""
+        """Count each column's nulls, check string offsets and UTF-8, publish; returns the
+        batch's number.  ``ArrowInvalid`` (and nothing published: the reservation is aborted)
+        when an offset goes backwards or past its data, or a string column's value (not null)
+        is not valid UTF-8, as ``send`` refuses it."""
         self._check_open()
         rows = self.num_rows
         nulls = []
@@ -199,6 +201,13 @@ class SlotBatch:
                             f"channel {self._channel_name!r}: column {name!r}: offsets must "
                             f"rise from >= 0 to at most the {views[2].size} data bytes reserved "
                             f"(first {int(offs[0])}, last {int(offs[-1])})")
+                    if rows and self._types[name].utf8:
+                        try:
+                            check_utf8_offsets(views[2], offs, rows,
+                                               views[0] if nulls[-1] else None, 0, name)
+                        except ArrowInvalid as exc:
+                            raise ArrowInvalid(f"channel {self._channel_name!r}: column "
+                                               f"{name!r}: {exc}") from None
         except BaseException:
             self.abort()
             raise

@@ -247,3 +247,22 @@ def test_reserved_batch_is_the_message_send_would_lay_out():
         assert first.column("i").null_count == int((~d["valid"]).sum())
         del first, second
         c.close()
+
+
+def test_reserve_refuses_invalid_utf8_as_send_does():
+    # (bytes under a null row are no value: not checked, as pyarrow and send do not)
+    with Channel.create(_name(), SCHEMA, capacity=1 << 16, slots=2) as ch:
+        c = Channel.attach(ch.name)
+        with pytest.raises(ArrowInvalid, match=r"column 's'.*value\[1\].*not valid UTF-8"):
+            with ch.reserve(2, {"s": 4, "big": 2}) as b:
+                b.offsets("s")[:] = [0, 2, 4]
+                b.data("s")[:] = list(b"ok\xff\xfe")
+                b.data("big")[:] = [0xff, 0xfe]  # (binary: any bytes)
+                b.offsets("big")[:] = [0, 2, 2]
+        with ch.reserve(2, {"s": 4, "big": 0}) as b:  # the same bytes under a null: published
+            b.offsets("s")[:] = [0, 2, 4]
+            b.data("s")[:] = list(b"ok\xff\xfe")
+            b.validity("s")[0] = 0b01
+        assert b.sequence == 0  # (the refused one published nothing)
+        assert c.recv(timeout=HANG).column("s").to_pylist() == ["ok", None]
+        c.close()
