@@ -112,6 +112,7 @@ class Consumer:
         self._lock = threading.Lock()
         self._index = -1
         self._closed = False
+        self._closing = False  # close() called from another thread while a recv waits
         self.sequence: Optional[int] = None
         self._claim()
         self._pid = os.getpid()
@@ -204,6 +205,9 @@ class Consumer:
             if batch is not None:
                 self._adaptive.arrived(time.monotonic())
                 return batch
+            if self._closing:
+                raise EOFError(f"consumer of channel {self.name!r} was closed (by another "
+                               f"thread) while it waited")
             cursor = m.load64(self._entry + E_CURSOR)
             published = m.load64(OFF_WRITE_SEQ)
             if published > cursor:
@@ -375,10 +379,20 @@ class Consumer:
 
     def close(self) -> None:
         """Leave the channel (idempotent).  Batches received stay valid; their slots are
-        released as they are collected.  The last side to leave removes the segment's name."""
+        released as they are collected.  The last side to leave removes the segment's name.
+        A ``recv`` waiting in another thread (an iteration) ends: ``EOFError``."""
         if self._pid != liveness.PID:
             raise self._forked("close")
-        with self._lock:
+        self._closing = True
+        # a waiting recv holds the lock: woken, it sees _closing (or within a slice anyway)
+        if not self._lock.acquire(blocking=False):
+            while True:
+                if self._seg.intact():
+                    self._seg.map.add32(OFF_PUB, 1)  # (to other consumers: a spurious wake)
+                    self._seg.map.wake32(OFF_PUB)
+                if self._lock.acquire(timeout=SLICE):
+                    break
+        try:
             if self._closed:
                 return
             self._dropped = (self._seg.map.load64(self._entry + E_DROPPED)
@@ -386,6 +400,8 @@ class Consumer:
             self._closed = True
             self._finalizer.detach()
             _leave(self._seg, self._index)
+        finally:
+            self._lock.release()
 
     def __enter__(self):
         return self

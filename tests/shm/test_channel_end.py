@@ -2,7 +2,8 @@
 (or a ``with`` block left without an exception) is the end (``EOFError``, the end of
 iteration).  A producer that stops on an exception, in a ``with`` block or unhandled at exit,
 leaves its consumers every batch it published, then ``ProducerDiedError`` naming the
-exception; one scribbled word saying "closed" is damage (``ArrowInvalid``), not the end.
+exception; one scribbled word saying "closed" is damage (``ArrowInvalid``), not the end.  A
+consumer closed from another thread ends the iteration its reader thread waits in.
 Timeouts only catch hangs.
 """
 from __future__ import annotations
@@ -14,6 +15,8 @@ import struct
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import pytest
 
@@ -153,3 +156,27 @@ def test_a_consumer_attaching_after_the_end_is_told_how_it_ended(name):
     with pytest.raises(EOFError):
         early.recv(timeout=HANG)
     early.close()
+
+
+def test_closing_a_consumer_from_another_thread_ends_the_waiting_reader(name):
+    with Channel.create(name, SCHEMA) as ch:
+        c = Channel.attach(name)
+        ended = []
+
+        def reader():
+            try:
+                ended.append(list(c))
+            except Exception as exc:  # noqa: BLE001  (reported below)
+                ended.append(exc)
+        thread = threading.Thread(target=reader, daemon=True)
+        thread.start()
+        time.sleep(0.2)  # (the reader asleep on an idle stream)
+        closer = threading.Thread(target=c.close, daemon=True)
+        closer.start()
+        closer.join(10)
+        assert not closer.is_alive(), "close() waited for a batch"
+        thread.join(10)
+        assert ended == [[]]  # the iteration ended, with nothing
+        with pytest.raises(ArrowInvalid, match="is closed"):
+            c.recv(timeout=1)
+        assert ch.consumers == 0
