@@ -1,19 +1,18 @@
 """Sort indices of a table's rows by one or more columns, as ``pyarrow.compute.sort_indices``
 orders them: stable, nulls last, NaN after every number (and before nulls) in either order.
 
-Each key becomes a rank per row (numpy's stable sort over the column's values; strings,
-binary and wide decimals through their Python values, one object per row), then
-``numpy.lexsort`` orders the rows by (null, NaN, rank) of each key in turn.  Numbers,
-decimals, booleans, temporals, strings, binary and fixed-size binary sort, and
-dictionary-encoded columns of those by their values (as pyarrow's ``RecordBatch.sort_by`` and
-``array_sort_indices`` do: a row whose index or whose value is null is a null row); a null
-column keeps its order; a struct sorts by its fields in order, each as a key of its own (a
-null field last in either order, a null struct null in every field), as pyarrow's; other
-types raise ``ArrowNotImplementedError``.
+Each key becomes a rank per row (numpy's stable sort over the column's values; strings and
+binary through their Python values, one object per row; decimal128 / decimal256 by their
+64-bit words), then ``numpy.lexsort`` orders the rows by (null, NaN, rank) of each key in
+turn.  Numbers, decimals, booleans, temporals, strings, binary and fixed-size binary sort,
+and dictionary-encoded columns of those by their values (as pyarrow's
+``RecordBatch.sort_by`` and ``array_sort_indices`` do: a row whose index or whose value is
+null is a null row); a null column keeps its order; a struct sorts by its fields in order,
+each as a key of its own (a null field last in either order, a null struct null in every
+field), as pyarrow's; other types raise ``ArrowNotImplementedError``.
 """
 from __future__ import annotations
 
-import decimal
 from typing import List, Sequence, Tuple
 
 import numpy as np
@@ -67,7 +66,7 @@ def _key_values(array: Array, name: str):
     if type(array) is PrimitiveArray and isinstance(dtype, t.DecimalType):
         if dtype.byte_width <= 8:  # (the unscaled ints: one scale per column)
             return array.values(), None
-        return _objects(array, decimal.Decimal(0)), None
+        return _wide_ranks(array.values(), dtype.byte_width // 8), None
     if type(array) is BooleanArray:
         return array.values(), None
     if type(array) in (BinaryArray, BinaryViewArray):
@@ -79,6 +78,23 @@ def _key_values(array: Array, name: str):
     raise ArrowNotImplementedError(f"sort_by: column {name!r} is {dtype}: sorting supports "
                                    f"numbers, decimals, booleans, temporals, strings, binary, "
                                    f"null and structs of them")
+
+
+def _wide_ranks(raw: np.ndarray, words: int) -> np.ndarray:
+    """Dense ranks of little-endian two's-complement integers of ``words`` 64-bit words
+    (decimal128 / decimal256 unscaled values): ordered by their top word, signed, then the
+    lower ones, unsigned, in one ``numpy.lexsort``."""
+    n = len(raw)
+    w = np.ascontiguousarray(raw).view("<u8").reshape(n, words)
+    keys = [w[:, i] for i in range(words - 1)] + [w[:, words - 1].view("<i8")]
+    order = np.lexsort(keys)
+    ranked = w[order]
+    new = np.ones(n, dtype=bool)
+    if n > 1:
+        new[1:] = (ranked[1:] != ranked[:-1]).any(axis=1)
+    out = np.empty(n, dtype=np.int64)
+    out[order] = np.cumsum(new) - 1
+    return out
 
 
 def _objects(array: Array, empty) -> np.ndarray:

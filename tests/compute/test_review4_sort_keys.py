@@ -25,6 +25,10 @@ COLUMNS = {
                             D("99999999999999999999999999999999999.99")], pa.decimal128(37, 2)),
     "decimal256": pa.array([D("1.5"), None, D("-2.2"), D("0.0"), D("-1" + "0" * 60), D("7.7")],
                            pa.decimal256(70, 1)),
+    "decimal128 words": pa.array([D(2**63), D(2**63 - 1), D(-1), D(-2**64), D(2**64), None],
+                                 pa.decimal128(38, 0)),  # (a low word past 2**63, signs)
+    "decimal256 words": pa.array([D(2**191), D(-2**128), D(2**128 - 1), D(-1), D(2**64), None],
+                                 pa.decimal256(76, 0)),
     "fixed_size_binary": pa.array([b"\xff\x00", None, b"\x00\x01", b"\x00\x00", b"\x00\x01",
                                    b"\x7f\x80"], pa.binary(2)),
     "null": pa.array([None] * 6, pa.null()),
