@@ -33,7 +33,7 @@ from .spin import AdaptiveSpin
 from .ring import (ABORTED, ACTIVE, CLAIMING, CLOSED, DAMAGED, E_CURSOR, E_DROPPED, E_PID,
                    E_START, E_STATE, FREE, LEFT, OFF_ATTACH, OFF_CONS_WAITING, OFF_ENDED_AT,
                    OFF_FREE, OFF_PROD_WAITING, OFF_PUB, OFF_STATE, OFF_WRITE_SEQ, OPEN, S_HOLDS,
-                   S_LEN, S_SEQ, SLICE, SLOT, TABLES, U32, Segment, claiming_state, deadline_of,
+                   S_LEN, S_SEQ, SLICE, SLOT, TABLES, U32, Segment, claim_entry, deadline_of,
                    end_reason, has_dictionaries, need_linux, open_segment, parse_header,
                    wait_slice)
 
@@ -129,7 +129,7 @@ class Consumer:
                     pass  # left, and none of its batches is held any more: reusable
                 elif state != FREE:
                     continue
-                if not m.cas32(e + E_STATE, state, claiming_state()):
+                if not claim_entry(m, e, state):
                     continue
                 if _pause_while_claiming is not None:
                     _pause_while_claiming()

@@ -30,13 +30,14 @@ from .. import types as t
 from .._core._shmsync import SharedMap
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..ipc.core.dictionaries import dictionary_value_fields
-from .liveness import process_alive
+from .liveness import pid_namespace, process_alive
 from .names import check_name
 
 #: The first 8 bytes of a channel segment (not Arrow's ``ARROW1``: no IPC reader takes it).
 CHANNEL_MAGIC = b"AMMCHAN\x01"
 CHANNEL_DIR = "/dev/shm"
-VERSION = 3  # (2: a claimed entry's state names its claimer; 3: the end is recorded)
+VERSION = 4  # (2: a claimed entry's state names its claimer; 3: the end is recorded;
+#               4: an entry records its process's pid namespace)
 MAX_CONSUMERS = 64  # one bit each in a slot's 64-bit hold mask
 WRITING = (1 << 64) - 1  # a slot's sequence while the producer rewrites it
 SLICE = 0.05  # seconds between liveness checks while waiting
@@ -50,8 +51,8 @@ OFF_FREE, OFF_PROD_WAITING, OFF_ATTACH = 256, 260, 264
 # and, when it stopped on an exception, that exception's type name (ASCII, NUL-padded)
 OFF_ENDED_AT, OFF_REASON, REASON_SIZE = 216, 224, 32
 TABLES = 320
-ENTRY = 64  # consumer entry: state u32, pad, pid, start, cursor, dropped
-E_STATE, E_PID, E_START, E_CURSOR, E_DROPPED = 0, 8, 16, 24, 32
+ENTRY = 64  # consumer entry: state u32, pad, pid, start, cursor, dropped, pid namespace
+E_STATE, E_PID, E_START, E_CURSOR, E_DROPPED, E_PIDNS = 0, 8, 16, 24, 32, 40
 SLOT = 64   # slot entry: seq, length, holds
 S_SEQ, S_LEN, S_HOLDS = 0, 8, 16
 FREE, ACTIVE, LEFT = 0, 2, 3
@@ -59,8 +60,12 @@ FREE, ACTIVE, LEFT = 0, 2, 3
 # consumer) holds CLAIMING | the pid of the process doing it: were that process killed in
 # between, the entry would otherwise stay claimed for ever; with the pid in the state word
 # itself (written by the one compare-and-swap that takes the entry) anybody can tell.
+# The claimer's pid means something only in its pid namespace (a container's consumer may be
+# pid 1): the claimer writes its namespace in the entry, then sets NS_KNOWN in the state; an
+# entry claimed without it yet is never judged dead (its claimer is one store away).
 CLAIMING = 1 << 31
-PID_MASK = CLAIMING - 1
+NS_KNOWN = 1 << 30
+PID_MASK = NS_KNOWN - 1
 # stream states (DAMAGED: its producer found the header so; ABORTED: it stopped on an
 # exception, or was collected without close(): its consumers must not take that for the end)
 OPEN, CLOSED, DAMAGED, ABORTED = 0, 1, 2, 3
@@ -79,6 +84,17 @@ _BOOT_ID = re.compile(rb"[0-9a-f-]*\0*")  # a boot id (/proc/sys/kernel/random/b
 def claiming_state() -> int:
     """The state word of an entry this process claims or reclaims: ``CLAIMING | pid``."""
     return CLAIMING | (os.getpid() & PID_MASK)
+
+
+def claim_entry(m: SharedMap, e: int, state: int) -> bool:
+    """Take the entry at ``e`` from ``state`` (one compare-and-swap), then record this
+    process's pid namespace in it and say so in its state; whether it was taken."""
+    mine = claiming_state()
+    if not m.cas32(e + E_STATE, state, mine):
+        return False
+    m.store64(e + E_PIDNS, pid_namespace())
+    m.cas32(e + E_STATE, mine, mine | NS_KNOWN)  # (nobody else changes a claimed entry)
+    return True
 
 
 def round_up(n: int, to: int) -> int:
@@ -280,14 +296,19 @@ class Segment:
             yield i, m.load32(e + E_STATE), e
 
     def entry_record(self, e: int) -> dict:
+        """The record of an active or left consumer (its pid namespace its own: the judge's
+        own ``/proc`` says nothing about another namespace's pids)."""
         m = self.map
         return {"pid": m.load64(e + E_PID), "start": m.load64(e + E_START),
-                "pidns": self.creator.get("pidns"), "boot": self.creator.get("boot")}
+                "pidns": m.load64(e + E_PIDNS), "boot": self.creator.get("boot")}
 
-    def claimer_record(self, state: int) -> dict:
+    def claimer_record(self, state: int, e: int) -> Optional[dict]:
         """The record of the process claiming an entry (state ``CLAIMING | pid``): its pid
-        only, as its start time may not be written yet (the entry's may be its last owner's)."""
-        return {"pid": state & PID_MASK, "start": 0, "pidns": self.creator.get("pidns"),
+        and namespace only, as its start time may not be written yet (the entry's may be its
+        last owner's); None while its namespace is not written (see ``claim_entry``)."""
+        if not state & NS_KNOWN:
+            return None
+        return {"pid": state & PID_MASK, "start": 0, "pidns": self.map.load64(e + E_PIDNS),
                 "boot": self.creator.get("boot")}
 
     def wake_producer(self) -> None:
@@ -304,12 +325,12 @@ class Segment:
             if state in (ACTIVE, LEFT):
                 record = self.entry_record(e)
             elif state & CLAIMING:  # killed while claiming: only its pid is known for sure
-                record = self.claimer_record(state)  # (a reused pid keeps it: never wrong)
+                record = self.claimer_record(state, e)  # (a reused pid keeps it: never wrong)
             else:
                 continue
-            if process_alive(record) is not False:
+            if record is None or process_alive(record) is not False:
                 continue
-            if not m.cas32(e + E_STATE, state, claiming_state()):
+            if not claim_entry(m, e, state):
                 continue  # (someone else reclaims it)
             keep = ((1 << 64) - 1) ^ (1 << i)
             for s in range(lay.slots):
@@ -423,11 +444,14 @@ def channel_record(fd: int, name: str) -> Optional[dict]:
     state = struct.unpack_from("<I", os.pread(fd, 4, OFF_STATE))[0]
     alive = state not in (CLOSED, ABORTED) and process_alive(creator) is not False
     for i in range(layout.max_consumers):
-        st, _, pid, start = struct.unpack_from("<IIQQ", table, ENTRY * i)
+        st, _, pid, start, _, _, pidns = struct.unpack_from("<IIQQQQQ", table, ENTRY * i)
         if st in (ACTIVE, LEFT):
-            record = {**creator, "pid": pid, "start": start}
+            record = {**creator, "pid": pid, "start": start, "pidns": pidns}
         elif st & CLAIMING:
-            record = {**creator, "pid": st & PID_MASK, "start": 0}
+            record = {**creator, "pid": st & PID_MASK, "start": 0, "pidns": pidns}
+            if not st & NS_KNOWN:
+                alive = True  # (its claimer is one store away from saying where it runs)
+                continue
         else:
             continue
         if process_alive(record) is not False:

@@ -20,7 +20,7 @@ import pytest
 import arrowmm
 from arrowmm import shm
 from arrowmm.errors import ArrowInvalid
-from arrowmm.shm import Channel, consumer
+from arrowmm.shm import Channel, consumer, ring
 
 pytestmark = pytest.mark.skipif(not (sys.platform.startswith("linux") and os.path.isdir("/dev/shm")),
                                 reason="channels need Linux (/dev/shm and futexes)")
@@ -29,6 +29,8 @@ PREFIX = f"amm-chan-claim-{os.getpid()}-"
 _counter = itertools.count()
 SCHEMA = arrowmm.schema([("x", arrowmm.int64())])
 HANG = 60
+
+CLAIMED_BY = ring.CLAIMING | ring.NS_KNOWN  # (| the claimer's pid: its namespace written)
 
 PAUSED = """
     import sys, time
@@ -73,7 +75,7 @@ def _states(ch) -> list:
 def test_entry_of_a_consumer_killed_while_claiming_is_reclaimed_by_the_next_attach(name):
     with Channel.create(name, SCHEMA, capacity=1 << 16, slots=2, max_consumers=1) as ch:
         pid = _killed_while_claiming(name)
-        assert _states(ch) == [consumer.CLAIMING | pid]  # stuck: claimed by a dead process
+        assert _states(ch) == [CLAIMED_BY | pid]  # stuck: claimed by a dead process
         assert ch.consumers == 0
         with Channel.attach(name) as c:  # the only entry: taken back from the dead claimer
             assert _states(ch) == [consumer.ACTIVE]
@@ -84,7 +86,7 @@ def test_entry_of_a_consumer_killed_while_claiming_is_reclaimed_by_the_next_atta
 def test_producer_reclaims_a_dead_claimer_while_waiting_for_consumers(name):
     with Channel.create(name, SCHEMA, capacity=1 << 16, slots=2, max_consumers=2) as ch:
         pid = _killed_while_claiming(name)
-        assert consumer.CLAIMING | pid in _states(ch)
+        assert CLAIMED_BY | pid in _states(ch)
         with pytest.raises(TimeoutError):
             ch.wait_for_consumers(1, timeout=0.2)  # (it reclaims between its waits)
         assert _states(ch) == [consumer.FREE, consumer.FREE]
@@ -99,7 +101,7 @@ def test_a_live_claimer_is_not_reclaimed(name):
             assert ch._seg.reclaim_dead() == 0  # its claimer still runs
             with pytest.raises(ArrowInvalid, match="all 1 consumer entries are taken"):
                 Channel.attach(name)
-            assert _states(ch) == [consumer.CLAIMING | proc.pid]
+            assert _states(ch) == [CLAIMED_BY | proc.pid]
         finally:
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=HANG)
@@ -130,3 +132,15 @@ def test_cleanup_removes_a_crashed_channel_whose_only_consumer_died_claiming(nam
     assert info.kind == "channel" and info.alive is False  # nobody is left, claimer included
     assert name in shm.cleanup()
     assert not os.path.exists(f"/dev/shm/{name}")
+
+
+def test_a_claimer_that_has_not_said_its_pid_namespace_is_not_judged(name):
+    # (its pid may be another namespace's: until its namespace is in the entry, a dead-looking
+    # pid is no proof; a claimer killed in that instant keeps the entry, as a live one does)
+    with Channel.create(name, SCHEMA, capacity=1 << 16, slots=2, max_consumers=1) as ch:
+        dead = _killed_while_claiming(name)
+        ch._seg.map.store32(ch._seg.layout.entry(0), consumer.CLAIMING | dead)
+        assert ch._seg.reclaim_dead() == 0
+        assert _states(ch) == [consumer.CLAIMING | dead]
+        ch._seg.map.store32(ch._seg.layout.entry(0), CLAIMED_BY | dead)
+        assert ch._seg.reclaim_dead() == 1  # (said: judged, and dead)
