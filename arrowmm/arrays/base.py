@@ -261,6 +261,8 @@ class Array:
         offset = int(offset)
         if offset < 0:
             raise ArrowInvalid(f"slice offset must be >= 0, got {offset}")
+        if length is not None and int(length) < 0:  # (pyarrow: "Length must be non-negative")
+            raise ArrowInvalid(f"slice length must be >= 0, got {int(length)}")
         offset = min(offset, self.length)
         avail = self.length - offset
         length = avail if length is None else max(0, min(int(length), avail))

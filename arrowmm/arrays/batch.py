@@ -508,6 +508,8 @@ class RecordBatch(PandasConvertible):
         offset = int(offset)
         if offset < 0:
             raise ArrowInvalid(f"slice offset must be >= 0, got {offset}")
+        if length is not None and int(length) < 0:  # (pyarrow's batch is invalid then)
+            raise ArrowInvalid(f"slice length must be >= 0, got {int(length)}")
         offset = min(offset, self.num_rows)
         length = self.num_rows - offset if length is None else max(0, min(int(length), self.num_rows - offset))
         cols = [None if c is None else c.slice(offset, length) for c in self._columns]

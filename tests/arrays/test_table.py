@@ -183,3 +183,15 @@ def test_chunked_array_exports_an_array_stream(paths):
     assert empty.type == pa.string() and len(empty) == 0
     pl = pytest.importorskip("polars")
     assert pl.Series(t.column("i")).to_list() == want.column("i").to_pylist()
+
+
+def test_a_negative_slice_length_is_an_error():
+    """pyarrow raises for an array (and builds an invalid batch); arrowmm gave an empty slice."""
+    arr = arrowmm.array([1, 2, 3])
+    with pytest.raises(ValueError):
+        pa.array([1, 2, 3]).slice(2, -1)
+    with pytest.raises(ArrowInvalid, match="slice length must be >= 0, got -1"):
+        arr.slice(2, -1)
+    with pytest.raises(ArrowInvalid, match="slice length must be >= 0"):
+        arrowmm.record_batch({"a": arr}).slice(1, -1)
+    assert arr.slice(2, 5).to_pylist() == [3] and arr.slice(5).to_pylist() == []
