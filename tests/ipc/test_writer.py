@@ -588,3 +588,38 @@ def test_file_footer_has_no_stray_bytes():
         for blocks in (footer.record_batches, footer.dictionaries):
             raw = np.frombuffer(blocks.tobytes(), np.uint8).reshape(-1, 24)
             assert len(raw) and not raw[:, 12:16].any()
+
+
+def test_a_schema_encoded_again_from_the_cache_gives_the_same_bytes():
+    """A schema's encoding is kept by identity (a file encodes it in its first message and its
+    footer; writers of many files of one schema again each time): the bytes are those of an
+    encoding from scratch, for every field kind, and features (compression) are part of it."""
+    from arrowmm.format import encode
+    ext = pa.array([b"0123456789abcdef"], pa.binary(16))
+    table = pa.table({
+        "d": pa.array(["a", "b"]).dictionary_encode(),
+        "l": pa.array([[{"x": 1}], None], pa.list_(pa.struct([("x", pa.int64())]))),
+        "m": pa.array([{"k": 1}, None], pa.map_(pa.string(), pa.int32())),
+        "u": pa.ExtensionArray.from_storage(pa.uuid(), pa.concat_arrays([ext, ext])),
+        "t": pa.array([1, 2], pa.timestamp("us", "Europe/Paris")),
+    }).replace_schema_metadata({"owner": "me"})
+    batch = arrowmm.record_batch(table.to_batches()[0])
+    schema = batch.schema
+
+    def written(**options):
+        sink = io.BytesIO()
+        with arrowmm.new_file(sink, schema, **options) as w:
+            w.write_batch(batch)
+        return sink.getvalue()
+
+    encode._SCHEMA_TAILS.clear()
+    fresh = written()
+    assert written() == written() == fresh  # (from the cache, twice)
+    compressed = written(compression="zstd")
+    encode._SCHEMA_TAILS.clear()
+    assert written(compression="zstd") == compressed
+    assert compressed != fresh
+    for data in (fresh, compressed):
+        got = pa.ipc.open_file(data).read_all()
+        got.validate(full=True)
+        assert got.equals(table)

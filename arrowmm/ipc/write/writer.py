@@ -116,7 +116,10 @@ def _assign_dictionary_ids(schema: t.Schema) -> t.Schema:
             return t.Field(f.name, dtype, f.nullable, f.storage_metadata, did)
         return f.with_storage_type(inner) if inner is not dtype else f
 
-    return t.Schema([assign(f) for f in schema.fields], schema.metadata, schema.endianness)
+    fields = [assign(f) for f in schema.fields]
+    if all(a is b for a, b in zip(fields, schema.fields)):
+        return schema  # (the same object: its encoding is cached by identity, see format.encode)
+    return t.Schema(fields, schema.metadata, schema.endianness)
 
 
 def _value_type(dtype):
