@@ -3,6 +3,7 @@ messages the writers send, built with the generated builders in ``arrowmm.format
 from __future__ import annotations
 
 import copy
+import threading
 from typing import Optional
 
 import flatbuffers
@@ -185,6 +186,7 @@ def _encode_schema(b, schema: t.Schema, features=()) -> int:
 #: time: through the Python builder, 16 fields cost about 1 ms each time.
 _SCHEMA_TAILS: dict = {}
 _SCHEMA_TAILS_KEPT = 16
+_SCHEMA_TAILS_LOCK = threading.Lock()
 
 
 def _builder_with_schema(size: int, schema: t.Schema, features) -> tuple:
@@ -202,10 +204,11 @@ def _builder_with_schema(size: int, schema: t.Schema, features) -> tuple:
         return b, sch
     b = flatbuffers.Builder(size)
     sch = _encode_schema(b, schema, features)
-    if len(_SCHEMA_TAILS) >= _SCHEMA_TAILS_KEPT:
-        _SCHEMA_TAILS.pop(next(iter(_SCHEMA_TAILS)))
-    _SCHEMA_TAILS[id(schema)] = (schema, features, bytes(b.Bytes[b.head:]), sch, b.minalign,
-                                 copy.copy(b.vtables))
+    entry = (schema, features, bytes(b.Bytes[b.head:]), sch, b.minalign, copy.copy(b.vtables))
+    with _SCHEMA_TAILS_LOCK:  # (writers in several threads)
+        while len(_SCHEMA_TAILS) >= _SCHEMA_TAILS_KEPT:
+            _SCHEMA_TAILS.pop(next(iter(_SCHEMA_TAILS)))
+        _SCHEMA_TAILS[id(schema)] = entry
     return b, sch
 
 
