@@ -64,6 +64,7 @@ cdef extern from "<sys/mman.h>" nogil:
     int munmap(void* addr, size_t length)
     int mprotect(void* addr, size_t length, int prot)
     int PROT_NONE, PROT_READ, PROT_WRITE, MAP_SHARED, MAP_PRIVATE, MAP_ANONYMOUS, MAP_FIXED
+    int MAP_POPULATE
     int MREMAP_MAYMOVE, MREMAP_FIXED
     void* MAP_FAILED
 
@@ -657,8 +658,8 @@ cdef inline size_t _page() noexcept nogil:
 
 cdef bint _make_private(uint8_t* start, size_t length) noexcept nogil:
     """Replace ``[start, +length)`` (whole pages) with private pages holding its bytes."""
-    cdef void* fresh = mmap(NULL, length, PROT_READ | PROT_WRITE,
-                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+    cdef void* fresh = mmap(NULL, length, PROT_READ | PROT_WRITE,  # (populated: no page
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0)  # faults)
     if fresh == MAP_FAILED:
         return False
     memcpy(fresh, start, length)
