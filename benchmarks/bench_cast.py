@@ -17,7 +17,8 @@ text), floats likewise, booleans half true; strings are pyarrow's text of those 
 numeric rows cast values that fit (a safe cast that succeeds).  Every result is checked
 equal to pyarrow's before timing.
 
-The last rows: temporal values to text and decimal casts (``OTHERS``), with the text target.
+Then temporal values to text and decimal casts (``OTHERS``), with the text target; last,
+strings to and from their views (``VIEWS``: strings of 0-19 bytes), with the text target.
 
 Targets: a string <-> number cast <= 1.5 x pyarrow's time, a numeric cast <= 1.2 x.
 The exit status is 0 whatever the ratios (machines are noisy) unless ``--strict``.
@@ -71,6 +72,22 @@ OTHERS = [(pa.timestamp("us"), pa.string()), (pa.timestamp("ms", "UTC"), pa.stri
           # unscaled values past an int64 (~10**24): 128-bit integers in C
           (pa.decimal128(38, 18), pa.string()), (pa.decimal128(38, 18), pa.float64()),
           (pa.decimal128(38, 18), pa.decimal128(38, 10))]
+
+# strings and their views (``VIEWS``): strings of 0-19 letters and digits
+VIEWS = [(pa.string(), pa.string_view()), (pa.string_view(), pa.string())]
+
+
+def texts(src: pa.DataType, n: int, nulls: bool, rng) -> pa.Array:
+    """The array a ``VIEWS`` row casts: ``n`` strings of 0-19 bytes (uniform) as ``src``."""
+    lengths = rng.integers(0, 20, n)
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    alphabet = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789", dtype=np.uint8)
+    data = alphabet[rng.integers(0, alphabet.size, int(offsets[-1]))]
+    validity = pa.array(rng.random(n) >= 0.1).buffers()[1] if nulls else None
+    strings = pa.Array.from_buffers(pa.string(), n, [validity, pa.py_buffer(offsets),
+                                                     pa.py_buffer(data)])
+    return strings.cast(src)
 
 
 def other(src: pa.DataType, dst: pa.DataType, n: int, nulls: bool, rng) -> pa.Array:
@@ -133,7 +150,8 @@ def bench(cfg: dict) -> list:
     for group, pairs, target in (("to text", TO_TEXT, TEXT_TARGET),
                                  ("from text", FROM_TEXT, TEXT_TARGET),
                                  ("numeric", NUMERIC, NUMERIC_TARGET),
-                                 ("temporal and decimal", OTHERS, TEXT_TARGET)):
+                                 ("temporal and decimal", OTHERS, TEXT_TARGET),
+                                 ("views", VIEWS, TEXT_TARGET)):
         for src, dst in pairs:
             row += 1
             if cfg.get("only") and not any(x in f"{src} -> {dst}" for x in cfg["only"]):
@@ -141,6 +159,7 @@ def bench(cfg: dict) -> list:
             for n in cfg["sizes"]:
                 for nulls in (False, True):
                     theirs_in = other(src, dst, n, nulls, rng) if pairs is OTHERS else \
+                        texts(src, n, nulls, rng) if pairs is VIEWS else \
                         source(src, dst, n, nulls, rng)
                     mine_in = arrowmm.array(theirs_in)
                     mm_dst = arrowmm.array(pa.nulls(0, dst)).type

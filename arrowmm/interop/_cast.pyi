@@ -1,4 +1,5 @@
-"""Type stub for arrowmm.interop._cast: numbers to and from text over whole buffers."""
+"""Type stub for arrowmm.interop._cast: numbers to and from text over whole buffers, and
+strings to and from their views."""
 from typing import Optional, Sequence, Tuple
 
 import numpy as np
@@ -37,9 +38,27 @@ def exact_integers(
     """(64-bit integers, -1) when every valid float is an integer in ``[lo, hi)``, else
     (None, the first that is not)."""
 
-def views_of(offsets: npt.NDArray[np.int64], data: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
-    """16-byte views of the strings ``data[offsets[i]:offsets[i + 1]]`` (long ones pointing
-    into ``data`` as buffer 0)."""
+def text_views(
+    offsets: npt.NDArray[np.int32] | npt.NDArray[np.int64],
+    data: Optional[Buffer],
+    validity: Optional[Buffer],
+    bit_offset: int,
+    limit: int = ...,
+) -> Tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
+    """(16-byte views, (k, 2) byte ranges of ``data``, one per data buffer) of the strings
+    ``data[offsets[i]:offsets[i + 1]]``: nulls zeroed, long values pointing into ``data``
+    itself, a new buffer wherever one would pass ``limit`` bytes."""
+
+def views_text(
+    views: Buffer,
+    data_buffers: Sequence[Optional[Buffer]],
+    validity: Optional[Buffer],
+    bit_offset: int,
+    length: int,
+    large: bool,
+) -> Tuple[npt.NDArray[np.int32] | npt.NDArray[np.int64], npt.NDArray[np.uint8]]:
+    """(int32 or, if ``large``, int64 offsets, uint8 data): the values of ``views`` gathered,
+    nulls an empty range."""
 
 def format_temporal(
     values: npt.NDArray[np.int64],

@@ -21,12 +21,17 @@ shortest of 6 to 9 correctly rounded digits that read back as the same float; bo
 out as pyarrow (double-conversion's ``ToShortest``): fixed notation for decimal exponents
 -7 < k < 10 (``0.000001``, ``123456789``), else ``1.5e+20`` / ``1e-07`` style without
 padding (``1e-7``).
+
+Strings and binaries to and from their views are one pass each way without the GIL
+(``text_views``: long values point into the source's data buffer, no copy; ``views_text``:
+the views gathered into offsets and one data buffer), every offset and view checked.
 """
 from libc.math cimport isinf
 from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
                           uint64_t)
 from libc.string cimport memcpy, memset
 from arrowmm._core._offsets cimport index_t as integer  # (every machine integer)
+from arrowmm._core._offsets cimport offset_t
 
 import numpy as np
 
@@ -923,38 +928,243 @@ def exact_integers(const floating[::1] values, valid, double lo, double hi):
     return (None, bad) if bad >= 0 else (out, -1)
 
 
-def views_of(const int64_t[::1] offsets, const uint8_t[::1] data):
-    """The 16-byte views of the strings ``data[offsets[i]:offsets[i + 1]]``: inline up to 12
-    bytes, else a prefix and an offset into ``data`` itself (buffer 0), so that ``data``
-    becomes the one variadic buffer as it is.  ``data`` must be under 2 GiB."""
-    cdef Py_ssize_t n = offsets.shape[0] - 1, i
-    cdef int64_t lo, hi
-    cdef int32_t length, where
-    cdef int bad = 0
-    if n < 0 or data.shape[0] > 2147483647:
-        raise ValueError("views_of: offsets need an entry, data must be under 2 GiB")
+# -- string/binary <-> their views: one pass each way (``cast.py``'s text casts) -------------
+
+cdef enum:
+    _VIEW_OUTSIDE = 1    # offsets / a view fall outside the data
+    _VIEW_TOO_LONG = 2   # a value longer than a view's buffer may be
+    _VIEW_OVERFLOW = 3   # the gathered data overflow the target's offsets
+
+
+cdef int64_t _views_from(const offset_t *off, int64_t n, const uint8_t *data, int64_t data_size,
+                         const uint8_t *bits, int64_t bit_offset, int64_t limit, uint8_t *views,
+                         int64_t *ranges, int64_t capacity, int64_t *nranges,
+                         int *kind) noexcept nogil:
+    """The n views of ``data[off[i]:off[i + 1]]`` (nulls: a zeroed view); a long value points
+    into ``data[ranges[2k]:ranges[2k + 1]]`` (buffer k, at most ``limit`` bytes).  Returns -1,
+    or the row that cannot be made (``kind`` says why)."""
+    cdef int64_t i, pos, lo, hi, base = -1, k = -1
+    cdef int32_t head
+    cdef uint64_t first, rest
+    cdef uint8_t *v
+    for i in range(n):
+        v = views + 16 * i
+        memset(v, 0, 16)
+        pos = bit_offset + i
+        if bits != NULL and not (bits[pos >> 3] >> (pos & 7)) & 1:
+            continue
+        lo, hi = off[i], off[i + 1]
+        if lo < 0 or hi < lo or hi > data_size:
+            kind[0] = _VIEW_OUTSIDE
+            return i
+        if hi - lo > limit:
+            kind[0] = _VIEW_TOO_LONG
+            return i
+        head = <int32_t>(hi - lo)
+        memcpy(v, &head, 4)
+        if head <= 12:
+            if lo + 12 <= data_size:  # (12 bytes read as two words, masked to the value's)
+                memcpy(&first, data + lo, 8)
+                memcpy(&rest, data + lo + 8, 4)
+                first = first if head >= 8 else first & ((<uint64_t>1 << (8 * head)) - 1)
+                rest = 0 if head <= 8 else rest & ((<uint64_t>1 << (8 * (head - 8))) - 1)
+                memcpy(v + 4, &first, 8)
+                memcpy(v + 12, &rest, 4)
+            elif head:
+                memcpy(v + 4, data + lo, head)
+            continue
+        memcpy(v + 4, data + lo, 4)
+        if k < 0 or lo < base or hi - base > limit:  # (a new buffer from here)
+            k += 1
+            if k == capacity:  # (only offsets that go back can need more: not validated ones)
+                kind[0] = _VIEW_OUTSIDE
+                return i
+            base = lo
+            ranges[2 * k] = lo
+            ranges[2 * k + 1] = hi
+        elif hi > ranges[2 * k + 1]:
+            ranges[2 * k + 1] = hi
+        head = <int32_t>k
+        memcpy(v + 8, &head, 4)
+        head = <int32_t>(lo - base)
+        memcpy(v + 12, &head, 4)
+    nranges[0] = k + 1
+    return -1
+
+
+def text_views(offsets, data, validity, int64_t bit_offset, int64_t limit=2147483647):
+    """(views, ranges): the 16-byte views of the strings ``data[offsets[i]:offsets[i + 1]]``
+    (int32 or int64 ``offsets``, one more than the rows), null rows (``validity``'s bit
+    ``bit_offset + i`` clear) a zeroed view; values up to 12 bytes inline, longer ones a prefix,
+    a buffer index and an offset into ``data[ranges[k, 0]:ranges[k, 1]]``, buffer k, slices
+    of ``data`` itself (no copy) of at most ``limit`` bytes each (one unless the values pass it).
+    Offsets outside ``data`` raise ArrowInvalid (checked per row: no read out of bounds)."""
+    cdef int64_t n = offsets.shape[0] - 1, bad, nranges = 0
+    cdef int kind = 0
+    cdef const int32_t[::1] off32
+    cdef const int64_t[::1] off64
+    cdef const uint8_t[::1] bytes_ = np.frombuffer(data, dtype=np.uint8) if data is not None \
+        else np.zeros(0, np.uint8)
+    cdef const uint8_t[::1] bits
+    cdef const uint8_t *bits_ptr = NULL
+    if n < 0 or not 13 <= limit <= 2147483647:
+        raise ValueError("text_views: offsets need an entry, limit must be 13 to 2**31 - 1")
+    if validity is not None:
+        bits = np.frombuffer(validity, dtype=np.uint8)
+        if bit_offset < 0 or bits.shape[0] * 8 < bit_offset + n:
+            raise ValueError("text_views: the validity bitmap is shorter than the rows")
+        bits_ptr = &bits[0] if n else NULL
+    capacity = 2 * (bytes_.shape[0] // limit) + 2
     out = np.empty(16 * n, dtype=np.uint8)  # (every byte written below: no zeroing pass)
+    ranges = np.zeros((capacity, 2), dtype=np.int64)
     cdef uint8_t[::1] views = out
-    cdef const uint8_t *src = &data[0] if data.shape[0] else NULL
-    with nogil:
-        for i in range(n):
-            lo, hi = offsets[i], offsets[i + 1]
-            if lo < 0 or hi < lo or hi > data.shape[0]:
-                bad = 1
-                break
-            length = <int32_t>(hi - lo)
-            memcpy(&views[16 * i], &length, 4)
-            memset(&views[16 * i + 4], 0, 12)
-            if length <= 12:
-                if length:
-                    memcpy(&views[16 * i + 4], src + lo, length)
-            else:
-                memcpy(&views[16 * i + 4], src + lo, 4)
-                where = <int32_t>lo
-                memcpy(&views[16 * i + 12], &where, 4)
-    if bad:
-        raise ValueError("views_of: offsets fall outside the data")
-    return out
+    cdef int64_t[:, ::1] spans = ranges
+    cdef const uint8_t *src = &bytes_[0] if bytes_.shape[0] else NULL
+    if offsets.dtype == np.int32:
+        off32 = offsets
+        with nogil:
+            bad = _views_from[int32_t](&off32[0], n, src, bytes_.shape[0], bits_ptr, bit_offset,
+                                       limit, &views[0] if n else NULL, &spans[0, 0], capacity,
+                                       &nranges, &kind)
+    else:
+        off64 = offsets
+        with nogil:
+            bad = _views_from[int64_t](&off64[0], n, src, bytes_.shape[0], bits_ptr, bit_offset,
+                                       limit, &views[0] if n else NULL, &spans[0, 0], capacity,
+                                       &nranges, &kind)
+    if bad >= 0:
+        lo, hi = int(offsets[bad]), int(offsets[bad + 1])
+        if kind == _VIEW_TOO_LONG:
+            raise ArrowInvalid(f"row {bad}: its {hi - lo} bytes are more than a view's data "
+                               f"buffer holds ({limit} bytes)")
+        raise ArrowInvalid(f"row {bad}: its offsets [{lo}, {hi}) fall outside the "
+                           f"{bytes_.shape[0]}-byte string data, or go back")
+    return out, ranges[:nranges]
+
+
+cdef int64_t _gather_sizes(const uint8_t *views, int64_t n, const uint8_t *bits,
+                           int64_t bit_offset, const int64_t *sizes, int64_t nbuf,
+                           offset_t *out, int *kind) noexcept nogil:
+    """out[i + 1]: where row i's bytes end in the gathered data (nulls: empty).  Returns -1,
+    or the row whose view points outside its buffer or past what ``offset_t`` holds."""
+    cdef int64_t i, pos, total = 0
+    cdef int64_t most = 2147483647 if sizeof(offset_t) == 4 else 9223372036854775807
+    cdef int32_t length, index, where
+    cdef const uint8_t *v
+    out[0] = 0
+    for i in range(n):
+        v = views + 16 * i
+        pos = bit_offset + i
+        if bits == NULL or (bits[pos >> 3] >> (pos & 7)) & 1:
+            memcpy(&length, v, 4)
+            if length > 12:
+                memcpy(&index, v + 8, 4)
+                memcpy(&where, v + 12, 4)
+                if index < 0 or index >= nbuf or where < 0 or \
+                        <int64_t>where + length > sizes[index]:
+                    kind[0] = _VIEW_OUTSIDE
+                    return i
+            elif length < 0:
+                kind[0] = _VIEW_OUTSIDE
+                return i
+            if total > most - length:
+                kind[0] = _VIEW_OVERFLOW
+                return i
+            total += length
+        out[i + 1] = <offset_t>total
+    return -1
+
+
+cdef int64_t _gather_bytes(const uint8_t *views, int64_t n, const uint8_t **buffers,
+                           const int64_t *sizes, int64_t nbuf, const offset_t *off,
+                           uint8_t *out) noexcept nogil:
+    """Copy row i's bytes to ``out[off[i]:off[i + 1]]`` (the lengths ``_gather_sizes`` found;
+    a short value is copied as the 12 bytes of its view, so ``out`` holds 12 more).
+    The buffer and offset are checked again: the views may be shared memory another process
+    writes.  Returns -1, or the row whose view changed to point outside its buffer."""
+    cdef int64_t i, length
+    cdef int32_t index, where
+    cdef const uint8_t *v
+    for i in range(n):
+        length = off[i + 1] - off[i]
+        if length == 0:
+            continue
+        v = views + 16 * i
+        if length <= 12:  # (12 bytes: ``out`` has room past its end for the last ones)
+            memcpy(out + off[i], v + 4, 12)
+            continue
+        memcpy(&index, v + 8, 4)
+        memcpy(&where, v + 12, 4)
+        if index < 0 or index >= nbuf or where < 0 or where + length > sizes[index]:
+            return i
+        memcpy(out + off[i], buffers[index] + where, length)
+    return -1
+
+
+def views_text(views, data_buffers, validity, int64_t bit_offset, int64_t length, bint large):
+    """(offsets, data): the ``length`` values of 16-byte ``views`` (their bytes, the first
+    row's first) into ``data_buffers`` gathered, int32 offsets (int64 if ``large``) into one
+    uint8 data array; a null row (``validity``'s bit ``bit_offset + i`` clear) an empty
+    range.  A view pointing outside its buffer, or data past 32-bit offsets (not ``large``),
+    raise ArrowInvalid."""
+    cdef const uint8_t[::1] view_bytes = np.frombuffer(views, dtype=np.uint8)
+    cdef const uint8_t[::1] bits
+    cdef const uint8_t *bits_ptr = NULL
+    cdef int64_t bad, k, total
+    cdef int kind = 0
+    if length < 0 or view_bytes.shape[0] < 16 * length:
+        raise ValueError("views_text: views must hold 16 bytes a row")
+    if validity is not None:
+        bits = np.frombuffer(validity, dtype=np.uint8)
+        if bit_offset < 0 or bits.shape[0] * 8 < bit_offset + length:
+            raise ValueError("views_text: the validity bitmap is shorter than the rows")
+        bits_ptr = &bits[0] if length else NULL
+    buffers = [np.frombuffer(b, dtype=np.uint8) if b is not None else np.zeros(0, np.uint8)
+               for b in data_buffers]
+    ptrs = np.zeros(max(len(buffers), 1), dtype=np.uintp)
+    sizes = np.zeros(max(len(buffers), 1), dtype=np.int64)
+    for k in range(len(buffers)):
+        sizes[k] = buffers[k].size
+        ptrs[k] = buffers[k].ctypes.data if buffers[k].size else 0
+    cdef const uint8_t **buf_ptrs = <const uint8_t **><size_t>ptrs.ctypes.data
+    cdef const int64_t *buf_sizes = <const int64_t *><size_t>sizes.ctypes.data
+    cdef int64_t nbuf = len(buffers)
+    cdef const uint8_t *v = &view_bytes[0] if length else NULL
+    cdef int32_t[::1] off32
+    cdef int64_t[::1] off64
+    offsets = np.empty(length + 1, dtype=np.int64 if large else np.int32)
+    cdef uint8_t[::1] out
+    if large:
+        off64 = offsets
+        with nogil:
+            bad = _gather_sizes[int64_t](v, length, bits_ptr, bit_offset, buf_sizes, nbuf,
+                                         &off64[0], &kind)
+    else:
+        off32 = offsets
+        with nogil:
+            bad = _gather_sizes[int32_t](v, length, bits_ptr, bit_offset, buf_sizes, nbuf,
+                                         &off32[0], &kind)
+    if bad >= 0:
+        if kind == _VIEW_OVERFLOW:
+            raise ArrowInvalid(f"row {bad}: the values up to it hold more bytes than 32-bit "
+                               f"offsets reach (2147483647)")
+        raise ArrowInvalid(f"row {bad}: its view points outside its data buffer")
+    total = int(offsets[length])
+    room = np.empty(total + 12, dtype=np.uint8)  # (see _gather_bytes)
+    out = room
+    if total:
+        if large:
+            with nogil:
+                bad = _gather_bytes[int64_t](v, length, buf_ptrs, buf_sizes, nbuf, &off64[0],
+                                             &out[0])
+        else:
+            with nogil:
+                bad = _gather_bytes[int32_t](v, length, buf_ptrs, buf_sizes, nbuf, &off32[0],
+                                             &out[0])
+        if bad >= 0:
+            raise ArrowInvalid(f"row {bad}: its view changed to point outside its data buffer "
+                               f"while it was read")
+    return offsets, room[:total]
 
 
 # -- dates, times and timestamps as text (``temporal_text``): one pass in C ------------------

@@ -31,7 +31,8 @@ and durations write text as pyarrow does (``temporal_text``; zoned ones in the z
 wall-clock time, by ``zones``).  Strings parse to
 timestamps and dates as pyarrow's ISO 8601 parser reads them (zone offsets with and without a
 colon).  Numbers to and from strings are Cython passes over the whole buffers (``_cast.pyx``:
-pyarrow's grammar, its shortest text of a float), the numeric and temporal casts numpy passes.
+pyarrow's grammar, its shortest text of a float), as are strings to and from their views
+(``text_views``, ``views_text``); the numeric and temporal casts are numpy passes.
 """
 from __future__ import annotations
 
@@ -42,15 +43,16 @@ import numpy as np
 
 from .. import hooks, types as t
 from .._core._region import as_view
-from .._core._offsets import check_offsets
+from .._core._offsets import check_binary_views, check_offsets
 from .._core._utf8 import check_utf8_offsets
 from ..arrays.array import Array, make_array
 from ..arrays.extension import storage_of, wrap
 from ..arrays.batch import RecordBatch
 from ..arrays.concat import concat_arrays
 from ..errors import ArrowInvalid, ArrowNotImplementedError
-from ._cast import exact_integers, first_outside, format_numbers, parse_texts, views_of
-from .from_python import binary_views, convert, validity_from_mask
+from ._cast import (exact_integers, first_outside, format_numbers, parse_texts, text_views,
+                    views_text)
+from .from_python import convert, validity_from_mask
 from .decimal_cast import cast_decimal
 from .nested_cast import cast_nested
 from .temporal_text import format_dates, format_times, format_timestamps
@@ -152,12 +154,23 @@ def _binaries(array: Array, want, path: str) -> Array:
         validity, nulls = _validity(array)
         return make_array(want, len(array), [validity, as_view(offsets.astype(want.offset_dtype)),
                                              array.buffers()[2]], null_count=nulls)
-    if not got_view:  # to views
-        offsets = array.value_offsets().astype(np.int64)
-        data = array.values[int(offsets[0]):int(offsets[-1])]
-        valid = _valid(array)
-        return binary_views(np.diff(offsets), data, want, None if valid is None else ~valid)
-    return convert(array.to_pylist(), want)
+    _, offsets, buffers = text_layout(array)
+    bits = array.validity if array.null_count else None
+    try:
+        if not got_view:  # views into the data buffer as it is (slices of it past 2 GiB)
+            views, ranges = text_views(offsets, buffers[0], bits, array.offset)
+        else:  # the views' bytes gathered into offsets and one data buffer
+            offsets, data = views_text(offsets, buffers, bits, array.offset, len(array),
+                                       want.large)
+    except ArrowInvalid as exc:
+        raise ArrowInvalid(f"field {path!r}: cannot cast {got} to {want}: {exc}") from None
+    validity, nulls = _validity(array)
+    if not got_view:
+        data = buffers[0]
+        return make_array(want, len(array), [validity, as_view(views), *(
+            data.slice(lo, hi - lo) for lo, hi in ranges.tolist())], null_count=nulls)
+    return make_array(want, len(array), [validity, as_view(offsets), as_view(data)],
+                      null_count=nulls)
 
 
 def _decoded(array: Array) -> Array:
@@ -429,17 +442,14 @@ def text_array(array: Array, want, offsets: np.ndarray, data: np.ndarray) -> Arr
     """The text of each row of ``array`` (int64 ``offsets`` into uint8 ``data``) as an array
     of ``want`` (string, large or view) with ``array``'s nulls."""
     got = array.type
-    if isinstance(want, t.BinaryViewType):
-        if data.size > np.iinfo(np.int32).max:  # (more than one data buffer's worth)
-            valid = _valid(array)
-            return binary_views(np.diff(offsets), data, want, None if valid is None else ~valid)
-        validity, nulls = _validity(array)
-        return make_array(want, len(array), [validity, as_view(views_of(offsets, data)),
-                                             as_view(data)], null_count=nulls)
+    validity, nulls = _validity(array)
+    if isinstance(want, t.BinaryViewType):  # (views into ``data``: slices of it past 2 GiB)
+        views, ranges = text_views(offsets, data, validity, 0)
+        return make_array(want, len(array), [validity, as_view(views), *(
+            as_view(data[lo:hi]) for lo, hi in ranges.tolist())], null_count=nulls)
     if not want.large and int(offsets[-1]) > np.iinfo(np.int32).max:
         raise ArrowInvalid(f"cannot cast {got} to {want}: the {int(offsets[-1])} bytes of text "
                            f"overflow its 32-bit offsets (cast to large_string)")
-    validity, nulls = _validity(array)
     return make_array(want, len(array), [validity, as_view(offsets.astype(want.offset_dtype)),
                                          as_view(data)], null_count=nulls)
 
@@ -524,15 +534,16 @@ def _cast_text(array: Array, want) -> Array:
                                    "array")
             except ArrowInvalid as exc:
                 raise ArrowInvalid(f"Invalid UTF8 payload: {exc}") from None
-        elif any(v is not None and not _valid_utf8(v) for v in array.to_pylist()):
-            raise ArrowInvalid("Invalid UTF8 payload")
+        else:  # (in C, over the bytes the views hold)
+            _, views, buffers = text_layout(array)
+            try:
+                check_binary_views(views, len(array), array.validity if array.null_count
+                                   else None, array.offset, buffers, True, "array")
+            except ArrowInvalid as exc:
+                raise ArrowInvalid(f"Invalid UTF8 payload: {exc}") from None
     got_view, want_view = isinstance(got, t.BinaryViewType), isinstance(want, t.BinaryViewType)
     if got_view == want_view and getattr(got, "large", False) == getattr(want, "large", False):
         return _reinterpreted(array, want)
-    if got_view or want_view:
-        if not got_view:
-            return _binaries(array, want, "array")
-        return convert(array.to_pylist(), want)
     return _binaries(array, want, "array")
 
 
