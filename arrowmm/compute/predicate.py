@@ -7,8 +7,8 @@ null when its value reads as None (``Array.logical_validity``): a dictionary ind
 a null value, a null run of a run-end encoded column, a union slot whose child value is null.
 
 Each leaf costs one pass over its column in ``_kernels`` (numbers, booleans, dates, times,
-timestamps and durations, binary and strings; a dictionary column is judged over its
-dictionary, then its indices); other types (decimals, views, nested) are judged value by
+timestamps and durations, decimals, binary and strings; a dictionary column is judged over
+its dictionary, then its indices); other types (views, fixed-size binary) are judged value by
 value in Python, slower but exact.  A scalar that cannot be compared with a column's type
 raises ``ArrowInvalid`` naming the column, its type and the value.  A compared column (and the
 column of ``is_null`` over a run-end encoded, dictionary or union column) is validated fully
@@ -248,7 +248,7 @@ _NESTED = (t.ListType, t.ListViewType, t.FixedSizeListType, t.StructType, t.MapT
 
 
 def _compare_slow(array: Array, op: str, value, where: str) -> np.ndarray:
-    """Value by value in Python (decimals, views, times, durations, ...): exact, slower."""
+    """Value by value in Python (views, fixed-size binary, ...): exact, slower."""
     if isinstance(array.type, _NESTED):
         raise ArrowNotImplementedError(f"{where}: comparisons of {array.type} values are not "
                                        f"supported")
