@@ -13,7 +13,7 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
                           uint32_t, uint64_t)
 from libc.stdlib cimport calloc, free
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memcpy
 from arrowmm._core._bits cimport bit_is_set, read_le32
 
 import numpy as np
@@ -223,12 +223,16 @@ cdef inline int64_t _dense_loop(const int8_t[::1] t, const int32_t[::1] o,
     return -1
 
 
+cdef uint64_t _HIGH_BITS = 0x8080808080808080  # (the high bit of each byte: not ASCII)
+
+
 cdef inline int64_t _views_bad(const uint8_t[::1] v, int64_t length, const uint8_t[::1] bits,
                                bint has_bits, int64_t bit_offset, const uint8_t** ptrs,
                                const int64_t* lens, int64_t nbuf, bint utf8,
                                int* kind) noexcept nogil:
     cdef int64_t i, base, size, bidx, off
     cdef const uint8_t* p
+    cdef uint64_t w0, w1, m0, m1
     for i in range(length):
         if has_bits and not bit_is_set(bits, bit_offset + i):
             continue
@@ -238,13 +242,21 @@ cdef inline int64_t _views_bad(const uint8_t[::1] v, int64_t length, const uint8
             kind[0] = _NEG_SIZE
             return i
         if size <= 12:
-            # (the bytes after an inline value are zero: a size damaged short would read a
-            # cut value that is otherwise valid)
-            for off in range(base + 4 + size, base + 16):
-                if v[off] != 0:
-                    kind[0] = _BAD_PADDING
-                    return i
-            if utf8 and size > 0 and _utf8_invalid_at(&v[base + 4], size) >= 0:
+            # the 12 inline bytes as two little-endian words (native order, as load_i64): the
+            # bytes after the value are zero (a size damaged short would read a cut value that
+            # is otherwise valid), and a value of ASCII bytes is valid UTF-8 without the check
+            memcpy(&w0, &v[base + 4], 8)
+            w1 = 0
+            memcpy(&w1, &v[base + 12], 4)
+            if size >= 8:
+                m0, m1 = ~(<uint64_t>0), ((<uint64_t>1) << (8 * (size - 8))) - 1
+            else:
+                m0, m1 = ((<uint64_t>1) << (8 * size)) - 1, 0
+            if (w0 & ~m0) != 0 or (w1 & ~m1) != 0:
+                kind[0] = _BAD_PADDING
+                return i
+            if utf8 and ((w0 | w1) & _HIGH_BITS) != 0 \
+                    and _utf8_invalid_at(&v[base + 4], size) >= 0:
                 kind[0] = _BAD_UTF8
                 return i
             continue

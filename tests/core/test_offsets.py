@@ -488,3 +488,27 @@ def test_first_partial_day_finds_the_first_non_null_partial_day():
         _offsets.first_partial_day(values, ro(np.zeros(0, np.uint8)), 0, "d")
     with pytest.raises(TypeError, match="dtype"):
         _offsets.first_partial_day(ro(np.zeros(3, np.int32)), None, 0, "d")
+
+
+@pytest.mark.parametrize("size", range(13))
+def test_inline_views_padding_and_utf8_at_every_size(size):
+    """The inline bytes are judged as two words: every padding byte after a value of each size
+    is seen, ASCII skips the UTF-8 check, and a non-ASCII value still gets it."""
+    value = b"a" * size
+    views, bufs = build_views([value])
+    _offsets.check_binary_views(views, 1, None, 0, bufs, True, "bv")
+    for pad in range(4 + size, 16):
+        bad = bytearray(views)
+        bad[pad] = 0x20
+        with pytest.raises(ArrowInvalid, match="view\\[0\\]"):
+            _offsets.check_binary_views(bytes(bad), 1, None, 0, bufs, False, "bv")
+    if size:
+        for at in range(size):  # a lone continuation byte anywhere in the value
+            bad = bytearray(views)
+            bad[4 + at] = 0x80
+            _offsets.check_binary_views(bytes(bad), 1, None, 0, bufs, False, "bv")
+            with pytest.raises(ArrowInvalid, match="view\\[0\\]"):
+                _offsets.check_binary_views(bytes(bad), 1, None, 0, bufs, True, "bv")
+    if size >= 2:
+        ok, bufs = build_views(["é".encode() + b"a" * (size - 2)])
+        _offsets.check_binary_views(ok, 1, None, 0, bufs, True, "bv")
