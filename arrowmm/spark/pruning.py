@@ -9,7 +9,11 @@ handed back to Spark, which checks it row by row (skipping still applies).
 Semantics follow Spark's: comparisons with null are never true; NaN equals
 NaN and is greater than every other float; strings and binaries compare by
 bytes.  Columns whose values Spark sees changed by a cast (nanosecond
-timestamps truncated to microseconds, date64) are never judged.
+timestamps truncated to microseconds, date64) are never judged.  ``Not`` skips a
+batch only where its child is ALL (a row whose child is NULL fails both), and is
+never judged ALL.  Date and timestamp literals before 1582-10-17 are not judged:
+Spark hands them over through the hybrid Julian calendar, so 1582-10-05..14
+arrive as 1582-10-15 (and a day's margin covers time zones).
 """
 from __future__ import annotations
 
@@ -26,6 +30,8 @@ NONE, SOME, ALL = "none", "some", "all"
 _EPOCH = datetime.datetime(1970, 1, 1)
 _EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 _NS_PER = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
+#: literals before this day may have been changed by Spark's Julian round trip (see above)
+_EXACT_FROM = datetime.date(1582, 10, 17)
 
 
 class _Unknown(Exception):
@@ -50,6 +56,8 @@ def verdict(flt, dtype: t.DataType, stats: Optional[dict], rows: Optional[int]) 
     if not isinstance(nulls, int) or not 0 <= nulls <= rows:
         return SOME
     name = type(flt).__name__
+    if name == "Not":  # no row passes where every row's child is true
+        return NONE if verdict(flt.child, dtype, stats, rows) == ALL else SOME
     if name == "IsNull":
         return NONE if nulls == 0 else ALL if nulls == rows else SOME
     if name == "IsNotNull":
@@ -120,11 +128,15 @@ def _value(dtype, v):
     if isinstance(dtype, t.DateType):
         if isinstance(v, datetime.datetime) or not isinstance(v, datetime.date):
             raise _Unknown
+        if v < _EXACT_FROM:
+            raise _Unknown
         return (v - _EPOCH.date()).days
     if isinstance(dtype, t.TimestampType):
         if not isinstance(v, datetime.datetime):
             raise _Unknown
         if (v.tzinfo is not None) != (dtype.tz is not None):
+            raise _Unknown
+        if v.date() < _EXACT_FROM:
             raise _Unknown
         delta = v - (_EPOCH_UTC if v.tzinfo is not None else _EPOCH)
         return _delta_ns(delta)

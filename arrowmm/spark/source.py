@@ -266,11 +266,12 @@ class ArrowmmPushdownReader(ArrowmmReader):
         files = self.files()
         judged = []
         for flt in filters:
-            dtypes = [_column_type(f, flt.attribute) for f in files]
+            column = _filter_column(flt)
+            dtypes = [_column_type(f, column) for f in files] if column else [None]
             if any(d is None for d in dtypes):
-                judged.append((flt, None))
+                judged.append((flt, None))  # not judged: Spark checks it
                 continue
-            judged.append((flt, [[verdict(flt, dtypes[fi], (b.stats or {}).get(flt.attribute[0]), b.rows)
+            judged.append((flt, [[verdict(flt, dtypes[fi], (b.stats or {}).get(column[0]), b.rows)
                                   for b in info.batches] for fi, info in enumerate(files)]))
         skip = set()
         for _, verdicts in judged:
@@ -285,6 +286,15 @@ class ArrowmmPushdownReader(ArrowmmReader):
                 for fi, per_batch in enumerate(verdicts) for bi, v in enumerate(per_batch))
             if not exact:
                 yield flt  # Spark checks it row by row
+
+
+def _filter_column(flt) -> Optional[tuple]:
+    """The column path ``flt`` tests (under any ``Not``), or None for a filter class this
+    source does not know: it goes back to Spark unjudged."""
+    while type(flt).__name__ == "Not":
+        flt = getattr(flt, "child", None)
+    column = getattr(flt, "attribute", None)
+    return column if isinstance(column, tuple) and column else None
 
 
 def _column_type(info: DataFile, attribute):
