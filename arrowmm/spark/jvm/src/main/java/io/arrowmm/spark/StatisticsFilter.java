@@ -13,6 +13,7 @@ import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import org.apache.arrow.vector.types.TimeUnit;
+import org.apache.spark.sql.catalyst.util.DateTimeUtils;
 import org.apache.spark.sql.sources.And;
 import org.apache.spark.sql.sources.EqualNullSafe;
 import org.apache.spark.sql.sources.EqualTo;
@@ -406,7 +407,7 @@ final class StatisticsFilter {
           return BigDecimal.valueOf(((LocalDate) v).toEpochDay());
         }
         if (v instanceof java.sql.Date) {
-          return BigDecimal.valueOf(((java.sql.Date) v).toLocalDate().toEpochDay());
+          return BigDecimal.valueOf(days((java.sql.Date) v));
         }
         throw UNKNOWN;
       case TIMESTAMP: {
@@ -415,7 +416,7 @@ final class StatisticsFilter {
         if (!ntz && v instanceof Instant) {
           t = (Instant) v;
         } else if (!ntz && v instanceof java.sql.Timestamp) {
-          t = ((java.sql.Timestamp) v).toInstant();
+          return BigDecimal.valueOf(micros((java.sql.Timestamp) v));
         } else if (ntz && v instanceof LocalDateTime) {
           t = ((LocalDateTime) v).toInstant(ZoneOffset.UTC);
         } else {
@@ -437,6 +438,52 @@ final class StatisticsFilter {
       default:
         throw UNKNOWN;
     }
+  }
+
+  /** 1582-10-15, the first day of the Gregorian calendar, in days since 1970-01-01. */
+  private static final int GREGORIAN_START = -141427;
+  private static final long MICROS_PER_DAY = 86_400_000_000L;
+
+  /**
+   * Spark's days for a {@code java.sql.Date} literal.  Spark makes it with {@code toJavaDate},
+   * in the hybrid Julian calendar, so {@code toLocalDate()} is days off before 1582-10-15; read
+   * back with Spark's inverse.  Every date of 1582-10-05..15 becomes the same {@code Date}, so
+   * 1582-10-15 is not known exactly.
+   */
+  private static int days(java.sql.Date d) throws Unknown {
+    int days;
+    boolean back;
+    try {
+      days = DateTimeUtils.fromJavaDate(d);
+      back = DateTimeUtils.toJavaDate(days).equals(d);
+    } catch (Exception e) {
+      throw UNKNOWN;  // Scala may throw checked exceptions (a JVM without Spark's add-opens)
+    }
+    if (days == GREGORIAN_START || !back) {
+      throw UNKNOWN;
+    }
+    return days;
+  }
+
+  /**
+   * Spark's microseconds for a {@code java.sql.Timestamp} literal, as {@link #days}: the local
+   * times (JVM time zone) of 1582-10-05..15 collapse onto 1582-10-15, so a day either side of it
+   * is not known exactly.
+   */
+  private static long micros(java.sql.Timestamp t) throws Unknown {
+    long micros;
+    boolean back;
+    try {
+      micros = DateTimeUtils.fromJavaTimestamp(t);
+      back = DateTimeUtils.toJavaTimestamp(micros).equals(t);
+    } catch (Exception e) {
+      throw UNKNOWN;
+    }
+    long day = Math.floorDiv(micros, MICROS_PER_DAY);
+    if ((day >= GREGORIAN_START - 1 && day <= GREGORIAN_START + 1) || !back) {
+      throw UNKNOWN;
+    }
+    return micros;
   }
 
   private static BigDecimal number(Object v) throws Unknown {
