@@ -8,7 +8,6 @@ Timeouts are upper bounds that only a hang reaches.
 """
 from __future__ import annotations
 
-import itertools
 import os
 import signal
 import subprocess
@@ -26,7 +25,6 @@ pytestmark = pytest.mark.skipif(not (sys.platform.startswith("linux") and os.pat
                                 reason="channels need Linux (/dev/shm and futexes)")
 
 PREFIX = f"amm-chan-claim-{os.getpid()}-"
-_counter = itertools.count()
 SCHEMA = arrowmm.schema([("x", arrowmm.int64())])
 HANG = 60
 
@@ -42,16 +40,6 @@ PAUSED = """
     Channel.attach(sys.argv[1])
     print("attached", flush=True)  # (never reached)
 """
-
-
-@pytest.fixture
-def name():
-    n = f"{PREFIX}{next(_counter)}"
-    yield n
-    try:
-        os.unlink(f"/dev/shm/{n}")
-    except FileNotFoundError:
-        pass
 
 
 def _killed_while_claiming(name) -> int:

@@ -5,7 +5,6 @@ never a batch counted as dropped and skipped.  In drop mode the same is a drop, 
 """
 from __future__ import annotations
 
-import itertools
 import os
 import struct
 import sys
@@ -20,19 +19,8 @@ pytestmark = pytest.mark.skipif(not (sys.platform.startswith("linux") and os.pat
                                 reason="channels need Linux (/dev/shm and futexes)")
 
 PREFIX = f"amm-chan-dmg-{os.getpid()}-"
-_counter = itertools.count()
 HANG = 60
 SCHEMA = arrowmm.schema([("x", arrowmm.int64())])
-
-
-@pytest.fixture
-def name():
-    n = f"{PREFIX}{next(_counter)}"
-    yield n
-    try:
-        os.unlink(f"/dev/shm/{n}")
-    except FileNotFoundError:
-        pass
 
 
 def _poke(name, offset, fmt, value):

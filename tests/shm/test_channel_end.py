@@ -8,7 +8,6 @@ Timeouts only catch hangs.
 """
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import struct
@@ -28,7 +27,6 @@ pytestmark = pytest.mark.skipif(not (sys.platform.startswith("linux") and os.pat
                                 reason="channels need Linux (/dev/shm and futexes)")
 
 PREFIX = f"amm-chan-end-{os.getpid()}-"
-_counter = itertools.count()
 HANG = 60
 SCHEMA = arrowmm.schema([("x", arrowmm.int64())])
 
@@ -45,16 +43,6 @@ CONSUMER = """
         end = f"{type(e).__name__}: {e}"
     print(json.dumps({"got": got, "end": end}), flush=True)
 """
-
-
-@pytest.fixture
-def name():
-    n = f"{PREFIX}{next(_counter)}"
-    yield n
-    try:
-        os.unlink(f"/dev/shm/{n}")
-    except FileNotFoundError:
-        pass
 
 
 def start_consumer(name):

@@ -7,7 +7,6 @@ through a pipe and leaves with ``os._exit``; timeouts only catch hangs.
 from __future__ import annotations
 
 import gc
-import itertools
 import json
 import multiprocessing
 import os
@@ -22,19 +21,8 @@ pytestmark = pytest.mark.skipif(not (sys.platform.startswith("linux") and os.pat
                                 reason="channels need Linux (/dev/shm and futexes)")
 
 PREFIX = f"amm-chan-fork-{os.getpid()}-"
-_counter = itertools.count()
 HANG = 60
 SCHEMA = arrowmm.schema([("x", arrowmm.int64())])
-
-
-@pytest.fixture
-def name():
-    n = f"{PREFIX}{next(_counter)}"
-    yield n
-    try:
-        os.unlink(f"/dev/shm/{n}")
-    except FileNotFoundError:
-        pass
 
 
 def in_child(work) -> dict:
