@@ -584,6 +584,19 @@ cdef int64_t _parse_all(const Texts *src, int64_t length, const uint8_t *valid, 
     return bad
 
 
+def _pointer_table(data_buffers):
+    """(the buffers as uint8 numpy arrays, their addresses, their sizes): what a kernel over
+    variadic buffers reads through; the arrays keep the buffers alive while it runs."""
+    buffers = [np.frombuffer(b, dtype=np.uint8) if b is not None else np.zeros(0, np.uint8)
+               for b in data_buffers]
+    ptrs = np.zeros(max(len(buffers), 1), dtype=np.uintp)
+    sizes = np.zeros(max(len(buffers), 1), dtype=np.int64)
+    for k in range(len(buffers)):
+        sizes[k] = buffers[k].size
+        ptrs[k] = buffers[k].ctypes.data if buffers[k].size else 0
+    return buffers, ptrs, sizes
+
+
 def parse_texts(int layout, offsets, data_buffers, int64_t length, valid, str kind, int bits,
                 out):
     """Parse ``length`` strings into ``out`` (a numpy array of ``length`` numbers of the
@@ -613,13 +626,7 @@ def parse_texts(int layout, offsets, data_buffers, int64_t length, valid, str ki
     if out.shape[0] != length or out.itemsize * 8 != (
             8 if target == T_BOOL else 64 if target == T_DECIMAL else bits):
         raise ValueError("parse_texts: out must hold length numbers of the target's width")
-    buffers = [np.frombuffer(b, dtype=np.uint8) if b is not None else np.zeros(0, np.uint8)
-               for b in data_buffers]
-    ptrs = np.zeros(max(len(buffers), 1), dtype=np.uintp)
-    sizes = np.zeros(max(len(buffers), 1), dtype=np.int64)
-    for k in range(len(buffers)):
-        sizes[k] = buffers[k].size
-        ptrs[k] = buffers[k].ctypes.data if buffers[k].size else 0
+    buffers, ptrs, sizes = _pointer_table(data_buffers)
     src.layout = layout
     src.nbuffers = len(buffers)
     src.buffers = <const uint8_t **><size_t>ptrs.ctypes.data
@@ -1119,13 +1126,7 @@ def views_text(views, data_buffers, validity, int64_t bit_offset, int64_t length
         if bit_offset < 0 or bits.shape[0] * 8 < bit_offset + length:
             raise ValueError("views_text: the validity bitmap is shorter than the rows")
         bits_ptr = &bits[0] if length else NULL
-    buffers = [np.frombuffer(b, dtype=np.uint8) if b is not None else np.zeros(0, np.uint8)
-               for b in data_buffers]
-    ptrs = np.zeros(max(len(buffers), 1), dtype=np.uintp)
-    sizes = np.zeros(max(len(buffers), 1), dtype=np.int64)
-    for k in range(len(buffers)):
-        sizes[k] = buffers[k].size
-        ptrs[k] = buffers[k].ctypes.data if buffers[k].size else 0
+    buffers, ptrs, sizes = _pointer_table(data_buffers)
     cdef const uint8_t **buf_ptrs = <const uint8_t **><size_t>ptrs.ctypes.data
     cdef const int64_t *buf_sizes = <const int64_t *><size_t>sizes.ctypes.data
     cdef int64_t nbuf = len(buffers)
