@@ -166,6 +166,8 @@ def _three_values(dtype):
         return pa.array(np.array([1, 2, 3], np.float16))
     if pa.types.is_boolean(dtype):
         return pa.array([True, False, None])
+    if dtype == pa.date64():  # (whole days: the writers refuse a date64 that is not one)
+        return pa.array([86_400_000 * k for k in (1, 2, 3)], pa.int64()).cast(dtype)
     if dtype in (pa.string(), pa.large_string(), pa.string_view(), pa.binary(),
                  pa.large_binary(), pa.binary_view()):
         return pa.array(["a", "b", "c"]).cast(dtype)

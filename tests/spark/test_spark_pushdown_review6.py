@@ -15,16 +15,13 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from pyspark.sql.datasource import EqualTo, Filter, GreaterThan, LessThanOrEqual, Not
 
 import arrowmm
 from arrowmm import types as t
 from arrowmm.ipc.core.statistics import batch_statistics
 from arrowmm.spark import pruning
 from arrowmm.spark.source import ArrowmmPushdownReader
-
-pytest.importorskip("pyspark", reason="pyspark is in the test extras; install them")
-from pyspark.sql.datasource import (  # noqa: E402
-    EqualTo, Filter, GreaterThan, LessThanOrEqual, Not)
 
 UTC = datetime.timezone.utc
 
