@@ -3,6 +3,7 @@ messages the writers send, built with the generated builders in ``arrowmm.format
 from __future__ import annotations
 
 import copy
+import struct
 import threading
 from typing import Optional
 
@@ -189,26 +190,33 @@ _SCHEMA_TAILS_KEPT = 16
 _SCHEMA_TAILS_LOCK = threading.Lock()
 
 
-def _builder_with_schema(size: int, schema: t.Schema, features) -> tuple:
-    """(a new builder holding only ``schema``'s table, that table's offset): the same state,
-    byte for byte, as ``_encode_schema`` into an empty builder leaves."""
+def _schema_tail(schema: t.Schema, features) -> tuple:
+    """(the tail bytes of a builder holding only ``schema``'s table, that table's offset, the
+    builder's minalign, its vtables): the state ``_encode_schema`` into an empty builder
+    leaves, from the cache when ``schema`` (this object) was encoded lately."""
     features = tuple(features)
     hit = _SCHEMA_TAILS.get(id(schema))
     if hit is not None and hit[0] is schema and hit[1] == features:
-        _, _, tail, sch, minalign, vtables = hit
-        b = flatbuffers.Builder(max(size, 2 * len(tail)))
-        b.head = len(b.Bytes) - len(tail)
-        b.Bytes[b.head:] = tail
-        b.minalign = minalign
-        b.vtables = copy.copy(vtables)
-        return b, sch
-    b = flatbuffers.Builder(size)
+        return hit[2:]
+    b = flatbuffers.Builder(1024)
     sch = _encode_schema(b, schema, features)
     entry = (schema, features, bytes(b.Bytes[b.head:]), sch, b.minalign, copy.copy(b.vtables))
     with _SCHEMA_TAILS_LOCK:  # (writers in several threads)
         while len(_SCHEMA_TAILS) >= _SCHEMA_TAILS_KEPT:
             _SCHEMA_TAILS.pop(next(iter(_SCHEMA_TAILS)))
         _SCHEMA_TAILS[id(schema)] = entry
+    return entry[2:]
+
+
+def _builder_with_schema(size: int, schema: t.Schema, features) -> tuple:
+    """(a new builder holding only ``schema``'s table, that table's offset): the same state,
+    byte for byte, as ``_encode_schema`` into an empty builder leaves."""
+    tail, sch, minalign, vtables = _schema_tail(schema, features)
+    b = flatbuffers.Builder(max(size, 2 * len(tail)))
+    b.head = len(b.Bytes) - len(tail)
+    b.Bytes[b.head:] = tail
+    b.minalign = minalign
+    b.vtables = copy.copy(vtables)
     return b, sch
 
 
@@ -223,20 +231,6 @@ def _raw_vector(b, payload: bytes, elem_size: int, count: int, alignment: int = 
     return b.EndVector()
 
 
-def _encode_record_batch(b, length: int, nodes: np.ndarray, buffers: np.ndarray,
-                         compression: Optional[str], variadic) -> int:
-    node_vec = _raw_vector(b, nodes.astype("<i8").tobytes(), 16, len(nodes) // 2)
-    buffer_vec = _raw_vector(b, buffers.astype("<i8").tobytes(), 16, len(buffers) // 2)
-    variadic_vec = None
-    if variadic is not None and len(variadic):
-        variadic_vec = b.CreateNumpyVector(np.asarray(variadic, dtype="<i8"))
-    comp = None
-    if compression is not None:
-        comp = _table(b, _BodyCompression, ("Method", 0), ("Codec", _CODEC_CODE[compression]))
-    return _table(b, _RecordBatch, ("Length", length), ("VariadicBufferCounts", variadic_vec),
-                  ("Compression", comp), ("Buffers", buffer_vec), ("Nodes", node_vec))
-
-
 def finish_message(b, header_type: int, header: int, body_length: int, metadata, version) -> bytes:
     md = _encode_key_values(b, metadata)
     b.Finish(_table(b, _Message, ("BodyLength", body_length), ("CustomMetadata", md),
@@ -244,10 +238,200 @@ def finish_message(b, header_type: int, header: int, body_length: int, metadata,
     return bytes(b.Output())
 
 
+# == the messages of every batch, written directly ==========================================
+# A record batch or dictionary batch Message and the Footer have a fixed shape: a few scalars,
+# vectors of 16- or 24-byte structs that are already numpy arrays, an optional key-value
+# metadata vector.  The generic ``flatbuffers.Builder`` spends ~0.1 ms per message in Python
+# calls on them; ``_Back`` runs the same algorithm (the same alignment, padding, field order
+# and vtable sharing, so the same bytes: tests/format/test_encode_direct.py) with a few
+# arithmetic steps per field into one preallocated bytearray.
+
+_I8 = struct.Struct("<b")
+_U8 = struct.Struct("<B")
+_I16 = struct.Struct("<h")
+_I32 = struct.Struct("<i")
+_U32 = struct.Struct("<I")
+_I64 = struct.Struct("<q")
+
+
+class _Back:
+    """A flatbuffer built back to front as ``flatbuffers.Builder`` builds it (``o``: bytes
+    written, counted from the end, where the builder's alignment is measured from); holds
+    only what the messages below add.  ``capacity`` must bound what is added (512 bytes
+    more than the vectors' and metadata's payloads do: a table takes at most ~60)."""
+
+    __slots__ = ("buf", "end", "o", "minalign", "vtables", "slots", "object_end")
+
+    def __init__(self, capacity: int, tail: bytes = b"", minalign: int = 1, vtables=None):
+        self.buf = bytearray(capacity + len(tail))
+        self.end = len(self.buf)
+        if tail:
+            self.buf[self.end - len(tail):] = tail
+        self.o = len(tail)
+        self.minalign = minalign
+        self.vtables = dict(vtables) if vtables else {}
+
+    def prep(self, size: int, additional: int = 0) -> None:
+        """``Builder.Prep``: pad (the bytes are zero already) so that ``size`` is aligned
+        after ``additional`` bytes."""
+        if size > self.minalign:
+            self.minalign = size
+        self.o += -(self.o + additional) & (size - 1)
+
+    def vector(self, payload: bytes, count: int, alignment: int) -> int:
+        """``StartVector`` + the payload + ``EndVector``: the vector's offset."""
+        n = len(payload)
+        self.prep(4, n)
+        self.prep(alignment, n)
+        self.o += n
+        at = self.end - self.o
+        self.buf[at:at + n] = payload
+        self.o += 4
+        _U32.pack_into(self.buf, self.end - self.o, count)
+        return self.o
+
+    def string(self, data: bytes) -> int:
+        """``CreateString`` of ``data`` (zero-terminated)."""
+        self.prep(4, len(data) + 1)
+        self.o += 1
+        return self.vector(data, len(data), 1)
+
+    def offsets(self, targets) -> int:
+        """A vector of offsets to the tables at ``targets`` (``_offset_vector``)."""
+        self.prep(4, 4 * len(targets))
+        buf, end = self.buf, self.end
+        for target in reversed(targets):
+            self.o += 4
+            _U32.pack_into(buf, end - self.o, self.o - target)
+        self.o += 4
+        _U32.pack_into(buf, end - self.o, len(targets))
+        return self.o
+
+    def start(self) -> None:
+        self.slots = {}
+        self.object_end = self.o
+
+    def scalar(self, slot: int, packer: struct.Struct, value) -> None:
+        """A scalar field, left out when it is zero (its default), as the builder does."""
+        if value:
+            size = packer.size
+            self.prep(size)
+            self.o += size
+            packer.pack_into(self.buf, self.end - self.o, value)
+            self.slots[slot] = self.o
+
+    def offset(self, slot: int, target: Optional[int]) -> None:
+        if target is not None:
+            self.prep(4)
+            self.o += 4
+            _U32.pack_into(self.buf, self.end - self.o, self.o - target)
+            self.slots[slot] = self.o
+
+    def end_table(self) -> int:
+        """``EndObject``: the soffset, then the vtable, or a pointer to an equal one."""
+        self.prep(4)
+        self.o += 4
+        obj = self.o
+        slots = self.slots
+        key = tuple([obj - slots[i] if i in slots else 0
+                     for i in range(max(slots, default=-1), -1, -1)] + [obj - self.object_end])
+        vt = self.vtables.get(key)
+        if vt is None:
+            n = len(key) + 1
+            self.o += 2 * n
+            struct.pack_into(f"<{n}H", self.buf, self.end - self.o, 2 * n, *reversed(key))
+            vt = self.vtables[key] = self.o
+        _I32.pack_into(self.buf, self.end - obj, vt - obj)
+        return obj
+
+    def key_values(self, metadata: Optional[dict]) -> Optional[int]:
+        """``_encode_key_values``."""
+        if not metadata:
+            return None
+        items = []
+        for k, v in metadata.items():
+            key = self.string(str(k).encode("utf-8", "surrogateescape"))
+            value = self.string(str(v).encode("utf-8", "surrogateescape"))
+            self.start()
+            self.offset(1, value)
+            self.offset(0, key)
+            items.append(self.end_table())
+        return self.offsets(items)
+
+    def finish(self, root: int) -> bytes:
+        self.prep(self.minalign, 4)
+        self.prep(4)
+        self.o += 4
+        _U32.pack_into(self.buf, self.end - self.o, self.o - root)
+        return bytes(self.buf[self.end - self.o:])
+
+    def message(self, header_type: int, header: int, body_length: int, metadata,
+                version: int) -> bytes:
+        """``finish_message``."""
+        md = self.key_values(metadata)
+        self.start()
+        self.scalar(3, _I64, body_length)
+        self.offset(4, md)
+        self.offset(2, header)
+        self.scalar(0, _I16, version)
+        self.scalar(1, _U8, header_type)
+        return self.finish(self.end_table())
+
+
+def _metadata_room(metadata: Optional[dict]) -> int:
+    """Bytes ``_Back.key_values`` may take for ``metadata`` (a bound: each string's length in
+    UTF-8 is at most 4 bytes per character, plus padding, tables and vtable)."""
+    if not metadata:
+        return 0
+    return sum(4 * (len(str(k)) + len(str(v))) + 48 for k, v in metadata.items()) + 32
+
+
+#: Messages of one shape differ only in their payload bytes and the values of their scalars:
+#: the shape (vector lengths, which scalars are zero and so left out, compression, version,
+#: the schema for a footer) fixes every offset.  Each shape is built once with ``_Back`` and
+#: kept as a template with where its payloads and scalars go; later messages of that shape are
+#: the template with those patched in.  Keyed by shape (and ``id(schema)``: the entry holds
+#: the schema, so the id is not reused while it is kept); a message with custom metadata is
+#: built each time.
+_TEMPLATES: dict = {}
+_TEMPLATES_KEPT = 256
+
+
+def _keep_template(key, entry) -> None:
+    if len(_TEMPLATES) >= _TEMPLATES_KEPT:
+        _TEMPLATES.clear()  # (a writer uses a few shapes: the ones in use come back at once)
+    _TEMPLATES[key] = entry
+
+
+def _at(size: int, o: Optional[int], skip: int = 0) -> Optional[int]:
+    """Where, in a finished flatbuffer of ``size`` bytes, what ``_Back`` put at ``o`` (counted
+    from the end) lies, ``skip`` bytes on (a vector's payload: 4, after its length); None for
+    what was left out."""
+    return None if o is None else size - o + skip
+
+
+def _patched(template: bytes, payloads, scalars) -> bytes:
+    out = bytearray(template)
+    for at, data in payloads:
+        if at is not None:
+            out[at:at + len(data)] = data
+    for at, value in scalars:
+        if at is not None:
+            _I64.pack_into(out, at, value)
+    return bytes(out)
+
+
 def encode_schema_message(schema: t.Schema, version: int = MetadataVersion.V5, features=()) -> bytes:
     """The Message flatbuffer of a Schema message (no framing); ``features``: Feature names."""
-    b, sch = _builder_with_schema(1024, schema, features)
-    return finish_message(b, MessageHeader.Schema, sch, 0, None, version)
+    features = tuple(features)
+    key = ("schema", id(schema), features, version)
+    hit = _TEMPLATES.get(key)
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    tail, sch, minalign, vtables = _schema_tail(schema, features)
+    out = _Back(64, tail, minalign, vtables).message(MessageHeader.Schema, sch, 0, None, version)
+    _keep_template(key, (schema, out))
+    return out
 
 
 def encode_batch_message(length: int, nodes: np.ndarray, buffers: np.ndarray, body_length: int,
@@ -259,29 +443,91 @@ def encode_batch_message(length: int, nodes: np.ndarray, buffers: np.ndarray, bo
     ``nodes`` and ``buffers`` are flat int64 arrays: (length, null_count) and
     (offset, length) per record.
     """
-    b = flatbuffers.Builder(256 + 16 * (len(nodes) + len(buffers)))
-    rb = _encode_record_batch(b, length, nodes, buffers, compression, variadic)
-    if dictionary_id is None:
-        return finish_message(b, MessageHeader.RecordBatch, rb, body_length, metadata, version)
-    header = _table(b, _DictionaryBatch, ("Id", dictionary_id), ("Data", rb),
-                    ("IsDelta", is_delta))
-    return finish_message(b, MessageHeader.DictionaryBatch, header, body_length, metadata,
-                          version)
+    node_bytes = nodes.astype("<i8", copy=False).tobytes()
+    buffer_bytes = buffers.astype("<i8", copy=False).tobytes()
+    variadic_bytes = b""
+    if variadic is not None and len(variadic):
+        variadic_bytes = np.asarray(variadic, dtype="<i8").tobytes()
+    key = None
+    if not metadata:
+        key = ("batch", len(node_bytes), len(buffer_bytes), len(variadic_bytes), compression,
+               length != 0, body_length != 0,
+               None if dictionary_id is None else (dictionary_id != 0, bool(is_delta)), version)
+        hit = _TEMPLATES.get(key)
+        if hit is not None:
+            template, (node_at, buffer_at, variadic_at, length_at, body_at, id_at) = hit
+            return _patched(template, ((node_at, node_bytes), (buffer_at, buffer_bytes),
+                                       (variadic_at, variadic_bytes)),
+                            ((length_at, length), (body_at, body_length), (id_at, dictionary_id)))
+    w = _Back(512 + len(node_bytes) + len(buffer_bytes) + len(variadic_bytes)
+              + _metadata_room(metadata))
+    node_vec = w.vector(node_bytes, len(nodes) // 2, 8 if len(nodes) else 4)
+    buffer_vec = w.vector(buffer_bytes, len(buffers) // 2, 8 if len(buffers) else 4)
+    variadic_vec = w.vector(variadic_bytes, len(variadic_bytes) // 8, 8) if variadic_bytes else None
+    comp = None
+    if compression is not None:
+        w.start()
+        w.scalar(1, _I8, 0)  # (Method: BUFFER, the default, left out)
+        w.scalar(0, _I8, _CODEC_CODE[compression])
+        comp = w.end_table()
+    w.start()
+    w.scalar(0, _I64, length)
+    w.offset(4, variadic_vec)
+    w.offset(3, comp)
+    w.offset(2, buffer_vec)
+    w.offset(1, node_vec)
+    header = w.end_table()
+    length_o = w.slots.get(0)
+    header_type = MessageHeader.RecordBatch
+    id_o = None
+    if dictionary_id is not None:
+        w.start()
+        w.scalar(0, _I64, dictionary_id)
+        w.offset(1, header)
+        w.scalar(2, _U8, bool(is_delta))
+        header = w.end_table()
+        id_o = w.slots.get(0)
+        header_type = MessageHeader.DictionaryBatch
+    out = w.message(header_type, header, body_length, metadata, version)
+    if key is not None:
+        size = len(out)
+        _keep_template(key, (out, (
+            _at(size, node_vec, 4), _at(size, buffer_vec, 4), _at(size, variadic_vec, 4),
+            _at(size, length_o), _at(size, w.slots.get(3)), _at(size, id_o))))  # (3: BodyLength
+            # of the Message, the table ``message`` ended last)
+    return out
 
 
 def encode_footer(schema: t.Schema, dictionaries: np.ndarray, record_batches: np.ndarray,
                   metadata: Optional[dict] = None, version: int = MetadataVersion.V5,
                   features=()) -> bytes:
     """The File footer flatbuffer; ``dictionaries`` / ``record_batches`` are BLOCK arrays."""
-    b, sch = _builder_with_schema(1024 + 24 * (len(dictionaries) + len(record_batches)), schema,
-                                  features)
-    dict_vec = _raw_vector(b, np.ascontiguousarray(dictionaries, BLOCK).tobytes(), 24, len(dictionaries))
-    batch_vec = _raw_vector(b, np.ascontiguousarray(record_batches, BLOCK).tobytes(), 24,
-                            len(record_batches))
-    md = _encode_key_values(b, metadata)
-    b.Finish(_table(b, _Footer, ("CustomMetadata", md), ("RecordBatches", batch_vec),
-                    ("Dictionaries", dict_vec), ("Schema", sch), ("Version", version)))
-    return bytes(b.Output())
+    features = tuple(features)
+    dict_bytes = np.ascontiguousarray(dictionaries, BLOCK).tobytes()
+    batch_bytes = np.ascontiguousarray(record_batches, BLOCK).tobytes()
+    key = None
+    if not metadata:
+        key = ("footer", id(schema), features, version, len(dict_bytes), len(batch_bytes))
+        hit = _TEMPLATES.get(key)
+        if hit is not None and hit[0] is schema:
+            _, template, dict_at, batch_at = hit
+            return _patched(template, ((dict_at, dict_bytes), (batch_at, batch_bytes)), ())
+    tail, sch, minalign, vtables = _schema_tail(schema, features)
+    w = _Back(512 + len(dict_bytes) + len(batch_bytes) + _metadata_room(metadata), tail,
+              minalign, vtables)
+    dict_vec = w.vector(dict_bytes, len(dictionaries), 8 if len(dictionaries) else 4)
+    batch_vec = w.vector(batch_bytes, len(record_batches), 8 if len(record_batches) else 4)
+    md = w.key_values(metadata)
+    w.start()
+    w.offset(4, md)
+    w.offset(3, batch_vec)
+    w.offset(2, dict_vec)
+    w.offset(1, sch)
+    w.scalar(0, _I16, version)
+    out = w.finish(w.end_table())
+    if key is not None:
+        _keep_template(key, (schema, out, _at(len(out), dict_vec, 4), _at(len(out), batch_vec, 4)))
+    return out
 
 
 # == tensor and sparse tensor headers =======================================================
