@@ -172,10 +172,11 @@ def open_for_stream(filesystem, path: str):
 
 
 #: The fsspec implementations whose files opened with ``autocommit=False`` publish nothing
-#: until ``commit()`` (s3fs: a multipart upload; gcsfs: a resumable upload; local: a temporary
-#: file moved into place).  Others (``memory://`` creates the file when it is opened) are
-#: written under a hidden temporary name beside the target and moved over it on commit.
-UNCOMMITTED_UPLOADS = ("s3fs", "gcsfs", "fsspec.implementations.local")
+#: until ``commit()`` (s3fs: a multipart upload; gcsfs: a resumable upload).  Others are
+#: written under a hidden temporary name beside the target and moved over it on commit:
+#: ``memory://`` creates the file when it is opened, and fsspec's local file is written in
+#: $TMPDIR and moved with ``shutil.move``, a copy into the final name from another filesystem.
+UNCOMMITTED_UPLOADS = ("s3fs", "gcsfs")
 
 
 def _module_of(filesystem) -> str:
@@ -248,8 +249,8 @@ class RemoteTarget:
         finally:
             try:
                 self.file.closed = True  # (fsspec files: close() would upload the buffer)
-            except AttributeError:
-                pass
+            except AttributeError:  # (an io file, a local one: closing uploads nothing)
+                self.file.close()
             if self.tmp is not None:
                 try:
                     self._fs.rm(self.tmp)
