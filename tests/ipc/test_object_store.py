@@ -373,6 +373,26 @@ def test_a_write_through_fsspec_local_filesystem_is_renamed_into_place(tmp_path,
         assert r.read_all().to_pydict() == {"x": [1, 2]}
 
 
+def test_a_url_with_a_trailing_slash_is_refused_as_open_refuses_the_path(s3_server,
+                                                                          s3_filesystem):
+    """``open(p + "/")`` names a folder: s3fs strips the slash, so "x.arrow/" was x.arrow
+    (read, or replaced by a write) and "newdir/" made an object "newdir" (review 8: 2)."""
+    bucket = s3_server.new_bucket()
+    url = f"s3://{bucket}/x.arrow"
+    arrowmm.write_file(url, {"x": [1, 2, 3]}, filesystem=s3_filesystem)
+    with pytest.raises(NotADirectoryError, match=f"{url}/"):
+        arrowmm.write_file(url + "/", {"x": [9]}, filesystem=s3_filesystem)
+    for call in (arrowmm.open_file, arrowmm.open, arrowmm.open_stream):
+        with pytest.raises(NotADirectoryError, match=f"{url}/"):
+            call(url + "/", filesystem=s3_filesystem)
+    with pytest.raises(IsADirectoryError, match=f"s3://{bucket}/newdir/"):
+        arrowmm.write_file(f"s3://{bucket}/newdir/", {"x": [9]}, filesystem=s3_filesystem)
+    s3_filesystem.invalidate_cache()
+    assert s3_filesystem.ls(bucket, detail=False) == [f"{bucket}/x.arrow"]
+    with arrowmm.open_file(url, filesystem=s3_filesystem) as r:
+        assert r.read_all().to_pydict() == {"x": [1, 2, 3]}
+
+
 def test_a_missing_bucket_fails_the_write_with_nothing_written(s3_server, s3_filesystem):
     with pytest.raises((FileNotFoundError, PermissionError)) as info:
         arrowmm.write_file("s3://no-such-bucket-arrowmm/f.arrow", {"x": [1]},

@@ -108,7 +108,7 @@ def resolve(source, filesystem=None, storage_options: Optional[dict] = None
             if scheme not in protocols:
                 raise ArrowInvalid(f"{path!r}: a {scheme}:// URL, but filesystem= is a "
                                    f"{type(filesystem).__name__} ({'/'.join(protocols)})")
-        return filesystem, filesystem._strip_protocol(path)
+        return filesystem, _folder_slash_kept(path, filesystem._strip_protocol(path))
     if not is_url(source):
         if storage_options:
             raise ArrowInvalid(f"storage_options= applies to URLs (s3://...), not to the local "
@@ -120,9 +120,17 @@ def resolve(source, filesystem=None, storage_options: Optional[dict] = None
         raise ArrowNotImplementedError(f"{source!r}: a URL needs fsspec and the package of its "
                                        f"scheme (pip install fsspec s3fs, gcsfs, adlfs...)") from None
     try:
-        return fsspec.core.url_to_fs(source, **(storage_options or {}))
+        filesystem, path = fsspec.core.url_to_fs(source, **(storage_options or {}))
     except (ImportError, ValueError) as exc:  # (no package for the scheme, an unknown scheme)
         raise ArrowNotImplementedError(f"{source!r}: fsspec cannot serve this URL: {exc}") from None
+    return filesystem, _folder_slash_kept(source, path)
+
+
+def _folder_slash_kept(given: str, path: str) -> str:
+    """``path`` (as the filesystem strips ``given``) ending in ``/`` when ``given`` does: a
+    folder's name, refused where a file is opened, as ``open`` refuses it (fsspec filesystems
+    strip the slash: ``x.arrow/`` would be ``x.arrow``)."""
+    return path + "/" if given.endswith("/") and not path.endswith("/") else path
 
 
 def display_url(filesystem, path: str) -> str:
@@ -139,6 +147,8 @@ def _translate(exc: BaseException, url: str, action: str) -> BaseException:
         return FileNotFoundError(errno.ENOENT, "No such file or directory", url)
     if isinstance(exc, IsADirectoryError):
         return IsADirectoryError(errno.EISDIR, "Is a directory", url)
+    if isinstance(exc, NotADirectoryError):
+        return NotADirectoryError(errno.ENOTDIR, "Not a directory", url)
     if isinstance(exc, PermissionError):
         return PermissionError(errno.EACCES, f"Permission denied by the store ({exc}); check "
                                f"the credentials (storage_options=, the AWS_* variables)", url)
@@ -149,11 +159,25 @@ def _translate(exc: BaseException, url: str, action: str) -> BaseException:
     return ArrowInvalid(f"cannot {action} {url}: {type(exc).__name__}: {exc}")
 
 
+def _refuse_folder_name(filesystem, path: str, url: str, writing: bool) -> None:
+    """What ``open(path)`` raises for a ``path`` ending in ``/`` (a folder's name):
+    ``IsADirectoryError`` for a folder, ``NotADirectoryError`` for a file, and for nothing
+    there ``FileNotFoundError`` (reading) or ``IsADirectoryError`` (writing)."""
+    name = path.rstrip("/") or path
+    if filesystem.isdir(name) or (writing and not filesystem.isfile(name)):
+        raise IsADirectoryError(errno.EISDIR, "Is a directory", url)
+    if filesystem.isfile(name):
+        raise NotADirectoryError(errno.ENOTDIR, "Not a directory", url)
+    raise FileNotFoundError(errno.ENOENT, "No such file or directory", url)
+
+
 def open_for_ranges(filesystem, path: str):
     """``path`` opened for reading by ranges: each read asks the store for those bytes only
     (fsspec's ``"none"`` cache; a filesystem without caches is opened as it opens)."""
     url = display_url(filesystem, path)
     try:
+        if path.endswith("/"):
+            _refuse_folder_name(filesystem, path, url, writing=False)
         try:
             return filesystem.open(path, "rb", cache_type="none")
         except TypeError:  # (an implementation whose open takes no cache options)
@@ -166,6 +190,8 @@ def open_for_stream(filesystem, path: str):
     """``path`` opened for reading in order, with the filesystem's readahead."""
     url = display_url(filesystem, path)
     try:
+        if path.endswith("/"):
+            _refuse_folder_name(filesystem, path, url, writing=False)
         return filesystem.open(path, "rb")
     except (OSError, ValueError) as exc:
         raise _translate(exc, url, "open") from None
@@ -282,10 +308,12 @@ def remote_target(filesystem, path: str, replace: bool = True) -> RemoteTarget:
     the upload completes only if no object has the name)."""
     url = display_url(filesystem, path)
     try:
+        if path.endswith("/"):
+            _refuse_folder_name(filesystem, path, url, writing=True)
         if filesystem.isdir(path):
             raise IsADirectoryError(errno.EISDIR, "Is a directory", url)
     except (OSError, ValueError) as exc:
-        if isinstance(exc, IsADirectoryError):
+        if isinstance(exc, (IsADirectoryError, NotADirectoryError)):
             raise
         raise _translate(exc, url, "write") from None
     tmp = None
