@@ -174,6 +174,19 @@ def test_dataset_of_an_s3_folder_reads_only_the_projected_bytes(s3_server, s3_fi
     assert pa.table(by_url.to_table()).equals(pa.concat_tables([table, table]))
 
 
+def test_a_dataset_reads_an_object_whose_key_is_also_a_prefix(s3_server, s3_filesystem):
+    """S3 holds both "ds/both.arrow" and "ds/both.arrow/x.arrow": the walk's listing puts a file
+    and a folder of that name in s3fs's cache, and the open was answered with the folder's
+    entry (0 bytes): "not readable as Arrow IPC: it is empty" (review 8: 3)."""
+    bucket = s3_server.new_bucket()
+    one = {"x": [1, 2, 3]}
+    arrowmm.write_file(f"s3://{bucket}/ds/both.arrow", one, filesystem=s3_filesystem)
+    arrowmm.write_file(f"s3://{bucket}/ds/both.arrow/x.arrow", one, filesystem=s3_filesystem)
+    ds = arrowmm.dataset(f"s3://{bucket}/ds", filesystem=s3_filesystem)
+    assert ds.files == [f"{bucket}/ds/both.arrow", f"{bucket}/ds/both.arrow/x.arrow"]
+    assert ds.to_table().to_pydict() == {"x": [1, 2, 3] * 2}
+
+
 def test_missing_object_and_bucket_are_file_not_found_naming_the_url(s3_server, s3_filesystem):
     bucket = s3_server.new_bucket()
     for url in (f"s3://{bucket}/nothing.arrow", "s3://no-such-bucket-arrowmm/x.arrow"):

@@ -171,30 +171,48 @@ def _refuse_folder_name(filesystem, path: str, url: str, writing: bool) -> None:
     raise FileNotFoundError(errno.ENOENT, "No such file or directory", url)
 
 
-def open_for_ranges(filesystem, path: str):
-    """``path`` opened for reading by ranges: each read asks the store for those bytes only
-    (fsspec's ``"none"`` cache; a filesystem without caches is opened as it opens)."""
+def _is_folder(file) -> bool:
+    """Whether an opened fsspec file describes a folder (``details``, no request made)."""
+    details = file.__dict__.get("details") if hasattr(file, "__dict__") else None
+    if details is None:
+        details = getattr(file, "_details", None)
+    return isinstance(details, dict) and details.get("type") == "directory"
+
+
+def _open_read(filesystem, path: str, ranges: bool):
+    """``path`` opened for reading, ``ranges``: with fsspec's ``"none"`` cache.  A file opened
+    as a folder is opened again past the filesystem's listing cache: where a key is also a
+    prefix (``a.arrow`` and ``a.arrow/b.arrow``), s3fs's cache of a listing holds both, and
+    its ``info`` may answer with the folder's (0 bytes)."""
     url = display_url(filesystem, path)
     try:
         if path.endswith("/"):
             _refuse_folder_name(filesystem, path, url, writing=False)
-        try:
-            return filesystem.open(path, "rb", cache_type="none")
-        except TypeError:  # (an implementation whose open takes no cache options)
-            return filesystem.open(path, "rb")
+        for attempt in range(2):
+            if ranges:
+                try:
+                    file = filesystem.open(path, "rb", cache_type="none")
+                except TypeError:  # (an implementation whose open takes no cache options)
+                    file = filesystem.open(path, "rb")
+            else:
+                file = filesystem.open(path, "rb")
+            if attempt or not _is_folder(file):
+                return file
+            file.close()
+            filesystem.invalidate_cache(path)
     except (OSError, ValueError) as exc:
         raise _translate(exc, url, "open") from None
+
+
+def open_for_ranges(filesystem, path: str):
+    """``path`` opened for reading by ranges: each read asks the store for those bytes only
+    (fsspec's ``"none"`` cache; a filesystem without caches is opened as it opens)."""
+    return _open_read(filesystem, path, ranges=True)
 
 
 def open_for_stream(filesystem, path: str):
     """``path`` opened for reading in order, with the filesystem's readahead."""
-    url = display_url(filesystem, path)
-    try:
-        if path.endswith("/"):
-            _refuse_folder_name(filesystem, path, url, writing=False)
-        return filesystem.open(path, "rb")
-    except (OSError, ValueError) as exc:
-        raise _translate(exc, url, "open") from None
+    return _open_read(filesystem, path, ranges=False)
 
 
 #: The fsspec implementations whose files opened with ``autocommit=False`` publish nothing
