@@ -260,13 +260,16 @@ class RangedFileReader(FileReader):
     def __init__(self, source: RangeSource, **options):
         size = source.size
         if size >= 2 * len(MAGIC) + 4 and source.pread(0, len(MAGIC)).tobytes() == MAGIC:
-            # the tail in one read: the footer's length and magic, most footers whole
-            tail = min(size, TAIL_GUESS)
-            source.keep(size - tail, tail)
+            # the tail in one read: the footer's length and magic, most footers whole.  Kept
+            # reads start on the file's 64-byte grid: later reads inside them are slices, and
+            # a batch's buffers there are aligned only if the slice starts where it would
+            tail_start = (size - min(size, TAIL_GUESS)) & ~63
+            source.keep(tail_start, size - tail_start)
             footer_len = int(np.frombuffer(source.pread(size - 10, 4), dtype="<i4")[0])
             footer_start = size - 10 - footer_len
-            if 8 <= footer_start < size - tail and footer_len <= limits.max_metadata_size:
-                source.keep(footer_start, size - tail - footer_start)
+            if 8 <= footer_start < tail_start and footer_len <= limits.max_metadata_size:
+                footer_start &= ~63
+                source.keep(footer_start, tail_start - footer_start)
         super().__init__(source, **options)
         source.whole_walks = self.projection is None
 
