@@ -198,6 +198,16 @@ def test_missing_object_and_bucket_are_file_not_found_naming_the_url(s3_server, 
         arrowmm.dataset(f"s3://{bucket}/none", filesystem=s3_filesystem)
 
 
+def test_a_folder_url_is_is_a_directory_error_naming_it(s3_server, s3_filesystem):
+    """s3fs opens a prefix as a 0-byte file: reading it said "it is empty (0 bytes)", where a
+    local folder is IsADirectoryError, as the writer already refuses it (review 8: 5)."""
+    bucket = s3_server.new_bucket()
+    arrowmm.write_file(f"s3://{bucket}/dir/a.arrow", {"x": [1]}, filesystem=s3_filesystem)
+    for call in (arrowmm.open_file, arrowmm.open, arrowmm.open_stream):
+        with pytest.raises(IsADirectoryError, match=f"s3://{bucket}/dir"):
+            call(f"s3://{bucket}/dir", filesystem=s3_filesystem)
+
+
 def test_truncated_object_is_arrow_invalid_as_locally(s3_server, s3_filesystem, pyarrow_file,
                                                       tmp_path):
     _, data = pyarrow_file

@@ -181,9 +181,10 @@ def _is_folder(file) -> bool:
 
 def _open_read(filesystem, path: str, ranges: bool):
     """``path`` opened for reading, ``ranges``: with fsspec's ``"none"`` cache.  A file opened
-    as a folder is opened again past the filesystem's listing cache: where a key is also a
-    prefix (``a.arrow`` and ``a.arrow/b.arrow``), s3fs's cache of a listing holds both, and
-    its ``info`` may answer with the folder's (0 bytes)."""
+    as a folder is opened again past the filesystem's listing cache (where a key is also a
+    prefix, ``a.arrow`` and ``a.arrow/b.arrow``, s3fs's cache of a listing holds both, and
+    its ``info`` may answer with the folder's), and ``IsADirectoryError`` if it is one still
+    (s3fs opens a prefix as a 0-byte file)."""
     url = display_url(filesystem, path)
     try:
         if path.endswith("/"):
@@ -196,9 +197,11 @@ def _open_read(filesystem, path: str, ranges: bool):
                     file = filesystem.open(path, "rb")
             else:
                 file = filesystem.open(path, "rb")
-            if attempt or not _is_folder(file):
+            if not _is_folder(file):
                 return file
             file.close()
+            if attempt:
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", url)
             filesystem.invalidate_cache(path)
     except (OSError, ValueError) as exc:
         raise _translate(exc, url, "open") from None
