@@ -13,6 +13,7 @@ import threading
 
 import pyarrow as pa
 import pyarrow.fs  # noqa: F401  (pa.fs)
+import pyarrow.parquet  # noqa: F401  (pa.parquet)
 import pyarrow.ipc as pa_ipc
 import pytest
 
@@ -206,6 +207,33 @@ def test_a_folder_url_is_is_a_directory_error_naming_it(s3_server, s3_filesystem
     for call in (arrowmm.open_file, arrowmm.open, arrowmm.open_stream):
         with pytest.raises(IsADirectoryError, match=f"s3://{bucket}/dir"):
             call(f"s3://{bucket}/dir", filesystem=s3_filesystem)
+
+
+@pytest.mark.parametrize("content", ["parquet", "zeros", "empty", "cut"])
+def test_stream_errors_over_a_url_are_the_local_ones_naming_the_url(s3_server, s3_filesystem,
+                                                                    tmp_path, content):
+    """The stream reader named an s3fs file by its class ("S3File: not an Arrow IPC stream"),
+    the decoder's errors named nothing ("4 byte(s) after the end-of-stream marker"), and
+    ``open`` said "stream" where locally it says "file or stream" (review 8: 6)."""
+    sink = io.BytesIO()
+    pa.parquet.write_table(pa.table({"x": [1, 2, 3]}), sink)
+    stream = io.BytesIO()
+    with pa_ipc.new_stream(stream, pa.schema([("x", pa.int64())])) as w:
+        w.write_table(pa.table({"x": [1, 2, 3]}))
+    data = {"parquet": sink.getvalue(), "zeros": b"\0" * 64, "empty": b"",
+            "cut": stream.getvalue()[:-30]}[content]
+    url = _upload(s3_filesystem, s3_server.new_bucket(), "x.arrows", data)
+    local = tmp_path / "x.arrows"
+    local.write_bytes(data)
+    for call in (arrowmm.open_stream, arrowmm.open):
+        with pytest.raises(arrowmm.ArrowInvalid) as remote:
+            with call(url, filesystem=s3_filesystem) as r:
+                r.read_all()
+        with pytest.raises(arrowmm.ArrowInvalid) as here:  # (cut: as read from a file object)
+            with call(str(local), mmap=content != "cut") as r:
+                r.read_all()
+        assert url in str(remote.value)
+        assert str(remote.value).replace(url, "F") == str(here.value).replace(str(local), "F")
 
 
 def test_truncated_object_is_arrow_invalid_as_locally(s3_server, s3_filesystem, pyarrow_file,

@@ -223,6 +223,27 @@ def test_not_arrow_says_what_it_looks_like(kind, opener, tmp_path):
         assert "max_metadata_size" not in message and "runs past the end" not in message, message
 
 
+@pytest.mark.parametrize("read", ["mapped", "mmap=False", "file object"])
+@pytest.mark.parametrize("content", ["zeros", "cut"])
+def test_stream_errors_name_the_source_however_it_is_read(read, content, tmp_path):
+    """A stream read from a file object gave the decoder's errors naming nothing, and for
+    input starting with an end-of-stream marker "4 byte(s) after the end-of-stream marker"
+    where the mapped reader says "empty stream" (review 8: 6)."""
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, pa.schema([("x", pa.int64())])) as w:
+        w.write_table(pa.table({"x": [1, 2, 3]}))
+    path = tmp_path / "x.arrows"
+    path.write_bytes(b"\0" * 64 if content == "zeros" else sink.getvalue()[:-30])
+    with open(path, "rb") as f:
+        source = {"mapped": str(path), "mmap=False": str(path), "file object": f}[read]
+        with pytest.raises(arrowmm.ArrowInvalid) as info:
+            with arrowmm.open_stream(source, mmap=read == "mapped") as r:
+                r.read_all()
+    assert str(path) in str(info.value)
+    if content == "zeros":
+        assert str(info.value) == f"{path}: empty stream, expected a schema message"
+
+
 def test_stream_opened_as_file_names_the_opener(files):
     for source in (files[1], files[1].read_bytes(), io.BytesIO(files[1].read_bytes())):
         with pytest.raises(arrowmm.ArrowInvalid, match=r"is an Arrow IPC stream, not a file .*"

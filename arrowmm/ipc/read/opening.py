@@ -149,15 +149,9 @@ def open_stream(source, *, columns=None, recover: bool = False, allow_copies: bo
     budget = check_budget(max_decompressed_bytes)
     remote = resolve(source, filesystem, storage_options)
     if remote is not None:
-        f = open_for_stream(*remote)
-        try:
-            reader = StreamReader(f, recover=recover, allow_copies=allow_copies,
-                                  require_eos=require_eos)
-        except BaseException:
-            f.close()
-            raise
-        reader._owned = f  # (closed with the reader)
-        return _projected(reader, columns, budget)
+        return _projected(_remote_stream(*remote, dict(recover=recover, allow_copies=allow_copies,
+                                                       require_eos=require_eos)),
+                          columns, budget)
     source = local_file_url(source)
     if not mmap and _is_path(source):
         return _projected(UnmappedStreamReader(source, recover=recover,
@@ -189,10 +183,27 @@ def open(source, *, columns=None, mmap: bool = True,  # noqa: A001  (the CONTRAC
         if head == MAGIC or head[:4] == FEATHER_MAGIC:
             return _remote_file(*remote, dict(columns=columns, max_decompressed_bytes=budget), f)
         f.close()
-        return open_stream(source, columns=columns, max_decompressed_bytes=max_decompressed_bytes,
-                           filesystem=filesystem, storage_options=storage_options)
+        try:
+            return _projected(_remote_stream(*remote, {}), columns, budget)
+        except ArrowInvalid as exc:
+            why = not_arrow(display_url(*remote), head, None if head else 0, "file or stream")
+            if why is None:
+                raise
+            raise ArrowInvalid(why) from exc.__cause__ or exc
     source = local_file_url(source)
     return _projected(_open(source, mmap, check_timeout(timeout)), columns, budget)
+
+
+def _remote_stream(filesystem, path: str, options: dict) -> StreamReader:
+    """An IPC stream on an fsspec filesystem, read in order (with its readahead)."""
+    f = open_for_stream(filesystem, path)
+    try:
+        reader = StreamReader(f, description=display_url(filesystem, path), **options)
+    except BaseException:
+        f.close()
+        raise
+    reader._owned = f  # (closed with the reader)
+    return reader
 
 
 def _remote_file(filesystem, path: str, options: dict, f=None) -> FileReader:

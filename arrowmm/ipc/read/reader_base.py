@@ -159,10 +159,10 @@ def is_file_object(source) -> bool:
     return False
 
 
-def region_of(source) -> Region:
+def region_of(source, description: Optional[str] = None) -> Region:
     """A path (mapped read-only), a ``Region``, an ``io.BytesIO`` (its value: CPython hands
     out its internal bytes without a copy, and a later write copies on write), or a
-    buffer-protocol object (used as is).
+    buffer-protocol object (used as is).  ``description`` names the last two in errors.
 
     A path that cannot be opened raises the ``OSError`` that says why (``FileNotFoundError``,
     ``IsADirectoryError``, ``PermissionError``), as pyarrow does.
@@ -172,8 +172,8 @@ def region_of(source) -> Region:
     if isinstance(source, (str, os.PathLike)):
         return map_file(source)  # (a Region that knows its file: file_mapping.tail_reader)
     if isinstance(source, io.BytesIO):
-        return Region(source.getvalue(), description="BytesIO")
-    return Region(source, description="buffer")
+        return Region(source.getvalue(), description=description or "BytesIO")
+    return Region(source, description=description or "buffer")
 
 
 def footer_start(region: Region) -> Optional[int]:

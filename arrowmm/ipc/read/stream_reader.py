@@ -58,6 +58,9 @@ class StreamReader(SequentialBatches, ReaderBase):
     be given a timeout (``ArrowInvalid``); over a mapping or a buffer nothing waits and
     ``timeout`` has no effect.
 
+    ``description``: the name errors give the source (a URL for an object store's file);
+    by default its path, or a file object's ``name``.
+
     ``close()`` from another thread while a read waits on such a source (in
     ``read_next_batch``, an iteration, its read-ahead or an export) wakes it: that read
     raises ``ArrowInvalid`` ("the reader was closed while waiting for N bytes"), as every read
@@ -73,7 +76,8 @@ class StreamReader(SequentialBatches, ReaderBase):
     _salvage = False
 
     def __init__(self, source, *, recover: bool = False, allow_copies: bool = True,
-                 require_eos: bool = False, timeout: Optional[float] = None):
+                 require_eos: bool = False, timeout: Optional[float] = None,
+                 description: Optional[str] = None):
         super().__init__(allow_copies)
         timeout = check_timeout(timeout)
         self._consumer = threading.Lock()  # held by the one read_next_batch running
@@ -106,7 +110,7 @@ class StreamReader(SequentialBatches, ReaderBase):
         self._partial_body = None  # (buffer, bytes in) of a body whose read timed out
         self._bytes_in = 0  # bytes read from a file object so far
         if is_file_object(source):
-            self._description = source_name(source)
+            self._description = description or source_name(source)
             try:
                 source = PolledInput.of(source, timeout) or source
             except BaseException:
@@ -121,7 +125,7 @@ class StreamReader(SequentialBatches, ReaderBase):
             size = 0 if not head else None
         else:
             start = source.tell() if isinstance(source, io.BytesIO) else 0  # read on from there
-            region = self._region = region_of(source)
+            region = self._region = region_of(source, description)
             self._description = region.description
             start = self._pos = min(start, region.size)
             size = region.size - start
@@ -133,7 +137,9 @@ class StreamReader(SequentialBatches, ReaderBase):
                 if self._region is not None:
                     self._end = footer_start(self._region)
             elif self._file is not None and head:
-                self._pending.extend(self._decoder.feed(head))
+                # (up to a legacy end-of-stream marker, 4 zero bytes: what follows is not the
+                # stream's, and a mapped reader never reads it)
+                self._feed(head[:4] if head[:4] == b"\0\0\0\0" else head)
             first = self._next_message()
         except ArrowInvalid as exc:
             why = not_arrow(self._description, head, size, "stream")
@@ -242,7 +248,10 @@ class StreamReader(SequentialBatches, ReaderBase):
             if 0 < size <= _DIRECT_BODY_MAX and self._readinto is not None:
                 body = self._read_body(size)
                 if body is not None:
-                    return dec.feed_body(body)
+                    try:
+                        return dec.feed_body(body)
+                    except ArrowInvalid as exc:
+                        raise self._named(exc) from None
             need = dec.next_required_size
             try:
                 data = f.read(min(need, _READ_CHUNK))
@@ -251,11 +260,30 @@ class StreamReader(SequentialBatches, ReaderBase):
             except (OSError, ValueError) as exc:
                 raise ArrowInvalid(f"{self._description}: read failed: {exc}") from exc
             if not data:
-                dec.finish()
+                try:
+                    dec.finish()
+                except ArrowInvalid as exc:
+                    raise self._named(exc) from None
                 return None
             self._bytes_in += len(data)
-            self._pending.extend(dec.feed(data))
+            self._feed(data)
         return self._pending.pop(0)
+
+    def _feed(self, data) -> None:
+        """Feed ``data`` read from the file object to the decoder, keeping its messages."""
+        try:
+            self._pending.extend(self._decoder.feed(data))
+        except ArrowInvalid as exc:
+            raise self._named(exc) from None
+
+    def _named(self, exc: ArrowInvalid) -> ArrowInvalid:
+        """The decoder's ``exc`` (it knows offsets, not the source) naming the source."""
+        try:
+            out = type(exc)(f"{self._description}: {exc}")
+        except Exception:  # (a subclass with another signature)
+            out = ArrowInvalid(f"{self._description}: {exc}")
+        out.__cause__ = exc.__cause__
+        return out
 
     def _body_buffer(self, size: int) -> np.ndarray:
         """``size`` writable aligned bytes for the next body: one of the reader's last two
@@ -313,9 +341,12 @@ class StreamReader(SequentialBatches, ReaderBase):
             return None
         except (OSError, ValueError) as exc:
             raise ArrowInvalid(f"{self._description}: read failed: {exc}") from exc
-        if n < size:  # (the decoder names what was cut short, as when fed in pieces)
-            self._decoder.feed(view[:n])
-            self._decoder.finish()
+        if n < size:  # (the decoder says what was cut short, as when fed in pieces)
+            try:
+                self._decoder.feed(view[:n])
+                self._decoder.finish()
+            except ArrowInvalid as exc:
+                raise self._named(exc) from None
         return as_view(buf, description=f"body of message {self._index}")
 
     def __iter__(self) -> Iterator[RecordBatch]:
