@@ -64,7 +64,7 @@ public class ArrowmmJvmSource implements TableProvider, DataSourceRegister,
 
   @Override
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> props) {
-    return new ArrowmmTable(schema, props);
+    return new ArrowmmTable((StructType) ColumnSpec.nullable(schema), props);
   }
 
   @Override

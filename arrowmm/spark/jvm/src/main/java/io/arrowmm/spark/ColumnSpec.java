@@ -9,8 +9,10 @@ import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.MapType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
@@ -55,7 +57,9 @@ final class ColumnSpec implements Serializable {
   /** TIMESTAMP, DURATION: the file's unit (SECOND, MILLISECOND, MICROSECOND, NANOSECOND); else
    * null. */
   final TimeUnit unit;
+  /** Nested kinds: nullable at every level, whatever the file says ({@link #sparkSchema}). */
   final DataType sparkType;
+  /** The file's nullability of the column (Spark is told every column is nullable). */
   final boolean nullable;
   /** Nested kinds: the child columns (MAP: one entries STRUCT of key and value); else empty. */
   final ColumnSpec[] children;
@@ -136,13 +140,36 @@ final class ColumnSpec implements Serializable {
     return out;
   }
 
+  /** The Spark schema of a file's columns, nullable at every level whatever the file says: a
+   * directory's schema is its first file's, and an append may add nulls to any column (Spark's
+   * file sources say the same, {@code asNullable}); a NOT NULL Spark trusted would read a null
+   * as 0. */
   static StructType sparkSchema(List<ColumnSpec> columns) {
     StructField[] fields = new StructField[columns.size()];
     for (int i = 0; i < fields.length; i++) {
       ColumnSpec c = columns.get(i);
-      fields[i] = DataTypes.createStructField(c.name, c.sparkType, c.nullable);
+      fields[i] = DataTypes.createStructField(c.name, c.sparkType, true);
     }
     return DataTypes.createStructType(fields);
+  }
+
+  /** {@code type} nullable at every level (struct fields, array elements, map values), as a
+   * table's schema is: a schema given with {@code .schema()} cannot vouch for every file. */
+  static DataType nullable(DataType type) {
+    if (type instanceof StructType) {
+      StructField[] fields = ((StructType) type).fields().clone();
+      for (int i = 0; i < fields.length; i++) {
+        fields[i] = new StructField(fields[i].name(), nullable(fields[i].dataType()), true,
+            fields[i].metadata());
+      }
+      return new StructType(fields);
+    } else if (type instanceof ArrayType) {
+      return DataTypes.createArrayType(nullable(((ArrayType) type).elementType()), true);
+    } else if (type instanceof MapType) {
+      MapType m = (MapType) type;
+      return DataTypes.createMapType(nullable(m.keyType()), nullable(m.valueType()), true);
+    }
+    return type;
   }
 
   private static ColumnSpec convert(Field f, List<String> problems) {
@@ -332,7 +359,7 @@ final class ColumnSpec implements Serializable {
             problems.add(name + ": struct field name '" + kids[i].name + "' occurs twice");
             return null;
           }
-          sf[i] = DataTypes.createStructField(kids[i].name, kids[i].sparkType, kids[i].nullable);
+          sf[i] = DataTypes.createStructField(kids[i].name, kids[i].sparkType, true);
         }
         return new ColumnSpec(name, Kind.STRUCT, null, DataTypes.createStructType(sf), nullable,
             kids, 0);
@@ -356,7 +383,7 @@ final class ColumnSpec implements Serializable {
           }
         }
         return new ColumnSpec(name, kind, null,
-            DataTypes.createArrayType(kids[0].sparkType, kids[0].nullable), nullable, kids,
+            DataTypes.createArrayType(kids[0].sparkType, true), nullable, kids,
             size);
       }
       default: {  // Map
@@ -367,7 +394,7 @@ final class ColumnSpec implements Serializable {
         ColumnSpec key = kids[0].children[0];
         ColumnSpec value = kids[0].children[1];
         return new ColumnSpec(name, Kind.MAP, null,
-            DataTypes.createMapType(key.sparkType, value.sparkType, value.nullable), nullable,
+            DataTypes.createMapType(key.sparkType, value.sparkType, true), nullable,
             kids, 0);
       }
     }
