@@ -6,12 +6,11 @@ others only when their first bytes announce Arrow, paths sorted.  Reading them i
 """
 from __future__ import annotations
 
-import errno
 import posixpath
 from typing import List, Optional, Tuple
 
 from ..errors import ArrowInvalid
-from ..ipc.core.object_store import display_url, local_file_url
+from ..ipc.core.object_store import client_error, display_url, local_file_url, store_error
 from ..ipc.core.files import MAGIC as FILE_MAGIC
 from ..ipc.read.sniff import KIND_HEAD, ipc_kind
 from .discovery import (LOG_DIR, MANIFEST, named_arrow, parse_manifest, parse_version,
@@ -101,7 +100,8 @@ def _walk(fs, directory: str, out: List[str]) -> None:
 
 def discover_on(fs, source) -> List[Tuple[str, Optional[str]]]:
     """``(path, base)`` of each data file of ``source`` (a path, a glob or a list) on ``fs``;
-    a store's refusal (credentials, permissions) is ``PermissionError`` naming the URL."""
+    a store's refusal (credentials, permissions) is ``PermissionError`` naming the URL, as
+    are missing credentials, and a store that cannot be reached ``ConnectionError``."""
     sources = list(source) if isinstance(source, (list, tuple)) else [source]
     out: List[Tuple[str, Optional[str]]] = []
     for p in sources:
@@ -109,11 +109,10 @@ def discover_on(fs, source) -> List[Tuple[str, Optional[str]]]:
             raise ArrowInvalid(f"dataset source {p!r} is not a path")
         try:
             _discover_one(fs, p.rstrip("/") or "/", out)
-        except PermissionError as exc:
-            url = display_url(fs, fs._strip_protocol(p))
-            raise PermissionError(errno.EACCES, f"Permission denied by the store ({exc}); check "
-                                  f"the credentials (storage_options=, the AWS_* variables)",
-                                  url) from None
+        except Exception as exc:
+            if not (isinstance(exc, PermissionError) or client_error(exc)):
+                raise
+            raise store_error(exc, display_url(fs, fs._strip_protocol(p)), "list") from None
     seen = set()
     return [(p, b) for p, b in out if not (p in seen or seen.add(p))]
 

@@ -7,7 +7,9 @@ the local readers give them.
 from __future__ import annotations
 
 import io
+import os
 import random
+import socket
 import tempfile
 import threading
 
@@ -290,6 +292,47 @@ def test_a_store_that_refuses_the_credentials_is_permission_error(s3_server, s3_
         assert f"s3://{bucket}" in str(info.value)
     monkeypatch.undo()
     assert s3_filesystem.ls(bucket, detail=False, refresh=True) == [f"{bucket}/f.arrow"]
+
+
+def test_an_unreachable_store_is_a_connection_error_naming_the_url():
+    """Nothing listening at the endpoint: botocore's EndpointConnectionError came through,
+    not an OSError, naming the endpoint, not the object (review 8: 7)."""
+    s3fs = pytest.importorskip("s3fs")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    fs = s3fs.S3FileSystem(skip_instance_cache=True, key="a", secret="b",
+                           client_kwargs={"endpoint_url": f"http://127.0.0.1:{port}",
+                                          "region_name": "us-east-1"},
+                           config_kwargs={"retries": {"max_attempts": 1}})
+    fs.retries = 1  # (s3fs's own retries, with back-off: 4 s a call otherwise)
+    url = "s3://arrowmm-unreachable/x.arrow"
+    for call in (lambda: arrowmm.open_file(url, filesystem=fs),
+                 lambda: arrowmm.open_stream(url, filesystem=fs),
+                 lambda: arrowmm.write_file(url, {"x": [1]}, filesystem=fs),
+                 lambda: arrowmm.dataset("s3://arrowmm-unreachable/d", filesystem=fs)):
+        with pytest.raises(ConnectionError, match=url.rsplit("/", 1)[0]):
+            call()
+
+
+def test_no_credentials_is_a_permission_error_naming_the_url(s3_server, monkeypatch, tmp_path):
+    """No credentials anywhere: botocore's NoCredentialsError ("Unable to locate
+    credentials", naming nothing) came through, where a refusal over credentials is
+    PermissionError naming the URL (review 8: 7)."""
+    for name in list(os.environ):
+        if name.startswith("AWS_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path))  # (no ~/.aws)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    options = {"client_kwargs": {"endpoint_url": s3_server.endpoint_url,
+                                 "region_name": "us-east-1"}}
+    url = "s3://arrowmm-no-credentials/x.arrow"
+    for call in (lambda: arrowmm.open_file(url, storage_options=options),
+                 lambda: arrowmm.write_file(url, {"x": [1]}, storage_options=options),
+                 lambda: arrowmm.dataset("s3://arrowmm-no-credentials/d",
+                                         storage_options=options)):
+        with pytest.raises(PermissionError, match=url.rsplit("/", 1)[0]):
+            call()
 
 
 def test_a_url_with_a_filesystem_of_another_scheme_is_refused(s3_filesystem):

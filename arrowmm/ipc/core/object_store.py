@@ -25,7 +25,8 @@ Where a path names a remote object, the readers and writers come here:
 * **appending** is refused (``ObjectStoreAppendError``): objects are immutable.
 
 Errors: a missing object is ``FileNotFoundError`` naming the URL, a refusal by the store
-(credentials, permissions) ``PermissionError``, damage ``ArrowInvalid`` as locally.
+(credentials, permissions) or no credentials at all ``PermissionError``, a store that cannot
+be reached ``ConnectionError``, damage ``ArrowInvalid`` as locally.
 """
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ from .files import TEMP_SUFFIX
 
 __all__ = ["is_url", "local_file_url", "resolve", "open_for_ranges", "open_for_stream", "RemoteTarget",
            "remote_target", "ObjectStoreAppendError", "refuse_append", "display_url",
-           "precondition_failed"]
+           "precondition_failed", "store_error", "client_error"]
 
 
 class ObjectStoreAppendError(ArrowNotImplementedError):
@@ -141,8 +142,30 @@ def display_url(filesystem, path: str) -> str:
         return path
 
 
-def _translate(exc: BaseException, url: str, action: str) -> BaseException:
-    """An error of the filesystem as the conventional type, naming ``url``."""
+def _store_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is the filesystem's or its client's (translated by ``store_error``)."""
+    return isinstance(exc, (OSError, ValueError)) or client_error(exc)
+
+
+def client_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is an error of a store's client library that is no ``OSError``:
+    botocore's (no credentials, an endpoint that cannot be reached), known by class name, so
+    that arrowmm does not import botocore."""
+    return any(c.__name__ == "BotoCoreError" for c in type(exc).__mro__)
+
+
+def store_error(exc: BaseException, url: str, action: str) -> BaseException:
+    """An error of the filesystem or its client as the conventional type, naming ``url``:
+    what ``open`` would raise locally, ``PermissionError`` for credentials refused or
+    missing, ``ConnectionError`` for a store that cannot be reached."""
+    if client_error(exc):
+        names = [c.__name__ for c in type(exc).__mro__]
+        if any("Credential" in n for n in names):
+            return PermissionError(errno.EACCES, f"No credentials for the store ({exc}); give "
+                                   f"them (storage_options=, the AWS_* variables)", url)
+        if any(n in ("ConnectionError", "HTTPClientError") for n in names):
+            return ConnectionError(f"cannot {action} {url}: the store cannot be reached: {exc}")
+        return OSError(f"cannot {action} {url}: {type(exc).__name__}: {exc}")
     if isinstance(exc, FileNotFoundError):
         return FileNotFoundError(errno.ENOENT, "No such file or directory", url)
     if isinstance(exc, IsADirectoryError):
@@ -203,8 +226,10 @@ def _open_read(filesystem, path: str, ranges: bool):
             if attempt:
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", url)
             filesystem.invalidate_cache(path)
-    except (OSError, ValueError) as exc:
-        raise _translate(exc, url, "open") from None
+    except Exception as exc:
+        if not _store_failure(exc):
+            raise
+        raise store_error(exc, url, "open") from None
 
 
 def open_for_ranges(filesystem, path: str):
@@ -277,9 +302,8 @@ class RemoteTarget:
             if isinstance(exc, FileExistsError) or precondition_failed(exc):
                 raise FileExistsError(errno.EEXIST, "File exists (created by another writer "
                                       "while this one wrote)", self.path) from None
-            if isinstance(exc, (OSError, ValueError)) and not isinstance(
-                    exc, (ArrowInvalid, FileExistsError)):
-                raise _translate(exc, self.path, "write") from exc
+            if _store_failure(exc) and not isinstance(exc, (ArrowInvalid, FileExistsError)):
+                raise store_error(exc, self.path, "write") from exc
             raise
 
     def abort(self) -> None:
@@ -333,10 +357,10 @@ def remote_target(filesystem, path: str, replace: bool = True) -> RemoteTarget:
             _refuse_folder_name(filesystem, path, url, writing=True)
         if filesystem.isdir(path):
             raise IsADirectoryError(errno.EISDIR, "Is a directory", url)
-    except (OSError, ValueError) as exc:
-        if isinstance(exc, (IsADirectoryError, NotADirectoryError)):
+    except Exception as exc:
+        if isinstance(exc, (IsADirectoryError, NotADirectoryError)) or not _store_failure(exc):
             raise
-        raise _translate(exc, url, "write") from None
+        raise store_error(exc, url, "write") from None
     tmp = None
     try:
         if _uploads_uncommitted(filesystem):
@@ -346,8 +370,10 @@ def remote_target(filesystem, path: str, replace: bool = True) -> RemoteTarget:
             folder, name = posixpath.split(path)
             tmp = posixpath.join(folder, f".{name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
             file = filesystem.open(tmp, "wb")
-    except (OSError, ValueError) as exc:
-        raise _translate(exc, url, "write") from None
+    except Exception as exc:
+        if not _store_failure(exc):
+            raise
+        raise store_error(exc, url, "write") from None
     return RemoteTarget(filesystem, path, file, tmp)
 
 
