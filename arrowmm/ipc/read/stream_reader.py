@@ -280,7 +280,7 @@ class StreamReader(SequentialBatches, ReaderBase):
         """The decoder's ``exc`` (it knows offsets, not the source) naming the source."""
         try:
             out = type(exc)(f"{self._description}: {exc}")
-        except Exception:  # (a subclass with another signature)
+        except TypeError:  # (a subclass with another signature)
             out = ArrowInvalid(f"{self._description}: {exc}")
         out.__cause__ = exc.__cause__
         return out
