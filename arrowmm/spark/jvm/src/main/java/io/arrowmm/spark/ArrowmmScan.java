@@ -184,10 +184,14 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
         StructType s = ColumnSpec.sparkSchema(f.columns);
         if (first == null) {
           checkTableColumns(path, s, schema);
-        } else if (!sameColumns(s, ColumnSpec.sparkSchema(first.columns))) {
-          throw new ArrowmmException(path + ": its schema " + s.simpleString()
-              + " differs from that of " + first.path + ": "
-              + ColumnSpec.sparkSchema(first.columns).simpleString());
+        } else {
+          StructType firstSchema = ColumnSpec.sparkSchema(first.columns);
+          String difference = ColumnSpec.difference(s, "this file", firstSchema, "that one");
+          if (difference != null) {
+            throw new ArrowmmException(path + ": its schema " + s.simpleString()
+                + " differs from that of " + first.path + ", " + firstSchema.simpleString()
+                + ": " + difference);
+          }
         }
         if (first == null) {
           first = f;
@@ -224,20 +228,6 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
             + "read with format('arrowmm_python'), which casts to a given schema)");
       }
     }
-  }
-
-  private static boolean sameColumns(StructType a, StructType b) {
-    if (a.fields().length != b.fields().length) {
-      return false;
-    }
-    for (int i = 0; i < a.fields().length; i++) {
-      StructField x = a.fields()[i];
-      StructField y = b.fields()[i];
-      if (!x.name().equals(y.name()) || !x.dataType().equals(y.dataType())) {
-        return false;
-      }
-    }
-    return true;
   }
 
   @Override

@@ -157,7 +157,8 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
     return out;
   }
 
-  /** An append must keep the directory's schema (its readers refuse files that differ). */
+  /** An append must keep the directory's schema (its readers refuse files that differ);
+   * nullability may differ at any level (a directory's columns read as nullable). */
   private void checkAppendSchema() {
     List<String> files = DataFiles.filesIn(storage, dir);
     if (files.isEmpty()) {
@@ -165,15 +166,11 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
     }
     FileFooter first = FileFooter.read(storage, files.get(0));
     StructType have = ColumnSpec.sparkSchema(first.columns);
-    boolean same = have.fields().length == schema.fields().length;
-    for (int i = 0; same && i < have.fields().length; i++) {
-      same = have.fields()[i].name().equals(schema.fields()[i].name())
-          && have.fields()[i].dataType().equals(schema.fields()[i].dataType());
-    }
-    if (!same) {
+    String difference = ColumnSpec.difference(schema, "the rows", have, "the files");
+    if (difference != null) {
       throw new ArrowmmException(dir + ": cannot append rows of schema " + schema.simpleString()
           + " to a directory whose files have " + have.simpleString() + " (" + first.path
-          + "); write with mode('overwrite') to replace them");
+          + "): " + difference + "; write with mode('overwrite') to replace them");
     }
   }
 

@@ -154,7 +154,8 @@ final class ColumnSpec implements Serializable {
   }
 
   /** {@code type} nullable at every level (struct fields, array elements, map values), as a
-   * table's schema is: a schema given with {@code .schema()} cannot vouch for every file. */
+   * table's schema is: a schema given with {@code .schema()} cannot vouch for every file, and
+   * schemas are compared without nullability ({@link #difference}). */
   static DataType nullable(DataType type) {
     if (type instanceof StructType) {
       StructField[] fields = ((StructType) type).fields().clone();
@@ -170,6 +171,31 @@ final class ColumnSpec implements Serializable {
       return DataTypes.createMapType(nullable(m.keyType()), nullable(m.valueType()), true);
     }
     return type;
+  }
+
+  /** Where schema {@code a} (of {@code aName}) differs from {@code b} (of {@code bName}),
+   * nullability aside: the first column whose name or type differs, or the column counts; null
+   * when they do not differ. */
+  static String difference(StructType a, String aName, StructType b, String bName) {
+    StructField[] x = a.fields();
+    StructField[] y = b.fields();
+    for (int i = 0; i < Math.min(x.length, y.length); i++) {
+      if (!x[i].name().equals(y[i].name())) {
+        return "column " + (i + 1) + " is '" + x[i].name() + "' in " + aName + " and '"
+            + y[i].name() + "' in " + bName;
+      }
+      if (!nullable(x[i].dataType()).equals(nullable(y[i].dataType()))) {
+        return "column '" + x[i].name() + "' is " + x[i].dataType().simpleString() + " in "
+            + aName + " and " + y[i].dataType().simpleString() + " in " + bName;
+      }
+    }
+    if (x.length != y.length) {
+      StructField extra = x.length > y.length ? x[y.length] : y[x.length];
+      return aName + " has " + x.length + " columns and " + bName + " " + y.length
+          + " (column '" + extra.name() + "' is in " + (x.length > y.length ? aName : bName)
+          + " only)";
+    }
+    return null;
   }
 
   private static ColumnSpec convert(Field f, List<String> problems) {
