@@ -34,7 +34,7 @@ from .files import (ARRIVAL, DataFile, arrival_order, describe_file, find_data_f
 from .planning import plan_pieces, read_piece, to_spark_batch
 from .pruning import ALL, NONE, verdict
 from .storage import MMAP_DEFAULT, merge_options, s3_options, storage_for
-from .types import spark_schema
+from .types import as_nullable, spark_schema, type_difference
 
 __all__ = ["ArrowmmDataSource", "ArrowmmPythonDataSource", "ArrowmmPartition"]
 
@@ -149,8 +149,8 @@ class ArrowmmDataSource(DataSource):
         files = find_data_files(paths, store)
         if not files:
             raise ArrowInvalid(f"no Arrow files under {paths}")
-        return spark_schema(describe_file(files[0], False, storage_for(files[0], store)).schema,
-                            _flag(self.options, "cast", False))
+        first = describe_file(files[0], False, storage_for(files[0], store))
+        return as_nullable(spark_schema(first.schema, _flag(self.options, "cast", False)))
 
     def reader(self, schema):
         if _flag(self.options, "pushdown", False) and _pushdown_enabled():
@@ -307,14 +307,16 @@ def _column_type(info: DataFile, attribute):
 
 
 def _check_schemas(files: List[DataFile], cast: bool) -> None:
+    """Every file has the first's Spark types, nullability aside (the table's is nullable)."""
     if not files:
         return
     first = spark_schema(files[0].schema, cast)
     for info in files[1:]:
         other = spark_schema(info.schema, cast)
-        if other != first:
+        where = type_difference(other, first)
+        if where:
             raise ArrowInvalid(f"{info.path}: schema {other.simpleString()} differs from "
-                               f"{files[0].path}: {first.simpleString()}")
+                               f"{files[0].path}: {first.simpleString()} (at {where})")
 
 
 # -- writing --------------------------------------------------------------------------------------

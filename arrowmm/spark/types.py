@@ -8,12 +8,13 @@ error naming the column when Spark has no type for them at all.
 """
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
 
 from .. import types as t
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 
-__all__ = ["SparkTypeError", "spark_schema", "spark_type", "type_table"]
+__all__ = ["SparkTypeError", "spark_schema", "spark_type", "type_table", "as_nullable",
+           "type_difference"]
 
 
 class SparkTypeError(ArrowNotImplementedError):
@@ -136,6 +137,44 @@ def _convert(dtype: t.DataType, cast: bool, path: str, problems: List[str]):
     if isinstance(dtype, t.RunEndEncodedType):
         return unsupported("Spark has no run-end encoded type")
     raise ArrowInvalid(f"{path}: unexpected Arrow type {dtype}")  # pragma: no cover
+
+
+def as_nullable(dtype):
+    """Spark type ``dtype`` with every level nullable (fields, array elements, map values), as
+    Spark's file sources declare a table's schema: another file of the table may hold nulls
+    where the first has none, and a column Spark is told is NOT NULL reads no null."""
+    from pyspark.sql import types as st
+    if isinstance(dtype, st.StructType):
+        return st.StructType([st.StructField(f.name, as_nullable(f.dataType), True, f.metadata)
+                              for f in dtype.fields])
+    if isinstance(dtype, st.ArrayType):
+        return st.ArrayType(as_nullable(dtype.elementType), True)
+    if isinstance(dtype, st.MapType):
+        return st.MapType(as_nullable(dtype.keyType), as_nullable(dtype.valueType), True)
+    return dtype
+
+
+def type_difference(have, want, path: str = "") -> Optional[str]:
+    """Where Spark types ``have`` and ``want`` differ, nullability and field metadata aside
+    (``a.b: int vs bigint``, ``columns [a, b] vs [b, a]``), or None when they do not."""
+    from pyspark.sql import types as st
+    where = path or "columns"
+    if isinstance(have, st.StructType) and isinstance(want, st.StructType):
+        if have.names != want.names:
+            return f"{where} {have.names} vs {want.names}"
+        for a, b in zip(have.fields, want.fields):
+            found = type_difference(a.dataType, b.dataType, f"{path}.{a.name}" if path else a.name)
+            if found:
+                return found
+        return None
+    if isinstance(have, st.ArrayType) and isinstance(want, st.ArrayType):
+        return type_difference(have.elementType, want.elementType, f"{where}.element")
+    if isinstance(have, st.MapType) and isinstance(want, st.MapType):
+        return (type_difference(have.keyType, want.keyType, f"{where}.key")
+                or type_difference(have.valueType, want.valueType, f"{where}.value"))
+    if have != want:
+        return f"{where}: {have.simpleString()} vs {want.simpleString()}"
+    return None
 
 
 def type_table() -> List[tuple]:
