@@ -36,7 +36,7 @@ from ..compute.selection import count_kept, filter_array
 from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 from ..interop._cdata import export_schema, export_stream
 from ..interop.build import array as build_array
-from ..ipc.core.object_store import open_for_ranges
+from ..ipc.core.object_store import open_for_ranges, open_for_stream
 from ..ipc.read.opening import open as open_ipc
 from ..ipc.read.ranged import RangedFileReader, RangeSource
 from ..ipc.read.file_reader import FileReader, StreamReader
@@ -168,7 +168,13 @@ def open_fragment(path: str, filesystem=None, mmap: bool = True):
             raise ArrowInvalid(f"{path}: not readable as Arrow IPC: {why}")
         if ipc_kind(head) == "file":
             return RangedFileReader(RangeSource(f, path, owns=True))
-        return StreamReader(f)  # (a stream is read as it comes, in order)
+        f.close()
+        # a stream is read as it comes, in order: with the filesystem's readahead (read by
+        # ranges, each message's prefix, metadata and body was a request of its own)
+        f = open_for_stream(filesystem, path)
+        reader = StreamReader(f, description=path)
+        reader._owned = f  # (closed with the reader)
+        return reader
     except ArrowError as exc:
         f.close()
         raise named_error(exc, path)

@@ -20,6 +20,7 @@ import pyarrow.ipc as pa_ipc
 import pytest
 
 import arrowmm
+from arrowmm.dataset.scan import open_fragment
 from arrowmm.ipc.core.object_store import ObjectStoreAppendError, RemoteTarget, remote_target
 
 N_COLUMNS = 10
@@ -188,6 +189,30 @@ def test_a_dataset_reads_an_object_whose_key_is_also_a_prefix(s3_server, s3_file
     ds = arrowmm.dataset(f"s3://{bucket}/ds", filesystem=s3_filesystem)
     assert ds.files == [f"{bucket}/ds/both.arrow", f"{bucket}/ds/both.arrow/x.arrow"]
     assert ds.to_table().to_pydict() == {"x": [1, 2, 3] * 2}
+
+
+def test_a_dataset_of_a_stream_object_is_read_with_readahead(s3_server, s3_filesystem):
+    """The scan read a stream object through the by-ranges file (no readahead): a GET for each
+    message's prefix, metadata and body, 808 for 200 batches where open_stream makes one, and
+    closing the reader left the file open (review 8: 9)."""
+    table = pa.table({"x": pa.array(range(200_000), pa.int64())})
+    sink = io.BytesIO()
+    with pa_ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table, max_chunksize=1000)
+    bucket = s3_server.new_bucket()
+    url = _upload(s3_filesystem, bucket, "s/p.arrows", sink.getvalue())
+    counter = GetCounter(s3_filesystem)
+    with arrowmm.open_stream(url, filesystem=s3_filesystem) as r:
+        assert r.read_all().num_rows == 200_000
+    by_open_stream = counter.requests
+    counter.ranges.clear()
+    ds = arrowmm.dataset(f"s3://{bucket}/s", filesystem=s3_filesystem)
+    assert pa.table(ds.to_table()).equals(table)
+    assert counter.requests <= by_open_stream + 4, (counter.requests, by_open_stream)
+    reader = open_fragment(f"{bucket}/s/p.arrows", s3_filesystem)
+    file = reader._owned
+    reader.close()
+    assert file is not None and file.closed  # (the reader's own file, closed with it)
 
 
 def test_missing_object_and_bucket_are_file_not_found_naming_the_url(s3_server, s3_filesystem):
