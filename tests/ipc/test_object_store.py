@@ -215,6 +215,23 @@ def test_a_dataset_of_a_stream_object_is_read_with_readahead(s3_server, s3_files
     assert file is not None and file.closed  # (the reader's own file, closed with it)
 
 
+def test_discovery_reads_the_first_bytes_of_an_object_not_named_as_arrow(s3_server,
+                                                                         s3_filesystem,
+                                                                         pyarrow_file):
+    """Discovery sniffed a file not named as Arrow (Spark's part-00000) through fsspec's
+    readahead: its first GET asked for the whole object (up to s3fs's 50 MB block) to read
+    8 bytes (review 8: 8)."""
+    table, data = pyarrow_file
+    bucket = s3_server.new_bucket()
+    _upload(s3_filesystem, bucket, "d/part-00000", data)
+    _upload(s3_filesystem, bucket, "d/empty", b"")
+    counter = GetCounter(s3_filesystem)
+    ds = arrowmm.dataset(f"s3://{bucket}/d", filesystem=s3_filesystem)
+    assert ds.files == [f"{bucket}/d/part-00000"]
+    assert counter.bytes <= 64 * 1024, counter.ranges
+    assert pa.table(ds.to_table()).equals(table)
+
+
 def test_missing_object_and_bucket_are_file_not_found_naming_the_url(s3_server, s3_filesystem):
     bucket = s3_server.new_bucket()
     for url in (f"s3://{bucket}/nothing.arrow", "s3://no-such-bucket-arrowmm/x.arrow"):
