@@ -161,13 +161,14 @@ def open_fragment(path: str, filesystem=None, mmap: bool = True):
         raise ArrowInvalid("filesystem= takes an fsspec filesystem object")
     f = open_for_ranges(filesystem, path)  # (each read asks for its bytes only)
     try:
-        head = f.read(KIND_HEAD)
-        f.seek(0)
+        src = RangeSource(f, path, owns=True)
+        src.keep(0, min(src.size, KIND_HEAD))  # (the kind, then a file's magic: read once)
+        head = src.pread(0, min(src.size, KIND_HEAD), "first bytes").tobytes()
         why = unreadable_head(head)
         if why is not None:
             raise ArrowInvalid(f"{path}: not readable as Arrow IPC: {why}")
         if ipc_kind(head) == "file":
-            return RangedFileReader(RangeSource(f, path, owns=True))
+            return RangedFileReader(src)
         f.close()
         # a stream is read as it comes, in order: with the filesystem's readahead (read by
         # ranges, each message's prefix, metadata and body was a request of its own)

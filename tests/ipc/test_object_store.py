@@ -232,6 +232,23 @@ def test_discovery_reads_the_first_bytes_of_an_object_not_named_as_arrow(s3_serv
     assert pa.table(ds.to_table()).equals(table)
 
 
+def test_opening_a_dataset_file_reads_its_magic_once(s3_server, s3_filesystem, pyarrow_file):
+    """A dataset's open of a file read its first bytes three times (the kind, the ranged
+    reader's magic, the file reader's): 4 GETs where open_file makes 2, and every file is
+    opened at discovery and again in each scan (review 8: 10)."""
+    table, data = pyarrow_file
+    bucket = s3_server.new_bucket()
+    url = _upload(s3_filesystem, bucket, "d/p.arrow", data)
+    counter = GetCounter(s3_filesystem)
+    with arrowmm.open_file(url, filesystem=s3_filesystem):
+        pass
+    by_open_file = counter.requests
+    counter.ranges.clear()
+    ds = arrowmm.dataset(f"s3://{bucket}/d", filesystem=s3_filesystem)
+    assert counter.requests <= by_open_file == 2, counter.ranges
+    assert ds.count_rows() == table.num_rows
+
+
 def test_missing_object_and_bucket_are_file_not_found_naming_the_url(s3_server, s3_filesystem):
     bucket = s3_server.new_bucket()
     for url in (f"s3://{bucket}/nothing.arrow", "s3://no-such-bucket-arrowmm/x.arrow"):
