@@ -29,12 +29,13 @@ except ImportError:  # pyspark 4.0, 4.1: every micro-batch reads all that is ava
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..ipc.core.compression import CODEC_NAMES, CODECS
 from .commit import abort_job, commit_files, ensure_log
+from .directory import Directory
 from .files import (ARRIVAL, DataFile, arrival_order, describe_file, find_data_files,
                     load_path_options, seen_by)
 from .planning import plan_pieces, read_piece, to_spark_batch
 from .pruning import ALL, NONE, verdict
-from .storage import MMAP_DEFAULT, merge_options, s3_options, storage_for
-from .types import as_nullable, spark_schema, type_difference
+from .storage import MMAP_DEFAULT, Storage, merge_options, s3_options, storage_for
+from .types import SparkTypeError, as_nullable, spark_schema, type_difference
 
 __all__ = ["ArrowmmDataSource", "ArrowmmPythonDataSource", "ArrowmmPartition"]
 
@@ -333,7 +334,7 @@ class WrittenFile(WriterCommitMessage):
 
 class _WriterOptions:
     def __init__(self, options, schema, paths: Optional[List[str]] = None,
-                 storage_options: Optional[dict] = None):
+                 storage_options: Optional[dict] = None, append: bool = False):
         paths = load_path_options(options) if paths is None else paths
         if len(paths) != 1:
             raise ArrowInvalid(f"write to one directory, got {paths}")
@@ -356,6 +357,8 @@ class _WriterOptions:
         self.schema = schema
         self.job = uuid.uuid4().hex
         self.options = {k: options[k] for k in ("checkpointlocation",) if k in options}
+        if append:
+            _check_append(self.directory, self.storage, schema)
         # the commit log exists before any task writes: a new directory reads as empty (not
         # file by file) until the job commits
         ensure_log(self.directory, self.storage, self.job)
@@ -411,6 +414,28 @@ class _WriterOptions:
         return WrittenFile(tmp, name, rows, query)
 
 
+def _check_append(directory: str, storage: Storage, schema) -> None:
+    """Refuse an append of rows of ``schema`` to a directory whose files have other columns or
+    types (nullability aside), before any task writes: mixed files make every row of the
+    directory unreadable.  The JVM connector refuses it in the same words."""
+    if not storage.is_dir(directory):
+        return
+    files = Directory(storage, directory).data_files()
+    if not files:
+        return
+    try:
+        have = spark_schema(describe_file(files[0], False, storage).schema)
+    except SparkTypeError as exc:
+        raise ArrowInvalid(f"{directory}: cannot append rows to a directory whose files have "
+                           f"columns Spark cannot hold ({files[0]}: {exc}); write with "
+                           f"mode('overwrite') to replace them") from None
+    where = type_difference(schema, have)
+    if where:
+        raise ArrowInvalid(f"{directory}: cannot append rows of schema {schema.simpleString()} "
+                           f"to a directory whose files have {have.simpleString()} ({files[0]}; "
+                           f"differs at {where}); write with mode('overwrite') to replace them")
+
+
 class ArrowmmWriter(_WriterOptions, DataSourceArrowWriter):
     """Each task writes ``part-<partition>-<job>.arrow`` under a hidden temporary name;
     ``commit`` renames them in and publishes the next manifest version (retrying when another
@@ -419,7 +444,8 @@ class ArrowmmWriter(_WriterOptions, DataSourceArrowWriter):
 
     def __init__(self, options, schema, overwrite: bool, paths: Optional[List[str]] = None,
                  storage_options: Optional[dict] = None):
-        _WriterOptions.__init__(self, options, schema, paths, storage_options)
+        _WriterOptions.__init__(self, options, schema, paths, storage_options,
+                                append=not overwrite)
         self.overwrite = overwrite
 
     def write(self, iterator):
@@ -443,7 +469,7 @@ class ArrowmmStreamWriter(_WriterOptions, DataSourceStreamArrowWriter):
     """
 
     def __init__(self, options, schema, overwrite: bool, paths: Optional[List[str]] = None):
-        _WriterOptions.__init__(self, options, schema, paths)
+        _WriterOptions.__init__(self, options, schema, paths, append=True)  # (each batch appends)
 
     def write(self, iterator):
         return self.write_task(iterator, "")

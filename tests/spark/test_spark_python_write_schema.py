@@ -83,3 +83,23 @@ def test_files_of_other_types_are_refused_saying_where(spark, tmp_path):
         arrowmm.write_file(str(out / name), pa.table({"a": values}))
     with pytest.raises(Exception, match=r"at a\.element: int vs bigint"):
         spark.read.format(PY).load(str(out)).collect()
+
+
+@pytest.mark.parametrize("columns", [
+    ["cast(id as int) id", "cast(id as string) s"],        # another type
+    ["id", "cast(id as string) s", "id as extra"],          # an extra column
+    ["id"],                                                 # a missing column
+    ["id", "cast(id as string) t"],                         # a renamed column
+    ["cast(id as string) s", "id"],                         # reordered
+])
+def test_an_append_of_another_schema_is_refused_before_any_task(spark, tmp_path, columns):
+    out = str(tmp_path / "out")
+    spark.range(3).selectExpr("id", "cast(id as string) s").write.format(PY) \
+        .mode("overwrite").save(out)
+    before = _visible(out)
+    with pytest.raises(Exception, match=r"cannot append rows of schema .* to a directory whose "
+                                        r"files have struct<id:bigint,s:string> \(.*\.arrow; "
+                                        r"differs at .*\); write with mode\('overwrite'\)"):
+        spark.range(3).selectExpr(*columns).write.format(PY).mode("append").save(out)
+    assert _visible(out) == before
+    assert _ids(spark.read.format(PY).load(out).select("id")) == [0, 1, 2]
