@@ -434,17 +434,24 @@ def encode_schema_message(schema: t.Schema, version: int = MetadataVersion.V5, f
     return out
 
 
+def _int64s(values) -> bytes:
+    """Little-endian int64 bytes of a numpy array or a list of ints."""
+    if isinstance(values, np.ndarray):
+        return values.astype("<i8", copy=False).tobytes()
+    return struct.pack(f"<{len(values)}q", *values)
+
+
 def encode_batch_message(length: int, nodes: np.ndarray, buffers: np.ndarray, body_length: int,
                          compression: Optional[str] = None, variadic=None, metadata=None,
                          dictionary_id: Optional[int] = None, is_delta: bool = False,
                          version: int = MetadataVersion.V5) -> bytes:
     """The Message flatbuffer of a RecordBatch (or, with ``dictionary_id``, a DictionaryBatch).
 
-    ``nodes`` and ``buffers`` are flat int64 arrays: (length, null_count) and
-    (offset, length) per record.
+    ``nodes`` and ``buffers`` are flat int64 arrays (or lists of ints): (length, null_count)
+    and (offset, length) per record.
     """
-    node_bytes = nodes.astype("<i8", copy=False).tobytes()
-    buffer_bytes = buffers.astype("<i8", copy=False).tobytes()
+    node_bytes = _int64s(nodes)
+    buffer_bytes = _int64s(buffers)
     variadic_bytes = b""
     if variadic is not None and len(variadic):
         variadic_bytes = np.asarray(variadic, dtype="<i8").tobytes()

@@ -32,6 +32,11 @@ __all__ = ["flatten", "flatten_columns", "Encoder", "EncodedMessage", "EXPERIMEN
 EXPERIMENTAL_COMPRESSION = "ARROW:experimental_compression"
 
 _PAD = bytes(64)
+_PADS = [_PAD[:n] for n in range(64)]
+#: A body up to this size goes out joined to its metadata, one bytes object: copying it costs
+#: less than a write (and a memoryview) per buffer does; a bigger one goes as the arrays' own
+#: memory, part by part.
+_JOINED_BODY = 32 << 10
 _I32 = struct.Struct("<i")
 
 
@@ -52,13 +57,22 @@ def _fixed(buf: BufferView, offset: int, length: int, width: int):
 def _offsets(array: Array, buf: BufferView):
     """The array's ``length + 1`` offsets starting at zero (a view of ``buf`` when they already
     do) and the (first, last) range of the values they cover."""
-    offsets = array.value_offsets()
+    if array.length:  # (the two ends read in place: a numpy view of the offsets costs ~1 us)
+        read = _OFFSET_READERS[array.type.offset_dtype.itemsize]
+        width = read.size
+        first = read.unpack_from(buf, array.offset * width)[0]
+        last = read.unpack_from(buf, (array.offset + array.length) * width)[0]
+        if not first:
+            return _fixed(buf, array.offset, array.length + 1, width), first, last
+    offsets = array.value_offsets()  # (an empty array may come with an empty offsets buffer)
     first, last = int(offsets[0]), int(offsets[-1])
     if first:
         return offsets - offsets.dtype.type(first), first, last
-    if array.length == 0:  # an empty array may come with an empty offsets buffer
-        return offsets, first, last
-    return _fixed(buf, array.offset, array.length + 1, offsets.itemsize), first, last
+    return offsets, first, last
+
+
+#: native-order readers of one 32- or 64-bit offset, by width (the arrays' buffers are native)
+_OFFSET_READERS = {4: struct.Struct("=i"), 8: struct.Struct("=q")}
 
 
 class FlatBatch:
@@ -72,7 +86,8 @@ class FlatBatch:
         self.variadic: List[int] = []
 
 
-#: Types whose arrays are a validity bitmap and one buffer of ``byte_width``-byte values.
+#: Types whose arrays are a validity bitmap and one buffer of ``byte_width``-byte values
+#: (``flatten_columns`` lays these, booleans and strings/binaries out without ``flatten``).
 _INLINE_FIXED = frozenset({t.IntType, t.FloatType, t.DecimalType, t.DateType, t.TimeType,
                            t.TimestampType, t.DurationType, t.IntervalType})
 
@@ -85,15 +100,23 @@ def flatten_columns(columns) -> FlatBatch:
     nodes, buffers = out.nodes, out.buffers
     for array in columns:
         dtype = array.type
-        if type(dtype) in _INLINE_FIXED:
+        kind = type(dtype)
+        if kind in _INLINE_FIXED or kind is t.BoolType or kind is t.BinaryType:
             off, n = array.offset, array.length
             bufs = array._buffers
             nulls = array.null_count
             nodes.append(n)
             nodes.append(nulls)
             buffers.append(_bits(bufs[0], off, n) if nulls else None)
-            width = dtype.byte_width
-            buffers.append(bufs[1].slice(off * width, n * width))
+            if kind is t.BoolType:
+                buffers.append(_bits(bufs[1], off, n))
+            elif kind is t.BinaryType:
+                offs, first, last = _offsets(array, bufs[1])
+                buffers.append(offs)
+                buffers.append(bufs[2].slice(first, last - first))
+            else:
+                width = dtype.byte_width
+                buffers.append(bufs[1].slice(off * width, n * width))
         else:
             flatten(array, out)
     return out
@@ -262,7 +285,7 @@ class Encoder:
     def batch(self, length: int, flat: FlatBatch, position: int, metadata=None,
               dictionary_id: Optional[int] = None, is_delta: bool = False) -> EncodedMessage:
         body: list = []
-        layout = np.zeros(2 * len(flat.buffers), dtype=np.int64)
+        layout = []  # (offset, length) per buffer
         pos = 0
         align = self.alignment
         compressed = {}
@@ -273,9 +296,10 @@ class Encoder:
             compressed = dict(zip(todo, parts))
         for i, buf in enumerate(flat.buffers):
             if buf is None:
-                layout[2 * i] = pos
+                layout.append(pos)
+                layout.append(0)
                 continue
-            pair = compressed.get(i)
+            pair = compressed.get(i) if compressed else None
             if pair is None:
                 size = memoryview(buf).nbytes
                 if size:
@@ -285,21 +309,22 @@ class Encoder:
                 size = 8 + memoryview(payload).nbytes
                 body.append(prefix)
                 body.append(payload)
-            layout[2 * i], layout[2 * i + 1] = pos, size
-            if size:
-                pad = (-size) % align
-                if pad:
-                    body.append(_PAD[:pad])
-                pos += size + pad
+            layout.append(pos)
+            layout.append(size)
+            pad = -size % align
+            if pad:
+                body.append(_PADS[pad])
+            pos += size + pad
         if self.compression is not None and self.version < MetadataVersion.V5:
             # Before V5, Arrow (0.17 to today's C++ reader) took the codec of a V4 message from
             # this custom metadata key, not from RecordBatch.compression: write both.
             metadata = {**(metadata or {}), EXPERIMENTAL_COMPRESSION: self.compression.upper()}
-        nodes = np.asarray(flat.nodes, dtype=np.int64)
-        meta = encode_batch_message(length, nodes, layout, pos, self.compression,
+        meta = encode_batch_message(length, flat.nodes, layout, pos, self.compression,
                                     flat.variadic or None, metadata, dictionary_id, is_delta,
                                     self.version)
         framed = self._frame(meta, position)
+        if pos <= _JOINED_BODY:
+            return EncodedMessage([b"".join([framed, *body])], len(framed), pos)
         return EncodedMessage([framed] + body, len(framed), pos)
 
     def eos(self) -> bytes:
