@@ -35,6 +35,8 @@ public class ArrowmmJvmSource implements TableProvider, DataSourceRegister,
   public static final String NAME = "arrowmm";
   /** The name that always reaches the Python data source, in sessions with this jar too. */
   public static final String PYTHON_NAME = "arrowmm_python";
+  /** Where Spark hands {@code partitionBy}'s columns (a JSON list) to a V1 write. */
+  private static final String PARTITION_COLUMNS = "__partition_columns";
 
   @Override
   public String shortName() {
@@ -64,13 +66,31 @@ public class ArrowmmJvmSource implements TableProvider, DataSourceRegister,
 
   @Override
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> props) {
+    if (partitioning.length > 0) {  // a write's partitionBy / bucketBy, a table's PARTITIONED BY
+      List<String> asked = new java.util.ArrayList<>();
+      for (Transform t : partitioning) {
+        asked.add(t.describe());
+      }
+      refuseLayout("partitionBy / bucketBy / sortBy (PARTITIONED BY / CLUSTERED BY in SQL): "
+          + asked);
+    }
     return new ArrowmmTable((StructType) ColumnSpec.nullable(schema), props);
+  }
+
+  /** A directory holds one flat set of files: a layout asked for is refused, never ignored. */
+  private static void refuseLayout(String asked) {
+    throw new ArrowmmException("the arrowmm JVM connector writes and reads unpartitioned, "
+        + "unbucketed directories; " + asked + " is not supported (write without it)");
   }
 
   @Override
   public BaseRelation createRelation(SQLContext sqlContext, SaveMode mode,
       scala.collection.immutable.Map<String, String> parameters, Dataset<Row> data) {
     Map<String, String> options = scala.jdk.javaapi.CollectionConverters.asJava(parameters);
+    String partitionColumns = options.get(PARTITION_COLUMNS);
+    if (partitionColumns != null && !partitionColumns.replaceAll("[\\s\\[\\]]", "").isEmpty()) {
+      refuseLayout("partitionBy(" + partitionColumns + ")");
+    }
     org.apache.hadoop.conf.Configuration conf =
         PathResolver.hadoopConf(sqlContext.sparkSession(), options);
     // a path no filesystem serves is refused here: nothing written
@@ -84,7 +104,8 @@ public class ArrowmmJvmSource implements TableProvider, DataSourceRegister,
     // it) or its qualified URI
     Map<String, String> resolved = new java.util.HashMap<>();
     for (Map.Entry<String, String> e : options.entrySet()) {
-      if (!e.getKey().equalsIgnoreCase("path") && !e.getKey().equalsIgnoreCase("paths")) {
+      if (!e.getKey().equalsIgnoreCase("path") && !e.getKey().equalsIgnoreCase("paths")
+          && !e.getKey().equals(PARTITION_COLUMNS)) {
         resolved.put(e.getKey(), e.getValue());
       }
     }
