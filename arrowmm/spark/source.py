@@ -35,7 +35,8 @@ from .files import (ARRIVAL, DataFile, arrival_order, describe_file, find_data_f
 from .planning import plan_pieces, read_piece, to_spark_batch
 from .pruning import ALL, NONE, verdict
 from .storage import MMAP_DEFAULT, Storage, merge_options, s3_options, storage_for
-from .types import SparkTypeError, as_nullable, spark_schema, type_difference
+from .types import (SparkTypeError, as_nullable, spark_schema, type_difference,
+                    unwritable_columns)
 
 __all__ = ["ArrowmmDataSource", "ArrowmmPythonDataSource", "ArrowmmPartition"]
 
@@ -357,6 +358,11 @@ class _WriterOptions:
         self.schema = schema
         self.job = uuid.uuid4().hex
         self.options = {k: options[k] for k in ("checkpointlocation",) if k in options}
+        problems = unwritable_columns(schema) if schema is not None else []
+        if problems:
+            raise SparkTypeError(f"{self.directory}: these columns have Spark types the Python "
+                                 f"data source cannot write as themselves:\n  "
+                                 + "\n  ".join(problems))
         if append:
             _check_append(self.directory, self.storage, schema)
         # the commit log exists before any task writes: a new directory reads as empty (not

@@ -14,7 +14,7 @@ from .. import types as t
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 
 __all__ = ["SparkTypeError", "spark_schema", "spark_type", "type_table", "as_nullable",
-           "type_difference"]
+           "type_difference", "unwritable_columns"]
 
 
 class SparkTypeError(ArrowNotImplementedError):
@@ -175,6 +175,38 @@ def type_difference(have, want, path: str = "") -> Optional[str]:
     if have != want:
         return f"{where}: {have.simpleString()} vs {want.simpleString()}"
     return None
+
+
+def unwritable_columns(schema) -> List[str]:
+    """The columns (at any depth) of Spark schema ``schema`` whose type would not read back as
+    itself, each with why; the writer refuses them rather than write another type."""
+    from pyspark.sql import types as st
+    problems: List[str] = []
+    plain = (st.NullType, st.BooleanType, st.ByteType, st.ShortType, st.IntegerType,
+             st.LongType, st.FloatType, st.DoubleType, st.DecimalType, st.StringType,
+             st.CharType, st.VarcharType, st.BinaryType, st.DateType, st.TimestampType,
+             st.TimestampNTZType)
+
+    def walk(dtype, path):
+        if isinstance(dtype, st.StructType):
+            for f in dtype.fields:
+                walk(f.dataType, f"{path}.{f.name}" if path else f.name)
+        elif isinstance(dtype, st.ArrayType):
+            walk(dtype.elementType, f"{path}.element")
+        elif isinstance(dtype, st.MapType):
+            walk(dtype.keyType, f"{path}.key")
+            walk(dtype.valueType, f"{path}.value")
+        elif isinstance(dtype, st.DayTimeIntervalType):
+            if (dtype.startField, dtype.endField) != (st.DayTimeIntervalType.DAY,
+                                                      st.DayTimeIntervalType.SECOND):
+                problems.append(f"{path}: {dtype.simpleString()} (it would read back as "
+                                f"interval day to second; cast it to that)")
+        elif not isinstance(dtype, plain):
+            problems.append(f"{path}: {dtype.simpleString()} (no Arrow type of arrowmm's "
+                            f"reads back as it)")
+
+    walk(schema, "")
+    return problems
 
 
 def type_table() -> List[tuple]:

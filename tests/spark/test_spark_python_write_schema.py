@@ -103,3 +103,12 @@ def test_an_append_of_another_schema_is_refused_before_any_task(spark, tmp_path,
         spark.range(3).selectExpr(*columns).write.format(PY).mode("append").save(out)
     assert _visible(out) == before
     assert _ids(spark.read.format(PY).load(out).select("id")) == [0, 1, 2]
+
+
+def test_variant_and_other_types_that_read_back_otherwise_are_refused(spark, tmp_path):
+    out = str(tmp_path / "out")
+    src = spark.sql("select id, named_struct('v', parse_json('{\"a\": 1}')) s, "
+                    "interval 3 hours h from range(2)")
+    with pytest.raises(Exception, match=r"s\.v: variant .*\n.*h: interval hour"):
+        src.write.format(PY).mode("overwrite").save(out)
+    assert not os.path.exists(out)
