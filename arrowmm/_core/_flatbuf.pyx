@@ -90,7 +90,7 @@ def struct_pairs(owner, Py_ssize_t start, Py_ssize_t count):
     return _pairs(owner, &mv[0] if mv.shape[0] else NULL, start, count)
 
 
-def frame_at(Region region, int64_t offset, Py_ssize_t index):
+def frame_at(Region region not None, int64_t offset, Py_ssize_t index):
     """Locate the metadata of the message at ``offset``.
 
     Returns ``None`` at end-of-stream (a zero length, or the end of the

@@ -129,7 +129,10 @@ class IndexedStreamReader(ReaderBase):
         view of the mapping, or read by the source (its body only when ``body``)."""
         if self._source is not None:
             return self._source.stream_message(offset, index, body)
-        msg = read_message_at(self._region, offset, index)
+        region = self._region  # (once: close() from another thread drops it under this read)
+        if region is None:
+            raise ArrowInvalid("the reader is closed")
+        msg = read_message_at(region, offset, index)
         return msg, offset if msg is None else message_end(msg)
 
     def _read(self, position: int, kind: int) -> Message:
@@ -173,9 +176,9 @@ class IndexedStreamReader(ReaderBase):
         return self._source.size if self._source is not None else super()._source_bytes()
 
     def close(self) -> None:
+        super().close()  # (first: sets _closed before the source goes)
         if self._source is not None:
             self._source.close()
-        super().close()
 
     def __repr__(self):
         return f"<arrowmm.IndexedStreamReader {self.num_record_batches} batches>\n{self.schema}"

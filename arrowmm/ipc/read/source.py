@@ -148,7 +148,10 @@ class MappedSource(FileSource):
 
     def message(self, offset: int, meta_len: int, body_len: int, index: int, kind: int,
                 where, data_end: int) -> Message:
-        msg = read_message_at(self.region, offset, index, expected_body_length=body_len)
+        region = self.region  # (once: close() drops it under a read in flight)
+        if region is None:
+            raise ArrowInvalid("the reader is closed")
+        msg = read_message_at(region, offset, index, expected_body_length=body_len)
         if msg is None or msg.body.offset != offset + meta_len or \
                 message_end(msg) > data_end or msg.record.header_type != kind:
             check_message(msg, where, offset + meta_len, data_end, kind)

@@ -196,14 +196,15 @@ class StreamReader(SequentialBatches, ReaderBase):
             return False
         if self._file is not None:
             return True
-        if self._region is None:
+        region = self._region  # (once: close() from another thread drops it)
+        if region is None:
             return False
         pos, index = self._pos, self._index
         for _ in range(64):  # (past the dictionaries to the next record batch, not further)
             if self._end is not None and pos >= self._end:
                 return False
             try:
-                msg = read_message_at(self._region, pos, index)
+                msg = read_message_at(region, pos, index)
             except ArrowInvalid:
                 return False  # (the export reports it, where it belongs)
             if msg is None:
@@ -214,14 +215,15 @@ class StreamReader(SequentialBatches, ReaderBase):
         return False
 
     def _read_message(self) -> Optional[Message]:
+        region = self._region  # (once: close() from another thread drops it under this read)
         if self._file is None:
-            if self._region is None:
-                return None
+            if region is None:  # (closed: neither a file nor a region left)
+                raise ArrowInvalid("the reader is closed")
             if self._end is not None and self._pos >= self._end:
                 return None  # the footer of an IPC file written without an end-of-stream marker
-            msg = read_message_at(self._region, self._pos, self._index)
+            msg = read_message_at(region, self._pos, self._index)
             while msg is None and self._in_file:  # an appended file: its next generation
-                resume = resume_after_eos(self._region, self._pos,  # (a loop: a generation may
+                resume = resume_after_eos(region, self._pos,  # (a loop: a generation may
                                           unfinished=self._unfinished,  # hold no message)
                                           salvage=self._salvage)
                 if resume is None:
@@ -229,12 +231,12 @@ class StreamReader(SequentialBatches, ReaderBase):
                 self._pos = resume
                 if self._end is not None and self._pos >= self._end:
                     return None
-                msg = read_message_at(self._region, self._pos, self._index)
+                msg = read_message_at(region, self._pos, self._index)
             if msg is not None:
                 self._pos = message_end(msg)
                 self._index += 1
             else:
-                self._saw_eos = self._pos < self._region.size  # a marker, not the end of the bytes
+                self._saw_eos = self._pos < region.size  # a marker, not the end of the bytes
             return msg
         while not self._pending:
             f = self._file
@@ -439,11 +441,11 @@ class StreamReader(SequentialBatches, ReaderBase):
             held = self._take_held()
             if held is not None:
                 return held
-            region = self._region
+            region, memo = self._region, self._memo  # (once, before the check: see close)
             if walk is not None and self._file is None and region is not None \
                     and not self._closed and not self._done:
                 end = walk(region, self._pos, region.size if self._end is None else self._end,
-                           self._memo.get)
+                           memo.get)
                 if end >= 0:
                     self._pos = end
                     self._index += 1
@@ -513,6 +515,7 @@ class StreamReader(SequentialBatches, ReaderBase):
         return None
 
     def _read_next_batch(self) -> RecordBatch:
+        memo = self._memo  # (before the check: close() sets _closed, then drops it)
         self._check_open()
         held = self._take_held()
         if held is not None:
@@ -530,9 +533,9 @@ class StreamReader(SequentialBatches, ReaderBase):
             header_type = msg.record.header_type
             if header_type == MessageHeader.RecordBatch:
                 self._batch_index += 1
-                return self._record_batch(msg, self._memo.snapshot(), where, self._batch_index)
+                return self._record_batch(msg, memo.snapshot(), where, self._batch_index)
             if header_type == MessageHeader.DictionaryBatch:
-                self._dictionary_batch(msg, self._memo, where)
+                self._dictionary_batch(msg, memo, where)
             elif header_type == MessageHeader.Schema:
                 raise ArrowInvalid(f"{where}: a second schema message in the stream")
             else:
@@ -548,8 +551,8 @@ class StreamReader(SequentialBatches, ReaderBase):
         """Rows in the whole stream, from its record batch headers (no body is read, and
         the reader's position does not move).  A stream read from a file object cannot be
         looked ahead in: ``ArrowNotImplementedError`` (``count_rows()`` reads it)."""
+        region = self._region  # (before the check: close() sets _closed, then drops it)
         self._check_open()
-        region = self._region
         if self._file is not None or region is None:
             raise ArrowNotImplementedError(f"{self._description}: num_rows of a stream read from "
                                            f"a file object needs reading it; count_rows() counts "
@@ -601,11 +604,11 @@ class StreamReader(SequentialBatches, ReaderBase):
     def close(self):
         """Release the reader; a read waiting on a pipe, socket or device in another thread
         is woken and raises ``ArrowInvalid`` (see the class's docstring)."""
+        self._closed = True  # (first: a read in flight that finds a source gone raises)
         f = self._file
         owned = self._owned
         self._owned = None
-        if isinstance(f, PolledInput):  # (first: the read it wakes finds the reader closed)
-            self._closed = True
+        if isinstance(f, PolledInput):  # (the read it wakes finds the reader closed)
             f.shut(owned.close if owned is not None else None)
             owned = None  # (closed once no read is in flight on it)
         self._detach_iteration()

@@ -1,0 +1,163 @@
+"""``close()`` under reads (review 9): a closed reader raises ``ArrowInvalid`` ("the reader is
+closed") on every read, and a read ``close()`` lands in from another thread either finishes on
+what it had taken or raises that; it never reads as empty, returns another file's bytes, or
+crashes.
+
+The races are made repeatable, not timed: ``close_at`` stops the reading thread at a chosen line
+of arrowmm (a trace hook) while another thread runs ``reader.close()``, then lets the read go
+on.  Cases that crashed the interpreter (SIGSEGV) run in a child process.
+"""
+from __future__ import annotations
+
+import linecache
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pytest
+
+import arrowmm
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture
+def files(tmp_path):
+    """(IPC file, IPC stream, their table): 4 batches of ints, strings and a dictionary."""
+    n = 3000
+    batches = [pa.record_batch(
+        [pa.array(np.arange(n) + k * n),
+         pa.array([f"s{k}_{i}" for i in range(n)]),
+         pa.array([f"k{i % 13}" for i in range(n)]).dictionary_encode()],
+        ["i", "s", "d"]) for k in range(4)]
+    fpath, spath = str(tmp_path / "t.arrow"), str(tmp_path / "t.arrows")
+    with ipc.new_file(fpath, batches[0].schema) as w:
+        for b in batches:
+            w.write_batch(b)
+    with ipc.new_stream(spath, batches[0].schema) as w:
+        for b in batches:
+            w.write_batch(b)
+    return fpath, spath, pa.Table.from_batches(batches)
+
+
+def close_at(reader, file_suffix, func, line_contains=None, then=None):
+    """Arm a trace hook on this thread: the first time it reaches ``func`` of a file ending in
+    ``file_suffix`` (its call, or its line containing ``line_contains``), another thread runs
+    ``reader.close()`` (and ``then()``), and this one goes on once that returns.  Returns a
+    list that holds True once it fired."""
+    fired = []
+
+    def closer():
+        reader.close()
+        if then is not None:
+            then()
+
+    def tracer(frame, event, arg):
+        if fired:
+            return None
+        code = frame.f_code
+        if code.co_name == func and code.co_filename.endswith(file_suffix):
+            if (event == "call") if line_contains is None else (
+                    event == "line" and
+                    line_contains in linecache.getline(code.co_filename, frame.f_lineno)):
+                fired.append(True)
+                sys.settrace(None)
+                t = threading.Thread(target=closer)
+                t.start()
+                t.join()
+                return None
+        return tracer
+
+    sys.settrace(tracer)
+    return fired
+
+
+def outcome(read):
+    """What ``read()`` gave: its value, or the exception it raised (the trace hook disarmed)."""
+    try:
+        return read()
+    except Exception as exc:  # noqa: BLE001  (the tests say which exceptions are right)
+        return exc
+    finally:
+        sys.settrace(None)
+
+
+def closed_error(out) -> bool:
+    return isinstance(out, arrowmm.ArrowInvalid) and "closed" in str(out)
+
+
+def run_child(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-X", "faulthandler", "-c", textwrap.dedent(code)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+
+# F4: a read passing its check before close() used the region close() had dropped: SIGSEGV in
+# _flatbuf.frame_at, whose typed argument took None.
+@pytest.mark.parametrize("kind", ["file_get_batch", "stream_iter", "indexed_get_batch"])
+def test_close_under_a_read_of_the_mapping_raises_not_crashes(files, kind):
+    fpath, spath, _ = files
+    p = run_child(f"""
+        import arrowmm
+        from tests.ipc.test_close_races import close_at, outcome
+        if {kind!r} == "file_get_batch":
+            r = arrowmm.open_file({fpath!r})
+            close_at(r, "source.py", "message")
+            read = lambda: r.get_batch(1)
+        elif {kind!r} == "stream_iter":
+            r = arrowmm.open_stream({spath!r})
+            next(iter(r))
+            close_at(r, "stream_reader.py", "_read_message", "read_message_at(")
+            read = lambda: list(r)
+        else:
+            r = arrowmm.index_stream({spath!r})
+            close_at(r, "indexed.py", "_message_at")
+            read = lambda: r.get_batch(1)
+        out = outcome(read)
+        print("RESULT", type(out).__name__, out)
+        """)
+    assert p.returncode == 0, f"child died with {p.returncode}: {p.stderr[-800:]}"
+    assert "RESULT ArrowInvalid the reader is closed" in p.stdout or \
+        "RESULT RecordBatch" in p.stdout, p.stdout
+
+
+def test_frame_at_refuses_none():
+    p = run_child("""
+        from arrowmm._core._flatbuf import frame_at
+        try:
+            frame_at(None, 8, 0)
+        except TypeError as exc:
+            print("RESULT TypeError", exc)
+        """)
+    assert p.returncode == 0, f"child died with {p.returncode}"
+    assert "RESULT TypeError" in p.stdout
+
+
+# F2: close() landing as a stream's next batch is read ended the iteration as if the stream
+# were complete (1 batch of 4).
+def test_stream_closed_mid_iteration_raises_not_ends(files):
+    _, spath, expected = files
+    r = arrowmm.open_stream(spath)
+    got = [next(iter(r))]
+    fired = close_at(r, "stream_reader.py", "_read_message")
+    out = outcome(lambda: got.extend(r))
+    assert fired
+    assert closed_error(out) or sum(b.num_rows for b in got) == expected.num_rows, \
+        f"{out!r} after {len(got)} of 4 batches"
+
+
+# F5: a stream read racing close() raised AttributeError ('NoneType' ... 'snapshot').
+def test_stream_batch_racing_close_says_closed_not_attributeerror(files):
+    _, spath, expected = files
+    r = arrowmm.open_stream(spath)
+    next(iter(r))
+    fired = close_at(r, "stream_reader.py", "_read_next_batch", "return self._record_batch(")
+    got = []
+    out = outcome(lambda: got.extend(r))
+    assert fired
+    assert closed_error(out), repr(out)
+    assert got[0].column("s").to_pylist() == expected.column("s").chunk(1).to_pylist()
