@@ -36,7 +36,7 @@ from .planning import plan_pieces, read_piece, to_spark_batch
 from .pruning import ALL, NONE, verdict
 from .storage import MMAP_DEFAULT, Storage, merge_options, s3_options, storage_for
 from .types import (SparkTypeError, as_nullable, spark_schema, type_difference,
-                    unwritable_columns)
+                    unwritable_columns, with_collations)
 
 __all__ = ["ArrowmmDataSource", "ArrowmmPythonDataSource", "ArrowmmPartition"]
 
@@ -381,6 +381,8 @@ class _WriterOptions:
         object store (``Storage.in_place``) the final name of this task attempt,
         ``part-<partition>-<job>-<attempt>.arrow``, through an upload that makes no object
         until it completes (docs/commit-protocol.md §5.2)."""
+        import pyarrow as pa
+
         import arrowmm
         from pyspark import TaskContext
         ctx = TaskContext.get()
@@ -399,9 +401,14 @@ class _WriterOptions:
         options = dict(compression=self.compression, statistics=self.statistics,
                        **storage.writer_options())
         writer = None
+        marked = None  # Spark's Arrow schema with the collations recorded (None: none to record)
         rows = 0
         try:
             for pb in iterator:
+                if writer is None:
+                    marked = with_collations(pb.schema, self.schema)
+                if marked is not None:
+                    pb = pa.RecordBatch.from_arrays(pb.columns, schema=marked)
                 batch = arrowmm.record_batch(pb)
                 if writer is None:
                     writer = arrowmm.new_file(storage.sink(path), batch.schema, **options)
@@ -409,8 +416,9 @@ class _WriterOptions:
                 rows += batch.num_rows
             if writer is None:  # an empty task still records the schema
                 from pyspark.sql.pandas.types import to_arrow_schema
+                empty = to_arrow_schema(self.schema, timezone="UTC")
                 writer = arrowmm.new_file(storage.sink(path),
-                                          to_arrow_schema(self.schema, timezone="UTC"), **options)
+                                          with_collations(empty, self.schema) or empty, **options)
             writer.close()
         except BaseException:
             if writer is not None:

@@ -14,7 +14,12 @@ from .. import types as t
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 
 __all__ = ["SparkTypeError", "spark_schema", "spark_type", "type_table", "as_nullable",
-           "type_difference", "unwritable_columns"]
+           "type_difference", "unwritable_columns", "with_collations", "COLLATION_KEY"]
+
+#: Field-metadata key under which both engines record a string field's collation (Spark's
+#: name, e.g. ``UTF8_LCASE``), so it reads back ``string collate ...``; a field without the
+#: key is a plain (UTF8_BINARY) ``string``.
+COLLATION_KEY = "arrowmm.spark.collation"
 
 
 class SparkTypeError(ArrowNotImplementedError):
@@ -31,7 +36,7 @@ def spark_schema(schema: t.Schema, cast: bool = False):
     problems: List[str] = []
     fields = []
     for f in schema:
-        dtype = _convert(f.storage_type, cast, f.name, problems)
+        dtype = _field_type(f, cast, f.name, problems)
         if dtype is not None:
             fields.append(st.StructField(f.name, dtype, f.nullable))
     if problems:
@@ -49,6 +54,20 @@ def spark_type(dtype: t.DataType, cast: bool = False, name: str = "column"):
     if problems:
         raise SparkTypeError("; ".join(problems))
     return out
+
+
+def _field_type(field: t.Field, cast: bool, path: str, problems: List[str]):
+    """The Spark type of ``field``: its Arrow type's, with the collation its metadata records."""
+    dtype = _convert(field.storage_type, cast, path, problems)
+    collation = (field.metadata or {}).get(COLLATION_KEY)
+    if collation is None or dtype is None:
+        return dtype
+    from pyspark.sql import types as st
+    if not isinstance(dtype, st.StringType):
+        problems.append(f"{path}: {field.type} ({COLLATION_KEY} {collation!r} on a field that "
+                        f"is not a string)")
+        return None
+    return st.StringType(collation)
 
 
 def _convert(dtype: t.DataType, cast: bool, path: str, problems: List[str]):
@@ -108,24 +127,24 @@ def _convert(dtype: t.DataType, cast: bool, path: str, problems: List[str]):
         return needs_cast(st.BinaryType())
     if isinstance(dtype, (t.ListType, t.ListViewType)):
         child = dtype.value_field
-        element = _convert(child.storage_type, cast, f"{path}.{child.name}", problems)
+        element = _field_type(child, cast, f"{path}.{child.name}", problems)
         if element is None:
             return None
         target = st.ArrayType(element, child.nullable)
         return target if dtype.kind == "list" else needs_cast(target)
     if isinstance(dtype, t.FixedSizeListType):
         child = dtype.value_field
-        element = _convert(child.storage_type, cast, f"{path}.{child.name}", problems)
+        element = _field_type(child, cast, f"{path}.{child.name}", problems)
         return None if element is None else needs_cast(st.ArrayType(element, child.nullable))
     if isinstance(dtype, t.MapType):
         key, item = dtype.key_field, dtype.item_field
-        k = _convert(key.storage_type, cast, f"{path}.key", problems)
-        v = _convert(item.storage_type, cast, f"{path}.value", problems)
+        k = _field_type(key, cast, f"{path}.key", problems)
+        v = _field_type(item, cast, f"{path}.value", problems)
         return None if k is None or v is None else st.MapType(k, v, item.nullable)
     if isinstance(dtype, t.StructType):
         fields = []
         for child in dtype.children:
-            c = _convert(child.storage_type, cast, f"{path}.{child.name}", problems)
+            c = _field_type(child, cast, f"{path}.{child.name}", problems)
             if c is not None:
                 fields.append(st.StructField(child.name, c, child.nullable))
         return st.StructType(fields) if len(fields) == len(dtype.children) else None
@@ -207,6 +226,34 @@ def unwritable_columns(schema) -> List[str]:
 
     walk(schema, "")
     return problems
+
+
+def with_collations(arrow_schema, schema):
+    """pyarrow schema ``arrow_schema`` (Spark's for Spark schema ``schema``) with each string
+    field of a non-default collation, at any depth, recording it under ``COLLATION_KEY``; None
+    when ``schema`` has no such field (the batches are written as Spark gives them)."""
+    import pyarrow as pa
+    from pyspark.sql import types as st
+    marked = [False]
+
+    def field(f, dtype):
+        t_ = f.type
+        if isinstance(dtype, st.StringType) and not dtype.isUTF8BinaryCollation():
+            marked[0] = True
+            return f.with_metadata({**(f.metadata or {}), COLLATION_KEY: dtype.collation})
+        if isinstance(dtype, st.ArrayType) and pa.types.is_list(t_):
+            return f.with_type(pa.list_(field(t_.value_field, dtype.elementType)))
+        if isinstance(dtype, st.MapType) and pa.types.is_map(t_):
+            return f.with_type(pa.map_(field(t_.key_field, dtype.keyType),
+                                       field(t_.item_field, dtype.valueType)))
+        if isinstance(dtype, st.StructType) and pa.types.is_struct(t_):
+            return f.with_type(pa.struct([field(t_.field(i), c.dataType)
+                                          for i, c in enumerate(dtype.fields)]))
+        return f
+
+    out = pa.schema([field(f, c.dataType) for f, c in zip(arrow_schema, schema.fields)],
+                    arrow_schema.metadata)
+    return out if marked[0] else None
 
 
 def type_table() -> List[tuple]:
