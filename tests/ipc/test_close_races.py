@@ -137,6 +137,37 @@ def test_frame_at_refuses_none():
     assert "RESULT TypeError" in p.stdout
 
 
+# F0: close() under a pread of an mmap=False reader closed the descriptor the read was about to
+# use; an open in another thread got the same number, and the read returned that file's bytes.
+def test_unmapped_close_under_a_read_never_reads_another_file(tmp_path):
+    def write(path, base):
+        bs = [pa.record_batch([pa.array(np.arange(1000) + base + k * 1000),
+                               pa.array([f"{base}-{i:04d}" for i in range(1000)])], ["i", "s"])
+              for k in range(3)]
+        with ipc.new_file(path, bs[0].schema) as w:
+            for b in bs:
+                w.write_batch(b)
+    a, b = str(tmp_path / "A.arrow"), str(tmp_path / "B.arrow")
+    write(a, 1)
+    write(b, 7)
+    ra = arrowmm.open_file(a, mmap=False)
+    fd = ra._source._fd
+    others = []
+    fired = close_at(ra, "unmapped.py", "_read_into",
+                     then=lambda: others.append(arrowmm.open_file(b, mmap=False)))
+
+    def read():
+        batch = ra.get_batch(1)
+        return batch.column("i").to_pylist()[:3], batch.column("s").to_pylist()[:1]
+    got = outcome(read)
+    assert fired
+    assert closed_error(got) or got == ([1001, 1002, 1003], ["1-0000"]), got
+    assert others[0]._source._fd != fd  # (the descriptor was not free while A read it)
+    with pytest.raises(OSError):  # the last read out closed it
+        os.fstat(fd)
+    others[0].close()
+
+
 # F2: close() landing as a stream's next batch is read ended the iteration as if the stream
 # were complete (1 batch of 4).
 def test_stream_closed_mid_iteration_raises_not_ends(files):

@@ -14,6 +14,7 @@ import builtins
 import os
 import stat
 import struct
+import threading
 from typing import Optional, Sequence, Tuple
 
 import numpy as np
@@ -46,6 +47,14 @@ def _read_into(fd: int, out: np.ndarray, offset: int) -> int:
     return len(data)
 
 
+def _size_now(fd: int):
+    """The file's size now (after a short read: where another program cut it)."""
+    try:
+        return os.fstat(fd).st_size
+    except OSError:
+        return "?"
+
+
 class PreadFile(FileSource):
     """An open regular file read by offset, its size fixed when opened: a ``FileReader``'s
     source (``arrowmm.ipc.read.source``) that maps nothing.
@@ -54,6 +63,10 @@ class PreadFile(FileSource):
     comes back short (the file was truncated) raises ``ArrowInvalid``.  ``view`` is the same
     as a bounds-checked ``BufferView``, which is what ``FileReader`` reads its footer through;
     ``message`` reads a whole message into memory of its own.
+
+    ``close()`` while reads are in flight (other threads) refuses every later read, and leaves
+    the descriptor to the last of those reads to close: closed under a read, its number could
+    be handed to a file opened meanwhile, which that read would then read.
     """
 
     maps_nothing = "this reader was opened with mmap=False: it maps nothing"
@@ -63,6 +76,10 @@ class PreadFile(FileSource):
         self.description = os.fspath(path)
         if isinstance(self.description, bytes):
             self.description = os.fsdecode(self.description)
+        self._fd = -1
+        self._closed = False
+        self._reads = 0  # reads in flight on _fd (under _state)
+        self._state = threading.Lock()
         self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         try:
             st = os.fstat(self._fd)
@@ -71,15 +88,32 @@ class PreadFile(FileSource):
             self.size = st.st_size if stat.S_ISREG(st.st_mode) else 0
             self._identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         except BaseException:
-            os.close(self._fd)
+            self.close()  # (once: __del__ closes nothing more)
             raise
 
     def identity(self) -> Optional[tuple]:
         return self._identity  # (as ``file_mapping.mapped_file_identity`` gives a mapping's)
 
+    def _take_fd(self) -> int:
+        """The descriptor, for one read (``_let_fd_go`` after it); ``ArrowInvalid`` once
+        closed."""
+        with self._state:
+            if self._closed:
+                raise ArrowInvalid(f"{self.description}: the reader is closed")
+            self._reads += 1
+            return self._fd
+
+    def _let_fd_go(self) -> None:
+        """The end of a read: the last one out after ``close()`` closes the descriptor."""
+        with self._state:
+            self._reads -= 1
+            fd = self._fd if self._closed and not self._reads else -1
+            if fd >= 0:
+                self._fd = -1
+        if fd >= 0:
+            os.close(fd)
+
     def pread(self, offset: int, length: int, what: str = "bytes") -> np.ndarray:
-        if self._fd < 0:
-            raise ArrowInvalid(f"{self.description}: the file is closed")
         if offset < 0 or length < 0 or offset + length > self.size:
             raise ArrowInvalid(f"{self.description}: {what}: bytes {offset}..{offset + length} lie "
                                f"outside the {self.size}-byte file")
@@ -87,22 +121,19 @@ class PreadFile(FileSource):
         start = (-raw.ctypes.data) % _ALIGN
         out = raw[start:start + length]
         got = 0
-        while got < length:
-            n = _read_into(self._fd, out[got:], offset + got)
-            if n == 0:
-                raise FileChanged(
-                    f"{self.description}: {what}: read {got} of {length} bytes at byte {offset}: "
-                    f"the file was truncated while open: it ends at byte {self._now_size()} "
-                    f"(it had {self.size} bytes when opened)")
-            got += n
-        return out
-
-    def _now_size(self):
-        """The file's size now (after a short read: where another program cut it)."""
+        fd = self._take_fd()
         try:
-            return os.fstat(self._fd).st_size
-        except OSError:
-            return "?"
+            while got < length:
+                n = _read_into(fd, out[got:], offset + got)
+                if n == 0:
+                    raise FileChanged(
+                        f"{self.description}: {what}: read {got} of {length} bytes at byte "
+                        f"{offset}: the file was truncated while open: it ends at byte "
+                        f"{_size_now(fd)} (it had {self.size} bytes when opened)")
+                got += n
+        finally:
+            self._let_fd_go()
+        return out
 
     def view(self, offset: int, length: int, what: str = "bytes"):
         return as_view(self.pread(offset, length, what), description=f"{what} of {self.description}")
@@ -169,21 +200,30 @@ class PreadFile(FileSource):
         return PreadFile(self.description)
 
     def changed(self) -> bool:
-        if self._fd < 0:
+        try:
+            fd = self._take_fd()
+        except ArrowInvalid:
             return False
         try:
             return os.stat(self.description).st_size != self.size or \
-                os.fstat(self._fd).st_size != self.size
+                os.fstat(fd).st_size != self.size
         except OSError:
             return True
+        finally:
+            self._let_fd_go()
 
     def close(self) -> None:
-        fd, self._fd = self._fd, -1
+        with self._state:
+            self._closed = True
+            fd = self._fd if not self._reads else -1  # (else the last read closes it)
+            if fd >= 0:
+                self._fd = -1
         if fd >= 0:
             os.close(fd)
 
     def __del__(self):
-        self.close()
+        if hasattr(self, "_state"):  # (not when the path was refused before it was set)
+            self.close()
 
     def __repr__(self):
         return f"<arrowmm.PreadFile {self.description!r} size={self.size}>"
