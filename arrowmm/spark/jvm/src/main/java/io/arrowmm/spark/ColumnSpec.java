@@ -19,6 +19,9 @@ import org.apache.spark.sql.types.StructType;
 /** One top-level column of a file: its Arrow kind, how many IPC buffers it has, its Spark type. */
 final class ColumnSpec implements Serializable {
   private static final long serialVersionUID = 1L;
+  /** The Arrow field metadata key holding a string field's Spark collation (e.g.
+   * {@code UTF8_LCASE}), when not the default; the Python data source uses the same key. */
+  static final String COLLATION_KEY = "arrowmm.spark.collation";
 
   enum Kind {
     NULL(0, 0), BOOL(2, 0), INT8(2, 1), INT16(2, 2), INT32(2, 4), INT64(2, 8), FLOAT32(2, 4),
@@ -260,15 +263,18 @@ final class ColumnSpec implements Serializable {
         return new ColumnSpec(name, Kind.TIMESTAMP, ts.getUnit(), target, nullable);
       }
       case Utf8:
-        return new ColumnSpec(name, Kind.STRING, null, DataTypes.StringType, nullable);
       case LargeUtf8:
-        return new ColumnSpec(name, Kind.LARGE_STRING, null, DataTypes.StringType, nullable);
+      case Utf8View: {
+        DataType string = stringType(f, problems);
+        Kind kind = t.getTypeID() == ArrowType.ArrowTypeID.Utf8 ? Kind.STRING
+            : t.getTypeID() == ArrowType.ArrowTypeID.LargeUtf8 ? Kind.LARGE_STRING
+            : Kind.STRING_VIEW;
+        return string == null ? null : new ColumnSpec(name, kind, null, string, nullable);
+      }
       case Binary:
         return new ColumnSpec(name, Kind.BINARY, null, DataTypes.BinaryType, nullable);
       case LargeBinary:
         return new ColumnSpec(name, Kind.LARGE_BINARY, null, DataTypes.BinaryType, nullable);
-      case Utf8View:
-        return new ColumnSpec(name, Kind.STRING_VIEW, null, DataTypes.StringType, nullable);
       case BinaryView:
         return new ColumnSpec(name, Kind.BINARY_VIEW, null, DataTypes.BinaryType, nullable);
       case FixedSizeBinary: {
@@ -295,6 +301,22 @@ final class ColumnSpec implements Serializable {
     }
     problems.add(name + ": " + describe(f) + " (" + whyNot(t) + ")");
     return null;
+  }
+
+  /** A string field's Spark type: {@code string collate <name>} when a writer recorded the
+   * collation under {@link #COLLATION_KEY} (both engines do), else {@code string}. */
+  private static DataType stringType(Field f, List<String> problems) {
+    String collation = f.getMetadata() == null ? null : f.getMetadata().get(COLLATION_KEY);
+    if (collation == null) {
+      return DataTypes.StringType;
+    }
+    try {
+      return org.apache.spark.sql.types.StringType.apply(collation);
+    } catch (Exception e) {  // a name this Spark does not know (a SparkException)
+      problems.add(f.getName() + ": string with collation '" + collation + "' (" + COLLATION_KEY
+          + "), which this Spark does not know: " + e.getMessage());
+      return null;
+    }
   }
 
   /** Why a type is not read: the reasons the Python source gives where Spark has no type. */
@@ -333,7 +355,7 @@ final class ColumnSpec implements Serializable {
     org.apache.arrow.vector.types.pojo.DictionaryEncoding enc = f.getDictionary();
     ArrowType.Int index = enc.getIndexType();
     Field plain = new Field(name, new org.apache.arrow.vector.types.pojo.FieldType(true,
-        f.getType(), null), f.getChildren());
+        f.getType(), null, f.getMetadata()), f.getChildren());
     List<String> inner = new ArrayList<>();
     ColumnSpec values = convert(plain, inner);
     if (values == null || values.children.length > 0 || values.kind == Kind.NULL

@@ -50,6 +50,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * for every position of its parent.
  */
 abstract class NestedWriter {
+  /** Spark's default string collation: not recorded. */
+  private static final String DEFAULT_COLLATION = "UTF8_BINARY";
 
   static boolean isNested(DataType t) {
     return t instanceof StructType || t instanceof ArrayType || t instanceof MapType;
@@ -78,7 +80,20 @@ abstract class NestedWriter {
     }
     ArrowType leaf = ArrowmmDataWriter.arrowType(new StructField(path, t, nullable,
         Metadata.empty()));
-    return new Field(name, new FieldType(nullable, leaf, null), null);
+    return new Field(name, new FieldType(nullable, leaf, null, collation(t)), null);
+  }
+
+  /** A collated string's field metadata: its collation under {@link ColumnSpec#COLLATION_KEY}
+   * (the readers give the type back; the bytes alone would compare case-sensitively); else
+   * none. */
+  private static java.util.Map<String, String> collation(DataType t) {
+    if (t instanceof org.apache.spark.sql.types.StringType) {
+      String name = ((org.apache.spark.sql.types.StringType) t).collationName();
+      if (!name.equals(DEFAULT_COLLATION)) {
+        return java.util.Map.of(ColumnSpec.COLLATION_KEY, name);
+      }
+    }
+    return null;
   }
 
   /** The writer of vector {@code v}, made from {@link #field} for type {@code t}. */

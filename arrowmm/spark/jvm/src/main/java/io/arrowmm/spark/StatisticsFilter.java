@@ -65,9 +65,10 @@ final class StatisticsFilter {
   static boolean prunable(ColumnSpec c) {
     switch (c.kind) {
       case BOOL: case INT8: case INT16: case INT32: case INT64: case FLOAT32: case FLOAT64:
-      case DECIMAL128: case DATE32: case STRING: case LARGE_STRING: case BINARY:
-      case LARGE_BINARY:
+      case DECIMAL128: case DATE32: case BINARY: case LARGE_BINARY:
         return true;
+      case STRING: case LARGE_STRING:  // byte-wise bounds say nothing of UTF8_LCASE's equality
+        return ((org.apache.spark.sql.types.StringType) c.sparkType).isUTF8BinaryCollation();
       case TIMESTAMP:
         return c.unit != TimeUnit.NANOSECOND;
       default:

@@ -5,7 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.arrow.vector.types.pojo.Schema;
 
 import org.apache.spark.sql.sources.And;
 import org.apache.spark.sql.sources.EqualTo;
@@ -67,5 +73,16 @@ class StatisticsFilterTest {
     assertEquals(StatisticsFilter.SOME, verdict(new GreaterThan("other", 100L), 0));
     // a value of another type than the column's is not compared (the rows decide)
     assertEquals(StatisticsFilter.SOME, verdict(new GreaterThan("k", "zzz"), 0));
+  }
+
+  @Test
+  void collatedStringsAreNotJudgedByTheirBytes() {
+    // under UTF8_LCASE 'a0' = 'A0', though 'a0' is above a batch's byte-wise bounds ['A0', 'B']
+    List<ColumnSpec> columns = ColumnSpec.of(new Schema(List.of(
+        new Field("c", new FieldType(true, ArrowType.Utf8.INSTANCE, null,
+            Map.of(ColumnSpec.COLLATION_KEY, "UTF8_LCASE")), null),
+        new Field("p", FieldType.nullable(ArrowType.Utf8.INSTANCE), null))), "t.arrow");
+    assertFalse(StatisticsFilter.prunable(columns.get(0)));
+    assertTrue(StatisticsFilter.prunable(columns.get(1)));
   }
 }
