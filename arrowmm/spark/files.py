@@ -57,11 +57,13 @@ class DataFile:
     identity: Optional[tuple] = None  # the planned file's ``file_identity()``, when it has one
 
 
-def load_path_options(options, default: Optional[str] = None) -> List[str]:
+def load_path_options(options, default: Optional[str] = None,
+                      how: str = "use spark.read.format('arrowmm').load(path)") -> List[str]:
     """The paths a ``load(...)`` or ``save(...)`` call gave (``path``, or the JSON list
     ``paths``), each resolved to a local absolute path by Spark's rules (``paths.resolve_path``:
     ``default`` is the session's ``fs.defaultFS``, None for ``paths.default_fs()``'s); raises
-    naming the scheme for a path the Python source cannot serve."""
+    naming the scheme for a path the Python source cannot serve, and saying ``how`` to give
+    one when there is none."""
     if "paths" in options:
         try:
             paths = json.loads(options["paths"])
@@ -72,7 +74,12 @@ def load_path_options(options, default: Optional[str] = None) -> List[str]:
     elif "path" in options:
         paths = [options["path"]]
     else:
-        raise ArrowInvalid("no path: use spark.read.format('arrowmm').load(path)")
+        # (Spark 4.0 to 4.3 give a Python data source no catalog table's LOCATION or OPTIONS)
+        raise ArrowInvalid(f"no path: {how}. A catalog table (CREATE TABLE ... USING, "
+                           f"saveAsTable) reaches Spark's Python data sources without its "
+                           f"location or options: in SQL, CREATE TEMPORARY VIEW ... USING "
+                           f"arrowmm_python OPTIONS (path '...'), or the JVM connector's "
+                           f"tables (USING arrowmm)")
     fs = default_fs(default)
     return [resolve_path(p, fs) for p in paths]
 

@@ -136,10 +136,12 @@ class ArrowmmDataSource(DataSource):
     def name(cls) -> str:
         return "arrowmm"
 
-    def paths(self) -> List[str]:
+    def paths(self, write: bool = False) -> List[str]:
         """The load or save paths, resolved (``files.load_path_options``): every path of this
         source is resolved here, in the driver, before any task runs or any byte is written."""
-        return load_path_options(self.options, self.default_fs)
+        how = (f"use df.write.format('{self.name()}').save(path)" if write else
+               f"use spark.read.format('{self.name()}').load(path)")
+        return load_path_options(self.options, self.default_fs, how)
 
     def storage_options(self) -> dict:
         """s3fs's options for this source's object-store paths (``_storage_options``)."""
@@ -160,13 +162,14 @@ class ArrowmmDataSource(DataSource):
         return ArrowmmReader(self.options, schema, self.paths(), self.storage_options())
 
     def writer(self, schema, overwrite: bool):
-        return ArrowmmWriter(self.options, schema, overwrite, self.paths(), self.storage_options())
+        return ArrowmmWriter(self.options, schema, overwrite, self.paths(write=True),
+                             self.storage_options())
 
     def streamReader(self, schema):
         return ArrowmmStreamReader(self.options, schema, self.paths())
 
     def streamWriter(self, schema, overwrite: bool):
-        paths = self.paths()
+        paths = self.paths(write=True)
         _local_only(paths, "streaming writes")
         return ArrowmmStreamWriter(self.options, schema, overwrite, paths)
 

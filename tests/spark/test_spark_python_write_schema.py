@@ -132,3 +132,30 @@ def test_collated_strings_keep_their_collation(spark, tmp_path):
     assert schema.field("a").type.value_field.metadata == {COLLATION: b"UNICODE_CI"}
     assert schema.field("s").type.field("k").metadata == {COLLATION: b"UTF8_LCASE"}
     assert not schema.field("s").type.field("p").metadata and not schema.field("p").metadata
+
+
+def test_a_catalog_table_is_refused_saying_why_and_what_works(spark, tmp_path):
+    """Spark hands a Python data source no catalog table's LOCATION or OPTIONS (options are
+    empty), so neither INSERT nor SELECT can find the directory: both say so and what works."""
+    location = tmp_path / "loc"
+    spark.sql("drop table if exists t_python")
+    spark.sql(f"create table t_python (id bigint, s string) using {PY} location '{location}'")
+    try:
+        why = r"no path: use {}\. A catalog table .* CREATE TEMPORARY VIEW .* OPTIONS \(path"
+        with pytest.raises(Exception, match=why.format(r"df\.write\.format\('arrowmm_python'\)"
+                                                       r"\.save\(path\)")):
+            spark.sql("insert into t_python values (1, 'a')")
+        with pytest.raises(Exception, match=why.format(r"spark\.read\.format\('arrowmm_python'\)"
+                                                       r"\.load\(path\)")):
+            spark.table("t_python").collect()
+    finally:
+        spark.sql("drop table if exists t_python")
+    spark.range(2).selectExpr("id", "'a' s").write.format(PY).mode("append").save(str(location))
+    spark.sql(f"create or replace temporary view v_python using {PY} options (path '{location}')")
+    assert _ids(spark.table("v_python")) == [0, 1]
+
+
+def test_a_write_without_a_path_says_save_path(spark):
+    with pytest.raises(Exception, match=r"no path: use df\.write\.format\('arrowmm_python'\)"
+                                        r"\.save\(path\)"):
+        spark.range(1).write.format(PY).mode("append").save()
