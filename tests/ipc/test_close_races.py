@@ -168,6 +168,29 @@ def test_unmapped_close_under_a_read_never_reads_another_file(tmp_path):
     others[0].close()
 
 
+# F1: a closed FileReader read as an empty file (close() had emptied its footer's blocks).
+@pytest.mark.parametrize("mmap", [True, False])
+@pytest.mark.parametrize("what", ["iter", "read_all", "num_rows", "count_rows", "head", "tail",
+                                  "slice", "getitem_slice", "c_stream"])
+def test_a_closed_file_reader_refuses_every_read(files, what, mmap):
+    r = arrowmm.open_file(files[0], mmap=mmap)
+    r.close()
+    reads = {
+        "iter": lambda: list(r),
+        "read_all": lambda: r.read_all(),
+        "num_rows": lambda: r.num_rows,
+        "count_rows": lambda: r.count_rows(),
+        "head": lambda: r.head(10),
+        "tail": lambda: r.tail(10),
+        "slice": lambda: r.slice(0, 10),
+        "getitem_slice": lambda: r[0:2],
+        "c_stream": lambda: pa.RecordBatchReader.from_stream(r).read_all(),
+    }
+    with pytest.raises(arrowmm.ArrowInvalid, match="the reader is closed"):
+        reads[what]()
+    assert len(r) == 4  # (the footer's count still answers)
+
+
 # F2: close() landing as a stream's next batch is read ended the iteration as if the stream
 # were complete (1 batch of 4).
 def test_stream_closed_mid_iteration_raises_not_ends(files):
@@ -181,7 +204,42 @@ def test_stream_closed_mid_iteration_raises_not_ends(files):
         f"{out!r} after {len(got)} of 4 batches"
 
 
-# F5: a stream read racing close() raised AttributeError ('NoneType' ... 'snapshot').
+# F3: close() landing as the dictionaries are read: dictionaries() gave {}, read_all() a short
+# table (the reads walked the emptied block lists).
+def test_dictionaries_racing_close_are_complete_or_refused(files):
+    r = arrowmm.open_file(files[0])
+    fired = close_at(r, "file_reader.py", "_dictionaries")
+    out = outcome(r.dictionaries)
+    assert fired
+    assert closed_error(out) or (len(out) == 1 and len(out[0]) == 13), out
+
+
+def test_read_all_racing_close_is_complete_or_refused(files):
+    fpath, _, expected = files
+    r = arrowmm.open_file(fpath)
+    fired = close_at(r, "file_reader.py", "_plain_batches")
+    out = outcome(r.read_all)
+    assert fired
+    assert closed_error(out) or out.num_rows == expected.num_rows, out
+
+
+# F5: reads racing close() raised errors naming no closed reader.
+def test_get_batch_racing_close_says_closed_not_out_of_range(files):
+    r = arrowmm.open_file(files[0])
+    fired = close_at(r, "file_reader.py", "get_batch", "batch_index(")
+    out = outcome(lambda: r.get_batch(1))
+    assert fired
+    assert isinstance(out, arrowmm.RecordBatch) or closed_error(out), repr(out)
+
+
+def test_dictionary_column_racing_close_does_not_blame_the_file(files):
+    r = arrowmm.open_file(files[0])
+    fired = close_at(r, "file_reader.py", "_dictionaries")
+    out = outcome(lambda: r.get_batch(1).column("d").to_pylist())
+    assert fired
+    assert out == files[2].column("d").chunk(1).to_pylist() or closed_error(out), repr(out)
+
+
 def test_stream_batch_racing_close_says_closed_not_attributeerror(files):
     _, spath, expected = files
     r = arrowmm.open_stream(spath)

@@ -251,9 +251,9 @@ class FileReader(ReaderBase):
         self.schema = self.footer.schema
         self.features = self.footer.features
         self._footer_offset = found.kept_end
-        self._blocks = flat_blocks(self.footer.record_batches)
-        self._dict_blocks = flat_blocks(self.footer.dictionaries)
-        self._num_batches = len(self._blocks)
+        self._batch_blocks = flat_blocks(self.footer.record_batches)
+        self._dictionary_blocks = flat_blocks(self.footer.dictionaries)
+        self._num_batches = len(self._batch_blocks)
 
     def _open_footer(self, source: FileSource, size: int, read: Optional[TailRead] = None
                      ) -> None:
@@ -286,14 +286,30 @@ class FileReader(ReaderBase):
         self.footer = footer
         self.schema = footer.schema
         self.features = footer.features
-        self._blocks = flat_blocks(footer.record_batches)
-        self._dict_blocks = flat_blocks(footer.dictionaries)
-        self._num_batches = len(self._blocks)
-        if len(self._blocks) + len(self._dict_blocks) > 1 and \
-                not _blocks_apart(self._blocks, self._dict_blocks):
-            overlap = overlapping_blocks(self._blocks, self._dict_blocks)
+        blocks = self._batch_blocks = flat_blocks(footer.record_batches)
+        dict_blocks = self._dictionary_blocks = flat_blocks(footer.dictionaries)
+        self._num_batches = len(blocks)
+        if len(blocks) + len(dict_blocks) > 1 and not _blocks_apart(blocks, dict_blocks):
+            overlap = overlapping_blocks(blocks, dict_blocks)
             if overlap is not None:
                 raise ArrowInvalid(f"{name}: {overlap}")
+
+    @property
+    def _blocks(self) -> np.ndarray:
+        """The footer's record batch Blocks (``flat_blocks`` rows), which every read takes here:
+        the one gate of a closed reader (``ArrowInvalid``, never a file read as empty).  Taken
+        before the check: ``close()`` sets ``_closed`` before it drops them, so a read that
+        passes holds the footer's own, whatever another thread closes meanwhile."""
+        blocks = self._batch_blocks
+        self._check_open()
+        return blocks
+
+    @property
+    def _dict_blocks(self) -> np.ndarray:
+        """The footer's dictionary Blocks, through the same gate as ``_blocks``."""
+        blocks = self._dictionary_blocks
+        self._check_open()
+        return blocks
 
     @property
     def num_record_batches(self) -> int:
@@ -336,9 +352,10 @@ class FileReader(ReaderBase):
             with self._lock:  # read once: every batch of every thread shares the same arrays
                 memo = self._memo
                 if memo is None:
+                    blocks = self._dict_blocks
                     memo = DictionaryMemo(self.file_schema, file_mode=True)
-                    for i in range(len(self._dict_blocks)):
-                        msg = self._read_block(self._dict_blocks, i, MessageHeader.DictionaryBatch,
+                    for i in range(len(blocks)):
+                        msg = self._read_block(blocks, i, MessageHeader.DictionaryBatch,
                                                "dictionary batch")
                         self._dictionary_batch(msg, memo, f"dictionary batch {i} (byte {msg.offset})")
                     memo.merge_all()  # (deltas concatenated now: later lookups only read)
@@ -386,9 +403,9 @@ class FileReader(ReaderBase):
                                    self._dictionaries, self.get_batch, requested_schema)
 
     def _pandas_batches(self):
-        if self._region is not None and self._projection is None:  # (see ipc.read.batch_parts)
-            self._check_open()
-            parts = pandas_batches(self, self._plan(MetadataVersion.V5), self._region,
+        region = self._region  # (once: close() from another thread drops it)
+        if region is not None and self._projection is None:  # (see ipc.read.batch_parts)
+            parts = pandas_batches(self, self._plan(MetadataVersion.V5), region,
                                    self._blocks, self._footer_offset)
             if parts is not None:
                 return parts
@@ -452,15 +469,15 @@ class FileReader(ReaderBase):
             return None
         self._check_open()
         plan = self._plan(MetadataVersion.V5)
-        region = self._region
+        region, blocks = self._region, self._blocks  # (once: close() drops them)
         if region is None or self.schema.endianness != NATIVE or plan.total_views:
             return None
-        parts = file_batch_parts(region, self._blocks, self._footer_offset, plan.total_nodes,
+        parts = file_batch_parts(region, blocks, self._footer_offset, plan.total_nodes,
                                  plan.total_buffers)
         if parts is None:
             return None
         lookup = self._dictionaries().get
-        offsets = self._blocks[:, 0].tolist() if len(parts) else []
+        offsets = blocks[:, 0].tolist() if len(parts) else []
         schema, stats, allow = self.schema, self.stats, self.allow_copies
         return [plain_batch(schema, plan, length, nodes, buffers, body, lookup,
                             BatchWhere(k, offsets[k]), stats, allow)
@@ -476,21 +493,21 @@ class FileReader(ReaderBase):
 
     def batch_metadata(self, i: int) -> Optional[dict]:
         """The custom metadata of record batch ``i``'s message (its header alone is read)."""
-        self._check_open()
-        if not -len(self._blocks) <= i < len(self._blocks):
-            raise IndexError(f"record batch index {i} out of range "
-                             f"({len(self._blocks)} batches)")
-        return self._read_block(self._blocks, i % len(self._blocks), MessageHeader.RecordBatch,
+        blocks = self._blocks
+        if not -len(blocks) <= i < len(blocks):
+            raise IndexError(f"record batch index {i} out of range ({len(blocks)} batches)")
+        return self._read_block(blocks, i % len(blocks), MessageHeader.RecordBatch,
                                 "record batch").record.metadata
 
     def batch_num_rows(self) -> list:
         """The number of rows of each record batch, from the message headers alone: no
         batch body is touched (read once, then remembered)."""
+        blocks = self._blocks  # (a closed reader raises, its counts remembered or not)
         counts = self._batch_rows
         if counts is None:
-            counts = [self._read_block(self._blocks, i, MessageHeader.RecordBatch,
+            counts = [self._read_block(blocks, i, MessageHeader.RecordBatch,
                                        "record batch").header.length
-                      for i in range(len(self._blocks))]
+                      for i in range(len(blocks))]
             self._batch_rows = counts
         return list(counts)
 
@@ -540,12 +557,15 @@ class FileReader(ReaderBase):
         """Release the reader and, once no array or exported struct uses it, the mapping: the
         footer's block vectors (numpy views of the mapped footer) and the dictionaries are
         dropped, not copied, so closing costs nothing per batch (``num_record_batches``,
-        ``metadata`` and ``schema`` still answer)."""
+        ``metadata`` and ``schema`` still answer).  Every read after it raises
+        ``ArrowInvalid``; one in flight in another thread finishes on what it had taken, or
+        raises that (docs/thread-safety.md)."""
         if not self._closed:
+            self._closed = True  # (first: see _blocks)
             footer = self.footer
             self.footer = FooterRecord(footer.version, footer.schema, EMPTY_BLOCKS,
                                        EMPTY_BLOCKS, footer.metadata, footer.features)
-            self._blocks = self._dict_blocks = _NO_BLOCKS
+            self._batch_blocks = self._dictionary_blocks = _NO_BLOCKS
             self._memo = None
             self._source.close()
         super().close()

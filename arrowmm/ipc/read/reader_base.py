@@ -697,8 +697,8 @@ class ReaderBase(PandasConvertible):
         None for a source that is not a mapped file, or off Linux); ``decompressed`` and
         ``realigned``: bytes the reader has made so far (copies, not the source's pages).
         """
+        region = self._region  # (before the check: close() sets _closed, then drops it)
         self._check_open()
-        region = self._region
         if region is None:
             raise ArrowInvalid("memory(): this reader reads a file object, not a mapping")
         return {"mapped": region.size, "resident": resident_bytes(region),
@@ -710,10 +710,11 @@ class ReaderBase(PandasConvertible):
         pages now; they are read again from the file if touched) or ``"normal"``; for bytes
         ``[offset, offset + length)``, by default all.  Only for memory-mapped files and
         shared-memory segments."""
+        region = self._region  # (before the check: close() sets _closed, then drops it)
         self._check_open()
-        if self._region is None:
+        if region is None:
             raise ArrowInvalid("advise(): this reader reads a file object, not a mapping")
-        advise(self._region, advice, offset, length)
+        advise(region, advice, offset, length)
 
     def close(self) -> None:
         """Release the reader.  Arrays and numpy views taken from it stay valid."""
@@ -745,6 +746,7 @@ class ReaderBase(PandasConvertible):
     def head(self, n: int) -> Table:
         """The first ``n`` rows (of a stream: the next ``n``) as a Table; batches past them
         are not read."""
+        self._check_open()  # (head(0) reads nothing, and a closed reader still says so)
         n = int(n)
         if n < 0:
             raise ArrowInvalid(f"head(n): n must be >= 0, got {n}")
@@ -766,6 +768,7 @@ class ReaderBase(PandasConvertible):
         making Python objects (``ipc.read._batch_walk``), the others exported as read; compressed
         ones (and those of a file object) are decoded a whole batch at a time on the codec
         pool, the next batch read ahead while the consumer takes this one."""
+        self._check_open()  # (a closed reader is not exported as an empty stream)
         if self._export_ahead():
             return export_stream(self.schema, self._decoded_batches(), requested_schema)
         if self._projection is None:  # (the mapped walk knows whole schemas only)
