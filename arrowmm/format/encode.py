@@ -1,5 +1,7 @@
 """Records -> FlatBuffers metadata (encoding): the schema, record batch, dictionary and footer
-messages the writers send, built with the generated builders in ``arrowmm.format._fbs``."""
+messages the writers send.  A schema's tables are built with the generated builders in
+``arrowmm.format._fbs`` (once per schema, then kept); the messages every batch and file send
+are written directly, to the same bytes (``_Back``, below)."""
 from __future__ import annotations
 
 import copy
@@ -19,13 +21,11 @@ __all__ = ["encode_schema_message", "encode_batch_message", "encode_footer", "en
            "finish_message"]
 
 from ._fbs import (  # (builder functions of the generated modules)
-    BodyCompression as _BodyCompression, Date as _Date, Decimal as _Decimal,
-    DictionaryBatch as _DictionaryBatch, DictionaryEncoding as _DictionaryEncoding,
+    Date as _Date, Decimal as _Decimal, DictionaryEncoding as _DictionaryEncoding,
     Duration as _Duration, Field as _Field, FixedSizeBinary as _FixedSizeBinary,
-    FixedSizeList as _FixedSizeList, FloatingPoint as _FloatingPoint, Footer as _Footer,
-    Int as _Int, Interval as _Interval, KeyValue as _KeyValue, Map as _Map, Message as _Message,
-    RecordBatch as _RecordBatch, Schema as _Schema, Time as _Time, Timestamp as _Timestamp,
-    Union as _Union,
+    FixedSizeList as _FixedSizeList, FloatingPoint as _FloatingPoint, Int as _Int,
+    Interval as _Interval, KeyValue as _KeyValue, Map as _Map, Message as _Message,
+    Schema as _Schema, Time as _Time, Timestamp as _Timestamp, Union as _Union,
 )
 
 _UNIT_CODE = {v: k for k, v in TIME_UNITS.items()}
@@ -206,29 +206,6 @@ def _schema_tail(schema: t.Schema, features) -> tuple:
             _SCHEMA_TAILS.pop(next(iter(_SCHEMA_TAILS)))
         _SCHEMA_TAILS[id(schema)] = entry
     return entry[2:]
-
-
-def _builder_with_schema(size: int, schema: t.Schema, features) -> tuple:
-    """(a new builder holding only ``schema``'s table, that table's offset): the same state,
-    byte for byte, as ``_encode_schema`` into an empty builder leaves."""
-    tail, sch, minalign, vtables = _schema_tail(schema, features)
-    b = flatbuffers.Builder(max(size, 2 * len(tail)))
-    b.head = len(b.Bytes) - len(tail)
-    b.Bytes[b.head:] = tail
-    b.minalign = minalign
-    b.vtables = copy.copy(vtables)
-    return b, sch
-
-
-def _raw_vector(b, payload: bytes, elem_size: int, count: int, alignment: int = 8) -> int:
-    """A vector of ``count`` structs whose little-endian bytes are ``payload`` (one copy).
-
-    An empty one is aligned as its length alone (4), as Arrow C++'s builder leaves it (its
-    footer's empty ``dictionaries``): the same bytes as pyarrow's."""
-    b.StartVector(elem_size, count, alignment if count else 4)
-    b.head = b.head - len(payload)
-    b.Bytes[b.head:b.head + len(payload)] = payload
-    return b.EndVector()
 
 
 def finish_message(b, header_type: int, header: int, body_length: int, metadata, version) -> bytes:

@@ -5,6 +5,7 @@ zero scalars left out, compression, variadic counts, deltas, metadata whose KeyV
 share a vtable with the schema's)."""
 from __future__ import annotations
 
+import copy
 import random
 
 import flatbuffers
@@ -20,12 +21,33 @@ from arrowmm.format._fbs import (BodyCompression as _BodyCompression,
 
 # -- the generic Builder's encoding (what encode.py did before _Back), the reference ---------
 
+def _builder_with_schema(size: int, schema, features) -> tuple:
+    """A builder holding only ``schema``'s table (from ``encode``'s cache, as the writers used
+    it), and that table's offset."""
+    tail, sch, minalign, vtables = encode._schema_tail(schema, features)
+    b = flatbuffers.Builder(max(size, 2 * len(tail)))
+    b.head = len(b.Bytes) - len(tail)
+    b.Bytes[b.head:] = tail
+    b.minalign = minalign
+    b.vtables = copy.copy(vtables)
+    return b, sch
+
+
+def _raw_vector(b, payload: bytes, elem_size: int, count: int, alignment: int = 8) -> int:
+    """A vector of ``count`` structs whose little-endian bytes are ``payload``; an empty one
+    aligned as its length alone (4), as Arrow C++'s builder leaves it."""
+    b.StartVector(elem_size, count, alignment if count else 4)
+    b.head = b.head - len(payload)
+    b.Bytes[b.head:b.head + len(payload)] = payload
+    return b.EndVector()
+
+
 def _builder_batch_message(length, nodes, buffers, body_length, compression=None, variadic=None,
                            metadata=None, dictionary_id=None, is_delta=False,
                            version=MetadataVersion.V5) -> bytes:
     b = flatbuffers.Builder(256)
-    node_vec = encode._raw_vector(b, nodes.astype("<i8").tobytes(), 16, len(nodes) // 2)
-    buffer_vec = encode._raw_vector(b, buffers.astype("<i8").tobytes(), 16, len(buffers) // 2)
+    node_vec = _raw_vector(b, nodes.astype("<i8").tobytes(), 16, len(nodes) // 2)
+    buffer_vec = _raw_vector(b, buffers.astype("<i8").tobytes(), 16, len(buffers) // 2)
     variadic_vec = None
     if variadic is not None and len(variadic):
         variadic_vec = b.CreateNumpyVector(np.asarray(variadic, dtype="<i8"))
@@ -46,9 +68,9 @@ def _builder_batch_message(length, nodes, buffers, body_length, compression=None
 
 def _builder_footer(schema, dictionaries, record_batches, metadata=None,
                     version=MetadataVersion.V5, features=()) -> bytes:
-    b, sch = encode._builder_with_schema(1024, schema, features)
-    dict_vec = encode._raw_vector(b, dictionaries.tobytes(), 24, len(dictionaries))
-    batch_vec = encode._raw_vector(b, record_batches.tobytes(), 24, len(record_batches))
+    b, sch = _builder_with_schema(1024, schema, features)
+    dict_vec = _raw_vector(b, dictionaries.tobytes(), 24, len(dictionaries))
+    batch_vec = _raw_vector(b, record_batches.tobytes(), 24, len(record_batches))
     md = encode._encode_key_values(b, metadata)
     b.Finish(encode._table(b, _Footer, ("CustomMetadata", md), ("RecordBatches", batch_vec),
                            ("Dictionaries", dict_vec), ("Schema", sch), ("Version", version)))
@@ -56,7 +78,7 @@ def _builder_footer(schema, dictionaries, record_batches, metadata=None,
 
 
 def _builder_schema_message(schema, version=MetadataVersion.V5, features=()) -> bytes:
-    b, sch = encode._builder_with_schema(1024, schema, features)
+    b, sch = _builder_with_schema(1024, schema, features)
     return encode.finish_message(b, MessageHeader.Schema, sch, 0, None, version)
 
 
