@@ -48,6 +48,56 @@ def register(spark, *, pushdown: bool = True) -> None:
             raise
     if pushdown:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    _activate_before_writes()
+
+
+#: pyspark's classic writer methods that make Spark look a format's name up
+_WRITES = {"pyspark.sql.readwriter.DataFrameWriter": ("save", "saveAsTable", "insertInto"),
+           "pyspark.sql.streaming.readwriter.DataStreamWriter": ("start", "toTable")}
+
+
+def _activate_before_writes() -> None:
+    """Have classic pyspark's writers make their session the JVM thread's active one (when
+    the thread has none) before Spark looks the format up.
+
+    Spark finds a registered Python data source only through the calling JVM thread's active
+    session (``DataSource.lookupDataSource``), and pyspark gives each Python thread its own
+    JVM thread, which has one only in the thread that made the session: a write of
+    ``format("arrowmm_python")`` from any other thread failed with DATA_SOURCE_NOT_FOUND.
+    (Reads and SQL statements set it themselves.)  Installed once; Spark Connect's writers
+    are other classes, untouched."""
+    import importlib
+    for where, methods in _WRITES.items():
+        module, name = where.rsplit(".", 1)
+        cls = getattr(importlib.import_module(module), name)
+        for method in methods:
+            original = getattr(cls, method)
+            if not getattr(original, "_arrowmm_activates", False):
+                setattr(cls, method, _activating(original))
+
+
+def _activating(original):
+    """Writer method ``original``, run after ``_activate`` of the writer's session."""
+    import functools
+
+    @functools.wraps(original)
+    def write(self, *args, **kwargs):
+        _activate(self._spark)
+        return original(self, *args, **kwargs)
+
+    write._arrowmm_activates = True
+    return write
+
+
+def _activate(spark) -> None:
+    """Make ``spark`` the calling JVM thread's active session unless it has one."""
+    from pyspark.sql import SparkSession
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        return
+    sessions = SparkSession._get_j_spark_session_class(jvm)
+    if sessions.getActiveSession().isEmpty():
+        sessions.setActiveSession(spark._jsparkSession)
 
 
 def _recording(source, default_fs, s3a=None):

@@ -9,6 +9,7 @@ the JVM connector).  Review 7, findings 1 to 5, 8 and 9.
 from __future__ import annotations
 
 import os
+import threading
 
 import pyarrow as pa
 import pytest
@@ -132,6 +133,26 @@ def test_collated_strings_keep_their_collation(spark, tmp_path):
     assert schema.field("a").type.value_field.metadata == {COLLATION: b"UNICODE_CI"}
     assert schema.field("s").type.field("k").metadata == {COLLATION: b"UTF8_LCASE"}
     assert not schema.field("s").type.field("p").metadata and not schema.field("p").metadata
+
+
+def test_writes_from_another_thread(spark, tmp_path):
+    """Spark looks a registered Python source up through the JVM thread's active session, which
+    a Python thread other than the session's maker has none of."""
+    out = str(tmp_path / "out")
+    result = {}
+
+    def append():
+        try:
+            spark.range(3).write.format(PY).mode("append").save(out)
+            result["ok"] = True
+        except Exception as exc:  # noqa: BLE001  (reported below)
+            result["error"] = str(exc)[:500]
+
+    worker = threading.Thread(target=append)
+    worker.start()
+    worker.join()
+    assert result.get("ok"), result.get("error")
+    assert _ids(spark.read.format(PY).load(out)) == [0, 1, 2]
 
 
 def test_a_catalog_table_is_refused_saying_why_and_what_works(spark, tmp_path):
