@@ -177,12 +177,22 @@ def test_a_table_using_arrowmm_takes_inserts_and_reads_them(spark, tmp_path):
     spark.sql(f"create table t_jvm_insert (id bigint, s string) using {FMT} "
               f"location '{location}'")
     try:
+        assert spark.table("t_jvm_insert").count() == 0  # no file yet
         spark.sql("insert into t_jvm_insert values (1, 'a')")
         spark.sql("insert into t_jvm_insert values (2, 'b')")
         assert sorted(tuple(r) for r in spark.table("t_jvm_insert").collect()) == \
             [(1, "a"), (2, "b")]
         assert sorted(tuple(r) for r in spark.read.format(FMT).load(location).collect()) == \
             [(1, "a"), (2, "b")]
+        spark.sql("insert overwrite t_jvm_insert values (3, 'c')")
+        assert [tuple(r) for r in spark.sql("select * from t_jvm_insert").collect()] == [(3, "c")]
+    finally:
+        spark.sql("drop table if exists t_jvm_insert")
+    # a table over files already there takes their schema
+    spark.sql(f"create table t_jvm_insert using {FMT} location '{location}'")
+    try:
+        assert spark.table("t_jvm_insert").schema.simpleString() == "struct<id:bigint,s:string>"
+        assert [tuple(r) for r in spark.table("t_jvm_insert").collect()] == [(3, "c")]
     finally:
         spark.sql("drop table if exists t_jvm_insert")
 
@@ -193,6 +203,12 @@ def test_save_as_table_with_a_path_reads_back(spark, tmp_path):
     try:
         spark.range(3).write.format(FMT).option("path", location).saveAsTable("t_jvm_saved")
         assert sorted(r.id for r in spark.table("t_jvm_saved").collect()) == [0, 1, 2]
+        spark.range(3, 5).write.format(FMT).mode("append").saveAsTable("t_jvm_saved")
+        spark.range(5, 6).write.insertInto("t_jvm_saved")
+        assert sorted(r.id for r in spark.table("t_jvm_saved").collect()) == [0, 1, 2, 3, 4, 5]
+        spark.range(7, 8).write.format(FMT).mode("overwrite").option("path", location) \
+            .saveAsTable("t_jvm_saved")
+        assert [r.id for r in spark.table("t_jvm_saved").collect()] == [7]
     finally:
         spark.sql("drop table if exists t_jvm_saved")
 
@@ -200,3 +216,6 @@ def test_save_as_table_with_a_path_reads_back(spark, tmp_path):
 def test_a_write_without_a_path_asks_for_save_path(spark, tmp_path):
     with pytest.raises(Exception, match=r"save\(path\)"):
         spark.range(3).write.format(FMT).mode("append").save()
+    with pytest.raises(Exception, match="needs a location"):
+        spark.range(3).write.format(FMT).saveAsTable("t_jvm_managed")
+    assert not spark.catalog.tableExists("t_jvm_managed")

@@ -24,9 +24,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * to {@code arrowmm_python} only); {@code arrowmm_jvm} ({@link ArrowmmJvmAlias}) always
  * reaches this connector.
  *
- * <p>Reads are DataSource V2 ({@link ArrowmmTable}).  Writes come through the V1
- * {@link CreatableRelationProvider} entry, because Spark lets a V2 {@code TableProvider} be
- * written only with append or overwrite: here the four save modes are decided (errorifexists
+ * <p>Reads are DataSource V2 ({@link ArrowmmTable}), of a catalog table too (its
+ * {@code LOCATION} is the path; its {@code INSERT}s are V2 writes).  Path writes come through
+ * the V1 {@link CreatableRelationProvider} entry, because Spark lets a V2 {@code TableProvider}
+ * be written only with append or overwrite: here the four save modes are decided (errorifexists
  * and ignore look at whether the path exists, as Spark's file sources do), and the rows are
  * then written by the V2 write of {@link ArrowmmWriteTable}.
  */
@@ -74,6 +75,11 @@ public class ArrowmmJvmSource implements TableProvider, DataSourceRegister,
       refuseLayout("partitionBy / bucketBy / sortBy (PARTITIONED BY / CLUSTERED BY in SQL): "
           + asked);
     }
+    if (ArrowmmTable.inCatalog(props) && !DataFiles.hasPath(props)) {
+      throw new ArrowmmException("a table USING arrowmm needs a location: CREATE TABLE ... "
+          + "USING arrowmm LOCATION '<dir>', or df.write.option('path', dir).saveAsTable(name) "
+          + "(managed tables, kept in Spark's warehouse, are not supported)");
+    }
     return new ArrowmmTable((StructType) ColumnSpec.nullable(schema), props);
   }
 
@@ -94,7 +100,8 @@ public class ArrowmmJvmSource implements TableProvider, DataSourceRegister,
     org.apache.hadoop.conf.Configuration conf =
         PathResolver.hadoopConf(sqlContext.sparkSession(), options);
     // a path no filesystem serves is refused here: nothing written
-    List<String> paths = PathResolver.resolve(DataFiles.givenPaths(options), conf);
+    List<String> paths = PathResolver.resolve(
+        DataFiles.givenPaths(options, DataFiles.NO_WRITE_PATH), conf);
     if (paths.size() != 1) {
       throw new ArrowmmException("a write needs one directory path, got " + paths);
     }

@@ -170,7 +170,9 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
       List<FileFooter> out = new ArrayList<>();
       FileFooter first = null;
       org.apache.hadoop.conf.Configuration conf = PathResolver.hadoopConf(options);
-      Map<String, Storage.Stat> files = DataFiles.resolve(DataFiles.loadPaths(options), conf);
+      List<String> paths = DataFiles.loadPaths(options);
+      Map<String, Storage.Stat> files = ArrowmmTable.inCatalog(options) && absent(paths, conf)
+          ? Map.of() : DataFiles.resolve(paths, conf);
       if (!Storage.allLocal(files.keySet())) {
         hadoopConf = new ShippedConfiguration(conf);
       }
@@ -201,6 +203,17 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
       footers = out;
     }
     return footers;
+  }
+
+  /** Whether a catalog table's location is not there yet (a table created with a LOCATION
+   * before its first INSERT: no rows, as Spark's file source tables read). */
+  private static boolean absent(List<String> paths,
+      org.apache.hadoop.conf.Configuration conf) {
+    try {
+      return paths.size() == 1 && Storage.of(paths.get(0), conf).stat(paths.get(0)) == null;
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(paths.get(0) + ": " + e, e);
+    }
   }
 
   /** The table's columns (the schema read when the DataFrame was made, or one given with

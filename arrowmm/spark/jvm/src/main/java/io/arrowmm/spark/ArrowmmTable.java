@@ -20,8 +20,11 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * The files of one load path, as a table that can be read in batches and by micro-batches
- * ({@link ArrowmmMicroBatchStream}) and written by a Structured Streaming query.  (Batch writes go through {@link ArrowmmJvmSource#createRelation}:
- * no BATCH_WRITE here, so that Spark hands every save mode to it.)
+ * ({@link ArrowmmMicroBatchStream}) and written by a Structured Streaming query.  (Batch writes
+ * of a path go through {@link ArrowmmJvmSource#createRelation}: no BATCH_WRITE here, so that
+ * Spark hands every save mode to it.)  A catalog table's ({@code CREATE TABLE ... USING
+ * arrowmm LOCATION}, {@code saveAsTable}) files are its location's, and it takes batch writes
+ * ({@code INSERT INTO}, {@code INSERT OVERWRITE}) through the same commit protocol.
  */
 final class ArrowmmTable implements SupportsRead, SupportsWrite {
   private final StructType schema;
@@ -30,12 +33,22 @@ final class ArrowmmTable implements SupportsRead, SupportsWrite {
   ArrowmmTable(StructType schema, Map<String, String> properties) {
     this.schema = schema;
     this.properties = properties;
-    DataFiles.loadPaths(properties);  // a path of another filesystem is refused at table creation
+    if (DataFiles.hasPath(properties)) {  // none: the read or the write says what to give
+      DataFiles.loadPaths(properties);  // a path of another filesystem is refused here
+    }
+  }
+
+  /** Whether Spark's session catalog made the table (it hands a table its reserved property
+   * {@code provider}; a load(...) or save(...) call's options have none). */
+  static boolean inCatalog(Map<String, String> properties) {
+    return properties.containsKey(
+        org.apache.spark.sql.connector.catalog.TableCatalog.PROP_PROVIDER);
   }
 
   @Override
   public String name() {
-    return ArrowmmJvmSource.NAME + " " + DataFiles.loadPaths(properties);
+    return ArrowmmJvmSource.NAME + " " + (DataFiles.hasPath(properties)
+        ? DataFiles.loadPaths(properties) : "(no path)");
   }
 
   @Override
@@ -46,8 +59,13 @@ final class ArrowmmTable implements SupportsRead, SupportsWrite {
 
   @Override
   public Set<TableCapability> capabilities() {
-    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ,
-        TableCapability.STREAMING_WRITE);
+    Set<TableCapability> can = EnumSet.of(TableCapability.BATCH_READ,
+        TableCapability.MICRO_BATCH_READ, TableCapability.STREAMING_WRITE);
+    if (inCatalog(properties)) {
+      can.add(TableCapability.BATCH_WRITE);
+      can.add(TableCapability.TRUNCATE);
+    }
+    return can;
   }
 
   @Override
@@ -57,7 +75,10 @@ final class ArrowmmTable implements SupportsRead, SupportsWrite {
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-    return new Builder(schema, options);
+    // a catalog table's path is its property, not a read option
+    Map<String, String> merged = new java.util.HashMap<>(properties);
+    merged.putAll(options.asCaseSensitiveMap());
+    return new Builder(schema, new CaseInsensitiveStringMap(merged));
   }
 
   /**

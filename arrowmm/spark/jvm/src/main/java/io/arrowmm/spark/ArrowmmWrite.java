@@ -49,7 +49,7 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
   private boolean overwrite;
 
   ArrowmmWrite(Map<String, String> properties, LogicalWriteInfo info) {
-    List<String> paths = DataFiles.loadPaths(properties);
+    List<String> paths = DataFiles.savePaths(properties);
     if (paths.size() != 1) {
       throw new ArrowmmException("a write needs one directory path, got " + paths);
     }

@@ -49,7 +49,7 @@ public final class ArrowmmWriteTable implements TableProvider, SupportsWrite {
 
   @Override
   public String name() {
-    return ArrowmmJvmSource.NAME + " write " + DataFiles.loadPaths(properties);
+    return ArrowmmJvmSource.NAME + " write " + DataFiles.savePaths(properties);
   }
 
   @Override

@@ -32,15 +32,33 @@ final class DataFiles {
 
   private DataFiles() {}
 
-  /** The paths a load(...) or save(...) call gave (the option path, or the JSON list paths)
-   * qualified with the active session's Hadoop configuration and the options
-   * ({@link PathResolver}): a scheme no Hadoop FileSystem serves is refused here. */
+  static final String NO_READ_PATH = "no path: use spark.read.format('arrowmm').load(path)";
+  static final String NO_WRITE_PATH = "no path: use df.write.format('arrowmm').save(path)";
+
+  /** The paths a load(...) call or a catalog table gave ({@link #givenPaths}) qualified with
+   * the active session's Hadoop configuration and the options ({@link PathResolver}): a scheme
+   * no Hadoop FileSystem serves is refused here. */
   static List<String> loadPaths(Map<String, String> options) {
-    return PathResolver.resolve(givenPaths(options), PathResolver.hadoopConf(options));
+    return PathResolver.resolve(givenPaths(options, NO_READ_PATH),
+        PathResolver.hadoopConf(options));
   }
 
-  /** The paths a load(...) or save(...) call gave, as given. */
-  static List<String> givenPaths(Map<String, String> options) {
+  /** {@link #loadPaths} of a write: a missing path asks for {@code save(path)}. */
+  static List<String> savePaths(Map<String, String> options) {
+    return PathResolver.resolve(givenPaths(options, NO_WRITE_PATH),
+        PathResolver.hadoopConf(options));
+  }
+
+  /** Whether the options name any path ({@link #givenPaths} would not raise for none). */
+  static boolean hasPath(Map<String, String> options) {
+    return get(options, "paths") != null || get(options, "path") != null
+        || get(options, "location") != null;
+  }
+
+  /** The paths a load(...) or save(...) call gave (the option path, or the JSON list paths),
+   * else a catalog table's {@code location} (which Spark hands a {@code CREATE TABLE} as that
+   * property), as given; none is an error saying {@code noPath}. */
+  static List<String> givenPaths(Map<String, String> options, String noPath) {
     List<String> out = new ArrayList<>();
     String paths = get(options, "paths");
     if (paths != null) {
@@ -63,8 +81,10 @@ final class DataFiles {
       }
     } else if (get(options, "path") != null) {
       out.add(get(options, "path"));
+    } else if (get(options, "location") != null) {
+      out.add(get(options, "location"));
     } else {
-      throw new ArrowmmException("no path: use spark.read.format('arrowmm').load(path)");
+      throw new ArrowmmException(noPath);
     }
     return out;
   }
