@@ -42,7 +42,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * {@code list} whose child is named {@code element}, a map a {@code map} of non-null
  * {@code entries} structs of a non-null {@code key} and a {@code value}; nullability at every
  * level comes from the Spark type ({@code containsNull}, {@code valueContainsNull}, each
- * field's {@code nullable}), so reading a file back gives the type that was written.
+ * field's {@code nullable}), so the file holds the type that was written (a read declares
+ * every level nullable: later appends may hold nulls), and a collated string its collation.
  *
  * <p>A tree of writers mirrors the type: each sets one value (row {@code ordinal} of a row, an
  * array or a map's key or value array, all {@code SpecializedGetters}) at a position of its
