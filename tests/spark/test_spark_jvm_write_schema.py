@@ -123,6 +123,10 @@ def test_partition_by_is_refused_before_any_task(spark, tmp_path):
     with pytest.raises(Exception, match="partitionBy"):
         df.write.format(FMT).partitionBy("k").mode("overwrite").save(out)
     assert not os.path.exists(out)
+    with pytest.raises(Exception, match="PARTITIONED BY"):
+        spark.sql(f"create table t_jvm_parted (k bigint, id bigint) using {FMT} "
+                  f"partitioned by (k) location '{out}'")
+    assert not spark.catalog.tableExists("t_jvm_parted")
 
 
 # --- review 7: 2 ---------------------------------------------------------------------------------
