@@ -372,9 +372,15 @@ def _metadata_room(metadata: Optional[dict]) -> int:
 #: built each time.
 _TEMPLATES: dict = {}
 _TEMPLATES_KEPT = 256
+#: A message bigger than this is not kept as a template: a footer of a million batches or the
+#: batch header of a million-field schema is built once a file, and 256 of them would hold
+#: gigabytes.
+_TEMPLATE_MAX_BYTES = 1 << 16
 
 
 def _keep_template(key, entry) -> None:
+    if sum(len(part) for part in entry if isinstance(part, bytes)) > _TEMPLATE_MAX_BYTES:
+        return
     if len(_TEMPLATES) >= _TEMPLATES_KEPT:
         _TEMPLATES.clear()  # (a writer uses a few shapes: the ones in use come back at once)
     _TEMPLATES[key] = entry

@@ -194,3 +194,19 @@ def test_batch_messages_and_footers_need_no_builder(monkeypatch):
     encode.encode_batch_message(2, np.array([2, 0], np.int64), np.array([0, 0, 0, 16], np.int64),
                                 16, dictionary_id=4, is_delta=True)
     encode.encode_footer(schema, np.zeros(1, BLOCK), np.zeros(2, BLOCK), {"k": "v"})
+
+
+def test_big_messages_are_not_kept_as_templates():
+    """A footer of many batches (or the header of a very wide batch) is built once a file:
+    kept, 256 of them would hold gigabytes; small ones are kept."""
+    schema = _SCHEMAS[0]
+    encode._TEMPLATES.clear()
+    rng = random.Random(7)
+    encode.encode_footer(schema, np.zeros(0, BLOCK), _blocks(rng, 10))
+    assert len(encode._TEMPLATES) == 1
+    big = _blocks(rng, 10_000)  # (240 KB of blocks)
+    assert encode.encode_footer(schema, np.zeros(0, BLOCK), big) == _builder_footer(
+        schema, np.zeros(0, BLOCK), big, None, MetadataVersion.V5, ())
+    nodes = np.arange(2 * 5_000, dtype=np.int64)
+    encode.encode_batch_message(3, nodes, nodes, 64)
+    assert len(encode._TEMPLATES) == 1
