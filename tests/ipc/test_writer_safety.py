@@ -253,6 +253,24 @@ def test_a_directory_target_is_refused_before_writing(tmp_path):
     assert _leftovers(tmp_path) == ["d"]
 
 
+@pytest.mark.parametrize("name, raised", [
+    ("data.arrow/", IsADirectoryError),   # (abspath dropped the slash: data.arrow was replaced)
+    ("out/", IsADirectoryError),          # (a file named out was made)
+    ("d/", IsADirectoryError),
+    ("missing/out/", FileNotFoundError),
+])
+def test_a_name_ending_in_a_separator_is_refused_as_open_refuses_it(tmp_path, name, raised):
+    arrowmm.write_file(tmp_path / "data.arrow", {"x": [1, 2, 3]})
+    (tmp_path / "d").mkdir()
+    before = (tmp_path / "data.arrow").read_bytes()
+    with pytest.raises(raised):
+        open(f"{tmp_path}/{name}", "wb")
+    with pytest.raises(raised):
+        arrowmm.write_file(f"{tmp_path}/{name}", {"x": [9]})
+    assert (tmp_path / "data.arrow").read_bytes() == before
+    assert _leftovers(tmp_path) == ["d", "data.arrow"]
+
+
 _AS_NOBODY = r"""
 import os, sys
 import arrowmm               # imported first: nobody may not read the Python installation

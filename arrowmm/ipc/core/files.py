@@ -183,6 +183,15 @@ def source_mode(source) -> Optional[int]:
     return stat.S_IMODE(st.st_mode) & 0o777 if stat.S_ISREG(st.st_mode) else None
 
 
+def _refuse_folder_name(named: str) -> None:
+    """What ``open(named, "wb")`` raises for a name ending in a separator (``abspath`` would
+    drop it, and the file before it be replaced, or a file made under the folder's name)."""
+    folder = os.path.dirname(os.path.abspath(named).rstrip(os.sep + (os.altsep or ""))) or os.sep
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", named)
+    raise IsADirectoryError(errno.EISDIR, "Is a directory", named)
+
+
 def atomic_target(path, *, narrow_to=None) -> AtomicTarget:
     """A new ``AtomicTarget`` for ``path`` (str or ``os.PathLike``).
 
@@ -196,7 +205,12 @@ def atomic_target(path, *, narrow_to=None) -> AtomicTarget:
     """
     if narrow_to is None and isinstance(path, DerivedPath):
         narrow_to = path.source
-    target = os.path.realpath(os.path.abspath(os.fspath(path)))
+    named = os.fspath(path)
+    if isinstance(named, bytes):
+        named = os.fsdecode(named)
+    if named.endswith(os.sep) or (os.altsep and named.endswith(os.altsep)):
+        _refuse_folder_name(named)
+    target = os.path.realpath(os.path.abspath(named))
     try:
         st = os.stat(target)
     except FileNotFoundError:
