@@ -250,3 +250,22 @@ def test_stream_batch_racing_close_says_closed_not_attributeerror(files):
     assert fired
     assert closed_error(out), repr(out)
     assert got[0].column("s").to_pylist() == expected.column("s").chunk(1).to_pylist()
+
+
+# A compressed stream's first batch read as close() lands: its decompression budget was made
+# from the size of a source already dropped (0 bytes: the 64 MiB floor), so decoding a batch
+# the reader had read whole was refused as too big.
+def test_stream_batch_read_across_close_keeps_its_budget(tmp_path):
+    table = pa.table({"x": pa.array(np.zeros(20000, dtype=np.int64))})
+    path = str(tmp_path / "z.arrows")
+    with ipc.new_stream(path, table.schema,
+                        options=ipc.IpcWriteOptions(compression="zstd")) as w:
+        w.write_table(table)
+    with arrowmm.limits.override(min_reader_decompression_budget=1024):
+        r = arrowmm.open_stream(path)
+        fired = close_at(r, "stream_reader.py", "_read_message", "read_message_at(")
+        batch = outcome(lambda: next(iter(r)))
+        assert fired
+        out = outcome(lambda: batch.column("x").to_pylist()) if isinstance(
+            batch, arrowmm.RecordBatch) else batch
+    assert out == table.column("x").to_pylist() or closed_error(out), repr(out)[:300]

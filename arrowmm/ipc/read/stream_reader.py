@@ -126,6 +126,7 @@ class StreamReader(SequentialBatches, ReaderBase):
         else:
             start = source.tell() if isinstance(source, io.BytesIO) else 0  # read on from there
             region = self._region = region_of(source, description)
+            self._region_size = region.size
             self._description = region.description
             start = self._pos = min(start, region.size)
             size = region.size - start
@@ -163,10 +164,13 @@ class StreamReader(SequentialBatches, ReaderBase):
 
     def _source_bytes(self) -> Optional[int]:
         """A stream read from a file object: the bytes read so far (its budget grows with
-        them); else the mapping's or the buffer's size."""
-        if self._region is None:
+        them); else the mapping's or the buffer's size (kept: a batch read as close() drops
+        the region is budgeted by it, not by 0 bytes)."""
+        if self._region_size is None:
             return self._bytes_in
-        return ReaderBase._source_bytes(self)
+        return self._region_size
+
+    _region_size: Optional[int] = None  # (None: read from a file object)
 
     def _budget_key(self, msg):
         return None  # (a stream's messages are read once: nothing to tell apart)
