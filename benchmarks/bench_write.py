@@ -32,6 +32,11 @@ is faster or smaller):
    3c. peak RSS growth (VmHWM - baseline; includes the mapped source pages,
        which are file-backed and reclaimable)                  information only
    "Zero extra copies" of the data means 3a and 3b stay within a few MiB.
+4. small writes  - what a write costs besides its bytes: (a) a 16-column, 10-row table
+                   (int64, float64, string, bool) written as a whole file to memory
+                   (``new_file(BytesIO)`` + ``write_table`` + close), time per file;
+                   (b) 1,000 batches of 8 rows x 3 columns written to one stream in
+                   memory, time for the stream.                  target <= 1.0
 
 Throughput is data bytes (rows x columns x 8, not file bytes) per second, in
 GB/s (1e9 bytes).  Each timed benchmark runs both libraries alternately after
@@ -97,6 +102,8 @@ class WriteResult(Result):
     def cell(self, v: float) -> str:
         if self.kind == "mem":
             return f"{v / MiB:,.1f} MiB"
+        if not self.nbytes:  # (a fixed cost: the time is the measure)
+            return fmt_time(v)
         return f"{self.nbytes / v / 1e9:.2f} GB/s ({fmt_time(v, ms_digits=1)})"
 
     def target_cell(self) -> str:
@@ -244,6 +251,55 @@ def bench_throughput(fmt: str, data, cfg, d: Path) -> WriteResult:
                        f"min {fmt_time(min(t_amm), ms_digits=1)} / {fmt_time(min(t_pa), ms_digits=1)}; "
                        f"files {sizes[0]:,} / {sizes[1]:,} B; arrowmm batches via {how}",
                        kind="time", nbytes=nbytes)
+
+
+def bench_small(cfg) -> list:
+    """Benchmark 4: the fixed cost of a write (metadata, checks, calls), not its bandwidth."""
+    import io
+    import arrowmm
+    import pyarrow as pa
+    kinds = (lambda n: np.arange(n, dtype=np.int64), lambda n: np.arange(n, dtype=np.float64),
+             lambda n: [f"s{j}" for j in range(n)], lambda n: np.arange(n) % 2 == 0)
+    cols = {f"c{i}": kinds[i % 4](10) for i in range(16)}
+    at, pt = arrowmm.table(cols), pa.table(cols)
+    few = {f"c{i}": kinds[i](8) for i in range(3)}
+    ab, pb = arrowmm.record_batch(few), pa.record_batch(few)
+    files = 200
+
+    def amm_files():
+        for _ in range(files):
+            with arrowmm.new_file(io.BytesIO(), at.schema) as w:
+                w.write_table(at)
+
+    def pa_files():
+        for _ in range(files):
+            with pa.ipc.new_file(pa.BufferOutputStream(), pt.schema) as w:
+                w.write_table(pt)
+
+    def amm_stream():
+        with arrowmm.new_stream(io.BytesIO(), ab.schema) as w:
+            for _ in range(1000):
+                w.write(ab)
+
+    def pa_stream():
+        with pa.ipc.new_stream(pa.BufferOutputStream(), pb.schema) as w:
+            for _ in range(1000):
+                w.write_batch(pb)
+
+    sink = io.BytesIO()
+    with arrowmm.new_file(sink, at.schema) as w:
+        w.write_table(at)
+    assert pa.ipc.open_file(sink.getvalue()).read_all().equals(pt), "round trip differs"
+    out = []
+    t_amm, t_pa = compare(amm_files, pa_files, lambda: None, cfg["repeats"], cfg["warmup"])
+    out.append(WriteResult("4a. small file: 16 columns x 10 rows to memory (per file)",
+                           statistics.median(t_amm) / files, statistics.median(t_pa) / files, 1.0,
+                           f"{files} files per timed run", kind="time"))
+    t_amm, t_pa = compare(amm_stream, pa_stream, lambda: None, cfg["repeats"], cfg["warmup"])
+    out.append(WriteResult("4b. 1,000 batches of 8 rows x 3 columns to a stream in memory",
+                           statistics.median(t_amm), statistics.median(t_pa), 1.0,
+                           "one stream per timed run", kind="time"))
+    return out
 
 
 def profile_write(data, d: Path, top: int = 15) -> str:
@@ -460,6 +516,9 @@ def main(argv=None) -> int:
         del data, made, amm_batches, pa_batches, columns
         gc.collect()
         results += bench_memory(src, d, mem_note, cfg, mem_batches)
+        for result in bench_small(cfg):
+            results.append(result)
+            print_result(result)
     finally:
         if not args.keep:
             unlink(src)
