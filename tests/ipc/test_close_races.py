@@ -9,6 +9,7 @@ on.  Cases that crashed the interpreter (SIGSEGV) run in a child process.
 """
 from __future__ import annotations
 
+import io
 import linecache
 import os
 import subprocess
@@ -269,3 +270,40 @@ def test_stream_batch_read_across_close_keeps_its_budget(tmp_path):
         out = outcome(lambda: batch.column("x").to_pylist()) if isinstance(
             batch, arrowmm.RecordBatch) else batch
     assert out == table.column("x").to_pylist() or closed_error(out), repr(out)[:300]
+
+
+def test_a_range_source_closed_under_a_read_waits_for_it(tmp_path):
+    """A ``RangeSource`` (the reader of file objects and URLs) closed from another thread while
+    a read is inside its file object: ``close()`` waits for that read, which returns its bytes
+    (the file was closed under it: 'read failed: I/O operation on closed file', or an
+    AttributeError on the dropped file); a read after the close says the source is closed."""
+    from arrowmm.ipc.read.ranged import RangeSource
+    data = bytes(range(256)) * 64
+    inside, go_on = threading.Event(), threading.Event()
+
+    class Slow(io.BytesIO):
+        armed = False
+
+        def seek(self, *args):
+            if self.armed:  # (the read's seek, under the source's lock; not the open's)
+                inside.set()
+                go_on.wait(10)
+            return super().seek(*args)
+
+    slow = Slow(data)
+    source = RangeSource(slow, "slow", owns=True)
+    slow.armed = True
+    got = {}
+    reader = threading.Thread(target=lambda: got.update(bytes=source.pread(100, 50).tobytes()))
+    reader.start()
+    assert inside.wait(10)
+    closer = threading.Thread(target=source.close)
+    closer.start()
+    closer.join(0.2)
+    assert closer.is_alive()  # (waiting for the read)
+    go_on.set()
+    reader.join(10)
+    closer.join(10)
+    assert got["bytes"] == data[100:150]
+    with pytest.raises(arrowmm.ArrowInvalid, match="the source is closed"):
+        source.pread(0, 8)

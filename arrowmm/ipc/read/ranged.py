@@ -100,7 +100,7 @@ class RangeSource(FileSource):
 
     def pread(self, offset: int, length: int, what: str = "bytes") -> np.ndarray:
         if self._file is None:
-            raise ArrowInvalid(f"{self.description}: the source is closed")
+            raise self._closed()
         if offset < 0 or length < 0 or offset + length > self.size:
             raise ArrowInvalid(f"{self.description}: {what}: bytes {offset}..{offset + length} "
                                f"lie outside the {self.size}-byte file")
@@ -112,9 +112,11 @@ class RangeSource(FileSource):
         # in a body: aligned as the loader needs them; aligning to 64 here cost more, per
         # read, than the read of a small file object)
         out = np.empty(length, dtype=np.uint8)
-        f = self._file
         readinto = self._readinto  # (straight into the buffer: no bytes object)
         with self._lock:
+            f = self._file  # (under the lock close() takes: not closed under this read)
+            if f is None:
+                raise self._closed()
             self.read_requests += 1
             try:
                 f.seek(offset)
@@ -186,10 +188,16 @@ class RangeSource(FileSource):
         return Message(record, body, index, offset, legacy)
 
     def close(self) -> None:
-        self._kept = []
-        f, self._file = self._file, None
+        """Waits for a read in flight (it holds the lock), so the file is never closed or
+        dropped under it: a read after this raises 'the source is closed'."""
+        with self._lock:
+            self._kept = []
+            f, self._file = self._file, None
         if f is not None and self._owns:
             f.close()
+
+    def _closed(self) -> ArrowInvalid:
+        return ArrowInvalid(f"{self.description}: the source is closed")
 
     def __repr__(self):
         return f"<arrowmm.RangeSource {self.description!r} size={self.size}>"
