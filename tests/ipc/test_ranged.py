@@ -332,3 +332,18 @@ def test_buffers_in_the_kept_tail_are_aligned_as_read_from_a_buffer(walk):
         assert got.equals(table if walk else table.slice(200))
     finally:
         mem.rm("/ranged-aligned", recursive=True)
+
+
+def test_a_store_client_error_mid_read_is_a_connection_error_naming_the_source():
+    """botocore's errors are no OSError: one raised by a read (the connection lost after the
+    open) came through as botocore's exception, naming the endpoint, not the object."""
+    botocore = pytest.importorskip("botocore.exceptions", reason="botocore (s3fs) not installed")
+    from arrowmm.ipc.read.ranged import RangeSource
+
+    class Lost(io.BytesIO):
+        def readinto(self, _buffer):
+            raise botocore.EndpointConnectionError(endpoint_url="http://127.0.0.1:9")
+
+    source = RangeSource(Lost(bytes(64)), "s3://bucket/x.arrow")
+    with pytest.raises(ConnectionError, match="s3://bucket/x.arrow"):
+        source.pread(0, 8, "footer")

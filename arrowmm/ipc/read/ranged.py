@@ -29,7 +29,7 @@ from ...errors import ArrowInvalid, ArrowNotImplementedError
 from ...format import MessageHeader, parse_message
 from ..core.files import MAGIC
 from ..core.framing import Message
-from ..core.object_store import precondition_failed
+from ..core.object_store import client_error, precondition_failed, store_error
 from .file_reader import FileReader
 from .source import FileSource
 
@@ -151,6 +151,10 @@ class RangeSource(FileSource):
                                        f"{offset + length} no longer matches its version); "
                                        f"open it again") from None
                 raise ArrowInvalid(f"{self.description}: {what}: read failed: {exc}") from None
+            except Exception as exc:  # (a store client's own error: botocore's is no OSError)
+                if not client_error(exc):
+                    raise
+                raise store_error(exc, self.description, f"read {what} of") from None
             self.bytes_read += length
         return out
 
