@@ -295,3 +295,19 @@ def test_a_named_pipe_path_is_read_not_mapped(opener, fmt, files, tmp_path):
         assert _values(OPENERS[opener](str(fifo))) == [VALUES]
     finally:
         writer.join(30)
+
+
+@pytest.mark.parametrize("kind", sorted(set(NOT_ARROW) - {"feather v1"}))
+def test_open_without_mapping_words_not_arrow_as_the_mapped_open(kind, tmp_path):
+    """``open(path, mmap=False)`` said 'not an Arrow IPC stream' where the mapped ``open`` says
+    'file or stream': either would have been read."""
+    make, says = NOT_ARROW[kind]
+    path = tmp_path / f"input.{kind}"
+    path.write_bytes(make(tmp_path))
+    messages = []
+    for mapped in (True, False):
+        with pytest.raises(arrowmm.ArrowInvalid) as info:
+            arrowmm.open(path, mmap=mapped)
+        messages.append(str(info.value))
+    assert messages[1] == messages[0], messages
+    assert messages[1].startswith(f"{path}: not an Arrow IPC file or stream: ") and says in messages[1]

@@ -28,6 +28,7 @@ from ..core.files import MAGIC
 from .file_reader import FileReader, StreamReader
 from .file_mapping import FileChanged
 from .indexed import IndexedStreamReader
+from .sniff import HEAD_SIZE, not_arrow
 from .source import FileSource, check_message
 
 __all__ = ["PreadFile", "UnmappedFileReader", "UnmappedStreamReader",
@@ -276,7 +277,14 @@ class UnmappedStreamReader(StreamReader):
 def open_unmapped(path):
     """``arrowmm.open(path, mmap=False)``: a file or stream reader by the file's first bytes."""
     with builtins.open(path, "rb") as f:
-        head = f.read(6)
-    if head == MAGIC:
+        head = f.read(HEAD_SIZE)
+        size = os.fstat(f.fileno()).st_size
+    if head[:6] == MAGIC:
         return UnmappedFileReader(path)
-    return UnmappedStreamReader(path)
+    try:
+        return UnmappedStreamReader(path)
+    except ArrowInvalid as exc:  # (worded as the mapped open words it: either would do)
+        why = not_arrow(os.fspath(path), head, size, "file or stream")
+        if why is None:
+            raise
+        raise ArrowInvalid(why) from exc.__cause__ or exc
