@@ -403,3 +403,24 @@ def test_a_marker_forged_inside_a_committed_value_is_not_a_committed_end(tmp_pat
     open(path, "wb").write(data[:-3])
     for name, got in _every_reader(path).items():
         assert isinstance(got, arrowmm.ArrowInvalid), (name, got)
+
+
+def test_recover_of_a_source_it_cannot_salvage_says_what_can(tmp_path):
+    """recover=True salvages a mapping or a buffer; asked of an unmapped path or a remote
+    object, its hint must fit both (it said 'open the path with mmap=True' to a URL too)."""
+    fsspec = pytest.importorskip("fsspec", reason="fsspec not installed")
+    path = tmp_path / "cut.arrow"
+    arrowmm.write_file(str(path), {"x": np.arange(1000)})
+    data = path.read_bytes()[:-40]
+    path.write_bytes(data)
+    memory = fsspec.filesystem("memory")
+    memory.pipe("/recover-hint/cut.arrow", data)
+    for source, kwargs in ((str(path), {"mmap": False}),
+                           ("memory://recover-hint/cut.arrow", {})):
+        with pytest.raises(arrowmm.ArrowInvalid) as info:
+            arrowmm.open_file(source, recover=True, **kwargs)
+        message = str(info.value)
+        assert "recover=True salvages a mapped file or a buffer" in message, message
+        assert "open a local path with mmap=True" in message and "read into memory" in message
+    assert arrowmm.open_file(data, recover=True).read_all().num_rows == 1000
+    memory.rm("/recover-hint", recursive=True)

@@ -244,7 +244,8 @@ class FileReader(ReaderBase):
         footer made for them (``repair``'s walk, without writing anything)."""
         if source.region is None:
             raise ArrowInvalid(f"{source.description}: {why}; recover=True salvages a mapped "
-                               f"file or a buffer (open the path with mmap=True, or repair it)")
+                               f"file or a buffer: open a local path with mmap=True, or the "
+                               f"bytes of a remote object read into memory (or repair it)")
         found = salvage_messages(source.region, validate=False, unfinished=True)
         self.recovery_error = why
         self.footer = found.footer()
