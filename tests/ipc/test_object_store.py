@@ -10,6 +10,7 @@ import io
 import os
 import random
 import socket
+import stat
 import tempfile
 import threading
 
@@ -524,6 +525,26 @@ def test_a_write_through_fsspec_local_filesystem_is_renamed_into_place(tmp_path,
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["f.arrow"]
     with arrowmm.open_file(str(target)) as r:
         assert r.read_all().to_pydict() == {"x": [1, 2]}
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640])
+def test_a_write_through_fsspec_local_filesystem_keeps_the_files_mode(tmp_path, mode):
+    """fsspec's local files are written as a local path is: replacing a file keeps its
+    permission bits (through fsspec's own file, a 0600 file came back 0644: wider), and
+    fsync=True syncs (a store's commit has nothing to sync)."""
+    fsspec = pytest.importorskip("fsspec")
+    target = tmp_path / "f.arrow"
+    arrowmm.write_file(str(target), {"x": [1]})
+    os.chmod(target, mode)
+    arrowmm.write_file(str(target), {"x": [2]}, filesystem=fsspec.filesystem("file"))
+    assert stat.S_IMODE(os.stat(target).st_mode) == mode
+    with arrowmm.new_file(f"file://{target}", arrowmm.schema([("x", arrowmm.int64())]),
+                          filesystem=fsspec.filesystem("file"), fsync=True) as w:
+        w.write({"x": [3]})
+    assert stat.S_IMODE(os.stat(target).st_mode) == mode
+    with arrowmm.open_file(str(target)) as r:
+        assert r.read_all().to_pydict() == {"x": [3]}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.arrow"]
 
 
 def test_a_url_with_a_trailing_slash_is_refused_as_open_refuses_the_path(s3_server,

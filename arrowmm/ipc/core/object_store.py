@@ -41,7 +41,7 @@ from ...errors import ArrowInvalid, ArrowNotImplementedError
 from .files import TEMP_SUFFIX
 
 __all__ = ["is_url", "local_file_url", "resolve", "open_for_ranges", "open_for_stream", "RemoteTarget",
-           "remote_target", "ObjectStoreAppendError", "refuse_append", "display_url",
+           "remote_target", "local_filesystem", "ObjectStoreAppendError", "refuse_append", "display_url",
            "precondition_failed", "store_error", "client_error"]
 
 
@@ -253,6 +253,13 @@ UNCOMMITTED_UPLOADS = ("s3fs", "gcsfs")
 
 def _module_of(filesystem) -> str:
     return type(filesystem).__module__
+
+
+def local_filesystem(filesystem) -> bool:
+    """Whether ``filesystem`` is fsspec's own local one: its files are this machine's, written
+    as a local path is (``files.atomic_target``: an existing file's mode and owner kept,
+    ``fsync`` honoured, ``replace=False`` by a link), not as an object."""
+    return _module_of(filesystem) == "fsspec.implementations.local"
 
 
 def _uploads_uncommitted(filesystem) -> bool:

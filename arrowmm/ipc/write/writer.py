@@ -47,7 +47,7 @@ from ... import types as t
 from ...arrays.array import Array
 from ...arrays.batch import RecordBatch
 from ..core.files import MAGIC, Sink, footer_blocks, open_sink
-from ..core.object_store import local_file_url, remote_target, resolve
+from ..core.object_store import local_file_url, local_filesystem, remote_target, resolve
 from ..core.byteorder import NATIVE
 from .encoder import EncodedMessage, Encoder, FlatBatch, flatten, flatten_columns
 from ...errors import ArrowInvalid, ArrowNotImplementedError
@@ -311,6 +311,8 @@ class _WriterBase:
         parts = self._prefix()
         if self._remote is None:  # (a file: URL writes the local path it names)
             self._sink, self._target = open_sink(local_file_url(sink))
+        elif local_filesystem(self._remote[0]):  # (fsspec's local files: written as a path)
+            self._sink, self._target = open_sink(self._remote[1])
         else:  # (an object store: published whole on close, see ``object_store``)
             self._target = remote_target(*self._remote)
             self._sink = Sink(self._target.file, None)
