@@ -24,7 +24,7 @@ import random
 import re
 import time
 import warnings
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import ArrowError, ArrowInvalid
 from .directory import Directory
@@ -104,7 +104,8 @@ def ensure_log(directory: str, storage: Optional[Storage] = None, job: Optional[
 # -- committing ------------------------------------------------------------------------------------
 def commit_files(directory: str, written: Sequence, job: str, *, overwrite: bool,
                  stream: Optional[Tuple[str, int]] = None,
-                 storage: Optional[Storage] = None) -> dict:
+                 storage: Optional[Storage] = None,
+                 check_append: Optional[Callable[[str], None]] = None) -> dict:
     """Commit job ``job``: move its tasks' files (``tmp`` -> ``name``) in and publish a version.
 
     ``written``: objects with ``tmp`` (a hidden temporary path in ``directory``, or None for
@@ -115,6 +116,10 @@ def commit_files(directory: str, written: Sequence, job: str, *, overwrite: bool
     ``stream``: ``(query id, batch id)`` of a streaming micro-batch; one that a version
     already records is not added again (Spark replays a micro-batch after a failure).
     ``storage``: where ``directory`` is (default: ``storage.storage_for(directory)``).
+    ``check_append``: for an append, given the path of a file of the version it would publish
+    on, raises ``ArrowInvalid`` when the job's rows may not join those files (an overwrite of
+    another schema committed since the job planned); the job's files are then deleted
+    (docs/commit-protocol.md §5.3 step 4.3).
     Returns the published manifest (or, for a replay, the latest one).
     """
     d = _directory(directory, storage)
@@ -153,6 +158,12 @@ def commit_files(directory: str, written: Sequence, job: str, *, overwrite: bool
         if stream is not None and _already(base, stream):  # another run of the query won
             _delete_all(d.storage, (d.file(n) for n in new))
             return base
+        if check_append is not None and not overwrite and base["files"]:
+            try:
+                check_append(d.file(base["files"][0]))
+            except ArrowInvalid:
+                _delete_all(d.storage, (d.file(n) for n in new))
+                raise
         files = list(new) if overwrite else base["files"] + [n for n in new if n not in base["files"]]
         streams = dict(base.get("streams", {}))
         if stream is not None:

@@ -372,6 +372,13 @@ class _WriterOptions:
         # file by file) until the job commits
         ensure_log(self.directory, self.storage, self.job)
 
+    def _check_append_onto(self, path: str) -> None:
+        """At commit: an overwrite of another schema may have committed since planning."""
+        if self.schema is not None:
+            _check_append_onto(self.directory, self.storage, self.schema, path,
+                               " (an overwrite committed them while this job ran; nothing of "
+                               "it was published)")
+
     @property
     def temporary_prefix(self) -> str:
         """Task files start hidden (readers skip names starting with '.') until committed."""
@@ -438,19 +445,24 @@ def _check_append(directory: str, storage: Storage, schema) -> None:
     if not storage.is_dir(directory):
         return
     files = Directory(storage, directory).data_files()
-    if not files:
-        return
+    if files:
+        _check_append_onto(directory, storage, schema, files[0])
+
+
+def _check_append_onto(directory: str, storage: Storage, schema, path: str, when: str = "") -> None:
+    """Refuse rows of ``schema`` beside ``path``, a file of ``directory``; ``when`` says when."""
     try:
-        have = spark_schema(describe_file(files[0], False, storage).schema)
+        have = spark_schema(describe_file(path, False, storage).schema)
     except SparkTypeError as exc:
         raise ArrowInvalid(f"{directory}: cannot append rows to a directory whose files have "
-                           f"columns Spark cannot hold ({files[0]}: {exc}); write with "
+                           f"columns Spark cannot hold ({path}: {exc}); write with "
                            f"mode('overwrite') to replace them") from None
     where = type_difference(schema, have)
     if where:
         raise ArrowInvalid(f"{directory}: cannot append rows of schema {schema.simpleString()} "
-                           f"to a directory whose files have {have.simpleString()} ({files[0]}; "
-                           f"differs at {where}); write with mode('overwrite') to replace them")
+                           f"to a directory whose files have {have.simpleString()} ({path}; "
+                           f"differs at {where}){when}; write with mode('overwrite') to "
+                           f"replace them")
 
 
 class ArrowmmWriter(_WriterOptions, DataSourceArrowWriter):
@@ -470,7 +482,8 @@ class ArrowmmWriter(_WriterOptions, DataSourceArrowWriter):
 
     def commit(self, messages):
         commit_files(self.directory, [m for m in messages if m is not None], self.job,
-                     overwrite=self.overwrite, storage=self.storage)
+                     overwrite=self.overwrite, storage=self.storage,
+                     check_append=self._check_append_onto)
         abort_job(self.directory, self.job, self.storage)  # files of failed attempts
 
     def abort(self, messages):
@@ -496,7 +509,7 @@ class ArrowmmStreamWriter(_WriterOptions, DataSourceStreamArrowWriter):
         for m in done:
             m.name = f"batch-{batchId:08d}-{m.name}"
         commit_files(self.directory, done, self.job, overwrite=False,
-                     stream=(self.query_id(done), batchId))
+                     stream=(self.query_id(done), batchId), check_append=self._check_append_onto)
         abort_job(self.directory, self.job)  # files of failed attempts
 
     def query_id(self, messages) -> str:

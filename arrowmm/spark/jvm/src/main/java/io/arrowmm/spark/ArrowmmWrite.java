@@ -134,7 +134,8 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
           + epochId + " (Spark gave no query id)");
     }
     try {
-      CommitLog.commit(storage, dir, written(messages), job, false, queryId, epochId);
+      CommitLog.commit(storage, dir, written(messages), job, false, queryId, epochId,
+          this::checkAppendOnto);
       madeLog = false;
       CommitLog.abort(storage, dir, job);
     } catch (IOException e) {
@@ -161,16 +162,25 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
    * nullability may differ at any level (a directory's columns read as nullable). */
   private void checkAppendSchema() {
     List<String> files = DataFiles.filesIn(storage, dir);
-    if (files.isEmpty()) {
-      return;
+    if (!files.isEmpty()) {
+      checkAppend(files.get(0), "");
     }
-    FileFooter first = FileFooter.read(storage, files.get(0));
+  }
+
+  /** At commit: an overwrite of another schema may have committed since planning. */
+  private void checkAppendOnto(String file) {
+    checkAppend(file, " (an overwrite committed them while this job ran; nothing of it was "
+        + "published)");
+  }
+
+  private void checkAppend(String file, String when) {
+    FileFooter first = FileFooter.read(storage, file);
     StructType have = ColumnSpec.sparkSchema(first.columns);
     String difference = ColumnSpec.difference(schema, "the rows", have, "the files");
     if (difference != null) {
       throw new ArrowmmException(dir + ": cannot append rows of schema " + schema.simpleString()
           + " to a directory whose files have " + have.simpleString() + " (" + first.path
-          + "): " + difference + "; write with mode('overwrite') to replace them");
+          + ")" + when + ": " + difference + "; write with mode('overwrite') to replace them");
     }
   }
 
@@ -187,7 +197,8 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
   @Override
   public void commit(WriterCommitMessage[] messages) {
     try {
-      CommitLog.commit(storage, dir, written(messages), job, overwrite);
+      CommitLog.commit(storage, dir, written(messages), job, overwrite, null, -1,
+          this::checkAppendOnto);
       madeLog = false;
       // temporaries and files of failed or speculative task attempts (listed files stay)
       CommitLog.abort(storage, dir, job);

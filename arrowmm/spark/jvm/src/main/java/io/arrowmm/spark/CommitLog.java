@@ -6,6 +6,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -252,7 +253,7 @@ final class CommitLog {
    */
   static long commit(Storage st, String dir, List<Written> written, String job,
       boolean overwrite) throws IOException {
-    return commit(st, dir, written, job, overwrite, null, -1);
+    return commit(st, dir, written, job, overwrite, null, -1, null);
   }
 
   /** Whether micro-batch {@code batch} of streaming query {@code query} is in {@code doc}. */
@@ -269,11 +270,15 @@ final class CommitLog {
   /**
    * Commit a job, or with {@code query} a streaming micro-batch {@code batch}: its files are
    * named {@code batch-<8 digits>-part-...} and a micro-batch a version already records (Spark
-   * replays one after a failure) is not added again (§5.3 steps 2 and 4.2, §10).  Returns the
+   * replays one after a failure) is not added again (§5.3 steps 2 and 4.2, §10).  An append's
+   * {@code appendCheck}, given the path of a file of the version it would publish on, throws
+   * when this job's rows may not join those files (an overwrite of another schema committed
+   * since the job planned); the job's files are then deleted (§5.3 step 4.3).  Returns the
    * published version, or -1 for a replay.
    */
   static long commit(Storage st, String dir, List<Written> written, String job,
-      boolean overwrite, String query, long batch) throws IOException {
+      boolean overwrite, String query, long batch, Consumer<String> appendCheck)
+      throws IOException {
     // the log job setup ensured (§5.1); never adopted again here: on stores where tasks write
     // final names in place, the folder may hold other jobs' uncommitted files
     if (versions(st, dir).isEmpty()) {
@@ -339,6 +344,16 @@ final class CommitLog {
         return -1;
       }
       List<String> old = files(base);
+      if (!overwrite && appendCheck != null && !old.isEmpty()) {
+        try {
+          appendCheck.accept(st.child(dir, old.get(0)));
+        } catch (RuntimeException e) {
+          for (String n : added) {
+            st.delete(st.child(dir, n));
+          }
+          throw e;
+        }
+      }
       List<String> files = new ArrayList<>(overwrite ? List.of() : old);
       for (String n : added) {
         if (!files.contains(n)) {
