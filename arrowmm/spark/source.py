@@ -35,8 +35,8 @@ from .files import (ARRIVAL, DataFile, arrival_order, describe_file, find_data_f
 from .planning import plan_pieces, read_piece, to_spark_batch
 from .pruning import ALL, NONE, verdict
 from .storage import MMAP_DEFAULT, Storage, merge_options, s3_options, storage_for
-from .types import (SparkTypeError, as_nullable, spark_schema, type_difference,
-                    unwritable_columns, with_collations)
+from .types import (SparkTypeError, as_nullable, names_equal_ignoring_case, spark_schema,
+                    type_difference, unwritable_columns, with_collations)
 
 __all__ = ["ArrowmmDataSource", "ArrowmmPythonDataSource", "ArrowmmPartition"]
 
@@ -366,6 +366,14 @@ class _WriterOptions:
             raise SparkTypeError(f"{self.directory}: these columns have Spark types the Python "
                                  f"data source cannot write as themselves:\n  "
                                  + "\n  ".join(problems))
+        same = names_equal_ignoring_case(schema) if schema is not None else []
+        if same:
+            raise ArrowInvalid(f"{self.directory}: these columns have names equal ignoring case, "
+                               f"which a Spark session (spark.sql.caseSensitive=false, the "
+                               f"default) cannot select, and Parquet's writes refuse: "
+                               f"{'; '.join(same)}. Rename them; the Python data source cannot "
+                               f"see the session's setting (the JVM connector writes them in a "
+                               f"case-sensitive session)")
         if append:
             _check_append(self.directory, self.storage, schema)
         # the commit log exists before any task writes: a new directory reads as empty (not

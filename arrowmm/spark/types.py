@@ -14,7 +14,7 @@ from .. import types as t
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 
 __all__ = ["SparkTypeError", "spark_schema", "spark_type", "type_table", "as_nullable",
-           "type_difference", "unwritable_columns", "with_collations", "COLLATION_KEY"]
+           "type_difference", "unwritable_columns", "names_equal_ignoring_case", "with_collations", "COLLATION_KEY"]
 
 #: Field-metadata key under which both engines record a string field's collation (Spark's
 #: name, e.g. ``UTF8_LCASE``), so it reads back ``string collate ...``; a field without the
@@ -226,6 +226,31 @@ def unwritable_columns(schema) -> List[str]:
 
     walk(schema, "")
     return problems
+
+
+def names_equal_ignoring_case(schema) -> List[str]:
+    """The sibling names (at any depth) of Spark schema ``schema`` equal ignoring case, each
+    as ``path: [names]``: Spark resolves names ignoring case unless ``spark.sql.caseSensitive``
+    is set, and neither column could then be selected (Parquet's writes refuse them)."""
+    from pyspark.sql import types as st
+    found: List[str] = []
+
+    def walk(dtype, path):
+        if isinstance(dtype, st.StructType):
+            seen = {}
+            for f in dtype.fields:
+                seen.setdefault(f.name.lower(), []).append(f.name)
+            found.extend(f"{path or 'columns'}: {names}" for names in seen.values() if len(names) > 1)
+            for f in dtype.fields:
+                walk(f.dataType, f"{path}.{f.name}" if path else f.name)
+        elif isinstance(dtype, st.ArrayType):
+            walk(dtype.elementType, f"{path}.element")
+        elif isinstance(dtype, st.MapType):
+            walk(dtype.keyType, f"{path}.key")
+            walk(dtype.valueType, f"{path}.value")
+
+    walk(schema, "")
+    return found
 
 
 def with_collations(arrow_schema, schema):

@@ -129,6 +129,25 @@ def test_partition_by_is_refused_before_any_task(spark, tmp_path):
     assert not spark.catalog.tableExists("t_jvm_parted")
 
 
+# --- names equal ignoring case --------------------------------------------------------------------
+@pytest.mark.parametrize("columns", ["1 as a, 2 as A", "named_struct('x', 1, 'X', 2) as s"])
+def test_names_equal_ignoring_case_are_refused_as_parquet_refuses_them(spark, tmp_path, columns):
+    """In a case-insensitive session (Spark's default) neither column would be readable by
+    name; Parquet's writes refuse them, naming the column, and so does the connector."""
+    out = str(tmp_path / "out")
+    df = spark.sql(f"select {columns}")
+    with pytest.raises(Exception, match="COLUMN_ALREADY_EXISTS") as refused:
+        df.write.format(FMT).mode("overwrite").save(out)
+    assert "`a`" in str(refused.value) or "`x`" in str(refused.value)
+    assert not [n for n in os.listdir(out) if n.endswith(".arrow")] if os.path.exists(out) else True
+    spark.conf.set("spark.sql.caseSensitive", "true")
+    try:  # a case-sensitive session tells them apart, as Parquet's writes do there
+        df.write.format(FMT).mode("overwrite").save(out)
+        assert spark.read.format(FMT).load(out).collect() == df.collect()
+    finally:
+        spark.conf.unset("spark.sql.caseSensitive")
+
+
 # --- review 7: 2 ---------------------------------------------------------------------------------
 def test_collated_strings_keep_their_collation_at_every_depth(spark, tmp_path):
     out = str(tmp_path / "out")

@@ -106,6 +106,20 @@ def test_an_append_of_another_schema_is_refused_before_any_task(spark, tmp_path,
     assert _ids(spark.read.format(PY).load(out).select("id")) == [0, 1, 2]
 
 
+@pytest.mark.parametrize("columns, named", [("1 as a, 2 as A", "columns: ['a', 'A']"),
+                                             ("1 as a, 2 as a", "columns: ['a', 'a']"),
+                                             ("array(named_struct('x', 1, 'X', 2)) as l",
+                                              "l.element: ['x', 'X']")])
+def test_names_equal_ignoring_case_are_refused_naming_them(spark, tmp_path, columns, named):
+    """A session resolving names ignoring case (the default) could select neither column;
+    Parquet's writes refuse them too.  The Python source cannot see the session's setting."""
+    out = str(tmp_path / "out")
+    with pytest.raises(Exception, match="equal ignoring case") as refused:
+        spark.sql(f"select {columns}").write.format(PY).mode("overwrite").save(out)
+    assert named in str(refused.value)
+    assert not os.path.exists(out) or not _visible(out)
+
+
 def test_variant_and_other_types_that_read_back_otherwise_are_refused(spark, tmp_path):
     out = str(tmp_path / "out")
     src = spark.sql("select id, named_struct('v', parse_json('{\"a\": 1}')) s, "

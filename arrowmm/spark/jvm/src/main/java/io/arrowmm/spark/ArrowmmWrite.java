@@ -64,6 +64,10 @@ final class ArrowmmWrite implements WriteBuilder, SupportsTruncate, Write, Batch
       throw new UncheckedIOException(dir + ": " + e, e);
     }
     this.schema = info.schema();
+    // names equal under the session's case rule (at any depth) are refused, as Parquet's
+    // writes refuse them: in a case-insensitive session neither would be readable by name
+    org.apache.spark.sql.util.SchemaUtils.checkSchemaColumnNameDuplication(schema,
+        org.apache.spark.sql.internal.SQLConf.get().caseSensitiveAnalysis());
     this.queryId = info.queryId();
     Map<String, String> o = info.options();
     this.compression = o.getOrDefault("compression", "none");

@@ -10,6 +10,7 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import org.apache.arrow.vector.types.TimeUnit;
@@ -452,15 +453,8 @@ final class StatisticsFilter {
    * 1582-10-15 is not known exactly.
    */
   private static int days(java.sql.Date d) throws Unknown {
-    int days;
-    boolean back;
-    try {
-      days = DateTimeUtils.fromJavaDate(d);
-      back = DateTimeUtils.toJavaDate(days).equals(d);
-    } catch (Exception e) {
-      throw UNKNOWN;  // Scala may throw checked exceptions (a JVM without Spark's add-opens)
-    }
-    if (days == GREGORIAN_START || !back) {
+    int days = exactly(d, DateTimeUtils::fromJavaDate, DateTimeUtils::toJavaDate);
+    if (days == GREGORIAN_START) {
       throw UNKNOWN;
     }
     return days;
@@ -472,19 +466,29 @@ final class StatisticsFilter {
    * is not known exactly.
    */
   private static long micros(java.sql.Timestamp t) throws Unknown {
-    long micros;
-    boolean back;
-    try {
-      micros = DateTimeUtils.fromJavaTimestamp(t);
-      back = DateTimeUtils.toJavaTimestamp(micros).equals(t);
-    } catch (Exception e) {
-      throw UNKNOWN;
-    }
+    long micros = exactly(t, DateTimeUtils::fromJavaTimestamp, DateTimeUtils::toJavaTimestamp);
     long day = Math.floorDiv(micros, MICROS_PER_DAY);
-    if ((day >= GREGORIAN_START - 1 && day <= GREGORIAN_START + 1) || !back) {
+    if (day >= GREGORIAN_START - 1 && day <= GREGORIAN_START + 1) {
       throw UNKNOWN;
     }
     return micros;
+  }
+
+  /** {@code in(literal)}, known only when {@code out} gives {@code literal} back. */
+  private static <L, V> V exactly(L literal, Function<L, V> in, Function<V, L> out)
+      throws Unknown {
+    V value;
+    boolean back;
+    try {
+      value = in.apply(literal);
+      back = out.apply(value).equals(literal);
+    } catch (Exception e) {
+      throw UNKNOWN;  // Scala may throw checked exceptions (a JVM without Spark's add-opens)
+    }
+    if (!back) {
+      throw UNKNOWN;
+    }
+    return value;
   }
 
   private static BigDecimal number(Object v) throws Unknown {
