@@ -999,6 +999,14 @@ cdef int64_t _views_from(const offset_t *off, int64_t n, const uint8_t *data, in
     return -1
 
 
+cdef object _bitmap_of(validity, int64_t bit_offset, int64_t rows, str caller):
+    """``validity`` as uint8, checked to hold bits ``bit_offset`` to ``bit_offset + rows``."""
+    bits = np.frombuffer(validity, dtype=np.uint8)
+    if bit_offset < 0 or bits.shape[0] * 8 < bit_offset + rows:
+        raise ValueError(f"{caller}: the validity bitmap is shorter than the rows")
+    return bits
+
+
 def text_views(offsets, data, validity, int64_t bit_offset, int64_t limit=2147483647):
     """(views, ranges): the 16-byte views of the strings ``data[offsets[i]:offsets[i + 1]]``
     (int32 or int64 ``offsets``, one more than the rows), null rows (``validity``'s bit
@@ -1017,9 +1025,7 @@ def text_views(offsets, data, validity, int64_t bit_offset, int64_t limit=214748
     if n < 0 or not 13 <= limit <= 2147483647:
         raise ValueError("text_views: offsets need an entry, limit must be 13 to 2**31 - 1")
     if validity is not None:
-        bits = np.frombuffer(validity, dtype=np.uint8)
-        if bit_offset < 0 or bits.shape[0] * 8 < bit_offset + n:
-            raise ValueError("text_views: the validity bitmap is shorter than the rows")
+        bits = _bitmap_of(validity, bit_offset, n, "text_views")
         bits_ptr = &bits[0] if n else NULL
     capacity = 2 * (bytes_.shape[0] // limit) + 2
     out = np.empty(16 * n, dtype=np.uint8)  # (every byte written below: no zeroing pass)
@@ -1122,9 +1128,7 @@ def views_text(views, data_buffers, validity, int64_t bit_offset, int64_t length
     if length < 0 or view_bytes.shape[0] < 16 * length:
         raise ValueError("views_text: views must hold 16 bytes a row")
     if validity is not None:
-        bits = np.frombuffer(validity, dtype=np.uint8)
-        if bit_offset < 0 or bits.shape[0] * 8 < bit_offset + length:
-            raise ValueError("views_text: the validity bitmap is shorter than the rows")
+        bits = _bitmap_of(validity, bit_offset, length, "views_text")
         bits_ptr = &bits[0] if length else NULL
     buffers, ptrs, sizes = _pointer_table(data_buffers)
     cdef const uint8_t **buf_ptrs = <const uint8_t **><size_t>ptrs.ctypes.data

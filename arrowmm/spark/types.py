@@ -205,17 +205,10 @@ def unwritable_columns(schema) -> List[str]:
              st.LongType, st.FloatType, st.DoubleType, st.DecimalType, st.StringType,
              st.CharType, st.VarcharType, st.BinaryType, st.DateType, st.TimestampType,
              st.TimestampNTZType)
-
-    def walk(dtype, path):
-        if isinstance(dtype, st.StructType):
-            for f in dtype.fields:
-                walk(f.dataType, f"{path}.{f.name}" if path else f.name)
-        elif isinstance(dtype, st.ArrayType):
-            walk(dtype.elementType, f"{path}.element")
-        elif isinstance(dtype, st.MapType):
-            walk(dtype.keyType, f"{path}.key")
-            walk(dtype.valueType, f"{path}.value")
-        elif isinstance(dtype, st.DayTimeIntervalType):
+    for path, dtype in _each_type(schema):
+        if isinstance(dtype, (st.StructType, st.ArrayType, st.MapType)):
+            continue
+        if isinstance(dtype, st.DayTimeIntervalType):
             if (dtype.startField, dtype.endField) != (st.DayTimeIntervalType.DAY,
                                                       st.DayTimeIntervalType.SECOND):
                 problems.append(f"{path}: {dtype.simpleString()} (it would read back as "
@@ -223,8 +216,6 @@ def unwritable_columns(schema) -> List[str]:
         elif not isinstance(dtype, plain):
             problems.append(f"{path}: {dtype.simpleString()} (no Arrow type of arrowmm's "
                             f"reads back as it)")
-
-    walk(schema, "")
     return problems
 
 
@@ -234,23 +225,28 @@ def names_equal_ignoring_case(schema) -> List[str]:
     is set, and neither column could then be selected (Parquet's writes refuse them)."""
     from pyspark.sql import types as st
     found: List[str] = []
-
-    def walk(dtype, path):
+    for path, dtype in _each_type(schema):
         if isinstance(dtype, st.StructType):
-            seen = {}
+            seen: dict = {}
             for f in dtype.fields:
                 seen.setdefault(f.name.lower(), []).append(f.name)
             found.extend(f"{path or 'columns'}: {names}" for names in seen.values() if len(names) > 1)
-            for f in dtype.fields:
-                walk(f.dataType, f"{path}.{f.name}" if path else f.name)
-        elif isinstance(dtype, st.ArrayType):
-            walk(dtype.elementType, f"{path}.element")
-        elif isinstance(dtype, st.MapType):
-            walk(dtype.keyType, f"{path}.key")
-            walk(dtype.valueType, f"{path}.value")
-
-    walk(schema, "")
     return found
+
+
+def _each_type(dtype, path: str = ""):
+    """``(path, type)`` of Spark type ``dtype`` and of every type inside it, depth first (a
+    struct's fields by name, then ``element``, ``key``, ``value``)."""
+    from pyspark.sql import types as st
+    yield path, dtype
+    if isinstance(dtype, st.StructType):
+        for f in dtype.fields:
+            yield from _each_type(f.dataType, f"{path}.{f.name}" if path else f.name)
+    elif isinstance(dtype, st.ArrayType):
+        yield from _each_type(dtype.elementType, f"{path}.element")
+    elif isinstance(dtype, st.MapType):
+        yield from _each_type(dtype.keyType, f"{path}.key")
+        yield from _each_type(dtype.valueType, f"{path}.value")
 
 
 def with_collations(arrow_schema, schema):
