@@ -17,8 +17,8 @@ from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .decode import (BLOCK, COMPRESSION_NAMES, FEATURE_CODES, FLOAT_BITS, INTERVAL_UNITS,
                      TIME_UNITS, MessageHeader, MetadataVersion)
 
-__all__ = ["encode_schema_message", "encode_batch_message", "encode_footer", "encode_type",
-           "finish_message"]
+__all__ = ["encode_schema_message", "encode_batch_message", "batch_message_template",
+           "encode_footer", "encode_type", "finish_message"]
 
 from ._fbs import (  # (builder functions of the generated modules)
     Date as _Date, Decimal as _Decimal, DictionaryEncoding as _DictionaryEncoding,
@@ -438,21 +438,60 @@ def encode_batch_message(length: int, nodes: np.ndarray, buffers: np.ndarray, bo
     variadic_bytes = b""
     if variadic is not None and len(variadic):
         variadic_bytes = np.asarray(variadic, dtype="<i8").tobytes()
-    key = None
     if not metadata:
-        key = ("batch", len(node_bytes), len(buffer_bytes), len(variadic_bytes), compression,
-               length != 0, body_length != 0,
-               None if dictionary_id is None else (dictionary_id != 0, bool(is_delta)), version)
-        hit = _TEMPLATES.get(key)
-        if hit is not None:
-            template, (node_at, buffer_at, variadic_at, length_at, body_at, id_at) = hit
-            return _patched(template, ((node_at, node_bytes), (buffer_at, buffer_bytes),
-                                       (variadic_at, variadic_bytes)),
-                            ((length_at, length), (body_at, body_length), (id_at, dictionary_id)))
+        template, (node_at, buffer_at, variadic_at, length_at, body_at, id_at) = _batch_template(
+            len(node_bytes) // 16, len(buffer_bytes) // 16, len(variadic_bytes) // 8, compression,
+            length != 0, body_length != 0,
+            None if dictionary_id is None else (dictionary_id != 0, bool(is_delta)), version)
+        return _patched(template, ((node_at, node_bytes), (buffer_at, buffer_bytes),
+                                   (variadic_at, variadic_bytes)),
+                        ((length_at, length), (body_at, body_length), (id_at, dictionary_id)))
+    return _build_batch(length, node_bytes, buffer_bytes, variadic_bytes, body_length,
+                        compression, metadata, dictionary_id, is_delta, version)[0]
+
+
+def batch_message_template(nodes: int, buffers: int, has_length: bool, has_body: bool,
+                           compression: Optional[str] = None,
+                           version: int = MetadataVersion.V5) -> tuple:
+    """(template, where its FieldNode vector's payload starts, where its Buffer vector's does,
+    where its length is, where its bodyLength is) for a RecordBatch message of ``nodes``
+    FieldNodes and ``buffers`` Buffers, without custom metadata: the bytes
+    ``encode_batch_message`` gives once those numbers are written there (little-endian int64s;
+    a length or bodyLength of zero is left out of the message, its place None).  For writers
+    that fill it themselves (``ipc.write._flatten``)."""
+    template, (node_at, buffer_at, _, length_at, body_at, _) = _batch_template(
+        nodes, buffers, 0, compression, bool(has_length), bool(has_body), None, version)
+    return template, node_at, buffer_at, length_at, body_at
+
+
+def _batch_template(nodes: int, buffers: int, variadic: int, compression, has_length: bool,
+                    has_body: bool, dictionary, version) -> tuple:
+    """The template of a batch message of this shape (``dictionary``: None, or (whether the
+    id is non-zero, is_delta)) and where its payloads and scalars go (see ``_TEMPLATES``)."""
+    key = ("batch", nodes, buffers, variadic, compression, has_length, has_body, dictionary,
+           version)
+    hit = _TEMPLATES.get(key)
+    if hit is not None:
+        return hit
+    # (built with zero payloads and scalars of 1 where they are not zero: patched in later)
+    out, places = _build_batch(int(has_length), bytes(16 * nodes), bytes(16 * buffers),
+                               bytes(8 * variadic), int(has_body), compression, None,
+                               None if dictionary is None else int(dictionary[0]),
+                               False if dictionary is None else dictionary[1], version)
+    entry = (out, places)
+    _keep_template(key, entry)
+    return entry
+
+
+def _build_batch(length, node_bytes, buffer_bytes, variadic_bytes, body_length, compression,
+                 metadata, dictionary_id, is_delta, version) -> tuple:
+    """(the message, where its payloads and scalars are: node, buffer and variadic vector
+    payloads, length, bodyLength, dictionary id), built with ``_Back``."""
     w = _Back(512 + len(node_bytes) + len(buffer_bytes) + len(variadic_bytes)
               + _metadata_room(metadata))
-    node_vec = w.vector(node_bytes, len(nodes) // 2, 8 if len(nodes) else 4)
-    buffer_vec = w.vector(buffer_bytes, len(buffers) // 2, 8 if len(buffers) else 4)
+    n_nodes, n_buffers = len(node_bytes) // 16, len(buffer_bytes) // 16
+    node_vec = w.vector(node_bytes, n_nodes, 8 if n_nodes else 4)
+    buffer_vec = w.vector(buffer_bytes, n_buffers, 8 if n_buffers else 4)
     variadic_vec = w.vector(variadic_bytes, len(variadic_bytes) // 8, 8) if variadic_bytes else None
     comp = None
     if compression is not None:
@@ -479,22 +518,29 @@ def encode_batch_message(length: int, nodes: np.ndarray, buffers: np.ndarray, bo
         id_o = w.slots.get(0)
         header_type = MessageHeader.DictionaryBatch
     out = w.message(header_type, header, body_length, metadata, version)
-    if key is not None:
-        size = len(out)
-        _keep_template(key, (out, (
-            _at(size, node_vec, 4), _at(size, buffer_vec, 4), _at(size, variadic_vec, 4),
-            _at(size, length_o), _at(size, w.slots.get(3)), _at(size, id_o))))  # (3: BodyLength
-            # of the Message, the table ``message`` ended last)
-    return out
+    size = len(out)
+    return out, (_at(size, node_vec, 4), _at(size, buffer_vec, 4), _at(size, variadic_vec, 4),
+                 _at(size, length_o), _at(size, w.slots.get(3)), _at(size, id_o))  # (3:
+    # BodyLength of the Message, the table ``message`` ended last)
+
+
+def _block_bytes(blocks) -> bytes:
+    if isinstance(blocks, bytes):
+        if len(blocks) % BLOCK.itemsize:
+            raise ArrowInvalid(f"footer blocks: {len(blocks)} bytes is not a whole number of "
+                               f"{BLOCK.itemsize}-byte Blocks")
+        return blocks
+    return np.ascontiguousarray(blocks, BLOCK).tobytes()
 
 
 def encode_footer(schema: t.Schema, dictionaries: np.ndarray, record_batches: np.ndarray,
                   metadata: Optional[dict] = None, version: int = MetadataVersion.V5,
                   features=()) -> bytes:
-    """The File footer flatbuffer; ``dictionaries`` / ``record_batches`` are BLOCK arrays."""
+    """The File footer flatbuffer; ``dictionaries`` / ``record_batches`` are BLOCK arrays (or
+    their bytes)."""
     features = tuple(features)
-    dict_bytes = np.ascontiguousarray(dictionaries, BLOCK).tobytes()
-    batch_bytes = np.ascontiguousarray(record_batches, BLOCK).tobytes()
+    dict_bytes = _block_bytes(dictionaries)
+    batch_bytes = _block_bytes(record_batches)
     key = None
     if not metadata:
         key = ("footer", id(schema), features, version, len(dict_bytes), len(batch_bytes))
@@ -505,8 +551,9 @@ def encode_footer(schema: t.Schema, dictionaries: np.ndarray, record_batches: np
     tail, sch, minalign, vtables = _schema_tail(schema, features)
     w = _Back(512 + len(dict_bytes) + len(batch_bytes) + _metadata_room(metadata), tail,
               minalign, vtables)
-    dict_vec = w.vector(dict_bytes, len(dictionaries), 8 if len(dictionaries) else 4)
-    batch_vec = w.vector(batch_bytes, len(record_batches), 8 if len(record_batches) else 4)
+    dict_count, batch_count = len(dict_bytes) // BLOCK.itemsize, len(batch_bytes) // BLOCK.itemsize
+    dict_vec = w.vector(dict_bytes, dict_count, 8 if dict_count else 4)
+    batch_vec = w.vector(batch_bytes, batch_count, 8 if batch_count else 4)
     md = w.key_values(metadata)
     w.start()
     w.offset(4, md)

@@ -47,7 +47,8 @@ from ...errors import ArrowInvalid
 from ...format import BLOCK
 
 __all__ = ["AtomicTarget", "atomic_target", "write_atomically", "fsync_folder", "TEMP_SUFFIX",
-           "MAGIC", "Sink", "open_sink", "write_groups", "footer_blocks", "DerivedPath",
+           "MAGIC", "Sink", "open_sink", "write_groups", "footer_blocks", "footer_block_bytes",
+           "DerivedPath",
            "derived_path", "source_mode"]
 
 TEMP_SUFFIX = ".arrowmm-tmp"
@@ -354,6 +355,8 @@ class Sink:
         self.file = fileobj
         self.fd = fd
         self.position = 0
+        # (looked up once: a writer of many small batches flushes after each)
+        self._flush_file = getattr(fileobj, "flush", None) if fd is None else None
 
     def write(self, parts) -> None:
         if self.fd is not None:
@@ -369,6 +372,13 @@ class Sink:
                         group[0] = group[0][written:]
             return
         for p in parts:
+            if type(p) is bytes:  # (a message and a small body, one object: written whole, mostly)
+                n = self.file.write(p)
+                if n is None or n == len(p):
+                    self.position += len(p)
+                    continue
+                self.position += n
+                p = memoryview(p)[n:]
             mv = memoryview(p).cast("B")
             while mv.nbytes:
                 n = self.file.write(mv)  # raw files and sockets may take only part of it
@@ -378,8 +388,8 @@ class Sink:
 
     def flush(self) -> None:
         """Hand buffered bytes of a file-like sink to the OS (a stream reader sees each batch)."""
-        if self.fd is None and hasattr(self.file, "flush"):
-            self.file.flush()
+        if self._flush_file is not None:
+            self._flush_file()
 
 
 def open_sink(sink):
@@ -405,6 +415,13 @@ def footer_blocks(rows) -> np.ndarray:
         return out
     # (a few rows, as most files have: packed, ~5x faster than numpy's field assignments)
     return np.frombuffer(bytearray(b"".join([_BLOCK.pack(*row) for row in rows])), BLOCK)
+
+
+def footer_block_bytes(rows) -> bytes:
+    """``footer_blocks(rows)``'s bytes, made directly (what a writer's footer takes)."""
+    if len(rows) > 64:
+        return footer_blocks(rows).tobytes()
+    return b"".join([_BLOCK.pack(*row) for row in rows])
 
 
 #: One Block as ``BLOCK`` lays it out: offset, metadata length, 4 zero bytes, body length.

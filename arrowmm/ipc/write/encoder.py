@@ -25,6 +25,7 @@ from ..core.compression import check_codec, check_level, compress_many
 from ...errors import ArrowInvalid, ArrowNotImplementedError
 from ...format import MetadataVersion, encode_batch_message, encode_schema_message
 from ...arrays.array import make_array
+from ._flatten import WALK_KINDS, EncodedMessage, walk_columns
 
 __all__ = ["flatten", "flatten_columns", "Encoder", "EncodedMessage", "EXPERIMENTAL_COMPRESSION"]
 
@@ -86,39 +87,17 @@ class FlatBatch:
         self.variadic: List[int] = []
 
 
-#: Types whose arrays are a validity bitmap and one buffer of ``byte_width``-byte values
-#: (``flatten_columns`` lays these, booleans and strings/binaries out without ``flatten``).
-_INLINE_FIXED = frozenset({t.IntType, t.FloatType, t.DecimalType, t.DateType, t.TimeType,
-                           t.TimestampType, t.DurationType, t.IntervalType})
-
-
 def flatten_columns(columns) -> FlatBatch:
-    """``flatten`` of each of ``columns`` in turn (native byte order, V5), fixed-width
-    columns laid out inline: what a writer of many small batches of one schema (a
-    shared-memory channel) calls per batch, where each Python call is a noticeable share."""
+    """``flatten`` of each of ``columns`` in turn (native byte order, V5): walked in C
+    (``_flatten``) when every column's types are walked there, which is what a writer of many
+    small batches (a shared-memory channel) needs, each Python call being a noticeable share."""
     out = FlatBatch()
-    nodes, buffers = out.nodes, out.buffers
+    walked = walk_columns(columns)
+    if walked is not None:
+        out.nodes, out.buffers = walked
+        return out
     for array in columns:
-        dtype = array.type
-        kind = type(dtype)
-        if kind in _INLINE_FIXED or kind is t.BoolType or kind is t.BinaryType:
-            off, n = array.offset, array.length
-            bufs = array._buffers
-            nulls = array.null_count
-            nodes.append(n)
-            nodes.append(nulls)
-            buffers.append(_bits(bufs[0], off, n) if nulls else None)
-            if kind is t.BoolType:
-                buffers.append(_bits(bufs[1], off, n))
-            elif kind is t.BinaryType:
-                offs, first, last = _offsets(array, bufs[1])
-                buffers.append(offs)
-                buffers.append(bufs[2].slice(first, last - first))
-            else:
-                width = dtype.byte_width
-                buffers.append(bufs[1].slice(off * width, n * width))
-        else:
-            flatten(array, out)
+        flatten(array, out)
     return out
 
 
@@ -204,7 +183,8 @@ FLATTENED_TYPES = _FIXED_WIDTH | {
     t.MapType, t.FixedSizeListType, t.StructType, t.UnionType, t.RunEndEncodedType}
 
 #: this module's type-keyed tables, for tests/types/test_type_coverage.py
-TYPE_TABLES = {"IPC writer (flatten)": FLATTENED_TYPES}
+TYPE_TABLES = {"IPC writer (flatten)": FLATTENED_TYPES,
+               "IPC writer (the C walk; 0: flatten's)": WALK_KINDS}
 
 
 def _as_is(buf, kind):
@@ -228,21 +208,6 @@ def _slice_run_ends(array: Array):
     rebased = make_array(ends_arr.type, len(new_ends), [None, as_view(new_ends.astype(ends.dtype))],
                          null_count=0)
     return rebased, values.slice(first, last - first + 1)
-
-
-class EncodedMessage:
-    """One framed message: ``parts`` to write in order, and its Block numbers."""
-
-    __slots__ = ("parts", "metadata_length", "body_length")
-
-    def __init__(self, parts, metadata_length, body_length):
-        self.parts = parts
-        self.metadata_length = metadata_length  # prefix + flatbuffer + padding
-        self.body_length = body_length
-
-    @property
-    def nbytes(self):
-        return self.metadata_length + self.body_length
 
 
 class Encoder:

@@ -46,9 +46,10 @@ from typing import Dict, NamedTuple, Optional
 from ... import types as t
 from ...arrays.array import Array
 from ...arrays.batch import RecordBatch
-from ..core.files import MAGIC, Sink, footer_blocks, open_sink
+from ..core.files import MAGIC, Sink, footer_block_bytes, open_sink
 from ..core.object_store import local_file_url, local_filesystem, remote_target, resolve
 from ..core.byteorder import NATIVE
+from ._flatten import FAST_TYPES, BatchEncoder
 from .encoder import EncodedMessage, Encoder, FlatBatch, flatten, flatten_columns
 from ...errors import ArrowInvalid, ArrowNotImplementedError
 from ...format import MetadataVersion, encode_footer
@@ -127,12 +128,14 @@ def _value_type(dtype):
 
 
 class _SchemaPlan(NamedTuple):
-    """What a writer works out once per schema: the schema with its dictionary ids, and
-    whether any field (at any depth) is dictionary-encoded (if not, a batch has no
-    dictionaries to look for)."""
+    """What a writer works out once per schema: the schema with its dictionary ids, whether
+    any field (at any depth) is dictionary-encoded (if not, a batch has no dictionaries to
+    look for), and whether every type is one ``_flatten`` walks (if not, batches are
+    flattened in Python)."""
 
     schema: t.Schema
     dictionaries: bool
+    walked: bool
 
 
 #: The plans of the last few schemas written, keyed by ``id(schema)`` (the entry holds the
@@ -151,7 +154,7 @@ def _schema_plan(schema: t.Schema) -> _SchemaPlan:
         return hit[1]
     _check_schema_metadata(schema)
     assigned = _assign_dictionary_ids(schema)
-    plan = _SchemaPlan(assigned, _has_dictionary(assigned.fields))
+    plan = _SchemaPlan(assigned, _has_dictionary(assigned.fields), _walked(assigned.fields))
     with _PLANS_LOCK:  # (writers in several threads)
         while len(_PLANS) >= _PLANS_KEPT:
             _PLANS.pop(next(iter(_PLANS)))
@@ -162,6 +165,14 @@ def _schema_plan(schema: t.Schema) -> _SchemaPlan:
 def _has_dictionary(fields) -> bool:
     return any(isinstance(f.storage_type, t.DictionaryType)
                or _has_dictionary(f.storage_type.children) for f in fields)
+
+
+def _walked(fields) -> bool:
+    """Whether ``_flatten`` walks arrays of these fields (a dictionary's indices: its values
+    go in dictionary batches)."""
+    return all(type(f.storage_type) in FAST_TYPES
+               and (isinstance(f.storage_type, t.DictionaryType)
+                    or _walked(f.storage_type.children)) for f in fields)
 
 
 def _with_children(dtype, kids):
@@ -287,8 +298,9 @@ class _WriterBase:
                 "(pyarrow) refuses a V4 record batch message that has any; write V5, or leave "
                 "statistics off")
         self.features = _features(self.schema, compression, self._allow_replacement)
-        self._encoder = Encoder(alignment, legacy_format, compression, self._version,
-                                compression_level, self.features)
+        self._encoder, self._fast = _encoders(
+            alignment, legacy_format, compression, self._version, compression_level,
+            self.features, plan.walked and not self._swap and NATIVE == "little")
         self._fsync = fsync
         self._cast = bool(cast)
         self._statistics = [] if statistics else None  # per batch, see arrowmm.ipc.core.statistics
@@ -387,43 +399,61 @@ class _WriterBase:
         dictionary id carry different dictionaries, raises ``ArrowInvalid`` and
         writes nothing.
         """
-        self._check_writable()
+        if self._closed or self._failed is not None:
+            self._check_writable()
         if custom_metadata is not None:
             if metadata is not None:
                 raise ArrowInvalid("give metadata or custom_metadata, not both")
             metadata = custom_metadata
-        self._write_coerced(self._coerce(batch), metadata)
+        if type(batch) is not RecordBatch or batch.schema is not self.schema or self._cast:
+            batch = self._coerce(batch)  # (else it would return the batch as it is)
+        self._write_coerced(batch, metadata)
 
     write_batch = write
 
     def _write_coerced(self, batch: RecordBatch, metadata=None) -> None:
-        metadata = without_statistics(_check_metadata(
-            metadata if metadata is not None else batch.metadata, "record batch metadata"))
+        if metadata is None:
+            metadata = batch.metadata
+        if metadata:
+            metadata = without_statistics(_check_metadata(metadata, "record batch metadata"))
         columns = batch.storage_columns
-        fields = self.schema.fields
-        for k, col in enumerate(columns):
-            if not col._fully_valid:  # (else checked already: the verdict is kept on the array)
-                _check_written(col, k, fields[k].name, self.num_record_batches)
+        if not all([col._fully_valid for col in columns]):  # (the verdict is kept on the array)
+            fields = self.schema.fields
+            for k, col in enumerate(columns):
+                if not col._fully_valid:
+                    _check_written(col, k, fields[k].name, self.num_record_batches)
         plan = ()
         if self._dictionaries:
             found = []
-            for f, col in zip(fields, columns):
+            for f, col in zip(self.schema.fields, columns):
                 _dictionaries_in(col, f, found, f.name)
             plan = self._plan_batch(found)
         if self._statistics is not None:
             metadata = self._record_statistics(batch, metadata)
-        if self._swap or self._v4:
-            flat = FlatBatch()
-            flat.swap, flat.v4 = self._swap, self._v4
-            for col in columns:
-                flatten(col, flat)
-        else:
-            flat = flatten_columns(columns)
-        for dict_id, values, is_delta in plan:
-            self._write_dictionary(dict_id, values, is_delta)
-        msg = self._encoder.batch(batch.num_rows, flat, self._sink.position, metadata)
-        self._emit(msg, self._batch_blocks)
-        self._flush()
+        msg = None
+        if self._fast is not None and not metadata and not plan:  # (a batch after dictionaries
+            # is flattened first: a column that cannot be must stop it before they are written)
+            msg = self._fast.encode(columns, batch.num_rows, self._sink.position)
+        if msg is None:
+            if self._swap or self._v4:
+                flat = FlatBatch()
+                flat.swap, flat.v4 = self._swap, self._v4
+                for col in columns:
+                    flatten(col, flat)
+            else:
+                flat = flatten_columns(columns)
+            for dict_id, values, is_delta in plan:
+                self._write_dictionary(dict_id, values, is_delta)
+            msg = self._encoder.batch(batch.num_rows, flat, self._sink.position, metadata)
+        sink = self._sink
+        start = sink.position
+        try:  # (``_emit`` and ``_flush``, inline: a small batch's write is a few calls in all)
+            sink.write(msg.parts)
+            sink.flush()
+        except BaseException as exc:
+            self._failed = exc
+            raise
+        self._batch_blocks.append((start, msg.metadata_length, msg.body_length))
         self.num_record_batches += 1
 
     def _record_statistics(self, batch, metadata):
@@ -616,6 +646,36 @@ class _WriterBase:
             self.abort()
 
 
+#: The encoders of the last few settings without compression, shared by the writers that use
+#: them (making them is a noticeable share of writing a small file): an ``Encoder`` holds only
+#: its settings, a ``BatchEncoder`` its last template, which it replaces whole.
+_ENCODERS: dict = {}
+_ENCODERS_KEPT = 16
+
+
+def _encoders(alignment, legacy_format, compression, version, compression_level, features,
+              walked: bool) -> tuple:
+    """(``Encoder``, ``BatchEncoder`` or None) for these settings; ``walked``: the schema's
+    types are all walked in C and its values are in native order.  Batches of such a schema
+    without compression, in metadata V5, go through ``BatchEncoder``: one C call."""
+    key = None
+    if compression is None and compression_level is None and type(alignment) is int:
+        key = (alignment, bool(legacy_format), version, features, walked)
+        hit = _ENCODERS.get(key)
+        if hit is not None:
+            return hit
+    encoder = Encoder(alignment, legacy_format, compression, version, compression_level,
+                      features)
+    fast = (BatchEncoder(alignment, legacy_format, version)
+            if walked and compression is None and version >= MetadataVersion.V5 else None)
+    if key is not None:
+        with _PLANS_LOCK:
+            while len(_ENCODERS) >= _ENCODERS_KEPT:
+                _ENCODERS.pop(next(iter(_ENCODERS)))
+            _ENCODERS[key] = (encoder, fast)
+    return encoder, fast
+
+
 def _features(schema: t.Schema, compression, allow_replacement: bool) -> tuple:
     """The Schema.features the output uses: COMPRESSED_BODY with compression, and, in a
     stream with dictionaries whose replacement is allowed, DICTIONARY_REPLACEMENT (the schema
@@ -676,12 +736,12 @@ def data_source(data) -> Optional[DataSource]:
     arrowmm batches, tables and readers give their batches as they are (zero-copy); other
     producers go through the Arrow C stream interface (a pandas DataFrame through its
     ``__arrow_c_stream__``, which pandas makes with pyarrow)."""
-    if _is_schema_like(data):
-        return None
-    if isinstance(data, RecordBatch):
+    if isinstance(data, RecordBatch):  # (first: the common data, never schema-like)
         return DataSource(data.schema, [data])
     if isinstance(data, Table):
         return DataSource(data.schema, data.to_batches())
+    if _is_schema_like(data):
+        return None
     if isinstance(data, (ReaderBase, RecordBatchReader)):
         return DataSource(data.schema, data)
     if isinstance(data, Mapping):
@@ -727,8 +787,9 @@ class FileWriter(_WriterBase):
             footer_metadata = {**(footer_metadata or {}),
                                **encode_file_statistics(self.schema, self._statistics,
                                                         self._statistics_id, self._batch_blocks)}
-        footer = encode_footer(self.schema, footer_blocks(self._dict_blocks), footer_blocks(self._batch_blocks),
-                               footer_metadata, self._version, self.features)
+        footer = encode_footer(self.schema, footer_block_bytes(self._dict_blocks),
+                               footer_block_bytes(self._batch_blocks), footer_metadata,
+                               self._version, self.features)
         self._put([self._encoder.eos() + footer + struct.pack("<i", len(footer)) + MAGIC])
         self._close_file()
 
