@@ -276,7 +276,8 @@ class _WriterBase:
         # (statistics describe the file they were computed for: a footer's metadata copied
         # from another file, new_file(..., metadata=reader.metadata), must not bring its
         # statistics along, or a filter would prune this file's batches by that file's)
-        metadata = without_statistics(_check_metadata(metadata, "metadata"))
+        if metadata is not None:
+            metadata = without_statistics(_check_metadata(metadata, "metadata"))
         self._footer_metadata = None
         if metadata and self._file_format:  # the footer's custom_metadata, as pyarrow writes it
             self._footer_metadata = metadata
@@ -453,7 +454,9 @@ class _WriterBase:
         except BaseException as exc:
             self._failed = exc
             raise
-        self._batch_blocks.append((start, msg.metadata_length, msg.body_length))
+        if self._file_format:  # (a stream has no footer to list its batches: kept, a long
+            # stream's Blocks grew without bound)
+            self._batch_blocks.append((start, msg.metadata_length, msg.body_length))
         self.num_record_batches += 1
 
     def _record_statistics(self, batch, metadata):
@@ -485,7 +488,7 @@ class _WriterBase:
         """
         self._check_writable()
         limit = _chunksize(max_chunksize)
-        if isinstance(table, Mapping):
+        if not isinstance(table, (Table, RecordBatch)) and isinstance(table, Mapping):
             batches = [table]
         else:
             source = data_source(table)
@@ -494,7 +497,8 @@ class _WriterBase:
         if self._unify:
             batches = unify_batch_dictionaries(list(batches), self.schema)
         for batch in batches:
-            self._check_writable()
+            if self._closed or self._failed is not None:
+                self._check_writable()
             if limit and batch.num_rows > limit:
                 for start in range(0, batch.num_rows, limit):
                     self._write_coerced(batch.slice(start, limit))
@@ -579,7 +583,7 @@ class _WriterBase:
         msg = self._encoder.batch(len(part), flatten(part, swap=self._swap, v4=self._v4),
                                   self._sink.position,
                                   dictionary_id=dict_id, is_delta=is_delta)
-        self._emit(msg, self._dict_blocks)
+        self._emit(msg, self._dict_blocks if self._file_format else None)
         self._written_dicts[dict_id] = values
 
     # -- closing -------------------------------------------------------------------------
