@@ -102,6 +102,11 @@ def _batches(seed: int):
     yield arrowmm.record_batch(pa_batch.slice(start, length))
 
 
+def _columns(batch) -> list:
+    """The batch's storage columns, validated (as a writer validates them before encoding)."""
+    return [col._validated() for col in batch.storage_columns]
+
+
 def _python_flat(columns) -> FlatBatch:
     out = FlatBatch()
     for col in columns:
@@ -121,7 +126,7 @@ def _assert_same_message(fast, slow):
 @pytest.mark.parametrize("seed", range(60))
 def test_c_path_writes_the_python_paths_bytes(seed):
     for batch in _batches(seed):
-        columns = batch.storage_columns
+        columns = _columns(batch)
         slow_flat = _python_flat(columns)
         nodes, buffers = walk_columns(columns)
         assert nodes == slow_flat.nodes
@@ -149,7 +154,7 @@ def test_c_path_of_a_big_body_gives_the_arrays_memory():
     pa_batch = pa.record_batch([_array(rng, pa.int64(), 10_000), _array(rng, pa.string(), 10_001)[1:],
                                 _array(rng, pa.bool_(), 10_000)], names=["i", "s", "b"])
     batch = to_mm(pa_batch)[0].slice(5, 9_000)
-    columns = batch.storage_columns
+    columns = _columns(batch)
     fast = BatchEncoder().encode(columns, batch.num_rows, 0)
     _assert_same_message(fast, Encoder().batch(batch.num_rows, _python_flat(columns), 0))
     values = columns[0]._buffers[1]
@@ -159,7 +164,7 @@ def test_c_path_of_a_big_body_gives_the_arrays_memory():
 def test_c_path_of_no_columns_and_no_rows():
     for batch in (to_mm(pa.record_batch([pa.array([], pa.int32())], names=["x"]))[0],
                   arrowmm.record_batch({"x": np.arange(3)}).select([])):
-        columns = batch.storage_columns
+        columns = _columns(batch)
         _assert_same_message(BatchEncoder().encode(columns, batch.num_rows, 0),
                              Encoder().batch(batch.num_rows, _python_flat(columns), 0))
 
@@ -168,7 +173,17 @@ def test_types_the_c_path_does_not_walk_go_through_python():
     batch = arrowmm.record_batch(pa.record_batch(
         [pa.array([1, 2]), pa.array(["a", "b"], pa.string_view())], names=["i", "v"]))
     assert walk_columns(batch.storage_columns) is None
-    assert BatchEncoder().encode(batch.storage_columns, 2, 0) is None
+    assert BatchEncoder().encode(_columns(batch), 2, 0) is None
+
+
+def test_columns_not_validated_yet_go_back_to_the_writer():
+    """The writer validates a column before its bytes go out (a damaged one is refused): the
+    C path takes only columns that passed, and says so."""
+    batch = arrowmm.record_batch({"i": np.arange(4), "s": ["a", "b", "c", "d"]})
+    columns = batch.storage_columns
+    assert not columns[1]._fully_valid
+    assert BatchEncoder().encode(columns, 4, 0) is None
+    assert BatchEncoder().encode([col._validated() for col in columns], 4, 0) is not None
 
 
 @pytest.mark.parametrize("fmt", ["file", "stream"])

@@ -238,8 +238,13 @@ cdef int _walk(_Walk w, object array, int depth) except -1:
     return 0
 
 
-cdef int _walk_all(_Walk w, columns) except -1:
-    """Walk each of ``columns`` into ``w``: 1 if one is not walked here, else 0."""
+cdef int _walk_all(_Walk w, columns, bint validated) except -1:
+    """Walk each of ``columns`` into ``w``: 1 if one is not walked here (or, ``validated``,
+    has not passed full validation), else 0."""
+    if validated:
+        for array in columns:
+            if not array._fully_valid:
+                return 1
     for array in columns:
         if _walk(w, array, 0):
             return 1
@@ -248,7 +253,7 @@ cdef int _walk_all(_Walk w, columns) except -1:
 
 cdef _Walk _walked(columns):
     cdef _Walk w = _Walk()
-    return None if _walk_all(w, columns) else w
+    return None if _walk_all(w, columns, False) else w
 
 
 def walk_columns(columns):
@@ -337,8 +342,8 @@ cdef _Template _template(Py_ssize_t nodes, Py_ssize_t buffers, bint has_length, 
 cdef class BatchEncoder:
     """``Encoder.batch`` of a record batch without custom metadata or compression, for
     metadata V5 in native (little-endian) order: ``encode`` returns the ``EncodedMessage``
-    (None for columns it does not walk).  ``alignment`` and ``legacy_prefix`` as
-    ``Encoder``'s."""
+    (None for columns it does not walk or that were not validated).  ``alignment`` and
+    ``legacy_prefix`` as ``Encoder``'s."""
 
     cdef int64_t alignment
     cdef bint legacy_prefix
@@ -360,13 +365,14 @@ cdef class BatchEncoder:
     def encode(self, columns, int64_t length, int64_t position):
         """The message of a record batch of ``length`` rows whose storage columns are
         ``columns``, starting at byte ``position`` of the output; None if a column's type is
-        not walked here."""
+        not walked here, or it has not passed full validation yet (``Array._validated``: what
+        a writer does first, before it asks again)."""
         cdef _Walk w = self.spare
         if w is None:  # (another thread is in ``encode``: it has the spare)
             w = _Walk()
         self.spare = None
         try:
-            if _walk_all(w, columns):
+            if _walk_all(w, columns, True):
                 return None
             return self._message(w, length, position)
         finally:

@@ -233,6 +233,9 @@ class Encoder:
         self.compression_level = check_level(compression, compression_level)
         self.version = version
         self.features = tuple(features)
+        #: (id(schema), position modulo the alignment) -> (schema, its framed message), the
+        #: last few: writers of one setting share an encoder, and each writer starts with one
+        self._schemas: dict = {}
 
     def _frame(self, flatbuffer: bytes, position: int) -> bytes:
         """Length prefix + flatbuffer + zero padding so the body starts aligned."""
@@ -244,8 +247,16 @@ class Encoder:
         return head + flatbuffer + _PAD[:pad]
 
     def schema(self, schema: t.Schema, position: int = 0) -> EncodedMessage:
-        meta = self._frame(encode_schema_message(schema, self.version, self.features), position)
-        return EncodedMessage([meta], len(meta), 0)
+        key = (id(schema), position % self.alignment)  # (what the framing depends on)
+        hit = self._schemas.get(key)
+        if hit is None or hit[0] is not schema:
+            meta = self._frame(encode_schema_message(schema, self.version, self.features),
+                               position)
+            hit = (schema, meta)
+            if len(self._schemas) >= 16:
+                self._schemas.clear()
+            self._schemas[key] = hit
+        return EncodedMessage([hit[1]], len(hit[1]), 0)
 
     def batch(self, length: int, flat: FlatBatch, position: int, metadata=None,
               dictionary_id: Optional[int] = None, is_delta: bool = False) -> EncodedMessage:

@@ -298,7 +298,8 @@ class _WriterBase:
                 "record batch messages (a file's stamp, a stream's documents), and Arrow C++ "
                 "(pyarrow) refuses a V4 record batch message that has any; write V5, or leave "
                 "statistics off")
-        self.features = _features(self.schema, compression, self._allow_replacement)
+        self.features = _features(self.schema, compression,
+                                  self._allow_replacement and self._dictionaries)
         self._encoder, self._fast = _encoders(
             alignment, legacy_format, compression, self._version, compression_level,
             self.features, plan.walked and not self._swap and NATIVE == "little")
@@ -418,6 +419,28 @@ class _WriterBase:
         if metadata:
             metadata = without_statistics(_check_metadata(metadata, "record batch metadata"))
         columns = batch.storage_columns
+        msg = None
+        if (self._fast is not None and not metadata and not self._dictionaries
+                and self._statistics is None):  # (one C call, if the columns were validated)
+            msg = self._fast.encode(columns, batch.num_rows, self._sink.position)
+        if msg is None:
+            msg = self._checked_message(batch, columns, metadata)
+        sink = self._sink
+        start = sink.position
+        try:  # (``_emit`` and ``_flush``, inline: a small batch's write is a few calls in all)
+            sink.write(msg.parts)
+            sink.flush()
+        except BaseException as exc:
+            self._failed = exc
+            raise
+        if self._file_format:  # (a stream has no footer to list its batches: kept, a long
+            # stream's Blocks grew without bound)
+            self._batch_blocks.append((start, msg.metadata_length, msg.body_length))
+        self.num_record_batches += 1
+
+    def _checked_message(self, batch: RecordBatch, columns, metadata) -> EncodedMessage:
+        """The batch's message, after its columns are validated, its dictionaries written
+        and its statistics recorded."""
         if not all([col._fully_valid for col in columns]):  # (the verdict is kept on the array)
             fields = self.schema.fields
             for k, col in enumerate(columns):
@@ -431,33 +454,21 @@ class _WriterBase:
             plan = self._plan_batch(found)
         if self._statistics is not None:
             metadata = self._record_statistics(batch, metadata)
-        msg = None
         if self._fast is not None and not metadata and not plan:  # (a batch after dictionaries
             # is flattened first: a column that cannot be must stop it before they are written)
             msg = self._fast.encode(columns, batch.num_rows, self._sink.position)
-        if msg is None:
-            if self._swap or self._v4:
-                flat = FlatBatch()
-                flat.swap, flat.v4 = self._swap, self._v4
-                for col in columns:
-                    flatten(col, flat)
-            else:
-                flat = flatten_columns(columns)
-            for dict_id, values, is_delta in plan:
-                self._write_dictionary(dict_id, values, is_delta)
-            msg = self._encoder.batch(batch.num_rows, flat, self._sink.position, metadata)
-        sink = self._sink
-        start = sink.position
-        try:  # (``_emit`` and ``_flush``, inline: a small batch's write is a few calls in all)
-            sink.write(msg.parts)
-            sink.flush()
-        except BaseException as exc:
-            self._failed = exc
-            raise
-        if self._file_format:  # (a stream has no footer to list its batches: kept, a long
-            # stream's Blocks grew without bound)
-            self._batch_blocks.append((start, msg.metadata_length, msg.body_length))
-        self.num_record_batches += 1
+            if msg is not None:
+                return msg
+        if self._swap or self._v4:
+            flat = FlatBatch()
+            flat.swap, flat.v4 = self._swap, self._v4
+            for col in columns:
+                flatten(col, flat)
+        else:
+            flat = flatten_columns(columns)
+        for dict_id, values, is_delta in plan:
+            self._write_dictionary(dict_id, values, is_delta)
+        return self._encoder.batch(batch.num_rows, flat, self._sink.position, metadata)
 
     def _record_statistics(self, batch, metadata):
         """Streams carry each batch's statistics in its message; files gather them for the footer."""
