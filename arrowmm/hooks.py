@@ -26,6 +26,7 @@ __all__ = ["Hook", "HOOKS", "fill",
            "import_c_type",
            "serialize_schema", "serialize_batch", "filter_table", "take_table", "sort_table",
            "filter_batch", "take_batch", "sort_batch", "cast_array", "build_array", "empty_table",
+           "from_pandas",
            "reduce_array", "reduce_batch", "reduce_file_reader"]
 
 
@@ -206,6 +207,10 @@ Python lists or numpy arrays to ``Table``/``RecordBatch`` ``from_pydict``/``from
 
 empty_table = _declare("empty_table", "arrowmm.interop.constructors", """\
 ``empty_table(schema) -> Table``: a table of no rows; behind ``Schema.empty_table``.""")
+
+from_pandas = _declare("from_pandas", "arrowmm.interop.tables", """\
+``from_pandas(df, schema, preserve_index, columns, batch) -> Table | RecordBatch``: behind
+``Table.from_pandas`` and ``RecordBatch.from_pandas`` (``batch``): ``arrowmm.table(df)``.""")
 
 # == pickling (by name, for memory in a shared segment; anything else refuses) =================
 

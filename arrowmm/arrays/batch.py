@@ -186,6 +186,14 @@ class RecordBatch(PandasConvertible):
                                metadata=metadata)
 
     @classmethod
+    def from_pandas(cls, df, schema: Optional[t.Schema] = None,
+                    preserve_index: Optional[bool] = None, nthreads=None,
+                    columns: Optional[Sequence[str]] = None) -> "RecordBatch":
+        """One batch of a pandas DataFrame, as ``pyarrow.RecordBatch.from_pandas`` (see
+        ``Table.from_pandas``)."""
+        return hooks.from_pandas(df, schema, preserve_index, columns, True)
+
+    @classmethod
     def from_pylist(cls, mapping: Sequence[dict], schema: Optional[t.Schema] = None,
                     metadata: Optional[dict] = None) -> "RecordBatch":
         """A batch of rows (``{name: value}`` dicts), as ``pyarrow.RecordBatch.from_pylist``:

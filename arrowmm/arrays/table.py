@@ -200,6 +200,16 @@ class Table(PandasConvertible):
                            metadata, "Table.from_pydict")
 
     @classmethod
+    def from_pandas(cls, df, schema: Optional[t.Schema] = None,
+                    preserve_index: Optional[bool] = None, nthreads=None,
+                    columns: Optional[Sequence[str]] = None) -> "Table":
+        """``arrowmm.table(df)`` of a pandas DataFrame's ``columns``, as
+        ``pyarrow.Table.from_pandas``: the index kept as columns or metadata (None), as
+        columns (True) or not at all (False).  ``nthreads`` is accepted and unused: pandas
+        converts (with pyarrow, which its export needs)."""
+        return hooks.from_pandas(df, schema, preserve_index, columns, False)
+
+    @classmethod
     def from_pylist(cls, mapping: Sequence[dict], schema: Optional[t.Schema] = None,
                     metadata: Optional[dict] = None) -> "Table":
         """A table of rows (``{name: value}`` dicts), as ``pyarrow.Table.from_pylist``: the

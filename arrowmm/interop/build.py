@@ -1,9 +1,10 @@
 """Building arrowmm arrays and record batches from numpy arrays, Python values and Arrow producers.
 
-* ``array(obj, type=None, *, mask=None, from_pandas=False)``: an ``Array`` from a numpy
-  array (zero-copy when it is contiguous and numeric), a Python sequence (type inferred
-  as ``pyarrow.array`` infers it, or built as ``type``), an arrowmm ``Array``, or any
-  object with ``__arrow_c_array__``.
+* ``array(obj, type=None, *, mask=None, from_pandas=None)``: an ``Array`` from a numpy
+  array (zero-copy when it is contiguous and numeric), a pandas Series / Index /
+  ExtensionArray (by its dtype), a Python sequence (type inferred as ``pyarrow.array``
+  infers it, or built as ``type``), an arrowmm ``Array``, or any object with
+  ``__arrow_c_array__``.
 * ``record_batch(data, schema=None, *, names=None, metadata=None)``: a ``RecordBatch``
   from ``{name: column}``, a list of columns with ``names=``, an arrowmm batch, or any
   object with ``__arrow_c_array__`` / ``__arrow_c_stream__``.
@@ -14,13 +15,15 @@ Errors are ``ArrowInvalid`` (values that do not fit, mixed types, ragged columns
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Optional
 
 import numpy as np
 
 from .. import hooks, types as t
 from .._core._bitmap import pack_bitmap
 from .from_python import convert, validity_from_mask
-from .infer import infer_type, numpy_dtype_to_arrow
+from .infer import (infer_type, is_pandas, numpy_dtype_to_arrow, pandas_kind, pandas_refusal,
+                    pandas_type, pandas_values)
 from .._core._region import as_view
 from ..arrays.array import Array, make_array
 from ..arrays.batch import RecordBatch
@@ -38,18 +41,24 @@ __all__ = ["array", "record_batch"]
 _NAT = np.iinfo(np.int64).min
 
 
-def array(obj, type: t.DataType = None, *, mask=None, from_pandas: bool = False) -> Array:  # noqa: A002  (pyarrow.array's name)
+def array(obj, type: t.DataType = None, *, mask=None,  # noqa: A002  (pyarrow.array's name)
+          from_pandas: Optional[bool] = None) -> Array:
     """An arrowmm ``Array`` holding ``obj``.
 
     ``obj``: a 1-D numpy array (contiguous numeric arrays are wrapped without a copy;
-    ``numpy.ma.MaskedArray`` masks become nulls), a Python sequence or iterable, an
+    ``numpy.ma.MaskedArray`` masks become nulls), a pandas Series, Index or ExtensionArray
+    (converted by its dtype, as pyarrow converts it), a Python sequence or iterable, an
     arrowmm ``Array`` (returned as is), or any object with ``__arrow_c_array__``
     (imported through the C data interface, zero-copy).  ``type`` forces the Arrow type;
     without it the type is inferred by pyarrow's rules.  ``mask``: True marks a null.
-    ``from_pandas``: NaN (and NaT, pandas.NA) is null rather than a value.
+    ``from_pandas``: NaN (and NaT, pandas.NA) is null rather than a value; by default
+    (None) for pandas input only, as in pyarrow.
     """
     if type is not None and not isinstance(type, t.DataType):
         raise ArrowInvalid(f"type must be an arrowmm DataType, got {type!r}")
+    pandas_input = is_pandas(obj)
+    if from_pandas is None:
+        from_pandas = pandas_input
     if isinstance(type, t.ExtensionType):  # the storage built from the values, then viewed
         if isinstance(obj, Array) or hasattr(obj, "__arrow_c_array__"):
             return ExtensionArray.from_storage(type, obj)
@@ -59,6 +68,8 @@ def array(obj, type: t.DataType = None, *, mask=None, from_pandas: bool = False)
                                                        from_pandas=from_pandas))
     if isinstance(obj, Array):
         return _same_type(obj, type, mask)
+    if pandas_input:
+        return _from_pandas(obj, type, mask, from_pandas)
     if isinstance(obj, np.ndarray):
         return _from_numpy(obj, type, mask, from_pandas)
     if hasattr(obj, "__arrow_c_array__"):
@@ -136,6 +147,8 @@ def _from_numpy(arr: np.ndarray, dtype, mask, from_pandas) -> Array:
     kind = arr.dtype.kind
     if kind in "OUST":
         values = arr.tolist() if kind in "UST" else list(arr)
+        if dtype is None and kind != "O":  # (the dtype says it, empty or not)
+            dtype = t.binary() if kind == "S" else t.string()
         return array(values, dtype, mask=mask, from_pandas=from_pandas)
     if kind not in "biufmM":
         raise ArrowNotImplementedError(f"numpy dtype {arr.dtype} has no Arrow equivalent")
@@ -199,6 +212,14 @@ def _merge_nat(arr, mask):
     return nat if mask is None else (mask | nat)
 
 
+def _check_whole_days(millis: np.ndarray) -> None:
+    """date64 counts milliseconds of whole days (the spec; readers refuse the rest)."""
+    part = millis % 86_400_000 != 0
+    if part.any():
+        raise ArrowInvalid(f"value {int(millis[part][0])} is not a whole number of days in "
+                           f"milliseconds (86400000), as date64 needs")
+
+
 def _cast_numpy(arr, natural, dtype, mask, from_pandas) -> Array:
     """numpy values as another Arrow type: checked numeric / temporal casts, else via Python."""
     kind = arr.dtype.kind
@@ -215,12 +236,18 @@ def _cast_numpy(arr, natural, dtype, mask, from_pandas) -> Array:
             if bad.any():
                 raise ArrowInvalid(f"float value {live[bad][0]!r} cannot be converted to {dtype} "
                                    f"without losing its fractional part")
-        if target.kind in "iu" and live.size:
+        if target.kind in "iu" and live.size and kind != "b":  # (bools fit every int type)
             info = np.iinfo(target)
             lo, hi = live.min(), live.max()
-            if lo < info.min or hi > info.max:
+            if kind == "f":  # (2**63 - 1 as a float is 2**63: compare with that bound, exact)
+                out = lo < float(info.min) or hi >= 2.0 ** (info.bits - (info.kind == "i"))
+            else:
+                out = lo < info.min or hi > info.max
+            if out:
                 bad = lo if lo < info.min else hi
                 raise ArrowInvalid(f"value {bad!r} out of range [{info.min}, {info.max}] of {dtype}")
+        if isinstance(dtype, t.DateType) and dtype.unit == "ms":
+            _check_whole_days(live)
         filled = arr if mask is None else np.where(mask, 0, arr)
         return _numpy_array(filled.astype(target), dtype, mask)
     temporal = {t.TimestampType: "M", t.DurationType: "m"}.get(type(dtype))
@@ -236,6 +263,62 @@ def _cast_numpy(arr, natural, dtype, mask, from_pandas) -> Array:
     if mask is not None:
         values = [None if m else v for v, m in zip(values, mask.tolist())]
     return convert(values, dtype, from_pandas)
+
+
+# -- pandas -------------------------------------------------------------------------------
+
+def _from_pandas(obj, dtype, mask, from_pandas) -> Array:
+    """A pandas Series / Index / ExtensionArray converted by its dtype, as pyarrow converts it
+    (iterated as Python values it would lose the dtype, the nanoseconds and the NA mask)."""
+    if mask is not None:
+        mask = _check_mask(mask, len(obj))
+    kind = pandas_kind(obj)
+    values = pandas_values(obj)
+    if kind == "numpy":
+        return _from_numpy(np.asarray(obj), dtype, mask, from_pandas)
+    if kind == "tz":  # the UTC instants, in the dtype's unit
+        natural = pandas_type(obj)
+        utc = values.to_numpy(dtype=f"datetime64[{natural.unit}]")
+        return _from_numpy(utc, natural if dtype is None else dtype, mask, from_pandas)
+    if kind == "categorical":
+        return _from_categorical(values, dtype, mask, from_pandas)
+    if kind == "masked":  # the data and its NA mask (a NaN in Float64 data stays a value)
+        numpy_dtype = obj.dtype.numpy_dtype
+        data = values.to_numpy(dtype=numpy_dtype, na_value=numpy_dtype.type(0))
+        return _from_numpy(data, dtype, _either(np.asarray(values.isna()), mask), False)
+    if kind == "string":
+        strings = values.to_numpy(dtype=object, na_value=None).tolist()
+        return array(strings, t.string() if dtype is None else dtype, mask=mask,
+                     from_pandas=from_pandas)
+    if kind == "arrow":  # pyarrow's memory already: imported as it is
+        if mask is not None:
+            raise ArrowInvalid("mask= does not apply to pyarrow-backed pandas data")
+        chunked = values.__arrow_array__()
+        chunks = [import_array(*c.__arrow_c_array__()) for c in chunked.chunks]
+        out = concat_arrays(chunks) if len(chunks) > 1 else \
+            chunks[0] if chunks else array([], pandas_type(obj))
+        return out if dtype is None or out.type == dtype else out.cast(dtype)
+    raise pandas_refusal(obj.dtype)
+
+
+def _either(mask, other):
+    return mask if other is None else (mask | other)
+
+
+def _from_categorical(cat, dtype, mask, from_pandas) -> Array:
+    """A dictionary array of ``cat``'s codes (code -1 is null) over its categories; with a
+    ``dtype`` that is no dictionary type, the values the codes stand for."""
+    codes = np.asarray(cat.codes)
+    nulls = _either(codes < 0, mask)
+    if dtype is not None and not isinstance(dtype, t.DictionaryType):
+        dense = cat.categories.take(np.where(codes < 0, 0, codes)) if len(cat.categories) \
+            else [None] * len(codes)
+        return array(dense, dtype, mask=nulls, from_pandas=from_pandas)
+    dtype = pandas_type(cat) if dtype is None else dtype
+    dictionary = array(cat.categories, dtype.value_type)
+    indices = _from_numpy(np.where(nulls, 0, codes), dtype.index_type, nulls, False)
+    return make_array(dtype, len(codes), indices.buffers(), null_count=indices.null_count,
+                      dictionary=dictionary)
 
 
 # -- record batches -----------------------------------------------------------------------

@@ -33,7 +33,7 @@ _EPOCH_ORD = _dt.date(1970, 1, 1).toordinal()
 _PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 _BINARY = (bytes, bytearray, memoryview)
 _NP_TEMPORAL = (np.datetime64, np.timedelta64)
-_RAW = (int, float, Decimal, np.integer, np.floating, np.bool_)  # raw counts of temporal types
+_RAW = (int, float, Decimal, np.integer, np.floating)  # raw counts of temporal types
 _SEQUENCE = (list, tuple, np.ndarray, set, frozenset, type({}.values()))
 
 
@@ -153,7 +153,7 @@ def _ints(values, dtype, fp):
     return _fixed(dtype, _int_data(clean, values, dtype), mask)
 
 
-_EXACT_INT = {16: None, 32: 2 ** 24, 64: 2 ** 53}
+_EXACT_INT = {16: 2 ** 11, 32: 2 ** 24, 64: 2 ** 53}  # (pyarrow lets float16 reach inf)
 
 
 def _floats(values, dtype, fp):
@@ -165,8 +165,8 @@ def _floats(values, dtype, fp):
         for i, v in enumerate(clean):
             if isinstance(v, (float, bool, np.floating)):
                 continue
-            if isinstance(v, (int, np.integer)):
-                if limit is not None and not -limit <= v <= limit:
+            if isinstance(v, (int, np.integer)) and not isinstance(v, np.timedelta64):
+                if not -limit <= v <= limit:
                     _fail(v, dtype, f"integers beyond +/-{limit} are not exactly representable", i)
                 continue
             _fail(v, dtype, "expected a float or an integer", i)
@@ -179,7 +179,7 @@ def _decimal_unscaled(v, dtype, i) -> int:
             v = Decimal(v)
         except InvalidOperation:
             _fail(v, dtype, "not a decimal number", i)
-    elif isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+    elif isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_, np.timedelta64)):
         v = Decimal(int(v))
     elif not isinstance(v, Decimal):
         _fail(v, dtype, "expected a Decimal, an int or a decimal string", i)
@@ -227,8 +227,16 @@ def _micros_of_day(v: _dt.time) -> int:
     return ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
 
 
-def _scale_micros(us: int, unit: str) -> int:
-    return us * 1000 if unit == "ns" else us // (1_000_000 // _PER_SECOND[unit])
+def _in_unit(v, us: int, nanos: int, dtype, i) -> int:
+    """``us`` microseconds and ``nanos`` as a count of ``dtype.unit``, refusing a loss (as the
+    numpy path does; pyarrow truncates Python values)."""
+    unit = dtype.unit
+    if unit == "ns":
+        return us * 1000 + nanos
+    per = 1_000_000 // _PER_SECOND[unit]
+    if nanos or us % per:
+        _fail(v, dtype, f"converting to unit {unit!r} would lose precision", i)
+    return us // per
 
 
 def _temporal(to_int):
@@ -245,6 +253,11 @@ def _temporal(to_int):
                 to_int(v, dtype, i) if not isinstance(v, _RAW) or isinstance(v, _NP_TEMPORAL)
                 else _int_value(v, dtype, i)
                 for i, v in enumerate(values)]
+        if isinstance(dtype, t.DateType) and dtype.unit == "ms":  # date64: whole days only
+            for i, v in enumerate(ints):
+                if v % 86_400_000:
+                    _fail(values[i], dtype, "not a whole number of days in milliseconds "
+                                            "(86400000), as date64 needs", i)
         if isinstance(dtype, t.TimeType):  # a time of day: [0, 24h), as Arrow validation demands
             day = 86_400 * _PER_SECOND[dtype.unit]
             for i, v in enumerate(ints):
@@ -267,7 +280,7 @@ def _date_int(v, dtype, i):
 def _time_int(v, dtype, i):
     if not isinstance(v, _dt.time):
         _fail(v, dtype, "expected a time or an int", i)
-    return _scale_micros(_micros_of_day(v), dtype.unit)
+    return _in_unit(v, _micros_of_day(v), 0, dtype, i)
 
 
 def _timestamp_int(v, dtype, i):
@@ -281,8 +294,7 @@ def _timestamp_int(v, dtype, i):
     us = (days * 86_400 + v.hour * 3600 + v.minute * 60 + v.second) * 1_000_000 + v.microsecond
     if offset is not None:
         us -= (offset.days * 86_400 + offset.seconds) * 1_000_000 + offset.microseconds
-    nanos = getattr(v, "nanosecond", 0)  # pandas.Timestamp
-    return us * 1000 + nanos if unit == "ns" else _scale_micros(us, unit)
+    return _in_unit(v, us, getattr(v, "nanosecond", 0), dtype, i)  # (pandas.Timestamp's)
 
 
 def _duration_int(v, dtype, i):
@@ -292,8 +304,7 @@ def _duration_int(v, dtype, i):
     if not isinstance(v, _dt.timedelta):
         _fail(v, dtype, "expected a timedelta or an int", i)
     us = (v.days * 86_400 + v.seconds) * 1_000_000 + v.microseconds
-    nanos = getattr(v, "nanoseconds", 0)  # pandas.Timedelta
-    return us * 1000 + nanos if unit == "ns" else _scale_micros(us, unit)
+    return _in_unit(v, us, getattr(v, "nanoseconds", 0), dtype, i)  # (pandas.Timedelta's)
 
 
 def _interval_parts(v, dtype, i, n):
@@ -301,7 +312,8 @@ def _interval_parts(v, dtype, i, n):
         v = tuple(v.values())
     parts = (v,) if n == 1 and not isinstance(v, (tuple, list)) else v
     if isinstance(parts, (tuple, list)) and len(parts) == n and all(
-            isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) for x in parts):
+            isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_, np.timedelta64))
+            for x in parts):
         np_dtype = dtype.numpy_dtype
         widths = [np_dtype] if n == 1 else [np_dtype.fields[k][0] for k in np_dtype.names]
         for x, w in zip(parts, widths):

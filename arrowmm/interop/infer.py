@@ -11,6 +11,7 @@ the chosen type fail later, in conversion.  This module reproduces that, so
 from __future__ import annotations
 
 import datetime as _dt
+import sys
 from itertools import chain
 from decimal import Decimal
 
@@ -20,7 +21,8 @@ from .. import types as t
 from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 
 __all__ = ["infer_type", "numpy_dtype_to_arrow", "tz_name", "decimal_digits",
-           "is_month_day_nano", "is_null"]
+           "is_month_day_nano", "is_null", "is_pandas", "pandas_kind", "pandas_values",
+           "pandas_type", "pandas_refusal"]
 
 _VALIDATE_EVERY = 100
 _NONE = type(None)
@@ -79,6 +81,80 @@ def numpy_dtype_to_arrow(dtype: np.dtype) -> t.DataType:
     if kind == "S":
         return t.binary()
     raise ArrowNotImplementedError(f"numpy dtype {dtype} has no Arrow equivalent")
+
+
+def is_pandas(obj) -> bool:
+    """Whether ``obj`` is a pandas Series, Index or ExtensionArray (a Categorical, an
+    IntegerArray...).  pandas is not imported to ask: without it there is no pandas object."""
+    pd = sys.modules.get("pandas")
+    if pd is None:
+        return False
+    return isinstance(obj, (pd.Series, pd.Index, pd.api.extensions.ExtensionArray))
+
+
+def pandas_kind(obj) -> str:
+    """How a pandas object's dtype converts, as pyarrow converts it: "numpy" (numpy data, NaN
+    and NaT null), "tz" (datetime64 with a time zone), "categorical" (a dictionary of its
+    categories), "masked" (nullable Int64 / Float64 / boolean: data and NA mask), "string"
+    (python-stored StringDtype), "arrow" (pyarrow-stored data, as it is), or "other"."""
+    pd = sys.modules["pandas"]
+    dtype = obj.dtype
+    if isinstance(dtype, np.dtype):
+        return "numpy"
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return "tz"
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "categorical"
+    values = pandas_values(obj)
+    if isinstance(values, (pd.arrays.IntegerArray, pd.arrays.FloatingArray,
+                           pd.arrays.BooleanArray)):
+        return "masked"
+    if isinstance(values, pd.arrays.ArrowExtensionArray):
+        return "arrow"
+    if isinstance(dtype, pd.StringDtype):
+        return "string"
+    return "other"
+
+
+def pandas_values(obj):
+    """The ExtensionArray (or numpy-backed array) under a Series or Index; ``obj`` itself
+    otherwise."""
+    pd = sys.modules["pandas"]
+    return obj.array if isinstance(obj, (pd.Series, pd.Index)) else obj
+
+
+def pandas_type(obj) -> t.DataType:
+    """The Arrow type pyarrow gives a pandas Series / Index / ExtensionArray: its dtype's
+    (int8 stays int8, datetime64[ns, tz] is timestamp[ns, tz], a categorical a dictionary of
+    its categories' type with the codes' integer type); object dtype: inferred from the
+    values, NaN / None / NA being nulls."""
+    kind = pandas_kind(obj)
+    dtype = obj.dtype
+    if kind == "numpy":
+        if dtype.kind == "O":
+            return infer_type(list(obj), True)
+        return numpy_dtype_to_arrow(dtype)
+    if kind == "tz":
+        return t.timestamp(dtype.unit, tz_name(dtype.tz))
+    if kind == "categorical":
+        codes = pandas_values(obj).codes
+        return t.dictionary(numpy_dtype_to_arrow(codes.dtype), pandas_type(dtype.categories),
+                            dtype.ordered)
+    if kind == "masked":
+        return numpy_dtype_to_arrow(dtype.numpy_dtype)
+    if kind == "string":
+        return t.string()
+    if kind == "arrow":
+        return t.ensure_type(pandas_values(obj).__arrow_array__().type)  # (a pyarrow type)
+    raise pandas_refusal(dtype)
+
+
+def pandas_refusal(dtype) -> ArrowNotImplementedError:
+    """The error for pandas data of a dtype with no conversion (period, interval, sparse...)."""
+    return ArrowNotImplementedError(
+        f"pandas {dtype} data has no arrowmm array conversion (numpy, datetime with a time "
+        f"zone, categorical, nullable, string and pyarrow-backed dtypes have); a DataFrame "
+        f"holding it converts with arrowmm.table(df), by pandas' own Arrow export")
 
 
 def tz_name(tzinfo) -> str:
@@ -365,7 +441,10 @@ class _Inferrer:
 
 
 def infer_type(values, from_pandas: bool = False) -> t.DataType:
-    """The Arrow type pyarrow's ``pa.array(values)`` would infer (``values``: a sequence)."""
+    """The Arrow type pyarrow's ``pa.array(values)`` would infer (``values``: a sequence; a
+    pandas Series, Index or ExtensionArray: its dtype's type, see ``pandas_type``)."""
+    if is_pandas(values):
+        return pandas_type(values)
     inferrer = _Inferrer(from_pandas)
     values = values if isinstance(values, list) else list(values)
     if inferrer._visit_uniform(values):

@@ -4,10 +4,13 @@ habits users bring), from columns, rows' worth of lists, or any Arrow producer (
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Optional, Sequence, Union
 
-from .. import types as t
+import numpy as np
+
+from .. import hooks, types as t
 from ..arrays.array import Array
 from ..arrays.batch import RecordBatch
 from ..arrays.chunked import ChunkedArray
@@ -63,6 +66,27 @@ def table(data, names: Optional[Sequence[str]] = None, schema: Optional[t.Schema
     if metadata is not None:
         out = out.replace_schema_metadata(metadata)
     return out
+
+
+def from_pandas(df, schema: Optional[t.Schema] = None, preserve_index: Optional[bool] = None,
+                columns: Optional[Sequence[str]] = None, batch: bool = False):
+    """``Table.from_pandas`` / ``RecordBatch.from_pandas`` (``batch``): ``table(df)`` of
+    ``df``'s ``columns``, the index kept as pyarrow keeps it: ``preserve_index=None``, a
+    RangeIndex in the pandas metadata and any other index as columns; ``True``, as columns
+    always; ``False``, not at all (the metadata then describes a fresh RangeIndex)."""
+    pd = sys.modules.get("pandas")
+    if pd is None or not isinstance(df, pd.DataFrame):
+        raise TypeError(f"from_pandas takes a pandas DataFrame, got {_name(df)}")
+    if preserve_index not in (None, True, False):
+        raise ArrowInvalid(f"preserve_index must be None, True or False, got {preserve_index!r}")
+    if columns is not None:
+        df = df[list(columns)]
+    if preserve_index is False:
+        df = df.reset_index(drop=True)
+    elif preserve_index and isinstance(df.index, pd.RangeIndex):  # (a column, as pyarrow's)
+        df = df.set_axis(pd.Index(np.asarray(df.index), name=df.index.name))
+    out = table(df, schema=schema)
+    return record_batch(out) if batch else out
 
 
 def _refuse_names(have: t.Schema, want: t.Schema) -> Table:
@@ -145,7 +169,7 @@ def concat_tables(tables: Sequence[Table], promote_options: str = "none") -> Tab
     batches = []
     for k, tab in enumerate(tables):
         if not tab.schema.equals(schema):
-            raise ArrowInvalid(f"Schema at index {k} was different: \n{tab.schema}\nvs\n{schema}")
+            raise ArrowInvalid(f"Schema at index {k} was different: \n{schema}\nvs\n{tab.schema}")
         batches.extend(b if b.schema is schema else b._with_schema(schema)
                        for b in tab.to_batches())
     return Table(schema, batches)
@@ -179,3 +203,6 @@ def _promoted(tab: Table, schema: t.Schema, k: int) -> Table:
                                 f"{column.type} to {f.type}: {exc}") from None
         batches.append(RecordBatch(schema, b.num_rows, columns, metadata=b.metadata))
     return Table(schema, batches)
+
+
+hooks.fill("from_pandas", from_pandas)
