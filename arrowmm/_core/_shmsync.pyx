@@ -30,12 +30,14 @@ from posix.unistd cimport close, getpid, off_t, pid_t
 from posix.fcntl cimport fcntl, F_DUPFD_CLOEXEC
 from posix.stat cimport fstat, struct_stat
 from arrowmm._core._buffer cimport fill_byte_buffer
+from arrowmm._core._region cimport Region
 
 from arrowmm.errors import ArrowInvalid
+from arrowmm._core._flatbuf import struct_pairs
 
 __all__ = ["SharedMap", "SlotLease", "RingCursor", "RingWriter", "WOKEN", "TIMED_OUT",
-           "CHANGED", "body_length", "before_fork", "after_fork_in_parent",
-           "after_fork_in_child"]
+           "CHANGED", "body_length", "plain_header", "plain_message", "before_fork",
+           "after_fork_in_parent", "after_fork_in_child"]
 
 cdef enum:
     _ALIGN = 64  # every buffer of a channel's message body starts 64-byte aligned
@@ -171,6 +173,104 @@ def body_length(buffers):
 
 cdef inline void _put64(uint8_t* at, int64_t value) noexcept nogil:
     memcpy(at, &value, 8)  # (little-endian hosts only: the channel checks the byte order)
+
+
+cdef struct _Batch:
+    # a plain record batch about to be laid out in a slot (``SharedMap.write_batch``): its
+    # header template and numbers, and its buffers' views (``held`` of them acquired)
+    const uint8_t* template
+    Py_ssize_t tlen
+    int64_t rows_at, body_at, nodes_at, buffers_at, num_rows, body
+    Py_ssize_t nn, nb, held
+    int64_t* nodes
+    Py_buffer* views
+    int64_t* sizes
+
+
+cdef int _batch_take(_Batch* b, bytes template, int64_t rows_at, int64_t body_at,
+                     int64_t nodes_at, int64_t buffers_at, int64_t num_rows, nodes,
+                     buffers) except -1:
+    """Fill ``b``: the template checked against the numbers' places and counts, the nodes
+    read as int64s and every buffer's view taken, so that laying it out (``_batch_lay``)
+    can fail no more and the caller knows its size (``tlen + body``) before it touches a
+    slot.  On an error nothing is held; otherwise ``_batch_release`` lets go."""
+    cdef Py_ssize_t tlen = len(template), nn = len(nodes), nb = len(buffers), i
+    cdef const uint8_t* tsrc = template
+    cdef uint32_t want_nodes = 0, want_buffers = 0
+    b.held = 0
+    b.nodes = NULL
+    b.views = NULL
+    b.sizes = NULL
+    if (4 <= nodes_at <= tlen - 4 and 4 <= buffers_at <= tlen - 4):
+        memcpy(&want_nodes, tsrc + nodes_at - 4, 4)  # (the vectors' lengths, in front)
+        memcpy(&want_buffers, tsrc + buffers_at - 4, 4)
+    if (rows_at < 0 or rows_at > tlen - 8 or body_at < 0 or body_at > tlen - 8
+            or nn != 2 * <Py_ssize_t>want_nodes or nb != <Py_ssize_t>want_buffers
+            or nodes_at > tlen - 8 * nn or buffers_at > tlen - 16 * nb):
+        raise ArrowInvalid(f"{nn // 2} nodes and {nb} buffers do not fit the "
+                           f"{tlen}-byte header template (made for {want_nodes} and "
+                           f"{want_buffers})")
+    b.template, b.tlen = tsrc, tlen
+    b.rows_at, b.body_at, b.nodes_at, b.buffers_at = rows_at, body_at, nodes_at, buffers_at
+    b.num_rows, b.body, b.nn, b.nb = num_rows, 0, nn, nb
+    b.nodes = <int64_t*>PyMem_Malloc(sizeof(int64_t) * nn + 1)
+    b.views = <Py_buffer*>PyMem_Malloc(sizeof(Py_buffer) * nb + 1)
+    b.sizes = <int64_t*>PyMem_Malloc(sizeof(int64_t) * nb + 1)
+    try:
+        if b.nodes == NULL or b.views == NULL or b.sizes == NULL:
+            raise MemoryError()
+        for i in range(nn):
+            b.nodes[i] = nodes[i]
+        for i in range(nb):  # (by index: an iterator could yield more than it counted)
+            buf = buffers[i]
+            if buf is None:
+                b.sizes[b.held] = -1
+            else:
+                PyObject_GetBuffer(buf, &b.views[b.held], PyBUF_SIMPLE)
+                b.sizes[b.held] = b.views[b.held].len
+                b.body += _padded(b.views[b.held].len)
+            b.held += 1
+    except BaseException:
+        _batch_release(b)
+        raise
+    return 0
+
+
+cdef void _batch_release(_Batch* b) noexcept:
+    cdef Py_ssize_t i
+    for i in range(b.held):
+        if b.sizes[i] >= 0:
+            PyBuffer_Release(&b.views[i])
+    b.held = 0
+    PyMem_Free(b.nodes)
+    PyMem_Free(b.views)
+    PyMem_Free(b.sizes)
+    b.nodes = NULL
+    b.views = NULL
+    b.sizes = NULL
+
+
+cdef void _batch_lay(_Batch* b, uint8_t* dst) noexcept:
+    """The message of ``b`` at ``dst`` (``tlen + body`` bytes, checked by the caller): the
+    template with its numbers patched in, then the body (the GIL released if it is big)."""
+    cdef Py_ssize_t i
+    cdef int64_t pos = 0
+    memcpy(dst, b.template, b.tlen)
+    _put64(dst + b.rows_at, b.num_rows)
+    _put64(dst + b.body_at, b.body)
+    for i in range(b.nn):
+        _put64(dst + b.nodes_at + 8 * i, b.nodes[i])
+    for i in range(b.nb):
+        _put64(dst + b.buffers_at + 16 * i, pos)
+        _put64(dst + b.buffers_at + 16 * i + 8, b.sizes[i] if b.sizes[i] > 0 else 0)
+        if b.sizes[i] > 0:
+            pos += _padded(b.sizes[i])
+    if b.body >= _NOGIL_FROM:
+        with nogil:
+            _copy_body(dst + b.tlen, b.views, b.sizes, b.nb)
+    else:
+        _copy_body(dst + b.tlen, b.views, b.sizes, b.nb)
+
 
 
 cdef inline double _monotonic() noexcept nogil:
@@ -476,68 +576,21 @@ cdef class SharedMap:
         Why: encoding in Python (the header built field by field, then a copy of each part)
         cost tens of microseconds a batch, most of a small batch's trip between processes.
         """
-        cdef Py_ssize_t tlen = len(template)
-        cdef Py_ssize_t nn = len(nodes), nb = len(buffers), i, k = 0
-        cdef const uint8_t* tsrc = template
-        cdef Py_buffer* views
-        cdef int64_t* sizes
-        cdef int64_t body = 0, pos, total
-        cdef uint8_t* dst
-        cdef uint32_t want_nodes = 0, want_buffers = 0
-        if (4 <= nodes_at <= tlen - 4 and 4 <= buffers_at <= tlen - 4):
-            memcpy(&want_nodes, tsrc + nodes_at - 4, 4)  # (the vectors' lengths, in front)
-            memcpy(&want_buffers, tsrc + buffers_at - 4, 4)
-        if (rows_at < 0 or rows_at > tlen - 8 or body_at < 0 or body_at > tlen - 8
-                or nn != 2 * <Py_ssize_t>want_nodes or nb != <Py_ssize_t>want_buffers
-                or nodes_at > tlen - 8 * nn or buffers_at > tlen - 16 * nb):
-            raise ArrowInvalid(f"{nn // 2} nodes and {nb} buffers do not fit the "
-                               f"{tlen}-byte header template (made for {want_nodes} and "
-                               f"{want_buffers})")
+        cdef _Batch b
+        cdef int64_t total
         if offset < 0 or capacity < 0 or offset > self.size - capacity:
             raise ArrowInvalid(f"slot [{offset}, +{capacity}) lies outside the "
                                f"{self.size}-byte mapping")
-        views = <Py_buffer*>PyMem_Malloc(sizeof(Py_buffer) * nb + 1)
-        sizes = <int64_t*>PyMem_Malloc(sizeof(int64_t) * nb + 1)
-        if views == NULL or sizes == NULL:
-            PyMem_Free(views)
-            PyMem_Free(sizes)
-            raise MemoryError()
+        _batch_take(&b, template, rows_at, body_at, nodes_at, buffers_at, num_rows, nodes,
+                    buffers)
         try:
-            for buf in buffers:
-                if buf is None:
-                    sizes[k] = -1
-                else:
-                    PyObject_GetBuffer(buf, &views[k], PyBUF_SIMPLE)
-                    sizes[k] = views[k].len
-                    body += _padded(views[k].len)
-                k += 1
-            total = tlen + body
+            total = b.tlen + b.body
             if total > capacity:
                 return -total
-            dst = self.ptr + offset
-            memcpy(dst, tsrc, tlen)
-            _put64(dst + rows_at, num_rows)
-            _put64(dst + body_at, body)
-            for i in range(nn):
-                _put64(dst + nodes_at + 8 * i, <int64_t>nodes[i])
-            pos = 0
-            for i in range(nb):
-                _put64(dst + buffers_at + 16 * i, pos)
-                _put64(dst + buffers_at + 16 * i + 8, sizes[i] if sizes[i] > 0 else 0)
-                if sizes[i] > 0:
-                    pos += _padded(sizes[i])
-            if body >= _NOGIL_FROM:
-                with nogil:
-                    _copy_body(dst + tlen, views, sizes, nb)
-            else:
-                _copy_body(dst + tlen, views, sizes, nb)
+            _batch_lay(&b, self.ptr + offset)
             return total
         finally:
-            for i in range(k):
-                if sizes[i] >= 0:
-                    PyBuffer_Release(&views[i])
-            PyMem_Free(views)
-            PyMem_Free(sizes)
+            _batch_release(&b)
 
     def lease(self, int64_t offset, int64_t length, int64_t hold_offset, int bit,
               int64_t waiting_offset, int64_t wake_offset):
@@ -917,6 +970,26 @@ def plain_header(SlotLease lease, bytes template, bytes fixed, int64_t rows_at,
     return rows, body
 
 
+def plain_message(SlotLease lease, bytes template, bytes fixed, int64_t rows_at,
+                  int64_t body_at, int64_t nodes_at, int64_t buffers_at, Py_ssize_t nodes,
+                  Py_ssize_t buffers, str where):
+    """``plain_header``'s check of ``lease`` and what a consumer reads of the message, in
+    one call: ``(num_rows, nodes, buffers, body)``, the vectors as ``StructPairs`` of
+    ``nodes`` and ``buffers`` records at ``nodes_at`` and ``buffers_at`` (places in the
+    template), the body a ``BufferView`` of a ``Region`` of the lease named ``where``; None
+    when the header is not the template's (the caller reads the general way).  Nothing in
+    the numbers is trusted: the vectors are bounds-checked against the lease, and each
+    buffer against the body when a column is built from it, as for any message."""
+    cdef object got = plain_header(lease, template, fixed, rows_at, body_at)
+    cdef int64_t rows, body
+    if got is None:
+        return None
+    rows, body = got
+    region = Region(lease, description=where)
+    return (rows, struct_pairs(lease, nodes_at, nodes), struct_pairs(lease, buffers_at, buffers),
+            region.view(len(template), body))
+
+
 cdef class RingWriter:
     """The producer's end of a ring of slots: a send's checks and its common case in one call
     each (the rules of ``arrowmm.shm.channel``, whose ``Channel.send`` keeps every wait, every
@@ -999,46 +1072,57 @@ cdef class RingWriter:
             _futex_wake(<uint32_t*>pub)
         return True
 
-    def send_plain(self, uint64_t n, template, int64_t num_rows, nodes, buffers,
-                   int64_t nbytes):
-        """Batch ``n`` (``nbytes`` bytes, as ``SharedMap.write_batch`` lays it out from
-        ``template``, a ``RecordBatchTemplate``, and the flattened ``nodes`` and ``buffers``)
-        written into its slot and published, when the slot is ready now: with
+    def send_batch(self, uint64_t n, template, int64_t num_rows, nodes, buffers):
+        """Batch ``n``, laid out as ``SharedMap.write_batch`` lays it out from ``template``
+        (a ``RecordBatchTemplate``) and the flattened ``nodes`` and ``buffers``, written into
+        its slot and published, when it fits a slot and the slot is ready now: with
         ``drop=False``, every attached consumer has taken the batch the slot held; nobody
-        holds it.  Returns True once published; False when the slot is not ready (nothing
-        written: the caller waits for it, or passes over it, the long way; a slot held is left
-        as it was, one taken between the mark and the check of its holds stays marked as
-        being rewritten, as ``SharedMap.claim_slot`` leaves it)."""
+        holds it.  Returns the bytes published (> 0); 0 when the slot is not ready (nothing
+        written: the caller waits for it, or passes over it, the long way; a slot held is
+        left as it was, one taken between the mark and the check of its holds stays marked
+        as being rewritten, as ``SharedMap.claim_slot`` leaves it); minus the bytes the
+        batch needs when a slot is too small for them (the slot untouched).
+
+        Why one call: the size, the slot's readiness, the layout and the publication were
+        five Python calls a send, most of a one-row batch's cost on the producer's side."""
         cdef SharedMap m = self.map
-        cdef int64_t s = <int64_t>(n % <uint64_t>self.slots), i
+        cdef int64_t s = <int64_t>(n % <uint64_t>self.slots), i, total
         cdef uint64_t slowest = 0xFFFFFFFFFFFFFFFF, v
         cdef uint8_t* slot = m.ptr + self.table + s * self.stride
         cdef uint8_t* e
         cdef uint8_t* pub
-        if not self.drop and n >= <uint64_t>self.slots:
-            for i in range(self.consumers):
-                e = m.ptr + self.entries + i * self.entry
-                if AMM_LOAD32(e + self.entry_state_at) == self.active:
-                    v = AMM_LOAD64(e + self.cursor_at)
-                    if v < slowest:
-                        slowest = v
-            if slowest != 0xFFFFFFFFFFFFFFFF and slowest <= n - <uint64_t>self.slots:
-                return False
-        if AMM_LOAD64(slot + self.holds_at) != 0:  # (held: left as it is, and the caller
-            return False                             # passes over it or waits)
-        AMM_STORE64(slot + self.seq_at, self.writing)  # (marked, then read: claim_slot's order)
-        if AMM_LOAD64(slot + self.holds_at) != 0:
-            return False
-        written = m.write_batch(self.data + self.slot_size * s, self.slot_size, template[0],
-                                template[1], template[2], template[3], template[4], num_rows,
-                                nodes, buffers)
-        if written != nbytes:  # (the buffers are immutable: a bug if it happens)
-            raise ArrowInvalid(f"batch {n} took {written} bytes, {nbytes} expected")
-        AMM_STORE64(slot + self.len_at, <uint64_t>nbytes)
+        cdef _Batch b
+        if len(template) < 5:
+            raise ArrowInvalid(f"send_batch: a template of {len(template)} fields (a "
+                               f"RecordBatchTemplate has 7)")
+        _batch_take(&b, template[0], template[1], template[2], template[3], template[4],
+                    num_rows, nodes, buffers)
+        try:
+            total = b.tlen + b.body
+            if total > self.slot_size:
+                return -total
+            if not self.drop and n >= <uint64_t>self.slots:
+                for i in range(self.consumers):
+                    e = m.ptr + self.entries + i * self.entry
+                    if AMM_LOAD32(e + self.entry_state_at) == self.active:
+                        v = AMM_LOAD64(e + self.cursor_at)
+                        if v < slowest:
+                            slowest = v
+                if slowest != 0xFFFFFFFFFFFFFFFF and slowest <= n - <uint64_t>self.slots:
+                    return 0
+            if AMM_LOAD64(slot + self.holds_at) != 0:  # (held: left as it is, and the caller
+                return 0                                 # passes over it or waits)
+            AMM_STORE64(slot + self.seq_at, self.writing)  # (marked, then read: claim_slot's)
+            if AMM_LOAD64(slot + self.holds_at) != 0:
+                return 0
+            _batch_lay(&b, m.ptr + self.data + self.slot_size * s)
+        finally:
+            _batch_release(&b)
+        AMM_STORE64(slot + self.len_at, <uint64_t>total)
         AMM_STORE64(slot + self.seq_at, n)
         AMM_STORE64(m.ptr + self.write_seq_at, n + 1)
         pub = m.ptr + self.pub_at
         AMM_ADD32(pub, 1)
         if AMM_LOAD32(m.ptr + self.cons_waiting_at):
             _futex_wake(<uint32_t*>pub)
-        return True
+        return total

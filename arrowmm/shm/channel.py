@@ -44,13 +44,14 @@ to leave unlinks the segment; ``arrowmm.shm.cleanup()`` removes a channel whose
 producer and consumers are all gone.
 
 Encoding.  A batch without dictionaries, variadic buffers or custom metadata (the usual
-case) is laid out in its slot by one Cython call, ``SharedMap.write_batch``: the framed
+case) is laid out in its slot by one Cython call (``RingWriter.send_batch`` when its slot is
+ready, which also sizes and publishes it; else ``SharedMap.write_batch``): the framed
 RecordBatch header of the schema's shape is a template made once per channel
 (``format.batch_header.record_batch_template``) with the row count, body length, nodes and
 buffer offsets patched in, then each buffer is copied once, 64-byte aligned, with the GIL
 released for big bodies.  Other batches go through the stream writer and are copied in.
-A consumer checks a slot's header byte for byte against the same template
-(``_shmsync.plain_header``) and reads only its numbers into a lazy batch; a header of any other
+A consumer checks a slot's header byte for byte against the same template and reads only its
+numbers, vectors and body in one call (``_shmsync.plain_message``); a header of any other
 shape is read by the general IPC reader.  ``reserve`` builds a batch in its slot instead (the
 producer writes its data into numpy arrays over the slot's buffers, ``slot_builder``): no copy.
 
@@ -277,7 +278,18 @@ class Channel:
                 self._check()
                 self._wake_sleepers()
             parts = self._encode(batch, metadata)
-            if isinstance(parts, _Plain):  # laid out in the slot by one call, below
+            n = self._next
+            plain = isinstance(parts, _Plain)
+            if plain and (timeout is None or timeout >= 0):
+                # sized, written and published in one call when its slot is ready now
+                nbytes = self._ring.send_batch(n, parts.template, parts.num_rows,
+                                               parts.flat.nodes, parts.flat.buffers)
+                if nbytes > 0:
+                    self._next = n + 1
+                    return n
+                # (0: its slot is not ready, so the long way below; negative: too big, refused)
+                nbytes = -nbytes or len(parts.template.header) + body_length(parts.flat.buffers)
+            elif plain:
                 nbytes = len(parts.template.header) + body_length(parts.flat.buffers)
             else:
                 nbytes = sum(memoryview(p).nbytes for p in parts)
@@ -287,13 +299,6 @@ class Channel:
                 raise ArrowInvalid(f"channel {self.name!r}: the batch encodes to {nbytes} bytes, "
                                    f"a slot holds {lay.slot_size} (capacity / slots): create the "
                                    f"channel with a larger capacity or fewer slots")
-            n = self._next
-            if isinstance(parts, _Plain) and (timeout is None or timeout >= 0) and \
-                    self._ring.send_plain(
-                    n, parts.template, parts.num_rows, parts.flat.nodes, parts.flat.buffers,
-                    nbytes):  # (its slot was ready: written and published in that call)
-                self._next = n + 1
-                return n
             n, s = self._claim_slot(timeout, checked=True)
             m = seg.map
             if isinstance(parts, _Plain):

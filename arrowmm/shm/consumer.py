@@ -15,9 +15,8 @@ from typing import Iterator, Optional
 
 from .. import types as t
 from .._core._region import Region
-from .._core._flatbuf import struct_pairs
 from .._core._shmsync import (RingCursor, after_fork_in_child, after_fork_in_parent,
-                              before_fork, plain_header)
+                              before_fork, plain_message)
 from ..arrays.batch import RecordBatch
 from ..errors import ArrowInvalid, ArrowNotImplementedError, ProducerDiedError
 from ..format import MessageHeader
@@ -102,7 +101,7 @@ class Consumer:
         if shape is not None and self.schema.endianness == NATIVE:
             tpl = record_batch_template(*shape)
             self._plain = (tpl.header, tpl.fixed, tpl.rows_at, tpl.body_at, tpl.nodes_at,
-                           tpl.buffers_at, tpl.nodes, tpl.buffers, len(tpl.header))
+                           tpl.buffers_at, tpl.nodes, tpl.buffers)  # (plain_message's)
             # (a few fixed-width columns: the batch made with them built, no loader)
             columns = PlainColumns(self.schema)
             self._columns = columns if columns.usable else None
@@ -305,14 +304,10 @@ class Consumer:
     def _decode(self, lease, n: int) -> RecordBatch:
         plain = self._plain
         if plain is not None:
-            header, fixed, rows_at, body_at, nodes_at, buffers_at, nn, nb, hlen = plain
-            got = plain_header(lease, header, fixed, rows_at, body_at)
+            where = self._where + str(n)
+            got = plain_message(lease, *plain, where)
             if got is not None:  # (else: read the general way, which says what is wrong)
-                rows, body = got
-                where = self._where + str(n)
-                nodes = struct_pairs(lease, nodes_at, nn)
-                buffers = struct_pairs(lease, buffers_at, nb)
-                body = Region(lease, description=where).view(hlen, body)
+                rows, nodes, buffers, body = got
                 columns = self._columns
                 if columns is not None:
                     batch = columns.batch(rows, nodes, buffers, body)
