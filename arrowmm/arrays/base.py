@@ -310,11 +310,16 @@ class Array:
             return self
         return self.filter(valid)
 
-    def to_pandas(self):
+    def to_pandas(self, *, date_as_object: bool = True, timestamp_as_object: bool = False,
+                  integer_object_nulls: bool = False, maps_as_pydicts=None,
+                  split_blocks: bool = False, self_destruct: bool = False):
         """A ``pandas.Series`` of the values, as pyarrow's ``Array.to_pandas()`` gives it
-        (extension values included: ``uuid.UUID``, ``bool``).  Needs pandas."""
-        from .pandas_compat import array_to_series  # (it imports this module)
-        return array_to_series(self)
+        (extension values included: ``uuid.UUID``, ``bool``), with pyarrow's options (see
+        ``Table.to_pandas``; ``split_blocks`` and ``self_destruct`` change nothing).  Needs
+        pandas."""
+        from .pandas_compat import array_to_series, conversion_options  # (they import us)
+        return array_to_series([self], self.type, conversion_options(
+            date_as_object, timestamp_as_object, integer_object_nulls, maps_as_pydicts))
 
     def to_numpy(self, zero_copy_only: bool = True, writable: bool = False) -> np.ndarray:
         """The values as numpy: a read-only view of the mapping where one exists.

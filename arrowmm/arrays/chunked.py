@@ -9,7 +9,7 @@ from .. import hooks, types as t
 from .array import Array
 from .concat import concat_arrays
 from ..errors import ArrowInvalid
-from .pandas_compat import array_to_pandas
+from .pandas_compat import array_to_series, conversion_options
 from .selection import as_indices, as_mask
 
 __all__ = ["ChunkedArray", "aligned_pieces"]
@@ -196,10 +196,14 @@ class ChunkedArray:
             return np.empty(0, dtype=dtype if dtype is not None else object)
         return concat_arrays(chunks).to_numpy(zero_copy_only=False, writable=writable)
 
-    def to_pandas(self):
-        """A ``pandas.Series``, as pyarrow's ``ChunkedArray.to_pandas()``.  Needs pandas."""
-        return array_to_pandas(self._chunks, t.Field("", self._type)) if self._chunks else \
-            array_to_pandas_empty(self._type)
+    def to_pandas(self, *, date_as_object: bool = True, timestamp_as_object: bool = False,
+                  integer_object_nulls: bool = False, maps_as_pydicts=None,
+                  split_blocks: bool = False, self_destruct: bool = False):
+        """An unnamed ``pandas.Series``, as pyarrow's ``ChunkedArray.to_pandas()``, with its
+        options (see ``Table.to_pandas``; ``split_blocks`` and ``self_destruct`` change
+        nothing).  Needs pandas."""
+        return array_to_series(list(self._chunks), self._type, conversion_options(
+            date_as_object, timestamp_as_object, integer_object_nulls, maps_as_pydicts))
 
     def equals(self, other: "ChunkedArray") -> bool:
         """Same type and values, however each is cut into chunks."""
@@ -220,10 +224,3 @@ class ChunkedArray:
 
     def __repr__(self):
         return f"<arrowmm.ChunkedArray {self._type} chunks={len(self._chunks)} length={self._length}>"
-
-
-def array_to_pandas_empty(dtype: t.DataType):
-    """An empty Series of the dtype pandas would give ``dtype`` (no chunks to convert)."""
-    import pandas  # (optional: only to_pandas needs it)
-    np_dtype = dtype.numpy_dtype
-    return pandas.Series(np.empty(0, dtype=np_dtype if np_dtype is not None else object), name="")

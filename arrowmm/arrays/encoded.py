@@ -7,7 +7,7 @@ import numpy as np
 from .._core._offsets import check_dictionary_indices, check_run_ends
 from ..errors import ArrowInvalid
 from .base import Array, extension_values, need_bytes
-from .numpy_compat import object_array
+from .numpy_compat import convert
 from .primitive import PrimitiveArray
 
 __all__ = ["DictionaryArray", "RunEndEncodedArray"]
@@ -72,7 +72,7 @@ class DictionaryArray(Array):
         if zero_copy_only:
             raise ArrowInvalid("dictionary arrays have no numpy view of their values; "
                                "use .indices.to_numpy() for the indices")
-        return object_array(self.to_pylist())  # the decoded values as Python objects
+        return convert(self)  # the decoded values, converted as the dictionary's type converts
 
     def _pylist(self, temporal):
         idx = self.indices.values()

@@ -56,7 +56,7 @@ def with_nulls(values: np.ndarray, valid: Optional[np.ndarray]) -> np.ndarray:
     return out
 
 
-def _python_items(child) -> list:
+def _python_items(child, elements) -> list:
     """A struct field's values as pyarrow puts them in struct rows and map entries: each
     converted element as numpy gives it to Python (numbers; datetime, date or timedelta, the
     integer for nanoseconds), a zoned timestamp's ``to_pylist`` value, else the elements as
@@ -64,7 +64,7 @@ def _python_items(child) -> list:
     dtype = child.type
     if isinstance(dtype, t.TimestampType) and dtype.tz and dtype.unit != "ns":
         return child.to_pylist()
-    values = _elements(child)
+    values = elements(child)
     return values.tolist() if values.dtype.kind in "biufmM" else list(values)
 
 
@@ -90,32 +90,32 @@ def checked_list_offsets(array) -> np.ndarray:
     return offs
 
 
-def _list_rows(array) -> np.ndarray:
+def _list_rows(array, elements) -> np.ndarray:
     """list / large_list offsets -> one numpy array per row; map offsets -> one list of
     ``(key, value)`` tuples per row, as pyarrow gives them (None for null rows)."""
     offs = checked_list_offsets(array).astype(np.int64)
     if isinstance(array.type, t.MapType):
         # every entry, as pyarrow converts a map's whole keys and items (a null item outside a
         # slice still turns the slice's integer items into floats)
-        pairs = _map_entries(array.children[0])
+        pairs = _map_entries(array.children[0], elements)
         rows = [pairs[s:e].tolist() for s, e in zip(offs[:-1].tolist(), offs[1:].tolist())]
         return _rows_with_nulls(rows, array)
     base = int(offs[0])
-    values = _elements(array.children[0].slice(base, int(offs[-1]) - base))
+    values = elements(array.children[0].slice(base, int(offs[-1]) - base))
     rows = [values[s - base:e - base] for s, e in zip(offs[:-1].tolist(), offs[1:].tolist())]
     return _rows_with_nulls(rows, array)
 
 
-def _list_view_rows(array) -> np.ndarray:
-    values = _elements(array.children[0])
+def _list_view_rows(array, elements) -> np.ndarray:
+    values = elements(array.children[0])
     offs = array.value_offsets().astype(np.int64).tolist()
     sizes = array.value_sizes().astype(np.int64).tolist()
     return _rows_with_nulls([values[o:o + n] for o, n in zip(offs, sizes)], array)
 
 
-def _fixed_size_list_rows(array) -> np.ndarray:
+def _fixed_size_list_rows(array, elements) -> np.ndarray:
     size = array.type.list_size
-    values = _elements(array._covered_values())
+    values = elements(array._covered_values())
     return _rows_with_nulls([values[i * size:(i + 1) * size] for i in range(len(array))], array)
 
 
@@ -126,14 +126,14 @@ def _rows_with_nulls(rows: list, array) -> np.ndarray:
     return object_array(rows)
 
 
-def _struct_rows(array) -> list:
+def _struct_rows(array, elements) -> list:
     """Row dicts of a struct array (nulls of the struct itself not applied)."""
     names = [f.name for f in array.type.fields]
     columns = []
     for i in range(len(names)):
         child = array.field(i)
         valid = child._valid_mask()
-        items = _python_items(child)
+        items = _python_items(child, elements)
         if valid is not None:
             items = [v if ok else None for v, ok in zip(items, valid.tolist())]
         columns.append(items)
@@ -141,37 +141,46 @@ def _struct_rows(array) -> list:
         [{} for _ in range(len(array))]
 
 
-def _map_entries(entries) -> np.ndarray:
+def _map_entries(entries, elements) -> np.ndarray:
     """The ``(key, value)`` tuples of a map's entries struct."""
-    pairs = [tuple(row.values()) for row in _struct_rows(entries)]
+    pairs = [tuple(row.values()) for row in _struct_rows(entries, elements)]
     return object_array(pairs)
 
 
 def _decode(values: np.ndarray, positions: np.ndarray, valid: Optional[np.ndarray]) -> np.ndarray:
-    """``values[positions]`` with null slots filled (positions under nulls are not read)."""
+    """``values[positions]`` with null slots filled (positions under nulls are not read); no
+    values (every slot null, or none) give the values' own null dtype, as pyarrow's do."""
     if len(values) == 0:
-        return with_nulls(np.zeros(len(positions), dtype=np.float64),
+        return with_nulls(np.zeros(len(positions), dtype=values.dtype),
                           np.zeros(len(positions), dtype=bool))
     if valid is not None:
         positions = np.where(valid, positions, 0)
     return with_nulls(values[positions], valid)
 
 
-def convert(array) -> np.ndarray:
+def convert(array, elements=_elements) -> np.ndarray:
     """What pyarrow's ``to_numpy(zero_copy_only=False)`` gives for a null, nested, dictionary or
-    run-end encoded array (the array classes convert their own flat types)."""
+    run-end encoded array (the array classes convert their own flat types); ``elements``
+    converts a nested array's children (``to_pandas`` passes its own, which follows its
+    options)."""
     dtype = array.type
     if isinstance(dtype, t.NullType):
         return object_array([None] * len(array))
     if isinstance(dtype, (t.MapType, t.ListType)):
-        return _list_rows(array)
+        return _list_rows(array, elements)
     if isinstance(dtype, t.ListViewType):
-        return _list_view_rows(array)
+        return _list_view_rows(array, elements)
     if isinstance(dtype, t.FixedSizeListType):
-        return _fixed_size_list_rows(array)
+        return _fixed_size_list_rows(array, elements)
     if isinstance(dtype, t.StructType):
-        return _rows_with_nulls(_struct_rows(array), array)
+        return _rows_with_nulls(_struct_rows(array, elements), array)
     if isinstance(dtype, t.DictionaryType):
+        values_type = dtype.value_type
+        values_type = getattr(values_type, "storage_type", values_type)
+        if values_type.children or isinstance(values_type, t.IntervalType):
+            # nested values pyarrow's to_numpy refuses to decode, and intervals: the Python
+            # values, as an interval array's own to_numpy gives them
+            return object_array(array.to_pylist())
         indices = array.indices.values().astype(np.intp)
         valid = array._valid_mask()
         live = indices if valid is None else indices[valid]
@@ -179,11 +188,26 @@ def convert(array) -> np.ndarray:
         if live.size and (int(live.min()) < 0 or int(live.max()) >= n):
             bad = int(live.min()) if int(live.min()) < 0 else int(live.max())
             raise ArrowInvalid(f"dictionary index {bad} out of range for a dictionary of {n} values")
-        return _decode(_elements(array.dictionary), indices, valid)
+        if not array.dictionary.null_count:
+            try:  # (each distinct value converted once)
+                return _decode(_elements(array.dictionary), indices, valid)
+            except ArrowInvalid:
+                pass  # a value numpy cannot hold (time64[ns] with nanoseconds): used ones only
+        # decoded first, as pyarrow's: a value no index reaches neither raises nor, when null,
+        # turns integers into floats; damage raises wherever it lies (take would copy it)
+        array.dictionary.validate(True, "dictionary")
+        return _elements(array.dictionary.take(array.indices))  # (a null index: a null)
     if isinstance(dtype, t.RunEndEncodedType):
         ends = array.run_ends.values()
         check_run_ends(ends, array.offset + len(array), "run ends")
         logical = np.arange(array.offset, array.offset + len(array), dtype=np.int64)
         positions = np.searchsorted(ends, logical, side="right")
-        return _decode(_elements(array.values), positions, None)
+        # only the runs the slice covers are converted: a null in a run outside it must not
+        # turn its integers into floats (pyarrow converts the slice's runs)
+        first = int(positions[0]) if len(positions) else 0
+        used = int(positions[-1]) + 1 - first if len(positions) else 0
+        if first + used > len(array.values):
+            raise ArrowInvalid(f"run-end encoded array: slot {array.offset + len(array) - 1} lies "
+                               f"in run {first + used - 1}, past the {len(array.values)} values")
+        return _decode(_elements(array.values.slice(first, used)), positions - first, None)
     raise ArrowNotImplementedError(f"no numpy conversion for {dtype} (pyarrow has none either)")
