@@ -1,9 +1,13 @@
 # What interop._cdata shares with the Cython modules above it (ipc.read._batch_walk): filling an
-# ArrowArray from an arrowmm Array, the hook a lazy batch's loader hands in to export its
-# undecoded columns, and the exported stream of batches a reader's walk subclasses.
+# ArrowArray from an arrowmm Array (and the checks it passes first), the hook a lazy batch's
+# loader hands in to export its undecoded columns, and the exported stream of batches a
+# reader's walk subclasses.
+from libc.stdint cimport int64_t
+
 from arrowmm._core._cabi cimport Arena, ArrowArray, ArrowSchema, StreamProducer
 
 cdef int fill_array(ArrowArray* out, object array, object owner) except -1
+cdef int check_exported(object array, str path) except -1
 
 cdef class ColumnExporter:
     cdef size_t arena_bytes  # the nodes of a whole batch: the struct and every column
@@ -15,6 +19,7 @@ cdef class BatchStream(StreamProducer):
     cdef object source_schema  # the schema every batch must have
     cdef bint requested
     cdef object iterator       # of RecordBatch (None for a subclass that reads its own)
+    cdef int64_t produced      # batches handed out (the next one's number, in errors)
     cdef int get_schema(self, ArrowSchema* out) noexcept
     cdef int get_next(self, ArrowArray* out) noexcept
     cdef object next_into(self, ArrowArray* out, bint walk)

@@ -177,6 +177,9 @@ cdef int _fill_schema(ArrowSchema* out, str name, object dtype, bint nullable,
     memset(out, 0, sizeof(ArrowSchema))
     out.release = schema_release
     out.format = dup_bytes(_format(dtype).encode("ascii"))
+    if "\0" in name:  # (read back as a C string, it would end there: another name, or a duplicate)
+        raise ArrowInvalid(f"field {name!r}: a name holding a NUL character cannot cross the C "
+                           f"data interface, whose names end at the first NUL")
     out.name = dup_bytes(name.encode("utf-8", "surrogateescape"))
     encoded = encode_metadata(metadata)
     if encoded is not None:
@@ -187,7 +190,11 @@ cdef int _fill_schema(ArrowSchema* out, str name, object dtype, bint nullable,
         if dtype.ordered:
             flags |= FLAG_DICTIONARY_ORDERED
         out.dictionary = <ArrowSchema*>checked_calloc(1, sizeof(ArrowSchema))
-        _fill_schema(out.dictionary, "", dtype.value_type, True, None)
+        values = dtype.value_type
+        if isinstance(values, t.ExtensionType):  # (its storage, named in the metadata)
+            _fill_schema(out.dictionary, "", values.storage_type, True, values.field_metadata())
+        else:
+            _fill_schema(out.dictionary, "", values, True, None)
     else:
         children = dtype.children
         if isinstance(dtype, t.MapType) and dtype.keys_sorted:
@@ -303,8 +310,53 @@ cdef int fill_array(ArrowArray* out, object array, object owner) except -1:
     return 0
 
 
-cdef int export_array_into(ArrowArray* out, object array, object owner) except -1:
-    """Fill ``out``; nothing is left allocated (and no reference held) on error."""
+# Types whose full validation also checks each value's range (times within a day, date64 whole
+# days, decimals within their precision).  A value out of range crashes no consumer and reads
+# as itself, and pyarrow's own casts make such values (int64 -> date64): the export leaves
+# those checks to what copies values into new data (writers, casts, sorts).
+_RANGED_VALUES = (t.TimeType, t.DateType, t.DecimalType)
+_holds_ranged = {}  # DataType -> whether one of _RANGED_VALUES lies in it
+
+
+cdef bint _has_ranged(object dtype):
+    found = _holds_ranged.get(dtype)
+    if found is None:
+        values = dtype.value_type if isinstance(dtype, t.DictionaryType) else None
+        if isinstance(values, t.ExtensionType):
+            values = values.storage_type
+        found = isinstance(dtype, _RANGED_VALUES) or \
+            any(_has_ranged(f.storage_type) for f in dtype.children) or \
+            (values is not None and _has_ranged(values))
+        _holds_ranged[dtype] = found
+    return found
+
+
+cdef int check_exported(object array, str path) except -1:
+    """Raise ArrowInvalid (naming ``path`` and the slot) unless ``array`` passes the full
+    validation arrowmm's own reads make, value ranges aside (above): offsets, UTF-8,
+    dictionary indices, union ids and offsets, run ends, views, null counts against their
+    bitmaps.  A consumer reads the values unchecked: a bad offset crashes it, a bad index
+    reads as a null.  The verdict is kept on the array (``_validated``: once per array)."""
+    if array._fully_valid:
+        return 0
+    if not _has_ranged(array.type):
+        array._validated(path)
+        return 0
+    array._check_structure(path)
+    array._check_null_count(path)
+    if not isinstance(array.type, _RANGED_VALUES):
+        array._check_full(path)
+    for i, child in enumerate(array.children):
+        check_exported(child, f"{path}.{array._child_name(i)}")
+    if array.dictionary is not None:
+        check_exported(array.dictionary, f"{path}.dictionary")
+    return 0
+
+
+cdef int export_array_into(ArrowArray* out, object array, object owner, str path) except -1:
+    """Fill ``out`` once ``array`` passed ``check_exported``; nothing is left allocated (and no
+    reference held) on error."""
+    check_exported(array, path)
     try:
         fill_array(out, array, owner)
     except BaseException:
@@ -317,7 +369,7 @@ cdef int export_array_into(ArrowArray* out, object array, object owner) except -
 cdef object _new_array_capsule(object array, object owner):
     cdef ArrowArray* a = <ArrowArray*>checked_calloc(1, sizeof(ArrowArray))
     try:
-        export_array_into(a, array, owner)
+        export_array_into(a, array, owner, "array")
     except BaseException:
         free_array(a)
         raise
@@ -365,10 +417,11 @@ cdef class ColumnExporter:
         return 0
 
 
-cdef int _fill_batch(ArrowArray* out, object batch) except -1:
+cdef int _fill_batch(ArrowArray* out, object batch, str where) except -1:
     """Fill ``out`` with ``batch`` as a struct array (released by the caller if this raises):
-    undecoded columns through the loader's column exporter when it can, the others through
-    their Arrays."""
+    undecoded columns through the loader's column exporter when it can (it checks their
+    values), the others through their Arrays, once these passed ``check_exported``.  ``where``
+    names the batch in an error ("batch 3, " or "")."""
     cdef Py_ssize_t k, n = batch.num_columns
     cdef ColumnExporter exporter = None
     # the struct itself has no buffer: it keeps what the loader names alive (the message body),
@@ -390,21 +443,26 @@ cdef int _fill_batch(ArrowArray* out, object batch) except -1:
     try:
         begin_node(arena, out, batch.num_rows, 0, 1, n)
         columns = batch._columns
+        decoded = []
         for k in range(n):
             if columns[k] is None and exporter is not None and \
                     exporter.fill_column(loader, k, out.children[k], arena):
                 continue
-            column = batch.storage_column(k)
+            decoded.append((k, batch.storage_column(k)))
+        # (validated once all are decoded: damage is reported as a read of the batch reports
+        # it, a column's structure before any column's values)
+        for k, column in decoded:
+            check_exported(column, f"{where}column {k} ({batch.schema.field(k).name!r})")
             fill_array(out.children[k], column, column)
     finally:
         arena_drop(arena)
     return 0
 
 
-cdef int export_batch_into(ArrowArray* out, object batch) except -1:
+cdef int export_batch_into(ArrowArray* out, object batch, str where) except -1:
     """Fill ``out`` with ``batch`` as a struct array; nothing is left allocated on error."""
     try:
-        _fill_batch(out, batch)
+        _fill_batch(out, batch, where)
     except BaseException:
         if out.release != NULL:
             out.release(out)
@@ -415,7 +473,7 @@ cdef int export_batch_into(ArrowArray* out, object batch) except -1:
 cdef object _batch_capsule(object batch):
     cdef ArrowArray* a = <ArrowArray*>checked_calloc(1, sizeof(ArrowArray))
     try:
-        export_batch_into(a, batch)
+        export_batch_into(a, batch, "")
     except BaseException:
         free_array(a)
         raise
@@ -461,6 +519,7 @@ cdef class BatchStream(StreamProducer):
         try:
             batch = self.next_into(out, not self.requested)
             if batch is None:
+                self.produced += 1
                 return 0
         except StopIteration:
             memset(out, 0, sizeof(ArrowArray))  # release = NULL: the end of the stream
@@ -478,9 +537,10 @@ cdef class BatchStream(StreamProducer):
             if self.requested:
                 batch = served_batch(batch, self.schema)
                 check_request_nulls(self.schema.fields, batch.storage_columns, "stream batch")
-            export_batch_into(out, batch)
+            export_batch_into(out, batch, f"batch {self.produced}, ")
         except BaseException as exc:
             return self.fail(exc)
+        self.produced += 1
         return 0
 
 
@@ -491,6 +551,7 @@ cdef class _ArrayStream(StreamProducer):
     cdef object source_type    # the type every chunk must have
     cdef bint requested
     cdef object iterator
+    cdef int64_t produced      # chunks handed out (the next one's number, in errors)
 
     cdef int get_schema(self, ArrowSchema* out) noexcept:
         try:
@@ -517,9 +578,10 @@ cdef class _ArrayStream(StreamProducer):
             if self.requested:
                 array = served_array(array, self.schema, "stream chunk")
                 check_request_nulls([self.schema], [array], "stream chunk")
-            export_array_into(out, array, array)
+            export_array_into(out, array, array, f"stream chunk {self.produced}")
         except BaseException as exc:
             return self.fail(exc)
+        self.produced += 1
         return 0
 
 
@@ -601,7 +663,7 @@ cdef object _import_field_at(const ArrowSchema* s, str path, int depth):
         if not isinstance(dtype, t.IntType):
             raise ArrowInvalid(f"{here}: dictionary-encoded with non-integer index format {fmt!r}")
         values = _import_field_at(s.dictionary, f"{here}.dictionary", depth + 1)
-        dtype = t.DictionaryType(dtype, values.storage_type, bool(s.flags & FLAG_DICTIONARY_ORDERED))
+        dtype = t.DictionaryType(dtype, values.type, bool(s.flags & FLAG_DICTIONARY_ORDERED))
     return t.Field(name, dtype, bool(s.flags & FLAG_NULLABLE), decode_metadata(s.metadata, here))
 
 
@@ -750,8 +812,11 @@ cdef object _import_node(const ArrowArray* a, object dtype, object owner, str pa
     if cls is t.DictionaryType:
         if a.dictionary == NULL:
             raise ArrowInvalid(f"{path}: dictionary-encoded array without a dictionary")
-        dictionary = _import_node(a.dictionary, dtype.value_type, owner, f"{path}.dictionary",
-                                  depth + 1)
+        values = dtype.value_type  # (an extension's values are its storage's)
+        if isinstance(values, t.ExtensionType):
+            values = values.storage_type
+        dictionary = _import_node(a.dictionary, values, owner,
+                                  f"{path}.dictionary", depth + 1)
     elif a.dictionary != NULL:
         raise ArrowInvalid(f"{path}: {dtype} array carries a dictionary")
     if cls is t.UnionType or cls is t.RunEndEncodedType:
@@ -801,13 +866,16 @@ cdef class ImportedStream:
     """Record batches pulled from a foreign ``ArrowArrayStream``; iterate it.
 
     ``schema`` is read once at import.  The stream is released by ``close()``,
-    at the end of iteration, or when this object is collected; batches
-    already returned stay valid (each owns its own ArrowArray).
+    at the end of iteration, after an error, or when this object is collected;
+    batches already returned stay valid (each owns its own ArrowArray).  After
+    an error every later ``next`` raises it again: the producer is not asked
+    on (pyarrow's answers "end", or the next batch: either hides the loss).
     """
 
     cdef ArrowArrayStream* c
     cdef readonly object schema
     cdef int _count
+    cdef object _failure  # the first error of get_next or of its batch, or None
 
     def __cinit__(self):
         self.c = <ArrowArrayStream*>checked_calloc(1, sizeof(ArrowArrayStream))
@@ -847,9 +915,21 @@ cdef class ImportedStream:
         return self
 
     def __next__(self):
-        cdef int rc
+        if self._failure is not None:
+            raise self._failure.with_traceback(None)
         if self.c.release == NULL:
             raise StopIteration
+        try:
+            return self._next_batch()
+        except StopIteration:
+            raise
+        except Exception as exc:
+            self._failure = exc
+            self.close()
+            raise
+
+    cdef object _next_batch(self):
+        cdef int rc
         holder = ImportedArray()
         with nogil:
             rc = self.c.get_next(self.c, holder.c)

@@ -59,6 +59,7 @@ class RecordBatchReader(SequentialBatches, PandasConvertible):
         self._batches = batches
         self._source = source  # the imported stream (closed with the reader), or None
         self._closed = False
+        self._failure: Optional[Exception] = None  # the first read's error, raised again
 
     @classmethod
     def from_stream(cls, data, schema: Optional[t.Schema] = None) -> "RecordBatchReader":
@@ -112,10 +113,20 @@ class RecordBatchReader(SequentialBatches, PandasConvertible):
         return self._closed
 
     def read_next_batch(self) -> RecordBatch:
-        """The next batch; ``StopIteration`` at the end of the stream."""
+        """The next batch; ``StopIteration`` at the end of the stream.  After an error every
+        later call raises it again: the batch that failed is gone, so reading on would give a
+        table that looks whole (a generator that raised ends, which reads as a clean end)."""
         if self._closed:
             raise ArrowInvalid("the reader is closed")
-        return next(self._batches)
+        if self._failure is not None:
+            raise self._failure.with_traceback(None)
+        try:
+            return next(self._batches)
+        except StopIteration:
+            raise
+        except Exception as exc:
+            self._failure = exc
+            raise
 
     def read_all(self) -> Table:
         """Every remaining batch, in order, as an ``arrowmm.Table`` (as pyarrow's)."""
@@ -146,6 +157,8 @@ class RecordBatchReader(SequentialBatches, PandasConvertible):
         """Export the remaining batches as a stream (consuming this reader, as pyarrow does)."""
         if self._closed:
             raise ArrowInvalid("the reader is closed")
+        if self._failure is not None:  # (here, rather than at the consumer's first get_next)
+            raise self._failure.with_traceback(None)
         return export_stream(self._schema, iter(self), requested_schema)
 
 

@@ -13,6 +13,7 @@ from typing import Optional
 from .. import types as t
 from ..arrays.array import Array
 from ..arrays.batch import RecordBatch
+from ..arrays.nested import FixedSizeListArray, ListArray, StructArray
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .cast import cast_array
 
@@ -87,13 +88,34 @@ def _check_nulls(field: t.Field, array: Array, where: str) -> None:
     if not field.nullable and array.null_count:
         raise ArrowInvalid(f"{where}: the requested schema declares {field.name or 'the array'!r} "
                            f"non-nullable but it holds {array.null_count} null(s)")
-    for child_field, child in zip(field.storage_type.children, array.children):
+    kids = field.storage_type.children
+    if all(_nullable_throughout(f) for f in kids):
+        return  # (nothing below to check: no need to cut the children)
+    for child_field, child in zip(kids, _referenced_children(array)):
         _check_nulls(child_field, child, f"{where}.{child_field.name}")
 
 
+def _nullable_throughout(field: t.Field) -> bool:
+    return field.nullable and all(_nullable_throughout(f) for f in field.storage_type.children)
+
+
+def _referenced_children(array: Array) -> list:
+    """Each child cut to the values the array's valid slots show: a null outside a slice, or
+    under a null slot, is no null of the data served (pyarrow serves it).  Children of other
+    types (unions, views, run-end encoded) are whole."""
+    if isinstance(array, (ListArray, FixedSizeListArray)):  # (and maps)
+        return [array.flatten()]
+    if isinstance(array, StructArray):
+        valid = array.logical_validity()
+        columns = array.flatten()
+        return columns if valid is None else [c.filter(valid) for c in columns]
+    return list(array.children)
+
+
 def check_request_nulls(fields, arrays, where: str) -> None:
-    """ArrowInvalid if a field the request declares non-nullable has nulls (children included:
-    a child's null count covers all of its values, so a null outside a slice counts too)."""
+    """ArrowInvalid if a field the request declares non-nullable has nulls where the data
+    shows values (children included: their values outside the slice or under a null slot
+    are not served)."""
     for f, a in zip(fields, arrays):
         _check_nulls(f, a, where)
 

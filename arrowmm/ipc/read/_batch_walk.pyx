@@ -7,8 +7,11 @@ from the message's FieldNode and Buffer vectors straight to ArrowArray structs.
 
 Trust: the walk accepts a strict subset of what BatchLoader accepts.  It performs the same
 bounds, size, alignment and offset checks (BatchLoader._buffer and the arrays'
-_check_structure), and on any doubt it gives up (returns 0) instead of raising: the
-caller then decodes that column through the loader, which makes the copy the column
+_check_structure), and the value checks a column passes before it is exported
+(``interop._cdata.check_exported``; a consumer reads these values unchecked): offsets that never
+decrease, UTF-8 (the ASCII-fast whole-run pass), dictionary indices inside the dictionary,
+null counts equal to the bitmap's.  On any doubt it gives up (returns 0) instead of raising:
+the caller then decodes that column through the loader, which makes the copy the column
 needs (re-alignment) or raises the precise ArrowInvalid.  Types it does not know
 (views, unions, run-end encoded), compressed bodies and non-native byte order never
 reach it.  tests/ipc/test_batch_walk.py checks both paths agree on every corpus file.
@@ -19,8 +22,10 @@ Where it plugs in: ``SchemaPlan.c_walk`` compiles a ``_WalkProgram`` (a ``Column
 memory rules are ``_core._cabi``'s.
 """
 
+from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.ref cimport PyObject
-from libc.stdint cimport INT64_MAX, int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
+from libc.stdint cimport (INT64_MAX, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+                          uint32_t, uint64_t, uintptr_t)
 from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
 
@@ -30,13 +35,24 @@ from arrowmm._core._cabi cimport (
     checked_calloc, clear_array, free_array, node_bytes)
 from arrowmm._core._flatbuf cimport MessageInfo, StructPairs, peek_message
 from arrowmm._core._region cimport BufferView, Region
-from arrowmm.interop._cdata cimport BatchStream, ColumnExporter, batch_stream_capsule, fill_array
+from arrowmm.interop._cdata cimport (BatchStream, ColumnExporter, batch_stream_capsule,
+                                     check_exported, fill_array)
 
 import numpy as np
 
 from arrowmm import limits, types as t
+from arrowmm._core._utf8 import _utf8_invalid_at_capsule
+from arrowmm.errors import ArrowInvalid
 from arrowmm.format import MetadataVersion
 from arrowmm.ipc.core.byteorder import NATIVE
+
+# the package's one UTF-8 validator (``_core._utf8``), called nogil
+ctypedef int64_t (*_utf8_fn)(const uint8_t* s, int64_t n) noexcept nogil
+cdef _utf8_fn _utf8_invalid_at = <_utf8_fn>PyCapsule_GetPointer(
+    _utf8_invalid_at_capsule, b"arrowmm._core._utf8.utf8_invalid_at")
+
+cdef extern from *:
+    int __builtin_popcountll(unsigned long long) nogil
 
 __all__ = ["compile_walk", "export_file_batches", "export_stream_batches", "file_batch_parts",
            "plain_fixed_parts", "overlapping_buffer", "blocks_apart"]
@@ -107,9 +123,15 @@ cdef enum:
     W_STRUCT
     W_DICT
 
+cdef enum:
+    F_UTF8 = 1       # W_BINARY: the values must be UTF-8
+    F_SIGNED = 2     # W_DICT: the indices are signed
+    F_MAP = 4        # W_LIST: a map, whose keys may not be null
+
 
 cdef struct _Op:
     int kind
+    int flags        # F_*
     int width        # bytes per value / per offset / per index
     int align        # required alignment of the values, offsets or indices
     int n_children
@@ -145,29 +167,30 @@ def _walk_ops(field, list ops, list dicts):
     dtype = field.storage_type
     kind = type(dtype)
     if kind is t.NullType:
-        ops.append((W_NULL, 0, 1, 0, 0, -1))
+        ops.append((W_NULL, 0, 0, 1, 0, 0, -1))
     elif kind is t.BoolType:
-        ops.append((W_BOOL, 0, 1, 0, 0, -1))
+        ops.append((W_BOOL, 0, 0, 1, 0, 0, -1))
     elif kind is t.FixedSizeBinaryType:
-        ops.append((W_FIXED, dtype.byte_width, 1, 0, 0, -1))
+        ops.append((W_FIXED, 0, dtype.byte_width, 1, 0, 0, -1))
     elif isinstance(dtype, t.FixedWidthType):
-        ops.append((W_FIXED, dtype.byte_width, min(dtype.byte_width, 8), 0, 0, -1))
+        ops.append((W_FIXED, 0, dtype.byte_width, min(dtype.byte_width, 8), 0, 0, -1))
     elif kind is t.BinaryType:
         width = dtype.offset_dtype.itemsize
-        ops.append((W_BINARY, width, width, 0, 0, -1))
+        ops.append((W_BINARY, F_UTF8 if dtype.utf8 else 0, width, width, 0, 0, -1))
     elif kind is t.ListType or kind is t.MapType:
         width = dtype.offset_dtype.itemsize
-        ops.append((W_LIST, width, width, 1, 0, -1))
+        ops.append((W_LIST, F_MAP if kind is t.MapType else 0, width, width, 1, 0, -1))
         return _walk_ops(dtype.value_field, ops, dicts)
     elif kind is t.FixedSizeListType:
-        ops.append((W_FSL, 0, 1, 1, dtype.list_size, -1))
+        ops.append((W_FSL, 0, 0, 1, 1, dtype.list_size, -1))
         return _walk_ops(dtype.value_field, ops, dicts)
     elif kind is t.StructType:
-        ops.append((W_STRUCT, 0, 1, len(dtype.fields), 0, -1))
+        ops.append((W_STRUCT, 0, 0, 1, len(dtype.fields), 0, -1))
         return all(_walk_ops(f, ops, dicts) for f in dtype.fields)
     elif kind is t.DictionaryType and field.dictionary_id is not None:
         width = dtype.index_type.byte_width
-        ops.append((W_DICT, width, width, 0, 0, len(dicts)))
+        ops.append((W_DICT, F_SIGNED if dtype.index_type.signed else 0, width, width, 0, 0,
+                    len(dicts)))
         dicts.append((field.dictionary_id, dtype.value_type))
     else:
         return False
@@ -189,11 +212,11 @@ def compile_walk(plan):
     prog.ops = <_Op*>checked_calloc(len(ops), sizeof(_Op))
     prog.n_ops = len(ops)
     prog.column_op = <int*>checked_calloc(len(starts), sizeof(int))
-    for i, (kind, width, align, n_children, list_size, dict_slot) in enumerate(ops):
-        prog.ops[i] = _Op(kind, width, align, n_children, list_size, dict_slot)
+    for i, (kind, flags, width, align, n_children, list_size, dict_slot) in enumerate(ops):
+        prog.ops[i] = _Op(kind, flags, width, align, n_children, list_size, dict_slot)
     for i, s in enumerate(starts):
         prog.column_op[i] = s
-    prog.arena_bytes = node_bytes(len(starts)) + sum(node_bytes(op[3]) for op in ops)
+    prog.arena_bytes = node_bytes(len(starts)) + sum(node_bytes(op[4]) for op in ops)
     prog.total_nodes, prog.total_buffers = plan.total_nodes, plan.total_buffers
     prog.node_starts = plan.node_starts
     prog.buffer_starts = plan.buffer_starts
@@ -245,6 +268,10 @@ cdef class _DictionaryExport:
         if snap is None or array is not snap.array:
             if array.type != self.value_type:
                 return 0
+            try:  # (once per dictionary: the verdict stays on the Array)
+                check_exported(array, "dictionary")
+            except ArrowInvalid:
+                return 0  # the loader's path raises it, naming the batch and column
             snap = _DictionarySnapshot.__new__(_DictionarySnapshot)
             dtype = array.type
             snap.flat = not array.children and array.dictionary is None and \
@@ -323,6 +350,7 @@ cdef int _walk(_Walk* w, ArrowArray* out, object lookup, tuple dict_ids, list di
     cdef const void* ptr
     cdef const void* data
     cdef int i
+    cdef bint ok
     w.oi += 1
     if not _next_node(w, &length, &nulls):
         return 0
@@ -331,10 +359,12 @@ cdef int _walk(_Walk* w, ArrowArray* out, object lookup, tuple dict_ids, list di
         return 1
     if not _next_buffer(w, 1, &validity, &size):
         return 0
+    if size or nulls:  # (a count of 0 beside a bitmap is a claim too)
+        if not _holds_bits(size, length) or \
+                not _nulls_match(<const uint8_t*>validity, length, nulls):
+            return 0
     if nulls == 0:
         validity = NULL
-    elif not _holds_bits(size, length):
-        return 0
     if op.kind == W_BOOL or op.kind == W_FIXED or op.kind == W_DICT:
         if not _next_buffer(w, op.align, &ptr, &size):
             return 0
@@ -349,12 +379,28 @@ cdef int _walk(_Walk* w, ArrowArray* out, object lookup, tuple dict_ids, list di
             except Exception:  # missing or broken: the loader names it
                 return 0
             out.dictionary = <ArrowArray*>checked_calloc(1, sizeof(ArrowArray))
-            return (<_DictionaryExport>dict_exports[op.dict_slot]).fill(out.dictionary, dictionary)
+            if not (<_DictionaryExport>dict_exports[op.dict_slot]).fill(out.dictionary, dictionary):
+                return 0
+            dsize = out.dictionary.length
+            if length < _GIL_FREE_AT:
+                return _indices_fit(ptr, op.width, op.flags & F_SIGNED, length, dsize,
+                                    <const uint8_t*>validity)
+            with nogil:
+                ok = _indices_fit(ptr, op.width, op.flags & F_SIGNED, length, dsize,
+                                  <const uint8_t*>validity)
+            return ok
         return 1
     if op.kind == W_BINARY:
         if not _next_buffer(w, op.align, &ptr, &size) or not _next_buffer(w, 1, &data, &dsize):
             return 0
-        if not _offsets_fit(ptr, size, op.width, length, dsize):
+        if length < _GIL_FREE_AT:
+            ok = _binary_ok(ptr, size, op.width, length, <const uint8_t*>data, dsize,
+                            op.flags & F_UTF8)
+        else:
+            with nogil:
+                ok = _binary_ok(ptr, size, op.width, length, <const uint8_t*>data, dsize,
+                                op.flags & F_UTF8)
+        if not ok:
             return 0
         begin_node(w.arena, out, length, nulls, 3, 0)
         out.buffers[0] = validity
@@ -369,7 +415,16 @@ cdef int _walk(_Walk* w, ArrowArray* out, object lookup, tuple dict_ids, list di
         out.buffers[1] = ptr
         if not _walk(w, out.children[0], lookup, dict_ids, dict_exports):
             return 0
-        return _offsets_fit(ptr, size, op.width, length, out.children[0].length)
+        if op.flags & F_MAP and out.children[0].n_children and \
+                out.children[0].children[0].null_count:
+            return 0  # (a null key: the loader names it)
+        if not _offsets_fit(ptr, size, op.width, length, out.children[0].length):
+            return 0
+        if length < _GIL_FREE_AT:
+            return _offsets_rise(ptr, op.width, length)
+        with nogil:
+            ok = _offsets_rise(ptr, op.width, length)
+        return ok
     # fixed-size list and struct: validity, then children at least as long as they need
     begin_node(w.arena, out, length, nulls, 1, op.n_children)
     out.buffers[0] = validity
@@ -396,6 +451,132 @@ cdef bint _offsets_fit(const void* ptr, int64_t size, int width, int64_t length,
     first = load_offset(<const uint8_t*>ptr, width, 0)
     last = load_offset(<const uint8_t*>ptr, width, length)
     return 0 <= first <= last <= target
+
+
+# -- the value checks of a column's full validation, on the message's buffers ---------------
+# (What ``Array._validated`` checks before values are read.  False: the loader's path runs
+# that validation, which names the slot, or passes what these fast forms cannot prove, such
+# as bad bytes under a null slot.)
+
+cdef enum:
+    _GIL_FREE_AT = 1 << 16  # values from which a check lets other threads run
+
+
+cdef bint _nulls_match(const uint8_t* bits, int64_t length, int64_t nulls) noexcept nogil:
+    """Whether the first ``length`` bits of the bitmap mark exactly ``nulls`` slots null."""
+    cdef int64_t i, whole = length >> 3, words = whole >> 3, set_bits = 0
+    cdef uint64_t word
+    for i in range(words):
+        memcpy(&word, bits + 8 * i, 8)
+        set_bits += __builtin_popcountll(word)
+    for i in range(8 * words, whole):
+        set_bits += __builtin_popcountll(bits[i])
+    if length & 7:
+        set_bits += __builtin_popcountll(bits[whole] & ((1 << (length & 7)) - 1))
+    return length - set_bits == nulls
+
+
+cdef bint _offsets_rise(const void* ptr, int width, int64_t length) noexcept nogil:
+    """Whether offsets 0..length never decrease (``_offsets_fit`` checked first and last)."""
+    cdef const int32_t* o32 = <const int32_t*>ptr
+    cdef const int64_t* o64 = <const int64_t*>ptr
+    cdef int64_t i
+    cdef int bad = 0
+    if width == 4:
+        for i in range(1, length + 1):
+            bad |= o32[i] < o32[i - 1]
+    else:
+        for i in range(1, length + 1):
+            bad |= o64[i] < o64[i - 1]
+    return not bad
+
+
+cdef bint _binary_ok(const void* ptr, int64_t size, int width, int64_t length,
+                     const uint8_t* data, int64_t dsize, bint utf8) noexcept nogil:
+    return _offsets_fit(ptr, size, width, length, dsize) and \
+        _offsets_rise(ptr, width, length) and \
+        (not utf8 or _utf8_run_ok(ptr, width, length, data))
+
+
+cdef bint _ascii(const uint8_t* s, int64_t n) noexcept nogil:
+    """Whether no byte of s[0:n] is above 0x7f (64 bytes OR-ed a step: the usual column)."""
+    cdef uint64_t acc = 0, word
+    cdef int64_t i = 0, j
+    while i + 64 <= n:
+        for j in range(8):
+            memcpy(&word, s + i + 8 * j, 8)
+            acc |= word
+        if acc & <uint64_t>0x8080808080808080:
+            return False
+        i += 64
+    while i < n:
+        acc |= s[i]
+        i += 1
+    return (acc & <uint64_t>0x8080808080808080) == 0
+
+
+cdef bint _utf8_run_ok(const void* ptr, int width, int64_t length,
+                       const uint8_t* data) noexcept nogil:
+    """Whether every value is UTF-8, by ``_core._utf8``'s fast path: the bytes from the first
+    offset to the last are valid (all ASCII, at best), and no value starts inside a
+    character (offsets checked)."""
+    cdef int64_t i, o, first, last
+    if length == 0:
+        return True
+    first = load_offset(<const uint8_t*>ptr, width, 0)
+    last = load_offset(<const uint8_t*>ptr, width, length)
+    if last == first or _ascii(data + first, last - first):
+        return True
+    if _utf8_invalid_at(data + first, last - first) >= 0:
+        return False
+    for i in range(1, length):
+        o = load_offset(<const uint8_t*>ptr, width, i)
+        if o < last and (data[o] & 0xC0) == 0x80:
+            return False
+    return True
+
+
+ctypedef fused _index_t:
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+
+
+cdef inline bint _indices_in(const _index_t* idx, int64_t length, uint64_t limit,
+                             const uint8_t* bits) noexcept nogil:
+    """Whether every index (every non-null one, with ``bits``) is in [0, limit): a negative
+    signed index wraps above any limit as uint64."""
+    cdef int64_t i
+    cdef int bad = 0
+    for i in range(length):
+        bad |= <uint64_t>idx[i] >= limit
+    if not bad or bits == NULL:
+        return not bad
+    for i in range(length):
+        if <uint64_t>idx[i] >= limit and (bits[i >> 3] >> (i & 7)) & 1:
+            return False
+    return True
+
+
+cdef bint _indices_fit(const void* ptr, int width, bint signed, int64_t length,
+                       int64_t dict_length, const uint8_t* bits) noexcept nogil:
+    cdef uint64_t limit = <uint64_t>dict_length
+    if width == 1:
+        return _indices_in(<const int8_t*>ptr, length, limit, bits) if signed else \
+            _indices_in(<const uint8_t*>ptr, length, limit, bits)
+    if width == 2:
+        return _indices_in(<const int16_t*>ptr, length, limit, bits) if signed else \
+            _indices_in(<const uint16_t*>ptr, length, limit, bits)
+    if width == 4:
+        return _indices_in(<const int32_t*>ptr, length, limit, bits) if signed else \
+            _indices_in(<const uint32_t*>ptr, length, limit, bits)
+    return _indices_in(<const int64_t*>ptr, length, limit, bits) if signed else \
+        _indices_in(<const uint64_t*>ptr, length, limit, bits)
 
 
 cdef int _walk_column(_WalkProgram prog, object loader, Py_ssize_t k, ArrowArray* out,
