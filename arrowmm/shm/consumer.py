@@ -234,9 +234,10 @@ class Consumer:
                 seen = m.load32(OFF_PUB)
                 if m.load64(OFF_WRITE_SEQ) != published:
                     continue
-                word, stolen = m.spin_while32(OFF_PUB, seen, min(spin, wait))
+                adaptive = self._spin is None  # (a fixed spin needs no stolen time)
+                word, stolen = m.spin_while32(OFF_PUB, seen, min(spin, wait), adaptive)
                 t = time.monotonic()
-                if self._adaptive.spun(t, stolen) and self._spin is None:
+                if adaptive and self._adaptive.spun(t, stolen):
                     spin_until = t  # (a busy machine found: asleep from now on)
                 if word != seen or t < spin_until:
                     continue

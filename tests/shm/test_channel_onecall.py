@@ -147,3 +147,18 @@ def test_plain_message_refuses_a_changed_header_and_recv_refuses_a_damaged_numbe
         m.store64(start + tpl.buffers_at + 16, 64)
         with pytest.raises(ArrowInvalid):
             c.recv(timeout=60).column(0).to_pylist()
+
+
+def test_spin_while32_without_measuring_sees_a_store_and_reports_no_stolen_time():
+    """A fixed-spin consumer's wait (``measure=False``): no thread CPU clock read at either
+    end (a system call each, the second between the batch's arrival and its take)."""
+    import threading
+    m = SharedMap(mmap.mmap(-1, mmap.PAGESIZE))
+    m.store32(64, 7)
+    assert m.spin_while32(64, 7, 0.001, False) == (7, 0.0)  # (the time runs out)
+    writer = threading.Timer(0.05, lambda: m.add32(64, 1))
+    writer.start()
+    assert m.spin_while32(64, 7, 60, False) == (8, 0.0)
+    writer.join()
+    with pytest.raises(ArrowInvalid, match="misaligned"):
+        m.spin_while32(66, 0, 0.001, False)
