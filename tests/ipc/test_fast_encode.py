@@ -15,6 +15,10 @@ import pytest
 from tests.support.writer_support import to_mm
 
 import arrowmm
+from arrowmm import types as t
+from arrowmm._core._region import as_view
+from arrowmm.arrays.array import make_array
+from arrowmm.errors import ArrowInvalid
 from arrowmm.ipc.write import writer as writer_module
 from arrowmm.ipc.write._flatten import BatchEncoder, walk_columns
 from arrowmm.ipc.write.encoder import Encoder, FlatBatch, flatten, flatten_columns
@@ -209,3 +213,15 @@ def test_writers_write_the_same_bytes_either_way(fmt, monkeypatch):
                     w.write(batches[0].slice(start, length))
             outputs.append(sink.getvalue())
     assert outputs[:3] == outputs[3:]
+
+
+@pytest.mark.parametrize("offset", [3, 2**61])
+def test_a_range_outside_its_buffer_raises_as_in_python(offset):
+    """Lengths and offsets are checked before a byte is read (no wrap-around in C)."""
+    values = as_view(np.arange(4, dtype=np.int64))
+    array = make_array(t.int64(), 2, [None, values], null_count=0, offset=offset)
+    with pytest.raises((ArrowInvalid, OverflowError)) as python:
+        flatten(array)
+    with pytest.raises(type(python.value)) as c:
+        walk_columns([array])
+    assert str(c.value) == str(python.value)

@@ -102,7 +102,8 @@ cdef struct _Piece:
 
 cdef class _Walk:
     """What one walk collected: (length, null count) per node, (view, start, size) per
-    buffer (a None view: an absent buffer, size 0).  Owned by one call (no shared scratch)."""
+    buffer (a None view: an absent buffer, size 0).  Used by one call at a time (a
+    ``BatchEncoder`` keeps one between its calls, for its memory)."""
     cdef int64_t* nodes
     cdef Py_ssize_t n_nodes, cap_nodes
     cdef _Piece* pieces
@@ -116,10 +117,11 @@ cdef class _Walk:
         PyMem_Free(self.nodes)
         PyMem_Free(self.pieces)
 
-    cdef void reset(self):
+    cdef int reset(self) except -1:
         """Empty, its memory kept for the next walk (the views released)."""
         self.n_nodes = self.n_pieces = 0
         del self.views[:]
+        return 0
 
     cdef int node(self, int64_t length, int64_t nulls) except -1:
         cdef int64_t* grown
@@ -177,7 +179,8 @@ cdef class _Walk:
 
 cdef int _fixed(_Walk w, object buf, int64_t offset, int64_t length, int64_t width) except -1:
     if width and (offset > INT64_MAX // width or length > INT64_MAX // width):
-        return w.made(buf.slice(offset * width, length * width))  # (Python ints: it raises)
+        # (multiplied as Python ints, which do not wrap: the slice raises, naming the range)
+        return w.made(buf.slice((<object>offset) * width, (<object>length) * width))
     return w.range(buf, offset * width, length * width)
 
 

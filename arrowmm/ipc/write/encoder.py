@@ -8,6 +8,10 @@ zero-padded), frames the metadata, and returns the parts to write: a list of
 bytes-like objects whose data buffers are the arrays' own memory.  With
 compression, the buffers of a message are compressed together (in threads
 when it pays); a buffer that does not shrink is stored raw (length -1).
+
+``_flatten`` does the same in C for the common types (``flatten_columns`` walks there;
+its ``BatchEncoder`` is ``Encoder.batch`` of a batch without metadata or compression), to
+the same bytes: this module is the reference it is tested against.
 """
 from __future__ import annotations
 
