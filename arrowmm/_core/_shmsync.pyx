@@ -985,9 +985,13 @@ def plain_message(SlotLease lease, bytes template, bytes fixed, int64_t rows_at,
     template), the body a ``BufferView`` of a ``Region`` of the lease named ``where``; None
     when the header is not the template's (the caller reads the general way).  Nothing in
     the numbers is trusted: the vectors are bounds-checked against the lease, and each
-    buffer against the body when a column is built from it, as for any message."""
+    buffer against the body when a column is built from it, as for any message.
+
+    Why: these were four Python calls and a 9-tuple unpacked in every ``recv`` of a plain
+    batch."""
     cdef object got = plain_header(lease, template, fixed, rows_at, body_at)
     cdef int64_t rows, body
+    cdef Region region
     if got is None:
         return None
     rows, body = got
