@@ -31,12 +31,12 @@ from posix.fcntl cimport fcntl, F_DUPFD_CLOEXEC
 from posix.stat cimport fstat, struct_stat
 from arrowmm._core._buffer cimport fill_byte_buffer
 from arrowmm._core._region cimport Region
+from arrowmm._core._flatbuf cimport StructPairs
 
 from arrowmm.errors import ArrowInvalid
-from arrowmm._core._flatbuf import struct_pairs
 
 __all__ = ["SharedMap", "SlotLease", "RingCursor", "RingWriter", "WOKEN", "TIMED_OUT",
-           "CHANGED", "body_length", "plain_header", "plain_message", "before_fork",
+           "CHANGED", "body_length", "plain_header", "PlainMessage", "before_fork",
            "after_fork_in_parent", "after_fork_in_child"]
 
 cdef enum:
@@ -955,50 +955,92 @@ def plain_header(SlotLease lease, bytes template, bytes fixed, int64_t rows_at,
     byte for byte against it and only its numbers are read (the nodes and buffers are then
     read in place, and checked against the body, as any message's, when a column is loaded).
     """
+    cdef int64_t rows, body
+    if not _plain_header(lease, template, fixed, rows_at, body_at, &rows, &body):
+        return None
+    return rows, body
+
+
+cdef int _plain_header(SlotLease lease, bytes template, bytes fixed, int64_t rows_at,
+                       int64_t body_at, int64_t* rows, int64_t* body) except -1:
+    """``plain_header`` with C numbers: 1 (``rows`` and ``body`` set) or 0 (not the shape)."""
     cdef Py_ssize_t tlen = len(template), i
     cdef const uint8_t* t = template
     cdef const uint8_t* f = fixed
     cdef const uint8_t* p = lease.ptr
-    cdef int64_t rows, body
     if len(fixed) != tlen or rows_at < 0 or rows_at > tlen - 8 or body_at < 0 \
             or body_at > tlen - 8:
         raise ArrowInvalid(f"plain_header: a {tlen}-byte template, a {len(fixed)}-byte mask, "
                            f"numbers at {rows_at} and {body_at}")
     if lease.size < tlen:
-        return None
+        return 0
     for i in range(tlen):
         if f[i] and p[i] != t[i]:
-            return None
-    memcpy(&rows, p + rows_at, 8)
-    memcpy(&body, p + body_at, 8)
-    if rows < 0 or body < 0 or body != lease.size - tlen:
-        return None
-    return rows, body
+            return 0
+    memcpy(rows, p + rows_at, 8)
+    memcpy(body, p + body_at, 8)
+    if rows[0] < 0 or body[0] < 0 or body[0] != lease.size - tlen:
+        return 0
+    return 1
 
 
-def plain_message(SlotLease lease, bytes template, bytes fixed, int64_t rows_at,
-                  int64_t body_at, int64_t nodes_at, int64_t buffers_at, Py_ssize_t nodes,
-                  Py_ssize_t buffers, str where):
-    """``plain_header``'s check of ``lease`` and what a consumer reads of the message, in
-    one call: ``(num_rows, nodes, buffers, body)``, the vectors as ``StructPairs`` of
-    ``nodes`` and ``buffers`` records at ``nodes_at`` and ``buffers_at`` (places in the
-    template), the body a ``BufferView`` of a ``Region`` of the lease named ``where``; None
-    when the header is not the template's (the caller reads the general way).  Nothing in
-    the numbers is trusted: the vectors are bounds-checked against the lease, and each
-    buffer against the body when a column is built from it, as for any message.
+cdef StructPairs _slot_pairs(SlotLease lease, Py_ssize_t start, Py_ssize_t count):
+    """``struct_pairs(lease, start, count)`` without a buffer export of the lease."""
+    cdef StructPairs v
+    if start < 0 or count < 0 or start > lease.size or count > (lease.size - start) // 16:
+        raise ArrowInvalid(f"vector of {count} 16-byte records at byte {start} overruns "
+                           f"{lease.size} bytes")
+    v = StructPairs.__new__(StructPairs)
+    v.owner = lease
+    v.ptr = lease.ptr + start
+    v.start = start
+    v.count = count
+    return v
+
+
+cdef class PlainMessage:
+    """What a consumer reads of a plain RecordBatch message in a slot, for one template:
+    ``read(lease, where)`` is ``plain_header``'s check of ``lease`` against ``template``
+    (``fixed``: its mask; the row count at ``rows_at``, the body length at ``body_at``)
+    and, when it passes, ``(num_rows, nodes, buffers, body)``: the vectors as
+    ``StructPairs`` of ``nodes`` and ``buffers`` records at ``nodes_at`` and ``buffers_at``,
+    the body a ``BufferView`` of a ``Region`` of the lease named ``where``; None when the
+    header is not the template's (the caller reads the general way).  Nothing in the
+    numbers is trusted: the vectors are bounds-checked against the lease, and each buffer
+    against the body when a column is built from it, as for any message.
 
     Why: these were four Python calls and a 9-tuple unpacked in every ``recv`` of a plain
-    batch."""
-    cdef object got = plain_header(lease, template, fixed, rows_at, body_at)
-    cdef int64_t rows, body
-    cdef Region region
-    if got is None:
-        return None
-    rows, body = got
-    region = Region(lease, description=where)
-    return (rows, struct_pairs(lease, nodes_at, nodes), struct_pairs(lease, buffers_at, buffers),
-            region.view(len(template), body))
+    batch; the template's numbers are converted once here, not at every call."""
+    cdef bytes template, fixed
+    cdef int64_t rows_at, body_at, nodes_at, buffers_at
+    cdef Py_ssize_t nodes, buffers
 
+    def __cinit__(self, bytes template not None, bytes fixed not None, int64_t rows_at,
+                  int64_t body_at, int64_t nodes_at, int64_t buffers_at, Py_ssize_t nodes,
+                  Py_ssize_t buffers):
+        cdef Py_ssize_t tlen = len(template)
+        if len(fixed) != tlen or not (0 <= rows_at <= tlen - 8 and 0 <= body_at <= tlen - 8
+                                      and 0 <= nodes_at <= tlen and 0 <= buffers_at <= tlen
+                                      and 0 <= nodes <= (tlen - nodes_at) // 16
+                                      and 0 <= buffers <= (tlen - buffers_at) // 16):
+            raise ArrowInvalid(f"PlainMessage: a {tlen}-byte template, a {len(fixed)}-byte "
+                               f"mask, numbers at {rows_at} and {body_at}, {nodes} nodes at "
+                               f"{nodes_at}, {buffers} buffers at {buffers_at}")
+        self.template, self.fixed = template, fixed
+        self.rows_at, self.body_at, self.nodes_at, self.buffers_at = (rows_at, body_at,
+                                                                      nodes_at, buffers_at)
+        self.nodes, self.buffers = nodes, buffers
+
+    def read(self, SlotLease lease not None, str where):
+        cdef int64_t rows, body
+        cdef Region region
+        if not _plain_header(lease, self.template, self.fixed, self.rows_at, self.body_at,
+                             &rows, &body):
+            return None
+        region = Region(lease, description=where)
+        return (rows, _slot_pairs(lease, self.nodes_at, self.nodes),
+                _slot_pairs(lease, self.buffers_at, self.buffers),
+                region.view(len(self.template), body))
 
 cdef class RingWriter:
     """The producer's end of a ring of slots: a send's checks and its common case in one call

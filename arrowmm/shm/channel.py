@@ -51,7 +51,7 @@ RecordBatch header of the schema's shape is a template made once per channel
 buffer offsets patched in, then each buffer is copied once, 64-byte aligned, with the GIL
 released for big bodies.  Other batches go through the stream writer and are copied in.
 A consumer checks a slot's header byte for byte against the same template and reads only its
-numbers, vectors and body in one call (``_shmsync.plain_message``); a header of any other
+numbers, vectors and body in one call (``_shmsync.PlainMessage``); a header of any other
 shape is read by the general IPC reader.  ``reserve`` builds a batch in its slot instead (the
 producer writes its data into numpy arrays over the slot's buffers, ``slot_builder``): no copy.
 

@@ -16,7 +16,7 @@ from typing import Iterator, Optional
 from .. import types as t
 from .._core._region import Region
 from .._core._shmsync import (RingCursor, after_fork_in_child, after_fork_in_parent,
-                              before_fork, plain_message)
+                              before_fork, PlainMessage)
 from ..arrays.batch import RecordBatch
 from ..errors import ArrowInvalid, ArrowNotImplementedError, ProducerDiedError
 from ..format import MessageHeader
@@ -100,8 +100,8 @@ class Consumer:
         shape = self._decoder.plain_shape() if sys.byteorder == "little" else None
         if shape is not None and self.schema.endianness == NATIVE:
             tpl = record_batch_template(*shape)
-            self._plain = (tpl.header, tpl.fixed, tpl.rows_at, tpl.body_at, tpl.nodes_at,
-                           tpl.buffers_at, tpl.nodes, tpl.buffers)  # (plain_message's)
+            self._plain = PlainMessage(tpl.header, tpl.fixed, tpl.rows_at, tpl.body_at,
+                                       tpl.nodes_at, tpl.buffers_at, tpl.nodes, tpl.buffers)
             # (a few fixed-width columns: the batch made with them built, no loader)
             columns = PlainColumns(self.schema)
             self._columns = columns if columns.usable else None
@@ -306,7 +306,7 @@ class Consumer:
         plain = self._plain
         if plain is not None:
             where = self._where + str(n)
-            got = plain_message(lease, *plain, where)
+            got = plain.read(lease, where)
             if got is not None:  # (else: read the general way, which says what is wrong)
                 rows, nodes, buffers, body = got
                 columns = self._columns

@@ -1,10 +1,10 @@
 """The one-call paths of a small batch (issue 34): the producer's ``RingWriter.send_batch``
 (size, slot readiness, layout and publication in one call) and the consumer's
-``_shmsync.plain_message`` (the header check, the vectors and the body in one call).
+``_shmsync.PlainMessage.read`` (the header check, the vectors and the body in one call).
 
 Here, in one process with real segments: ``send_batch`` lays out the bytes
 ``SharedMap.write_batch`` does, refuses a batch larger than a slot with the size it needs and
-a slot that is not ready without touching either; ``plain_message`` reads what
+a slot that is not ready without touching either; ``PlainMessage.read`` reads what
 ``plain_header``, ``struct_pairs`` and a ``Region`` read, refuses a changed header, and a
 damaged number it passes on is still refused when the batch is built.
 """
@@ -22,7 +22,8 @@ import pytest
 import arrowmm
 from arrowmm._core._flatbuf import struct_pairs
 from arrowmm._core._region import Region
-from arrowmm._core._shmsync import SharedMap, plain_header, plain_message
+from arrowmm._core._shmsync import PlainMessage, SharedMap, plain_header
+from arrowmm.format.batch_header import record_batch_template
 from arrowmm.errors import ArrowInvalid
 from arrowmm.shm import Channel
 from arrowmm.shm.ring import OFF_WRITE_SEQ, S_SEQ, WRITING
@@ -106,15 +107,17 @@ def test_send_batch_leaves_a_slot_that_is_not_ready():
 
 
 @pytest.mark.parametrize("key", ["one row", "nulls, strings, sliced"])
-def test_plain_message_reads_what_the_header_vectors_and_body_hold(key):
+def test_plain_read_reads_what_the_header_vectors_and_body_hold(key):
     batch = arrowmm.record_batch(BATCHES[key])
     with Channel.create(_name(), batch.schema, capacity=1 << 16, slots=2) as ch, \
             Channel.attach(ch.name) as c:
         ch.send(batch)
         lease = c._cursor.take()
-        header, fixed, rows_at, body_at, nodes_at, buffers_at, nn, nb = c._plain
-        rows, body = plain_header(lease, header, fixed, rows_at, body_at)
-        got = plain_message(lease, *c._plain, "batch 0 here")
+        tpl = ch._encode(batch, None).template
+        header, nodes_at, buffers_at, nn, nb = (tpl.header, tpl.nodes_at, tpl.buffers_at,
+                                                tpl.nodes, tpl.buffers)
+        rows, body = plain_header(lease, header, tpl.fixed, tpl.rows_at, tpl.body_at)
+        got = c._plain.read(lease, "batch 0 here")
         assert got[0] == rows == batch.num_rows
         for pairs, at, count in ((got[1], nodes_at, nn), (got[2], buffers_at, nb)):
             want = struct_pairs(lease, at, count)
@@ -125,7 +128,7 @@ def test_plain_message_reads_what_the_header_vectors_and_body_hold(key):
         del got, lease
 
 
-def test_plain_message_refuses_a_changed_header_and_recv_refuses_a_damaged_number():
+def test_plain_read_refuses_a_changed_header_and_recv_refuses_a_damaged_number():
     one = arrowmm.record_batch({"x": np.array([5], dtype=np.int64)})
     with Channel.create(_name(), one.schema, capacity=1 << 16, slots=2) as ch, \
             Channel.attach(ch.name) as c:
@@ -136,9 +139,9 @@ def test_plain_message_refuses_a_changed_header_and_recv_refuses_a_damaged_numbe
         first = m.load64(start + 8)  # (a fixed byte of the template: the flatbuffer's root)
         m.store64(start + 8, first ^ 1)
         lease = c._cursor.take()
-        assert plain_message(lease, *c._plain, "w") is None
+        assert c._plain.read(lease, "w") is None
         m.store64(start + 8, first)
-        assert plain_message(lease, *c._plain, "w") is not None
+        assert c._plain.read(lease, "w") is not None
         del lease
         # a number: the values buffer's offset past the body (64 bytes) passes the header
         # check, and the batch built from it is refused, never read out of its slot
@@ -162,3 +165,14 @@ def test_spin_while32_without_measuring_sees_a_store_and_reports_no_stolen_time(
     writer.join()
     with pytest.raises(ArrowInvalid, match="misaligned"):
         m.spin_while32(66, 0, 0.001, False)
+
+
+def test_plain_message_refuses_places_outside_its_template():
+    tpl = record_batch_template(1, 2)
+    good = dict(template=tpl.header, fixed=tpl.fixed, rows_at=tpl.rows_at, body_at=tpl.body_at,
+                nodes_at=tpl.nodes_at, buffers_at=tpl.buffers_at, nodes=1, buffers=2)
+    PlainMessage(**good)
+    for bad in (dict(fixed=tpl.fixed[:-1]), dict(rows_at=len(tpl.header) - 4),
+                dict(body_at=-1), dict(nodes=100), dict(buffers_at=len(tpl.header) + 16)):
+        with pytest.raises(ArrowInvalid, match="PlainMessage"):
+            PlainMessage(**{**good, **bad})
