@@ -6,6 +6,7 @@ Run from the repository root::
     python benchmarks/bench_write.py --quick         # smoke version (< 30 s, ~50 MB)
     python benchmarks/bench_write.py --out bench.md  # also write the table as markdown
     python benchmarks/bench_write.py --profile       # also cProfile one arrowmm write of benchmark 1
+    python benchmarks/bench_write.py --small-only    # benchmark 4 alone (~1 min)
 
 The outputs go to ``benchmarks/data/`` (git-ignored) and are deleted at the end
 (``--keep`` keeps them).  ``ratio`` is arrowmm / pyarrow (below 1 means arrowmm
@@ -36,7 +37,9 @@ is faster or smaller):
                    (int64, float64, string, bool) written as a whole file to memory
                    (``new_file(BytesIO)`` + ``write_table`` + close), time per file;
                    (b) 1,000 batches of 8 rows x 3 columns written to one stream in
-                   memory, time for the stream.                  target <= 1.0
+                   memory, time for the stream; (c) the same with each batch built
+                   in the loop (``record_batch`` of two numpy arrays and 8 str), as
+                   a producer makes them: the building is timed too.  target <= 1.0
 
 Throughput is data bytes (rows x columns x 8, not file bytes) per second, in
 GB/s (1e9 bytes).  Each timed benchmark runs both libraries alternately after
@@ -286,6 +289,20 @@ def bench_small(cfg) -> list:
             for _ in range(1000):
                 w.write_batch(pb)
 
+    def amm_built():  # (each batch made in the loop, as a producer makes them)
+        with arrowmm.new_stream(io.BytesIO(), ab.schema) as w:
+            for i in range(1000):
+                w.write(arrowmm.record_batch({"c0": np.arange(8, dtype=np.int64) + i,
+                                              "c1": np.arange(8, dtype=np.float64),
+                                              "c2": [f"s{j}" for j in range(8)]}))
+
+    def pa_built():
+        with pa.ipc.new_stream(pa.BufferOutputStream(), pb.schema) as w:
+            for i in range(1000):
+                w.write_batch(pa.record_batch({"c0": np.arange(8, dtype=np.int64) + i,
+                                               "c1": np.arange(8, dtype=np.float64),
+                                               "c2": [f"s{j}" for j in range(8)]}))
+
     sink = io.BytesIO()
     with arrowmm.new_file(sink, at.schema) as w:
         w.write_table(at)
@@ -299,6 +316,11 @@ def bench_small(cfg) -> list:
     out.append(WriteResult("4b. 1,000 batches of 8 rows x 3 columns to a stream in memory",
                            statistics.median(t_amm), statistics.median(t_pa), 1.0,
                            "one stream per timed run", kind="time"))
+    t_amm, t_pa = compare(amm_built, pa_built, lambda: None, cfg["repeats"], cfg["warmup"])
+    out.append(WriteResult("4c. the same 1,000 batches, each built in the loop (numpy + strings)",
+                           statistics.median(t_amm), statistics.median(t_pa), 1.0,
+                           "record_batch of 2 numpy arrays and 8 str per batch, then write",
+                           kind="time"))
     return out
 
 
@@ -453,6 +475,8 @@ def main(argv=None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the memory benchmark's source file")
     ap.add_argument("--profile", action="store_true",
                     help="also print a cProfile (top 15, cumulative) of one arrowmm write of benchmark 1")
+    ap.add_argument("--small-only", action="store_true",
+                    help="run benchmark 4 (small writes: the fixed cost) alone")
     ap.add_argument("--mem-child", nargs=3, metavar=("LIB", "SRC", "DST"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.mem_child:
@@ -462,6 +486,14 @@ def main(argv=None) -> int:
     import pyarrow as pa
     import arrowmm  # noqa: F401
     cfg = settings(args, FULL, QUICK)
+    if args.small_only:
+        results = bench_small(cfg)
+        for result in results:
+            print_result(result)
+        env = "\n".join(machine_lines(args.quick)
+                        + ["- load average at start: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())])
+        return report(results, "arrowmm vs pyarrow small writes", env, cfg, args.out, args.strict,
+                      note=f"median of {cfg['repeats']} repeats after {cfg['warmup']} warm-up run(s)")
     d = args.data_dir
     d.mkdir(parents=True, exist_ok=True)
     batch_bytes = cfg["cols"] * cfg["rows"] * 8
