@@ -61,6 +61,12 @@ class BooleanArray(Array):
         super()._check_structure(path)
         need_bytes(path, "bool values", self._buffers[1].size, (self.offset + self.length + 7) // 8)
 
+    def validate(self, full=False, path="array"):
+        if full and self._passes_flat((self.offset + self.length + 7) // 8):
+            self._fully_valid = True  # (the short path of the full check: see ``_passes_flat``)
+            return
+        super().validate(full, path)
+
     def values(self) -> np.ndarray:
         """The stored bits unpacked to a numpy bool array (nulls as whatever is stored)."""
         return unpack_bitmap(self._buffers[1], self.offset, self.length)
@@ -101,6 +107,13 @@ class PrimitiveArray(Array):
         need = (self.offset + self.length) * self.type.byte_width
         if self._buffers[1].size < need:  # (the message is formatted only on failure: hot path)
             need_bytes(path, f"{self.type} values", self._buffers[1].size, need)
+
+    def validate(self, full=False, path="array"):
+        if full and type(self.type) in _PLAIN_NUMERIC and \
+                self._passes_flat((self.offset + self.length) * self.type.byte_width):
+            self._fully_valid = True  # (ints and floats have no value ranges: ``_passes_flat``)
+            return
+        super().validate(full, path)
 
     def _check_full(self, path):
         """Value ranges pyarrow's ``validate(full=True)`` checks: times within a day, date64 whole

@@ -199,9 +199,17 @@ def _numpy_array(arr: np.ndarray, dtype: t.DataType, mask) -> Array:
         if arr.dtype.kind in "mM":
             arr = arr.view(np.int64)
         data = as_view(arr)
-    return make_array(dtype, n, [validity, data], null_count=nulls)
+    out = make_array(dtype, n, [validity, data], null_count=nulls)
+    # every bit pattern of an int or float is a value, and bools were packed here: nothing the
+    # caller's array holds, then or later, can make these invalid once the size is right
+    # (times, date64 and decimals have value ranges: checked when written)
+    if isinstance(dtype, t.BoolType) or (isinstance(dtype, _NUMBERS)
+                                         and data.size == n * dtype.byte_width):
+        out._mark_built()
+    return out
 
 
+_NUMBERS = (t.IntType, t.FloatType)
 _INT_BACKED = (t.IntType, t.TimestampType, t.DurationType, t.DateType)  # times: via Python
 
 
@@ -403,8 +411,30 @@ def _batch_from_columns(data, schema, names, metadata) -> RecordBatch:
             schema = schema.with_metadata(metadata)
     else:
         arrays = [_column(col, None, n) for n, col in zip(names, columns)]
-        schema = t.Schema([t.Field(str(n), a.type) for n, a in zip(names, arrays)], metadata)
+        schema = t.Schema([_field(str(n), a.type) for n, a in zip(names, arrays)], metadata)
     return _checked(schema, arrays)
+
+
+#: the fields ``record_batch`` made lately, by (name, type): batches built alike share their
+#: field objects, so a writer sees at once that their schema is the one it checked last time
+_FIELDS: dict = {}
+_MAX_FIELDS = 1024
+
+
+def _field(name: str, dtype: t.DataType) -> t.Field:
+    """A nullable field without metadata (immutable, so shared), made once per name and flat
+    type.  Types with children or a dictionary are made anew: their ``==`` ignores the list
+    children's names and metadata, which the field must keep as the column has them; an
+    extension type's field carries its metadata."""
+    if dtype.children or isinstance(dtype, (t.DictionaryType, t.ExtensionType)):
+        return t.Field(name, dtype)
+    key = (name, dtype)
+    field = _FIELDS.get(key)
+    if field is None:
+        if len(_FIELDS) >= _MAX_FIELDS:
+            _FIELDS.clear()
+        field = _FIELDS[key] = t.Field(name, dtype)
+    return field
 
 
 def _column(col, dtype, name) -> Array:

@@ -116,7 +116,7 @@ def _bools(values, dtype, fp):
                 _fail(v, dtype, "expected a bool", i)
     bits, _ = pack_bitmap(np.array(clean, dtype=bool))
     validity, nulls = validity_from_mask(mask)
-    return make_array(dtype, len(values), [validity, as_view(bits)], null_count=nulls)
+    return make_array(dtype, len(values), [validity, as_view(bits)], null_count=nulls)._mark_built()
 
 
 def _int_value(v, dtype, i):
@@ -150,7 +150,7 @@ def _ints(values, dtype, fp):
     clean = _filled(values, mask, 0)
     if not _kinds(clean) <= {int}:
         clean = [_int_value(v, dtype, i) for i, v in enumerate(clean)]
-    return _fixed(dtype, _int_data(clean, values, dtype), mask)
+    return _fixed(dtype, _int_data(clean, values, dtype), mask)._mark_built()
 
 
 _EXACT_INT = {16: 2 ** 11, 32: 2 ** 24, 64: 2 ** 53}  # (pyarrow lets float16 reach inf)
@@ -170,7 +170,7 @@ def _floats(values, dtype, fp):
                     _fail(v, dtype, f"integers beyond +/-{limit} are not exactly representable", i)
                 continue
             _fail(v, dtype, "expected a float or an integer", i)
-    return _fixed(dtype, np.array(clean, dtype=dtype.numpy_dtype), mask)
+    return _fixed(dtype, np.array(clean, dtype=dtype.numpy_dtype), mask)._mark_built()
 
 
 def _decimal_unscaled(v, dtype, i) -> int:
@@ -390,8 +390,10 @@ def _binaries(values, dtype, fp):
         raise ArrowInvalid(f"{offsets[-1]} bytes of {dtype} data overflow 32-bit offsets; "
                            f"use large_{dtype}")
     validity, nulls = validity_from_mask(mask)
+    # offsets summed from the lengths of the bytes written here, UTF-8 encoded from str or
+    # checked by ``_encode``: valid by construction
     return make_array(dtype, len(lengths), [validity, as_view(offsets.astype(dtype.offset_dtype)),
-                                            as_view(data)], null_count=nulls)
+                                            as_view(data)], null_count=nulls)._mark_built()
 
 
 _MAX_DATA_BUFFER = 2 ** 31 - 1

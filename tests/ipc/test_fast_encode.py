@@ -183,8 +183,8 @@ def test_types_the_c_path_does_not_walk_go_through_python():
 def test_columns_not_validated_yet_go_back_to_the_writer():
     """The writer validates a column before its bytes go out (a damaged one is refused): the
     C path takes only columns that passed, and says so."""
-    batch = arrowmm.record_batch({"i": np.arange(4), "s": ["a", "b", "c", "d"]})
-    columns = batch.storage_columns
+    batch = arrowmm.record_batch(pa.record_batch({"i": np.arange(4), "s": ["a", "b", "c", "d"]}))
+    columns = batch.storage_columns  # (imported: arrowmm's own builders' columns are valid already)
     assert not columns[1]._fully_valid
     assert BatchEncoder().encode(columns, 4, 0) is None
     assert BatchEncoder().encode([col._validated() for col in columns], 4, 0) is not None

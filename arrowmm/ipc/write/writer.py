@@ -380,12 +380,29 @@ class _WriterBase:
                 batch = record_batch(batch, schema=self.schema)
         if self._cast:
             batch = cast_batch(batch, self.schema, self._whose, self._written_dictionary)
-        if batch.schema is not self.schema and (len(batch.schema) != len(self.schema) or not all(
-                a.name == b.name and a.type == b.type and a.nullable == b.nullable
-                for a, b in zip(batch.schema, self.schema))):
+        if batch.schema is not self.schema and not self._matches(batch.schema):
             raise ArrowInvalid(f"batch schema does not match {self._whose} schema: "
                                f"{schema_difference(batch.schema, self.schema, self._whose)}")
         return batch
+
+    #: the last batch schema found to match the writer's (schemas and fields are immutable)
+    _matched: Optional[t.Schema] = None
+
+    def _matches(self, schema: t.Schema) -> bool:
+        """Whether ``schema`` has the writer's field names, types and nullability.  The schema
+        matched last time, or one of the same field objects (a slice's, ``with_metadata``'s),
+        passes without a comparison: batches sharing a schema compare it once."""
+        fields, last = schema.fields, self._matched
+        if last is not None and (schema is last or (
+                len(fields) == len(last.fields) and all(map(operator.is_, fields, last.fields)))):
+            return True
+        mine = self.schema.fields
+        if len(fields) != len(mine) or not all(
+                a is b or (a.name == b.name and a.nullable == b.nullable and a.type == b.type)
+                for a, b in zip(fields, mine)):
+            return False
+        self._matched = schema
+        return True
 
     def _written_dictionary(self, k: int) -> Optional[Array]:
         """The dictionary written for top-level column ``k`` (``cast=True`` encodes against it)."""
