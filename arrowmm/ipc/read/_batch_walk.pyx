@@ -30,6 +30,7 @@ from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
 
 from arrowmm._core._bits cimport load_i64, load_offset
+from arrowmm._core._offsets cimport index_t
 from arrowmm._core._cabi cimport (
     Arena, ArrowArray, arena_drop, arena_new, arrowmm_zero, begin_alone, begin_node,
     checked_calloc, clear_array, free_array, node_bytes)
@@ -536,18 +537,7 @@ cdef bint _utf8_run_ok(const void* ptr, int width, int64_t length,
     return True
 
 
-ctypedef fused _index_t:
-    int8_t
-    int16_t
-    int32_t
-    int64_t
-    uint8_t
-    uint16_t
-    uint32_t
-    uint64_t
-
-
-cdef inline bint _indices_in(const _index_t* idx, int64_t length, uint64_t limit,
+cdef inline bint _indices_in(const index_t* idx, int64_t length, uint64_t limit,
                              const uint8_t* bits) noexcept nogil:
     """Whether every index (every non-null one, with ``bits``) is in [0, limit): a negative
     signed index wraps above any limit as uint64."""
