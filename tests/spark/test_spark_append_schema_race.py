@@ -24,7 +24,7 @@ def _blocked_append(spark, flag: str, started: str):
     @udf("bigint")
     def wait_for_flag(i):
         open(started, "w").close()
-        for _ in range(1200):
+        for _ in range(6000):  # (the test makes the flag in any case: no real wait)
             if os.path.exists(flag):
                 break
             time.sleep(0.05)
@@ -51,15 +51,15 @@ def test_an_append_overtaken_by_an_overwrite_of_another_schema_is_refused(spark,
     worker = threading.Thread(target=append)
     worker.start()
     try:
-        for _ in range(1200):  # the append planned (its schema check passed) and its task runs
-            if os.path.exists(started):
+        for _ in range(6000):  # the append planned (its schema check passed) and its task runs
+            if os.path.exists(started) or not worker.is_alive():
                 break
             time.sleep(0.05)
-        assert os.path.exists(started), "the append's task never started"
+        assert os.path.exists(started), f"the append's task never started: {failure}"
         spark.sql("select 'x' as s").coalesce(1).write.format(engine).mode("overwrite").save(out)
     finally:
         open(flag, "w").close()
-        worker.join(120)
+        worker.join(600)
     assert not worker.is_alive()
     assert failure, "the append of id bigint onto a directory of s string was published"
     message = str(failure[0])
