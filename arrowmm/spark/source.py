@@ -516,9 +516,9 @@ class ArrowmmStreamWriter(_WriterOptions, DataSourceStreamArrowWriter):
         done = [m for m in messages if m is not None]
         for m in done:
             m.name = f"batch-{batchId:08d}-{m.name}"
-        commit_files(self.directory, done, self.job, overwrite=False,
+        commit_files(self.directory, done, self.job, overwrite=False, storage=self.storage,
                      stream=(self.query_id(done), batchId), check_append=self._check_append_onto)
-        abort_job(self.directory, self.job)  # files of failed attempts
+        abort_job(self.directory, self.job, self.storage)  # files of failed attempts
 
     def query_id(self, messages) -> str:
         """The streaming query's id (kept across restarts from one checkpoint), which the
@@ -533,7 +533,7 @@ class ArrowmmStreamWriter(_WriterOptions, DataSourceStreamArrowWriter):
                            f"micro-batch (no query id from Spark, no checkpointLocation)")
 
     def abort(self, messages, batchId):
-        abort_job(self.directory, self.job)
+        abort_job(self.directory, self.job, self.storage)
 
 
 # -- streaming reads ------------------------------------------------------------------------------
