@@ -80,8 +80,9 @@ class SlotBatch:
     first, as ``uint8``).  ``validity(name)``: its bitmap (``uint8``, LSB first), every row
     valid to begin with.  ``offsets(name)``/``data(name)``: a string or binary column's
     ``num_rows + 1`` offsets (zeros to begin with) and its ``uint8`` data bytes.  Fill them,
-    then ``commit()``: the batch is published and its number returned.  The arrays must not be
-    written after that (consumers read the slot in place).
+    then ``commit()``: the batch is published and its number returned.  The arrays become
+    read-only then (consumers read the slot in place, and a later batch reuses it), and after
+    an abort; a view the caller derived from one of them is the caller's to stop writing.
     """
 
     def __init__(self, channel, plan, template: RecordBatchTemplate, num_rows: int,
@@ -97,6 +98,7 @@ class SlotBatch:
         self._finish = finish  # finish(publish: bool, nbytes) -> releases the channel
         self._done = False
         self._arrays = {}
+        self._handed: list = []  # every array given out, made read-only at commit or abort
         header = bytearray(template.header)
         body = 0
         layout = []
@@ -149,7 +151,7 @@ class SlotBatch:
     def validity(self, name: str) -> np.ndarray:
         """Column ``name``'s validity bitmap in the slot, writable bytes (all rows valid
         until cleared: bit ``i`` of the bytes is row ``i``)."""
-        return self._column(name, ("fixed", "bool", "binary"))[0]
+        return self._hand(self._column(name, ("fixed", "bool", "binary"))[0])
 
     def values(self, name: str) -> np.ndarray:
         """Column ``name``'s values buffer in the slot, writable, typed as the column (a
@@ -157,24 +159,35 @@ class SlotBatch:
         kind, views = self._arrays.get(name, (None, None))
         buf = self._column(name, ("fixed", "bool"))[1]
         if kind == "bool":
-            return buf
+            return self._hand(buf)
         dtype = self._types[name]
         np_dtype = getattr(dtype, "numpy_dtype", None) or np.dtype(f"V{dtype.byte_width}")
-        return buf.view(np_dtype) if buf.size else np.zeros(0, np_dtype)
+        return self._hand(buf.view(np_dtype) if buf.size else np.zeros(0, np_dtype))
 
     def offsets(self, name: str) -> np.ndarray:
         """Binary/string column ``name``'s offsets in the slot, writable (all zero at first:
         every value empty)."""
         buf = self._column(name, ("binary",))[1]
-        return buf.view(self._types[name].offset_dtype)
+        return self._hand(buf.view(self._types[name].offset_dtype))
 
     def data(self, name: str) -> np.ndarray:
         """Binary/string column ``name``'s value bytes in the slot, writable."""
-        return self._column(name, ("binary",))[2]
+        return self._hand(self._column(name, ("binary",))[2])
 
     def __getitem__(self, name: str) -> np.ndarray:
         """``batch[name]``: ``values(name)`` (fixed-width and boolean columns)."""
         return self.values(name)
+
+    def _hand(self, array: np.ndarray) -> np.ndarray:
+        self._handed.append(array)
+        return array
+
+    def _seal(self) -> None:
+        """Make every array given out read-only: the slot is published (or goes to the next
+        batch), and a write through a kept array would change what consumers read."""
+        for array in self._handed:
+            array.flags.writeable = False
+        self._handed = []
 
     def _check_open(self) -> None:
         if self._done:
@@ -187,6 +200,7 @@ class SlotBatch:
         when an offset goes backwards or past its data, or a string column's value (not null)
         is not valid UTF-8, as ``send`` refuses it."""
         self._check_open()
+        self._seal()  # (before the checks: what they pass is what is published)
         rows = self.num_rows
         nulls = []
         try:
@@ -221,6 +235,7 @@ class SlotBatch:
         if self._done:
             return
         self._done = True
+        self._seal()
         self._arrays = {}
         self._finish(False, 0, None)
 

@@ -266,3 +266,29 @@ def test_reserve_refuses_invalid_utf8_as_send_does():
         assert b.sequence == 0  # (the refused one published nothing)
         assert c.recv(timeout=HANG).column("s").to_pylist() == ["ok", None]
         c.close()
+
+
+def test_arrays_of_a_reserved_batch_turn_read_only_at_commit_and_abort():
+    # a kept array written after the commit would change the published batch in place (and,
+    # once the slot is reused, a later batch): the write raises instead
+    with Channel.create(_name(), SCHEMA, capacity=1 << 16, slots=2) as ch:
+        c = Channel.attach(ch.name)
+        with ch.reserve(2, {"s": 2, "big": 0}) as b:
+            v, ok, offsets, data, valid = (b["v"], b.values("ok"), b.offsets("s"), b.data("s"),
+                                           b.validity("i"))
+            v[:] = [1.5, 2.5]
+            offsets[:] = [0, 1, 2]
+            data[:] = list(b"xy")
+        for kept in (v, ok, offsets, data, valid):
+            with pytest.raises(ValueError, match="read-only"):
+                kept[0] = 0
+        got = c.recv(timeout=HANG)
+        assert got.column("v").to_pylist() == [1.5, 2.5]
+        assert got.column("s").to_pylist() == ["x", "y"]
+        b = ch.reserve(1, {"s": 0, "big": 0})
+        kept = b["v"]
+        b.abort()
+        with pytest.raises(ValueError, match="read-only"):
+            kept[0] = 9.0
+        del got
+        c.close()
