@@ -10,7 +10,8 @@ import posixpath
 from typing import List, Optional, Tuple
 
 from ..errors import ArrowInvalid
-from ..ipc.core.object_store import client_error, display_url, local_file_url, store_error
+from ..ipc.core.object_store import (client_error, display_url, local_file_url, store_error,
+                                     url_to_filesystem)
 from ..ipc.core.files import MAGIC as FILE_MAGIC
 from ..ipc.read.sniff import KIND_HEAD, ipc_kind
 from .discovery import (LOG_DIR, MANIFEST, named_arrow, parse_manifest, parse_version,
@@ -33,14 +34,10 @@ def filesystem_for(source, storage_options: Optional[dict] = None):
             raise ArrowInvalid(f"storage_options= applies to URLs (s3://...), not to the local "
                                f"path {first!r}")
         return None, source
-    try:
-        import fsspec  # (optional: only URLs and filesystem= need it)
-    except ImportError:
-        raise ArrowInvalid(f"{first!r}: reading a URL needs fsspec (pip install fsspec)") from None
-    fs, path = fsspec.core.url_to_fs(first, **(storage_options or {}))
+    fs, path = url_to_filesystem(first, storage_options)
     if not isinstance(source, (list, tuple)):
         return fs, path
-    return fs, [fsspec.core.url_to_fs(s)[1] if isinstance(s, str) else s for s in source]
+    return fs, [url_to_filesystem(s)[1] if isinstance(s, str) else s for s in source]
 
 
 def _sniff(fs, path: str, strict: bool) -> Optional[str]:

@@ -594,3 +594,16 @@ def test_a_file_url_of_another_host_is_refused(tmp_path):
     with pytest.raises(arrowmm.ArrowInvalid, match="host 'elsewhere'"):
         arrowmm.write_file(f"file://elsewhere{tmp_path}/a.arrow", {"x": [1]})
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_hdfs_url_without_libhdfs_names_webhdfs(tmp_path, monkeypatch):
+    # fsspec serves hdfs:// through pyarrow's libhdfs (a JVM and Hadoop's native library): where
+    # it cannot load, the error says what reads HDFS without it, not "Unable to load libjvm"
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))  # (no JVM there, nor libhdfs)
+    monkeypatch.setenv("ARROW_LIBHDFS_DIR", str(tmp_path))
+    for call in (lambda url: arrowmm.open_file(url), lambda url: arrowmm.dataset(url),
+                 lambda url: arrowmm.write_file(url, {"x": [1]})):
+        with pytest.raises(arrowmm.ArrowNotImplementedError, match="webhdfs://") as info:
+            call("hdfs://127.0.0.1:1/data/x.arrow")
+        assert "hdfs://127.0.0.1:1/data/x.arrow" in str(info.value)
+        assert "libhdfs" in str(info.value)

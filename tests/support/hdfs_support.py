@@ -37,7 +37,7 @@ class MiniHdfs:
     """The launcher's process, started when made; ``uri`` waits until it is up (so a Spark
     session can start meanwhile); ``stop()`` closes its stdin and waits."""
 
-    def __init__(self):
+    def __init__(self, block_size: int | None = None):
         classpath = connector_classpath()
         classes = _compile_launcher(classpath)
         self.base = tempfile.mkdtemp(prefix="arrowmm-hdfs-")
@@ -50,10 +50,12 @@ class MiniHdfs:
             self.proc = subprocess.Popen(
                 [java, "-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
                  "-cp", os.pathsep.join([str(classes)] + classpath),
-                 "io.arrowmm.spark.testing.MiniHdfs", os.path.join(self.base, "dfs")],
+                 "io.arrowmm.spark.testing.MiniHdfs", os.path.join(self.base, "dfs")]
+                + ([str(block_size)] if block_size else []),
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
         self.started = time.monotonic()
         self._uri = None
+        self._http = None
 
     @property
     def uri(self) -> str:
@@ -74,7 +76,15 @@ class MiniHdfs:
             self.stop()
             raise RuntimeError(f"MiniHdfs did not start in {START_TIMEOUT} s (printed {line!r}); "
                                f"its log: {self.log.read_text()[-4000:]}")
+        self._http = line.split()[2]
         return line.split()[1]
+
+    @property
+    def webhdfs(self) -> str:
+        """``webhdfs://127.0.0.1:<port>``: the NameNode's HTTP address (WebHDFS, which fsspec
+        reads without a JVM), once the cluster is up."""
+        self.uri  # (waits for it)
+        return "webhdfs://" + self._http.split("://", 1)[1]
 
     def stop(self) -> None:
         """Close the launcher's stdin (it shuts the cluster down and exits) and wait for it."""

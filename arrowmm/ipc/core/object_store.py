@@ -115,16 +115,32 @@ def resolve(source, filesystem=None, storage_options: Optional[dict] = None
             raise ArrowInvalid(f"storage_options= applies to URLs (s3://...), not to the local "
                                f"{type(source).__name__} {source!r}")
         return None
+    filesystem, path = url_to_filesystem(source, storage_options)
+    return filesystem, _folder_slash_kept(source, path)
+
+
+def url_to_filesystem(url: str, storage_options: Optional[dict] = None) -> Tuple[object, str]:
+    """``fsspec.core.url_to_fs(url, **storage_options)``, its failures to make a filesystem as
+    ``ArrowNotImplementedError`` naming the URL and what would serve it (every URL arrowmm
+    opens goes through here)."""
     try:
         import fsspec  # (optional: only URLs and filesystem= need it)
     except ImportError:
-        raise ArrowNotImplementedError(f"{source!r}: a URL needs fsspec and the package of its "
+        raise ArrowNotImplementedError(f"{url!r}: a URL needs fsspec and the package of its "
                                        f"scheme (pip install fsspec s3fs, gcsfs, adlfs...)") from None
     try:
-        filesystem, path = fsspec.core.url_to_fs(source, **(storage_options or {}))
+        return fsspec.core.url_to_fs(url, **(storage_options or {}))
     except (ImportError, ValueError) as exc:  # (no package for the scheme, an unknown scheme)
-        raise ArrowNotImplementedError(f"{source!r}: fsspec cannot serve this URL: {exc}") from None
-    return filesystem, _folder_slash_kept(source, path)
+        raise ArrowNotImplementedError(f"{url!r}: fsspec cannot serve this URL: {exc}") from None
+    except OSError as exc:
+        if url.partition("://")[0].lower() != "hdfs":
+            raise
+        # (fsspec serves hdfs:// through pyarrow's libhdfs: a JVM and Hadoop's native library)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ArrowNotImplementedError(
+            f"{url!r}: fsspec reads hdfs:// through pyarrow's libhdfs, which could not load "
+            f"({first}); WebHDFS needs neither: webhdfs://<namenode>:<its HTTP port, 9870 by "
+            f"default>/path, or read it in Spark with format('arrowmm_jvm')") from None
 
 
 def _folder_slash_kept(given: str, path: str) -> str:

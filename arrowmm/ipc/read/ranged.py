@@ -25,11 +25,11 @@ import numpy as np
 from ..._core._flatbuf import frame_at
 from ... import limits
 from ..._core._region import Region, as_view
-from ...errors import ArrowInvalid, ArrowNotImplementedError
+from ...errors import ArrowInvalid
 from ...format import MessageHeader, parse_message
 from ..core.files import MAGIC
 from ..core.framing import Message
-from ..core.object_store import client_error, precondition_failed, store_error
+from ..core.object_store import client_error, precondition_failed, store_error, url_to_filesystem
 from .file_reader import FileReader
 from .source import FileSource
 
@@ -309,12 +309,7 @@ class RangedFileReader(FileReader):
 
 def _fsspec_open(path: str, filesystem):
     if filesystem is None:
-        try:
-            import fsspec  # (optional: only URLs and filesystem= need it)
-        except ImportError:
-            raise ArrowNotImplementedError(f"{path!r}: reading a URL needs fsspec "
-                                           f"(pip install fsspec)") from None
-        filesystem, path = fsspec.core.url_to_fs(path)
+        filesystem, path = url_to_filesystem(path)
     try:
         return filesystem.open(path, "rb"), path
     except FileNotFoundError:

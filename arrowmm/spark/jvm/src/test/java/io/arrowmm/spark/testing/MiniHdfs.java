@@ -9,17 +9,20 @@ import org.apache.hadoop.hdfs.MiniDFSCluster;
 /**
  * A real HDFS for the Python suite (tests/support/hdfs_support.py): a NameNode and one DataNode in
  * this JVM, on 127.0.0.1 and ports the system picks, storing under the folder given as the
- * only argument.  Prints {@code HDFS hdfs://127.0.0.1:<port>} on stdout once both are up, then
- * runs until its stdin closes (the test process stopped it, ended or died: no orphan) and
- * shuts the cluster down.  Test-only: never in the connector's jar.
+ * first argument; the second, if any, is the block size in bytes (default 1 MiB: files span
+ * several blocks, as in a cluster; benchmarks pass HDFS's own 128 MiB).  Prints
+ * {@code HDFS hdfs://127.0.0.1:<port> http://127.0.0.1:<port>} (the NameNode's RPC and HTTP,
+ * WebHDFS, addresses) on stdout once both are up, then runs until its stdin closes (the test
+ * process stopped it, ended or died: no orphan) and shuts the cluster down.  Test-only: never
+ * in the connector's jar.
  */
 public final class MiniHdfs {
   private MiniHdfs() {
   }
 
   public static void main(String[] args) throws IOException {
-    if (args.length != 1) {
-      System.err.println("usage: MiniHdfs BASE_DIR");
+    if (args.length != 1 && args.length != 2) {
+      System.err.println("usage: MiniHdfs BASE_DIR [BLOCK_SIZE]");
       System.exit(2);
     }
     File base = new File(args[0]).getAbsoluteFile();
@@ -32,7 +35,7 @@ public final class MiniHdfs {
     conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
     conf.setBoolean("dfs.permissions.enabled", false);  // the tests write as any user
     conf.setInt("dfs.replication", 1);
-    conf.setLong("dfs.blocksize", 1 << 20);  // small blocks: files span several, as in a cluster
+    conf.setLong("dfs.blocksize", args.length == 2 ? Long.parseLong(args[1]) : 1 << 20);
     conf.setInt("dfs.namenode.fs-limits.min-block-size", 1 << 16);
     MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf)
         .numDataNodes(1)
@@ -42,7 +45,9 @@ public final class MiniHdfs {
     int status = 0;
     try {
       cluster.waitActive();
-      System.out.println("HDFS hdfs://127.0.0.1:" + cluster.getNameNodePort());
+      System.out.println("HDFS hdfs://127.0.0.1:" + cluster.getNameNodePort() + " http://"
+          + cluster.getNameNode().getHttpAddress().getHostString() + ":"
+          + cluster.getNameNode().getHttpAddress().getPort());
       System.out.flush();
       while (System.in.read() != -1) {
         // run until stdin closes
