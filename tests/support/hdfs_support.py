@@ -37,7 +37,7 @@ class MiniHdfs:
     """The launcher's process, started when made; ``uri`` waits until it is up (so a Spark
     session can start meanwhile); ``stop()`` closes its stdin and waits."""
 
-    def __init__(self, block_size: int | None = None):
+    def __init__(self):
         classpath = connector_classpath()
         classes = _compile_launcher(classpath)
         self.base = tempfile.mkdtemp(prefix="arrowmm-hdfs-")
@@ -50,8 +50,7 @@ class MiniHdfs:
             self.proc = subprocess.Popen(
                 [java, "-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
                  "-cp", os.pathsep.join([str(classes)] + classpath),
-                 "io.arrowmm.spark.testing.MiniHdfs", os.path.join(self.base, "dfs")]
-                + ([str(block_size)] if block_size else []),
+                 "io.arrowmm.spark.testing.MiniHdfs", os.path.join(self.base, "dfs")],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
         self.started = time.monotonic()
         self._uri = None

@@ -9,8 +9,7 @@ import org.apache.hadoop.hdfs.MiniDFSCluster;
 /**
  * A real HDFS for the Python suite (tests/support/hdfs_support.py): a NameNode and one DataNode in
  * this JVM, on 127.0.0.1 and ports the system picks, storing under the folder given as the
- * first argument; the second, if any, is the block size in bytes (default 1 MiB: files span
- * several blocks, as in a cluster; benchmarks pass HDFS's own 128 MiB).  Prints
+ * only argument (blocks of 1 MiB: files span several, as in a cluster).  Prints
  * {@code HDFS hdfs://127.0.0.1:<port> http://127.0.0.1:<port>} (the NameNode's RPC and HTTP,
  * WebHDFS, addresses) on stdout once both are up, then runs until its stdin closes (the test
  * process stopped it, ended or died: no orphan) and shuts the cluster down.  Test-only: never
@@ -21,8 +20,8 @@ public final class MiniHdfs {
   }
 
   public static void main(String[] args) throws IOException {
-    if (args.length != 1 && args.length != 2) {
-      System.err.println("usage: MiniHdfs BASE_DIR [BLOCK_SIZE]");
+    if (args.length != 1) {
+      System.err.println("usage: MiniHdfs BASE_DIR");
       System.exit(2);
     }
     File base = new File(args[0]).getAbsoluteFile();
@@ -35,7 +34,7 @@ public final class MiniHdfs {
     conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
     conf.setBoolean("dfs.permissions.enabled", false);  // the tests write as any user
     conf.setInt("dfs.replication", 1);
-    conf.setLong("dfs.blocksize", args.length == 2 ? Long.parseLong(args[1]) : 1 << 20);
+    conf.setLong("dfs.blocksize", 1 << 20);
     conf.setInt("dfs.namenode.fs-limits.min-block-size", 1 << 16);
     MiniDFSCluster cluster = new MiniDFSCluster.Builder(conf)
         .numDataNodes(1)
