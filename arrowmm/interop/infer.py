@@ -165,10 +165,15 @@ def tz_name(tzinfo) -> str:
         name = getattr(tzinfo, attr, None)
         if isinstance(name, str) and name:
             return name
+    filename = getattr(tzinfo, "_filename", None)  # dateutil's tzfile: its zoneinfo file
+    if type(tzinfo).__module__.startswith("dateutil") and isinstance(filename, str):
+        key = filename.partition("zoneinfo/")[2] or filename  # (as pyarrow names it)
+        if key and not key.startswith("/"):  # (a file elsewhere, /etc/localtime: no name)
+            return key
     offset = tzinfo.utcoffset(None)
     if offset is None:
         raise ArrowInvalid(f"cannot name the time zone {tzinfo!r} (no key and no fixed offset)")
-    if offset == _dt.timedelta(0) and isinstance(tzinfo, _dt.timezone):
+    if offset == _dt.timedelta(0) and tzinfo.tzname(None) == "UTC":  # (also dateutil's tzutc)
         return "UTC"
     secs = int(offset.total_seconds())
     sign = "-" if secs < 0 else "+"

@@ -763,3 +763,21 @@ def test_record_batch_from_arrow_producers():
 
 def test_package_exports():
     assert arrowmm.array is array and arrowmm.record_batch is record_batch
+
+
+def test_dateutil_time_zones_are_named_as_pyarrow_names_them():
+    # dateutil's zones (pandas' own, through dateutil.tz.gettz) have no key: pyarrow names a
+    # zoneinfo file by its path below zoneinfo/, and tzutc "UTC"; a file elsewhere has no name
+    import pandas as pd
+    from dateutil import tz as dtz
+    for zone in (dtz.gettz("Europe/Paris"), dtz.gettz("America/New_York"), dtz.tzutc(),
+                 dtz.gettz("UTC"), dtz.tzoffset(None, 3600)):
+        stamps = [dt.datetime(2020, 1, 1, 12, tzinfo=zone), None]
+        assert str(array(stamps).type) == str(pa.array(stamps).type), zone
+        series = pd.Series(pd.date_range("2020-01-01", periods=2, tz=zone))
+        assert str(array(series).type) == str(pa.array(series).type), zone
+        assert array(series).to_pylist() == pa.array(series).to_pylist()
+    with open(dtz.gettz("Asia/Tokyo")._filename, "rb") as data:
+        elsewhere = dtz.tzfile(data, filename="/etc/localtime")
+    with pytest.raises(ArrowInvalid, match="cannot name the time zone"):
+        array([dt.datetime(2020, 1, 1, tzinfo=elsewhere)])
