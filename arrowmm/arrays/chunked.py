@@ -43,7 +43,7 @@ class ChunkedArray:
     (2, 3, [1, 2, 3])
     """
 
-    __slots__ = ("_chunks", "_type", "_length")
+    __slots__ = ("_chunks", "_type", "_length", "_name")
 
     def __init__(self, chunks: Sequence[Array], type: Optional[t.DataType] = None):  # noqa: A002
         chunks = list(chunks)
@@ -59,6 +59,7 @@ class ChunkedArray:
         self._chunks = chunks
         self._type = type
         self._length = sum(len(c) for c in chunks)
+        self._name = None  # (a table's column: its name, which to_pandas gives its Series)
 
     @property
     def type(self) -> t.DataType:
@@ -199,11 +200,13 @@ class ChunkedArray:
     def to_pandas(self, *, date_as_object: bool = True, timestamp_as_object: bool = False,
                   integer_object_nulls: bool = False, maps_as_pydicts=None,
                   split_blocks: bool = False, self_destruct: bool = False):
-        """An unnamed ``pandas.Series``, as pyarrow's ``ChunkedArray.to_pandas()``, with its
-        options (see ``Table.to_pandas``; ``split_blocks`` and ``self_destruct`` change
-        nothing).  Needs pandas."""
-        return array_to_series(list(self._chunks), self._type, conversion_options(
+        """A ``pandas.Series``, as pyarrow's ``ChunkedArray.to_pandas()``: named as the column
+        when it is a table's, else unnamed, with its options (see ``Table.to_pandas``;
+        ``split_blocks`` and ``self_destruct`` change nothing).  Needs pandas."""
+        series = array_to_series(list(self._chunks), self._type, conversion_options(
             date_as_object, timestamp_as_object, integer_object_nulls, maps_as_pydicts))
+        series.name = self._name
+        return series
 
     def equals(self, other: "ChunkedArray") -> bool:
         """Same type and values, however each is cut into chunks."""

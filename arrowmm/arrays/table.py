@@ -249,7 +249,9 @@ class Table(PandasConvertible):
     def column(self, i) -> ChunkedArray:
         """Column ``i`` (name or index) across the batches: a chunk per batch."""
         k = column_indices(self.schema, [i])[0]
-        return ChunkedArray([b.column(k) for b in self._batches], self.schema.fields[k].type)
+        column = ChunkedArray([b.column(k) for b in self._batches], self.schema.fields[k].type)
+        column._name = self.schema.fields[k].name
+        return column
 
     __getitem__ = column
 

@@ -249,8 +249,7 @@ def test_array_and_chunked_array_to_pandas_options_give_pyarrow_series(options):
         if name.startswith("dict"):
             continue  # (an Array of dictionaries is a Categorical: the table test covers it)
         want, got = table.column(name), mine.column(name)
-        # (pyarrow names a table's column Series; arrowmm's ChunkedArray knows no name)
-        _assert_same_objects(got.to_pandas(**options), want.to_pandas(**options).rename(None))
+        _assert_same_objects(got.to_pandas(**options), want.to_pandas(**options))
         _assert_same_objects(arrowmm.array(want.chunk(0)).to_pandas(**options),
                              want.chunk(0).to_pandas(**options))
         empty = pa.chunked_array([], want.type)
@@ -298,3 +297,15 @@ def test_split_blocks_and_self_destruct_are_accepted_and_change_nothing():
     column = mine.column("int64")
     pd.testing.assert_series_equal(column.to_pandas(split_blocks=True, self_destruct=True),
                                    column.to_pandas())
+
+
+def test_a_table_columns_series_is_named_as_the_column_as_pyarrow_names_it():
+    import pyarrow as pa
+    table = arrowmm.table({"x": [1, 2], "y": ["a", None]})
+    oracle = pa.table({"x": [1, 2], "y": ["a", None]})
+    for name in ("x", "y"):
+        for column, expected in ((table.column(name), oracle.column(name)),
+                                 (table[name], oracle[name])):
+            assert column.to_pandas().name == expected.to_pandas().name == name
+    assert [c.to_pandas().name for c in table.columns] == ["x", "y"]
+    assert arrowmm.chunked_array([[1]]).to_pandas().name is None  # (not a table's: unnamed)
