@@ -30,7 +30,10 @@ content; other readers (pyarrow, polars) look only at the last bytes and refuse 
 file (``Not an Arrow file``) until the next ``append_file``,
 ``cut_unfinished_tail`` or ``arrowmm.repair(path, path)`` cuts the tail.  After step
 5 every reader sees the new content.  A failed or aborted append cuts its own bytes
-at once.  Any other damaged tail is an error for every reader (``docs/recovery.md``).
+at once (the marker too, when the disk fills while it goes in), until its trailer is whole:
+from then on the append is committed (readers may hold its batches), and an error in the
+last steps leaves it.  Any other damaged tail is an error for every reader
+(``docs/recovery.md``).
 """
 from __future__ import annotations
 
@@ -204,7 +207,10 @@ class AppendWriter(FileWriter):
                              statistics=statistics, fsync=fsync, cast=cast,
                              metadata_version=_version_name(footer.version))
         except BaseException:
-            self._release()
+            if self._marker_at is None:
+                self._release()
+            else:  # (the disk filled, or Ctrl-C, while the marker went in: the file as it was)
+                self._discard()
             raise
         self.features = tuple(sorted(set(self.features) | set(reader.features)))
         self._footer_metadata = old_meta or None
@@ -221,6 +227,7 @@ class AppendWriter(FileWriter):
         return self._path
 
     _whose = "the file's"
+    _marker_at = None  # where the append marker starts, once it is being written
 
     def _coerce(self, batch):
         try:
@@ -271,18 +278,26 @@ class AppendWriter(FileWriter):
         self._put([footer])
         if self._fsync:  # the trailer must not reach the disk before what it points at
             os.fsync(self._fd)
+        self._trailer_end = self._sink.position + 4 + len(MAGIC)
         self._put([struct.pack("<i", len(footer)), MAGIC])
         if self._fsync:
             os.fsync(self._fd)
         os.pwrite(self._fd, bytes([COMMITTED]), self._marker_at + STATE_OFFSET)
         self._release()
 
+    _trailer_end = None  # where the new trailer ends, once it is being written
+
     def _discard(self) -> None:
-        """Cut what this writer wrote (the file is as it was) and release the file."""
+        """Cut what this writer wrote (the file is as it was) and release the file.
+
+        Once the whole new trailer is in the file, the append is committed: readers may
+        already hold its batches, so an error after it (Ctrl-C in its fsync, a failed state
+        byte) only releases the file (the marker left "in progress" is read as stale)."""
         if self._fd is None:
             return
         try:
-            os.ftruncate(self._fd, self._old_end)
+            if self._trailer_end is None or os.fstat(self._fd).st_size < self._trailer_end:
+                os.ftruncate(self._fd, self._old_end)
         finally:
             self._release()
 
