@@ -19,18 +19,21 @@ cdef extern from *:
     """
     #include <stdint.h>
     #include <string.h>
-    /* Whether s[0:n] is all ASCII: 64 bytes OR-ed per step (vectorised by
-       the compiler), the usual case of a string column. */
-    static int arrowmm_is_ascii(const uint8_t *s, int64_t n) {
+    /* The bytes of s[0:n] before the first 64-byte block holding a byte
+       above 0x7f, n if none does: 64 bytes OR-ed per step (vectorised by the
+       compiler), the usual string column being all ASCII.  The blocks before
+       end on a character boundary: a validator may start there. */
+    static int64_t arrowmm_ascii_prefix(const uint8_t *s, int64_t n) {
         uint64_t acc = 0, w[8];
         int64_t i = 0;
         for (; i + 64 <= n; i += 64) {
             memcpy(w, s + i, 64);
-            acc |= w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7];
-            if (acc & 0x8080808080808080ULL) return 0;
+            acc = w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7];
+            if (acc & 0x8080808080808080ULL) return i;
         }
-        for (; i < n; i++) acc |= s[i];
-        return (acc & 0x8080808080808080ULL) == 0;
+        acc = 0;
+        for (int64_t j = i; j < n; j++) acc |= s[j];
+        return (acc & 0x80) == 0 ? n : i;
     }
     /* Index of the first byte of the first invalid or truncated UTF-8
        sequence in s[0:n], or -1 if all of it is valid (Python's rules). */
@@ -73,7 +76,7 @@ cdef extern from *:
     }
     """
     int64_t arrowmm_utf8_invalid_at(const uint8_t *s, int64_t n) noexcept nogil
-    int arrowmm_is_ascii(const uint8_t *s, int64_t n) noexcept nogil
+    int64_t arrowmm_ascii_prefix(const uint8_t *s, int64_t n) noexcept nogil
 
 # The validator's C pointer, for other modules (arrowmm._core._offsets) to call nogil.
 _utf8_invalid_at_capsule = PyCapsule_New(<void*>arrowmm_utf8_invalid_at,
@@ -96,6 +99,20 @@ cdef inline bint _is_cont(uint8_t c) noexcept nogil:
     return (c & 0xC0) == 0x80
 
 
+cdef bint _offsets_fall(const offset_t* o, int64_t length) noexcept nogil:
+    """Whether some offset of o[0..length] is below the one before it: a branch-free pass over
+    blocks the compiler vectorises (a loop that stops at the first drop is not), stopping at
+    the end of the block of the first drop."""
+    cdef int64_t i, start = 1, stop
+    cdef int bad = 0
+    while start <= length and not bad:
+        stop = start + 4096 if length + 1 - start > 4096 else length + 1
+        for i in range(start, stop):
+            bad |= o[i] < o[i - 1]
+        start = stop
+    return bad != 0
+
+
 cdef int64_t _slots_bad(const uint8_t[::1] data, const offset_t[::1] o, int64_t length,
                         const uint8_t[::1] bits, bint has_bits, int64_t bit_offset,
                         int* kind, int64_t* where) noexcept nogil:
@@ -109,18 +126,17 @@ cdef int64_t _slots_bad(const uint8_t[::1] data, const offset_t[::1] o, int64_t 
     """
     cdef int64_t n = data.shape[0]
     cdef int64_t run_start = o[0], run_end = o[length]
-    cdef int64_t i, s, e, p
+    cdef int64_t i, s, e, p, plain
     cdef bint suspicious = False
     cdef bint ascii = True
     if run_end > run_start:
-        ascii = arrowmm_is_ascii(&data[run_start], run_end - run_start)
+        plain = arrowmm_ascii_prefix(&data[run_start], run_end - run_start)
+        ascii = plain == run_end - run_start
         if not ascii:
-            suspicious = arrowmm_utf8_invalid_at(&data[run_start], run_end - run_start) >= 0
+            suspicious = arrowmm_utf8_invalid_at(&data[run_start + plain],
+                                                 run_end - run_start - plain) >= 0
     if not suspicious and ascii:
-        for i in range(1, length + 1):
-            if o[i] < o[i - 1]:
-                suspicious = True
-                break
+        suspicious = _offsets_fall(&o[0], length)
     elif not suspicious:
         for i in range(1, length + 1):
             s = o[i - 1]

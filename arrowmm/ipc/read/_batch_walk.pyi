@@ -8,7 +8,7 @@ from ..._core._region import Region
 from ...types import Schema
 
 __all__ = ["compile_walk", "export_file_batches", "export_stream_batches", "file_batch_parts",
-           "plain_fixed_parts", "overlapping_buffer", "blocks_apart"]
+           "plain_fixed_parts", "overlapping_buffer", "blocks_apart", "prove_decoded"]
 
 StreamCapsule = object
 
@@ -26,3 +26,4 @@ def plain_fixed_parts(nodes: object, buffers: object, ni: int, bi: int, batch_le
                       body: object, width: int, align: int) -> Optional[tuple]: ...
 def overlapping_buffer(buffers: object) -> int: ...  # index of the first buffer out of order, or -1
 def blocks_apart(batches: np.ndarray, dictionaries: np.ndarray) -> bool: ...  # in file order, apart
+def prove_decoded(array: object) -> bool: ...  # a decoded column proved fully valid (kept on it)

@@ -19,7 +19,8 @@ reach it.  tests/ipc/test_batch_walk.py checks both paths agree on every corpus 
 Where it plugs in: ``SchemaPlan.c_walk`` compiles a ``_WalkProgram`` (a ``ColumnExporter``), which
 ``BatchLoader.c_export`` hands to ``interop._cdata``'s batch export; ``export_file_batches`` and
 ``export_stream_batches`` are the readers' ``__arrow_c_stream__``.  The C structs and their
-memory rules are ``_core._cabi``'s.
+memory rules are ``_core._cabi``'s.  ``prove_decoded`` runs the same value checks over a
+column the loader decompressed, as soon as it is decoded (tests/ipc/test_prove_decoded.py).
 """
 
 from cpython.pycapsule cimport PyCapsule_GetPointer
@@ -30,7 +31,7 @@ from libc.stdlib cimport free
 from libc.string cimport memcpy, memset
 
 from arrowmm._core._bits cimport load_i64, load_offset
-from arrowmm._core._offsets cimport index_t
+from arrowmm._core._offsets cimport index_t, offset_t
 from arrowmm._core._cabi cimport (
     Arena, ArrowArray, arena_drop, arena_new, arrowmm_zero, begin_alone, begin_node,
     checked_calloc, clear_array, free_array, node_bytes)
@@ -56,7 +57,7 @@ cdef extern from *:
     int __builtin_popcountll(unsigned long long) nogil
 
 __all__ = ["compile_walk", "export_file_batches", "export_stream_batches", "file_batch_parts",
-           "plain_fixed_parts", "overlapping_buffer", "blocks_apart"]
+           "plain_fixed_parts", "overlapping_buffer", "blocks_apart", "prove_decoded"]
 
 
 cdef inline Py_ssize_t _overlap(const uint8_t* buffers, Py_ssize_t n) noexcept nogil:
@@ -494,45 +495,55 @@ cdef bint _offsets_rise(const void* ptr, int width, int64_t length) noexcept nog
 
 cdef bint _binary_ok(const void* ptr, int64_t size, int width, int64_t length,
                      const uint8_t* data, int64_t dsize, bint utf8) noexcept nogil:
-    return _offsets_fit(ptr, size, width, length, dsize) and \
-        _offsets_rise(ptr, width, length) and \
-        (not utf8 or _utf8_run_ok(ptr, width, length, data))
+    """Offsets in the data and never decreasing and, for ``utf8``, every value UTF-8, by
+    ``_core._utf8``'s fast path: the bytes from the first offset to the last are valid and no
+    value starts inside a character.  Each buffer is read once: the bytes (whole 64-byte
+    blocks of ASCII skipped, then the validator from the first block that is not), then the
+    offsets (in order, and, unless the bytes were all ASCII, none on a continuation byte)."""
+    cdef int64_t first, last, ascii
+    if not _offsets_fit(ptr, size, width, length, dsize):
+        return False
+    if not utf8 or length == 0:
+        return _offsets_rise(ptr, width, length)
+    first = load_offset(<const uint8_t*>ptr, width, 0)
+    last = load_offset(<const uint8_t*>ptr, width, length)
+    ascii = _ascii_blocks(data + first, last - first)
+    if ascii == last - first:
+        return _offsets_rise(ptr, width, length)
+    # (the ASCII blocks end on a character boundary: the validator starts there)
+    if _utf8_invalid_at(data + first + ascii, last - first - ascii) >= 0:
+        return False
+    if width == 4:
+        return _offsets_rise_on_characters(<const int32_t*>ptr, length, data, last)
+    return _offsets_rise_on_characters(<const int64_t*>ptr, length, data, last)
 
 
-cdef bint _ascii(const uint8_t* s, int64_t n) noexcept nogil:
-    """Whether no byte of s[0:n] is above 0x7f (64 bytes OR-ed a step: the usual column)."""
-    cdef uint64_t acc = 0, word
+cdef int64_t _ascii_blocks(const uint8_t* s, int64_t n) noexcept nogil:
+    """The bytes of s[0:n] before the first 64-byte block holding a byte above 0x7f (n when
+    there is none): 64 bytes OR-ed a step, the usual column being all ASCII."""
+    cdef uint64_t acc, word
     cdef int64_t i = 0, j
     while i + 64 <= n:
+        acc = 0
         for j in range(8):
             memcpy(&word, s + i + 8 * j, 8)
             acc |= word
         if acc & <uint64_t>0x8080808080808080:
-            return False
+            return i
         i += 64
-    while i < n:
-        acc |= s[i]
-        i += 1
-    return (acc & <uint64_t>0x8080808080808080) == 0
+    acc = 0
+    for j in range(i, n):
+        acc |= s[j]
+    return n if (acc & 0x80) == 0 else i
 
 
-cdef bint _utf8_run_ok(const void* ptr, int width, int64_t length,
-                       const uint8_t* data) noexcept nogil:
-    """Whether every value is UTF-8, by ``_core._utf8``'s fast path: the bytes from the first
-    offset to the last are valid (all ASCII, at best), and no value starts inside a
-    character (offsets checked)."""
-    cdef int64_t i, o, first, last
-    if length == 0:
-        return True
-    first = load_offset(<const uint8_t*>ptr, width, 0)
-    last = load_offset(<const uint8_t*>ptr, width, length)
-    if last == first or _ascii(data + first, last - first):
-        return True
-    if _utf8_invalid_at(data + first, last - first) >= 0:
-        return False
-    for i in range(1, length):
-        o = load_offset(<const uint8_t*>ptr, width, i)
-        if o < last and (data[o] & 0xC0) == 0x80:
+cdef bint _offsets_rise_on_characters(const offset_t* o, int64_t length, const uint8_t* data,
+                                      int64_t last) noexcept nogil:
+    """Whether offsets 0..length never decrease and none inside the bytes (before ``last``)
+    falls on a UTF-8 continuation byte: one pass over the offsets."""
+    cdef int64_t i
+    for i in range(1, length + 1):
+        if o[i] < o[i - 1] or (o[i] < last and (data[o[i]] & 0xC0) == 0x80):
             return False
     return True
 
@@ -567,6 +578,114 @@ cdef bint _indices_fit(const void* ptr, int width, bint signed, int64_t length,
             _indices_in(<const uint32_t*>ptr, length, limit, bits)
     return _indices_in(<const int64_t*>ptr, length, limit, bits) if signed else \
         _indices_in(<const uint64_t*>ptr, length, limit, bits)
+
+
+# -- the same checks over a column the loader decoded ---------------------------------------
+# (A compressed column is decompressed into new memory, and its export then validated it in
+# Python on the caller's thread, reading every offset and byte again, the offsets twice.
+# ``prove_decoded`` runs the walk's checks on the thread that decoded it, the bytes just
+# written, and keeps the verdict on the Array, so every later export checks nothing.)
+
+# the types ``_proved`` proves: no value ranges (times, dates, decimals), no dictionary
+_FLAT_KINDS = frozenset({t.IntType, t.FloatType, t.BoolType, t.TimestampType, t.DurationType})
+_PROVED_KINDS = _FLAT_KINDS | {t.BinaryType, t.ListType, t.MapType, t.StructType,
+                               t.FixedSizeListType}
+
+
+cdef bint _nulls_proved(object validity, int64_t length, int64_t nulls) except -1:
+    """Whether the null count is the bitmap's (``Array._check_null_count``; an unknown count,
+    -1, claims nothing)."""
+    cdef BufferView bits
+    cdef bint ok
+    if validity is None or nulls < 0:
+        return nulls <= 0 or validity is not None
+    if not isinstance(validity, BufferView):
+        return False
+    bits = validity
+    if not _holds_bits(bits.size, length):
+        return False
+    if length < _GIL_FREE_AT:
+        return _nulls_match(bits.ptr, length, nulls)
+    with nogil:
+        ok = _nulls_match(bits.ptr, length, nulls)
+    return ok
+
+
+cdef bint _proved(object array) except -1:
+    """Whether ``array`` (at offset 0, every node's structure checked as the loader checks it)
+    passes ``validate(full=True)``, by the walk's checks; False proves nothing."""
+    cdef int64_t length = array.length
+    cdef int width
+    cdef BufferView offsets, data
+    cdef bint ok, utf8
+    if array._fully_valid:
+        return True
+    dtype = array.type
+    kind = type(dtype)
+    bufs = array._buffers
+    # (value ranges, dictionaries, views, unions, run ends: left to the export's check)
+    if kind not in _PROVED_KINDS or array.offset or array.dictionary is not None or \
+            not bufs or not _nulls_proved(bufs[0], length, array._null_count):
+        return False
+    children = array.children
+    if kind in _FLAT_KINDS:
+        return len(bufs) == 2 and not children  # (sizes: the loader's structure check)
+    if kind is t.BinaryType or kind is t.ListType or kind is t.MapType:
+        if not isinstance(bufs[1], BufferView):
+            return False
+        offsets = bufs[1]
+        width = dtype.offset_dtype.itemsize
+        if kind is t.BinaryType:
+            if len(bufs) != 3 or children or not isinstance(bufs[2], BufferView):
+                return False
+            data = bufs[2]
+            utf8 = dtype.utf8
+            if length < _GIL_FREE_AT:
+                return _binary_ok(offsets.ptr, offsets.size, width, length, data.ptr, data.size,
+                                  utf8)
+            with nogil:
+                ok = _binary_ok(offsets.ptr, offsets.size, width, length, data.ptr, data.size,
+                                utf8)
+            return ok
+        if len(bufs) != 2 or len(children) != 1 or \
+                not _offsets_fit(offsets.ptr, offsets.size, width, length, len(children[0])):
+            return False
+        if length < _GIL_FREE_AT:
+            ok = _offsets_rise(offsets.ptr, width, length)
+        else:
+            with nogil:
+                ok = _offsets_rise(offsets.ptr, width, length)
+        if not ok or (kind is t.MapType and (not children[0].children or
+                                             children[0].children[0].null_count)):
+            return False
+        return _proved(children[0])
+    if kind is t.StructType or kind is t.FixedSizeListType:
+        if len(bufs) != 1:
+            return False
+        for child in children:
+            if not _proved(child):
+                return False
+        return True
+    return False
+
+
+cdef int _keep_verdict(object array) except -1:
+    array._fully_valid = True
+    array._unchecked_claim = None  # (its null count was counted against its bitmap)
+    for child in array.children:
+        _keep_verdict(child)
+    return 0
+
+
+def prove_decoded(array):
+    """Whether column ``array``, just built by the loader (offset 0, structure checked), passes
+    ``validate(full=True)``, proved here in C (the GIL let go over large buffers); if so the
+    verdict is kept on it and its children, so its exports and writes check nothing again.
+    False proves nothing: they then run the full validation, which names what is wrong."""
+    if not _proved(array):
+        return False
+    _keep_verdict(array)
+    return True
 
 
 cdef int _walk_column(_WalkProgram prog, object loader, Py_ssize_t k, ArrowArray* out,

@@ -14,7 +14,9 @@ once) are decoded together, in threads when there is enough of them.  Memory
 the loader makes (decompressed, byte-swapped or re-aligned buffers) is wrapped
 in ``CopiedMemory`` (``arrays.provenance``), so ``copy_reason`` / ``Array.is_zero_copy`` can tell it
 from memory borrowed from the source; with ``allow_copies=False`` the loader
-refuses to make any, naming the column and the reason.
+refuses to make any, naming the column and the reason.  A decompressed column's
+values are checked as soon as it is decoded (``_batch_walk.prove_decoded``), and
+the verdict kept on it, so its exports and writes do not read it all again.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from ... import types as t
 from ..._core._flatbuf import StructPairs
 from ..._core._region import BufferView, as_view
 from ...arrays.array import Array, array_class, make_array
-from ._batch_walk import compile_walk, overlapping_buffer, plain_fixed_parts
+from ._batch_walk import compile_walk, overlapping_buffer, plain_fixed_parts, prove_decoded
 from ..core.byteorder import NATIVE, byteswap, swap_kind
 from ...arrays.provenance import CopiedMemory, copied_view, copy_reason
 from ..core.compression import compressed_size, decompress_many, decompress_payload
@@ -333,6 +335,10 @@ class BatchLoader:
             if array.length != self.header.length:
                 raise ArrowInvalid(f"{path}: column length {array.length} differs from the "
                                    f"batch length {self.header.length}")
+            if self.header.compression is not None:
+                # (checked here, on the decoding thread, while the bytes just decompressed are
+                # in the cache: the verdict stays on the column, and its exports check nothing)
+                prove_decoded(array)
             loaded = 1
         finally:
             self.stats.add(walk.stats, loaded)
