@@ -342,7 +342,8 @@ def discover_with_bases(source) -> List[Tuple[str, Optional[str]]]:
     recursively; a directory with a manifest gives exactly the files it lists), a glob, or a
     list of those, in a stable order (a directory's files sorted by path, as pyarrow.dataset
     sorts them).  ``base``: the directory given whose folders below hold partition values
-    (None for a file or a glob given directly)."""
+    (None for a file or a glob given directly).  A file given twice (or found by two entries
+    of a list) is read twice, as pyarrow.dataset reads every path it is given."""
     if isinstance(source, (str, os.PathLike)):
         sources = [os.fspath(source)]
     elif isinstance(source, (list, tuple)):
@@ -377,5 +378,4 @@ def discover_with_bases(source) -> List[Tuple[str, Optional[str]]]:
                     out.append((os.path.abspath(m), None))
         else:
             raise FileNotFoundError(2, "No such file or directory", p)
-    seen = set()
-    return [(p, b) for p, b in out if not (p in seen or seen.add(p))]
+    return out

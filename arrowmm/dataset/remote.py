@@ -96,9 +96,10 @@ def _walk(fs, directory: str, out: List[str]) -> None:
 
 
 def discover_on(fs, source) -> List[Tuple[str, Optional[str]]]:
-    """``(path, base)`` of each data file of ``source`` (a path, a glob or a list) on ``fs``;
-    a store's refusal (credentials, permissions) is ``PermissionError`` naming the URL, as
-    are missing credentials, and a store that cannot be reached ``ConnectionError``."""
+    """``(path, base)`` of each data file of ``source`` (a path, a glob or a list) on ``fs``,
+    a file given twice read twice (as locally); a store's refusal (credentials, permissions)
+    is ``PermissionError`` naming the URL, as are missing credentials, and a store that cannot
+    be reached ``ConnectionError``."""
     sources = list(source) if isinstance(source, (list, tuple)) else [source]
     out: List[Tuple[str, Optional[str]]] = []
     for p in sources:
@@ -110,8 +111,7 @@ def discover_on(fs, source) -> List[Tuple[str, Optional[str]]]:
             if not (isinstance(exc, PermissionError) or client_error(exc)):
                 raise
             raise store_error(exc, display_url(fs, fs._strip_protocol(p)), "list") from None
-    seen = set()
-    return [(p, b) for p, b in out if not (p in seen or seen.add(p))]
+    return out
 
 
 def _discover_one(fs, p: str, out: List[Tuple[str, Optional[str]]]) -> None:
@@ -124,10 +124,17 @@ def _discover_one(fs, p: str, out: List[Tuple[str, Optional[str]]]) -> None:
     elif fs.isfile(p):
         out.append((p, None))
     elif any(c in p for c in "*?["):
-        matches = sorted(m for m in fs.glob(p)
-                         if not posixpath.basename(m).startswith(("_", ".")))
+        matches = sorted(((m, info) for m, info in fs.glob(p, detail=True).items()
+                          if not posixpath.basename(m).startswith(("_", "."))),
+                         key=lambda match: match[0])
         if not matches:
             raise ArrowInvalid(f"dataset path {p!r} matches no file")
-        out.extend((m, None) for m in matches if fs.isfile(m))
+        for m, info in matches:
+            if info.get("type") == "directory":  # (walked, as a local glob's folders are)
+                below: List[str] = []
+                _walk(fs, m, below)
+                out.extend((f, None) for f in sorted(below))
+            elif info.get("type") == "file" or fs.isfile(m):
+                out.append((m, None))
     else:
         raise FileNotFoundError(2, "No such file or directory", p)

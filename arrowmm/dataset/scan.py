@@ -46,7 +46,7 @@ from .discovery import discover_with_bases, unreadable_head
 from .remote import discover_on, filesystem_for
 from .filters import (check_term, dnf_expression, partition_verdict, row_filter,
                       statistics_allow, statistics_verdicts)
-from .partitioning import hive_pairs, infer_hive
+from .partitioning import hive_pairs, infer_hive, partition_value
 from .readahead import BATCH_READAHEAD, FRAGMENT_READAHEAD, named_error, ordered_readahead
 
 __all__ = ["Dataset", "dataset"]
@@ -291,10 +291,9 @@ class Dataset:
         self.filesystem = filesystem  # an fsspec filesystem (files read by ranges), or None
         self.partitioning = partitioning
         if partitioning == "hive":
-            fields, values = infer_hive([hive_pairs(f, b) for f, b in zip(files, bases)], files)
+            fields, texts = infer_hive([hive_pairs(f, b) for f, b in zip(files, bases)], files)
         else:
-            fields, values = [], [{} for _ in files]
-        self._partition_values: List[Dict[str, object]] = values
+            fields, texts = [], [{} for _ in files]
         self._filter = None  # the DNF every scan ANDs with its own (Dataset.filter)
         self._statistics = {}  # file index -> (its footer's identity, per-batch statistics or None)
         if schema is None:
@@ -314,19 +313,22 @@ class Dataset:
             schema = t.Schema(list(file_schema.fields) + fields, file_schema.metadata,
                               endianness=file_schema.endianness)
             self._partition_names = [f.name for f in fields]
+            typed = fields
         else:
             self._schema_origin = "the schema given"
             keys = {f.name for f in fields}
             self._partition_names = [f.name for f in schema if f.name in keys]
-            for f in schema:
-                if f.name in keys and not isinstance(f.storage_type, (t.IntType, t.BinaryType,
-                                                                      t.BinaryViewType)):
+            typed = [f for f in schema if f.name in keys]
+            for f in typed:
+                if not isinstance(f.storage_type, (t.IntType, t.BinaryType, t.BinaryViewType)):
                     raise ArrowNotImplementedError(f"partition column {f.name!r} as {f.type}: "
                                                    f"integers and strings only")
-            for vals in self._partition_values:
-                for f in schema:
-                    if f.name in keys and vals.get(f.name) is not None:
-                        vals[f.name] = _partition_value(vals[f.name], f)
+        # (each value is its folder's text until its type is final: "007" as string stays "007")
+        final = {f.name: f for f in typed}
+        self._partition_values: List[Dict[str, object]] = [
+            {key: partition_value(text, final[key], path) if text is not None and key in final
+             else text for key, text in values.items()}
+            for path, values in zip(self.files, texts)]
         self.schema = schema
 
     def __repr__(self):
@@ -511,8 +513,13 @@ class Dataset:
         types = [f.storage_type for f in schema]
         layout = [(("cast" if n in casts else "col"), plan[n]) if n in plan and plan[n] is not None
                   else ("const", values.get(n)) if n in values else ("null",) for n in out_names]
-        # (statistics and row tests judge the file's own values, before any promotion)
-        dtypes = {n: casts.get(n, self.schema.field(n).storage_type) for n in data_names}
+        # (statistics and row tests judge the file's own values, before any promotion, but a
+        # column promoted to a float type is judged as that type: isin casts its set to the
+        # column's type, and float32(16777217) is 16777216, not a float64 row's 16777217)
+        as_float = {n: self.schema.field(n).storage_type for n in casts
+                    if isinstance(self.schema.field(n).storage_type, t.FloatType)}
+        dtypes = {n: as_float.get(n, casts.get(n, self.schema.field(n).storage_type))
+                  for n in data_names}
         if isinstance(reader, FileReader):
             stats = self._file_statistics(k, reader) if groups else None
             batches = ((i, None) for i in (range(reader.num_record_batches) if part is None
@@ -555,7 +562,7 @@ class Dataset:
             if batch.compression is not None and filter_idx:
                 batch.decode_columns(filter_idx)
             expr = rf.expression if live is None else dnf_expression(live)
-            mask = selection_mask(expr, self._filter_columns(batch, plan, values),
+            mask = selection_mask(expr, self._filter_columns(batch, plan, values, as_float),
                                   batch.num_rows)
             n = count_kept(mask)
             if n and batch.compression is not None:
@@ -636,15 +643,18 @@ class Dataset:
                 live.append(g)
         return live
 
-    def _filter_columns(self, batch, plan, values):
+    def _filter_columns(self, batch, plan, values, as_float):
         """Column ``name`` of a file's ``batch`` for a filter: the file's own values (before
-        any promotion), a partition value, or nulls where the file lacks the column."""
+        any promotion, except to the float type ``as_float`` names), a partition value, or
+        nulls where the file lacks the column."""
         def column(name: str) -> Array:
             if name in values:
                 return filter_value_column(values[name], self.schema.field(name).storage_type,
                                            batch.num_rows)
             if plan.get(name) is None:
                 return filter_value_column(None, None, batch.num_rows)
+            if name in as_float:
+                return promote(batch.storage_column(plan[name]), as_float[name])
             return batch.storage_column(plan[name])
         return column
 
@@ -724,14 +734,3 @@ def _decode_all(batch: RecordBatch) -> None:
     """Decode every column of ``batch`` now (a read-ahead worker's: fetches their bytes)."""
     for k in range(batch.num_columns):
         batch.column(k)
-
-
-def _partition_value(value, field: t.Field):
-    """A partition value as ``field``'s type says (integers and strings)."""
-    if isinstance(field.storage_type, t.IntType):
-        try:
-            return int(value)
-        except (TypeError, ValueError):
-            raise ArrowInvalid(f"partition value {value!r} of {field.name!r} is not an "
-                               f"integer, as the schema says ({field.type})") from None
-    return str(value)
