@@ -24,10 +24,12 @@ from ..core.dictionaries import DictionaryMemo
 from ..core.files import MAGIC
 from ...arrays.decode_ahead import DETACHED, OneAhead, decoded_in_order
 from .reader_base import (ReaderBase, region_of, is_file_object, source_name, is_pipe_path,
-                          read_head, widen_pipe, footer_start, PolledInput, check_timeout)
+                          read_head, widen_pipe, footer_start, PolledInput, check_timeout,
+                          decompressing)
 from ..core.framing import Message, MessageDecoder, message_end, read_message_at
+from .file_mapping import FileChanged, tail_reader
 from .sniff import HEAD_SIZE, not_arrow
-from .trailer import resume_after_eos
+from .trailer import LATER, committed_at_open, generation_after, resume_after_eos
 from ._batch_walk import export_stream_batches
 
 __all__ = ["StreamReader"]
@@ -39,6 +41,75 @@ _DIRECT_BODY_MAX = 1 << 34
 #: Body buffers of at least this size are kept for reuse, at most this many per reader.
 _SMALL_BODY = 1 << 16
 _SPARE_BODIES = 2
+
+
+class _SeekedFile:
+    """An IPC file read as a stream through a seekable file object (``open_stream(path,
+    mmap=False)``, ``open_stream(open(path, "rb"))``): its size and committed end when the
+    reader opened it, and a ``TailRead`` by seek and read, so that the reader goes on past
+    each old footer into the appended generations, as the mapped reader does.  Each
+    generation's messages are decoded from 0: ``place`` gives them their index in the stream
+    and their offset in the file."""
+
+    __slots__ = ("file", "size", "committed", "description", "_first_index", "_next_index",
+                 "_offset")
+
+    def __init__(self, f, size: int, description: str):
+        self.file, self.size, self.description = f, size, description
+        self.committed = LATER
+        self._first_index = self._next_index = 0  # (of this generation; of the next message)
+        self._offset = 8  # where this generation's messages start (the first's: after the magic)
+
+    @classmethod
+    def of(cls, f, head: bytes, description: str) -> Optional["_SeekedFile"]:
+        """For ``f``, which ``head`` was just read from, when its messages start at byte 8 of
+        an IPC file (the magic before them); else None (a stream, a pipe, a decompressor)."""
+        try:
+            if decompressing(f) or not f.seekable():
+                return None
+            at = f.tell()
+            if at - len(head) + (8 if head[:6] == MAGIC else 0) != 8:
+                return None
+            found = cls(f, f.seek(0, io.SEEK_END), description)
+            try:
+                if head[:6] == MAGIC or found(0, 6) == MAGIC:
+                    found.committed = committed_at_open(found.size, found)
+                    return found
+                return None
+            finally:
+                f.seek(at)
+        except FileChanged:
+            raise
+        except (AttributeError, OSError, ValueError, ArrowInvalid):
+            return None  # (not seekable after all: read as the stream it starts with)
+
+    def __call__(self, offset: int, length: int) -> bytes:
+        if offset < 0 or length < 0 or length > self.size - offset:
+            raise ArrowInvalid(f"{self.description}: bytes [{offset}, {offset}+{length}) lie "
+                               f"outside the {self.size}-byte file")
+        f = self.file
+        f.seek(offset)
+        data = b""
+        while len(data) < length:
+            got = f.read(length - len(data))
+            if not got:
+                raise FileChanged(f"{self.description}: the file became shorter "
+                                  f"({offset + len(data)} bytes or fewer) than when it was "
+                                  f"opened ({self.size} bytes) while it was being read")
+            data += got
+        return data
+
+    def close(self) -> None:
+        pass  # (the file is the reader's)
+
+    def start_generation(self, offset: int) -> None:
+        self._first_index, self._offset = self._next_index, offset
+
+    def place(self, msg: Message) -> Message:
+        msg.index += self._first_index
+        msg.offset += self._offset
+        self._next_index = msg.index + 1
+        return msg
 
 
 class StreamReader(SequentialBatches, ReaderBase):
@@ -99,6 +170,8 @@ class StreamReader(SequentialBatches, ReaderBase):
         self._pos = 0
         self._end = None  # where the messages end: the footer of an IPC file read as a stream
         self._in_file = False  # reading the messages of an IPC file (appended ones included)
+        self._committed = LATER  # that file's committed end when this opened it (see trailer)
+        self._generations = None  # the same through a seekable file object: _SeekedFile
         self._index = 0
         self._batch_index = -1  # of the last record batch read
         self._dict_plans = {}
@@ -123,6 +196,7 @@ class StreamReader(SequentialBatches, ReaderBase):
             head = read_head(source, 8)
             self._bytes_in = len(head)
             size = 0 if not head else None
+            self._generations = _SeekedFile.of(source, head, self._description)
         else:
             start = source.tell() if isinstance(source, io.BytesIO) else 0  # read on from there
             region = self._region = region_of(source, description)
@@ -137,6 +211,11 @@ class StreamReader(SequentialBatches, ReaderBase):
                 self._in_file = self._region is not None
                 if self._region is not None:
                     self._end = footer_start(self._region)
+                    read = tail_reader(self._region)
+                    try:
+                        self._committed = committed_at_open(self._region.size, read)
+                    finally:
+                        read.close()
             elif self._file is not None and head:
                 # (up to a legacy end-of-stream marker, 4 zero bytes: what follows is not the
                 # stream's, and a mapped reader never reads it)
@@ -229,7 +308,7 @@ class StreamReader(SequentialBatches, ReaderBase):
             while msg is None and self._in_file:  # an appended file: its next generation
                 resume = resume_after_eos(region, self._pos,  # (a loop: a generation may
                                           unfinished=self._unfinished,  # hold no message)
-                                          salvage=self._salvage)
+                                          salvage=self._salvage, committed=self._committed)
                 if resume is None:
                     break
                 self._pos = resume
@@ -248,6 +327,8 @@ class StreamReader(SequentialBatches, ReaderBase):
                 self._check_open()
             dec = self._decoder
             if dec.eos:
+                if self._generations is not None and self._next_generation():
+                    continue
                 self._saw_eos = True
                 return None
             size = dec.body_size
@@ -255,9 +336,10 @@ class StreamReader(SequentialBatches, ReaderBase):
                 body = self._read_body(size)
                 if body is not None:
                     try:
-                        return dec.feed_body(body)
+                        msg = dec.feed_body(body)
                     except ArrowInvalid as exc:
                         raise self._named(exc) from None
+                    return msg if self._generations is None else self._generations.place(msg)
             need = dec.next_required_size
             try:
                 data = f.read(min(need, _READ_CHUNK))
@@ -273,7 +355,25 @@ class StreamReader(SequentialBatches, ReaderBase):
                 return None
             self._bytes_in += len(data)
             self._feed(data)
-        return self._pending.pop(0)
+        msg = self._pending.pop(0)
+        return msg if self._generations is None else self._generations.place(msg)
+
+    def _next_generation(self) -> bool:
+        """After an end-of-stream marker of an IPC file read through a seekable file object:
+        go on to the messages of the next committed generation, as the mapped reader does
+        (an appended file: ``arrowmm.ipc.read.trailer``); False after the last one."""
+        gens, f = self._generations, self._file
+        try:
+            resume = generation_after(gens.size, f.tell(), gens, unfinished=self._unfinished,
+                                      salvage=self._salvage, committed=gens.committed)
+            if resume is None:
+                return False
+            f.seek(resume)
+        except (OSError, ValueError) as exc:
+            raise ArrowInvalid(f"{self._description}: read failed: {exc}") from exc
+        gens.start_generation(resume)
+        self._decoder = MessageDecoder()
+        return True
 
     def _feed(self, data) -> None:
         """Feed ``data`` read from the file object to the decoder, keeping its messages."""

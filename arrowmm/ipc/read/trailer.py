@@ -47,8 +47,10 @@ from ..core.files import MAGIC
 
 __all__ = ["TRAILER_SIZE", "MARKER_SIZE", "MARKER_TAG", "IN_PROGRESS", "COMMITTED",
            "STATE_OFFSET", "append_marker", "footer_checksum", "trailer_problem",
-           "append_in_progress", "committed_end", "schema_message", "next_generation", "resume_after_eos",
-           "aligned", "copy_bytes", "Damage"]
+           "append_in_progress", "committed_end", "committed_or_none", "committed_at_open", "LATER",
+           "schema_message",
+           "next_generation", "generation_after", "resume_after_eos", "aligned", "copy_bytes",
+           "Damage"]
 
 TRAILER_SIZE = 10  # int32 footer length + "ARROW1"
 MARKER_TAG = b"ARROWMM\x1e"
@@ -60,6 +62,9 @@ _I32 = struct.Struct("<i")
 _CHUNK = 4 << 20  # bytes read per step of the backward search
 _MAX_FOOTER_SCAN = 64 << 20  # next_generation: the longest footer it looks through
 _FIRST_STEP = 4 << 10  # next_generation: bytes read at first (a footer is usually smaller)
+#: ``next_generation``'s ``committed`` when not found yet: found from the tail if a generation
+#: needs it
+LATER = -1
 
 
 class Damage(ArrowInvalid):
@@ -259,8 +264,32 @@ def committed_end(region, schema, read: Optional[TailRead] = None) -> int:
             read.close()
 
 
+def committed_or_none(size: int, read: TailRead) -> Optional[int]:
+    """The committed end (``committed_end``) of the IPC file whose first ``size`` bytes ``read``
+    reads, or None when its end is damaged.  A reader finds it when it opens the file and
+    passes it to ``next_generation``: a tail cut later (the next append cuts an unfinished
+    one) then neither changes what it reads nor is read again."""
+    if trailer_problem(read, size) is None:
+        return size
+    try:
+        return append_in_progress(read, size, schema_message(read))
+    except Damage:
+        return None
+
+
+def committed_at_open(size: int, read: TailRead) -> Optional[int]:
+    """What a reader opening the file passes to ``next_generation`` as ``committed``:
+    ``LATER`` when its tail is a trailer (nothing cuts those bytes, and parsing the footer
+    is left to the rare generation that needs it), else ``committed_or_none`` now, while the
+    unfinished tail that a later append cuts is still there to read."""
+    if trailer_problem(read, size, parse=False) is None:
+        return LATER
+    return committed_or_none(size, read)
+
+
 def next_generation(region, eos_end: int, read: Optional[TailRead] = None, *,
-                    unfinished: bool = False, salvage: bool = False) -> Optional[int]:
+                    unfinished: bool = False, salvage: bool = False,
+                    committed: Optional[int] = LATER) -> Optional[int]:
     """Where the messages of the committed generation after the one whose end-of-stream marker
     ends at ``eos_end`` start: past its trailer (rounded up to 8) and the next append's marker;
     None when no trailer follows there, when it ends the bytes (the last generation), or when
@@ -273,6 +302,11 @@ def next_generation(region, eos_end: int, read: Optional[TailRead] = None, *,
     ``Damage`` (the generation may be a torn append), unless ``salvage`` (``repair``) asks for
     every complete message whatever it is.
 
+    ``committed``: what ``committed_at_open`` gave when the caller opened the file: its
+    committed end (no byte past it is then read, unless ``unfinished`` or ``salvage``), None
+    when its end was damaged, or ``LATER`` (the default): found from the tail if a generation
+    needs it.
+
     The footer is the bytes from ``eos_end`` to its trailer, so its length field is known:
     the first ``"ARROW1"`` after ``eos_end`` preceded by that length is the trailer.
     The search reads a few KiB first and more only while no trailer is found (up to 64 MiB
@@ -281,15 +315,19 @@ def next_generation(region, eos_end: int, read: Optional[TailRead] = None, *,
     own = read is None
     read = tail_reader(region) if own else read
     try:
-        return _next_generation(region, eos_end, read, unfinished, salvage)
+        return generation_after(region.size, eos_end, read, unfinished=unfinished,
+                                salvage=salvage, committed=committed)
     finally:
         if own:
             read.close()
 
 
-def _next_generation(region, eos_end: int, read: TailRead, unfinished: bool,
-                     salvage: bool) -> Optional[int]:
-    size = region.size
+def generation_after(size: int, eos_end: int, read: TailRead, *, unfinished: bool = False,
+                     salvage: bool = False, committed: Optional[int] = LATER) -> Optional[int]:
+    """``next_generation`` of the file whose first ``size`` bytes ``read`` reads (a file read
+    through a file object, which has no region)."""
+    if committed is not None and committed != LATER and not (unfinished or salvage):
+        size = min(size, committed)  # (what follows was not committed when the file was opened)
     cap = min(size, eos_end + _MAX_FOOTER_SCAN)
     lo = stop = eos_end
     step = _FIRST_STEP
@@ -304,17 +342,16 @@ def _next_generation(region, eos_end: int, read: TailRead, unfinished: bool,
                 break
             at = lo + pos  # where this "ARROW1" starts; its length field is the 4 bytes before
             if at - 4 >= eos_end and _length_before(read, data, lo, at) == at - 4 - eos_end:
-                return _generation_start(region, at + 6, read, unfinished, salvage)
+                return _generation_start(size, at + 6, read, unfinished, salvage, committed)
             pos += 1
         lo = max(eos_end, stop - 5)  # (a magic straddling the boundary is found in the next step)
     return None
 
 
-def _generation_start(region, end: int, read: TailRead, unfinished: bool,
-                      salvage: bool) -> Optional[int]:
+def _generation_start(size: int, end: int, read: TailRead, unfinished: bool,
+                      salvage: bool, committed: Optional[int]) -> Optional[int]:
     """Where the messages after the trailer ending at ``end`` start, when they are committed
     (see ``next_generation``)."""
-    size = region.size
     start = aligned(end)
     if end >= size or start >= size or read(end, start - end).strip(b"\x00"):
         return None
@@ -324,25 +361,19 @@ def _generation_start(region, end: int, read: TailRead, unfinished: bool,
             return None
         if marker[2] == COMMITTED or unfinished:
             return start + MARKER_SIZE
-        committed = _committed_or_none(region, read)
+        if committed == LATER:
+            committed = committed_or_none(size, read)
         return start + MARKER_SIZE if committed is not None and start < committed else None
     # an append by arrowmm before 0.2: zero padding, no marker
     if salvage:
         return start
-    committed = _committed_or_none(region, read)
+    if committed == LATER:
+        committed = committed_or_none(size, read)
     if committed is None:
         raise Damage(f"a generation without an append marker starts at byte {start}, and the "
                      f"file's end is damaged: it may be an append that never committed "
                      f"(arrowmm.repair keeps every complete batch: docs/recovery.md)")
     return start if start < committed else None
-
-
-def _committed_or_none(region, read: TailRead) -> Optional[int]:
-    """The file's committed end (``committed_end``), or None when its end is damaged."""
-    try:
-        return committed_end(region, schema_message(read), read)
-    except Damage:
-        return None
 
 
 def _length_before(read: TailRead, data: bytes, lo: int, at: int) -> int:
@@ -360,7 +391,8 @@ def copy_bytes(read: TailRead, start: int, length: int) -> bytes:
 
 
 def resume_after_eos(region, pos: int, read: Optional[TailRead] = None, *,
-                     unfinished: bool = False, salvage: bool = False) -> Optional[int]:
+                     unfinished: bool = False, salvage: bool = False,
+                     committed: Optional[int] = LATER) -> Optional[int]:
     """``next_generation`` for the end-of-stream marker that *starts* at ``pos`` (8 bytes, or 4
     in the pre-0.15 framing): where reading an appended file as a stream goes on, or None."""
     if pos + 8 > region.size:
@@ -369,8 +401,8 @@ def resume_after_eos(region, pos: int, read: Optional[TailRead] = None, *,
     read = tail_reader(region) if own else read
     try:
         head = _I32.unpack_from(read(pos, 4), 0)[0]
-        return _next_generation(region, pos + (8 if head == -1 else 4), read, unfinished,
-                                salvage)
+        return generation_after(region.size, pos + (8 if head == -1 else 4), read,
+                                unfinished=unfinished, salvage=salvage, committed=committed)
     finally:
         if own:
             read.close()

@@ -1,0 +1,126 @@
+"""An appended IPC file read as a stream, by every path: mapped, ``mmap=False``, a file object.
+
+Two defects review 13 proved: the unmapped paths stopped quietly at the first generation's
+end-of-stream marker (the appended rows missing, no error); a mapped stream reader opened
+before an unfinished tail was cut (by the next append or ``cut_unfinished_tail``) raised
+``FileChanged`` at a generation's end instead of reading the committed content.
+"""
+import struct
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import arrowmm
+from arrowmm.ipc import cut_unfinished_tail
+
+SCHEMA = arrowmm.schema([("t", arrowmm.int64())])
+PATHS = ["mapped", "mmap=False", "file object", "unbuffered file object"]
+UNMAPPED = PATHS[1:]
+
+# An appender killed (os._exit) after its batches and footer, before its trailer.
+_TORN_APPEND = textwrap.dedent("""
+    import os, sys, numpy as np, arrowmm
+    real = os.fsync
+    calls = [0]
+    def fsync(fd):
+        real(fd)
+        calls[0] += 1
+        if calls[0] == 2:      # the fsync before the trailer
+            os._exit(9)
+    os.fsync = fsync
+    with arrowmm.append_file(sys.argv[1]) as w:
+        w.write({"t": np.arange(100, 110)})
+""")
+
+
+def _appended(path, torn=False):
+    """Generations [0, 1, 2], [3, 4, 5], [6], [7, 8] (and, ``torn``, an unfinished append)."""
+    with arrowmm.new_file(path, SCHEMA) as w:
+        w.write({"t": np.arange(3)})
+    for values in ([3, 4, 5], [6], [7, 8]):
+        with arrowmm.append_file(path) as w:
+            w.write({"t": values})
+    if torn:
+        subprocess.run([sys.executable, "-c", _TORN_APPEND, path], check=False, timeout=120)
+        with arrowmm.open_file(path) as r:
+            assert r.unfinished_bytes > 0
+
+
+def _open(path, how, **options):
+    if how == "mapped":
+        return arrowmm.open_stream(path, **options)
+    if how == "mmap=False":
+        return arrowmm.open_stream(path, mmap=False, **options)
+    return arrowmm.open_stream(open(path, "rb", buffering=0 if "unbuffered" in how else -1),
+                               **options)
+
+
+def _values(reader):
+    with reader as r:
+        return [v for b in r for v in b.column("t").to_pylist()]
+
+
+@pytest.mark.parametrize("how", UNMAPPED)
+@pytest.mark.parametrize("torn", [False, True], ids=["complete", "unfinished append"])
+def test_unmapped_stream_paths_read_every_committed_generation(tmp_path, how, torn):
+    """As the mapped reader does: past each old footer, not into the unfinished append."""
+    path = str(tmp_path / "log.arrow")
+    _appended(path, torn)
+    assert _values(_open(path, how, require_eos=True)) == list(range(9))
+
+
+@pytest.mark.parametrize("how", PATHS)
+def test_a_stream_reader_survives_the_cut_of_an_unfinished_tail(tmp_path, how):
+    """Opened before the cut (which removes only uncommitted bytes): the committed content."""
+    path = str(tmp_path / "log.arrow")
+    _appended(path, torn=True)
+    reader = _open(path, how)
+    assert cut_unfinished_tail(path) > 0
+    assert _values(reader) == list(range(9))
+
+
+def test_every_stream_path_agrees_on_every_truncation(tmp_path):
+    """An appended file with an unfinished append cut at every 7th byte: each path gives the
+    same rows and recovery, or each raises ArrowInvalid."""
+    path = str(tmp_path / "log.arrow")
+    _appended(path, torn=True)
+    with open(path, "rb") as f:
+        data = f.read()
+    cut = str(tmp_path / "cut.arrow")
+
+    def outcome(how, recover):
+        try:
+            with _open(cut, how, recover=recover) as r:
+                return [v for b in r for v in b.column("t").to_pylist()], r.recovery_error is None
+        except arrowmm.ArrowInvalid:
+            return "ArrowInvalid"
+
+    for n in range(8, len(data) + 1, 7):
+        with open(cut, "wb") as f:
+            f.write(data[:n])
+        for recover in (False, True):
+            seen = {how: outcome(how, recover) for how in PATHS}
+            assert len({repr(v) for v in seen.values()}) == 1, (n, recover, seen)
+
+
+@pytest.mark.parametrize("how", UNMAPPED)
+def test_an_error_in_a_later_generation_read_unmapped_names_its_message_and_byte(tmp_path, how):
+    """Messages read through a file object are named by their index in the stream and their
+    offset in the file, in every generation, as the mapped reader names them."""
+    path = str(tmp_path / "log.arrow")
+    _appended(path)
+    with arrowmm.open_file(path) as r:
+        offset, meta_length, _ = r.footer.record_batches.tolist()[2]
+    with open(path, "r+b") as f:  # the third batch's length field says 2**40 rows
+        f.seek(offset)
+        at = offset + f.read(meta_length).find(struct.pack("<q", 1))
+        f.seek(at)
+        f.write(struct.pack("<q", 1 << 40))
+    with pytest.raises(arrowmm.ArrowInvalid, match=rf"message 3 \(byte {offset}\)") as mapped:
+        _values(_open(path, "mapped"))
+    with pytest.raises(arrowmm.ArrowInvalid) as unmapped:
+        _values(_open(path, how))
+    assert str(unmapped.value) == str(mapped.value)
