@@ -47,6 +47,7 @@ from ...errors import ArrowInvalid
 from ...format import BLOCK
 
 __all__ = ["AtomicTarget", "atomic_target", "write_atomically", "fsync_folder", "TEMP_SUFFIX",
+           "temporary_name",
            "MAGIC", "Sink", "open_sink", "write_groups", "footer_blocks", "footer_block_bytes",
            "DerivedPath",
            "derived_path", "source_mode"]
@@ -248,8 +249,12 @@ def _create_temporary(target: str, st: Optional[os.stat_result], limit: Optional
     folder, name = os.path.split(target)
     flags = _FLAGS | os.O_CREAT | os.O_EXCL
     create_mode = (0o666 if limit is None else 0o666 & limit) if st is None else 0o600
+    try:
+        name_max = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):  # (no such limit to ask for: the usual one)
+        name_max = 255
     for _ in range(100):
-        tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+        tmp = os.path.join(folder, temporary_name(name, name_max))
         try:
             fd = os.open(tmp, flags, create_mode)
             break
@@ -275,6 +280,18 @@ def _create_temporary(target: str, st: Optional[os.stat_result], limit: Optional
         os.unlink(tmp)
         raise
     return tmp, fd
+
+
+def temporary_name(name: str, name_max: int = 255) -> str:
+    """The hidden name of a new temporary beside the file ``name``:
+    ``.<name>.<8 random hex digits>.arrowmm-tmp``, ``name`` cut (to whole characters) so that
+    the whole fits in ``name_max`` bytes: a target whose name is near the limit can be written,
+    as ``open`` writes it (the random part keeps the temporary's name unique)."""
+    room = name_max - len(f"..{'0' * 8}{TEMP_SUFFIX}")
+    raw = os.fsencode(name)
+    if len(raw) > room:
+        name = raw[:max(room, 0)].decode("utf-8", "ignore")
+    return f".{name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
 
 
 def _copy_owner(fd: int, st: os.stat_result) -> None:

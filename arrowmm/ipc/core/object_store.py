@@ -33,12 +33,11 @@ from __future__ import annotations
 import errno
 import os
 import posixpath
-import secrets
 import urllib.parse
 from typing import Optional, Tuple
 
 from ...errors import ArrowInvalid, ArrowNotImplementedError
-from .files import TEMP_SUFFIX
+from .files import temporary_name
 
 __all__ = ["is_url", "local_file_url", "resolve", "open_for_ranges", "open_for_stream", "RemoteTarget",
            "remote_target", "local_filesystem", "ObjectStoreAppendError", "refuse_append", "display_url",
@@ -391,7 +390,7 @@ def remote_target(filesystem, path: str, replace: bool = True) -> RemoteTarget:
             file = filesystem.open(path, mode, autocommit=False)
         else:
             folder, name = posixpath.split(path)
-            tmp = posixpath.join(folder, f".{name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+            tmp = posixpath.join(folder, temporary_name(name))
             file = filesystem.open(tmp, "wb")
     except Exception as exc:
         if not _store_failure(exc):
