@@ -21,7 +21,7 @@ from ..errors import ArrowError, ArrowInvalid
 from ..format import MetadataVersion
 from ..ipc.core.compression import CODECS
 from ..ipc.write.footer_statistics import add_statistics
-from ..ipc.core.files import MAGIC, derived_path
+from ..ipc.core.files import MAGIC, derived_path, named
 from ..arrays.display import format_stored
 from ..ipc.core.statistics import (MAX_BOUND_BYTES, column_statistics, decode_file_statistics,
                               decode_statistics, supports_statistics, unique_names)
@@ -510,8 +510,11 @@ def convert(src: str, dst: str, compression=None, columns=None, fmt=None, batch_
     with reading(src), arrowmm.open(source(src), columns=_columns(columns)) as reader:
         if dst == "-":
             sys.stdout.flush()
-            _write_ipc(reader, sys.stdout.buffer, fmt, codec, batch_rows, statistics)
-            sys.stdout.buffer.flush()
+            try:
+                _write_ipc(reader, sys.stdout.buffer, fmt, codec, batch_rows, statistics)
+                sys.stdout.buffer.flush()
+            except OSError as exc:  # (a full disk behind '>': say it was the standard output)
+                raise named(exc, "<stdout>")
             return 0
         _write_ipc(reader, derived_path(dst, src), fmt, codec, batch_rows, statistics)
         with reading(dst), arrowmm.open(dst) as check:

@@ -47,7 +47,7 @@ from ...errors import ArrowInvalid
 from ...format import BLOCK
 
 __all__ = ["AtomicTarget", "atomic_target", "write_atomically", "fsync_folder", "TEMP_SUFFIX",
-           "temporary_name",
+           "temporary_name", "named",
            "MAGIC", "Sink", "open_sink", "write_groups", "footer_blocks", "footer_block_bytes",
            "DerivedPath",
            "derived_path", "source_mode"]
@@ -87,13 +87,17 @@ class AtomicTarget:
         try:
             if fsync:
                 os.fsync(self.fd)
-        except BaseException:
+        except BaseException as exc:
+            named(exc, self.path)
             self.abort()
             raise
         self._done = True
         fd, self.fd = self.fd, -1
         try:
-            os.close(fd)
+            try:
+                os.close(fd)
+            except OSError as exc:  # (a network file system may report a failed write here)
+                raise named(exc, self.path)
             if self.tmp is not None:
                 if replace:
                     os.replace(self.tmp, self.path)
@@ -319,10 +323,19 @@ def write_atomically(path, parts, fsync: bool = True, *, narrow_to=None) -> None
             view = memoryview(p).cast("B")
             while view.nbytes:
                 view = view[os.write(target.fd, view):]
-    except BaseException:
+    except BaseException as exc:
+        named(exc, target.path)
         target.abort()
         raise
     target.commit(fsync=fsync)
+
+
+def named(exc: BaseException, path: Optional[str]) -> BaseException:
+    """``exc``, an ``OSError`` of a write to ``path`` that names no file (``writev``, ``fsync``
+    on a full disk), given ``path`` as its file name: the error then says which file failed."""
+    if isinstance(exc, OSError) and exc.filename is None and path is not None:
+        exc.filename = path
+    return exc
 
 
 def fsync_folder(folder: str) -> None:
@@ -366,11 +379,13 @@ def write_groups(views):
 
 
 class Sink:
-    """Writes parts to a file descriptor (``os.writev``) or a file-like object (``write``)."""
+    """Writes parts to a file descriptor (``os.writev``) or a file-like object (``write``);
+    ``path``: the file the descriptor writes, named by its write errors (``named``)."""
 
-    def __init__(self, fileobj, fd: Optional[int]):
+    def __init__(self, fileobj, fd: Optional[int], path: Optional[str] = None):
         self.file = fileobj
         self.fd = fd
+        self.path = path
         self.position = 0
         # (looked up once: a writer of many small batches flushes after each)
         self._flush_file = getattr(fileobj, "flush", None) if fd is None else None
@@ -378,15 +393,18 @@ class Sink:
     def write(self, parts) -> None:
         if self.fd is not None:
             views = [memoryview(p).cast("B") for p in parts]
-            for group in write_groups(views):
-                while group:
-                    written = os.writev(self.fd, group)
-                    self.position += written
-                    while group and written >= group[0].nbytes:  # partial writes: resume mid-part
-                        written -= group[0].nbytes
-                        group.pop(0)
-                    if group and written:
-                        group[0] = group[0][written:]
+            try:
+                for group in write_groups(views):
+                    while group:
+                        written = os.writev(self.fd, group)
+                        self.position += written
+                        while group and written >= group[0].nbytes:  # partial: resume mid-part
+                            written -= group[0].nbytes
+                            group.pop(0)
+                        if group and written:
+                            group[0] = group[0][written:]
+            except OSError as exc:
+                raise named(exc, self.path)
             return
         for p in parts:
             if type(p) is bytes:  # (a message and a small body, one object: written whole, mostly)
@@ -413,7 +431,7 @@ def open_sink(sink):
     """(sink, ``AtomicTarget`` or None) for a path or a binary file-like object."""
     if isinstance(sink, (str, os.PathLike)):
         target = atomic_target(sink)
-        return Sink(None, target.fd), target
+        return Sink(None, target.fd, target.path), target
     if not hasattr(sink, "write"):
         raise ArrowInvalid(f"sink must be a path or a binary file-like object, got {type(sink).__name__}")
     fd = None

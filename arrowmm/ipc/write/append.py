@@ -242,7 +242,7 @@ class AppendWriter(FileWriter):
             os.ftruncate(fd, self._old_end)
         start = aligned(self._old_end)
         os.lseek(fd, self._old_end, os.SEEK_SET)
-        self._sink = Sink(None, fd)
+        self._sink = Sink(None, fd, self._path)
         self._sink.position = self._old_end
         self._target = None
         # the marker first: until the new trailer, it is what says the bytes after the old
