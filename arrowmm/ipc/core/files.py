@@ -61,16 +61,19 @@ class AtomicTarget:
 
     ``path`` is the real file (symlinks resolved); ``tmp`` the temporary's path, or None when
     the target is written in place (a FIFO or device).  ``commit`` and ``abort`` close ``fd``;
-    each may be called once, ``abort`` after ``commit`` does nothing.
+    each may be called once, ``abort`` after ``commit`` does nothing.  ``abort`` in a process
+    forked from the one that made the target (its copy finalized when it exits) only closes
+    ``fd``: the temporary is the parent's, still being written.
     """
 
-    __slots__ = ("path", "tmp", "fd", "_done")
+    __slots__ = ("path", "tmp", "fd", "_done", "_pid")
 
     def __init__(self, path: str, tmp: Optional[str], fd: int):
         self.path = path
         self.tmp = tmp
         self.fd = fd
         self._done = False
+        self._pid = os.getpid()
 
     @property
     def done(self) -> bool:
@@ -119,7 +122,8 @@ class AtomicTarget:
         try:
             os.close(fd)
         finally:
-            self._unlink()
+            if os.getpid() == self._pid:
+                self._unlink()
 
     def _unlink(self):
         if self.tmp is not None:

@@ -170,6 +170,7 @@ class AppendWriter(FileWriter):
         real, fd = _open_locked(path, lock_timeout)
         self._fd = fd
         self._path = real
+        self._pid = os.getpid()  # (a forked child's copy of the writer never cuts the file)
         try:
             reader = FileReader(_map(fd, real))
             self._reader = reader
@@ -292,11 +293,14 @@ class AppendWriter(FileWriter):
 
         Once the whole new trailer is in the file, the append is committed: readers may
         already hold its batches, so an error after it (Ctrl-C in its fsync, a failed state
-        byte) only releases the file (the marker left "in progress" is read as stale)."""
+        byte) only releases the file (the marker left "in progress" is read as stale).  In a
+        process forked from the appender (its copy of the writer finalized when it exits) this
+        only releases: the append is the parent's, still being written."""
         if self._fd is None:
             return
         try:
-            if self._trailer_end is None or os.fstat(self._fd).st_size < self._trailer_end:
+            if os.getpid() == self._pid and (self._trailer_end is None or
+                                             os.fstat(self._fd).st_size < self._trailer_end):
                 os.ftruncate(self._fd, self._old_end)
         finally:
             self._release()
