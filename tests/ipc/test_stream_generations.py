@@ -3,12 +3,15 @@
 Two defects review 13 proved: the unmapped paths stopped quietly at the first generation's
 end-of-stream marker (the appended rows missing, no error); a mapped stream reader opened
 before an unfinished tail was cut (by the next append or ``cut_unfinished_tail``) raised
-``FileChanged`` at a generation's end instead of reading the committed content.
+``FileChanged`` at a generation's end instead of reading the committed content.  A pipe,
+which cannot be looked ahead in, now refuses an appended file instead of cutting it short.
 """
+import os
 import struct
 import subprocess
 import sys
 import textwrap
+import threading
 
 import numpy as np
 import pytest
@@ -124,3 +127,36 @@ def test_an_error_in_a_later_generation_read_unmapped_names_its_message_and_byte
     with pytest.raises(arrowmm.ArrowInvalid) as unmapped:
         _values(_open(path, how))
     assert str(unmapped.value) == str(mapped.value)
+
+
+def _through_a_pipe(path, **options):
+    """``open_stream`` of a pipe that a thread writes ``path``'s bytes into, read whole."""
+    read_end, write_end = os.pipe()
+    with open(path, "rb") as f:
+        data = f.read()
+
+    def feed():
+        with os.fdopen(write_end, "wb") as w:
+            w.write(data)
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    try:
+        with arrowmm.open_stream(os.fdopen(read_end, "rb"), **options) as r:
+            return [v for b in r for v in b.column("t").to_pylist()], r.recovery_error
+    finally:
+        feeder.join()
+
+
+def test_an_appended_file_through_a_pipe_is_refused_not_cut_short(tmp_path):
+    """A source that cannot seek cannot be looked ahead in to judge later generations: the
+    reader says so at the first one's end instead of ending quietly without them."""
+    plain, appended = str(tmp_path / "plain.arrow"), str(tmp_path / "log.arrow")
+    with arrowmm.new_file(plain, SCHEMA) as w:
+        w.write({"t": np.arange(3)})
+    _appended(appended)
+    assert _through_a_pipe(plain, require_eos=True) == ([0, 1, 2], None)
+    with pytest.raises(arrowmm.ArrowInvalid, match="more after its first footer .* cannot seek"):
+        _through_a_pipe(appended)
+    values, why = _through_a_pipe(appended, recover=True)
+    assert values == [0, 1, 2] and "open the file by path" in why

@@ -29,7 +29,8 @@ from .reader_base import (ReaderBase, region_of, is_file_object, source_name, is
 from ..core.framing import Message, MessageDecoder, message_end, read_message_at
 from .file_mapping import FileChanged, tail_reader
 from .sniff import HEAD_SIZE, not_arrow
-from .trailer import LATER, committed_at_open, generation_after, resume_after_eos
+from .trailer import (LATER, MAX_FOOTER_SCAN, committed_at_open, generation_after,
+                      resume_after_eos, trailer_after)
 from ._batch_walk import export_stream_batches
 
 __all__ = ["StreamReader"]
@@ -172,6 +173,7 @@ class StreamReader(SequentialBatches, ReaderBase):
         self._in_file = False  # reading the messages of an IPC file (appended ones included)
         self._committed = LATER  # that file's committed end when this opened it (see trailer)
         self._generations = None  # the same through a seekable file object: _SeekedFile
+        self._unseekable_file = False  # an IPC file (its magic first) read from a pipe
         self._index = 0
         self._batch_index = -1  # of the last record batch read
         self._dict_plans = {}
@@ -197,6 +199,7 @@ class StreamReader(SequentialBatches, ReaderBase):
             self._bytes_in = len(head)
             size = 0 if not head else None
             self._generations = _SeekedFile.of(source, head, self._description)
+            self._unseekable_file = self._generations is None and head[:6] == MAGIC
         else:
             start = source.tell() if isinstance(source, io.BytesIO) else 0  # read on from there
             region = self._region = region_of(source, description)
@@ -329,6 +332,9 @@ class StreamReader(SequentialBatches, ReaderBase):
             if dec.eos:
                 if self._generations is not None and self._next_generation():
                     continue
+                if self._unseekable_file:
+                    self._unseekable_file = False  # (checked once)
+                    self._refuse_appended()
                 self._saw_eos = True
                 return None
             size = dec.body_size
@@ -357,6 +363,30 @@ class StreamReader(SequentialBatches, ReaderBase):
             self._feed(data)
         msg = self._pending.pop(0)
         return msg if self._generations is None else self._generations.place(msg)
+
+    def _refuse_appended(self) -> None:
+        """After the first end-of-stream marker of an IPC file read from a source that cannot
+        seek (a pipe): read its footer and trailer to the end of the input, and raise when
+        more follows (the generations of an appended file, which cannot be judged committed
+        without looking at the file's end first) rather than end quietly without them."""
+        f, data = self._file, bytearray()
+        while len(data) <= MAX_FOOTER_SCAN:
+            try:
+                chunk = f.read(_READ_CHUNK)
+            except (TimeoutError, ArrowInvalid):
+                raise
+            except (OSError, ValueError) as exc:
+                raise ArrowInvalid(f"{self._description}: read failed: {exc}") from exc
+            if not chunk:
+                break
+            data += chunk
+        end = trailer_after(data)
+        if end is not None and len(data) > end or len(data) > MAX_FOOTER_SCAN:
+            raise ArrowInvalid(
+                f"{self._description}: an IPC file with more after its first footer (an "
+                f"appended file, or files run together) read from a source that cannot seek: "
+                f"only its first generation was read; open the file by path, or give a "
+                f"seekable file object")
 
     def _next_generation(self) -> bool:
         """After an end-of-stream marker of an IPC file read through a seekable file object:

@@ -49,8 +49,8 @@ __all__ = ["TRAILER_SIZE", "MARKER_SIZE", "MARKER_TAG", "IN_PROGRESS", "COMMITTE
            "STATE_OFFSET", "append_marker", "footer_checksum", "trailer_problem",
            "append_in_progress", "committed_end", "committed_or_none", "committed_at_open", "LATER",
            "schema_message",
-           "next_generation", "generation_after", "resume_after_eos", "aligned", "copy_bytes",
-           "Damage"]
+           "next_generation", "generation_after", "resume_after_eos", "trailer_after",
+           "MAX_FOOTER_SCAN", "aligned", "copy_bytes", "Damage"]
 
 TRAILER_SIZE = 10  # int32 footer length + "ARROW1"
 MARKER_TAG = b"ARROWMM\x1e"
@@ -60,7 +60,7 @@ IN_PROGRESS, COMMITTED = 1, 2
 _MARKER = struct.Struct("<8sQII")  # tag, committed end, footer CRC-32, CRC-32 of the 20 before
 _I32 = struct.Struct("<i")
 _CHUNK = 4 << 20  # bytes read per step of the backward search
-_MAX_FOOTER_SCAN = 64 << 20  # next_generation: the longest footer it looks through
+MAX_FOOTER_SCAN = 64 << 20  # next_generation: the longest footer it looks through
 _FIRST_STEP = 4 << 10  # next_generation: bytes read at first (a footer is usually smaller)
 #: ``next_generation``'s ``committed`` when not found yet: found from the tail if a generation
 #: needs it
@@ -328,7 +328,7 @@ def generation_after(size: int, eos_end: int, read: TailRead, *, unfinished: boo
     through a file object, which has no region)."""
     if committed is not None and committed != LATER and not (unfinished or salvage):
         size = min(size, committed)  # (what follows was not committed when the file was opened)
-    cap = min(size, eos_end + _MAX_FOOTER_SCAN)
+    cap = min(size, eos_end + MAX_FOOTER_SCAN)
     lo = stop = eos_end
     step = _FIRST_STEP
     while stop < cap:  # footers are small: read a few KiB, more only while no trailer is seen
@@ -346,6 +346,20 @@ def generation_after(size: int, eos_end: int, read: TailRead, *, unfinished: boo
             pos += 1
         lo = max(eos_end, stop - 5)  # (a magic straddling the boundary is found in the next step)
     return None
+
+
+def trailer_after(data) -> Optional[int]:
+    """Where the trailer ends in ``data``, the bytes after a generation's end-of-stream marker
+    (its footer, then the first ``"ARROW1"`` preceded by the footer's length: the rule
+    ``next_generation`` follows), or None when ``data`` holds none."""
+    pos = 0
+    while True:
+        pos = data.find(MAGIC, pos)
+        if pos < 0:
+            return None
+        if pos >= 4 and _I32.unpack_from(data, pos - 4)[0] == pos - 4:
+            return pos + len(MAGIC)
+        pos += 1
 
 
 def _generation_start(size: int, end: int, read: TailRead, unfinished: bool,
