@@ -21,11 +21,11 @@ import numpy as np
 
 from .. import hooks, types as t
 from .._core._bitmap import pack_bitmap
-from .from_python import convert, validity_from_mask
+from .from_python import convert, string_array, validity_from_mask
 from .infer import (infer_type, is_pandas, numpy_dtype_to_arrow, pandas_kind, pandas_refusal,
                     pandas_type, pandas_values)
 from .._core._region import as_view
-from ..arrays.array import Array, make_array
+from ..arrays.array import Array, PrimitiveArray, make_array
 from ..arrays.batch import RecordBatch
 from ..arrays.extension import ExtensionArray, storage_of
 from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
@@ -54,6 +54,10 @@ def array(obj, type: t.DataType = None, *, mask=None,  # noqa: A002  (pyarrow.ar
     ``from_pandas``: NaN (and NaT, pandas.NA) is null rather than a value; by default
     (None) for pandas input only, as in pyarrow.
     """
+    if type is None and mask is None and not from_pandas:  # (the common inputs, directly)
+        built = _plain(obj)
+        if built is not None:
+            return built
     if type is not None and not isinstance(type, t.DataType):
         raise ArrowInvalid(f"type must be an arrowmm DataType, got {type!r}")
     pandas_input = is_pandas(obj)
@@ -93,6 +97,29 @@ def array(obj, type: t.DataType = None, *, mask=None,  # noqa: A002  (pyarrow.ar
 
 
 _type_of = type
+
+#: native numpy dtypes whose arrays are wrapped as they are -> their Arrow type (types are
+#: immutable: one object shared by every array made here)
+_PLAIN_NUMPY = {np.dtype(k): numpy_dtype_to_arrow(np.dtype(k)) for k in (
+    np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+    np.float16, np.float32, np.float64)}
+_STRING = t.string()
+
+
+def _plain(obj) -> Optional[Array]:
+    """``array(obj)`` for a contiguous 1-D numpy array of ints or floats (wrapped) or a list
+    of str and None starting with a str (built in C), as the general path makes them; None
+    for anything else."""
+    kind = _type_of(obj)
+    if kind is np.ndarray:
+        natural = _PLAIN_NUMPY.get(obj.dtype)
+        if natural is None or obj.ndim != 1 or not obj.flags.c_contiguous:
+            return None
+        # (every bit pattern of an int or float is a value: valid by construction)
+        return PrimitiveArray(natural, len(obj), (None, as_view(obj)), (), 0)._mark_built()
+    if kind is list and obj and _type_of(obj[0]) is str:  # (inferred: string, as pyarrow)
+        return string_array(obj, _STRING)
+    return None
 
 
 def _name(obj) -> str:
@@ -383,6 +410,8 @@ def _conform(batch: RecordBatch, schema, metadata) -> RecordBatch:
 
 
 def _batch_from_columns(data, schema, names, metadata) -> RecordBatch:
+    if _type_of(data) is dict and schema is None and names is None:
+        return _batch_of_dict(data, metadata)
     if isinstance(data, Mapping):
         if names is not None:
             raise ArrowInvalid("names= applies to a list of columns, not a dict")
@@ -413,6 +442,24 @@ def _batch_from_columns(data, schema, names, metadata) -> RecordBatch:
         arrays = [_column(col, None, n) for n, col in zip(names, columns)]
         schema = t.Schema([_field(str(n), a.type) for n, a in zip(names, arrays)], metadata)
     return _checked(schema, arrays)
+
+
+def _batch_of_dict(data: dict, metadata) -> RecordBatch:
+    """``record_batch({name: column})``: each field made from its array's type, so the
+    types agree and every field is nullable; ``_checked``'s lengths check is what is left
+    (and all of it for an extension array, whose field's type comes from the registry)."""
+    arrays, fields = [], []
+    for name, col in data.items():
+        name = str(name)
+        a = _column(col, None, name)
+        arrays.append(a)
+        fields.append(_field(name, a.type))
+    schema = t.Schema._of_fields(tuple(fields), metadata)
+    n = len(arrays[0]) if arrays else 0
+    for a in arrays:
+        if len(a) != n or isinstance(a, ExtensionArray):
+            return _checked(schema, arrays)
+    return RecordBatch(schema, n, arrays)
 
 
 #: the fields ``record_batch`` made lately, by (name, type): batches built alike share their

@@ -16,6 +16,7 @@ import math
 import operator
 from decimal import Decimal, InvalidOperation
 from itertools import chain, repeat
+from typing import Optional
 
 import numpy as np
 
@@ -23,7 +24,8 @@ from .. import types as t
 from .._core._bitmap import pack_bitmap
 from .infer import is_null
 from .._core._region import as_view
-from ..arrays.array import Array, make_array
+from ..arrays.array import Array, BinaryArray, make_array
+from ._pystrings import pack_strings
 from ..errors import ArrowError, ArrowInvalid
 
 __all__ = ["convert", "ConversionError", "validity_from_mask", "binary_views"]
@@ -383,6 +385,9 @@ def _binary_views(values, dtype, fp):
 
 
 def _binaries(values, dtype, fp):
+    built = string_array(values, dtype)
+    if built is not None:
+        return built
     mask, lengths, data = _blobs(values, dtype, fp)
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
@@ -394,6 +399,17 @@ def _binaries(values, dtype, fp):
     # checked by ``_encode``: valid by construction
     return make_array(dtype, len(lengths), [validity, as_view(offsets.astype(dtype.offset_dtype)),
                                             as_view(data)], null_count=nulls)._mark_built()
+
+
+def string_array(values: list, dtype) -> Optional[Array]:
+    """``values`` (str, or bytes for a binary type, and None) as a ``dtype`` array built in C,
+    or None for a list the Python path converts (another value, an unencodable str, 32-bit
+    offsets overflowed).  The bytes are the Python path's (tests/interop/test_pystrings.py)."""
+    packed = pack_strings(values, dtype.large, not dtype.utf8)
+    if packed is None:
+        return None
+    validity, offsets, data, nulls = packed
+    return BinaryArray(dtype, len(values), (validity, offsets, data), (), nulls)._mark_built()
 
 
 _MAX_DATA_BUFFER = 2 ** 31 - 1
