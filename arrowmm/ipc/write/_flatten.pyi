@@ -2,6 +2,7 @@
 from typing import List, Optional, Sequence, Tuple
 
 from ...arrays.array import Array
+from ...arrays.batch import RecordBatch
 from ..._core._region import BufferView
 
 __all__ = ["BatchEncoder", "EncodedMessage", "walk_columns", "FAST_TYPES", "WALK_KINDS"]
@@ -22,3 +23,4 @@ def walk_columns(columns: Sequence[Array]) -> Optional[Tuple[List[int], List[Opt
 class BatchEncoder:
     def __init__(self, alignment: int = 64, legacy_prefix: bool = False, version: int = ...) -> None: ...
     def encode(self, columns: Sequence[Array], length: int, position: int) -> Optional[EncodedMessage]: ...
+    def emit(self, writer: object, batch: RecordBatch) -> bool: ...

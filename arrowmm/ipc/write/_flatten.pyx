@@ -244,12 +244,8 @@ cdef int _walk(_Walk w, object array, int depth) except -1:
 cdef int _walk_all(_Walk w, columns, bint validated) except -1:
     """Walk each of ``columns`` into ``w``: 1 if one is not walked here (or, ``validated``,
     has not passed full validation), else 0."""
-    if validated:
-        for array in columns:
-            if not array._fully_valid:
-                return 1
     for array in columns:
-        if _walk(w, array, 0):
+        if (validated and not array._fully_valid) or _walk(w, array, 0):
             return 1
     return 0
 
@@ -370,6 +366,58 @@ cdef class BatchEncoder:
         ``columns``, starting at byte ``position`` of the output; None if a column's type is
         not walked here, or it has not passed full validation yet (``Array._validated``: what
         a writer does first, before it asks again)."""
+        cdef int64_t sizes[2]
+        framed = self._framed(columns, length, position, sizes)
+        if framed is None:
+            return None
+        return _message([framed] if type(framed) is bytes else framed, sizes[0], sizes[1])
+
+    def emit(self, writer, batch):
+        """Encode ``batch`` (a RecordBatch of the writer's schema, written without custom
+        metadata, dictionaries or statistics: the caller's checks), hand its message to
+        ``writer._sink`` (a ``files.Sink``), flush it and count it as ``_WriterBase``
+        does (``num_record_batches``; a file's Block in ``_batch_blocks``): True; False when
+        ``encode`` gives None (nothing written: the caller takes its checked path).
+
+        A small batch's ``write`` is this one call (a writer's Python calls around ``encode``
+        cost more than it).  An error of the sink leaves ``writer._failed`` set, as
+        ``_WriterBase._put`` does: what was written is incomplete."""
+        cdef list columns = batch._columns  # (the storage arrays, unless one is not decoded)
+        for col in columns:
+            if col is None:
+                columns = batch.storage_columns
+                break
+        cdef int64_t sizes[2]
+        sink = writer._sink
+        start = sink.position
+        framed = self._framed(columns, batch.num_rows, start, sizes)
+        if framed is None:
+            return False
+        try:
+            if type(framed) is not bytes:  # (a message and the views of a big body)
+                sink.write(framed)
+            elif sink.fd is not None:
+                sink.write([framed])
+            else:  # (``Sink.write`` of one bytes, inline)
+                written = sink.file.write(framed)
+                if written is None or written == sizes[0] + sizes[1]:
+                    sink.position = start + sizes[0] + sizes[1]
+                else:
+                    sink.position = start + written
+                    sink.write([memoryview(framed)[written:]])
+            flush = sink._flush_file
+            if flush is not None:
+                flush()
+        except BaseException as exc:
+            writer._failed = exc
+            raise
+        if writer._file_format:
+            writer._batch_blocks.append((start, sizes[0], sizes[1]))
+        writer.num_record_batches += 1
+        return True
+
+    cdef object _framed(self, columns, int64_t length, int64_t position, int64_t* sizes):
+        """``encode``'s message as ``_frame`` gives it, or None."""
         cdef _Walk w = self.spare
         if w is None:  # (another thread is in ``encode``: it has the spare)
             w = _Walk()
@@ -377,12 +425,15 @@ cdef class BatchEncoder:
         try:
             if _walk_all(w, columns, True):
                 return None
-            return self._message(w, length, position)
+            return self._frame(w, length, position, sizes)
         finally:
             w.reset()
             self.spare = w
 
-    cdef EncodedMessage _message(self, _Walk w, int64_t length, int64_t position):
+    cdef object _frame(self, _Walk w, int64_t length, int64_t position, int64_t* sizes):
+        """The framed message of the walked columns: one bytes (a small body joined to it) or
+        the parts to write in order; its metadata and body lengths in ``sizes``; None when
+        its prefix cannot say its metadata length (``Encoder``'s framing raises)."""
         cdef Py_ssize_t i
         cdef int64_t body = 0, size, pad, prefix, meta_pad, metadata_length, align = self.alignment
         cdef Py_ssize_t meta_size
@@ -400,8 +451,8 @@ cdef class BatchEncoder:
         prefix = 4 if self.legacy_prefix else 8
         meta_pad = -(position + prefix + meta_size) & (align - 1)
         metadata_length = prefix + meta_size + meta_pad
-        if metadata_length - prefix > INT32_MAX:  # (its prefix cannot say it: ``Encoder``'s
-            return None  # framing raises)
+        if metadata_length - prefix > INT32_MAX:
+            return None
         joined = body <= _JOINED_BODY
         framed = PyBytes_FromStringAndSize(NULL, metadata_length + (body if joined else 0))
         out = PyBytes_AS_STRING(framed)
@@ -434,7 +485,8 @@ cdef class BatchEncoder:
                 pad = -size & (align - 1)
                 memset(at + size, 0, pad)
                 at += size + pad
-            return _message([framed], metadata_length, body)
+            sizes[0], sizes[1] = metadata_length, body
+            return framed
         parts = [framed]
         for i in range(w.n_pieces):
             size = w.pieces[i].size
@@ -445,4 +497,5 @@ cdef class BatchEncoder:
             pad = -size & (align - 1)
             if pad:
                 parts.append(_PADS[pad])
-        return _message(parts, metadata_length, body)
+        sizes[0], sizes[1] = metadata_length, body
+        return parts

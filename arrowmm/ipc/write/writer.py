@@ -426,6 +426,11 @@ class _WriterBase:
             metadata = custom_metadata
         if type(batch) is not RecordBatch or batch.schema is not self.schema or self._cast:
             batch = self._coerce(batch)  # (else it would return the batch as it is)
+        fast = self._fast  # (``_write_coerced``'s first step, inline: most batches end here)
+        if fast is not None and not self._dictionaries and self._statistics is None \
+                and not (batch.metadata if metadata is None else metadata) \
+                and fast.emit(self, batch):
+            return
         self._write_coerced(batch, metadata)
 
     write_batch = write
@@ -433,15 +438,14 @@ class _WriterBase:
     def _write_coerced(self, batch: RecordBatch, metadata=None) -> None:
         if metadata is None:
             metadata = batch.metadata
+        if not metadata and self._fast is not None and not self._dictionaries \
+                and self._statistics is None and self._fast.emit(self, batch):
+            return  # (nothing of the writer but the message: one C call encoded, wrote and
+            # flushed it and counted it, the columns being walked there and validated)
         if metadata:
             metadata = without_statistics(_check_metadata(metadata, "record batch metadata"))
         columns = batch.storage_columns
-        msg = None
-        if (self._fast is not None and not metadata and not self._dictionaries
-                and self._statistics is None):  # (one C call, if the columns were validated)
-            msg = self._fast.encode(columns, batch.num_rows, self._sink.position)
-        if msg is None:
-            msg = self._checked_message(batch, columns, metadata)
+        msg = self._checked_message(batch, columns, metadata)
         sink = self._sink
         start = sink.position
         try:  # (``_emit`` and ``_flush``, inline: a small batch's write is a few calls in all)
@@ -516,17 +520,22 @@ class _WriterBase:
         """
         self._check_writable()
         limit = _chunksize(max_chunksize)
-        if not isinstance(table, (Table, RecordBatch)) and isinstance(table, Mapping):
+        if type(table) is Table:  # (``data_source``'s answer, directly: the common case)
+            batches = table.to_batches()
+        elif not isinstance(table, (Table, RecordBatch)) and isinstance(table, Mapping):
             batches = [table]
         else:
             source = data_source(table)
             batches = table if source is None else source.batches
-        batches = map(self._coerce, batches)
-        if self._unify:
-            batches = unify_batch_dictionaries(list(batches), self.schema)
+        coerce = not self._unify
+        if self._unify:  # (coerced first, all of them)
+            batches = unify_batch_dictionaries(list(map(self._coerce, batches)), self.schema)
         for batch in batches:
             if self._closed or self._failed is not None:
                 self._check_writable()
+            if coerce and (type(batch) is not RecordBatch or batch.schema is not self.schema
+                           or self._cast):
+                batch = self._coerce(batch)  # (else it would return the batch as it is)
             if limit and batch.num_rows > limit:
                 for start in range(0, batch.num_rows, limit):
                     self._write_coerced(batch.slice(start, limit))
