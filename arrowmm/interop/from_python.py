@@ -342,8 +342,8 @@ def _intervals(values, dtype, fp):
 
 def _encode(v, dtype, i, utf8):
     if isinstance(v, str):
-        try:
-            return v.encode("utf-8")
+        try:  # (str's own encode: a subclass's override could give any bytes, as pyarrow ignores)
+            return str.encode(v, "utf-8")
         except UnicodeEncodeError:
             _fail(v, dtype, "the string is not encodable as UTF-8", i)
     if isinstance(v, _BINARY):

@@ -164,3 +164,27 @@ def test_a_dict_batch_is_checked_where_it_can_be_wrong(monkeypatch):
     assert batch.schema.field("u").type == arrowmm.uuid()
     assert batch.column(0).to_pylist() == uuids.to_pylist()
     assert len(checked) == 2
+
+
+class _OwnEncode(str):
+    """A str whose ``encode`` (a Python method anyone may override) gives bytes that are not
+    UTF-8; pyarrow takes a str's text through the C API and ignores it."""
+
+    def encode(self, *args, **kwargs):
+        return b"\xff\xfe"
+
+
+def test_a_str_subclass_overriding_encode_is_built_from_its_text():
+    # the column is valid by construction (the writer skips its UTF-8 check): its bytes must be
+    # the text's, as pyarrow builds them, not what the subclass's encode returns
+    import io
+    import pyarrow as pa
+    values = [_OwnEncode("ab"), "c", None]
+    batch = arrowmm.record_batch({"s": values})
+    assert batch.column("s").to_pylist() == ["ab", "c", None]
+    sink = io.BytesIO()
+    with arrowmm.new_file(sink, batch.schema) as writer:
+        writer.write(batch)
+    table = pa.ipc.open_file(pa.py_buffer(sink.getvalue())).read_all()
+    table.validate(full=True)
+    assert table.column("s").to_pylist() == pa.array(values).to_pylist()
