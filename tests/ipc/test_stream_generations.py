@@ -160,3 +160,40 @@ def test_an_appended_file_through_a_pipe_is_refused_not_cut_short(tmp_path):
         _through_a_pipe(appended)
     values, why = _through_a_pipe(appended, recover=True)
     assert values == [0, 1, 2] and "open the file by path" in why
+
+
+# Opens a stream reader whose file loses its unfinished tail just after it is mapped (the cut
+# of another process's next append), and reads it.
+_CUT_AFTER_MAPPING = textwrap.dedent("""
+    import sys, arrowmm
+    from arrowmm.ipc.read import stream_reader
+    mapped = stream_reader.region_of
+    def region_of(source, description=None):
+        region = mapped(source, description)
+        arrowmm.ipc.cut_unfinished_tail(source)
+        return region
+    stream_reader.region_of = region_of
+    with arrowmm.open_stream(sys.argv[1]) as r:
+        print(sum(b.num_rows for b in r))
+""")
+
+
+def test_a_tail_cut_while_a_stream_reader_opens_is_not_read_through_the_mapping(tmp_path):
+    """The open reads the tail by ``pread`` (a mapped page past the cut is SIGBUS) and maps
+    the file again when it was cut."""
+    path = str(tmp_path / "log.arrow")
+    with arrowmm.new_file(path, SCHEMA) as w:
+        w.write({"t": np.arange(3)})
+    subprocess.run([sys.executable, "-c", _TORN_APPEND.replace("100, 110", "0, 200_000"), path],
+                   check=False, timeout=120)  # (an unfinished tail of many pages)
+    done = subprocess.run([sys.executable, "-c", _CUT_AFTER_MAPPING, path], capture_output=True,
+                          text=True, timeout=120)
+    assert (done.returncode, done.stdout.strip()) == (0, "3"), done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("torn", [False, True], ids=["complete", "unfinished append"])
+def test_num_rows_of_a_stream_counts_every_committed_generation(tmp_path, torn):
+    path = str(tmp_path / "log.arrow")
+    _appended(path, torn)
+    with arrowmm.open_stream(path) as r:
+        assert r.num_rows == 9 and r.count_rows() == 9

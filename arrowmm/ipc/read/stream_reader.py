@@ -8,6 +8,7 @@ the iteration's own while the consumer works (``_batches_read_ahead``).
 from __future__ import annotations
 
 import io
+import os
 import sys
 import threading
 from typing import Iterator, Optional
@@ -24,13 +25,12 @@ from ..core.dictionaries import DictionaryMemo
 from ..core.files import MAGIC
 from ...arrays.decode_ahead import DETACHED, OneAhead, decoded_in_order
 from .reader_base import (ReaderBase, region_of, is_file_object, source_name, is_pipe_path,
-                          read_head, widen_pipe, footer_start, PolledInput, check_timeout,
-                          decompressing)
+                          read_head, widen_pipe, PolledInput, check_timeout, decompressing)
 from ..core.framing import Message, MessageDecoder, message_end, read_message_at
 from .file_mapping import FileChanged, tail_reader
 from .sniff import HEAD_SIZE, not_arrow
-from .trailer import (LATER, MAX_FOOTER_SCAN, committed_at_open, generation_after,
-                      resume_after_eos, trailer_after)
+from .trailer import (LATER, MAX_FOOTER_SCAN, committed_at_open, footer_start_at,
+                      generation_after, resume_after_eos, trailer_after)
 from ._batch_walk import export_stream_batches
 
 __all__ = ["StreamReader"]
@@ -42,6 +42,7 @@ _DIRECT_BODY_MAX = 1 << 34
 #: Body buffers of at least this size are kept for reuse, at most this many per reader.
 _SMALL_BODY = 1 << 16
 _SPARE_BODIES = 2
+_REOPEN_TRIES = 20  # opens tried while other processes cut unfinished appends under this one
 
 
 class _SeekedFile:
@@ -213,12 +214,7 @@ class StreamReader(SequentialBatches, ReaderBase):
                 self._pos += 8  # the stream inside an IPC file (or a file cut short)
                 self._in_file = self._region is not None
                 if self._region is not None:
-                    self._end = footer_start(self._region)
-                    read = tail_reader(self._region)
-                    try:
-                        self._committed = committed_at_open(self._region.size, read)
-                    finally:
-                        read.close()
+                    self._find_ends(source, description)
             elif self._file is not None and head:
                 # (up to a legacy end-of-stream marker, 4 zero bytes: what follows is not the
                 # stream's, and a mapped reader never reads it)
@@ -243,6 +239,25 @@ class StreamReader(SequentialBatches, ReaderBase):
         self._first_pos = self._pos  # where the messages after the schema start (a region)
 
     _source_grows = property(lambda self: self._file is not None)
+
+    def _find_ends(self, source, description) -> None:
+        """``_end`` and ``_committed`` of the IPC file in the region, its tail read by
+        ``pread``, never through the mapping: another process may cut an unfinished append,
+        and a mapped page past the cut is SIGBUS.  A cut while this reads maps the file
+        again, as ``FileReader``'s open does."""
+        for attempt in range(_REOPEN_TRIES):
+            read = tail_reader(self._region)
+            try:
+                self._end = footer_start_at(self._region.size, read)
+                self._committed = committed_at_open(self._region.size, read)
+                return
+            except FileChanged:
+                if attempt == _REOPEN_TRIES - 1 or not isinstance(source, (str, os.PathLike)):
+                    raise
+            finally:
+                read.close()
+            self._region = region_of(source, description)
+            self._region_size = self._region.size
 
     def _source_bytes(self) -> Optional[int]:
         """A stream read from a file object: the bytes read so far (its budget grows with
@@ -695,6 +710,12 @@ class StreamReader(SequentialBatches, ReaderBase):
         while self._end is None or pos < self._end:
             try:
                 msg = read_message_at(region, pos, index)
+                if msg is None and self._in_file:  # an appended file: its next generation
+                    resume = resume_after_eos(region, pos, unfinished=self._unfinished,
+                                              salvage=self._salvage, committed=self._committed)
+                    if resume is not None:
+                        pos = resume
+                        continue
             except ArrowInvalid:
                 if self._recover:
                     break

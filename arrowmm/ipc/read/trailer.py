@@ -47,7 +47,7 @@ from ..core.files import MAGIC
 
 __all__ = ["TRAILER_SIZE", "MARKER_SIZE", "MARKER_TAG", "IN_PROGRESS", "COMMITTED",
            "STATE_OFFSET", "append_marker", "footer_checksum", "trailer_problem",
-           "append_in_progress", "committed_end", "committed_or_none", "committed_at_open", "LATER",
+           "append_in_progress", "committed_end", "committed_or_none", "committed_at_open", "footer_start_at", "LATER",
            "schema_message",
            "next_generation", "generation_after", "resume_after_eos", "trailer_after",
            "MAX_FOOTER_SCAN", "aligned", "copy_bytes", "Damage"]
@@ -285,6 +285,14 @@ def committed_at_open(size: int, read: TailRead) -> Optional[int]:
     if trailer_problem(read, size, parse=False) is None:
         return LATER
     return committed_or_none(size, read)
+
+
+def footer_start_at(size: int, read: TailRead) -> Optional[int]:
+    """Where the last footer of the file whose first ``size`` bytes ``read`` reads starts, when
+    its tail is a trailer (else None: a file cut short, or an append unfinished)."""
+    if trailer_problem(read, size, parse=False) is not None:
+        return None
+    return size - TRAILER_SIZE - _I32.unpack_from(read(size - TRAILER_SIZE, 4), 0)[0]
 
 
 def next_generation(region, eos_end: int, read: Optional[TailRead] = None, *,
