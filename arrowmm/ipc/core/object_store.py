@@ -288,7 +288,7 @@ class RemoteTarget:
     file (``file``) opened with ``autocommit=False``, or, on a filesystem that publishes at
     open, under a temporary name (``tmp``) moved over the target on commit."""
 
-    __slots__ = ("path", "file", "tmp", "_fs", "_key", "_done")
+    __slots__ = ("path", "file", "tmp", "_fs", "_key", "_done", "_pid")
 
     def __init__(self, filesystem, key: str, file, tmp: Optional[str] = None):
         self.path = display_url(filesystem, key)
@@ -297,6 +297,7 @@ class RemoteTarget:
         self._fs = filesystem
         self._key = key
         self._done = False
+        self._pid = os.getpid()
 
     @property
     def done(self) -> bool:
@@ -333,6 +334,12 @@ class RemoteTarget:
         if self._done:
             return
         self._done = True
+        if os.getpid() != self._pid:  # (a forked child's copy, finalized as it exits: the
+            try:                      # upload is the parent's, still being written)
+                self.file.closed = True  # (and its buffer is not sent from here)
+            except AttributeError:
+                pass
+            return
         self._discard()
 
     def _discard(self) -> None:
