@@ -3,7 +3,8 @@
 A defect review 13 proved: the child's interpreter finalizes its copy of the writer, which
 aborted it: for ``append_file`` that cut the parent's append under it (the parent's
 ``close()`` then reported success over a footer naming zeroed batches); for ``new_file`` it
-removed the parent's temporary (the parent's ``close()`` failed with FileNotFoundError).
+removed the parent's temporary (the parent's ``close()`` failed with FileNotFoundError),
+on a local disk or on an fsspec store written through a temporary.
 """
 import json
 import os
@@ -17,10 +18,17 @@ _FORKED_CHILD = textwrap.dedent("""
     import json, os, sys, numpy as np, arrowmm
     path, kind = sys.argv[1], sys.argv[2]
     schema = arrowmm.schema([("t", arrowmm.int64())])
+    store = None
     if kind == "append":
         with arrowmm.new_file(path, schema) as w:
             w.write({"t": np.arange(3)})
         writer = arrowmm.append_file(path)
+    elif kind == "store":  # (an fsspec store written through a temporary beside the target)
+        from fsspec.implementations.dirfs import DirFileSystem
+        from fsspec.implementations.local import LocalFileSystem
+        store = DirFileSystem(path=os.path.dirname(path), fs=LocalFileSystem())
+        path = os.path.basename(path)
+        writer = arrowmm.new_file(path, schema, filesystem=store)
     else:
         writer = arrowmm.new_file(path, schema)
     writer.write({"t": np.arange(3, 6)})
@@ -30,13 +38,13 @@ _FORKED_CHILD = textwrap.dedent("""
     os.waitpid(pid, 0)
     writer.write({"t": np.arange(6, 9)})
     writer.close()
-    with arrowmm.open_file(path) as r:
+    with arrowmm.open_file(path, filesystem=store) as r:
         print(json.dumps(r.read_all().column("t").to_pylist()))
 """)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
-@pytest.mark.parametrize("kind", ["append", "new_file"])
+@pytest.mark.parametrize("kind", ["append", "new_file", "store"])
 def test_a_forked_child_that_exits_leaves_the_parents_writer_be(tmp_path, kind):
     path = str(tmp_path / "out.arrow")
     done = subprocess.run([sys.executable, "-c", _FORKED_CHILD, path, kind],

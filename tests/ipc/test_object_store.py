@@ -607,37 +607,3 @@ def test_an_hdfs_url_without_libhdfs_names_webhdfs(tmp_path, monkeypatch):
             call("hdfs://127.0.0.1:1/data/x.arrow")
         assert "hdfs://127.0.0.1:1/data/x.arrow" in str(info.value)
         assert "libhdfs" in str(info.value)
-
-
-
-_FORKED_STORE_CHILD = """
-import json, os, sys, numpy as np, arrowmm
-from fsspec.implementations.dirfs import DirFileSystem
-from fsspec.implementations.local import LocalFileSystem
-store = DirFileSystem(path=sys.argv[1], fs=LocalFileSystem())  # (a store written by temporary)
-writer = arrowmm.new_file("out.arrow", arrowmm.schema([("t", arrowmm.int64())]),
-                          filesystem=store)
-writer.write({"t": np.arange(3)})
-pid = os.fork()
-if pid == 0:
-    sys.exit(0)  # (its interpreter finalizes its copy of the writer)
-os.waitpid(pid, 0)
-writer.write({"t": np.arange(3, 6)})
-writer.close()
-with arrowmm.open_file("out.arrow", filesystem=store) as r:
-    print(json.dumps(r.read_all().column("t").to_pylist()))
-"""
-
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
-def test_a_forked_child_that_exits_leaves_the_parents_store_write_be(tmp_path):
-    # the child's copy of the writer was aborted as it exited, which removed the parent's
-    # temporary on the store: the parent's close then failed and its write was lost
-    import json
-    import subprocess
-    import sys
-    done = subprocess.run([sys.executable, "-c", _FORKED_STORE_CHILD, str(tmp_path)],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert json.loads(done.stdout.splitlines()[-1]) == list(range(6))
-    assert os.listdir(tmp_path) == ["out.arrow"]
