@@ -12,7 +12,9 @@ is not installed (pyspark, Java).  ``-`` as PATH reads standard input.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import mmap
 import os
 import shutil
 import subprocess
@@ -27,6 +29,7 @@ from . import files
 from .progress import bar
 from .. import __version__
 from ..errors import ArrowError, ArrowInvalid
+from ..ipc.core.files import named
 from ..ipc.core.statistics import statistics_mismatch
 
 __all__ = ["main", "EXIT_OK", "EXIT_INVALID", "EXIT_USAGE", "EXIT_MISSING"]
@@ -293,25 +296,78 @@ def repair(src: str, dst: str, validate: bool = True, as_json: bool = False,
            unfinished: bool = False) -> int:
     """Salvage ``src`` into a valid IPC file ``dst``; 0 if anything (even just the schema) was
     kept, 1 (and why, on stderr) if not even the schema could be read.  ``unfinished``: also
-    keep the complete batches of an interrupted append (by default, the committed content)."""
+    keep the complete batches of an interrupted append (by default, the committed content).
+    ``-`` is standard input (spooled to an unlinked temporary file: salvage reads it out of
+    order) or standard output (the repaired file is written to a temporary folder, then copied
+    out; the report goes to stderr so it never mixes with the file's bytes)."""
     import arrowmm
+    report_to = sys.stderr if dst == "-" else sys.stdout
     try:
-        size = os.path.getsize(src) if os.path.isfile(src) else None
-        with bar(size, unit="B", desc="repair") as progress:
-            report = arrowmm.repair(src, dst, validate=validate, unfinished=unfinished,
-                                    progress=lambda done: progress.update(done - progress.n))
+        with _repair_source(src) as source, tempfile.TemporaryDirectory(
+                prefix="arrowmm-repair-") as folder:
+            target = os.path.join(folder, "repaired.arrow") if dst == "-" else dst
+            size = os.path.getsize(src) if src != "-" and os.path.isfile(src) else None
+            with bar(size, unit="B", desc="repair") as progress:
+                report = arrowmm.repair(source, target, validate=validate,
+                                        unfinished=unfinished,
+                                        progress=lambda done: progress.update(done - progress.n))
+            if dst == "-":
+                _copy_to_stdout(target)
     except (arrowmm.ArrowError, OSError) as exc:
-        print(f"{src}: cannot repair: {_problem(exc)}", file=sys.stderr)
+        problem = _problem(exc)
+        names = ("mmap: ", "bytes: ") if src == "-" else (f"{src}: ",)  # (stdin's stand-ins)
+        for prefix in names + ("cannot repair, ",):  # (said once, before the reason)
+            if problem.startswith(prefix):
+                problem = problem[len(prefix):]
+        print(f"{src}: cannot repair: {problem}", file=sys.stderr)
         return EXIT_INVALID
+    report.src = "<stdin>" if src == "-" else report.src
+    report.dst = "<stdout>" if dst == "-" else report.dst
     if as_json:
         print(json.dumps({"src": report.src, "dst": report.dst, "format": report.source_format,
                           "complete": report.complete, "batches": report.batches,
                           "rows": report.rows, "dictionary_batches": report.dictionary_batches,
                           "dropped_bytes": report.dropped_bytes, "reason": report.reason},
-                         indent=2))
+                         indent=2), file=report_to)
         return 0
-    print(report)
+    print(report, file=report_to)
     return 0
+
+
+@contextlib.contextmanager
+def _repair_source(src: str):
+    """What ``arrowmm.repair`` reads for the command-line SRC: the path, or standard input
+    spooled to an unlinked temporary file and mapped (the salvage walks it out of order)."""
+    if src != "-":
+        yield src
+        return
+    stdin = files.source(src)
+    with tempfile.TemporaryFile(prefix="arrowmm-repair-") as spool:
+        shutil.copyfileobj(stdin, spool, 1 << 20)
+        spool.flush()
+        if spool.tell() == 0:
+            yield b""
+            return
+        mapped = mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            yield mapped
+        finally:
+            try:
+                mapped.close()
+            except BufferError:  # (an error's traceback still views it: unmapped when freed)
+                pass
+
+
+def _copy_to_stdout(path: str) -> None:
+    """The repaired file's bytes to standard output; a failure (a full disk behind '>', a
+    closed pipe) names the standard output."""
+    sys.stdout.flush()
+    try:
+        with open(path, "rb") as f:
+            shutil.copyfileobj(f, sys.stdout.buffer, 1 << 20)
+        sys.stdout.buffer.flush()
+    except OSError as exc:
+        raise named(exc, "<stdout>")
 
 
 def shm_ls(as_json: bool = False) -> int:
@@ -410,8 +466,9 @@ def main(argv=None) -> int:
                                        "interrupted append left: exit code 0 if anything was "
                                        "salvaged, 1 if not",
                         "arrowmm repair crashed.arrow crashed.arrow")
-    p_repair.add_argument("src", help="damaged IPC file or stream")
-    p_repair.add_argument("dst", help="repaired IPC file (may be SRC: replaced atomically)")
+    p_repair.add_argument("src", help="damaged IPC file or stream ('-' for standard input)")
+    p_repair.add_argument("dst", help="repaired IPC file (may be SRC: replaced atomically; "
+                                      "'-' for standard output)")
     p_repair.add_argument("--no-validate", action="store_true",
                           help="keep batches without checking their structure")
     p_repair.add_argument("--unfinished", action="store_true",
