@@ -10,7 +10,8 @@ import numpy as np
 
 from .. import types as t
 from .._core._bitmap import pack_bitmap
-from .._core._offsets import check_dictionary_indices, check_list_view, check_run_ends
+from .._core._offsets import (check_binary_views, check_dictionary_indices, check_list_view,
+                              check_run_ends)
 from .._core._region import BufferView
 from .extension import ExtensionArray
 from .provenance import copied_view
@@ -124,7 +125,10 @@ def _fits(values: np.ndarray, dtype, what: str) -> np.ndarray:
 def _binary_view_concat(arrays, dtype, length, validity, nulls):
     """Views copied; long views' data buffer indices shifted past earlier arrays' buffers."""
     views, data = [], []
-    for a in arrays:
+    for i, a in enumerate(arrays):
+        if not a._fully_valid:  # an index past its own buffers would name the next input's
+            check_binary_views(a._views(), len(a), a.validity if a.null_count else None,
+                               a.offset, list(a._buffers[2:]), False, f"concat_arrays input {i}")
         if len(a):
             v = np.frombuffer(a._views(), dtype="<i4").reshape(len(a), 4).copy()
             v[v[:, 0] > 12, 2] += len(data)
@@ -158,6 +162,9 @@ def _list_view_concat(arrays, dtype, length, validity, nulls):
 def _union_concat(arrays, dtype, length, validity, nulls):
     """Type ids appended; sparse children appended slot by slot, dense ones whole with their
     offsets shifted by the earlier arrays' child lengths."""
+    for i, a in enumerate(arrays):
+        if not a._fully_valid:  # a dense offset past its own child would read the next input's
+            a._check_full(f"concat_arrays input {i}")
     ids = np.concatenate([a.type_codes() for a in arrays])
     n_kids = len(dtype.fields)
     if dtype.mode == "sparse":
