@@ -49,6 +49,7 @@ from ..arrays.array import Array, make_array
 from ..arrays.extension import storage_of, wrap
 from ..arrays.batch import RecordBatch
 from ..arrays.concat import concat_arrays
+from ..compute.selection import take_array
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ._cast import (exact_integers, first_outside, format_numbers, parse_texts, text_views,
                     views_text)
@@ -174,9 +175,13 @@ def _binaries(array: Array, want, path: str) -> Array:
 
 
 def _decoded(array: Array) -> Array:
-    """A dictionary array's values, one per row (nulls where the index is null)."""
+    """A dictionary array's values, one per row (nulls where the index is null): a take of
+    the dictionary by the indices, which keeps every stored value (Python values would not:
+    ``datetime.time`` drops nanoseconds, ``datetime`` ends at year 9999)."""
     values = array.dictionary
-    return convert(array.to_pylist(), values.type)
+    if not len(values):  # (every index is null: a valid array has nothing to point at)
+        return _nulls(len(array), values.type)
+    return take_array(values, array.indices)
 
 
 def _entry_key(value):
@@ -195,27 +200,30 @@ def _encoded(array: Array, want: t.DictionaryType, path: str, existing: Optional
     else:
         dictionary = cast_column(array, want.value_type, path)
         idx = np.arange(len(array), dtype=np.int64)
-    known = existing.to_pylist() if existing is not None else []
+    # (keys from the stored integers of temporal values: datetime.time and timedelta drop
+    # nanoseconds; the new entries are taken from ``dictionary`` as stored)
+    known = existing.to_pylist(temporal="int") if existing is not None else []
     where = {}
     for k, v in enumerate(known):
         where.setdefault(_entry_key(v), k)
-    new = []
+    firsts = []
     remap = np.empty(len(dictionary), dtype=np.int64)
     from_values = not isinstance(array.type, t.DictionaryType)
-    for k, v in enumerate(dictionary.to_pylist()):
+    for k, v in enumerate(dictionary.to_pylist(temporal="int")):
         if v is None and from_values:  # (a null row: its index is masked, as pyarrow's)
             remap[k] = 0
             continue
         key = _entry_key(v)
         j = where.get(key)
         if j is None:
-            j = where[key] = len(known) + len(new)
-            new.append(v)
+            j = where[key] = len(known) + len(firsts)
+            firsts.append(k)
         remap[k] = j
+    new = take_array(dictionary, np.array(firsts, dtype=np.int64))
     if existing is None:
-        values = convert(new, want.value_type)
-    elif new:
-        values = concat_arrays([existing, convert(new, want.value_type)])
+        values = new
+    elif firsts:
+        values = concat_arrays([existing, new])
     else:
         values = existing  # the very dictionary written: nothing to send again
     limit = int(np.iinfo(want.index_type.numpy_dtype).max)
