@@ -43,8 +43,19 @@ def fixed_offset(tz: str):
     return (int(m.group(2)) * 3600 + int(m.group(3)) * 60) * (-1 if m.group(1) == "-" else 1)
 
 
+#: Files ``zoneinfo`` opens that pyarrow's tz database leaves out: the leap-second zones
+#: (``zoneinfo`` ignores their leap seconds, so their wall clocks would be wrong), their
+#: ``posix/`` copies, and two files that name no place.
+_NOT_IN_TZDB_PREFIXES = ("right/", "posix/")
+_NOT_IN_TZDB_NAMES = frozenset({"posixrules", "Factory"})
+
+
 @lru_cache(maxsize=64)
 def _zone(tz: str) -> zoneinfo.ZoneInfo:
+    """The zone named ``tz``; ArrowInvalid (pyarrow's words) where pyarrow cannot locate it."""
+    if tz.startswith(_NOT_IN_TZDB_PREFIXES) or tz in _NOT_IN_TZDB_NAMES:
+        raise ArrowInvalid(f"Cannot locate or parse timezone '{tz}': {tz} not found in "
+                           f"timezone database")
     try:
         return zoneinfo.ZoneInfo(tz)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
