@@ -632,6 +632,25 @@ def _days(array: Array, values: np.ndarray, want, safe: bool) -> np.ndarray:
     return days * _MS_PER_DAY if want.unit == "ms" else days
 
 
+def _check_domain(array: Array, values: np.ndarray, want) -> None:
+    """Integers (``values``, nulls zeroed) relabelled as ``want``: a time outside the day or a
+    date64 that is not whole days raises, safe or not.  pyarrow relabels them unchecked, into
+    an array its own full validation calls invalid."""
+    if isinstance(want, t.TimeType):
+        limit = _SCALE[want.unit] * _DAY_S
+        k = _first_outside(values, _valid(array), 0, limit - 1)
+        why = f"outside {want}'s [0, {limit})"
+    elif isinstance(want, t.DateType) and want.unit == "ms":
+        partial = np.flatnonzero(values % _MS_PER_DAY)  # (null slots hold 0: whole)
+        k = int(partial[0]) if partial.size else -1
+        why = f"not a whole number of days ({_MS_PER_DAY} ms)"
+    else:
+        return
+    if k >= 0:
+        raise ArrowInvalid(f"Casting from {array.type} to {want} would give an invalid {want}: "
+                           f"slot {k} holds {int(values[k])}, {why}")
+
+
 def _cast_temporal(array: Array, want, safe: bool) -> Array:
     got = array.type
     values = _zeroed(array, np.asarray(array.values()).astype(np.int64))
@@ -639,6 +658,8 @@ def _cast_temporal(array: Array, want, safe: bool) -> Array:
     for a, b in ((got, want), (want, got)):  # (same-width signed integers: the storage)
         if isinstance(a, t.IntType) and a.signed and a.byte_width == b.byte_width and \
                 isinstance(b, (t.TimestampType, t.DurationType, t.DateType, t.TimeType)):
+            if b is want:
+                _check_domain(array, values, want)
             return _reinterpreted(array, want)
     same = type(got) is type(want)
     if same and isinstance(got, (t.TimestampType, t.DurationType, t.TimeType)):

@@ -45,14 +45,14 @@ def check(values, target, safe=True, *, sliced=False):
         with pytest.raises(arrowmm.ArrowInvalid) as got:
             src.cast(mm_target, safe=safe)
         return str(exc), str(got.value)
-    got = src.cast(mm_target, safe=safe)
-    exported = pa.array(got)  # (the C data interface: offsets, validity, buffers)
     try:
         want.validate(full=True)
-    except pa.ArrowInvalid:  # (pyarrow's cast of invalid values: date64 of part days, ...)
-        got.validate()
-        assert str(got.type) == str(want.type) and exported.equals(want)
+    except pa.ArrowInvalid:  # (pyarrow relabels integers as times past the day and date64s of
+        with pytest.raises(arrowmm.ArrowInvalid, match="would give an invalid"):  # part days
+            src.cast(mm_target, safe=safe)  # unchecked; arrowmm refuses: review 15: 3)
         return None
+    got = src.cast(mm_target, safe=safe)
+    exported = pa.array(got)  # (the C data interface: offsets, validity, buffers)
     got.validate(full=True)
     _same_values(got, want)
     exported.validate(full=True)
