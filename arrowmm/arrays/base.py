@@ -393,14 +393,30 @@ class Array:
         v = bufs[0]
         if v is None:
             return nulls <= 0
-        return v.size >= (start + n + 7) // 8 and (
-            nulls < 0 or n - count_set_bits(v, start, n) == nulls)
+        if v.size < (start + n + 7) // 8:
+            return False
+        if nulls >= 0:
+            return n - count_set_bits(v, start, n) == nulls
+        claim = self._unchecked_claim  # (a slice answers for the count it was cut from)
+        if not isinstance(claim, Array) or claim._unchecked_claim is None:
+            return True
+        if not claim._passes_flat(0):
+            return False
+        claim._unchecked_claim = None
+        return True
 
     def _check_null_count(self, path: str) -> None:
         """The recorded null count against the validity bitmap (pyarrow's full validation
         does the same): a flipped bit would make a value read as null, or a null as a value,
-        while ``null_count`` says otherwise.  A count of 0 beside a bitmap is a claim too."""
-        if isinstance(self.type, _NO_VALIDITY) or self._null_count < 0:
+        while ``null_count`` says otherwise.  A count of 0 beside a bitmap is a claim too; a
+        slice, which counts its own nulls, answers for the count of the array it was cut from."""
+        if isinstance(self.type, _NO_VALIDITY):
+            return
+        if self._null_count < 0:
+            claim = self._unchecked_claim
+            if isinstance(claim, Array) and claim._unchecked_claim is not None:
+                claim._check_null_count(f"{path} (the array it was sliced from)")
+                claim._unchecked_claim = None
             return
         v = self.validity
         if v is None:
