@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import types as t
 from ..compute.expression import Expression, field, filter_value
-from ..compute.temporal import stored_units
+from ..compute.temporal import TEMPORAL, stored_units
 from ..errors import ArrowInvalid
 
 __all__ = ["Term", "RowFilter", "row_filter", "dnf_expression", "expression_dnf",
@@ -199,7 +199,8 @@ def partition_verdict(group: Sequence[Term], values: dict) -> bool:
 # -- integers in a column's stored unit ---------------------------------------------------------
 def _temporal_target(dtype: t.DataType, value, term: Term) -> Tuple[int, int]:
     """``value`` as an exact fraction ``(numerator, denominator)`` of the column's stored unit
-    (dates and timestamps), or ArrowInvalid when it is not a value of that kind."""
+    (dates, times, timestamps and durations), or ArrowInvalid when it is not a value of that
+    kind."""
     q = stored_units(dtype, value, f"filter {term!r}")
     return q.numerator, q.denominator
 
@@ -259,7 +260,9 @@ def row_mask(array, term: Term) -> np.ndarray:
 
 
 def _fast_mask(array, dtype, term: Term) -> Optional[np.ndarray]:
-    """The mask by numpy for numbers, dates and timestamps (nulls not yet applied), or None."""
+    """The mask by numpy for numbers and temporal values (nulls not yet applied), or None.
+    Temporal values are judged by their stored integers: ``to_pylist``'s ``datetime.time``
+    and ``timedelta`` hold only microseconds."""
     op = term.op
     values = [x for x in term.value if x is not None] if op in _SETS else [term.value]
     if op not in _SETS and term.value is None:
@@ -287,7 +290,7 @@ def _fast_mask(array, dtype, term: Term) -> Optional[np.ndarray]:
                 return _int_mask(x, op, num, den)
             return _int_mask(x, op, int(v), 1)
         return _compare(x, op, float(term.value))
-    if isinstance(dtype, (t.TimestampType, t.DateType)):
+    if isinstance(dtype, TEMPORAL):
         x = _stored_ints(array)
         if op in _SETS:
             exact = set()
