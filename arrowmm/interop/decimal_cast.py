@@ -148,15 +148,18 @@ def _parsed(text: str, want, safe: bool) -> int:
     if m is None or not (m.group(2) or m.group(3)):
         raise ArrowInvalid(f"The string '{text}' is not a valid {_kind(want)} number")
     sign, whole, fraction, exponent = m.groups()
+    signed = 0
     if exponent is not None:  # (pyarrow reads an int32 there; no int() of thousands of digits)
         magnitude = exponent.lstrip("+-").lstrip("0")
         signed = int(("-" if exponent[0] == "-" else "") + (magnitude or "0")) \
             if len(magnitude) <= 10 else 2**31
         if not -2**31 <= signed < 2**31:
             raise ArrowInvalid(f"The string '{text}' is not a valid {_kind(want)} number")
+        if signed == -2**31:  # (pyarrow refuses it, zero too: it cannot negate it)
+            raise ArrowInvalid(f"The string '{text}' cannot be represented as {_kind(want)}")
     fraction = fraction or ""
     digits = (whole + fraction).lstrip("0")
-    shift = int(exponent or 0) - len(fraction) + want.scale
+    shift = signed - len(fraction) + want.scale
     if not digits:
         return 0
     if len(digits) > _MOST_DIGITS or len(digits) + shift > _MOST_DIGITS:  # (bounded work: no
