@@ -30,7 +30,7 @@ from .decode_ahead import decoded_in_order
 from .gather import gather_bases, gathered_column
 
 __all__ = ["batches_to_pandas", "array_to_pandas", "column_positions", "array_to_series",
-           "ConversionOptions", "conversion_options"]
+           "ConversionOptions", "conversion_options", "raise_damage_named"]
 
 _FIXED_OFFSET = re.compile(r"^([+-])(\d\d):(\d\d)$")
 
@@ -436,6 +436,20 @@ def _pandas_metadata(schema: t.Schema) -> Optional[dict]:
     return meta if isinstance(meta, dict) else None
 
 
+def raise_damage_named(cause: ArrowInvalid, batches, columns, first: int = 0) -> None:
+    """Raise the error of the first of ``columns`` in ``batches`` (numbered from ``first``)
+    whose full validation fails, naming its batch and column as the exports name them; return
+    if none fails.  For a conversion that raised ``cause`` meeting damage in a column's values:
+    the array's own message names no column, and over gathered batches a row of all of them."""
+    for i, batch in enumerate(batches, first):
+        for k in columns:
+            where = f"batch {i}, column {k} ({batch.schema.field(k).name!r})"
+            try:
+                batch.column(k).validate(True, where)
+            except ArrowInvalid as named:
+                raise named from cause
+
+
 def column_positions(schema: t.Schema, columns, what: str = "to_pandas(columns=...)",
                      refuse: type = TypeError) -> List[int]:
     """Positions of ``columns`` (names or indices) in ``schema``, for ``to_pandas(columns=)``
@@ -519,9 +533,13 @@ def batches_to_pandas(schema: t.Schema, batches, *, ignore_metadata: bool = Fals
             chunks = [empty_array(f.type)]
         categorical = f.name in wanted or (strings_to_categorical and
                                            isinstance(f.type, (t.BinaryType, t.BinaryViewType)))
-        columns.append(array_to_pandas(chunks, f, deduplicate_objects=deduplicate_objects,
-                                       categorical=categorical, types_mapper=types_mapper,
-                                       stored_dtype=stored.get(f.name), options=options))
+        try:
+            columns.append(array_to_pandas(chunks, f, deduplicate_objects=deduplicate_objects,
+                                           categorical=categorical, types_mapper=types_mapper,
+                                           stored_dtype=stored.get(f.name), options=options))
+        except ArrowInvalid as exc:
+            raise_damage_named(exc, batches, [k])
+            raise
     labels = pd.Index(list(schema.names), dtype=object)
     index = pd.RangeIndex(num_rows)
     if meta is not None:  # (columns and labels become what the metadata describes)

@@ -16,7 +16,7 @@ from .chunked import ChunkedArray, aligned_pieces
 from .column_input import as_chunked, as_field, chunk_bounds, column_index, split_like
 from .empty import empty_array
 from ..errors import ArrowInvalid
-from .pandas_compat import PandasConvertible, column_positions
+from .pandas_compat import PandasConvertible, column_positions, raise_damage_named
 
 __all__ = ["Table", "select_batch", "slice_batches", "table_of_columns"]
 
@@ -385,14 +385,24 @@ class Table(PandasConvertible):
     # -- conversions -----------------------------------------------------------------------
     def to_pydict(self, *, temporal: str = "python") -> dict:
         """``{column name: list of values}`` over all batches (see ``Array.to_pylist``)."""
-        return {f.name: self.column(k).to_pylist(temporal=temporal)
-                for k, f in enumerate(self.schema)}
+        out = {}
+        for k, f in enumerate(self.schema):
+            try:
+                out[f.name] = self.column(k).to_pylist(temporal=temporal)
+            except ArrowInvalid as exc:
+                raise_damage_named(exc, self._batches, [k])
+                raise
+        return out
 
     def to_pylist(self, *, temporal: str = "python") -> list:
         """One ``{column name: value}`` dict per row, over all batches."""
         out = []
-        for b in self._batches:
-            out.extend(b.to_pylist(temporal=temporal))
+        for i, b in enumerate(self._batches):
+            try:
+                out.extend(b.to_pylist(temporal=temporal))
+            except ArrowInvalid as exc:
+                raise_damage_named(exc, [b], range(b.num_columns), i)
+                raise
         return out
 
     def _pandas_batches(self):
