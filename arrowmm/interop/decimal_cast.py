@@ -15,12 +15,13 @@ Decimals are worked on as their unscaled Python integers, exactly:
   in the last bit, and arrowmm gives the nearest float);
 * decimal to string writes Python's ``str`` of the decimal (``1.23``, ``1E-7``, ``1.2E+3``:
   the same rule pyarrow uses);
-* text to decimal reads pyarrow's grammar (a sign, digits with a point, an exponent), then
-  rescales as above; a text too long for the type's width even unsafe is an error (pyarrow
+* text to decimal reads pyarrow's grammar (a sign, digits with a point, an exponent read as
+  pyarrow's int32, whose -2**31 it refuses), then rescales as above; a text too long for the type's width even unsafe is an error (pyarrow
   returns a wrapped value);
-* float to decimal rounds the float's exact binary value half to even at the scale, as
-  pyarrow does into 64, 128 and 256 bits (into a decimal32 pyarrow works in float32 and can
-  be a unit off: arrowmm is exact there too); unsafe, what does not fit is 0, as pyarrow.
+* float to decimal rounds the float's exact binary value half to even at the scale (pyarrow
+  26 can be a unit off: -351617131.2784098 as decimal64(18, 9) ends in 780 where the exact
+  value gives 779, and into a decimal32 it works in float32); unsafe, what does not fit is
+  0, as pyarrow.
 """
 from __future__ import annotations
 
