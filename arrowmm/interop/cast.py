@@ -187,8 +187,14 @@ def _decoded(array: Array) -> Array:
 def _entry_key(value):
     """A dictionary entry's identity, as Arrow's hash table sees it: floats by their bits
     (``-0.0`` is not ``0.0``, and every NaN is one entry, where Python's ``==`` says
-    ``-0.0 == 0.0`` and ``nan != nan``)."""
-    return ("float", value.hex()) if isinstance(value, float) else value
+    ``-0.0 == 0.0`` and ``nan != nan``), lists and structs by their items (hashable)."""
+    if isinstance(value, float):
+        return ("float", value.hex())
+    if isinstance(value, (list, tuple)):
+        return ("list", tuple(_entry_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("struct", tuple((k, _entry_key(v)) for k, v in value.items()))
+    return value
 
 
 def _encoded(array: Array, want: t.DictionaryType, path: str, existing: Optional[Array]) -> Array:

@@ -106,3 +106,17 @@ def test_dictionary_of_temporal_values_past_datetime_casts_as_pyarrow(values, ta
         assert _ints(got) == _ints(want)
     else:
         assert got.to_pylist() == want.to_pylist()
+
+
+def test_writer_cast_true_encodes_lists_and_structs_into_a_dictionary(tmp_path):
+    # (their Python values are lists and dicts: keyed as they were, the write raised TypeError)
+    columns = {"l": pa.array([[1.0], [-0.0], None, [1.0], [0.0]], pa.list_(pa.float64())),
+               "s": pa.array([{"a": 1}, {"a": 2}, {"a": 1}, None, {"a": 2}],
+                             pa.struct([("a", pa.int8())]))}
+    written = _written(tmp_path, columns, {k: pa.dictionary(pa.int32(), v.type)
+                                           for k, v in columns.items()})
+    lists, structs = written["l"].chunk(0), written["s"].chunk(0)
+    assert [str(v) for v in lists.dictionary.to_pylist()] == ["[1.0]", "[-0.0]", "[0.0]"]
+    assert lists.indices.to_pylist() == [0, 1, None, 0, 2]
+    assert structs.dictionary.to_pylist() == [{"a": 1}, {"a": 2}]
+    assert structs.indices.to_pylist() == [0, 1, 0, None, 1]
