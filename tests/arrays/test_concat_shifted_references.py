@@ -65,7 +65,8 @@ def test_dense_union_offset_past_its_child_is_refused_by_copies(codec, how):
     and the result passed arrowmm's export check and pyarrow's full validation."""
     batch = _column(_dense_union_offset_past_child(), codec, "offset larger than child length")
     assert batch.column(0).take([3, 699, 701]).to_pylist() == [3, 699, 701]  # rows around it
-    with pytest.raises(arrowmm.ArrowInvalid, match=rf"concat_arrays input \d.*offset\[\d+\]={N + 5} >= length {N}"):
+    with pytest.raises(arrowmm.ArrowInvalid,
+                       match=rf"concat_arrays input \d.*offset\[\d+\]={N + 5} >= length {N}"):
         _selected(batch, how)()
 
 
@@ -86,7 +87,8 @@ def _view_buffer_index_past_buffers() -> pa.Array:
     views[:, 1] = np.frombuffer(b"abcd", "<i4")[0]
     views[:, 3] = np.arange(N, dtype="<i4") * 16
     views[BAD_ROW, 2] = 1
-    return pa.Array.from_buffers(pa.string_view(), N, [None, pa.py_buffer(views), pa.py_buffer(data)])
+    return pa.Array.from_buffers(pa.string_view(), N,
+                                 [None, pa.py_buffer(views), pa.py_buffer(data)])
 
 
 @pytest.mark.parametrize("codec", [None, "lz4"])
@@ -95,6 +97,7 @@ def test_string_view_buffer_index_past_its_buffers_is_refused_by_copies(codec, h
     """Before: ['abcdefghijklmnop'] (index 1 named the next input's buffer 0), valid."""
     batch = _column(_view_buffer_index_past_buffers(), codec, "references buffer 1")
     assert batch.column(0).take([0, 999]).to_pylist() == ["abcdefghijklmnop"] * 2
-    with pytest.raises(arrowmm.ArrowInvalid, match=r"concat_arrays input \d.*buffer_index=1 out of range"):
+    with pytest.raises(arrowmm.ArrowInvalid,
+                       match=r"concat_arrays input \d.*buffer_index=1 out of range"):
         _selected(batch, how)()
 
