@@ -391,7 +391,9 @@ class Sink:
         self.fd = fd
         self.path = path
         self.position = 0
-        # (looked up once: a writer of many small batches flushes after each)
+        # (looked up once: a writer of many small batches writes and flushes each,
+        # ``_flatten.BatchEncoder.emit`` through these)
+        self._write_file = fileobj.write if fd is None else None
         self._flush_file = getattr(fileobj, "flush", None) if fd is None else None
 
     def write(self, parts) -> None:

@@ -13,6 +13,10 @@ nested one) makes the walk give up, and the caller takes ``encoder.flatten``.  R
 inside a known type (a bitmap sliced at a bit offset, offsets that do not start at zero, an
 empty array) go through ``encoder``'s helpers, which make the new memory; a range outside
 its buffer goes through ``BufferView.slice``, which raises the ArrowInvalid naming it.
+
+``write_batch`` is the writers' ``write``: the common batch (the writer's schema, no custom
+metadata) goes from its checks to its count in one call into C, the Python around ``encode``
+having cost more than it.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
@@ -24,14 +28,17 @@ from arrowmm._core._bits cimport load_offset
 from arrowmm._core._region cimport BufferView
 
 import sys
+from types import MemberDescriptorType
 
 from arrowmm import types as t
+from arrowmm.arrays.base import Array
+from arrowmm.arrays.batch import RecordBatch
 from arrowmm._core._bitmap import slice_bitmap
 from arrowmm._core._region import as_view
 from arrowmm.format import MetadataVersion
 from arrowmm.format.encode import batch_message_template
 
-__all__ = ["BatchEncoder", "EncodedMessage", "walk_columns", "FAST_TYPES", "WALK_KINDS"]
+__all__ = ["BatchEncoder", "EncodedMessage", "write_batch", "walk_columns", "FAST_TYPES", "WALK_KINDS"]
 
 cdef enum:
     _NULL = 1
@@ -93,6 +100,79 @@ cdef int _kind_of(object dtype, int64_t* width) except -1:
     _kind_types[slot] = dtype
     width[0] = w
     return code
+
+
+cdef extern from "structmember.h":
+    ctypedef struct PyMemberDef:
+        int type
+        Py_ssize_t offset
+    enum: T_OBJECT_EX
+
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
+    ctypedef struct PyTypeObject:
+        unsigned long tp_flags
+        unsigned int tp_version_tag
+    enum: Py_TPFLAGS_VALID_VERSION_TAG
+
+
+#: Where the ``Array`` slots the walk reads sit in an array object (from their member
+#: descriptors): read there, not by attribute lookups, which were most of a small batch's
+#: encoding (6 a column, ~25 ns each).  Only for array classes whose lookups of these names
+#: find these descriptors (``_reads_slots``): what ``getattr`` would return, without the search.
+cdef Py_ssize_t _AT_TYPE, _AT_LENGTH, _AT_OFFSET, _AT_NULLS, _AT_BUFFERS, _AT_VALID
+_SLOT_NAMES = ("type", "length", "offset", "_null_count", "_buffers", "_fully_valid")
+_ARRAY_SLOTS = tuple(Array.__dict__[name] for name in _SLOT_NAMES)
+
+
+cdef Py_ssize_t _slot_offset(descriptor) except -1:
+    if type(descriptor) is not MemberDescriptorType \
+            or (<PyMemberDescrObject*>descriptor).d_member.type != T_OBJECT_EX:
+        raise TypeError(f"Array.{descriptor.__name__} is not a slot")  # (Array was changed)
+    return (<PyMemberDescrObject*>descriptor).d_member.offset
+
+
+_AT_TYPE, _AT_LENGTH, _AT_OFFSET, _AT_NULLS, _AT_BUFFERS, _AT_VALID = map(_slot_offset,
+                                                                        _ARRAY_SLOTS)
+
+
+cdef inline object _slot(object array, Py_ssize_t at, str name):
+    """``getattr(array, name)`` for a slot at ``at`` of an array ``_reads_slots`` took."""
+    cdef PyObject* value = (<PyObject**>((<char*><PyObject*>array) + at))[0]
+    if value == NULL:  # (never set: the AttributeError getattr raises)
+        return getattr(array, name)
+    return <object>value
+
+
+#: The array classes seen lately whose slots are read directly, by address as ``_kind_type``
+#: (held in ``_slot_classes``), with the class's version tag when checked: CPython marks
+#: the tag invalid when the class or a base is changed, and gives it a new one when it is
+#: looked up next, so a slot shadowed since then is seen.
+cdef enum:
+    _CLASS_SLOTS = 64
+cdef PyObject* _slot_class[_CLASS_SLOTS]
+cdef unsigned int _slot_class_tag[_CLASS_SLOTS]
+cdef list _slot_classes = [None] * _CLASS_SLOTS
+
+
+cdef bint _reads_slots(object cls) except -1:
+    """Whether arrays of class ``cls`` find ``_ARRAY_SLOTS`` for ``_SLOT_NAMES``."""
+    cdef Py_ssize_t slot = (<size_t><PyObject*>cls >> 4) % _CLASS_SLOTS
+    cdef unsigned int tag = (<PyTypeObject*>cls).tp_version_tag
+    if (_slot_class[slot] == <PyObject*>cls and _slot_class_tag[slot] == tag and tag != 0
+            and (<PyTypeObject*>cls).tp_flags & Py_TPFLAGS_VALID_VERSION_TAG):
+        return True
+    for name, descriptor in zip(_SLOT_NAMES, _ARRAY_SLOTS):
+        if getattr(cls, name, None) is not descriptor:
+            return False
+    tag = (<PyTypeObject*>cls).tp_version_tag  # (given by the lookups, if it had none)
+    if tag == 0 or not (<PyTypeObject*>cls).tp_flags & Py_TPFLAGS_VALID_VERSION_TAG:
+        return True  # (checked now, not kept: CPython gives no more tags after 2**32 - 1)
+    _slot_class[slot] = <PyObject*>cls  # (as ``_kind_of`` writes its table)
+    _slot_class_tag[slot] = tag
+    _slot_classes[slot] = cls
+    return True
 
 
 cdef struct _Piece:
@@ -207,15 +287,21 @@ cdef int _walk(_Walk w, object array, int depth) except -1:
     child's) is not walked here, or it nests deeper than ``_MAX_DEPTH`` (``w`` is then to be
     dropped), else 0."""
     cdef int64_t width, offset, length, nulls, first = 0, last = 0
-    cdef int code = _kind_of(array.type, &width)
+    cdef bint slots = _reads_slots(type(array))
+    cdef int code = _kind_of(_slot(array, _AT_TYPE, "type") if slots else array.type, &width)
     if code == 0 or depth > _MAX_DEPTH:
         return 1
-    offset = array.offset
-    length = array.length
+    if slots:
+        offset = _slot(array, _AT_OFFSET, "offset")
+        length = _slot(array, _AT_LENGTH, "length")
+    else:
+        offset = array.offset
+        length = array.length
     if code == _NULL:
         return w.node(length, length)
-    bufs = array._buffers
-    nulls = array._null_count  # (the walked types' arrays keep Array.null_count's cache)
+    bufs = _slot(array, _AT_BUFFERS, "_buffers") if slots else array._buffers
+    # (the walked types' arrays keep Array.null_count's cache)
+    nulls = _slot(array, _AT_NULLS, "_null_count") if slots else array._null_count
     if nulls < 0:
         nulls = array.null_count
     w.node(length, nulls)
@@ -245,7 +331,10 @@ cdef int _walk_all(_Walk w, columns, bint validated) except -1:
     """Walk each of ``columns`` into ``w``: 1 if one is not walked here (or, ``validated``,
     has not passed full validation), else 0."""
     for array in columns:
-        if (validated and not array._fully_valid) or _walk(w, array, 0):
+        if validated and not (_slot(array, _AT_VALID, "_fully_valid")
+                              if _reads_slots(type(array)) else array._fully_valid):
+            return 1
+        if _walk(w, array, 0):
             return 1
     return 0
 
@@ -372,16 +461,15 @@ cdef class BatchEncoder:
             return None
         return _message([framed] if type(framed) is bytes else framed, sizes[0], sizes[1])
 
-    def emit(self, writer, batch):
+    cpdef bint emit(self, writer, batch) except -1:
         """Encode ``batch`` (a RecordBatch of the writer's schema, written without custom
         metadata, dictionaries or statistics: the caller's checks), hand its message to
         ``writer._sink`` (a ``files.Sink``), flush it and count it as ``_WriterBase``
         does (``num_record_batches``; a file's Block in ``_batch_blocks``): True; False when
         ``encode`` gives None (nothing written: the caller takes its checked path).
 
-        A small batch's ``write`` is this one call (a writer's Python calls around ``encode``
-        cost more than it).  An error of the sink leaves ``writer._failed`` set, as
-        ``_WriterBase._put`` does: what was written is incomplete."""
+        An error of the sink leaves ``writer._failed`` set, as ``_WriterBase._put`` does: what
+        was written is incomplete."""
         cdef list columns = batch._columns  # (the storage arrays, unless one is not decoded)
         for col in columns:
             if col is None:
@@ -396,15 +484,17 @@ cdef class BatchEncoder:
         try:
             if type(framed) is not bytes:  # (a message and the views of a big body)
                 sink.write(framed)
-            elif sink.fd is not None:
-                sink.write([framed])
-            else:  # (``Sink.write`` of one bytes, inline)
-                written = sink.file.write(framed)
-                if written is None or written == sizes[0] + sizes[1]:
-                    sink.position = start + sizes[0] + sizes[1]
-                else:
-                    sink.position = start + written
-                    sink.write([memoryview(framed)[written:]])
+            else:
+                write = sink._write_file
+                if write is None:  # (a file descriptor: ``Sink.write``'s writev)
+                    sink.write([framed])
+                else:  # (``Sink.write`` of one bytes to a file object, inline)
+                    written = write(framed)
+                    if written is None or written == sizes[0] + sizes[1]:
+                        sink.position = start + sizes[0] + sizes[1]
+                    else:
+                        sink.position = start + written
+                        sink.write([memoryview(framed)[written:]])
             flush = sink._flush_file
             if flush is not None:
                 flush()
@@ -499,3 +589,28 @@ cdef class BatchEncoder:
                 parts.append(_PADS[pad])
         sizes[0], sizes[1] = metadata_length, body
         return parts
+
+
+
+def write_batch(writer, batch, metadata=None, *, custom_metadata=None):
+    """Write one record batch (an arrowmm RecordBatch or anything ``record_batch`` takes).
+
+    ``metadata`` (or pyarrow's name, ``custom_metadata``): custom metadata
+    of this record batch message; by default the batch's own.  A batch
+    whose schema differs from the writer's, or whose fields sharing a
+    dictionary id carry different dictionaries, raises ``ArrowInvalid`` and
+    writes nothing.
+    """
+    # (``_WriterBase.write``, a method: a batch of the writer's schema, or of the one matched
+    # last, without custom metadata, to a writer without dictionaries, statistics or casting,
+    # goes from these checks to its count in C; any other to ``_write_checked``)
+    if (metadata is None and custom_metadata is None and type(batch) is RecordBatch
+            and not writer._closed and writer._failed is None and writer._plain
+            and not batch.metadata):
+        fast = writer._fast
+        schema = batch.schema
+        if fast is not None and (schema is writer.schema or schema is writer._matched):
+            if (<BatchEncoder?>fast).emit(writer, batch):
+                return
+            return writer._write_coerced(batch, None, False)  # (validated there, then encoded)
+    return writer._write_checked(batch, metadata, custom_metadata)

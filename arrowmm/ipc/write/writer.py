@@ -49,7 +49,7 @@ from ...arrays.batch import RecordBatch
 from ..core.files import MAGIC, Sink, footer_block_bytes, open_sink
 from ..core.object_store import local_file_url, local_filesystem, remote_target, resolve
 from ..core.byteorder import NATIVE
-from ._flatten import FAST_TYPES, BatchEncoder
+from ._flatten import FAST_TYPES, BatchEncoder, write_batch
 from .encoder import EncodedMessage, Encoder, FlatBatch, flatten, flatten_columns
 from ...errors import ArrowInvalid, ArrowNotImplementedError
 from ...format import MetadataVersion, encode_footer
@@ -284,9 +284,9 @@ class _WriterBase:
         elif metadata:  # a stream has no footer: the schema message carries it
             schema = schema.with_metadata({**(schema.metadata or {}), **metadata})
         plan = _schema_plan(schema)
-        self.schema = plan.schema
+        self.schema = schema = plan.schema
         self._dictionaries = plan.dictionaries
-        self._swap = self.schema.endianness != NATIVE  # values are written in the schema's order
+        self._swap = schema.endianness != NATIVE  # values are written in the schema's order
         self._allow_replacement = allow_dictionary_replacement and not self._file_format
         self._deltas = bool(emit_dictionary_deltas)
         self._unify = bool(unify_dictionaries)
@@ -298,8 +298,8 @@ class _WriterBase:
                 "record batch messages (a file's stamp, a stream's documents), and Arrow C++ "
                 "(pyarrow) refuses a V4 record batch message that has any; write V5, or leave "
                 "statistics off")
-        self.features = _features(self.schema, compression,
-                                  self._allow_replacement and self._dictionaries)
+        self.features = _features(schema, compression,
+                                  self._allow_replacement and plan.dictionaries)
         self._encoder, self._fast = _encoders(
             alignment, legacy_format, compression, self._version, compression_level,
             self.features, plan.walked and not self._swap and NATIVE == "little")
@@ -307,6 +307,8 @@ class _WriterBase:
         self._cast = bool(cast)
         self._statistics = [] if statistics else None  # per batch, see arrowmm.ipc.core.statistics
         self._statistics_id = new_statistics_id() if statistics else None
+        # (what ``write`` asks of the writer in C, in one attribute: ``_fast`` it asks too)
+        self._plain = not (plan.dictionaries or statistics or cast)
         self._written_dicts: Dict[int, Array] = {}
         self._dict_blocks = []
         self._batch_blocks = []
@@ -391,7 +393,8 @@ class _WriterBase:
     def _matches(self, schema: t.Schema) -> bool:
         """Whether ``schema`` has the writer's field names, types and nullability.  The schema
         matched last time, or one of the same field objects (a slice's, ``with_metadata``'s),
-        passes without a comparison: batches sharing a schema compare it once."""
+        passes without a comparison: batches sharing a schema compare it once (``write``
+        takes batches of ``_matched`` in C)."""
         fields, last = schema.fields, self._matched
         if last is not None and (schema is last or (
                 len(fields) == len(last.fields) and all(map(operator.is_, fields, last.fields)))):
@@ -409,15 +412,10 @@ class _WriterBase:
         dict_id = self.schema.fields[k].dictionary_id
         return None if dict_id is None else self._written_dicts.get(dict_id)
 
-    def write(self, batch, metadata: Optional[dict] = None, *, custom_metadata=None) -> None:
-        """Write one record batch (an arrowmm RecordBatch or anything ``record_batch`` takes).
+    write = write_batch  # (``_flatten.write_batch``: in C for the common batch)
 
-        ``metadata`` (or pyarrow's name, ``custom_metadata``): custom metadata
-        of this record batch message; by default the batch's own.  A batch
-        whose schema differs from the writer's, or whose fields sharing a
-        dictionary id carry different dictionaries, raises ``ArrowInvalid`` and
-        writes nothing.
-        """
+    def _write_checked(self, batch, metadata, custom_metadata) -> None:
+        """``write`` of a batch its C path does not take (see ``_flatten.write_batch``)."""
         if self._closed or self._failed is not None:
             self._check_writable()
         if custom_metadata is not None:
@@ -426,19 +424,16 @@ class _WriterBase:
             metadata = custom_metadata
         if type(batch) is not RecordBatch or batch.schema is not self.schema or self._cast:
             batch = self._coerce(batch)  # (else it would return the batch as it is)
-        fast = self._fast  # (``_write_coerced``'s first step, inline: most batches end here)
-        if fast is not None and not self._dictionaries and self._statistics is None \
-                and not (batch.metadata if metadata is None else metadata) \
-                and fast.emit(self, batch):
-            return
         self._write_coerced(batch, metadata)
 
     write_batch = write
 
-    def _write_coerced(self, batch: RecordBatch, metadata=None) -> None:
+    def _write_coerced(self, batch: RecordBatch, metadata=None, fast: bool = True) -> None:
+        """Write ``batch`` (of the writer's schema); ``fast=False``: ``BatchEncoder.emit``
+        was tried and found a column not validated yet (it is not tried again)."""
         if metadata is None:
             metadata = batch.metadata
-        if not metadata and self._fast is not None and not self._dictionaries \
+        if fast and not metadata and self._fast is not None and not self._dictionaries \
                 and self._statistics is None and self._fast.emit(self, batch):
             return  # (nothing of the writer but the message: one C call encoded, wrote and
             # flushed it and counted it, the columns being walked there and validated)
@@ -530,7 +525,11 @@ class _WriterBase:
         coerce = not self._unify
         if self._unify:  # (coerced first, all of them)
             batches = unify_batch_dictionaries(list(map(self._coerce, batches)), self.schema)
+        write = self.write  # (a batch as ``write`` takes it, coerced if need be: mostly in C)
         for batch in batches:
+            if coerce and not limit:
+                write(batch)
+                continue
             if self._closed or self._failed is not None:
                 self._check_writable()
             if coerce and (type(batch) is not RecordBatch or batch.schema is not self.schema
