@@ -197,3 +197,110 @@ def test_num_rows_of_a_stream_counts_every_committed_generation(tmp_path, torn):
     _appended(path, torn)
     with arrowmm.open_stream(path) as r:
         assert r.num_rows == 9 and r.count_rows() == 9
+
+
+# Another process's append writing its marker where it straddles a page, again and again: the
+# marker is seen half-written for a moment (a torn end) by a reader opening the file then, which
+# must wait for the file to change rather than call its end damage.
+_MARKER_WRITER = textwrap.dedent("""
+    import os, sys, time
+    path, end, tail, seconds = sys.argv[1], int(sys.argv[2]), bytes.fromhex(sys.argv[3]), float(sys.argv[4])
+    fd = os.open(path, os.O_RDWR)
+    stop = time.monotonic() + seconds
+    while time.monotonic() < stop:
+        os.ftruncate(fd, end)
+        time.sleep(0.0005)
+        os.pwrite(fd, tail, end)  # (one write: padding and marker, across a page boundary)
+        time.sleep(0.0005)
+""")
+
+
+_OPENERS = {"stream": arrowmm.open_stream,
+            "stream, mmap=False": lambda p: arrowmm.open_stream(p, mmap=False),
+            "file": arrowmm.open_file,
+            "file, mmap=False": lambda p: arrowmm.open_file(p, mmap=False)}
+
+
+@pytest.mark.parametrize("opener", list(_OPENERS))
+def test_a_reader_opening_while_an_append_writes_its_marker_reads_the_committed_content(
+        tmp_path, opener):
+    from arrowmm.ipc.read.trailer import (IN_PROGRESS, TRAILER_SIZE, aligned, append_marker,
+                                          footer_checksum)
+    path = str(tmp_path / "marker.arrow")
+    rows = 1
+    while True:  # (a file whose marker, written after its trailer, crosses a page boundary)
+        with arrowmm.new_file(path, SCHEMA) as w:
+            w.write({"t": np.arange(rows)})
+        end = os.path.getsize(path)
+        if end % 4096 > 4096 - 20 and aligned(end) % 4096 > 4096 - 24:
+            break
+        rows += 1
+    data = open(path, "rb").read()
+    footer_length = struct.unpack_from("<i", data, end - TRAILER_SIZE)[0]
+    tail = b"\0" * (aligned(end) - end) + append_marker(
+        end, footer_checksum(data[end - TRAILER_SIZE - footer_length:end]), IN_PROGRESS)
+    writer = subprocess.Popen([sys.executable, "-c", _MARKER_WRITER, path, str(end), tail.hex(),
+                               "3"])
+    failures, opens = [], 0
+    try:
+        while writer.poll() is None:
+            try:
+                with _OPENERS[opener](path) as reader:
+                    got = sum(b.num_rows for b in reader)
+                assert got == rows
+            except arrowmm.ArrowInvalid as exc:  # (FileChanged is one too)
+                failures.append(f"{type(exc).__name__}: {exc}")
+            opens += 1
+    finally:
+        writer.wait()
+    assert opens > 100 and not failures, f"{len(failures)} of {opens} opens: {failures[:1]}"
+
+
+@pytest.mark.parametrize("how", ["path", "bytes", "pipe"])
+@pytest.mark.parametrize("length", [6, 7, 12])
+def test_an_ipc_file_cut_inside_its_magic_or_first_message_says_so_and_names_the_input(
+        tmp_path, how, length):
+    path = tmp_path / "cut.arrow"
+    with arrowmm.new_file(path, SCHEMA) as w:
+        w.write({"t": np.arange(3)})
+    data = path.read_bytes()[:length]
+    path.write_bytes(data)
+    if how == "pipe":
+        r, w = os.pipe()
+        os.write(w, data)
+        os.close(w)
+        source, name = os.fdopen(r, "rb"), "BufferedReader"
+    else:
+        source, name = (str(path), str(path)) if how == "path" else (data, "buffer")
+    with pytest.raises(arrowmm.ArrowInvalid) as err:
+        arrowmm.open_stream(source)
+    text = str(err.value)
+    assert text.startswith(f"{name}: ")
+    if length < 8:
+        assert text == f"{name}: {length} bytes is too small for an Arrow IPC file"
+    else:
+        assert "message 0" in text and "truncated" in text
+
+
+def test_only_an_end_like_a_marker_being_written_is_watched_before_it_is_called_damage(tmp_path):
+    """Every cut of a file appended to once: ``marker_wait`` is the wait only where the cut
+    falls inside the padding and marker after the first generation's trailer (what one write of
+    them, seen half done, looks like); anywhere else a damaged end is called at once (a
+    truncation sweep must not wait at every cut)."""
+    from arrowmm.ipc.read.trailer import MARKER_SIZE, MARKER_WAIT, aligned, marker_wait
+    path = tmp_path / "a.arrow"
+    with arrowmm.new_file(path, SCHEMA) as w:
+        w.write({"t": np.arange(5)})
+    first_end = os.path.getsize(path)
+    with arrowmm.append_file(path) as w:
+        w.write({"t": np.arange(5, 9)})
+    data = path.read_bytes()
+    marker_end = aligned(first_end) + MARKER_SIZE
+    assert data[aligned(first_end):aligned(first_end) + 8] == b"ARROWMM\x1e"
+    watched = []
+    for cut in range(1, len(data) + 1):
+        wait = marker_wait(cut, lambda offset, length: data[offset:offset + length])
+        assert wait in (0.0, MARKER_WAIT)
+        if wait:
+            watched.append(cut)
+    assert watched == list(range(first_end + 1, marker_end))

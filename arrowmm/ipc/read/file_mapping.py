@@ -26,12 +26,14 @@ import errno
 import mmap
 import os
 import stat
+import time
 from typing import Callable, Optional
 
 from ..._core._region import BufferView, Region
 from ...errors import ArrowInvalid
 
-__all__ = ["FileChanged", "map_file", "mapped_file", "mapped_file_identity", "tail_reader", "TailRead", "ENDS_TAIL",
+__all__ = ["FileChanged", "map_file", "mapped_file", "mapped_file_identity", "mapping_stale",
+           "changes_soon", "tail_reader", "TailRead", "ENDS_TAIL",
            "HEAD_BYTES", "first_bytes_of", "drop_ends"]
 
 #: How many bytes of a file's end ``map_file(path, ends=True)`` reads with the mapping (a
@@ -130,6 +132,38 @@ def mapped_file(region: Region):
     if isinstance(owner, _FileMap) and len(owner) == region.size:
         return owner
     return None
+
+
+def changes_soon(now: Callable[[], tuple], then: tuple, patience: float) -> bool:
+    """Whether ``now()`` (a file's size, or size and identity, from a fresh ``stat``; an
+    ``OSError`` counts as a change) differs from ``then``, now or within ``patience`` seconds
+    (``trailer.marker_wait``: an append marker seen half written)."""
+    waited, pause = 0.0, 0.0005
+    while True:
+        try:
+            if now() != then:
+                return True
+        except OSError:
+            return True
+        if waited >= patience:
+            return False
+        time.sleep(pause)
+        waited, pause = waited + pause, min(pause * 2, 0.01)
+
+
+def mapping_stale(region: Region, patience: float = 0.0) -> bool:
+    """Whether the file mapped whole behind ``region`` has, now or within ``patience`` seconds
+    (``changes_soon``), another size or inode than the one mapped (False when ``region`` maps
+    no whole file)."""
+    mapping = mapped_file(region)
+    if mapping is None:
+        return False
+
+    def now():
+        st = os.stat(mapping.path)
+        return st.st_size, st.st_dev, st.st_ino
+
+    return changes_soon(now, (len(mapping), mapping.device, mapping.inode), patience)
 
 
 def mapped_file_identity(region: Region) -> Optional[tuple]:

@@ -36,7 +36,7 @@ from .reader_base import (ReaderBase, BatchWhere, batch_index, region_of, is_fil
 from ..core.framing import Message, message_end, read_message_at
 from .file_mapping import FileChanged, TailRead
 from .source import FileSource, MappedSource
-from .trailer import Damage, append_in_progress, schema_message, trailer_problem
+from .trailer import Damage, append_in_progress, marker_wait, schema_message, trailer_problem
 from .salvage import salvage_messages
 from ._batch_walk import blocks_apart, export_file_batches, file_batch_parts
 from .batch_parts import pandas_batches
@@ -224,7 +224,8 @@ class FileReader(ReaderBase):
             try:
                 end = append_in_progress(read, source.size, schema_message(read))
             except Damage as exc:
-                if source.changed():  # (an append committed, or a tail was cut, meanwhile)
+                if source.changed(marker_wait(source.size, read)):  # (an append committed,
+                    # or a tail was cut, meanwhile; or its marker is being written)
                     raise FileChanged(f"{source.description}: the file changed while opening "
                                       f"it") from None
                 if recover:

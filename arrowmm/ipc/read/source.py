@@ -27,14 +27,13 @@ other formats over a ``Region``, so they are readers of their own.
 """
 from __future__ import annotations
 
-import os
 from typing import Optional
 
 from ..._core._region import BufferView, Region
 from ...errors import ArrowInvalid
 from ...format import MessageHeader
-from .file_mapping import TailRead, first_bytes_of, map_file, mapped_file, mapped_file_identity, \
-    tail_reader
+from .file_mapping import (TailRead, first_bytes_of, map_file, mapped_file, mapped_file_identity,
+                           mapping_stale, tail_reader)
 from ..core.framing import Message, message_end, read_message_at
 
 __all__ = ["FileSource", "MappedSource", "check_message"]
@@ -75,9 +74,10 @@ class FileSource:
     def reopen(self) -> Optional["FileSource"]:
         return None
 
-    def changed(self) -> bool:
+    def changed(self, patience: float = 0.0) -> bool:
         """Whether the file is no longer the one this source read (another size, another
-        inode): an open that met damage then starts again (``reopen``)."""
+        inode), now or within ``patience`` seconds: an open that met damage then starts again
+        (``reopen``)."""
         return False
 
     def identity(self) -> Optional[tuple]:
@@ -169,15 +169,8 @@ class MappedSource(FileSource):
     def identity(self) -> Optional[tuple]:
         return mapped_file_identity(self.region) if self.region is not None else None
 
-    def changed(self) -> bool:
-        mapping = mapped_file(self.region) if self.region is not None else None
-        if mapping is None:
-            return False
-        try:
-            st = os.stat(mapping.path)
-        except OSError:
-            return True
-        return (st.st_size, st.st_dev, st.st_ino) != (self.size, mapping.device, mapping.inode)
+    def changed(self, patience: float = 0.0) -> bool:
+        return self.region is not None and mapping_stale(self.region, patience)
 
     def close(self) -> None:
         self.region = None  # (the mapping goes once no array or export uses it)

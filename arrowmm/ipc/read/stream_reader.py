@@ -27,10 +27,10 @@ from ...arrays.decode_ahead import DETACHED, OneAhead, decoded_in_order
 from .reader_base import (ReaderBase, region_of, is_file_object, source_name, is_pipe_path,
                           read_head, widen_pipe, PolledInput, check_timeout, decompressing)
 from ..core.framing import Message, MessageDecoder, message_end, read_message_at
-from .file_mapping import FileChanged, tail_reader
+from .file_mapping import FileChanged, changes_soon, mapping_stale, tail_reader
 from .sniff import HEAD_SIZE, not_arrow
 from .trailer import (LATER, MAX_FOOTER_SCAN, committed_at_open, footer_start_at,
-                      generation_after, resume_after_eos, trailer_after)
+                      generation_after, marker_wait, resume_after_eos, trailer_after)
 from ._batch_walk import export_stream_batches
 
 __all__ = ["StreamReader"]
@@ -72,14 +72,22 @@ class _SeekedFile:
             at = f.tell()
             if at - len(head) + (8 if head[:6] == MAGIC else 0) != 8:
                 return None
-            found = cls(f, f.seek(0, io.SEEK_END), description)
-            try:
-                if head[:6] == MAGIC or found(0, 6) == MAGIC:
+            for attempt in range(_REOPEN_TRIES):
+                found = cls(f, f.seek(0, io.SEEK_END), description)
+                try:
+                    if head[:6] != MAGIC and found(0, 6) != MAGIC:
+                        return None
                     found.committed = committed_at_open(found.size, found)
-                    return found
-                return None
-            finally:
-                f.seek(at)
+                    if found.committed is not None or attempt == _REOPEN_TRIES - 1 or \
+                            not found._size_changes(marker_wait(found.size, found)):
+                        return found
+                    # (a damaged end in a file that changed meanwhile: another process's
+                    # append writing its marker; measure it again)
+                except FileChanged:  # (a tail cut while it was read: measure it again)
+                    if attempt == _REOPEN_TRIES - 1:
+                        raise
+                finally:
+                    f.seek(at)
         except FileChanged:
             raise
         except (AttributeError, OSError, ValueError, ArrowInvalid):
@@ -103,6 +111,15 @@ class _SeekedFile:
 
     def close(self) -> None:
         pass  # (the file is the reader's)
+
+    def _size_changes(self, patience: float) -> bool:
+        """Whether the file's size differs from the one measured, now or within ``patience``
+        seconds."""
+        try:
+            fd = self.file.fileno()
+        except (AttributeError, OSError, ValueError):
+            return False  # (no descriptor to ask: the end stays as measured)
+        return changes_soon(lambda: (os.fstat(fd).st_size,), (self.size,), patience)
 
     def start_generation(self, offset: int) -> None:
         self._first_index, self._offset = self._next_index, offset
@@ -215,14 +232,20 @@ class StreamReader(SequentialBatches, ReaderBase):
                 self._in_file = self._region is not None
                 if self._region is not None:
                     self._find_ends(source, description)
+            elif head[:6] == MAGIC:  # (an IPC file cut inside its 8-byte magic and padding)
+                raise ArrowInvalid(f"{self._description}: {len(head)} bytes is too small for an "
+                                   f"Arrow IPC file")
             elif self._file is not None and head:
                 # (up to a legacy end-of-stream marker, 4 zero bytes: what follows is not the
                 # stream's, and a mapped reader never reads it)
                 self._feed(head[:4] if head[:4] == b"\0\0\0\0" else head)
             first = self._next_message()
         except ArrowInvalid as exc:
-            why = not_arrow(self._description, head, size, "stream")
+            why = None if head[:6] == MAGIC else not_arrow(self._description, head, size,
+                                                           "stream")
             if why is None:
+                if not str(exc).startswith(f"{self._description}: "):
+                    exc.args = (f"{self._description}: {exc}",)  # (which input, its type kept)
                 raise
             raise ArrowInvalid(why) from exc
         if first is None:
@@ -250,7 +273,11 @@ class StreamReader(SequentialBatches, ReaderBase):
             try:
                 self._end = footer_start_at(self._region.size, read)
                 self._committed = committed_at_open(self._region.size, read)
-                return
+                if self._committed is not None or attempt == _REOPEN_TRIES - 1 or \
+                        not mapping_stale(self._region, marker_wait(self._region.size, read)):
+                    return
+                # (a damaged end in a file that changed since it was mapped: another process's
+                # append writing its marker, seen half-written; map it again)
             except FileChanged:
                 if attempt == _REOPEN_TRIES - 1 or not isinstance(source, (str, os.PathLike)):
                     raise

@@ -47,7 +47,7 @@ from ..core.files import MAGIC
 
 __all__ = ["TRAILER_SIZE", "MARKER_SIZE", "MARKER_TAG", "IN_PROGRESS", "COMMITTED",
            "STATE_OFFSET", "append_marker", "footer_checksum", "trailer_problem",
-           "append_in_progress", "committed_end", "committed_or_none", "committed_at_open", "footer_start_at", "LATER",
+           "append_in_progress", "committed_end", "committed_or_none", "committed_at_open", "marker_wait", "MARKER_WAIT", "footer_start_at", "LATER",
            "schema_message",
            "next_generation", "generation_after", "resume_after_eos", "trailer_after",
            "MAX_FOOTER_SCAN", "aligned", "copy_bytes", "Damage"]
@@ -275,6 +275,37 @@ def committed_or_none(size: int, read: TailRead) -> Optional[int]:
         return append_in_progress(read, size, schema_message(read))
     except Damage:
         return None
+
+
+#: Seconds a reader watches a file that ends in an append marker cut short (``marker_wait``)
+#: before it calls that end damage.
+MARKER_WAIT = 0.05
+
+
+def marker_wait(size: int, read: TailRead) -> float:
+    """How long to watch the file whose first ``size`` bytes ``read`` reads before calling its
+    damaged end damage: ``MARKER_WAIT`` when it ends like an append marker being written (a
+    trailer, then zero padding and the first bytes of a marker: one write seen half done, for
+    as long as its writer is descheduled between two pages), else 0 (no wait: a truncation
+    sweep over a damaged file must not pay for it at every cut)."""
+    span = min(size, TRAILER_SIZE + 7 + MARKER_SIZE - 1)
+    try:
+        tail = read(size - span, span)
+    except ArrowError:
+        return 0.0
+    base = size - span
+    for end in range(size - 1, base + TRAILER_SIZE - 1, -1):  # (where the old trailer ends)
+        if size - end > 7 + MARKER_SIZE - 1:
+            break
+        if tail[end - base - len(MAGIC):end - base] != MAGIC:
+            continue
+        start = aligned(end)
+        pad = tail[end - base:min(start, size) - base]
+        written = tail[start - base:] if start < size else b""
+        if pad.count(0) == len(pad) and len(written) < MARKER_SIZE and \
+                written[:len(MARKER_TAG)] == MARKER_TAG[:len(written)]:
+            return MARKER_WAIT
+    return 0.0
 
 
 def committed_at_open(size: int, read: TailRead) -> Optional[int]:

@@ -26,7 +26,7 @@ from ...format import parse_message
 from ..core.framing import Message, read_message_at
 from ..core.files import MAGIC
 from .file_reader import FileReader, StreamReader
-from .file_mapping import FileChanged
+from .file_mapping import FileChanged, changes_soon
 from .indexed import IndexedStreamReader
 from .sniff import HEAD_SIZE, not_arrow
 from .source import FileSource, check_message
@@ -200,16 +200,15 @@ class PreadFile(FileSource):
         self.close()
         return PreadFile(self.description)
 
-    def changed(self) -> bool:
+    def changed(self, patience: float = 0.0) -> bool:
         try:
             fd = self._take_fd()
         except ArrowInvalid:
             return False
         try:
-            return os.stat(self.description).st_size != self.size or \
-                os.fstat(fd).st_size != self.size
-        except OSError:
-            return True
+            return changes_soon(lambda: (os.stat(self.description).st_size,
+                                         os.fstat(fd).st_size), (self.size, self.size),
+                                patience)
         finally:
             self._let_fd_go()
 
