@@ -160,8 +160,8 @@ def _list_view_concat(arrays, dtype, length, validity, nulls):
 
 
 def _union_concat(arrays, dtype, length, validity, nulls):
-    """Type ids appended; sparse children appended slot by slot, dense ones whole with their
-    offsets shifted by the earlier arrays' child lengths."""
+    """Type ids appended; sparse children appended slot by slot; of dense ones, the range of
+    each child its slots use, their offsets shifted onto it."""
     for i, a in enumerate(arrays):
         if not a._fully_valid:  # a dense offset past its own child would read the next input's
             a._check_full(f"concat_arrays input {i}")
@@ -170,16 +170,22 @@ def _union_concat(arrays, dtype, length, validity, nulls):
     if dtype.mode == "sparse":
         children = [concat_arrays([a.field(k) for a in arrays]) for k in range(n_kids)]
         return make_array(dtype, length, [_new(ids)], children, null_count=0)
-    parts, base = [], np.zeros(n_kids, dtype=np.int64)
+    parts, pieces, base = [], [[] for _ in range(n_kids)], np.zeros(n_kids, dtype=np.int64)
     for a in arrays:
         codes, offs = a.type_codes(), a.value_offsets().astype(np.int64)
         shifted = offs.copy()
         for k, code in enumerate(dtype.type_codes):
-            shifted[codes == code] += base[k]
-            base[k] += len(a.children[k])
+            # (only the child range this input's slots use: a slice of a dense union keeps its
+            # whole children, and take/filter join one slice per run of rows)
+            mine = codes == code
+            used = offs[mine]
+            lo, hi = (int(used.min()), int(used.max()) + 1) if len(used) else (0, 0)
+            shifted[mine] += base[k] - lo
+            base[k] += hi - lo
+            pieces[k].append(a.children[k].slice(lo, hi - lo))
         parts.append(shifted)
     offsets = _fits(np.concatenate(parts), np.dtype("<i4"), "dense union offsets")
-    children = [concat_arrays([a.children[k] for a in arrays]) for k in range(n_kids)]
+    children = [concat_arrays(pieces[k]) for k in range(n_kids)]
     return make_array(dtype, length, [_new(ids), _new(offsets)], children, null_count=0)
 
 

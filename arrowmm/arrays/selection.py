@@ -172,6 +172,35 @@ def _union_with_nulls(out: Array, nulls: np.ndarray) -> Array:
     return make_array(out.type, n, buffers, children, 0, 0)
 
 
+def _dense_union_take(array: Array, values: np.ndarray) -> Array:
+    """A dense union's rows at ``values``: each child taken at the offsets of the rows that
+    pick it (joining one slice per run of rows would copy the children's used ranges run by
+    run).  Type ids and offsets of the rows taken are checked first: they index the children."""
+    codes = np.asarray(array.type_codes())[values]
+    offsets = np.asarray(array.value_offsets()).astype(np.int64)[values]
+    new_offsets = np.empty(len(values), dtype="<i4")
+    known = np.zeros(len(values), dtype=bool)
+    children = []
+    for child, code in zip(array.children, array.type.type_codes):
+        rows = np.flatnonzero(codes == code)
+        known[rows] = True
+        picks = offsets[rows]
+        bad = np.flatnonzero((picks < 0) | (picks >= len(child)))
+        if bad.size:
+            row = int(values[rows[bad[0]]])
+            raise ArrowInvalid(f"take of {array.type}: offset[{row}]={int(picks[bad[0]])} >= "
+                               f"length {len(child)} of child {code}" if picks[bad[0]] >= 0 else
+                               f"take of {array.type}: offset[{row}]={int(picks[bad[0]])} < 0")
+        children.append(take(child, picks))
+        new_offsets[rows] = np.arange(len(rows), dtype="<i4")
+    if not known.all():
+        row = int(values[np.flatnonzero(~known)[0]])
+        raise ArrowInvalid(f"take of {array.type}: type_id[{row}]={int(array.type_codes()[row])} "
+                           f"names no child")
+    return make_array(array.type, len(values), [_new(codes.astype(np.int8)), _new(new_offsets)],
+                      children, 0, 0)
+
+
 def take(array: Array, indices) -> Array:
     """The rows of ``array`` at ``indices``, in that order (a copy); a null index, a null row."""
     values, nulls = as_indices(indices, len(array))
@@ -202,6 +231,8 @@ def take(array: Array, indices) -> Array:
     if n == 0:
         out = array.slice(0, 0)
         return concat_arrays([out, out]) if len(array) else out
+    if isinstance(array.type, t.UnionType) and array.type.mode == "dense":
+        return _with_nulls(_dense_union_take(array, values), nulls)
     pieces = [array.slice(start, count) for start, count in _runs(values)]
     out = concat_arrays(pieces) if len(pieces) > 1 else concat_arrays([pieces[0], array.slice(0, 0)])
     return _with_nulls(out, nulls)
