@@ -25,7 +25,8 @@ __all__ = ["Hook", "HOOKS", "fill",
            "export_c_array_stream", "import_c_array", "import_c_batch", "import_c_schema",
            "import_c_type",
            "serialize_schema", "serialize_batch", "filter_table", "take_table", "sort_table",
-           "filter_batch", "take_batch", "sort_batch", "cast_array", "build_array", "empty_table",
+           "filter_batch", "take_batch", "sort_batch", "dictionary_encode", "unique",
+           "value_counts", "cast_array", "build_array", "empty_table",
            "from_pandas",
            "reduce_array", "reduce_batch", "reduce_file_reader"]
 
@@ -193,6 +194,21 @@ take_batch = _declare("take_batch", _COMPUTE, """\
 
 sort_batch = _declare("sort_batch", _COMPUTE, """\
 ``sort_batch(batch, sorting) -> RecordBatch``: behind ``RecordBatch.sort_by``.""")
+
+# == hashing (the distinct values of a column, by the kernels of ``compute``) ==================
+
+_HASHING = "arrowmm.compute.hashing"
+
+dictionary_encode = _declare("dictionary_encode", _HASHING, """\
+``dictionary_encode(data, null_encoding) -> Array | ChunkedArray``: behind
+``Array.dictionary_encode`` and ``ChunkedArray.dictionary_encode``.""")
+
+unique = _declare("unique", _HASHING, """\
+``unique(data) -> Array``: behind ``Array.unique`` and ``ChunkedArray.unique``.""")
+
+value_counts = _declare("value_counts", _HASHING, """\
+``value_counts(data) -> Array``: behind ``Array.value_counts`` and
+``ChunkedArray.value_counts``.""")
 
 # == casts (one module knows them: the writers' ``cast=True`` and ``Array.cast`` share it) =========
 

@@ -194,6 +194,23 @@ class Array:
         pyarrow does not cast raises ``ArrowNotImplementedError``."""
         return hooks.cast_array(self, target_type, safe=bool(safe))
 
+    # -- distinct values (the hash kernels of ``compute``) ----------------------------------------
+    def dictionary_encode(self, null_encoding: str = "mask") -> "Array":
+        """The values as a dictionary array (int32 indices) of the distinct values, first seen
+        first, as pyarrow's: ``null_encoding="mask"`` leaves nulls out of the dictionary,
+        ``"encode"`` makes null an entry.  Types without a hash kernel (nested, views,
+        extension types) raise ``ArrowNotImplementedError``."""
+        return hooks.dictionary_encode(self, null_encoding)
+
+    def unique(self) -> "Array":
+        """The distinct values, first seen first (a null among them where there is one)."""
+        return hooks.unique(self)
+
+    def value_counts(self) -> "Array":
+        """The distinct values and how many rows hold each, first seen first: a
+        ``struct<values, counts: int64>`` array, as pyarrow's."""
+        return hooks.value_counts(self)
+
     @property
     def null_count(self) -> int:
         if self._null_count < 0:

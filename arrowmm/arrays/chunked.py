@@ -175,6 +175,20 @@ class ChunkedArray:
         """The values without the nulls, chunk by chunk (``Array.drop_null``)."""
         return ChunkedArray([c.drop_null() for c in self._chunks], self._type)
 
+    # -- distinct values (the hash kernels of ``compute``) --------------------------------------
+    def dictionary_encode(self, null_encoding: str = "mask") -> "ChunkedArray":
+        """The values as dictionary arrays, chunk by chunk, sharing one dictionary of the
+        distinct values, first seen first (``Array.dictionary_encode``)."""
+        return hooks.dictionary_encode(self, null_encoding)
+
+    def unique(self) -> Array:
+        """The distinct values of every chunk, first seen first (``Array.unique``)."""
+        return hooks.unique(self)
+
+    def value_counts(self) -> Array:
+        """The distinct values of every chunk and their counts (``Array.value_counts``)."""
+        return hooks.value_counts(self)
+
     def to_pylist(self, *, temporal: str = "python") -> list:
         """Every chunk's values, in order, as one list (see ``Array.to_pylist``)."""
         out = []

@@ -3,7 +3,8 @@ their evaluation, and ``filter`` / ``take`` / ``sort_indices`` as whole-column k
 
 ``expression`` holds the predicate tree, ``predicate`` judges it over a batch (pyarrow's
 null semantics), ``selection`` selects rows of arrays and batches, ``sorting`` orders them,
-``tables`` gives ``Table`` its ``filter``, ``take`` and ``sort_by``.  Anything heavier
+``tables`` gives ``Table`` its ``filter``, ``take`` and ``sort_by``, ``hashing`` finds the
+distinct values (``dictionary_encode``, ``unique``, ``value_counts``).  Anything heavier
 (joins, group-by, arithmetic) is a zero-copy hand-off away: ``pyarrow.table(t)``,
 ``polars.from_arrow(t)``, ``duckdb.sql("select ... from t")``.
 """
@@ -20,12 +21,14 @@ from ..arrays.provenance import copied_view
 from ..arrays.table import Table, column_indices
 from ..errors import ArrowInvalid
 from .expression import Expression, field
+from .hashing import dictionary_encode, unique, value_counts
 from .predicate import check_expression, evaluate, selection_mask
 from .selection import filter_array, filter_batch, take_array, take_batch
 from .sorting import sort_indices as _sort_indices, sort_keys, whole
 from .tables import batch_columns, filter_table, schema_types, take_table
 
-__all__ = ["Expression", "field", "filter", "take", "sort_indices", "evaluate"]
+__all__ = ["Expression", "field", "filter", "take", "sort_indices", "evaluate",
+           "dictionary_encode", "unique", "value_counts"]
 
 
 def filter(data, mask):  # noqa: A001  (pyarrow.compute.filter's name)

@@ -49,6 +49,7 @@ from ..arrays.array import Array, make_array
 from ..arrays.extension import storage_of, wrap
 from ..arrays.batch import RecordBatch
 from ..arrays.concat import concat_arrays
+from ..compute import hashing
 from ..compute.selection import take_array
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ._cast import (exact_integers, first_outside, format_numbers, parse_texts, text_views,
@@ -206,6 +207,59 @@ def _encoded(array: Array, want: t.DictionaryType, path: str, existing: Optional
     else:
         dictionary = cast_column(array, want.value_type, path)
         idx = np.arange(len(array), dtype=np.int64)
+    from_values = not isinstance(array.type, t.DictionaryType)
+    if hashing.hashable(dictionary.type):
+        remap, firsts = _entries_hashed(dictionary, from_values, existing)
+    else:
+        remap, firsts = _entries_keyed(dictionary, from_values, existing)
+    new = take_array(dictionary, np.array(firsts, dtype=np.int64))
+    if existing is None:
+        values = new
+    elif len(firsts):
+        values = concat_arrays([existing, new])
+    else:
+        values = existing  # the very dictionary written: nothing to send again
+    limit = int(np.iinfo(want.index_type.numpy_dtype).max)
+    if len(values) - 1 > limit:
+        raise ArrowInvalid(f"field {path!r}: {len(values)} distinct values overflow the "
+                           f"{want.index_type} indices of {want}")
+    valid = _valid(array)
+    if from_values:  # (``remap`` has a code per row already)
+        out = remap
+    else:
+        out = remap[idx] if len(remap) else np.zeros(len(idx), np.int64)
+    if valid is not None:
+        out[~valid] = 0
+    validity, nulls = _validity(array)
+    indices = as_view(out.astype(want.index_type.numpy_dtype, copy=False))
+    return make_array(want, len(array), [validity, indices], null_count=nulls, dictionary=values)
+
+
+def _entries_hashed(dictionary: Array, from_values: bool, existing: Optional[Array]):
+    """``_entries_keyed`` by the hash kernels of ``compute.hashing`` (values keyed by their
+    bytes, floats by their bits: pyarrow's ``dictionary_encode``)."""
+    codes, firsts, _ = hashing.codes(dictionary, not from_values)
+    if existing is None:
+        return codes, firsts
+    remap = np.arange(len(firsts), dtype=np.int64)
+    if len(existing) and len(firsts):
+        # (the distinct entries hashed after ``existing``: an entry it holds is coded at its
+        # first place there; the others, first seen first, go after it)
+        both = concat_arrays([existing, take_array(dictionary, firsts)])
+        both_codes, both_firsts, _ = hashing.codes(both, True)
+        at = both_firsts[both_codes[len(existing):]]
+        known = at < len(existing)
+        remap = np.where(known, at, len(existing) + np.cumsum(~known) - 1)
+        firsts = firsts[~known]
+    else:
+        remap += len(existing)
+    return (remap[codes] if len(remap) else np.zeros(len(codes), np.int64)), firsts
+
+
+def _entries_keyed(dictionary: Array, from_values: bool, existing: Optional[Array]):
+    """Each of ``dictionary``'s rows' index in the dictionary written (``existing``'s entries,
+    then the new ones, first seen first), and the rows of the new entries: keyed by Python
+    value (``_entry_key``), for the values the hash kernels do not take."""
     # (keys from the stored integers of temporal values: datetime.time and timedelta drop
     # nanoseconds; the new entries are taken from ``dictionary`` as stored)
     known = existing.to_pylist(temporal="int") if existing is not None else []
@@ -214,7 +268,6 @@ def _encoded(array: Array, want: t.DictionaryType, path: str, existing: Optional
         where.setdefault(_entry_key(v), k)
     firsts = []
     remap = np.empty(len(dictionary), dtype=np.int64)
-    from_values = not isinstance(array.type, t.DictionaryType)
     for k, v in enumerate(dictionary.to_pylist(temporal="int")):
         if v is None and from_values:  # (a null row: its index is masked, as pyarrow's)
             remap[k] = 0
@@ -225,24 +278,7 @@ def _encoded(array: Array, want: t.DictionaryType, path: str, existing: Optional
             j = where[key] = len(known) + len(firsts)
             firsts.append(k)
         remap[k] = j
-    new = take_array(dictionary, np.array(firsts, dtype=np.int64))
-    if existing is None:
-        values = new
-    elif firsts:
-        values = concat_arrays([existing, new])
-    else:
-        values = existing  # the very dictionary written: nothing to send again
-    limit = int(np.iinfo(want.index_type.numpy_dtype).max)
-    if len(values) - 1 > limit:
-        raise ArrowInvalid(f"field {path!r}: {len(values)} distinct values overflow the "
-                           f"{want.index_type} indices of {want}")
-    valid = _valid(array)
-    out = remap[idx] if len(remap) else np.zeros(len(idx), np.int64)
-    if valid is not None:
-        out[~valid] = 0
-    validity, nulls = _validity(array)
-    indices = as_view(out.astype(want.index_type.numpy_dtype))
-    return make_array(want, len(array), [validity, indices], null_count=nulls, dictionary=values)
+    return remap, firsts
 
 
 def cast_column(array: Array, want: t.DataType, path: str,
