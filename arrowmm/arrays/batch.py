@@ -372,29 +372,38 @@ class RecordBatch(PandasConvertible):
 
     def _decode_claimed(self, claimed: list) -> dict:
         """Decode the columns of ``_claim`` together, their buffers decompressed on the codec
-        pool (``prefetch``), each lock let go as soon as its column is kept (or its decode
-        failed); ``{column: the error its decode raised}``, the others decoded."""
+        pool (``prefetch``), each column loaded and checked in the codec job that finished
+        its last buffer (while they are in the cache) and its lock let go as soon as it is
+        kept (or its decode failed); ``{column: the error its decode raised}``, the others
+        decoded."""
         failed = {}
-        claimed = list(claimed)
-        try:
-            decoded = None
-            if len(claimed) > 1:
-                try:
-                    decoded = self._loader.prefetch([k for k, _ in claimed])
-                except Exception:  # noqa: BLE001 (each column's own decode then says why)
-                    pass
-            while claimed:
-                k, lock = claimed[0]
-                try:
-                    self._load(k, decoded)
-                except Exception as exc:  # noqa: BLE001 (handed back, the others decoded)
-                    failed[k] = exc
-                del claimed[0]
+        order = [k for k, _ in claimed]
+        locks = dict(claimed)  # (a column's lock, popped by the one thread that loads it)
+
+        def load(k, decoded):
+            lock = locks.pop(k, None)
+            if lock is None:
+                return
+            try:
+                self._load(k, decoded)
+            except Exception as exc:  # noqa: BLE001 (handed back, the others decoded)
+                failed[k] = exc
+            finally:
                 lock.release()
                 self._locks.pop(k, None)
+
+        try:
+            decoded = None
+            if len(order) > 1:
+                try:
+                    decoded = self._loader.prefetch(order, load)
+                except Exception:  # noqa: BLE001 (each column's own decode then says why)
+                    pass
+            for k in order:  # (those no codec job loaded: no prefetch, or no buffer)
+                load(k, decoded)
         finally:
-            for k, lock in claimed:  # (only after an exception of another kind)
-                lock.release()
+            while locks:  # (only after an exception of another kind)
+                locks.popitem()[1].release()
         return failed
 
     def _decode_free(self, ks) -> dict:

@@ -523,9 +523,9 @@ def prefetched(monkeypatch):
     from arrowmm.ipc.read.loader import BatchLoader
     prefetch, calls = BatchLoader.prefetch, []
 
-    def watched(loader, ks):
+    def watched(loader, ks, then=None):
         calls.append((list(ks), threading.current_thread().name))
-        return prefetch(loader, ks)
+        return prefetch(loader, ks, then)
 
     monkeypatch.setattr(BatchLoader, "prefetch", watched)
     return calls

@@ -128,10 +128,14 @@ def _executor():
         return _pool
 
 
-def _run(fn, items: Sequence, sizes: Sequence[int]) -> list:
+def _run(fn, items: Sequence, sizes: Sequence[int], groups: Optional[Sequence] = None,
+         then: Optional[Callable[[object, list], None]] = None) -> list:
     """``[fn(item) ...]``, in threads when the work is big enough and spread over several items.
 
     Exceptions are returned in place of results (the caller knows where each item belongs).
+    With ``groups`` (a key per item) and ``then``, ``then(key, [results of its items])`` runs
+    as soon as the last item of a group is done, on the thread that did it, and before
+    ``_run`` returns (what it raises is raised once every item is done).
     """
     def call(item):
         try:
@@ -140,8 +144,44 @@ def _run(fn, items: Sequence, sizes: Sequence[int]) -> list:
             return exc
 
     total = sum(sizes)
-    if _THREADS < 2 or len(items) < 2 or total < PARALLEL_MIN_BYTES or max(sizes) > total - _SMALL:
-        return [call(it) for it in items]
+    serial = _THREADS < 2 or len(items) < 2 or total < PARALLEL_MIN_BYTES or \
+        max(sizes) > total - _SMALL
+    if then is None:
+        if serial:
+            return [call(it) for it in items]
+        return _spread(call, items, sizes, None)
+    members: Dict[object, List[int]] = {}
+    for i, g in enumerate(groups):
+        members.setdefault(g, []).append(i)
+    left = {g: len(m) for g, m in members.items()}
+    count = threading.Lock()
+    raised: list = []
+
+    def done(i, out):
+        g = groups[i]
+        with count:
+            left[g] -= 1
+            if left[g]:
+                return
+        try:
+            then(g, [out[j] for j in members[g]])
+        except Exception as exc:  # noqa: BLE001 (raised by the caller once the items are done)
+            raised.append(exc)
+
+    if serial:
+        out = [None] * len(items)
+        for i, it in enumerate(items):
+            out[i] = call(it)
+            done(i, out)
+    else:
+        out = _spread(call, items, sizes, done)
+    if raised:
+        raise raised[0]
+    return out
+
+
+def _spread(call, items: Sequence, sizes: Sequence[int], done) -> list:
+    """``_run``'s threads: ``[call(item) ...]``, then ``done(i, results)`` after each item."""
     order = sorted(range(len(items)), key=lambda i: -sizes[i])  # biggest first: better balance
     out = [None] * len(items)
     # The caller decodes too, taking items in turn with pool helpers, and then waits only for
@@ -164,6 +204,8 @@ def _run(fn, items: Sequence, sizes: Sequence[int]) -> list:
             try:
                 i = order[j]
                 out[i] = call(items[i])
+                if done is not None:
+                    done(i, out)
             finally:
                 with turns:
                     state[1] -= 1
@@ -352,12 +394,15 @@ def compressed_size(view: BufferView) -> int:
     return _I64.unpack_from(view, 0)[0]
 
 
-def decompress_many(views: Sequence[BufferView], codec: str, what: str = "buffer") -> list:
+def decompress_many(views: Sequence[BufferView], codec: str, what: str = "buffer",
+                    groups: Optional[Sequence] = None,
+                    then: Optional[Callable[[object, list], None]] = None) -> list:
     """``decompress_payload`` of each view, in threads when it pays; an exception in place of
-    the result of a buffer that failed."""
+    the result of a buffer that failed.  ``groups`` and ``then``: see ``_run`` (a column's
+    buffers, checked by ``then`` while they are still in the cache)."""
     # the work is the output: a buffer of high ratio is small on disk but long to write
     return _run(lambda v: decompress_payload(v, codec, what), views,
-                [max(v.size, compressed_size(v)) for v in views])
+                [max(v.size, compressed_size(v)) for v in views], groups, then)
 
 
 def _lz4_decompress(payload, declared: int, what: str):

@@ -267,16 +267,25 @@ class BatchLoader:
         vi = plan.view_starts[k]
         return plan.buffer_starts[k] + (int(self._variadic[:vi].sum()) if vi else 0)
 
-    def prefetch(self, ks) -> Optional[dict]:
+    def prefetch(self, ks, then: Optional[Callable[[int, dict], None]] = None) -> Optional[dict]:
         """Decompress the buffers of columns ``ks`` together (in threads when it pays): a dict
         buffer index -> payload (or the error it raised) for ``column(k, decoded)``, so that
-        loading them next costs no more decoding.  None for uncompressed batches."""
+        loading them next costs no more decoding.  None for uncompressed batches.
+
+        With ``then``, ``then(k, decoded)`` (what ``column(k, decoded)`` takes) runs as soon as
+        column ``k``'s last buffer is decompressed, in that codec job: loaded and checked
+        there, its buffers are still in the cache (after the whole batch, 45 MB in rows 2c
+        and 1b, they were not); a column with no buffer, or a prefetch that returns None,
+        has no call."""
         codec = self.header.compression
         if codec is None or not self.allow_copies:
             return None  # (refusing copies: the walk reports the first buffer that needs one)
         indices = []
+        owners = []  # (the column of each buffer)
         for k in ks:
+            first = len(indices)
             indices.extend(range(self._first_buffer(k), self._first_buffer(k + 1)))
+            owners.extend([k] * (len(indices) - first))
         views = []
         charges = []
         for i in indices:
@@ -289,7 +298,11 @@ class BatchLoader:
             charges.append((i, max(compressed_size(view), 0)))
         if len(views) < 2 or not self._reserve(charges, quiet=True):
             return None  # (beyond the batch's budget: the walk names the buffer that goes over)
-        return dict(zip(indices, decompress_many(views, self.header.compression)))
+        if then is None:
+            return dict(zip(indices, decompress_many(views, codec)))
+        mine = {k: [i for i, o in zip(indices, owners) if o == k] for k in dict.fromkeys(owners)}
+        return dict(zip(indices, decompress_many(
+            views, codec, groups=owners, then=lambda k, out: then(k, dict(zip(mine[k], out))))))
 
     def gather_base(self) -> Optional[tuple]:
         """Where this batch's columns lie in its message, for ``_core._gather`` (one column of

@@ -83,8 +83,12 @@ class ProjectedLoader:
     def header(self):
         return self.loader.header
 
-    def prefetch(self, ks) -> Optional[dict]:
-        return self.loader.prefetch(sorted({_top(self.indices[k]) for k in ks}))
+    def prefetch(self, ks, then=None) -> Optional[dict]:
+        tops = {}  # (top column -> the first of ``ks`` reading it: ``then`` is that one's)
+        for k in ks:
+            tops.setdefault(_top(self.indices[k]), k)
+        return self.loader.prefetch(sorted(tops), None if then is None else
+                                    lambda top, decoded: then(tops[top], decoded))
 
     def column(self, k: int, decoded: Optional[dict] = None):
         what = self.indices[k]
