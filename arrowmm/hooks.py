@@ -25,7 +25,8 @@ __all__ = ["Hook", "HOOKS", "fill",
            "export_c_array_stream", "import_c_array", "import_c_batch", "import_c_schema",
            "import_c_type",
            "serialize_schema", "serialize_batch", "filter_table", "take_table", "sort_table",
-           "filter_batch", "take_batch", "sort_batch", "dictionary_encode", "unique",
+           "filter_batch", "take_batch", "sort_batch", "take_array", "filter_array",
+           "dictionary_encode", "unique",
            "value_counts", "cast_array", "build_array", "empty_table",
            "from_pandas",
            "reduce_array", "reduce_batch", "reduce_file_reader"]
@@ -194,6 +195,15 @@ take_batch = _declare("take_batch", _COMPUTE, """\
 
 sort_batch = _declare("sort_batch", _COMPUTE, """\
 ``sort_batch(batch, sorting) -> RecordBatch``: behind ``RecordBatch.sort_by``.""")
+
+_SELECTION = "arrowmm.compute.selection"
+
+take_array = _declare("take_array", _SELECTION, """\
+``take_array(array, indices) -> Array``: behind ``Array.take`` (the copying kernels).""")
+
+filter_array = _declare("filter_array", _SELECTION, """\
+``filter_array(array, mask) -> Array``: behind ``Array.filter`` (``mask``: numpy bool, one
+per row, nulls already False).""")
 
 # == hashing (the distinct values of a column, by the kernels of ``compute``) ==================
 

@@ -34,6 +34,10 @@ the filter's own cost.  Uncompressed: see docs/benchmarks.md, "Filters".
 4. s < "k500000", columns s, x             (50%)
 5-8. the same over the ZSTD file
 
+With ``--arrays`` (rows A1-A6, alone): ``Array.filter`` and ``Array.take`` of one column of
+1M values against pyarrow's, for a string, a ``list<int64>`` and a ``struct<int64, string>``
+column: a 1% mask and 10,000 sorted random indices.  target <= 1.5
+
 The exit status is 0 whatever the ratios (machines are noisy) unless ``--strict``.
 """
 from __future__ import annotations
@@ -121,14 +125,58 @@ def bench(cfg: dict, data: Path, codecs=(None, "zstd")) -> list:
     return results
 
 
+ARRAYS_TARGET = 1.5
+
+
+def bench_arrays(rows: int, repeats: int, warmup: int) -> list:
+    """Rows A1-A6: one column's filter and take, arrowmm against pyarrow (same values)."""
+    rng = np.random.default_rng(3)
+    keys = rng.integers(0, 10**6, rows)
+    columns = {
+        "string": pa.array([f"k{v:06d}" for v in keys]),
+        "list<int64>": pa.ListArray.from_arrays(
+            pa.array(np.arange(0, 2 * rows + 1, 2, dtype=np.int32)),
+            pa.array(np.repeat(keys, 2))),
+        "struct<int64, string>": pa.StructArray.from_arrays(
+            [pa.array(keys), pa.array([f"k{v:06d}" for v in keys])], ["a", "s"]),
+    }
+    mask = rng.random(rows) < 0.01
+    indices = np.sort(rng.choice(rows, min(10_000, rows), replace=False))
+    pa_mask, pa_indices = pa.array(mask), pa.array(indices)
+    results, row = [], 0
+    for name, theirs in columns.items():
+        mine = arrowmm.array(theirs)
+        for what, f_amm, f_pa in (
+                ("filter, 1% kept", lambda: mine.filter(mask), lambda: theirs.filter(pa_mask)),
+                (f"take, {len(indices):,} sorted indices", lambda: mine.take(indices),
+                 lambda: theirs.take(pa_indices))):
+            row += 1
+            assert pa.array(f_amm()).equals(f_pa()), f"{name} {what}: values differ"
+            t_amm, t_pa = compare(f_amm, f_pa, repeats, warmup)
+            results.append(Result(f"A{row}. {name} column, {what}", t_amm, t_pa, ARRAYS_TARGET,
+                                  f"{rows:,} values; load {os.getloadavg()[0]:.1f}"))
+            print_result(results[-1])
+    return results
+
+
 def main(argv=None) -> int:
     parser = base_parser(__doc__)
     parser.add_argument("--big", action="store_true", help="30M rows as well (about 2 GB)")
     parser.add_argument("--clean", action="store_true", help="delete the data files after the run")
     parser.add_argument("--codec", choices=["plain", "zstd"], default=None,
                         help="only the rows of the plain or the ZSTD files (default: both)")
+    parser.add_argument("--arrays", action="store_true",
+                        help="only rows A1-A6: Array.filter / Array.take of one column")
     args = parser.parse_args(argv)
     cfg = settings(args, BIG if args.big else FULL, QUICK)
+    if args.arrays:
+        env = "\n".join(machine_lines(args.quick) + [
+            "- load average at start: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())])
+        print(env + "\n", flush=True)
+        rows = 20_000 if args.quick else 1_000_000
+        results = bench_arrays(rows, max(cfg["repeats"], 1), cfg["warmup"])
+        return report(results, "arrowmm column selection benchmarks", env, cfg, args.out,
+                      args.strict)
     data = args.data_dir / ("filter-quick" if args.quick else "filter")
     env = "\n".join(machine_lines(args.quick) + [
         f"- files: {', '.join(f'{r:,}' for r in cfg['rows'])} rows in {cfg['batches']} batches, "

@@ -6,8 +6,9 @@ indexing, ``slice``, ``validate``, ``to_pylist``, ``to_numpy``, the PyCapsule ex
 Also what the layouts' modules share: read-only typed views of a buffer (``typed_view``), the
 size check every structural check makes (``need_bytes``), child values to Python
 (``pylist_where_used``, ``extension_values``).  What the layers above do for an array (the C
-data interface, pickling) is reached through ``arrowmm.hooks``; ``take``, ``filter`` and
-``to_pandas`` import their modules of this package when called (those modules import this one).
+data interface, pickling, ``take`` and ``filter`` by ``compute``'s kernels) is reached through
+``arrowmm.hooks``; ``to_pandas`` imports its module of this package when called (that module
+imports this one).
 """
 from __future__ import annotations
 
@@ -176,14 +177,13 @@ class Array:
     def take(self, indices) -> "Array":
         """The values at ``indices`` (numpy, list or integer array), a copy; a null index gives
         a null.  Out-of-range indices raise IndexError (negative ones are out of range)."""
-        from .selection import take  # (it imports this module)
-        return take(self, indices)
+        return hooks.take_array(self, indices)
 
     def filter(self, mask) -> "Array":
         """The values where ``mask`` (numpy bool, list, or boolean array of the same length) is
         True; a null in the mask drops its value, as pyarrow's default does."""
-        from .selection import filter_mask  # (it imports this module)
-        return filter_mask(self, mask)
+        from .selection import as_mask  # (it imports this module)
+        return hooks.filter_array(self, as_mask(mask, len(self)))
 
     def cast(self, target_type: Union[t.DataType, str], safe: bool = True) -> "Array":
         """The values as ``target_type`` (a type, or its name: ``"int64"``), as pyarrow's
@@ -285,7 +285,7 @@ class Array:
         length = avail if length is None else max(0, min(int(length), avail))
         if offset == 0 and length == self.length:
             return self
-        nc = 0 if self._null_count == 0 else -1
+        nc = 0 if self._null_count == 0 or length == 0 else -1  # (nothing to count, or vouch for)
         out = type(self)(self.type, length, self._buffers, self.children, nc,
                          self.offset + offset, self.dictionary)
         out._fully_valid = self._fully_valid

@@ -4,9 +4,9 @@ indices), and the same over record batches.
 Fixed-width values (numbers, temporals, decimals, fixed-size binary, dictionary indices),
 bit-packed booleans, validity bitmaps and binary/string values (offsets and data, 32- or
 64-bit) are copied by ``_kernels`` in one pass each; the result owns new memory from offset
-0.  Other layouts (lists, structs, maps, unions, run-end encoded, views, extension storage
-of those) take ``arrowmm.arrays.selection``'s route: zero-copy runs of rows joined by
-``concat_arrays``, slower but correct.  A mask keeping every row returns the array itself.
+0.  Lists, maps, fixed-size lists and structs take their rows' validity and their child at
+the positions the rows cover, layer by layer.  Other layouts (unions, run-end encoded, views,
+extension storage of those) take ``arrowmm.arrays.selection``'s route.  A mask keeping every row returns the array itself.
 """
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from typing import Optional
 
 import numpy as np
 
-from .. import types as t
+from .. import hooks, types as t
 from ..arrays import selection as slow
 from ..arrays.array import (Array, BinaryArray, BooleanArray, DictionaryArray,
-                            FixedSizeBinaryArray, NullArray, PrimitiveArray, make_array)
+                            FixedSizeBinaryArray, FixedSizeListArray, ListArray, MapArray,
+                            NullArray, PrimitiveArray, StructArray, make_array)
 from ..arrays.batch import RecordBatch
 from ..arrays.provenance import copied_view
 from ..errors import ArrowInvalid
@@ -87,6 +88,8 @@ def filter_array(array: Array, mask: np.ndarray, count: Optional[int] = None) ->
                                             count))]
         return make_array(array.type, count, [validity] + data, null_count=nulls,
                           dictionary=array.dictionary)
+    if cls in (ListArray, MapArray, FixedSizeListArray, StructArray):
+        return _take_nested(array, np.flatnonzero(mask), None, bitmap)
     return slow.filter_mask(array, mask)
 
 
@@ -129,8 +132,77 @@ def _take(array: Array, values: np.ndarray, nulls: Optional[np.ndarray]) -> Arra
                 [_new(k.take_fixed(array._buffers[1], array.offset, width, values))]
         return make_array(array.type, m, [validity] + data, null_count=nulls_out,
                           dictionary=array.dictionary)
+    if cls in (ListArray, MapArray, FixedSizeListArray, StructArray):
+        return _take_nested(array, values, nulls, bitmap)
     return slow.take(array, values if nulls is None else
                      [None if z else int(v) for v, z in zip(values.tolist(), nulls.tolist())])
+
+
+def _refuse_offsets(array: Array, row: int, start: int, end: int) -> None:
+    """ArrowInvalid naming the offset of ``row`` (a list's) that is outside its child or below
+    the one before it."""
+    size = len(array.children[0])
+    at, value = (row, start) if not 0 <= start <= size else (row + 1, end)
+    why = f"lies outside the {size}-element child" if not 0 <= value <= size else \
+        f"is below offset[{row}] = {start}"
+    raise ArrowInvalid(f"{array.type} offsets: offset[{at}] = {value} {why} (slot {row})")
+
+
+def _take_nested(array: Array, values: np.ndarray, nulls: Optional[np.ndarray],
+                 bitmap) -> Array:
+    """``_take`` of a list, map, fixed-size list or struct: the rows' validity, and the child
+    taken at the positions the rows cover (lists: their ranges end to end, offsets rebuilt),
+    by ``_take`` again: one pass per layer, no Python per row."""
+    m = len(values)
+    if nulls is not None:
+        values = np.where(nulls, 0, values)  # (a null row covers nothing)
+    keep = None
+    if bitmap is not None:
+        keep = np.unpackbits(k.take_bits(bitmap, array.offset, values)[0], count=m,
+                             bitorder="little").view(np.bool_)
+    if nulls is not None:
+        keep = ~nulls if keep is None else keep & ~nulls
+    nulls_out = 0 if keep is None else m - int(np.count_nonzero(keep))
+    validity = _new(np.packbits(keep, bitorder="little")) if nulls_out else None
+    cls = type(array)
+    if cls is StructArray:
+        need = array.offset + len(array)
+        short = [i for i, c in enumerate(array.children) if len(c) < need]
+        if short:
+            raise ArrowInvalid(f"{array.type}: child {short[0]} has "
+                               f"{len(array.children[short[0]])} values, the struct needs {need}")
+        children = [_take(array.field(i), values, None) for i in range(len(array.children))]
+        return make_array(array.type, m, [validity], children, null_count=nulls_out)
+    child = array.children[0]
+    if cls is FixedSizeListArray:
+        size = array.type.list_size
+        if len(child) < (array.offset + len(array)) * size:
+            raise ArrowInvalid(f"{array.type}: its child has {len(child)} values, "
+                               f"{len(array)} lists of {size} need {(array.offset + len(array)) * size}")
+        starts = (values + array.offset) * size
+        picks = (starts[:, None] + np.arange(size, dtype=np.int64)).reshape(-1)
+        return make_array(array.type, m, [validity], [_take(child, picks, None)],
+                          null_count=nulls_out)
+    offsets = array.value_offsets()
+    starts, ends = offsets[values].astype(np.int64), offsets[values + 1].astype(np.int64)
+    bad = np.flatnonzero((starts < 0) | (starts > len(child)) | (ends < starts) |
+                         (ends > len(child)))
+    if bad.size:  # (the rows taken are checked: their ranges are what is read)
+        _refuse_offsets(array, int(values[bad[0]]), int(starts[bad[0]]), int(ends[bad[0]]))
+    lengths = ends - starts
+    if nulls is not None:
+        lengths[nulls] = 0
+    new_offsets = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_offsets[1:])
+    total = int(new_offsets[-1])
+    picks = np.repeat(starts - new_offsets[:-1], lengths) + np.arange(total, dtype=np.int64)
+    out_offsets = new_offsets.astype(array.type.offset_dtype) \
+        if total <= np.iinfo(array.type.offset_dtype).max else None
+    if out_offsets is None:
+        raise ArrowInvalid(f"take of {array.type}: the rows hold {total} values, past its "
+                           f"offsets' range")
+    return make_array(array.type, m, [validity, _new(out_offsets)], [_take(child, picks, None)],
+                      null_count=nulls_out)
 
 
 def filter_batch(batch: RecordBatch, mask: np.ndarray, count: Optional[int] = None,
@@ -155,3 +227,7 @@ def take_batch(batch: RecordBatch, indices) -> RecordBatch:
     batch.decode_columns()
     cols = [_take(c, values, nulls) for c in batch.storage_columns]
     return RecordBatch(batch.schema, len(values), cols, metadata=batch.metadata)
+
+
+hooks.fill("take_array", take_array)
+hooks.fill("filter_array", filter_array)
