@@ -15,7 +15,7 @@ from .display import inline_values, preview
 from .decode_ahead import DECODED, IN_FLIGHT, MISSING
 from .extension import ExtensionArray, storage_of, wrap
 from ..errors import ArrowInvalid, ArrowTypeError
-from .pandas_compat import PandasConvertible
+from .pandas_compat import PandasConvertible, raise_damage_named
 
 __all__ = ["RecordBatch", "cast_columns", "cast_target", "drop_positions", "rows_to_columns"]
 
@@ -596,16 +596,27 @@ class RecordBatch(PandasConvertible):
         """``{column name: list of values}``, the values as ``Array.to_pylist`` gives them
         (pyarrow's ``RecordBatch.to_pydict``; ``temporal="int"``: see there)."""
         self.decode_columns()
-        return {f.name: self.column(k).to_pylist(temporal=temporal) for k, f in enumerate(self.schema)}
+        return dict(zip(self.schema.names, self._column_values(temporal)))
 
     def to_pylist(self, *, temporal: str = "python") -> list:
         """One ``{column name: value}`` dict per row (pyarrow's ``RecordBatch.to_pylist``;
         ``temporal="int"``: see ``Array.to_pylist``)."""
         names = self.schema.names
         self.decode_columns()
-        cols = [self.column(k).to_pylist(temporal=temporal) for k in range(self.num_columns)]
+        cols = self._column_values(temporal)
         return [dict(zip(names, row)) for row in zip(*cols)] if cols else \
             [{} for _ in range(unbacked_rows(self.num_rows, "batch without columns"))]
+
+    def _column_values(self, temporal: str) -> list:
+        """Each column's ``to_pylist``; damage raises naming the column, as the exports do."""
+        out = []
+        for k in range(self.num_columns):
+            try:
+                out.append(self.column(k).to_pylist(temporal=temporal))
+            except ArrowInvalid as exc:
+                raise_damage_named(exc, [self], [k])
+                raise
+        return out
 
     def _pandas_batches(self):
         return [self]

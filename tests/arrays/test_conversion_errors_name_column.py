@@ -66,11 +66,12 @@ def test_table_conversions_name_the_damaged_batch_and_column(damage, how):
 
 
 @pytest.mark.parametrize("damage", list(DAMAGES))
-def test_batch_to_pandas_names_the_damaged_column(damage):
+@pytest.mark.parametrize("how", list(CONVERSIONS))
+def test_batch_conversions_name_the_damaged_column(damage, how):
     batch = _table(damage).to_batches()[1]
     with pytest.raises(arrowmm.ArrowInvalid,
                        match=rf"column 1 \('badcol'\)\W.*{DAMAGES[damage][3]}"):
-        batch.to_pandas()
+        CONVERSIONS[how](batch)
 
 
 def test_table_of_many_small_batches_names_the_batch_and_its_row():
