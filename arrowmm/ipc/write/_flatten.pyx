@@ -18,6 +18,7 @@ its buffer goes through ``BufferView.slice``, which raises the ArrowInvalid nami
 metadata) goes from its checks to its count in one call into C, the Python around ``encode``
 having cost more than it.
 """
+cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from cpython.ref cimport PyObject
@@ -592,6 +593,8 @@ cdef class BatchEncoder:
 
 
 
+@cython.embedsignature(False)  # (its '*' in a docstring's first line reads as emphasis to the
+# docs build; the signature comes from the function itself)
 def write_batch(writer, batch, metadata=None, *, custom_metadata=None):
     """Write one record batch (an arrowmm RecordBatch or anything ``record_batch`` takes).
 
