@@ -34,9 +34,11 @@ the filter's own cost.  Uncompressed: see docs/benchmarks.md, "Filters".
 4. s < "k500000", columns s, x             (50%)
 5-8. the same over the ZSTD file
 
-With ``--arrays`` (rows A1-A6, alone): ``Array.filter`` and ``Array.take`` of one column of
+With ``--arrays`` (rows A1-A12, alone): ``Array.filter`` and ``Array.take`` of one column of
 1M values against pyarrow's, for a string, a ``list<int64>`` and a ``struct<int64, string>``
-column: a 1% mask and 10,000 sorted random indices.  target <= 1.5
+column: a 1% mask and 10,000 sorted random indices; then ``dictionary_encode``, ``unique``
+and ``value_counts`` of a string and an int64 column (1,000 distinct, 10% nulls).
+target <= 1.5
 
 The exit status is 0 whatever the ratios (machines are noisy) unless ``--strict``.
 """
@@ -129,7 +131,8 @@ ARRAYS_TARGET = 1.5
 
 
 def bench_arrays(rows: int, repeats: int, warmup: int) -> list:
-    """Rows A1-A6: one column's filter and take, arrowmm against pyarrow (same values)."""
+    """Rows A1-A12: one column's filter, take and distinct values, arrowmm against pyarrow
+    (the same values)."""
     rng = np.random.default_rng(3)
     keys = rng.integers(0, 10**6, rows)
     columns = {
@@ -156,6 +159,21 @@ def bench_arrays(rows: int, repeats: int, warmup: int) -> list:
             results.append(Result(f"A{row}. {name} column, {what}", t_amm, t_pa, ARRAYS_TARGET,
                                   f"{rows:,} values; load {os.getloadavg()[0]:.1f}"))
             print_result(results[-1])
+    # distinct values: 1,000 of them, 10% nulls (the hash kernels of ``compute``)
+    distinct = rng.integers(0, 1000, rows)
+    nulls = rng.random(rows) < 0.1
+    for name, theirs in (("string", pa.array([f"k{v:06d}" for v in distinct], mask=nulls)),
+                         ("int64", pa.array(distinct, mask=nulls))):
+        mine = arrowmm.array(theirs)
+        for what in ("dictionary_encode", "unique", "value_counts"):
+            row += 1
+            f_amm, f_pa = getattr(mine, what), getattr(theirs, what)
+            assert pa.array(f_amm()).equals(f_pa()), f"{name} {what}: values differ"
+            t_amm, t_pa = compare(f_amm, f_pa, repeats, warmup)
+            results.append(Result(f"A{row}. {name} column, {what}, 1,000 distinct, 10% nulls",
+                                  t_amm, t_pa, ARRAYS_TARGET,
+                                  f"{rows:,} values; load {os.getloadavg()[0]:.1f}"))
+            print_result(results[-1])
     return results
 
 
@@ -166,7 +184,7 @@ def main(argv=None) -> int:
     parser.add_argument("--codec", choices=["plain", "zstd"], default=None,
                         help="only the rows of the plain or the ZSTD files (default: both)")
     parser.add_argument("--arrays", action="store_true",
-                        help="only rows A1-A6: Array.filter / Array.take of one column")
+                        help="only rows A1-A12: one column's filter, take and distinct values")
     args = parser.parse_args(argv)
     cfg = settings(args, BIG if args.big else FULL, QUICK)
     if args.arrays:
