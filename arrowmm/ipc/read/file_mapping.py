@@ -23,6 +23,7 @@ and schema took 0.58-0.72x pyarrow's time, 0.97-1.12x before).
 from __future__ import annotations
 
 import errno
+import fcntl
 import mmap
 import os
 import stat
@@ -32,7 +33,7 @@ from typing import Callable, Optional
 from ..._core._region import BufferView, Region
 from ...errors import ArrowInvalid
 
-__all__ = ["FileChanged", "map_file", "mapped_file", "mapped_file_identity", "mapping_stale",
+__all__ = ["FileChanged", "map_file", "mapped_file", "mapped_file_identity", "mapping_stale", "appender_holds",
            "changes_soon", "tail_reader", "TailRead", "ENDS_TAIL",
            "HEAD_BYTES", "first_bytes_of", "drop_ends"]
 
@@ -151,6 +152,28 @@ def changes_soon(now: Callable[[], tuple], then: tuple, patience: float) -> bool
         waited, pause = waited + pause, min(pause * 2, 0.01)
 
 
+def appender_holds(path) -> bool:
+    """Whether another process holds the append lock (``flock(LOCK_EX)``, taken by every
+    ``append_file`` before it writes anything) on the file at ``path`` (a path, or a descriptor:
+    opened again through ``/proc/self/fd``, so this process's own locks are not touched).  A
+    file nobody appends to cannot be in the middle of writing a marker: its end is not waited
+    for.  When the lock cannot be tried, True (wait, as before)."""
+    target = f"/proc/self/fd/{path}" if isinstance(path, int) else path
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # (releases the shared lock taken, if it was)
+    return False
+
+
 def mapping_stale(region: Region, patience: float = 0.0) -> bool:
     """Whether the file mapped whole behind ``region`` has, now or within ``patience`` seconds
     (``changes_soon``), another size or inode than the one mapped (False when ``region`` maps
@@ -163,6 +186,8 @@ def mapping_stale(region: Region, patience: float = 0.0) -> bool:
         st = os.stat(mapping.path)
         return st.st_size, st.st_dev, st.st_ino
 
+    if patience and not appender_holds(mapping.path):
+        patience = 0.0
     return changes_soon(now, (len(mapping), mapping.device, mapping.inode), patience)
 
 

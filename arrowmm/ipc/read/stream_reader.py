@@ -27,7 +27,7 @@ from ...arrays.decode_ahead import DETACHED, OneAhead, decoded_in_order
 from .reader_base import (ReaderBase, region_of, is_file_object, source_name, is_pipe_path,
                           read_head, widen_pipe, PolledInput, check_timeout, decompressing)
 from ..core.framing import Message, MessageDecoder, message_end, read_message_at
-from .file_mapping import FileChanged, changes_soon, mapping_stale, tail_reader
+from .file_mapping import FileChanged, appender_holds, changes_soon, mapping_stale, tail_reader
 from .sniff import HEAD_SIZE, not_arrow
 from .trailer import (LATER, MAX_FOOTER_SCAN, committed_at_open, footer_start_at,
                       generation_after, marker_wait, resume_after_eos, trailer_after)
@@ -119,6 +119,8 @@ class _SeekedFile:
             fd = self.file.fileno()
         except (AttributeError, OSError, ValueError):
             return False  # (no descriptor to ask: the end stays as measured)
+        if patience and not appender_holds(fd):
+            patience = 0.0
         return changes_soon(lambda: (os.fstat(fd).st_size,), (self.size,), patience)
 
     def start_generation(self, offset: int) -> None:

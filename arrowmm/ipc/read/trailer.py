@@ -287,7 +287,8 @@ def marker_wait(size: int, read: TailRead) -> float:
     damaged end damage: ``MARKER_WAIT`` when it ends like an append marker being written (a
     trailer, then zero padding and the first bytes of a marker: one write seen half done, for
     as long as its writer is descheduled between two pages), else 0 (no wait: a truncation
-    sweep over a damaged file must not pay for it at every cut)."""
+    sweep over a damaged file must not pay for it at every cut).  The callers wait only while
+    another process holds the append lock (``file_mapping.appender_holds``)."""
     span = min(size, TRAILER_SIZE + 7 + MARKER_SIZE - 1)
     try:
         tail = read(size - span, span)

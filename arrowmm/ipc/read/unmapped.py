@@ -26,7 +26,7 @@ from ...format import parse_message
 from ..core.framing import Message, read_message_at
 from ..core.files import MAGIC
 from .file_reader import FileReader, StreamReader
-from .file_mapping import FileChanged, changes_soon
+from .file_mapping import FileChanged, appender_holds, changes_soon
 from .indexed import IndexedStreamReader
 from .sniff import HEAD_SIZE, not_arrow
 from .source import FileSource, check_message
@@ -206,6 +206,8 @@ class PreadFile(FileSource):
         except ArrowInvalid:
             return False
         try:
+            if patience and not appender_holds(fd):
+                patience = 0.0
             return changes_soon(lambda: (os.stat(self.description).st_size,
                                          os.fstat(fd).st_size), (self.size, self.size),
                                 patience)
