@@ -190,17 +190,24 @@ def _union_concat(arrays, dtype, length, validity, nulls):
 
 
 def _dictionary_concat(arrays, dtype, length, validity, nulls):
-    """Dictionaries appended, indices shifted by the earlier dictionaries' lengths."""
-    parts, base = [], 0
+    """Dictionaries appended, indices shifted by the earlier dictionaries' lengths; inputs that
+    share one dictionary object (the batches of a file or stream between two dictionary
+    messages) keep it once."""
+    parts, base, placed = [], 0, {}
     for i, a in enumerate(arrays):
         # an index past its own dictionary would be shifted into the next one
         check_dictionary_indices(a.indices.values(), a.validity if a.null_count else None,
                                  a.offset, len(a.dictionary), f"concat_arrays input {i}")
         idx = a.indices.values().astype(np.int64)
-        parts.append(np.where(a.is_valid(), idx + base, 0))
-        base += len(a.dictionary)
+        at = placed.get(id(a.dictionary))
+        if at is None:
+            at = placed[id(a.dictionary)] = base
+            base += len(a.dictionary)
+        parts.append(np.where(a.is_valid(), idx + at, 0))
     indices = _fits(np.concatenate(parts), dtype.index_type.numpy_dtype, "dictionary indices")
-    dictionary = concat_arrays([a.dictionary for a in arrays])
+    seen = set()  # (each dictionary once, in the order first met: as ``placed`` counted them)
+    dictionary = concat_arrays([a.dictionary for a in arrays
+                                if id(a.dictionary) not in seen and not seen.add(id(a.dictionary))])
     return make_array(dtype, length, [validity, _new(indices)], null_count=nulls,
                       dictionary=dictionary)
 

@@ -5,9 +5,10 @@ Numbers, temporals, decimals and fixed-size binaries are keys by their stored by
 by their bits, as pyarrow: ``-0.0`` and ``0.0`` are two values, NaNs of other bits too),
 booleans by their bits, binary and string values (32- or 64-bit offsets) by their bytes, the
 null type as all nulls, dictionary arrays by their indices (``unique`` and ``value_counts``
-give dictionary values; ``dictionary_encode`` returns them as they are).  Other types
-(nested, views, run-end encoded, extension types) raise ``ArrowNotImplementedError`` naming
-the type, as pyarrow does for most of them.  The distinct values are a ``take`` of the column
+give dictionary values; ``dictionary_encode`` returns them as they are; the chunks of a
+column with several dictionaries by their entries' values).  Other types (nested, run-end
+encoded, extension types) raise ``ArrowNotImplementedError`` naming the type; views are
+hashed by the bytes they point at.  The distinct values are a ``take`` of the column
 at each one's first row, so they keep its type.
 """
 from __future__ import annotations
@@ -34,7 +35,8 @@ _INDEX_TYPE = t.int32()
 
 def hashable(dtype: t.DataType) -> bool:
     """Whether ``codes`` takes values of ``dtype``."""
-    return (isinstance(dtype, (t.NullType, t.BoolType, t.BinaryType, t.FixedWidthType))
+    return (isinstance(dtype, (t.NullType, t.BoolType, t.BinaryType, t.BinaryViewType,
+                               t.FixedWidthType))
             and not isinstance(dtype, (t.DictionaryType, t.ExtensionType)))
 
 
@@ -50,6 +52,9 @@ def codes(array: Array, encode_nulls: bool) -> Tuple[np.ndarray, np.ndarray, np.
         return np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int64)
     if cls is DictionaryArray:  # (by index, as pyarrow: equal entries at two indices are two)
         return codes(array.indices, encode_nulls)
+    if isinstance(array.type, t.BinaryViewType):  # (by the bytes the views point at, gathered)
+        flat = t.large_string() if array.type.utf8 else t.large_binary()
+        return codes(hooks.cast_array(array, flat, True), encode_nulls)
     if not hashable(array.type):
         raise ArrowNotImplementedError(f"dictionary_encode / unique / value_counts: no hash "
                                        f"kernel for values of type {array.type}")
@@ -101,10 +106,43 @@ def _whole(data: Union[Array, ChunkedArray], what: str) -> Array:
         return data
     if isinstance(data, ChunkedArray):
         if not data.chunks:
-            return make_array(data.type, 0, _empty_buffers(data.type))
+            return _empty(data.type)
         return data.combine_chunks()
     raise ArrowInvalid(f"{what}: expected an arrowmm Array or ChunkedArray, got "
                        f"{type(data).__name__}")
+
+
+def _empty(dtype: t.DataType) -> Array:
+    """An array of ``dtype`` with no rows (a dictionary type's with an empty dictionary)."""
+    if isinstance(dtype, t.DictionaryType):
+        indices = copied_view(np.zeros(0, dtype.index_type.numpy_dtype), "empty")
+        return make_array(dtype, 0, [None, indices], null_count=0,
+                          dictionary=_empty(dtype.value_type))
+    return make_array(dtype, 0, _empty_buffers(dtype))
+
+
+def _row_codes(data: Union[Array, ChunkedArray], whole: Array):
+    """``codes(whole, True)``; for the chunks of a dictionary column with several dictionaries
+    (deltas, replacements, chunks encoded apart), joined into one whose entries may repeat,
+    each row keyed by its entry's value, not its index: one value is one entry, as pyarrow's
+    unified dictionaries give."""
+    if not (isinstance(data, ChunkedArray) and isinstance(whole.type, t.DictionaryType)
+            and len({id(c.dictionary) for c in data.chunks}) > 1):
+        return codes(whole, True)
+    entry_codes = codes(whole.dictionary, True)[0].astype(np.int64)
+    indices = whole.indices
+    idx = np.asarray(indices.values()).astype(np.int64)
+    valid = indices._valid_mask()
+    if valid is not None:
+        idx = np.where(valid, idx, 0)
+    per_row = entry_codes[idx] if len(entry_codes) else np.zeros(len(idx), np.int64)
+    validity, nulls = None, 0
+    if valid is not None:
+        nulls = len(idx) - int(np.count_nonzero(valid))
+        validity = copied_view(np.packbits(valid, bitorder="little"), "keyed") if nulls else None
+    keyed = make_array(t.int64(), len(idx), [validity, copied_view(per_row, "keyed")],
+                       null_count=nulls)
+    return codes(keyed, True)
 
 
 def _empty_buffers(dtype: t.DataType) -> list:
@@ -152,7 +190,7 @@ def unique(data: Union[Array, ChunkedArray]) -> Array:
     """The distinct values of ``data``, first seen first, a null among them where there is
     one: pyarrow's ``unique``."""
     whole = _whole(data, "unique")
-    _, firsts, _ = codes(whole, True)
+    _, firsts, _ = _row_codes(data, whole)
     return take_array(whole, firsts)
 
 
@@ -161,7 +199,7 @@ def value_counts(data: Union[Array, ChunkedArray]) -> Array:
     among them where there is one): a ``struct<values, counts: int64>`` array, pyarrow's
     ``value_counts``."""
     whole = _whole(data, "value_counts")
-    _, firsts, counts = codes(whole, True)
+    _, firsts, counts = _row_codes(data, whole)
     values = take_array(whole, firsts)
     counted = make_array(t.int64(), len(counts), [None, copied_view(counts, "counted")],
                          null_count=0)

@@ -227,6 +227,13 @@ def _encoded(array: Array, want: t.DictionaryType, path: str, existing: Optional
     if from_values:  # (``remap`` has a code per row already)
         out = remap
     else:
+        if valid is not None:  # (a null slot's index may point anywhere: Arrow allows it)
+            idx = np.where(valid, idx, 0)
+        bad = np.flatnonzero((idx < 0) | (idx >= len(remap))) if len(idx) else idx
+        if len(bad) and (valid is None or valid[bad].any()):
+            row = int(bad[0] if valid is None else bad[valid[bad]][0])
+            raise ArrowInvalid(f"field {path!r}: dictionary index {int(idx[row])} of row {row} "
+                               f"is out of range for a dictionary of {len(remap)} values")
         out = remap[idx] if len(remap) else np.zeros(len(idx), np.int64)
     if valid is not None:
         out[~valid] = 0
