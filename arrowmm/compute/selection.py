@@ -6,7 +6,8 @@ bit-packed booleans, validity bitmaps and binary/string values (offsets and data
 64-bit) are copied by ``_kernels`` in one pass each; the result owns new memory from offset
 0.  Lists, maps, fixed-size lists and structs take their rows' validity and their child at
 the positions the rows cover, layer by layer.  Other layouts (unions, run-end encoded, views,
-extension storage of those) take ``arrowmm.arrays.selection``'s route.  A mask keeping every row returns the array itself.
+extension storage of those) take ``arrowmm.arrays.selection``'s route.  A mask keeping every
+row returns the array itself.
 """
 from __future__ import annotations
 
@@ -177,8 +178,9 @@ def _take_nested(array: Array, values: np.ndarray, nulls: Optional[np.ndarray],
     if cls is FixedSizeListArray:
         size = array.type.list_size
         if len(child) < (array.offset + len(array)) * size:
+            need = (array.offset + len(array)) * size
             raise ArrowInvalid(f"{array.type}: its child has {len(child)} values, "
-                               f"{len(array)} lists of {size} need {(array.offset + len(array)) * size}")
+                               f"{len(array)} lists of {size} need {need}")
         starts = (values + array.offset) * size
         picks = (starts[:, None] + np.arange(size, dtype=np.int64)).reshape(-1)
         return make_array(array.type, m, [validity], [_take(child, picks, None)],

@@ -33,8 +33,8 @@ from typing import Callable, Optional
 from ..._core._region import BufferView, Region
 from ...errors import ArrowInvalid
 
-__all__ = ["FileChanged", "map_file", "mapped_file", "mapped_file_identity", "mapping_stale", "appender_holds",
-           "changes_soon", "tail_reader", "TailRead", "ENDS_TAIL",
+__all__ = ["FileChanged", "map_file", "mapped_file", "mapped_file_identity", "mapping_stale",
+           "appender_holds", "changes_soon", "tail_reader", "TailRead", "ENDS_TAIL",
            "HEAD_BYTES", "first_bytes_of", "drop_ends"]
 
 #: How many bytes of a file's end ``map_file(path, ends=True)`` reads with the mapping (a

@@ -47,7 +47,8 @@ from ..core.files import MAGIC
 
 __all__ = ["TRAILER_SIZE", "MARKER_SIZE", "MARKER_TAG", "IN_PROGRESS", "COMMITTED",
            "STATE_OFFSET", "append_marker", "footer_checksum", "trailer_problem",
-           "append_in_progress", "committed_end", "committed_or_none", "committed_at_open", "marker_wait", "MARKER_WAIT", "footer_start_at", "LATER",
+           "append_in_progress", "committed_end", "committed_or_none", "committed_at_open",
+           "marker_wait", "MARKER_WAIT", "footer_start_at", "LATER",
            "schema_message",
            "next_generation", "generation_after", "resume_after_eos", "trailer_after",
            "MAX_FOOTER_SCAN", "aligned", "copy_bytes", "Damage"]
