@@ -197,6 +197,23 @@ cdef inline bint _is_valid(const uint8_t* bitmap, int64_t bit) noexcept nogil:
     return bitmap == NULL or (bitmap[bit >> 3] >> (bit & 7)) & 1
 
 
+cdef inline int64_t _code_null(Table* tab, int64_t i, bint encode_nulls,
+                               int32_t* out) noexcept nogil:
+    """Null row ``i``'s code into ``out``: 0 when nulls are not encoded, else the null entry's
+    (made at its first row, and counted); 0, or -1/-2 (see ``_new_code``)."""
+    cdef int64_t c
+    if not encode_nulls:
+        out[i] = 0
+        return 0
+    if tab.null_code < 0:
+        c = _null_code(tab, i)
+        if c < 0:
+            return c
+    tab.counts[tab.null_code] += 1
+    out[i] = <int32_t>tab.null_code
+    return 0
+
+
 cdef int64_t _hash_fixed(const uint8_t* src, int64_t width, int64_t n,
                          const uint8_t* bitmap, int64_t bit_offset, bint encode_nulls,
                          Table* tab, int32_t* out) noexcept nogil:
@@ -208,15 +225,9 @@ cdef int64_t _hash_fixed(const uint8_t* src, int64_t width, int64_t n,
     cdef bint small = width <= 8
     for i in range(n):
         if not _is_valid(bitmap, bit_offset + i):
-            if not encode_nulls:
-                out[i] = 0
-                continue
-            if tab.null_code < 0:
-                c = _null_code(tab, i)
-                if c < 0:
-                    return c
-            tab.counts[tab.null_code] += 1
-            out[i] = <int32_t>tab.null_code
+            c = _code_null(tab, i, encode_nulls, out)
+            if c < 0:
+                return c
             continue
         if small:
             key = 0
@@ -253,15 +264,9 @@ cdef int64_t _hash_binary(const offset_t* offsets, const uint8_t* data, int64_t 
     cdef int32_t code
     for i in range(n):
         if not _is_valid(bitmap, bit_offset + i):
-            if not encode_nulls:
-                out[i] = 0
-                continue
-            if tab.null_code < 0:
-                c = _null_code(tab, i)
-                if c < 0:
-                    return c
-            tab.counts[tab.null_code] += 1
-            out[i] = <int32_t>tab.null_code
+            c = _code_null(tab, i, encode_nulls, out)
+            if c < 0:
+                return c
             continue
         a = offsets[i]
         b = offsets[i + 1]

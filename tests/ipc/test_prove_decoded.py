@@ -29,16 +29,16 @@ from arrowmm.ipc.read._batch_walk import prove_decoded
 N = 20_000  # rows: enough for the codec to compress every buffer
 
 
-def _strings(damage=None):
-    """N values "abcd" as a pyarrow string array, built unchecked from its buffers; value 7000
-    damaged: "utf8" its first byte 0xff, "offsets" offset[7001] below offset[7000]."""
-    data = bytearray(b"abcd" * N)
-    offsets = np.arange(N + 1, dtype=np.int32) * 4
+def _strings(damage=None, n=N):
+    """``n`` values "abcd" as a pyarrow string array, built unchecked from its buffers; value
+    7000 damaged: "utf8" its first byte 0xff, "offsets" offset[7001] below offset[7000]."""
+    data = bytearray(b"abcd" * n)
+    offsets = np.arange(n + 1, dtype=np.int32) * 4
     if damage == "utf8":
         data[4 * 7000] = 0xFF
     elif damage == "offsets":
         offsets[7001] = 3
-    return pa.Array.from_buffers(pa.string(), N, [None, pa.py_buffer(offsets.tobytes()),
+    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets.tobytes()),
                                                   pa.py_buffer(bytes(data))])
 
 

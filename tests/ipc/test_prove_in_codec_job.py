@@ -20,30 +20,13 @@ import arrowmm
 from arrowmm.arrays import decode_ahead
 from arrowmm.ipc.core import compression
 from arrowmm.ipc.read import loader
+from tests.ipc.test_prove_decoded import _file, _strings as strings_of
 
 N = 300_000  # rows: 1.2 MB of values a column, enough for the codec pool's threads
 
 
 def _strings(damage=None):
-    """N values "abcd", built unchecked from their buffers; value 7000 damaged: "utf8" its first
-    byte 0xff, "offsets" offset[7001] below offset[7000]."""
-    data = bytearray(b"abcd" * N)
-    offsets = np.arange(N + 1, dtype=np.int32) * 4
-    if damage == "utf8":
-        data[4 * 7000] = 0xFF
-    elif damage == "offsets":
-        offsets[7001] = 3
-    return pa.Array.from_buffers(pa.string(), N, [None, pa.py_buffer(offsets.tobytes()),
-                                                  pa.py_buffer(bytes(data))])
-
-
-def _file(tmp_path, columns, codec="lz4"):
-    batch = pa.record_batch(columns)
-    path = str(tmp_path / f"data.{codec}.arrow")
-    with pa.ipc.new_file(path, batch.schema,
-                         options=pa.ipc.IpcWriteOptions(compression=codec)) as w:
-        w.write_batch(batch)
-    return path
+    return strings_of(damage, N)
 
 
 @pytest.fixture
