@@ -1,10 +1,12 @@
 """Selecting rows by position (``take``) or by a boolean mask (``filter``), as pyarrow does.
 
-Both copy: the result owns new memory, made by gathering fixed-width values with numpy or by
-joining zero-copy runs of consecutive rows with ``concat_arrays``.  A null index gives a null
-row; a null in a mask drops the row (pyarrow's default ``null_selection_behavior="drop"``).
-The methods ``Array.take`` / ``Array.filter`` and the batch's import these functions when
-called (this module imports the array classes, so they cannot import it at the top).
+Both copy: the result owns new memory, made by gathering fixed-width values with numpy,
+each child of a dense union at the offsets its rows pick, or by joining zero-copy runs of
+consecutive rows with ``concat_arrays``.  A null index gives a null row; a null in a mask
+drops the row (pyarrow's default ``null_selection_behavior="drop"``).  ``Array.take`` /
+``filter`` and the batch's go to ``compute.selection`` (through ``hooks``), whose C kernels
+take the flat layouts, lists, maps and structs, and which comes here for the rest (unions,
+run-end encoded, views); ``as_indices`` and ``as_mask`` read what users pass for both.
 """
 from __future__ import annotations
 
