@@ -23,7 +23,7 @@ STREAM_CONTINUATION = b"\xff\xff\xff\xff"
 
 
 def ipc_kind(head: bytes, strict: bool = False) -> Optional[str]:
-    """``"file"``, ``"stream"`` or None: the IPC format that ``head``, a source's first
+    r"""``"file"``, ``"stream"`` or None: the IPC format that ``head``, a source's first
     ``KIND_HEAD`` bytes, announces.
 
     A file starts with ``ARROW1``, a stream with the continuation marker.  A pre-0.15 stream
