@@ -52,6 +52,23 @@ class NullArray(Array):
         return f"{self.length} nulls"  # (as pyarrow prints a null array)
 
 
+def _nulls_agree(a: Array, b: Array):
+    """``(agree, valid)``: whether two arrays of one type and length are null in the same
+    slots, and where both hold values (None: in every slot).  Both are checked first
+    (``_validated``), so damage raises as it does in ``to_pylist`` instead of comparing."""
+    mine, theirs = a._validated()._valid_mask(), b._validated()._valid_mask()
+    if mine is None and theirs is None:
+        return True, None
+    if mine is None or theirs is None:
+        valid = theirs if mine is None else mine
+        return bool(valid.all()), None
+    return bool(np.array_equal(mine, theirs)), mine
+
+
+def _all_where(same: np.ndarray, valid) -> bool:
+    return bool(same.all() if valid is None else same[valid].all())
+
+
 class BooleanArray(Array):
     """Booleans, one bit a value (``to_numpy`` copies: numpy's bools are bytes)."""
 
@@ -87,6 +104,10 @@ class BooleanArray(Array):
         bits = self._nulls_bitmap()
         return values_to_list(self.values(), bits, self.offset) if bits is not None else \
             self.values().tolist()
+
+    def _same_values(self, other):
+        agree, valid = _nulls_agree(self, other)
+        return agree and _all_where(self.values() == other.values(), valid)
 
 
 _NUMPY_TEMPORAL = {t.DateType: lambda d: "datetime64[D]" if d.unit == "day" else "datetime64[ms]",
@@ -192,6 +213,19 @@ class PrimitiveArray(Array):
         out = values.astype(np.float64 if values.dtype.kind in "iu" else values.dtype)
         out[~mask] = np.nan
         return out
+
+    def _same_values(self, other):
+        agree, valid = _nulls_agree(self, other)
+        if not agree:
+            return False
+        mine, theirs = self.values(), other.values()
+        if mine.dtype.kind in "iufmM":  # (floats as pyarrow: NaN differs from NaN, -0.0 is 0.0)
+            same = mine == theirs
+        else:  # decimals, intervals: equal when their bytes are
+            width = mine.dtype.itemsize
+            same = (mine.view(np.uint8).reshape(-1, width)
+                    == theirs.view(np.uint8).reshape(-1, width)).all(axis=1)
+        return _all_where(same, valid)
 
     def _pylist(self, temporal):
         dtype = self.type
@@ -325,6 +359,21 @@ class BinaryArray(OffsetsMixin, Array):
         if self.type.utf8:  # (bytes under a null slot are no value: pyarrow does not check them)
             check_utf8_offsets(self._buffers[2], offs, self.length,
                                self.validity if self.null_count else None, self.offset, path)
+
+    def _same_values(self, other):
+        agree, valid = _nulls_agree(self, other)
+        if not agree:
+            return False
+        if self.length == 0:
+            return True
+        mine, theirs = self.value_offsets(), other.value_offsets()
+        lengths_differ = np.diff(mine) != np.diff(theirs)
+        if lengths_differ.any():
+            # (a null slot may hold bytes of any length; a value of another length differs)
+            return None if valid is not None and not lengths_differ[valid].any() else False
+        if np.array_equal(self.values[mine[0]:mine[-1]], other.values[theirs[0]:theirs[-1]]):
+            return True
+        return False if valid is None else None  # (the bytes that differ may be a null's)
 
     def to_numpy(self, zero_copy_only=True, writable=False):
         if zero_copy_only:
