@@ -184,7 +184,7 @@ take_table = _declare("take_table", _COMPUTE, """\
 ``take_table(table, indices) -> Table``: behind ``Table.take``.""")
 
 sort_table = _declare("sort_table", _COMPUTE, """\
-``sort_table(table, sorting) -> Table``: behind ``Table.sort_by``.""")
+``sort_table(table, sorting, null_placement=None) -> Table``: behind ``Table.sort_by``.""")
 
 filter_batch = _declare("filter_batch", _COMPUTE, """\
 ``filter_batch(batch, mask) -> RecordBatch``: behind ``RecordBatch.filter`` (a mask or an
@@ -194,7 +194,7 @@ take_batch = _declare("take_batch", _COMPUTE, """\
 ``take_batch(batch, indices) -> RecordBatch``: behind ``RecordBatch.take``.""")
 
 sort_batch = _declare("sort_batch", _COMPUTE, """\
-``sort_batch(batch, sorting) -> RecordBatch``: behind ``RecordBatch.sort_by``.""")
+``sort_batch(batch, sorting, null_placement=None) -> RecordBatch``: behind ``RecordBatch.sort_by``.""")
 
 _SELECTION = "arrowmm.compute.selection"
 

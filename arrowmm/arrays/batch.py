@@ -576,11 +576,12 @@ class RecordBatch(PandasConvertible):
         row, as pyarrow's default does (``pyarrow.RecordBatch.filter``)."""
         return hooks.filter_batch(self, mask)
 
-    def sort_by(self, sorting) -> "RecordBatch":
+    def sort_by(self, sorting, *, null_placement=None) -> "RecordBatch":
         """The rows sorted by ``sorting``: a column name (ascending) or a list of
-        ``(name, "ascending" | "descending")``, as ``pyarrow.RecordBatch.sort_by``: stable,
-        nulls last, NaN after the numbers."""
-        return hooks.sort_batch(self, sorting)
+        ``(name, "ascending" | "descending")`` or ``(name, order, "at_start" | "at_end")``, as
+        ``pyarrow.RecordBatch.sort_by``: stable, nulls last, NaN after the numbers (``at_start``:
+        nulls, then NaN, then the numbers); ``null_placement`` overrides every key's."""
+        return hooks.sort_batch(self, sorting, null_placement=null_placement)
 
     def cast(self, target_schema: t.Schema, safe: bool = True) -> "RecordBatch":
         """The columns cast to ``target_schema``'s types (same names, in order), as

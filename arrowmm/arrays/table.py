@@ -295,11 +295,12 @@ class Table(PandasConvertible):
         out of range raises IndexError), as one new batch."""
         return hooks.take_table(self, indices)
 
-    def sort_by(self, sorting) -> "Table":
+    def sort_by(self, sorting, *, null_placement=None) -> "Table":
         """The rows sorted by ``sorting``: a column name (ascending) or a list of
-        ``(name, "ascending" | "descending")``, as pyarrow's ``Table.sort_by``: stable, nulls
-        last, NaN after the numbers."""
-        return hooks.sort_table(self, sorting)
+        ``(name, "ascending" | "descending")`` or ``(name, order, "at_start" | "at_end")``, as
+        ``pyarrow.Table.sort_by``: stable, nulls last, NaN after the numbers (``at_start``:
+        nulls, then NaN, then the numbers); ``null_placement`` overrides every key's."""
+        return hooks.sort_table(self, sorting, null_placement=null_placement)
 
     def cast(self, target_schema: t.Schema, safe: bool = True) -> "Table":
         """The columns cast to ``target_schema``'s types (same names, in order), batch by

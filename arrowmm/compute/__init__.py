@@ -18,13 +18,13 @@ from ..arrays.array import Array, make_array
 from ..arrays.batch import RecordBatch
 from ..arrays.chunked import ChunkedArray
 from ..arrays.provenance import copied_view
-from ..arrays.table import Table, column_indices
+from ..arrays.table import Table
 from ..errors import ArrowInvalid
 from .expression import Expression, field
 from .hashing import dictionary_encode, unique, value_counts
 from .predicate import check_expression, evaluate, selection_mask
 from .selection import filter_array, filter_batch, take_array, take_batch
-from .sorting import sort_indices as _sort_indices, sort_keys, whole
+from .sorting import key_columns, sort_indices as _sort_indices, sort_keys, whole
 from .tables import batch_columns, filter_table, schema_types, take_table
 
 __all__ = ["Expression", "field", "filter", "take", "sort_indices", "evaluate",
@@ -71,22 +71,32 @@ def take(data, indices):
                        f"got {type(data).__name__}")
 
 
-def sort_indices(data, sort_keys=(), *, null_placement: str = "at_end") -> Array:  # noqa: F811
-    """The positions that sort ``data`` (a Table or RecordBatch, by ``sort_keys``: a list of
-    ``(name, order)``; or an Array or ChunkedArray, ascending), as a uint64 array: pyarrow's
-    ``sort_indices``, stable, nulls at the end."""
-    if null_placement != "at_end":
-        raise ArrowInvalid(f"sort_indices: null_placement={null_placement!r}: only 'at_end' "
-                           f"is supported")
-    if isinstance(data, Array):
-        columns, keys = [data], [("values", "ascending")]
-    elif isinstance(data, ChunkedArray):
-        if not data.chunks:
-            return _uint64(np.zeros(0, dtype=np.uint64))
-        columns, keys = [whole(data.chunks)], [("values", "ascending")]
+def sort_indices(data, sort_keys=(), *, null_placement=None) -> Array:  # noqa: F811
+    """The positions that sort ``data`` as a uint64 array: pyarrow's ``sort_indices``, stable,
+    nulls last unless ``at_start``.  A Table or RecordBatch sorts by ``sort_keys``, a list of
+    ``(name, order)`` or ``(name, order, null_placement)``; an Array or ChunkedArray by the
+    order (and placement) of its first key, if any (its name is not looked up, as pyarrow's),
+    else ascending (a struct array's keys name its fields, as pyarrow's do).  ``null_placement``
+    overrides every key's."""
+    if isinstance(data, (Array, ChunkedArray)):
+        if isinstance(sort_keys, str):  # (an order alone is no key: pyarrow refuses it too)
+            raise ArrowInvalid(f"sort_indices: sort_keys {sort_keys!r}: expected a list of "
+                               f"(name, order) pairs, such as [('x', 'descending')]")
+        keys = _keys(sort_keys, null_placement) if sort_keys else \
+            _keys([("values", "ascending")], null_placement)
+        if isinstance(data, ChunkedArray):
+            if not data.chunks:
+                return _uint64(np.zeros(0, dtype=np.uint64))
+            data = whole(data.chunks)
+        if sort_keys and isinstance(data.type, _t.StructType):  # (keys name its fields)
+            fields = key_columns([f.name for f in data.type], keys)
+            return _uint64(_sort_indices([data.field(i) for i in fields], keys,
+                                         data.logical_validity()).astype(np.uint64))
+        columns = [data]
+        keys = keys[:1]
     elif isinstance(data, (Table, RecordBatch)):
-        keys = _keys(sort_keys)
-        ks = column_indices(data.schema, [name for name, _ in keys])
+        keys = _keys(sort_keys, null_placement)
+        ks = key_columns(data.schema.names, keys)
         batches = data.to_batches() if isinstance(data, Table) else [data]
         if not batches:
             return _uint64(np.zeros(0, dtype=np.uint64))
@@ -97,8 +107,8 @@ def sort_indices(data, sort_keys=(), *, null_placement: str = "at_end") -> Array
     return _uint64(_sort_indices(columns, keys).astype(np.uint64))
 
 
-def _keys(keys):
-    return sort_keys(list(keys) if not isinstance(keys, str) else keys)
+def _keys(keys, null_placement):
+    return sort_keys(list(keys) if not isinstance(keys, str) else keys, null_placement)
 
 
 def _uint64(values: np.ndarray) -> Array:

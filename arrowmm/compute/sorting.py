@@ -1,5 +1,6 @@
 """Sort indices of a table's rows by one or more columns, as ``pyarrow.compute.sort_indices``
-orders them: stable, nulls last, NaN after every number (and before nulls) in either order.
+orders them: stable, nulls last, NaN after every number (and before nulls) in either order
+(``at_start``: nulls, then NaN, then the numbers).
 
 Each key becomes a rank per row (numpy's stable sort over the column's values; strings and
 binary through their Python values, one object per row; decimal128 / decimal256 by their
@@ -24,16 +25,22 @@ from ..arrays.concat import concat_arrays
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .predicate import _checked, _validity
 
-__all__ = ["sort_keys", "sort_indices"]
+__all__ = ["sort_keys", "key_columns", "sort_indices"]
 
 _ORDERS = ("ascending", "descending")
+_PLACEMENTS = ("at_start", "at_end")
 
 
-def sort_keys(sorting) -> List[Tuple[str, str]]:
-    """``sorting`` (a column name, or a list of ``(name, "ascending" | "descending")``) as a
-    list of pairs, checked."""
+def sort_keys(sorting, null_placement=None) -> List[Tuple[str, str, str]]:
+    """``sorting`` (a column name, or a list of ``(name, "ascending" | "descending")``, with a
+    third item ``"at_start" | "at_end"`` where its nulls go, as pyarrow's ``SortOptions``) as
+    a list of ``(name, order, null placement)``, checked; ``null_placement`` (default: each
+    key's, else ``"at_end"``) overrides every key's, as pyarrow's does."""
+    if null_placement is not None and null_placement not in _PLACEMENTS:
+        raise ArrowInvalid(f"sort_by: null_placement {null_placement!r} is not 'at_start' "
+                           f"or 'at_end'")
     if isinstance(sorting, str):
-        return [(sorting, "ascending")]
+        return [(sorting, "ascending", null_placement or "at_end")]
     if not isinstance(sorting, (list, tuple)) or not sorting:
         raise ArrowInvalid(f"sort_by: expected a column name or a non-empty list of "
                            f"(name, order) pairs, got {sorting!r}")
@@ -42,12 +49,33 @@ def sort_keys(sorting) -> List[Tuple[str, str]]:
         if isinstance(key, str):
             raise ArrowInvalid(f"sort_by: {key!r} in a list needs an order: (name, "
                                f"'ascending' or 'descending')")
-        if not isinstance(key, (list, tuple)) or len(key) != 2 or not isinstance(key[0], str):
-            raise ArrowInvalid(f"sort_by: {key!r} is not a (name, order) pair")
+        if not isinstance(key, (list, tuple)) or len(key) not in (2, 3) or \
+                not isinstance(key[0], str):
+            raise ArrowInvalid(f"sort_by: {key!r} is not a (name, order) pair or a (name, "
+                               f"order, null placement) triple")
         if key[1] not in _ORDERS:
             raise ArrowInvalid(f"sort_by: order {key[1]!r} of {key[0]!r} is not 'ascending' "
                                f"or 'descending'")
-        out.append((key[0], key[1]))
+        placement = key[2] if len(key) == 3 else "at_end"
+        if placement not in _PLACEMENTS:
+            raise ArrowInvalid(f"sort_by: null placement {placement!r} of {key[0]!r} is not "
+                               f"'at_start' or 'at_end'")
+        out.append((key[0], key[1], null_placement or placement))
+    return out
+
+
+def key_columns(names: Sequence[str], keys: Sequence[Tuple[str, str, str]]) -> List[int]:
+    """The position of each key's name in ``names`` (a schema's, or a struct's fields'): one
+    column of that name, or ``ArrowInvalid`` naming the key and the columns there are
+    (pyarrow's error type)."""
+    names = list(names)
+    out = []
+    for name, _, _ in keys:
+        found = [i for i, n in enumerate(names) if n == name]
+        if len(found) != 1:
+            why = "is not a column" if not found else f"names {len(found)} columns"
+            raise ArrowInvalid(f"sort_by: sort key {name!r} {why}; the columns are {names}")
+        out.append(found[0])
     return out
 
 
@@ -145,15 +173,17 @@ def _ranks(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def sort_indices(columns: Sequence[Array], keys: Sequence[Tuple[str, str]]) -> np.ndarray:
+def sort_indices(columns: Sequence[Array], keys: Sequence[Tuple[str, str, str]],
+                 outer=None) -> np.ndarray:
     """The row order (int64 positions) sorting ``columns`` (one whole array per key, in the
-    order of ``keys``) as ``keys`` say."""
+    order of ``keys``) as ``keys`` say; ``outer`` (the fields of a struct array: where it is
+    not null) makes a null struct null in every key."""
     sort_by: list = []  # numpy.lexsort's keys: the last is the primary one
     n = len(columns[0]) if columns else 0
-    for array, (name, order) in zip(columns, keys):
+    for array, (name, order, placement) in zip(columns, keys):
         # (ranks are of stored ints: a value to_pylist refuses would sort as another)
         _checked(array, name, "sort_by")
-        sort_by.append(_key_parts(array, name, order))
+        sort_by.append(_key_parts(array, name, order, placement == "at_start", outer))
     flat = []
     for parts in reversed(sort_by):
         flat.extend(parts)
@@ -162,8 +192,9 @@ def sort_indices(columns: Sequence[Array], keys: Sequence[Tuple[str, str]]) -> n
     return np.lexsort(flat).astype(np.int64)
 
 
-def _key_parts(array: Array, name: str, order: str, outer=None) -> list:
-    """One key's numpy.lexsort keys, the least significant first: (rank, NaN flag, null flag).
+def _key_parts(array: Array, name: str, order: str, nulls_first: bool, outer=None) -> list:
+    """One key's numpy.lexsort keys, the least significant first: (rank, NaN flag, null flag);
+    ``nulls_first`` puts the nulls, then NaN, before the numbers (pyarrow's ``at_start``).
     A struct's are its fields' in turn, the first field the most significant; a null struct
     is null in every field (``outer``: the rows the structs around hold), as pyarrow's sort
     flattens it."""
@@ -174,7 +205,7 @@ def _key_parts(array: Array, name: str, order: str, outer=None) -> list:
         parts = []
         for i in reversed(range(array.type.num_fields)):
             parts.extend(_key_parts(array.field(i), f"{name}.{array.type.field(i).name}",
-                                    order, valid))
+                                    order, nulls_first, valid))
         return parts
     if type(array) is DictionaryArray:
         rank, nan, valid = _dictionary_key(array, name)
@@ -189,12 +220,12 @@ def _key_parts(array: Array, name: str, order: str, outer=None) -> list:
     parts = [rank]
     if nan is not None:
         rank[nan] = 0  # (NaN rows tie, so they stay in their order)
-        parts.append(nan.astype(np.int8))  # NaN after the numbers, either order
+        is_nan = nan if valid is None else nan & valid
+        # NaN after the numbers in either order (before them, after the nulls, at_start)
+        parts.append((~is_nan if nulls_first else is_nan).astype(np.int8))
     if valid is not None:
         rank[~valid] = 0  # (null rows tie too: a null slot's bytes are not a value)
-        if nan is not None:
-            parts[1] = (nan & valid).astype(np.int8)
-        parts.append((~valid).astype(np.int8))  # nulls last
+        parts.append((valid if nulls_first else ~valid).astype(np.int8))
     return parts
 
 

@@ -8,12 +8,12 @@ from .. import hooks
 from ..arrays import selection as slow
 from ..arrays.array import Array
 from ..arrays.batch import RecordBatch
-from ..arrays.table import Table, column_indices
+from ..arrays.table import Table
 from ..errors import ArrowInvalid
 from .expression import Expression
 from .predicate import check_expression, selection_mask
 from .selection import count_kept, filter_batch, take_array
-from .sorting import sort_indices, sort_keys, whole
+from .sorting import key_columns, sort_indices, sort_keys, whole
 
 __all__ = ["filter_table", "take_table", "sort_table", "batch_columns", "schema_types"]
 
@@ -84,10 +84,10 @@ def take_table(table: Table, indices) -> Table:
     return Table(table.schema, [RecordBatch(table.schema, len(values), cols)])
 
 
-def sort_table(table: Table, sorting) -> Table:
+def sort_table(table: Table, sorting, null_placement=None) -> Table:
     """``Table.sort_by``."""
-    keys = sort_keys(sorting)
-    ks = column_indices(table.schema, [name for name, _ in keys])
+    keys = sort_keys(sorting, null_placement)
+    ks = key_columns(table.schema.names, keys)
     batches = table.to_batches()
     if not batches or table.num_rows == 0:
         return table
@@ -99,8 +99,8 @@ def _on_one_batch(table_function: Callable) -> Callable:
     """``table_function`` (of a Table and an argument) as a function of a RecordBatch: the
     batch as a table of one, the result as one batch (an empty slice of the batch when no
     row is left, as pyarrow's batch methods give a batch of no rows)."""
-    def on_batch(batch: RecordBatch, argument) -> RecordBatch:
-        out = table_function(Table(batch.schema, [batch]), argument).to_batches()
+    def on_batch(batch: RecordBatch, argument, **options) -> RecordBatch:
+        out = table_function(Table(batch.schema, [batch]), argument, **options).to_batches()
         if len(out) == 1:
             return out[0]
         if not out:
