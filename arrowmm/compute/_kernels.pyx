@@ -30,8 +30,8 @@ from arrowmm._core import _arena
 from arrowmm.errors import ArrowInvalid
 
 __all__ = ["EQ", "NE", "LT", "LE", "GT", "GE", "compare_numeric", "compare_binary",
-           "isin_binary", "kleene_and", "kleene_or", "filter_fixed", "filter_bits",
-           "filter_binary", "take_fixed", "take_bits", "take_binary"]
+           "isin_binary", "kleene_and", "kleene_or", "Mask", "pack_mask", "filter_fixed",
+           "filter_bits", "filter_binary", "take_fixed", "take_bits", "take_binary"]
 
 cdef enum:
     C_EQ = 0
@@ -389,34 +389,6 @@ cdef _bad_offsets(offsets, int64_t row, int64_t size):
                        f"within the {size}-byte data buffer (or decreases)")
 
 
-cdef void _filter_fixed(const uint8_t* src, Py_ssize_t width, const uint8_t* mask,
-                        Py_ssize_t n, uint8_t* dst) noexcept nogil:
-    # (8, 4, 2, 1 bytes: every value is written where the next kept one goes, and the place
-    # moves on only when it is kept: no branch to mispredict; ``dst`` has one spare value)
-    cdef Py_ssize_t i, k = 0
-    if width == 8:
-        for i in range(n):
-            (<uint64_t*>dst)[k] = (<const uint64_t*>src)[i]
-            k += mask[i] != 0
-    elif width == 4:
-        for i in range(n):
-            (<uint32_t*>dst)[k] = (<const uint32_t*>src)[i]
-            k += mask[i] != 0
-    elif width == 2:
-        for i in range(n):
-            (<uint16_t*>dst)[k] = (<const uint16_t*>src)[i]
-            k += mask[i] != 0
-    elif width == 1:
-        for i in range(n):
-            dst[k] = src[i]
-            k += mask[i] != 0
-    else:
-        for i in range(n):
-            if mask[i]:
-                memcpy(dst + k * width, src + i * width, width)
-                k += 1
-
-
 cdef _mask_bytes(mask):
     """A mask (bool, one per row) as a 1-D uint8 array over the same memory."""
     arr = np.asarray(mask)
@@ -424,14 +396,6 @@ cdef _mask_bytes(mask):
         raise ArrowInvalid(f"selection: a mask is one bool per row, got {arr.dtype} of shape "
                            f"{arr.shape}")
     return arr.view(np.uint8)
-
-
-def _check_mask(mask, Py_ssize_t count):
-    # (numpy counts a bool mask in SIMD: 20x the speed of a byte loop; a mask is checked once
-    # per column it selects from)
-    cdef Py_ssize_t k = np.count_nonzero(mask)
-    if k != count:
-        raise ArrowInvalid(f"selection: the mask selects {k} rows, not {count}")
 
 
 cdef extern from *:
@@ -446,6 +410,10 @@ cdef extern from *:
     #else
     #define arrowmm_ctz64(x) __builtin_ctzll(x)
     #endif
+    #if defined(__SSE2__) || defined(_M_X64)
+    #include <emmintrin.h>
+    #define ARROWMM_SSE2 1
+    #endif
     /* Eight mask bytes as a word whose bit 8*j is set when byte j (row j) is nonzero. */
     static inline uint64_t arrowmm_kept8(const uint8_t *p) {
         uint64_t w; memcpy(&w, p, 8);
@@ -455,15 +423,145 @@ cdef extern from *:
         w |= w >> 4; w |= w >> 2; w |= w >> 1;
         return w & 0x0101010101010101ULL;
     }
+    /* 64 mask bytes as one word, bit j set when byte j is nonzero (SSE2: a compare and a
+       movemask per 16 bytes; elsewhere eight bytes gathered by one multiply). */
+    static inline uint64_t arrowmm_pack64(const uint8_t *p) {
+    #ifdef ARROWMM_SSE2
+        const __m128i z = _mm_setzero_si128();
+        uint64_t a = (uint16_t)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)p), z));
+        uint64_t b = (uint16_t)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + 16)), z));
+        uint64_t c = (uint16_t)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + 32)), z));
+        uint64_t d = (uint16_t)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + 48)), z));
+        return ~(a | (b << 16) | (c << 32) | (d << 48));
+    #else
+        uint64_t w = 0;
+        int j;
+        for (j = 0; j < 8; j++)
+            w |= ((arrowmm_kept8(p + 8 * j) * 0x0102040810204080ULL) >> 56) << (8 * j);
+        return w;
+    #endif
+    }
+    static inline int arrowmm_popcount64(uint64_t x) {
+    #if defined(__POPCNT__) || (defined(_MSC_VER) && !defined(__clang__))
+        return (int)__builtin_popcountll(x);
+    #else  /* (without -mpopcnt the builtin is a call into libgcc) */
+        x = x - ((x >> 1) & 0x5555555555555555ULL);
+        x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+        x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+        return (int)((x * 0x0101010101010101ULL) >> 56);
+    #endif
+    }
     """
     int arrowmm_ctz64(uint64_t x) noexcept nogil
     uint64_t arrowmm_kept8(const uint8_t *p) noexcept nogil
+    uint64_t arrowmm_pack64(const uint8_t *p) noexcept nogil
+    int arrowmm_popcount64(uint64_t x) noexcept nogil
+
+
+cdef class Mask:
+    """A selection mask packed as bits, with the number of rows it keeps: row ``i`` is bit
+    ``i % 64`` of word ``i // 64`` (the last word's bits past ``length`` clear).  Made once
+    per filter (``pack_mask``) and read by every column's kernel: a 1M-row mask is 125 KB to
+    walk, 64 rows a word, instead of the 1 MB of its bools, and it is counted as it is
+    packed.  Its words are read-only; the kernels still bound what they write by ``count``
+    and refuse a mask that keeps another number of rows."""
+    cdef object _words
+    cdef const uint64_t* _ptr
+    cdef readonly Py_ssize_t length
+    cdef readonly Py_ssize_t count
+
+    def __len__(self):
+        return self.length
+
+    @property
+    def words(self):
+        """The bits, as read-only uint64 words."""
+        return self._words
+
+    def indices(self):
+        """The positions of the kept rows, ascending (int64)."""
+        out = _empty(self.count, np.int64)
+        cdef int64_t[::1] o = out
+        cdef Py_ssize_t k = 0, wi, nwords = (self.length + 63) // 64
+        cdef uint64_t w
+        with nogil:
+            for wi in range(nwords):
+                w = _word(self._ptr, wi, self.length)
+                while w and k < self.count:
+                    o[k] = wi * 64 + arrowmm_ctz64(w)
+                    w &= w - 1
+                    k += 1
+        if k != self.count:
+            raise ArrowInvalid(f"selection: the mask keeps {k} rows, not {self.count}")
+        return out
+
+    def __repr__(self):
+        return f"<arrowmm Mask: {self.count} of {self.length} rows kept>"
+
+
+cdef inline uint64_t _word(const uint64_t* words, Py_ssize_t wi, Py_ssize_t n) noexcept nogil:
+    """Word ``wi`` of a mask of ``n`` rows, the bits past row ``n`` cleared (read again here:
+    a row past the data is never selected, whatever the words hold)."""
+    cdef Py_ssize_t left = n - wi * 64
+    if left >= 64:
+        return words[wi]
+    return words[wi] & (((<uint64_t>1) << left) - 1)
+
+
+def pack_mask(mask):
+    """``mask`` (bool, one per row; a nonzero byte keeps its row) as a ``Mask``: packed and
+    counted in one pass."""
+    cdef const uint8_t[::1] m = _mask_bytes(mask)
+    cdef Py_ssize_t n = m.shape[0], full = n // 64, i, j
+    cdef Py_ssize_t count = 0
+    cdef uint64_t tail = 0
+    # (one word at least: an empty mask still has an address)
+    words = _empty(max((n + 63) // 64, 1), np.uint64)
+    cdef uint64_t[::1] w = words
+    with nogil:
+        for i in range(full):
+            w[i] = arrowmm_pack64(&m[0] + 64 * i)
+            count += arrowmm_popcount64(w[i])
+        for j in range(full * 64, n):  # (the tail, a byte at a time: none read past the end)
+            tail |= (<uint64_t>(m[j] != 0)) << (j - full * 64)
+        if n % 64 or n == 0:
+            w[full] = tail
+            count += arrowmm_popcount64(tail)
+    return _new_mask(words, n, count)
+
+
+cdef Mask _new_mask(words, Py_ssize_t n, Py_ssize_t count):
+    cdef Mask kept = Mask.__new__(Mask)
+    words.flags.writeable = False
+    cdef const uint64_t[::1] w = words
+    kept._words = words
+    kept._ptr = &w[0]
+    kept.length = n
+    kept.count = count
+    return kept
+
+
+cdef Mask _kept(mask, Py_ssize_t count):
+    """``mask`` (a ``Mask``, or bools packed here) checked to keep ``count`` rows."""
+    cdef Mask kept = mask if isinstance(mask, Mask) else pack_mask(mask)
+    if kept.count != count:
+        raise ArrowInvalid(f"selection: the mask selects {kept.count} rows, not {count}")
+    return kept
+
+
+cdef _changed():
+    raise ArrowInvalid("selection: the mask changed while the rows were selected")
 
 
 cdef inline bint _sparse(Py_ssize_t count, Py_ssize_t n) noexcept nogil:
-    """Whether few enough rows are kept for the sparse loops: below one in eight, a word of
-    eight unkept rows is skipped at once, and the values of the rows skipped are never read
-    (a 1%-selective filter reads 1/8 of a column's cache lines instead of all of them)."""
+    """Whether few enough rows are kept for the sparse loops: below one in eight, only the
+    kept rows are visited (a word of 64 unkept rows skipped at once), and the values of the
+    rows skipped are never read (a 1%-selective filter reads 1/8 of a column's cache lines
+    instead of all of them)."""
     return count <= n // 8
 
 
@@ -497,32 +595,25 @@ cdef inline void _gather_values(uint8_t* dst, const uint8_t* src, Py_ssize_t wid
             _copy_value(dst + t * width, src + rows[t] * width, width)
 
 
-cdef Py_ssize_t _filter_fixed_sparse(const uint8_t* src, Py_ssize_t width, const uint8_t* mask,
+cdef Py_ssize_t _filter_fixed_sparse(const uint8_t* src, Py_ssize_t width, const uint64_t* words,
                                      Py_ssize_t n, Py_ssize_t count,
                                      uint8_t* dst) noexcept nogil:
-    """``_filter_fixed`` for a few kept rows: eight rows judged a word at a time, only the
-    kept ones visited; at most ``count`` values written (the mask was counted, but it is the
-    caller's memory).  The kept rows are found ``_GATHER`` at a time and only then read, in
-    a loop of independent loads: a column decoded a moment ago is mostly out of the cache
-    again, and reading each value as it was found left one cache miss in flight at a time
-    (measured: 8% of a ZSTD filter's time at 1%, 3x less read this way)."""
-    cdef Py_ssize_t i = 0, j, k = 0, m = 0
+    """``_filter_fixed`` for a few kept rows: only the kept rows visited (a word's set bits);
+    at most ``count`` values written, the number kept returned (``count + 1``: more).  The
+    kept rows are found ``_GATHER`` at a time and only then read, in a loop of independent
+    loads: a column decoded a moment ago is mostly out of the cache again, and reading each
+    value as it was found left one cache miss in flight at a time (measured: 8% of a ZSTD
+    filter's time at 1%, 3x less read this way)."""
+    cdef Py_ssize_t wi, k = 0, m = 0, nwords = (n + 63) // 64
     cdef Py_ssize_t rows[_GATHER]
     cdef uint64_t w
-    while n - i >= 8:
-        w = arrowmm_kept8(mask + i)
-        while w and k + m < count:
-            rows[m] = i + (arrowmm_ctz64(w) >> 3)
+    for wi in range(nwords):
+        w = _word(words, wi, n)
+        while w:
+            if k + m == count:
+                return count + 1
+            rows[m] = wi * 64 + arrowmm_ctz64(w)
             w &= w - 1
-            m += 1
-            if m == _GATHER:
-                _gather_values(dst + k * width, src, width, rows, m)
-                k += m
-                m = 0
-        i += 8
-    for j in range(i, n):
-        if mask[j] and k + m < count:
-            rows[m] = j
             m += 1
             if m == _GATHER:
                 _gather_values(dst + k * width, src, width, rows, m)
@@ -532,64 +623,138 @@ cdef Py_ssize_t _filter_fixed_sparse(const uint8_t* src, Py_ssize_t width, const
     return k + m
 
 
+cdef Py_ssize_t _filter_fixed(const uint8_t* src, Py_ssize_t width, const uint64_t* words,
+                              Py_ssize_t n, Py_ssize_t count, uint8_t* dst) noexcept nogil:
+    """Many kept rows, a word (64 rows) at a time: all kept, one copy; a few, their set bits;
+    else (8, 4, 2, 1 bytes) every value written where the next kept one goes, the place moving
+    on only when it is kept: no branch to mispredict (``dst`` has one spare value).  The
+    number kept, or ``count + 1``: more."""
+    cdef Py_ssize_t wi, b, r, k = 0, nwords = (n + 63) // 64, rows
+    cdef uint64_t w
+    cdef int c
+    for wi in range(nwords):
+        w = _word(words, wi, n)
+        c = arrowmm_popcount64(w)
+        if k + c > count:
+            return count + 1
+        r = wi * 64
+        rows = n - r if n - r < 64 else 64
+        if c == 64:
+            memcpy(dst + k * width, src + r * width, 64 * width)
+            k += 64
+        elif c < 16 or width not in (1, 2, 4, 8):
+            while w:
+                b = r + arrowmm_ctz64(w)
+                w &= w - 1
+                _copy_value(dst + k * width, src + b * width, width)
+                k += 1
+        elif width == 8:
+            for b in range(rows):
+                (<uint64_t*>dst)[k] = (<const uint64_t*>src)[r + b]
+                k += (w >> b) & 1
+        elif width == 4:
+            for b in range(rows):
+                (<uint32_t*>dst)[k] = (<const uint32_t*>src)[r + b]
+                k += (w >> b) & 1
+        elif width == 2:
+            for b in range(rows):
+                (<uint16_t*>dst)[k] = (<const uint16_t*>src)[r + b]
+                k += (w >> b) & 1
+        else:
+            for b in range(rows):
+                dst[k] = src[r + b]
+                k += (w >> b) & 1
+    return k
+
+
 def filter_fixed(src, Py_ssize_t start, Py_ssize_t width, mask, Py_ssize_t count):
-    """The ``width``-byte values ``start`` (a value index) on of ``src`` where ``mask`` (bool,
-    one per row) is True, ``count`` of them, packed into new memory (uint8)."""
+    """The ``width``-byte values ``start`` (a value index) on of ``src`` where ``mask`` (a
+    ``Mask``, or bool one per row) keeps the row, ``count`` of them, packed into new memory
+    (uint8)."""
     cdef const uint8_t[::1] s = _bytes_of(src)
-    marr = _mask_bytes(mask)
-    cdef const uint8_t[::1] m = marr
-    cdef Py_ssize_t n = m.shape[0]
+    cdef Mask kept = _kept(mask, count)
+    cdef Py_ssize_t n = kept.length, done = 0
     if width <= 0 or start < 0 or (s.shape[0] // width) - start < n:
         raise ArrowInvalid(f"selection: a {s.shape[0]}-byte buffer holds no {n} values of "
                            f"{width} bytes from value {start}")
-    _check_mask(marr, count)
     spare = _empty((count + 1) * width, np.uint8)  # (the branch-free loops' spare)
     cdef uint8_t[::1] o = spare
     if count:
         with nogil:
             if _sparse(count, n):
-                _filter_fixed_sparse(&s[0] + start * width, width, &m[0], n, count, &o[0])
+                done = _filter_fixed_sparse(&s[0] + start * width, width, kept._ptr, n, count,
+                                            &o[0])
             else:
-                _filter_fixed(&s[0] + start * width, width, &m[0], n, &o[0])
+                done = _filter_fixed(&s[0] + start * width, width, kept._ptr, n, count, &o[0])
+        if done != count:
+            _changed()
     return spare[:count * width]
 
 
+cdef inline uint64_t _bits64(const uint8_t* p, int64_t pos) noexcept nogil:
+    """Bits ``pos`` to ``pos + 63`` of a bitmap, from bit 0 (the caller knows they are in
+    it: only the bytes holding them are read)."""
+    cdef int64_t first = pos >> 3, last = (pos + 63) >> 3, b
+    cdef int shift = pos & 7
+    cdef uint64_t lo = 0, hi = 0
+    for b in range(8):
+        lo |= (<uint64_t>p[first + b]) << (8 * b)
+    if last > first + 7:
+        hi = p[last]
+    return (lo >> shift) | ((hi << (64 - shift)) if shift else 0)
+
+
+cdef inline void _put_bits64(uint8_t* out, int64_t at, uint64_t v) noexcept nogil:
+    """OR 64 bits ``v`` into a zeroed bitmap from bit ``at`` (only the bytes they cover)."""
+    cdef int64_t first = at >> 3, b
+    cdef int shift = at & 7
+    for b in range(8):
+        out[first + b] |= <uint8_t>((v << shift) >> (8 * b))
+    if shift:
+        out[first + 8] |= <uint8_t>(v >> (64 - shift))
+
+
 def filter_bits(src, int64_t bit_offset, mask, Py_ssize_t count):
-    """Bits ``bit_offset`` on of bitmap ``src`` where ``mask`` is True, ``count`` of them,
-    packed from bit 0: (bitmap, number of bits set)."""
+    """Bits ``bit_offset`` on of bitmap ``src`` where ``mask`` (a ``Mask``, or bool one per
+    row) keeps the row, ``count`` of them, packed from bit 0: (bitmap, number of bits set)."""
     cdef const uint8_t[::1] s = _bytes_of(src)
-    marr = _mask_bytes(mask)
-    cdef const uint8_t[::1] m = marr
-    cdef Py_ssize_t n = m.shape[0], i
+    cdef Mask kept = _kept(mask, count)
+    cdef Py_ssize_t n = kept.length, wi, nwords = (n + 63) // 64, j
     cdef int64_t k = 0, ones = 0, bit
+    cdef uint64_t w, v
+    cdef const uint8_t* sp
     if bit_offset < 0 or (s.shape[0] * 8) - bit_offset < n:
         raise ArrowInvalid(f"selection: a {s.shape[0]}-byte bitmap holds no {n} bits from "
                            f"bit {bit_offset}")
-    _check_mask(marr, count)
     out = np.zeros((count + 7) // 8, dtype=np.uint8)
     cdef uint8_t[::1] o = out
-    cdef Py_ssize_t j
-    cdef uint64_t w
+    if count == 0:
+        return out, 0
+    sp = &s[0]
     with nogil:
-        i = 0
-        while n - i >= 8:
-            w = arrowmm_kept8(&m[0] + i)  # (only the kept rows of eight are visited)
-            while w and k < count:
-                j = i + (arrowmm_ctz64(w) >> 3)
+        for wi in range(nwords):
+            w = _word(kept._ptr, wi, n)
+            if w == ~(<uint64_t>0) and k + 64 <= count:  # (64 rows kept: their bits at once)
+                v = _bits64(sp, bit_offset + wi * 64)
+                _put_bits64(&o[0], k, v)
+                ones += arrowmm_popcount64(v)
+                k += 64
+                continue
+            while w:
+                if k == count:
+                    k += 1
+                    break
+                j = wi * 64 + arrowmm_ctz64(w)
                 w &= w - 1
                 bit = bit_offset + j
-                if (s[bit >> 3] >> (bit & 7)) & 1:
+                if (sp[bit >> 3] >> (bit & 7)) & 1:
                     o[k >> 3] |= <uint8_t>(1 << (k & 7))
                     ones += 1
                 k += 1
-            i += 8
-        for j in range(i, n):
-            if m[j] and k < count:
-                bit = bit_offset + j
-                if (s[bit >> 3] >> (bit & 7)) & 1:
-                    o[k >> 3] |= <uint8_t>(1 << (k & 7))
-                    ones += 1
-                k += 1
+            if k > count:
+                break
+    if k != count:
+        _changed()
     return out, ones
 
 
@@ -602,10 +767,11 @@ cdef inline int64_t _copy_rows(const offset_t* offs, const Py_ssize_t* rows, Py_
                                int64_t last, int64_t* at, offset_t* new_offsets) noexcept nogil:
     """Rows ``rows[:m]``'s values appended at ``at[0]``, their ends written to
     ``new_offsets[1:m + 1]``: their offsets are read first, all of them, then their bytes
-    (independent loads, so that their cache misses overlap).  -1, or the bad row."""
+    (independent loads, so that their cache misses overlap).  A short value is copied as 16
+    bytes where the data has them (``out`` has 16 spare bytes).  -1, or the bad row."""
     cdef int64_t a[_GATHER]
     cdef int64_t b[_GATHER]
-    cdef int64_t c
+    cdef int64_t c, wide = last - 16
     cdef Py_ssize_t t
     for t in range(m):
         a[t] = offs[rows[t]]
@@ -613,7 +779,9 @@ cdef inline int64_t _copy_rows(const offset_t* offs, const Py_ssize_t* rows, Py_
     for t in range(m):
         if a[t] < first or b[t] < a[t] or b[t] > last or b[t] - a[t] > (last - first) - at[0]:
             return rows[t]
-        if b[t] - a[t] > 16:
+        if b[t] - a[t] <= 16 and a[t] <= wide:
+            memcpy(out + at[0], data + a[t], 16)
+        elif b[t] - a[t] > 16:
             memcpy(out + at[0], data + a[t], b[t] - a[t])
         else:
             for c in range(b[t] - a[t]):
@@ -623,34 +791,25 @@ cdef inline int64_t _copy_rows(const offset_t* offs, const Py_ssize_t* rows, Py_
     return -1
 
 
-cdef int64_t _filter_sparse(const offset_t* offs, Py_ssize_t n, const uint8_t* mask,
+cdef int64_t _filter_sparse(const offset_t* offs, Py_ssize_t n, const uint64_t* words,
                             const uint8_t* data, uint8_t* out, Py_ssize_t count,
                             offset_t* new_offsets, int64_t* total) noexcept nogil:
-    """A few kept rows, in one pass: eight rows judged a word at a time, only the kept
-    rows' offsets read (each kept value checked as it is copied; the room is the data's
-    ``offs[n] - offs[0]`` bytes, ``offs[n] <= size`` checked by the caller), ``_GATHER``
-    kept rows found before their offsets and bytes are read (``_filter_fixed_sparse``).
-    -1, or the bad row."""
-    cdef Py_ssize_t i = 0, j, k = 0, m = 0
+    """A few kept rows, in one pass over the mask's words: only the kept rows' offsets read
+    (each kept value checked as it is copied; the room is the data's ``offs[n] - offs[0]``
+    bytes, ``offs[n] <= size`` checked by the caller), ``_GATHER`` kept rows found before
+    their offsets and bytes are read (``_filter_fixed_sparse``).  -1, the bad row, or -2:
+    the mask keeps more rows than ``count``."""
+    cdef Py_ssize_t wi, k = 0, m = 0, nwords = (n + 63) // 64
     cdef int64_t at = 0, first = offs[0], last = offs[n], bad
     cdef uint64_t w
     cdef Py_ssize_t rows[_GATHER]
-    while n - i >= 8:
-        w = arrowmm_kept8(mask + i)
-        while w and k + m < count:
-            rows[m] = i + (arrowmm_ctz64(w) >> 3)
+    for wi in range(nwords):
+        w = _word(words, wi, n)
+        while w:
+            if k + m == count:
+                return -2
+            rows[m] = wi * 64 + arrowmm_ctz64(w)
             w &= w - 1
-            m += 1
-            if m == _GATHER:
-                bad = _copy_rows(offs, rows, m, data, out, first, last, &at, new_offsets + k)
-                if bad >= 0:
-                    return bad
-                k += m
-                m = 0
-        i += 8
-    for j in range(i, n):
-        if mask[j] and k + m < count:
-            rows[m] = j
             m += 1
             if m == _GATHER:
                 bad = _copy_rows(offs, rows, m, data, out, first, last, &at, new_offsets + k)
@@ -661,11 +820,13 @@ cdef int64_t _filter_sparse(const offset_t* offs, Py_ssize_t n, const uint8_t* m
     bad = _copy_rows(offs, rows, m, data, out, first, last, &at, new_offsets + k)
     if bad >= 0:
         return bad
+    if k + m != count:
+        return -2
     total[0] = at
     return -1
 
 
-cdef int64_t _filter_dense(const offset_t* offs, Py_ssize_t n, const uint8_t* mask,
+cdef int64_t _filter_dense(const offset_t* offs, Py_ssize_t n, const uint64_t* words,
                            const uint8_t* data, uint8_t* out, Py_ssize_t count,
                            offset_t* new_offsets, int64_t* total) noexcept nogil:
     """Many kept rows, in one pass without a branch on the mask: each short value is copied
@@ -673,18 +834,22 @@ cdef int64_t _filter_dense(const offset_t* offs, Py_ssize_t n, const uint8_t* ma
     it is kept (and its offset is written where the next kept one's goes, so the offsets need
     one spare slot; the data 16 spare bytes).  Every row's offsets are checked against
     ``offs[0] <= a <= b <= offs[n]`` (``offs[n] <= size`` checked by the caller): the bytes
-    written never pass ``offs[n] - offs[0]`` plus the spare.  -1, or the bad row."""
+    written never pass ``offs[n] - offs[0]`` plus the spare.  -1, the bad row, or -2: the
+    mask keeps another number of rows than ``count``."""
     cdef Py_ssize_t i, k = 0
     cdef int64_t a, b, length, at = 0, first = offs[0], last = offs[n]
     cdef int64_t wide = last - 16  # (a value starting at or before this has 16 bytes to read)
+    cdef uint64_t w = 0
     cdef uint8_t keep
     for i in range(n):
+        if i & 63 == 0:
+            w = _word(words, i >> 6, n)
         a = offs[i]
         b = offs[i + 1]
         if a < first or b < a or b > last:
             return i
         length = b - a
-        keep = mask[i] != 0
+        keep = (w >> (i & 63)) & 1
         if length <= 16 and a <= wide:
             memcpy(out + at, data + a, 16)
         elif keep:
@@ -692,24 +857,25 @@ cdef int64_t _filter_dense(const offset_t* offs, Py_ssize_t n, const uint8_t* ma
         at += length * keep
         new_offsets[k + 1] = <offset_t>at
         k += keep
-        if k > count:  # (more rows kept than counted: the mask changed under us; tested
-            return -2  # here, not on ``keep``, so that no branch follows the mask)
+        if k > count:  # (tested here, not on ``keep``, so that no branch follows the mask)
+            return -2
+    if k != count:
+        return -2
     total[0] = at
     return -1
 
 
 def filter_binary(const offset_t[::1] offsets, data, mask, Py_ssize_t count):
     """The binary/string values (``offsets``: the ``n + 1`` offsets of the rows) where
-    ``mask`` is True: (new offsets from 0, of the same width; new data)."""
+    ``mask`` (a ``Mask``, or bool one per row) keeps the row: (new offsets from 0, of the
+    same width; new data)."""
     cdef const uint8_t[::1] d = _bytes_of(data)
-    marr = _mask_bytes(mask)
-    cdef const uint8_t[::1] m = marr
-    cdef Py_ssize_t n = m.shape[0]
+    cdef Mask kept = _kept(mask, count)
+    cdef Py_ssize_t n = kept.length
     cdef int64_t total = 0, bad = -1, size = d.shape[0], first, last
     cdef uint8_t zero = 0
     if offsets.shape[0] != n + 1:
         raise ArrowInvalid(f"selection: {offsets.shape[0]} offsets for {n} rows")
-    _check_mask(marr, count)
     if n == 0 or count == 0:
         return np.zeros(count + 1, dtype=np.asarray(offsets).dtype), np.empty(0, np.uint8)
     # (one spare offset and 16 spare bytes: the dense loop writes a row's place before it
@@ -729,15 +895,15 @@ def filter_binary(const offset_t[::1] offsets, data, mask, Py_ssize_t count):
     cdef bint sparse = _sparse(count, n)
     with nogil:
         if sparse:
-            bad = _filter_sparse(&offsets[0], n, &m[0], dp, &o[0], count, &no[0], &total)
+            bad = _filter_sparse(&offsets[0], n, kept._ptr, dp, &o[0], count, &no[0], &total)
         else:
-            bad = _filter_dense(&offsets[0], n, &m[0], dp, &o[0], count, &no[0], &total)
+            bad = _filter_dense(&offsets[0], n, kept._ptr, dp, &o[0], count, &no[0], &total)
     if bad == -2:
-        raise ArrowInvalid("selection: the mask changed while the rows were selected")
+        _changed()
     if bad >= 0:
         _bad_offsets(offsets, bad, size)
-    if sparse:  # (a small result does not keep the whole allocation alive)
-        return new_offsets[:count + 1].copy(), out[:total].copy()
+    if sparse:  # (a small result does not keep the data's whole allocation alive)
+        return new_offsets[:count + 1], out[:total].copy()
     return new_offsets[:count + 1], out[:total]
 
 

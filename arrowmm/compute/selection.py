@@ -54,15 +54,25 @@ def _width(array: Array) -> int:
     return array.type.byte_width
 
 
-def filter_array(array: Array, mask: np.ndarray, count: Optional[int] = None) -> Array:
-    """The rows of ``array`` where ``mask`` (numpy bool, one per row, nulls already False) is
-    True; ``count``: how many are (counted when not given)."""
-    n = len(array)
-    mask = np.ascontiguousarray(mask, dtype=np.bool_)
+def _packed(mask, n: int, count: Optional[int] = None) -> k.Mask:
+    """``mask`` (a ``_kernels.Mask``, or bools one per row, nulls already False) packed once
+    for every kernel, checked to be ``n`` rows long and, when ``count`` is given, to keep
+    that many."""
+    if not isinstance(mask, k.Mask):
+        mask = k.pack_mask(np.ascontiguousarray(mask, dtype=np.bool_))
     if len(mask) != n:
         raise ArrowInvalid(f"filter: the mask has {len(mask)} values, the data {n} rows")
-    if count is None:
-        count = count_kept(mask)
+    if count is not None and mask.count != count:
+        raise ArrowInvalid(f"filter: the mask selects {mask.count} rows, not {count}")
+    return mask
+
+
+def filter_array(array: Array, mask, count: Optional[int] = None) -> Array:
+    """The rows of ``array`` where ``mask`` (numpy bool, one per row, nulls already False, or
+    a ``_kernels.Mask``) is True; ``count``: how many are (counted when not given)."""
+    n = len(array)
+    kept = _packed(mask, n, count)
+    count = kept.count
     if count == n:
         return array
     cls = type(array)
@@ -72,26 +82,26 @@ def filter_array(array: Array, mask: np.ndarray, count: Optional[int] = None) ->
     if cls in _FIXED or cls is BooleanArray or cls is BinaryArray:
         validity, nulls = None, 0
         if bitmap is not None:
-            bits, ones = k.filter_bits(bitmap, array.offset, mask, count)
+            bits, ones = k.filter_bits(bitmap, array.offset, kept, count)
             validity, nulls = _new(bits), count - ones
         if cls is BooleanArray:
-            data = [_new(k.filter_bits(array._buffers[1], array.offset, mask, count)[0])]
+            data = [_new(k.filter_bits(array._buffers[1], array.offset, kept, count)[0])]
         elif cls is BinaryArray:
             offsets, values = k.filter_binary(np.ascontiguousarray(array.value_offsets()),
-                                              array._buffers[2], mask, count)
+                                              array._buffers[2], kept, count)
             data = [_new(offsets), _new(values)]
         else:
             width = _width(array)
             if width == 0:  # (fixed_size_binary(0): no bytes at all)
                 data = [_new(np.zeros(0, dtype=np.uint8))]
             else:
-                data = [_new(k.filter_fixed(array._buffers[1], array.offset, width, mask,
+                data = [_new(k.filter_fixed(array._buffers[1], array.offset, width, kept,
                                             count))]
         return make_array(array.type, count, [validity] + data, null_count=nulls,
                           dictionary=array.dictionary)
     if cls in (ListArray, MapArray, FixedSizeListArray, StructArray):
-        return _take_nested(array, np.flatnonzero(mask), None, bitmap)
-    return slow.filter_mask(array, mask)
+        return _take_nested(array, kept.indices(), None, bitmap)
+    return slow.take(array, kept.indices())
 
 
 def take_array(array: Array, indices) -> Array:
@@ -211,13 +221,13 @@ def filter_batch(batch: RecordBatch, mask: np.ndarray, count: Optional[int] = No
                  schema: Optional[t.Schema] = None) -> RecordBatch:
     """The rows of ``batch`` where ``mask`` is True: every column decoded together first (a
     compressed batch decompresses them on the codec pool), then filtered."""
-    if count is None:
-        count = count_kept(mask)
+    kept = _packed(mask, batch.num_rows, count)  # (once for every column)
+    count = kept.count
     if count == batch.num_rows and schema is None:
         return batch
     if count:
         batch.decode_columns()
-    cols = [filter_array(c, mask, count) for c in batch.storage_columns]
+    cols = [filter_array(c, kept, count) for c in batch.storage_columns]
     return RecordBatch(batch.schema if schema is None else schema, count, cols,
                        metadata=batch.metadata)
 
