@@ -203,11 +203,6 @@ cdef inline uint64_t _head8(const uint8_t* p, int64_t length) noexcept nogil:
     return w
 
 
-cdef inline uint64_t _prefix_mask(int64_t m) noexcept nogil:
-    """The high ``m`` bytes (0 <= m <= 8) of a 64-bit word."""
-    return 0 if m <= 0 else (~(<uint64_t>0)) << (64 - 8 * m)
-
-
 cdef int64_t _compare_binary(const offset_t* offs, Py_ssize_t n, const uint8_t* data,
                              int64_t size, int op, const uint8_t* s, int64_t ns,
                              uint8_t* out) noexcept nogil:
@@ -216,11 +211,18 @@ cdef int64_t _compare_binary(const offset_t* offs, Py_ssize_t n, const uint8_t* 
     Each value's first 8 bytes are compared as one big-endian word with the scalar's (an
     8-byte load where the buffer has 8 bytes left, masked to the bytes both hold); only a
     tie over all 8 goes to ``_cmp_bytes``.  Measured 2-3x a byte loop on short strings,
-    whose first differing byte, varying from row to row, cost a mispredicted branch."""
+    whose first differing byte, varying from row to row, cost a mispredicted branch.  The
+    answer for a value below, equal to or above the scalar is looked up (``op`` is the same
+    for every row), the mask of the bytes compared made without a branch: measured a sixth
+    less time than a test of ``op`` per row."""
     cdef Py_ssize_t i
     cdef int64_t a, b, la, m
-    cdef uint64_t sw = _head8(s, ns), x, y, keep
+    cdef uint64_t sw = _head8(s, ns), x, y, keep, ones = ~(<uint64_t>0)
     cdef int c
+    cdef uint8_t answer[3]  # (for a value below, equal to, above the scalar)
+    answer[0] = _holds(-1, op)
+    answer[1] = _holds(0, op)
+    answer[2] = _holds(1, op)
     for i in range(n):
         a = offs[i]
         b = offs[i + 1]
@@ -228,22 +230,22 @@ cdef int64_t _compare_binary(const offset_t* offs, Py_ssize_t n, const uint8_t* 
             return i
         la = b - a
         m = la if la < ns else ns
-        if m > 8:
-            m = 8
+        m = m if m < 8 else 8
         if size - a >= 8:
             x = arrowmm_load_be64(data + a)
         else:
             x = _head8(data + a, la)
-        keep = _prefix_mask(m)
+        keep = ~((ones >> (4 * m)) >> (4 * m))  # (the high m bytes; no shift by 64)
         x &= keep
         y = sw & keep
         if x != y:
-            c = 1 if x > y else -1
-        elif m < 8:  # (one of the two ends within the bytes compared: the shorter first)
+            out[i] = answer[2 * (x > y)]
+            continue
+        if m < 8:  # (one of the two ends within the bytes compared: the shorter first)
             c = (la > ns) - (la < ns)
         else:
             c = _cmp_bytes(data + a + 8, la - 8, s + 8, ns - 8)
-        out[i] = _holds(c, op)
+        out[i] = answer[1 + (c > 0) - (c < 0)]
     return -1
 
 
