@@ -55,7 +55,7 @@ from arrowmm.interop.requests import (check_request_nulls, requested_array_field
 
 __all__ = ["export_schema", "export_array", "export_batch", "export_stream", "export_array_stream",
            "import_schema", "import_field", "import_type", "import_array", "import_batch",
-           "import_stream", "ImportedStream"]
+           "import_stream", "import_array_stream", "ImportedStream"]
 
 _UNIT_LETTER = {"s": "s", "ms": "m", "us": "u", "ns": "n"}
 _LETTER_UNIT = {v: k for k, v in _UNIT_LETTER.items()}
@@ -863,7 +863,8 @@ def import_batch(schema_capsule, array_capsule):
 # == stream import =========================================================================
 
 cdef class ImportedStream:
-    """Record batches pulled from a foreign ``ArrowArrayStream``; iterate it.
+    """Record batches (or, from ``import_array_stream``, arrays) pulled from a foreign
+    ``ArrowArrayStream``; iterate it.
 
     ``schema`` is read once at import.  The stream is released by ``close()``,
     at the end of iteration, after an error, or when this object is collected;
@@ -874,6 +875,8 @@ cdef class ImportedStream:
 
     cdef ArrowArrayStream* c
     cdef readonly object schema
+    cdef readonly object field  # the stream's field (an array stream's type: any)
+    cdef bint _arrays  # arrays, not record batches (``import_array_stream``)
     cdef int _count
     cdef object _failure  # the first error of get_next or of its batch, or None
 
@@ -906,6 +909,9 @@ cdef class ImportedStream:
         finally:
             if s.release != NULL:
                 s.release(&s)
+        self.field = f
+        if self._arrays:
+            return 0
         if not isinstance(f.storage_type, t.StructType):
             raise ArrowInvalid(f"a stream schema must be a struct, got {f.type}")
         self.schema = t.Schema(f.storage_type.fields, f.metadata)
@@ -938,9 +944,15 @@ cdef class ImportedStream:
         if holder.c.release == NULL:
             self.close()
             raise StopIteration
-        batch = _batch_from_struct(self.schema, holder, f"stream batch {self._count}")
+        path = f"stream {'array' if self._arrays else 'batch'} {self._count}"
+        if self._arrays:
+            out = _import_node(holder.c, self.field.storage_type, holder, path, 0)
+            out.validate(False, path)
+            out = wrap(self.field.extension_type, out)
+        else:
+            out = _batch_from_struct(self.schema, holder, path)
         self._count += 1
-        return batch
+        return out
 
     def read_all(self):
         """Every remaining batch, in order (a list)."""
@@ -959,9 +971,11 @@ cdef class ImportedStream:
         self.close()
 
     def __arrow_c_schema__(self):
-        return export_schema(self.schema)
+        return export_schema(self.field if self._arrays else self.schema)
 
     def __arrow_c_stream__(self, requested_schema=None):
+        if self._arrays:
+            return export_array_stream(self.field.type, self, requested_schema)
         return export_stream(self.schema, self, requested_schema)
 
 
@@ -971,6 +985,20 @@ def import_stream(capsule):
     The stream is moved out of the capsule.
     """
     cdef ImportedStream out = ImportedStream.__new__(ImportedStream)
+    move_stream(capsule, out.c)
+    out._read_schema()
+    return out
+
+
+def import_array_stream(capsule):
+    """An iterator of Array (with ``.field``, whose type they all have) over an
+    ``"arrow_array_stream"`` capsule of any type: a chunked array's stream (a pyarrow
+    ``ChunkedArray``, a polars ``Series``), where ``import_stream`` takes record batches.
+
+    The stream is moved out of the capsule.
+    """
+    cdef ImportedStream out = ImportedStream.__new__(ImportedStream)
+    out._arrays = True
     move_stream(capsule, out.c)
     out._read_schema()
     return out

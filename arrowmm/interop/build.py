@@ -32,9 +32,11 @@ from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 from ._cdata import import_array
 from ._cdata import import_batch
 from ._cdata import import_stream
+from ._cdata import import_array_stream
 from ._cdata import import_schema
 from ._cdata import import_type
 from ..arrays.concat import concat_arrays
+from ..arrays.empty import empty_array
 
 __all__ = ["array", "record_batch"]
 
@@ -78,9 +80,10 @@ def array(obj, type: t.DataType = None, *, mask=None,  # noqa: A002  (pyarrow.ar
         return _from_numpy(obj, type, mask, from_pandas)
     if hasattr(obj, "__arrow_c_array__"):
         return _same_type(_import_array(obj, type), type, mask)
-    if hasattr(obj, "__arrow_c_stream__"):
-        raise ArrowNotImplementedError(f"array() takes one Arrow array; {_name(obj)} is a stream of "
-                                       f"them (combine its chunks, or use record_batch())")
+    if hasattr(obj, "__arrow_c_stream__"):  # (a chunked array, a polars Series: joined, as
+        chunks, dtype = imported_chunks(obj, type)  # pyarrow.array joins them)
+        joined = concat_arrays(chunks) if chunks else empty_array(dtype)
+        return _same_type(joined, type, mask)
     if isinstance(obj, (str, bytes, bytearray, Mapping)) or not isinstance(obj, Iterable):
         raise ArrowInvalid(f"array() needs a sequence, a numpy array or an Arrow array, "
                            f"got {_name(obj)}")
@@ -132,6 +135,19 @@ def _same_type(arr: Array, dtype, mask) -> Array:
     if dtype is not None and arr.type != dtype:
         raise ArrowNotImplementedError(f"casting {arr.type} to {dtype} is not supported")
     return arr
+
+
+def imported_chunks(obj, dtype=None):
+    """``(arrays, type)``: the chunks of ``obj``'s ``__arrow_c_stream__`` (a stream of arrays
+    of any type: pyarrow's ``ChunkedArray``, polars' ``Series``; a record batch stream gives
+    struct arrays), asked for as ``dtype`` when given, each imported zero-copy."""
+    requested = None if dtype is None else dtype.__arrow_c_schema__()
+    try:
+        capsule = obj.__arrow_c_stream__(requested)
+    except (NotImplementedError, TypeError, ValueError):
+        capsule = obj.__arrow_c_stream__()
+    with import_array_stream(capsule) as stream:
+        return list(stream), stream.field.type
 
 
 def _import_array(obj, dtype) -> Array:

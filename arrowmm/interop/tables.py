@@ -16,8 +16,8 @@ from ..arrays.batch import RecordBatch
 from ..arrays.chunked import ChunkedArray
 from ..arrays.column_input import as_chunked
 from ..arrays.table import Table
-from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
-from .build import record_batch
+from ..errors import ArrowError, ArrowInvalid, ArrowTypeError
+from .build import imported_chunks, record_batch
 from .constructors import nulls
 from .interchange import RecordBatchReader
 
@@ -126,14 +126,13 @@ def chunked_array(arrays, type: Union[t.DataType, str, None] = None) -> ChunkedA
 
 
 def _foreign_chunks(obj) -> list:
-    """The chunks of a foreign chunked array (pyarrow's: a ``chunks`` list of arrays with
-    ``__arrow_c_array__``), each imported zero-copy."""
+    """The chunks of a foreign chunked array, each imported zero-copy: pyarrow's ``chunks``
+    (arrays with ``__arrow_c_array__``), else the arrays of its ``__arrow_c_stream__``."""
     chunks = getattr(obj, "chunks", None)
-    if not isinstance(chunks, list) or not all(hasattr(c, "__arrow_c_array__") for c in chunks):
-        raise ArrowNotImplementedError(f"chunked_array() of a {_name(obj)}: arrowmm imports a C "
-                                       f"stream of record batches only; pass its arrays")
-    return [as_chunked(c, None, f"chunked_array(): chunk {k}").chunks[0]
-            for k, c in enumerate(chunks)]
+    if isinstance(chunks, list) and all(hasattr(c, "__arrow_c_array__") for c in chunks):
+        return [as_chunked(c, None, f"chunked_array(): chunk {k}").chunks[0]
+                for k, c in enumerate(chunks)]
+    return imported_chunks(obj)[0]
 
 
 def _name(obj) -> str:
