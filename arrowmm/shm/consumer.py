@@ -28,7 +28,7 @@ from ..ipc.read.file_reader import MessageBatchDecoder
 from ..ipc.read.plain_columns import PlainColumns
 from . import liveness
 from .liveness import process_alive, this_process
-from .spin import AdaptiveSpin
+from .spin import AdaptiveSpin, crowded
 from .ring import (ABORTED, ACTIVE, CLAIMING, CLOSED, DAMAGED, E_CURSOR, E_DROPPED, E_PID,
                    E_START, E_STATE, FREE, LEFT, OFF_ATTACH, OFF_CONS_WAITING, OFF_ENDED_AT,
                    OFF_FREE, OFF_PROD_WAITING, OFF_PUB, OFF_STATE, OFF_WRITE_SEQ, OPEN, S_HOLDS,
@@ -237,7 +237,7 @@ class Consumer:
                 adaptive = self._spin is None  # (a fixed spin needs no stolen time)
                 word, stolen = m.spin_while32(OFF_PUB, seen, min(spin, wait), adaptive)
                 t = time.monotonic()
-                if adaptive and self._adaptive.spun(t, stolen):
+                if adaptive and self._adaptive.spun(t, stolen, crowded):
                     spin_until = t  # (a busy machine found: asleep from now on)
                 if word != seen or t < spin_until:
                     continue

@@ -13,9 +13,13 @@ and not at all once the gaps are known to be longer than that.
 On a busy machine (more runnable processes than cores) spinning backfires: a spinner uses up
 its turn on the CPU, and when the batch comes it waits behind the other processes, where one
 woken from a sleep would have run first (and the producer may be the process it kept from a
-CPU).  So a spin that lost more than ``STOLEN_LIMIT`` of its time to other processes (the
-wall time less the thread's CPU time, measured by ``SharedMap.spin_while32``) turns spinning
-off for ``BACKOFF`` seconds; then it is tried again.
+CPU).  So a spin that lost more than ``STOLEN_LIMIT`` of its time (the wall time less the thread's
+CPU time, measured by ``SharedMap.spin_while32``) turns spinning off for ``BACKOFF`` seconds,
+then it is tried again, if the machine is *crowded* then: more threads runnable than it has
+CPUs (``crowded``).  Time lost otherwise went to the hypervisor (a virtual machine's CPU taken
+away for a while, a few times a second on a shared host), which says nothing about this
+machine's load: when one such loss turned spinning off, the default consumer of a stream of a
+batch every 0.5 ms slept through most batches on an idle machine (issue 34).
 
 A sleeping consumer is woken by the producer as a send *begins* (``Channel.send``), so its
 wake-up (tens of microseconds) overlaps the send's work; woken, it busy-waits up to
@@ -26,7 +30,10 @@ The policy is pure arithmetic on the times it is given (the consumer passes
 """
 from __future__ import annotations
 
-__all__ = ["AdaptiveSpin", "BASE", "AUTO_MAX", "WAKE_SPIN", "STOLEN_LIMIT", "BACKOFF"]
+import os
+from typing import Callable
+
+__all__ = ["AdaptiveSpin", "crowded", "BASE", "AUTO_MAX", "WAKE_SPIN", "STOLEN_LIMIT", "BACKOFF"]
 
 #: Seconds every wait busy-waits at least (a batch on its way is cheaper seen than slept for).
 BASE = 10e-6
@@ -81,10 +88,13 @@ class AdaptiveSpin:
             return now + BASE
         return now + WAKE_SPIN
 
-    def spun(self, now: float, stolen: float) -> bool:
-        """A busy-wait ended at ``now``, ``stolen`` seconds of it run by other processes;
-        True if that makes the machine busy (spinning is off: the wait sleeps now)."""
-        if stolen > STOLEN_LIMIT:
+    def spun(self, now: float, stolen: float, crowded: Callable[[], bool] = lambda: True
+             ) -> bool:
+        """A busy-wait ended at ``now``, ``stolen`` seconds of it not run by this thread; True
+        if that makes the machine busy (spinning is off: the wait sleeps now).  ``crowded``,
+        asked only when more than ``STOLEN_LIMIT`` was lost, says whether other threads wanted
+        the CPU (the consumer passes ``crowded``); if not, the time went to the hypervisor."""
+        if stolen > STOLEN_LIMIT and crowded():
             self.busy_until = now + BACKOFF
             return True
         return False
@@ -108,3 +118,15 @@ class AdaptiveSpin:
                 (self.busy_until is None or now >= self.busy_until):
             until = max(until, self.last + min(2 * gap, AUTO_MAX))
         return until
+
+
+def crowded(loadavg: str = "/proc/loadavg") -> bool:
+    """Whether more threads are runnable now than the machine has CPUs (the fourth field of
+    ``/proc/loadavg``, running/total, counts the caller itself); True if it cannot be told.
+    A read of a few microseconds: asked only after a spin lost time."""
+    try:
+        with open(loadavg, "rb") as f:
+            running = int(f.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return True
+    return running > (os.cpu_count() or 1)
