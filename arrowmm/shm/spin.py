@@ -13,13 +13,13 @@ and not at all once the gaps are known to be longer than that.
 On a busy machine (more runnable processes than cores) spinning backfires: a spinner uses up
 its turn on the CPU, and when the batch comes it waits behind the other processes, where one
 woken from a sleep would have run first (and the producer may be the process it kept from a
-CPU).  So a spin that lost more than ``STOLEN_LIMIT`` of its time (the wall time less the thread's
-CPU time, measured by ``SharedMap.spin_while32``) turns spinning off for ``BACKOFF`` seconds,
-then it is tried again, if the machine is *crowded* then: more threads runnable than it has
-CPUs (``crowded``).  Time lost otherwise went to the hypervisor (a virtual machine's CPU taken
-away for a while, a few times a second on a shared host), which says nothing about this
-machine's load: when one such loss turned spinning off, the default consumer of a stream of a
-batch every 0.5 ms slept through most batches on an idle machine (issue 34).
+CPU).  So a spin that lost more than ``STOLEN_LIMIT`` of its time (the wall time less the
+thread's CPU time, measured by ``SharedMap.spin_while32``) while the machine is *crowded* (more
+threads runnable than it has CPUs: ``crowded``) turns spinning off for ``BACKOFF`` seconds;
+then it is tried again.  Time lost on an uncrowded machine says nothing about its load (the
+hypervisor took the CPU away a moment, or the first spin started slowly), and when that
+alone turned spinning off, an idle machine's default consumer of a batch every 0.5 ms slept
+through 0.5 s of batches at a time (issue 34).
 
 A sleeping consumer is woken by the producer as a send *begins* (``Channel.send``), so its
 wake-up (tens of microseconds) overlaps the send's work; woken, it busy-waits up to
@@ -123,7 +123,7 @@ class AdaptiveSpin:
 def crowded(loadavg: str = "/proc/loadavg") -> bool:
     """Whether more threads are runnable now than the machine has CPUs (the fourth field of
     ``/proc/loadavg``, running/total, counts the caller itself); True if it cannot be told.
-    A read of a few microseconds: asked only after a spin lost time."""
+    A read of ~20 microseconds: asked only after a spin lost time."""
     try:
         with open(loadavg, "rb") as f:
             running = int(f.read().split()[3].split(b"/")[0])
