@@ -54,6 +54,15 @@ def test_pack_mask_matches_packbits_and_counts(n):
         kept.words[0] = 1  # (read-only: the kernels' count stays true)
 
 
+@pytest.mark.parametrize("kept", [False, True])
+def test_pack_mask_counts_long_runs_of_one_value(kept):
+    """Thousands of words alike: the count's per-byte tallies are summed before they wrap."""
+    n = 64 * 5000 + 9
+    packed = _kernels.pack_mask(np.full(n, kept))
+    assert packed.count == (n if kept else 0)
+    assert len(packed.indices()) == packed.count
+
+
 def test_pack_mask_reads_no_byte_past_the_end():
     n = 64 * 40 + 7
     mask = np.zeros(n, dtype=bool)
