@@ -93,7 +93,7 @@ class Array:
     """Base class of every arrowmm array.  Make arrays with ``make_array``."""
 
     __slots__ = ("type", "length", "offset", "_null_count", "_buffers", "children", "dictionary",
-                 "_unchecked_claim", "_fully_valid")
+                 "_unchecked_claim", "_fully_valid", "_offsets_sound")
 
     def __init__(self, type: t.DataType, length: int, buffers: Sequence[Optional[BufferView]],  # noqa: A002  (pyarrow's name)
                  children: Sequence["Array"] = (), null_count: int = -1, offset: int = 0,
@@ -110,6 +110,8 @@ class Array:
         self._unchecked_claim = True if self._null_count >= 0 else None
         #: True once ``validate(full=True)`` passed (a slice of such an array is valid too)
         self._fully_valid = False
+        #: True once every offset was found in order and inside the values (``sound_offsets``)
+        self._offsets_sound = False
 
     # -- the common surface ---------------------------------------------------------------
     def __len__(self):
@@ -299,6 +301,7 @@ class Array:
         out = type(self)(self.type, length, self._buffers, self.children, nc,
                          self.offset + offset, self.dictionary)
         out._fully_valid = self._fully_valid
+        out._offsets_sound = self._offsets_sound
         if nc < 0 and self._unchecked_claim is not None:
             # the slice counts its own nulls: the count it was cut from is checked when the
             # slice's bitmap is first read

@@ -66,6 +66,9 @@ class ListArray(OffsetsMixin, Array):
     def _check_full(self, path):
         check_offsets(self.value_offsets(), self.length, len(self.children[0]), path)
 
+    def _values_extent(self):
+        return len(self.children[0])
+
     def _covered_values(self) -> Array:
         """The child values from the first list's start to the last one's end, null slots'
         included (a slice of the child): what offsets rebased to zero index."""

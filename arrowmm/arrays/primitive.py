@@ -325,6 +325,21 @@ class OffsetsMixin:
         """
         return self.value_offsets()
 
+    def _values_extent(self) -> int:
+        """How far the offsets may reach: the data buffer's bytes, the child's elements."""
+        raise NotImplementedError
+
+    def sound_offsets(self, path: str = "array"):
+        """This array, once all its offsets (null slots' too) are in order and inside its
+        values: what a copy of some of its rows (``take``, ``filter``) checks first.  A row's
+        own two offsets can look sound while the next one shows the damage (``0, 7, 5``: row 0
+        would read 7 bytes where 3 were written).  ``ArrowInvalid`` names the offset; the
+        verdict is kept on the array and its slices (a full validation implies it)."""
+        if not (self._fully_valid or self._offsets_sound):
+            check_offsets(self.value_offsets(), self.length, self._values_extent(), path)
+            self._offsets_sound = True
+        return self
+
     def _check_offsets_cheap(self, path, data_size, what):
         buf = self._buffers[1]
         width = self.type.offset_dtype.itemsize
@@ -348,6 +363,9 @@ class BinaryArray(OffsetsMixin, Array):
         """The whole data buffer as a read-only uint8 numpy view (value ``i`` is
         ``values[offsets[i]:offsets[i + 1]]``)."""
         return typed_view(self._buffers[2], np.uint8, 0, self._buffers[2].size)
+
+    def _values_extent(self):
+        return self._buffers[2].size
 
     def _check_structure(self, path):
         super()._check_structure(path)

@@ -87,6 +87,7 @@ def filter_array(array: Array, mask, count: Optional[int] = None) -> Array:
         if cls is BooleanArray:
             data = [_new(k.filter_bits(array._buffers[1], array.offset, kept, count)[0])]
         elif cls is BinaryArray:
+            array.sound_offsets(f"filter of {array.type}")  # (every offset, once)
             offsets, values = k.filter_binary(np.ascontiguousarray(array.value_offsets()),
                                               array._buffers[2], kept, count)
             data = [_new(offsets), _new(values)]
@@ -134,6 +135,7 @@ def _take(array: Array, values: np.ndarray, nulls: Optional[np.ndarray]) -> Arra
         if cls is BooleanArray:
             data = [_new(k.take_bits(array._buffers[1], array.offset, values)[0])]
         elif cls is BinaryArray:
+            array.sound_offsets(f"take of {array.type}")
             offsets, data_ = k.take_binary(np.ascontiguousarray(array.value_offsets()),
                                            array._buffers[2], values)
             data = [_new(offsets), _new(data_)]
@@ -199,8 +201,11 @@ def _take_nested(array: Array, values: np.ndarray, nulls: Optional[np.ndarray],
     starts, ends = offsets[values].astype(np.int64), offsets[values + 1].astype(np.int64)
     bad = np.flatnonzero((starts < 0) | (starts > len(child)) | (ends < starts) |
                          (ends > len(child)))
-    if bad.size:  # (the rows taken are checked: their ranges are what is read)
+    if bad.size:  # (the rows taken first, by name: their ranges are what is read)
         _refuse_offsets(array, int(values[bad[0]]), int(starts[bad[0]]), int(ends[bad[0]]))
+    # then every offset: a row's own two can look sound while the next one shows the damage
+    # (0, 7, 5: row 0 would take 7 values where 3 were written); checked once per array
+    array.sound_offsets(f"take of {array.type}")
     lengths = ends - starts
     if nulls is not None:
         lengths[nulls] = 0
