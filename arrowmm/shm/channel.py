@@ -384,16 +384,19 @@ class Channel:
                     self._lock.release()
 
             try:
-                return SlotBatch(self, plan, tpl, num_rows, m.mapping, start, n, s, finish)
+                pending = SlotBatch(self, plan, tpl, num_rows, m.mapping, start, n, s, finish)
             except BaseException:
                 self._building = None
                 raise
+            self._reserved = weakref.ref(pending)
+            return pending
         except BaseException:
             if self._building is None:
                 self._lock.release()
             raise
 
     _building = None  # the thread that has a reserved batch open
+    _reserved = None  # a weak reference to that batch (aborted if the stream is)
 
     def _forked(self, what: str) -> ArrowInvalid:
         """The error of a forked child's copy of this channel: a second writer of the ring
@@ -647,8 +650,14 @@ class Channel:
         if self._pid != liveness.PID:
             raise self._forked("close")
         if self._building == threading.get_ident():
-            raise ArrowInvalid(f"channel {self.name!r}: a reserved batch is open in this "
-                               f"thread: commit or abort it before closing")
+            if failure is None:
+                raise ArrowInvalid(f"channel {self.name!r}: a reserved batch is open in this "
+                                   f"thread: commit or abort it before closing")
+            # (stopping on an exception: the half-built batch goes, the stream is aborted, and
+            # the exception, not an error about the reservation, reaches the caller)
+            pending = self._reserved()
+            if pending is not None:
+                pending.abort()  # (releases self._lock)
         with self._lock:
             if self._closed:
                 return
