@@ -595,14 +595,15 @@ class Channel:
                 return
 
     def wait_for_consumers(self, n: int = 1, *, timeout: Optional[float] = None) -> int:
-        """Block until at least ``n`` consumers are attached (a producer that must not send
-        before its workers listen); returns how many are.  ``TimeoutError`` after ``timeout``."""
+        """Block until at least ``n`` consumers are attached and running (a producer that must
+        not send before its workers listen); returns how many are.  ``TimeoutError`` after
+        ``timeout``."""
         deadline = deadline_of(timeout)
         seg = self._seg
         while True:
             seg.check()
             seen = seg.map.load32(OFF_ATTACH)
-            have = seg.active_consumers()
+            have = seg.live_consumers()  # (a killed consumer's entry stays until reclaimed)
             if have >= n:
                 return have
             seg.reclaim_dead()
@@ -615,8 +616,8 @@ class Channel:
 
     @property
     def consumers(self) -> int:
-        """How many consumers are attached now."""
-        return self._seg.active_consumers()
+        """How many consumers are attached now (one whose process is gone is not counted)."""
+        return self._seg.live_consumers()
 
     @property
     def sent(self) -> int:

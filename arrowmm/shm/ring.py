@@ -341,10 +341,9 @@ class Segment:
             self.wake_producer()
         return n
 
-    def active_consumers(self) -> int:
-        return sum(1 for _, state, _ in self.consumer_entries() if state == ACTIVE)
-
     def live_consumers(self) -> int:
+        """How many consumers are attached and not known to be gone (a killed one's entry
+        stays ACTIVE until ``reclaim_dead`` frees it)."""
         return sum(1 for _, state, e in self.consumer_entries()
                    if state == ACTIVE and process_alive(self.entry_record(e)) is not False)
 
