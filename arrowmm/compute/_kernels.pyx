@@ -10,7 +10,8 @@ each column costs one pass over its bytes with the GIL released, and no Python o
 Masks are numpy ``bool`` arrays, one byte a row (``values``, and ``valid`` or None: all
 valid); a mask that selects rows is True where the row is kept, and the selection kernels
 take it packed as bits (``pack_mask``: a ``Mask``, packed and counted once per filter, then
-walked 64 rows a word by every column's kernel).  Offsets are checked as they are read (each value within the data buffer, not decreasing): a damaged offsets buffer raises
+walked 64 rows a word by every column's kernel).  Offsets are checked as they are read
+(each value within the data buffer, not decreasing): a damaged offsets buffer raises
 ``ArrowInvalid`` naming the row, never reads outside the buffer.
 
 Outputs of 64 KiB or more (masks of whole batches, selected columns) come from ``_arena``:
@@ -32,7 +33,8 @@ from arrowmm.errors import ArrowInvalid
 
 __all__ = ["EQ", "NE", "LT", "LE", "GT", "GE", "compare_numeric", "compare_binary",
            "isin_binary", "kleene_and", "kleene_or", "Mask", "pack_mask", "filter_fixed",
-           "filter_bits", "filter_binary", "take_fixed", "take_bits", "take_binary"]
+           "filter_bits", "filter_binary", "take_fixed", "take_bits", "take_binary",
+           "take_list_ranges"]
 
 cdef enum:
     C_EQ = 0
@@ -1044,3 +1046,49 @@ def take_binary(const offset_t[::1] offsets, data, const int64_t[::1] indices):
             at += b - a
             no[i + 1] = <offset_t>at
     return new_offsets, out
+
+
+def take_list_ranges(const offset_t[::1] offsets, const int64_t[::1] rows, nulls,
+                     int64_t child_length):
+    """What taking lists ``rows`` (``offsets``: the ``n + 1`` offsets of the lists into a child
+    of ``child_length`` values; ``nulls``: bool per row or None, a null row covering nothing)
+    takes of their child: (the new offsets from 0, int64; the child positions they cover,
+    int64; -1), or (None, None, the place in ``rows`` of the first row whose offsets are not
+    within the child or decrease).  One pass over the rows' offsets, where numpy took five
+    (gathers, a check, a cumulative sum, a repeat) and their temporaries."""
+    cdef Py_ssize_t m = rows.shape[0], i
+    cdef int64_t a, b, at = 0, t, bad = -1
+    cdef const uint8_t[::1] skip
+    cdef bint has_nulls = nulls is not None
+    _check_indices(rows, offsets.shape[0] - 1)
+    if has_nulls:
+        skip = _mask_bytes(nulls)
+        if skip.shape[0] != m:
+            raise ArrowInvalid(f"take: {skip.shape[0]} null flags for {m} rows")
+    new_offsets = _empty(m + 1, np.int64)
+    cdef int64_t[::1] no = new_offsets
+    starts = _empty(m, np.int64)
+    cdef int64_t[::1] st = starts
+    no[0] = 0
+    with nogil:
+        for i in range(m):
+            a = offsets[rows[i]]
+            b = offsets[rows[i] + 1]
+            if a < 0 or b < a or b > child_length:
+                bad = i
+                break
+            if has_nulls and skip[i]:
+                b = a
+            st[i] = a
+            at += b - a
+            no[i + 1] = at
+    if bad >= 0:
+        return None, None, bad
+    picks = _empty(at, np.int64)
+    cdef int64_t[::1] pk = picks
+    with nogil:
+        for i in range(m):
+            a = st[i]
+            for t in range(no[i + 1] - no[i]):
+                pk[no[i] + t] = a + t
+    return new_offsets, picks, -1

@@ -197,22 +197,15 @@ def _take_nested(array: Array, values: np.ndarray, nulls: Optional[np.ndarray],
         picks = (starts[:, None] + np.arange(size, dtype=np.int64)).reshape(-1)
         return make_array(array.type, m, [validity], [_take(child, picks, None)],
                           null_count=nulls_out)
-    offsets = array.value_offsets()
-    starts, ends = offsets[values].astype(np.int64), offsets[values + 1].astype(np.int64)
-    bad = np.flatnonzero((starts < 0) | (starts > len(child)) | (ends < starts) |
-                         (ends > len(child)))
-    if bad.size:  # (the rows taken first, by name: their ranges are what is read)
-        _refuse_offsets(array, int(values[bad[0]]), int(starts[bad[0]]), int(ends[bad[0]]))
+    offsets = np.ascontiguousarray(array.value_offsets())
+    new_offsets, picks, bad = k.take_list_ranges(offsets, values, nulls, len(child))
+    if bad >= 0:  # (the rows taken first, by name: their ranges are what is read)
+        row = int(values[bad])
+        _refuse_offsets(array, row, int(offsets[row]), int(offsets[row + 1]))
     # then every offset: a row's own two can look sound while the next one shows the damage
     # (0, 7, 5: row 0 would take 7 values where 3 were written); checked once per array
     array.sound_offsets(f"take of {array.type}")
-    lengths = ends - starts
-    if nulls is not None:
-        lengths[nulls] = 0
-    new_offsets = np.zeros(m + 1, dtype=np.int64)
-    np.cumsum(lengths, out=new_offsets[1:])
     total = int(new_offsets[-1])
-    picks = np.repeat(starts - new_offsets[:-1], lengths) + np.arange(total, dtype=np.int64)
     out_offsets = new_offsets.astype(array.type.offset_dtype) \
         if total <= np.iinfo(array.type.offset_dtype).max else None
     if out_offsets is None:
