@@ -32,7 +32,8 @@ from ..arrays.array import make_array
 from ..arrays.provenance import copied_view
 from ..arrays.table import Table
 from ..compute.predicate import check_expression, selection_mask
-from ..compute.selection import count_kept, filter_array
+from ..compute._kernels import pack_mask
+from ..compute.selection import filter_array
 from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 from ..interop._cdata import export_schema, export_stream
 from ..interop.build import array as build_array
@@ -562,9 +563,9 @@ class Dataset:
             if batch.compression is not None and filter_idx:
                 batch.decode_columns(filter_idx)
             expr = rf.expression if live is None else dnf_expression(live)
-            mask = selection_mask(expr, self._filter_columns(batch, plan, values, as_float),
-                                  batch.num_rows)
-            n = count_kept(mask)
+            mask = pack_mask(np.ascontiguousarray(selection_mask(
+                expr, self._filter_columns(batch, plan, values, as_float), batch.num_rows)))
+            n = mask.count  # (packed and counted once, for every output column)
             if n and batch.compression is not None:
                 batch.decode_columns(out_idx)  # (in this worker, while the caller goes on)
             if n == batch.num_rows:
