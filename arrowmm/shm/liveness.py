@@ -12,16 +12,29 @@ than this process's: its pids mean nothing here).
 Hidden temporaries (a ``share`` or a channel being created) are named for their
 creator, ``.arrowmm-share-<pidns>-<pid>-<start>-<random>``, so ``cleanup`` can
 judge them without opening them.
+
+None of these change when a process ``exec``s, and no finalizer runs then: a channel's
+producer or consumer that execs would be taken for alive for as long as the new program
+runs.  So every process that maps a channel also holds a lock on it (``hold_lock``: a
+shared open-file-description lock on byte ``LOCK_BASE + pid``, through a descriptor opened
+``O_CLOEXEC`` and never mapped), which the kernel drops at its death *and* at its
+``exec``; a record carrying ``"lock"`` (a descriptor of the channel) is judged gone once
+nobody holds its pid's byte (``lock_held``).  A forked child releases its copies of them at
+once: they share the parent's open file descriptions, and would keep the parent's locks held.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import secrets
+import struct
 from typing import Optional, Tuple
 
+from ..errors import ArrowInvalid
+
 __all__ = ["TMP_PREFIX", "TMP_NAME", "process_start", "this_process", "process_alive",
-           "temporary_name"]
+           "temporary_name", "HeldLock", "hold_lock", "lock_held"]
 
 #: Prefix of the hidden temporary a ``share`` or ``Channel.create`` writes before publishing.
 TMP_PREFIX = ".arrowmm-share-"
@@ -35,9 +48,19 @@ _BOOT: Optional[str] = None
 PID = os.getpid()
 
 
+#: A process locks byte ``LOCK_BASE + pid`` of a channel it maps (past any segment's end:
+#: locks are advisory, and cover bytes a file does not have).
+LOCK_BASE = 1 << 40
+_FLOCK = struct.Struct("@hhqqi4x")  # struct flock: type, whence, start, len, pid (0 for OFD)
+
+
 def _forked() -> None:
     global PID
     PID = os.getpid()
+    # the child's copies of this process's liveness locks: the same open file descriptions,
+    # which would keep the parent's locks held after the parent exec'd
+    for lock in list(_HELD):
+        lock.release()
 
 
 os.register_at_fork(after_in_child=_forked)
@@ -85,8 +108,62 @@ def this_process() -> dict:
             "boot": boot_id()}
 
 
+class HeldLock:
+    """A liveness lock this process holds: ``fd`` (None once released, or in a forked
+    child) is a descriptor of its own open file description."""
+
+    __slots__ = ("fd",)
+
+    def __init__(self, fd: int):
+        self.fd: Optional[int] = fd
+        _HELD.add(self)
+
+    def release(self) -> None:
+        """Close the descriptor: the lock goes with it (idempotent)."""
+        fd, self.fd = self.fd, None
+        _HELD.discard(self)
+        if fd is not None:
+            os.close(fd)
+
+
+_HELD: set = set()  # the HeldLocks this process holds (a forked child releases its copies)
+
+
+def hold_lock(fd: int, what: str) -> HeldLock:
+    """A new descriptor of the file open as ``fd`` (``O_CLOEXEC``, a description of its own)
+    holding a shared lock on byte ``LOCK_BASE + pid`` of it until released; ``ArrowInvalid``
+    naming ``what`` if the lock cannot be taken (peers would judge this process gone)."""
+    try:
+        lock_fd = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ArrowInvalid(f"{what}: cannot reopen it to hold its liveness lock: "
+                           f"{exc.strerror}") from None
+    try:
+        fcntl.fcntl(lock_fd, fcntl.F_OFD_SETLK,
+                    _FLOCK.pack(fcntl.F_RDLCK, os.SEEK_SET, LOCK_BASE + os.getpid(), 1, 0))
+    except OSError as exc:
+        os.close(lock_fd)
+        raise ArrowInvalid(f"{what}: cannot hold its liveness lock: {exc.strerror}") from None
+    return HeldLock(lock_fd)
+
+
+def lock_held(fd: int, pid: int) -> bool:
+    """Whether some open file description holds a lock on byte ``LOCK_BASE + pid`` of the
+    file open as ``fd`` (one held through ``fd``'s own description does not count)."""
+    probe = _FLOCK.pack(fcntl.F_WRLCK, os.SEEK_SET, LOCK_BASE + pid, 1, 0)
+    try:
+        found = fcntl.fcntl(fd, fcntl.F_OFD_GETLK, probe)
+    except OSError:
+        return True  # (cannot tell: never judged gone on that)
+    return _FLOCK.unpack(found)[0] != fcntl.F_UNLCK
+
+
 def process_alive(record: dict) -> Optional[bool]:
-    """Whether the process ``record`` describes still runs (None: this process cannot tell)."""
+    """Whether the process ``record`` describes still runs (None: this process cannot tell).
+
+    With ``"lock"`` (a descriptor of a channel the process holds its liveness lock on, or a
+    ``HeldLock`` of this process on it): a process whose lock is gone has exec'd another
+    program (or died), and is gone."""
     pid = record.get("pid")
     if not isinstance(pid, int) or pid <= 0:
         return None
@@ -103,14 +180,19 @@ def process_alive(record: dict) -> Optional[bool]:
         start, state = now
         if record.get("start") and start != record["start"]:
             return False  # the pid was reused by a later process
-        return state not in ("Z", "X")  # a zombie holds nothing
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        if state in ("Z", "X"):
+            return False  # a zombie holds nothing
+    else:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+    lock = record.get("lock")
+    if isinstance(lock, HeldLock):
+        lock = lock.fd  # (None in a forked child: judged by pid only there)
+    return lock is None or lock_held(lock, pid)
 
 
 def temporary_name() -> str:

@@ -24,20 +24,22 @@ import re
 import stat
 import struct
 import time
+import weakref
 from typing import Optional
 
 from .. import types as t
 from .._core._shmsync import SharedMap
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..ipc.core.dictionaries import dictionary_value_fields
-from .liveness import pid_namespace, process_alive
+from .liveness import hold_lock, pid_namespace, process_alive
 from .names import check_name
 
 #: The first 8 bytes of a channel segment (not Arrow's ``ARROW1``: no IPC reader takes it).
 CHANNEL_MAGIC = b"AMMCHAN\x01"
 CHANNEL_DIR = "/dev/shm"
-VERSION = 4  # (2: a claimed entry's state names its claimer; 3: the end is recorded;
-#               4: an entry records its process's pid namespace)
+VERSION = 5  # (2: a claimed entry's state names its claimer; 3: the end is recorded;
+#               4: an entry records its process's pid namespace; 5: every process that maps
+#               the segment holds its liveness lock, liveness.hold_lock)
 MAX_CONSUMERS = 64  # one bit each in a slot's 64-bit hold mask
 WRITING = (1 << 64) - 1  # a slot's sequence while the producer rewrites it
 SLICE = 0.05  # seconds between liveness checks while waiting
@@ -228,10 +230,15 @@ class Segment:
         self.name = name
         self.layout = layout
         self.drop = drop
-        self.creator = creator
         st = os.fstat(fd)
         self.identity = (st.st_dev, st.st_ino)
         self.map = SharedMap(mmap.mmap(fd, layout.size), fd)  # (its own copy of fd: for check)
+        # held before this process's record is in the segment (its entry, or the header when
+        # the producer publishes it), and for as long as its mapping lives: a batch still held
+        # keeps it too, so no peer judges this process gone while a hold bit is its
+        self.lock = hold_lock(fd, f"channel {name!r}")
+        weakref.finalize(self.map, self.lock.release).atexit = False
+        self.creator = {**creator, "lock": self.lock}
         self.header = bytes(header[:HEADER.size])  # (as parsed: nobody writes it afterwards)
         self.cut: Optional[int] = None  # the segment's size once found cut short
         self.check()  # (cut or changed between the header's read and the mapping)
@@ -300,7 +307,8 @@ class Segment:
         own ``/proc`` says nothing about another namespace's pids)."""
         m = self.map
         return {"pid": m.load64(e + E_PID), "start": m.load64(e + E_START),
-                "pidns": m.load64(e + E_PIDNS), "boot": self.creator.get("boot")}
+                "pidns": m.load64(e + E_PIDNS), "boot": self.creator.get("boot"),
+                "lock": self.lock}
 
     def claimer_record(self, state: int, e: int) -> Optional[dict]:
         """The record of the process claiming an entry (state ``CLAIMING | pid``): its pid
@@ -441,11 +449,13 @@ def channel_record(fd: int, name: str) -> Optional[dict]:
         return None
     table = os.pread(fd, ENTRY * layout.max_consumers, layout.consumers)
     state = struct.unpack_from("<I", os.pread(fd, 4, OFF_STATE))[0]
-    alive = state not in (CLOSED, ABORTED) and process_alive(creator) is not False
+    # (their liveness locks probed through fd, which holds none: an exec'd process is gone)
+    alive = (state not in (CLOSED, ABORTED)
+             and process_alive({**creator, "lock": fd}) is not False)
     for i in range(layout.max_consumers):
         st, _, pid, start, _, _, pidns = struct.unpack_from("<IIQQQQQ", table, ENTRY * i)
         if st in (ACTIVE, LEFT):
-            record = {**creator, "pid": pid, "start": start, "pidns": pidns}
+            record = {**creator, "pid": pid, "start": start, "pidns": pidns, "lock": fd}
         elif st & CLAIMING:
             record = {**creator, "pid": st & PID_MASK, "start": 0, "pidns": pidns}
             if not st & NS_KNOWN:
