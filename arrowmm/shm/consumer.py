@@ -59,6 +59,12 @@ class Consumer:
     ``sequence`` is the number of the last batch received.  ``close`` (or the end
     of a ``with`` block) leaves the channel.
 
+    One thread iterates a consumer.  Threads that share one must let go of their batch
+    before they call ``recv`` (or ``next``) again: with ``on_slow="wait"`` batch ``n`` goes
+    only into slot ``n % slots``, so a thread that still holds an old batch while it waits
+    for the lock of a ``recv`` already waiting in another thread can hold up the producer,
+    and the three wait on each other (review 19: F2).  A consumer per thread never does.
+
     ``spin``: seconds ``recv`` busy-waits for a batch before it sleeps.  A sleeping
     consumer costs nothing, but waking it costs tens of microseconds (the producer's wake
     call, and the scheduler); a spinning one sees a batch within a microsecond, at the price
