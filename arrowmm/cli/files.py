@@ -15,6 +15,7 @@ import json
 import math
 import os
 import sys
+import uuid
 
 import arrowmm
 from ..errors import ArrowError, ArrowInvalid
@@ -23,6 +24,7 @@ from ..ipc.core.compression import CODECS
 from ..ipc.write.footer_statistics import add_statistics
 from ..ipc.core.files import MAGIC, derived_path, named
 from ..arrays.display import format_stored
+from ..arrays.pandas_compat import raise_damage_named
 from ..ipc.core.statistics import (MAX_BOUND_BYTES, column_statistics, decode_file_statistics,
                               decode_statistics, supports_statistics, unique_names)
 from .progress import bar
@@ -72,10 +74,13 @@ def _columns(text):
 
 def _jsonable(value):
     """A value of ``to_pylist`` as JSON can hold it: dates and times in ISO 8601, durations in
-    seconds, decimals as strings, binaries base64-encoded, a float NaN or infinity (which JSON
-    lacks) as the string ``"nan"``, ``"inf"`` or ``"-inf"``: never ``null``, which is a null."""
+    seconds, decimals and UUIDs as strings, binaries base64-encoded, a float NaN or infinity
+    (which JSON lacks) as the string ``"nan"``, ``"inf"`` or ``"-inf"``: never ``null``, which
+    is a null."""
     if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
         return value.isoformat()
+    if isinstance(value, uuid.UUID):  # (an arrow.uuid column: the canonical 8-4-4-4-12 form)
+        return str(value)
     if isinstance(value, datetime.timedelta):
         return value.total_seconds()
     if isinstance(value, decimal.Decimal):
@@ -92,7 +97,8 @@ def _jsonable(value):
 
 
 def _json_line(obj) -> str:
-    return json.dumps(_jsonable(obj), ensure_ascii=False)
+    # (default=str: a value of a type this module does not know yet is its text, not a crash)
+    return json.dumps(_jsonable(obj), ensure_ascii=False, default=str)
 
 
 def _text(value) -> str:
@@ -445,11 +451,16 @@ def _with_progress(reader, desc):
 
 
 def _write_ipc(reader, sink, fmt: str, compression=None, batch_rows=None,
-               statistics: bool = False) -> None:
+               statistics: bool = False) -> int:
+    """Write every batch of ``reader`` to ``sink``; the rows written (counted here: a FIFO or
+    /dev/null cannot be read back to count them)."""
     new = arrowmm.new_file if fmt == "file" else arrowmm.new_stream
+    rows = 0
     with new(sink, reader.schema, compression=compression, statistics=statistics) as writer:
         for batch in _rebatched(_with_progress(reader, "writing"), batch_rows):
             writer.write(batch)
+            rows += batch.num_rows
+    return rows
 
 
 def cat(path: str, to: str, columns=None) -> int:
@@ -465,8 +476,13 @@ def cat(path: str, to: str, columns=None) -> int:
         writer = csv.writer(out, lineterminator="\n") if to == "csv" else None
         if writer is not None:
             writer.writerow(names)
-        for batch in _with_progress(reader, "cat"):
-            for row in batch.to_pylist():
+        for i, batch in enumerate(_with_progress(reader, "cat")):
+            try:
+                rows = batch.to_pylist()
+            except ArrowInvalid as exc:  # (a lone batch calls itself batch 0: name it as head does)
+                raise_damage_named(exc, [batch], range(batch.num_columns), i)
+                raise
+            for row in rows:
                 if writer is not None:
                     writer.writerow([_text(row[name]) for name in names])
                 else:
@@ -496,13 +512,11 @@ def convert(src: str, dst: str, compression=None, columns=None, fmt=None, batch_
     fmt = _output_format(dst, fmt)
     if statistics and _keeps_messages(src, dst, compression, columns, fmt, batch_rows):
         with reading(src):
-            with arrowmm.open_file(src) as counted:  # (its footer only: for the bar's total)
-                total = counted.num_record_batches
-            with bar(total, unit="batches", desc="statistics") as progress:
+            with arrowmm.open_file(src) as counted:  # (its footer only: the bar's total)
+                n, batches = counted.num_rows, counted.num_record_batches
+            with bar(batches, unit="batches", desc="statistics") as progress:
                 add_statistics(src, dst, in_place=_same_file(src, dst),
                                progress=lambda done: progress.update(done - progress.n))
-        with reading(dst), arrowmm.open_file(dst) as check:
-            n, batches = check.num_rows, check.num_record_batches
         print(f"wrote {dst}: Arrow IPC file, {n:,} rows in {batches:,} batch"
               f"{'es' * (batches != 1)}, statistics added (the batches copied as they are)",
               file=sys.stderr)
@@ -516,9 +530,7 @@ def convert(src: str, dst: str, compression=None, columns=None, fmt=None, batch_
             except OSError as exc:  # (a full disk behind '>': say it was the standard output)
                 raise named(exc, "<stdout>")
             return 0
-        _write_ipc(reader, derived_path(dst, src), fmt, codec, batch_rows, statistics)
-        with reading(dst), arrowmm.open(dst) as check:
-            n = check.num_rows if fmt == "file" else sum(b.num_rows for b in check)
+        n = _write_ipc(reader, derived_path(dst, src), fmt, codec, batch_rows, statistics)
     print(f"wrote {dst}: Arrow IPC {fmt}, {n:,} rows"
           f"{f', {codec}-compressed' if codec else ''}"
           f"{', with statistics' if statistics else ''}", file=sys.stderr)

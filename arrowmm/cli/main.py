@@ -313,13 +313,21 @@ def repair(src: str, dst: str, validate: bool = True, as_json: bool = False,
                                         progress=lambda done: progress.update(done - progress.n))
             if dst == "-":
                 _copy_to_stdout(target)
+    except BrokenPipeError:  # (`arrowmm repair x - | head`: quiet, as main() makes the others)
+        raise
     except (arrowmm.ArrowError, OSError) as exc:
         problem = _problem(exc)
-        names = ("mmap: ", "bytes: ") if src == "-" else (f"{src}: ",)  # (stdin's stand-ins)
+        name = "<stdin>" if src == "-" else src  # (as the other commands name it)
+        if src == "-":  # (the names of stdin's stand-ins, first or after a clause, say nothing)
+            for stand_in in ("mmap", "bytes", "buffer"):
+                problem = problem.replace(f": {stand_in}: ", ": ")
+            names = ("mmap: ", "bytes: ", "buffer: ")
+        else:
+            names = (f"{src}: ",)
         for prefix in names + ("cannot repair, ",):  # (said once, before the reason)
             if problem.startswith(prefix):
                 problem = problem[len(prefix):]
-        print(f"{src}: cannot repair: {problem}", file=sys.stderr)
+        print(f"{name}: cannot repair: {problem}", file=sys.stderr)
         return EXIT_INVALID
     report.src = "<stdin>" if src == "-" else report.src
     report.dst = "<stdout>" if dst == "-" else report.dst
@@ -505,6 +513,11 @@ def main(argv=None) -> int:
         return EXIT_INVALID
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # (a defect of arrowmm: still one line, never a traceback)
+        reason = " ".join(str(exc).split())
+        print(f"arrowmm {args.command}: internal error: {type(exc).__name__}"
+              f"{': ' + reason if reason else ''}", file=sys.stderr)
+        return EXIT_INVALID
 
 
 def _run(args) -> int:

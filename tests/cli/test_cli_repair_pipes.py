@@ -59,6 +59,6 @@ def test_repair_of_bad_standard_input_is_one_line(tmp_path):
         out = _run("repair", "-", "out.arrow", stdin=data, cwd=tmp_path)
         assert out.returncode == 1
         err = out.stderr.decode()
-        assert err.startswith("-: cannot repair: the schema message is unreadable") and why in err
+        assert err.startswith("<stdin>: cannot repair: the schema message is unreadable") and why in err
         assert "Traceback" not in err and err.count("\n") == 1
         assert not (tmp_path / "out.arrow").exists()

@@ -1,0 +1,135 @@
+"""Commands at the edges review 20 probed: targets that cannot be read back (a FIFO,
+/dev/null), a closed pipe, values JSON lacks, damage past the first batch, empty standard
+input, signals, out-of-range options.  Each failed before: a hang, a traceback, a wrong
+exit code, a misleading name or a temporary left behind."""
+import importlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pyarrow as pa
+import pyarrow.ipc
+import pytest
+
+cli_main = importlib.import_module("arrowmm.cli.main")  # (the module: arrowmm.cli.main is
+# also the name of its function main, which the package exports)
+
+
+def _arrowmm(*args, **options):
+    return subprocess.run([sys.executable, "-m", "arrowmm", *args], capture_output=True,
+                          text=True, timeout=120, **options)
+
+
+def _file(path, table) -> str:
+    with pa.ipc.new_file(path, table.schema) as w:
+        w.write_table(table)
+    return str(path)
+
+
+def _one_line(stderr: str) -> None:
+    assert "Traceback" not in stderr and len(stderr.splitlines()) == 1, stderr
+
+
+def test_convert_to_a_fifo_writes_it_and_exits(tmp_path):
+    src = _file(tmp_path / "a.arrow", pa.table({"x": [1, 2, 3]}))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = {}
+
+    def drain():
+        with open(fifo, "rb") as f:
+            got["bytes"] = f.read()
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    proc = subprocess.Popen([sys.executable, "-m", "arrowmm", "convert", src, str(fifo)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("convert to a FIFO did not exit (it re-opened the FIFO to count rows)")
+    reader.join(timeout=5)
+    assert proc.returncode == 0, err
+    assert "3 rows" in err
+    table = pa.ipc.open_file(pa.py_buffer(got["bytes"])).read_all()
+    assert table.column("x").to_pylist() == [1, 2, 3]
+
+
+def test_convert_to_dev_null_succeeds(tmp_path):
+    src = _file(tmp_path / "a.arrow", pa.table({"x": [1, 2, 3]}))
+    done = _arrowmm("convert", src, os.devnull)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == f"wrote {os.devnull}: Arrow IPC file, 3 rows\n"
+
+
+@pytest.mark.parametrize("args", [["head", "--json"], ["cat", "--to", "jsonl"]])
+def test_a_uuid_column_as_json_is_its_canonical_text(tmp_path, args):
+    table = pa.table({"u": pa.array([b"0123456789abcdef", None], pa.uuid())})
+    path = _file(tmp_path / "u.arrow", table)
+    done = _arrowmm(args[0], path, *args[1:])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ['{"u": "30313233-3435-3637-3839-616263646566"}',
+                                        '{"u": null}']
+
+
+def test_an_unexpected_error_is_one_line_naming_the_command(monkeypatch, capsys):
+    def broken(*args):
+        raise TypeError("a defect\nover two lines")
+
+    monkeypatch.setattr(cli_main, "info", broken)
+    assert cli_main.main(["info", "x.arrow"]) == 1
+    err = capsys.readouterr().err
+    assert err == "arrowmm info: internal error: TypeError: a defect over two lines\n"
+
+
+def test_repair_to_a_closed_pipe_is_quiet(tmp_path):
+    src = _file(tmp_path / "big.arrow", pa.table({"x": pa.array(range(300_000))}))
+    proc = subprocess.Popen([sys.executable, "-m", "arrowmm", "repair", src, "-"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.read(10)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == 0
+    assert err == b""
+
+
+def _damaged_second_batch(path) -> str:
+    """Two string batches; the second's offsets are 0, 2, 200, 6 (decreasing)."""
+    schema = pa.schema([("i", pa.int64()), ("s", pa.string())])
+    with pa.ipc.new_file(path, schema) as w:
+        w.write_batch(pa.record_batch([pa.array([1, 2, 3]), pa.array(["aa", "bb", "cc"])],
+                                      schema=schema))
+        w.write_batch(pa.record_batch([pa.array([4, 5, 6]), pa.array(["dd", "ee", "ff"])],
+                                      schema=schema))
+    data = bytearray(path.read_bytes())
+    offsets = b"".join(v.to_bytes(4, "little") for v in (0, 2, 4, 6))
+    at = data.rfind(offsets, 0, data.find(b"ddeeff"))
+    data[at + 8:at + 12] = (200).to_bytes(4, "little")
+    path.write_bytes(bytes(data))
+    return str(path)
+
+
+@pytest.mark.parametrize("to", ["csv", "jsonl"])
+def test_cat_names_the_damaged_batch_by_its_place_in_the_file(tmp_path, to):
+    path = _damaged_second_batch(tmp_path / "two.arrow")
+    done = _arrowmm("cat", path, "--to", to)
+    assert done.returncode == 1
+    _one_line(done.stderr)
+    assert "batch 1, column 1 ('s')" in done.stderr and "batch 0" not in done.stderr
+    assert len(done.stdout.splitlines()) == 3 + (to == "csv")  # (the good batch, streamed)
+
+
+@pytest.mark.parametrize("data", [b"", b"xx"])
+def test_repair_of_bad_standard_input_names_it_stdin(tmp_path, data):
+    done = _arrowmm("repair", "-", str(tmp_path / "out.arrow"), input=data.decode())
+    assert done.returncode == 1
+    _one_line(done.stderr)
+    assert done.stderr.startswith("<stdin>: cannot repair: the schema message is unreadable: "
+                                  "not an Arrow IPC stream: "), done.stderr
+    assert not (tmp_path / "out.arrow").exists()
