@@ -13,9 +13,8 @@ one; the walk is
   walk shows it takes the whole batch (its columns 0 then 1, or column 0 of the batch after
   one it walked to the last column), the rest of the batch is decoded together on the codec
   pool (``RecordBatch._decode_free``), as pyarrow decodes a batch at ``get_batch``; and once
-  the walk has taken a whole batch (or waits for the rest of one it takes whole), the next
-  batch is made and decoded whole beside the current one, on a second read-ahead thread
-  (``LANES``) or on the waiting caller's, and ``get_batch`` hands it out:
+  the walk has taken a whole batch, the next batch is made and decoded whole beside the
+  current one, on a second read-ahead thread (``LANES``), and ``get_batch`` hands it out:
   a batch decoded alone left a core idle while its last buffer decoded, and between
   batches (issue 34); at most one batch beyond the walk's is read ahead, held until its
   caller asks for it and let go when the caller drops the batch before it; or else
@@ -196,12 +195,7 @@ class ReadAhead:
         the whole batch on its pool at ``get_batch``: issue 34).  A caller that asks for one
         of those columns before the thread has begun them decodes them itself, together,
         rather than wait for the thread to be scheduled.  A walk that leaves such a batch
-        before its last column ends that until a walk along reaches a batch's end again.
-
-        Such a walk that finds its column still being decoded has the next batch read ahead
-        then (``_read_next``), and decodes it while it would wait, rather than at this batch's
-        last column: batch 1 of a fresh reader otherwise began only once batch 0 was done,
-        with one core idle while batch 0's biggest buffer decoded (issue 34)."""
+        before its last column ends that until a walk along reaches a batch's end again."""
         walk = self._walk
         last = self._width - 1
         took = False  # (whether the walk has now taken a whole batch, the next one to come)
@@ -228,11 +222,6 @@ class ReadAhead:
                 if rest is not None and rest.index == index and k in rest.columns and \
                         self._finish(rest):
                     return  # (the thread had not begun it: done here, on the caller's thread)
-            now = self._walk
-            if now[4] and now[0] == index:
-                # (a walk taking this batch whole waits for its rest: the next batch is read
-                # now and decoded beside it, not once the walk reaches this batch's end)
-                self._read_next(index)
             rest = self._next
             if rest is not None and rest.index == index + 1 and self._finish(rest):
                 return  # (the next batch, decoded here while a thread decodes this one)
