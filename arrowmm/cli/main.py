@@ -7,7 +7,8 @@ when it is a terminal (``arrowmm.cli.progress``); ``arrowmm COMMAND --help`` sho
 
 Exit codes: 0 success; 1 the input is missing, unreadable or not valid Arrow IPC (one line
 on stderr says which file and why); 2 wrong usage (argparse); 3 something the command needs
-is not installed (pyspark, Java).  ``-`` as PATH reads standard input.
+is not installed (pyspark, Java); 130, 143, 129 stopped by SIGINT, SIGTERM, SIGHUP (an
+unfinished output removed).  ``-`` as PATH reads standard input.
 """
 from __future__ import annotations
 
@@ -17,9 +18,11 @@ import json
 import mmap
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import numpy as np
@@ -433,6 +436,46 @@ def shm_rm(names, stale: bool = False, dry_run: bool = False) -> int:
     return status
 
 
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised where the program is so that its ``with`` blocks unwind as
+    for Ctrl-C (a writer removes its temporary); main() exits 128 + the signal's number."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum, frame):
+    raise _Terminated(signum)
+
+
+@contextlib.contextmanager
+def _unwinding_on_termination():
+    """SIGTERM and SIGHUP raise ``_Terminated`` while the command runs (those left at their
+    default: a SIGHUP ignored under nohup stays ignored); the old handlers come back after."""
+    old = {}
+    if threading.current_thread() is threading.main_thread():  # (signal.signal's rule)
+        for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+            if signum is not None and signal.getsignal(signum) == signal.SIG_DFL:
+                old[signum] = signal.signal(signum, _raise_terminated)
+    try:
+        yield
+    finally:
+        for signum, handler in old.items():
+            signal.signal(signum, handler)
+
+
+def _positive(text: str) -> int:
+    """An argparse type: an integer > 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{value}: must be > 0")
+    return value
+
+
 def _command(sub, name: str, help: str, example: str):
     """A subcommand whose --help ends with an example."""
     return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
@@ -450,8 +493,8 @@ def main(argv=None) -> int:
                       "arrowmm demo --local --batches 20")
     p_demo.add_argument("--local", action="store_true",
                         help="without Spark: write a sample file, then read it lazily and zero-copy")
-    p_demo.add_argument("--batches", type=int, default=200, help="--local: record batches")
-    p_demo.add_argument("--rows", type=int, default=None,
+    p_demo.add_argument("--batches", type=_positive, default=200, help="--local: record batches")
+    p_demo.add_argument("--rows", type=_positive, default=None,
                         help="rows (Spark: in all, default 4,000,000; --local: per batch, 50,000)")
     p_demo.add_argument("--folder", default=None,
                         help="where to write (created if missing; default a new temporary folder)")
@@ -503,7 +546,8 @@ def main(argv=None) -> int:
     if args.command == "shm" and args.shm_command == "rm" and not args.names and not args.stale:
         parser.error("shm rm: give NAME(s) or --stale")
     try:
-        return _run(args)
+        with _unwinding_on_termination():
+            return _run(args)
     except (OSError, ValueError, NotImplementedError) as exc:  # arrowmm's errors are ValueError /
         # NotImplementedError too: bad input gets one line, not a traceback
         if isinstance(exc, BrokenPipeError):  # `arrowmm info x | head`
@@ -513,7 +557,9 @@ def main(argv=None) -> int:
         return EXIT_INVALID
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # (a defect of arrowmm: still one line, never a traceback)
+    except _Terminated as exc:
+        return 128 + exc.signum
+    except Exception as exc:  # noqa: BLE001  (a defect of arrowmm: one line, not a traceback)
         reason = " ".join(str(exc).split())
         print(f"arrowmm {args.command}: internal error: {type(exc).__name__}"
               f"{': ' + reason if reason else ''}", file=sys.stderr)

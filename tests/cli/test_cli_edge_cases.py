@@ -133,3 +133,57 @@ def test_repair_of_bad_standard_input_names_it_stdin(tmp_path, data):
     assert done.stderr.startswith("<stdin>: cannot repair: the schema message is unreadable: "
                                   "not an Arrow IPC stream: "), done.stderr
     assert not (tmp_path / "out.arrow").exists()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_terminated_convert_leaves_no_temporary(tmp_path, signum):
+    table = pa.table({"x": pa.array(range(1_000_000))})
+    src = tmp_path / "huge.arrows"
+    with pa.ipc.new_stream(src, table.schema) as w:
+        for batch in table.to_batches(max_chunksize=10_000):
+            w.write_batch(batch)
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "arrowmm", "convert", str(src),
+                             str(out / "out.arrow"), "--batch-rows", "5"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not os.listdir(out) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert os.listdir(out), "the temporary never appeared"
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signum
+    assert os.listdir(out) == []
+    assert err == ""
+
+
+def test_sigterm_is_caught_while_a_command_runs_and_an_ignored_sighup_stays_ignored(
+        monkeypatch, capsys):
+    seen = {}
+
+    def info(*args):
+        seen["handlers"] = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGHUP)
+        return 0
+
+    monkeypatch.setattr(cli_main, "info", info)
+    old = signal.signal(signal.SIGTERM, signal.SIG_DFL), signal.signal(signal.SIGHUP,
+                                                                         signal.SIG_IGN)
+    try:
+        assert cli_main.main(["info", "x.arrow"]) == 0
+        after = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGHUP)
+    finally:
+        signal.signal(signal.SIGTERM, old[0])
+        signal.signal(signal.SIGHUP, old[1])
+    assert seen["handlers"][0] not in (signal.SIG_DFL, signal.SIG_IGN, None)
+    assert seen["handlers"][1] == signal.SIG_IGN  # (under nohup: still ignored)
+    assert after == (signal.SIG_DFL, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("option", [["--batches", "0"], ["--batches", "-1"],
+                                    ["--rows", "0", "--batches", "1"], ["--rows", "-3"]])
+def test_demo_refuses_a_count_below_one(tmp_path, option):
+    done = _arrowmm("demo", "--local", "--folder", str(tmp_path / "demo"), *option)
+    assert done.returncode == 2
+    assert f"argument {option[0]}: {option[1]}: must be > 0" in done.stderr, done.stderr
+    assert not (tmp_path / "demo").exists()
