@@ -130,24 +130,30 @@ def _name(obj) -> str:
 
 
 def _same_type(arr: Array, dtype, mask) -> Array:
+    """``arr`` as ``dtype`` (cast, as ``pyarrow.array`` casts an Arrow array given a type)."""
     if mask is not None:
         raise ArrowInvalid("mask= applies to numpy arrays and Python sequences, not Arrow arrays")
     if dtype is not None and arr.type != dtype:
-        raise ArrowNotImplementedError(f"casting {arr.type} to {dtype} is not supported")
+        return arr.cast(dtype)
     return arr
 
 
 def imported_chunks(obj, dtype=None):
     """``(arrays, type)``: the chunks of ``obj``'s ``__arrow_c_stream__`` (a stream of arrays
     of any type: pyarrow's ``ChunkedArray``, polars' ``Series``; a record batch stream gives
-    struct arrays), asked for as ``dtype`` when given, each imported zero-copy."""
+    struct arrays), each imported zero-copy, and the stream's type.  ``dtype``: the type
+    asked of the producer, and cast to by arrowmm where the producer gives another (polars
+    ignores the request) or fails (arrowmm's cast then names the value it cannot cast)."""
     requested = None if dtype is None else dtype.__arrow_c_schema__()
     try:
         capsule = obj.__arrow_c_stream__(requested)
-    except (NotImplementedError, TypeError, ValueError):
+    except (NotImplementedError, TypeError, ValueError):  # (arrowmm casts, or says why)
         capsule = obj.__arrow_c_stream__()
     with import_array_stream(capsule) as stream:
-        return list(stream), stream.field.type
+        chunks, stream_type = list(stream), stream.field.type
+    if dtype is None or stream_type == dtype:
+        return chunks, stream_type
+    return [c if c.type == dtype else c.cast(dtype) for c in chunks], dtype
 
 
 def _import_array(obj, dtype) -> Array:

@@ -103,7 +103,8 @@ def chunked_array(arrays, type: Union[t.DataType, str, None] = None) -> ChunkedA
     elif isinstance(arrays, Array):
         chunks = [arrays]
     elif hasattr(arrays, "__arrow_c_stream__"):
-        chunks = _foreign_chunks(arrays)
+        chunks, stream_type = _foreign_chunks(arrays, dtype)
+        dtype = dtype if dtype is not None else stream_type  # (no chunks: the stream's type)
     elif isinstance(arrays, (str, bytes, Mapping)) or not hasattr(arrays, "__iter__"):
         raise TypeError(f"chunked_array() takes a list of arrays, got {_name(arrays)}")
     else:
@@ -125,15 +126,19 @@ def chunked_array(arrays, type: Union[t.DataType, str, None] = None) -> ChunkedA
     return ChunkedArray(chunks, want)
 
 
-def _foreign_chunks(obj) -> list:
-    """The chunks of a foreign chunked array, each imported zero-copy: pyarrow's ``chunks``
-    (arrays with ``__arrow_c_array__``), else the arrays of its ``__arrow_c_stream__``."""
+def _foreign_chunks(obj, dtype):
+    """``(chunks, type)`` of a foreign chunked array, each chunk imported zero-copy (cast to
+    ``dtype`` when given): pyarrow's ``chunks`` (arrays with ``__arrow_c_array__``), else the
+    arrays of its ``__arrow_c_stream__`` and the stream's type."""
     chunks = getattr(obj, "chunks", None)
-    if isinstance(chunks, list) and all(hasattr(c, "__arrow_c_array__") for c in chunks):
-        return [as_chunked(c, None, f"chunked_array(): chunk {k}").chunks[0]
-                for k, c in enumerate(chunks)]
-    return imported_chunks(obj)[0]
-
+    if chunks and isinstance(chunks, list) and \
+            all(hasattr(c, "__arrow_c_array__") for c in chunks):
+        out = [as_chunked(c, None, f"chunked_array(): chunk {k}").chunks[0]
+               for k, c in enumerate(chunks)]
+        if dtype is not None:
+            out = [c if c.type == dtype else c.cast(dtype) for c in out]
+        return out, out[0].type
+    return imported_chunks(obj, dtype)
 
 def _name(obj) -> str:
     return type(obj).__name__

@@ -59,6 +59,15 @@ PAIRS = {
                          pa.array([1, None], pa.timestamp("ns", "Asia/Tokyo"))),
     "time64": (pa.array([1, 2], pa.time64("ns")), pa.array([1, 3], pa.time64("ns"))),
     "empty": (pa.array([], pa.string()), pa.array([], pa.string())),
+    # dictionaries: the same indices into equal dictionaries (review 21: F4)
+    "dictionary, same values through other dictionaries": (
+        pa.array(["a", "b"]).dictionary_encode(),
+        pa.DictionaryArray.from_arrays(pa.array([1, 0], pa.int32()), pa.array(["b", "a"]))),
+    "dictionary, equal": (pa.array(["a", None, "b"]).dictionary_encode(),
+                          pa.array(["a", None, "b"]).dictionary_encode()),
+    "dictionary, a null index against a null value": (
+        pa.DictionaryArray.from_arrays(pa.array([0, None], pa.int32()), pa.array(["a", None])),
+        pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int32()), pa.array(["a", None]))),
 }
 
 

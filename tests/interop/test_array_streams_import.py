@@ -48,6 +48,31 @@ def test_type_asks_the_producer_and_a_type_it_cannot_give_raises():
         arrowmm.array(pa.chunked_array([["a"]]), arrowmm.int64())
 
 
+def test_a_type_the_producer_ignores_is_cast_to_as_pyarrow_does():
+    # (polars ignores the requested schema: review 21, F1)
+    series = _series()
+    assert arrowmm.array(series, arrowmm.float64()).to_pylist() == \
+        pa.array(series, pa.float64()).to_pylist() == [1.0, None, 3.0]
+    chunked = arrowmm.chunked_array(series, arrowmm.float64())
+    assert chunked.type == arrowmm.float64() and chunked.to_pylist() == [1.0, None, 3.0]
+    strings = pl.Series("s", ["a", None])  # (a string_view stream)
+    assert arrowmm.array(strings, arrowmm.string()).type == arrowmm.string()
+    assert arrowmm.array(pa.array([1, 2]), arrowmm.float64()).to_pylist() == [1.0, 2.0]
+
+
+def test_a_value_the_cast_cannot_hold_is_named():
+    with pytest.raises(ArrowInvalid, match="300"):  # (not "casting is not supported")
+        arrowmm.array(pa.chunked_array([[300]]), arrowmm.int8())
+
+
+def test_a_stream_of_no_chunks_gives_an_empty_chunked_array_of_its_type():
+    # (review 21, F3: "cannot construct ChunkedArray from empty vector and omitted type")
+    empty = arrowmm.chunked_array(pa.chunked_array([], pa.int32()))
+    assert empty.type == arrowmm.int32() and len(empty) == 0
+    reader = pa.RecordBatchReader.from_batches(pa.schema([("x", pa.int64())]), [])
+    assert str(arrowmm.chunked_array(reader).type) == "struct<x: int64>"
+
+
 def test_a_chunk_with_decreasing_offsets_raises_arrow_invalid():
     good = pa.array(["ab", "cd"])
     offsets = pa.py_buffer(np.array([0, 3, 2], np.int32).tobytes())

@@ -649,8 +649,9 @@ def test_numpy_with_explicit_type():
 def test_arrowmm_array_passes_through():
     arr = array([1, 2])
     assert array(arr) is arr and array(arr, t.int64()) is arr
-    with pytest.raises(ArrowNotImplementedError, match="cast"):
-        array(arr, t.int8())
+    assert array(arr, t.int8()).type == t.int8()  # (cast, as pyarrow.array casts)
+    with pytest.raises(ArrowInvalid, match="300"):
+        array(array([300]), t.int8())
 
 
 @needs_cdata
