@@ -67,6 +67,29 @@ def test_convert_to_dev_null_succeeds(tmp_path):
     assert done.stderr == f"wrote {os.devnull}: Arrow IPC file, 3 rows\n"
 
 
+@pytest.mark.parametrize("args", [["repair"], ["convert", "--statistics"]])
+def test_repair_and_a_statistics_copy_to_a_device_or_fifo_succeed(tmp_path, args):
+    # (their fsync failed there: "Invalid argument")
+    src = _file(tmp_path / "a.arrow", pa.table({"x": [1, 2, 3]}))
+    done = _arrowmm(*args, src, os.devnull)
+    assert done.returncode == 0, done.stderr
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = {}
+
+    def drain():
+        with open(fifo, "rb") as f:
+            got["bytes"] = f.read()
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    done = _arrowmm(*args, src, str(fifo))
+    reader.join(timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert pa.ipc.open_file(pa.py_buffer(got["bytes"])).read_all().column("x").to_pylist() == \
+        [1, 2, 3]
+
+
 @pytest.mark.parametrize("args", [["head", "--json"], ["cat", "--to", "jsonl"]])
 def test_a_uuid_column_as_json_is_its_canonical_text(tmp_path, args):
     table = pa.table({"u": pa.array([b"0123456789abcdef", None], pa.uuid())})

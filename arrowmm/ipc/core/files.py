@@ -88,7 +88,7 @@ class AtomicTarget:
         if self._done:
             raise ValueError(f"{self.path}: already committed or aborted")
         try:
-            if fsync:
+            if fsync and self.tmp is not None:  # (a FIFO or device has nothing to sync: EINVAL)
                 os.fsync(self.fd)
         except BaseException as exc:
             named(exc, self.path)
