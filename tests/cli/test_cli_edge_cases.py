@@ -33,8 +33,9 @@ def _one_line(stderr: str) -> None:
     assert "Traceback" not in stderr and len(stderr.splitlines()) == 1, stderr
 
 
-def test_convert_to_a_fifo_writes_it_and_exits(tmp_path):
-    src = _file(tmp_path / "a.arrow", pa.table({"x": [1, 2, 3]}))
+def _to_fifo(tmp_path, *args):
+    """``arrowmm *args FIFO`` with a thread reading the FIFO: (exit code, stderr, the bytes
+    read); a command that does not exit within 30 s fails the test."""
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     got = {}
@@ -45,18 +46,24 @@ def test_convert_to_a_fifo_writes_it_and_exits(tmp_path):
 
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
-    proc = subprocess.Popen([sys.executable, "-m", "arrowmm", "convert", src, str(fifo)],
+    proc = subprocess.Popen([sys.executable, "-m", "arrowmm", *args, str(fifo)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _, err = proc.communicate(timeout=30)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
-        pytest.fail("convert to a FIFO did not exit (it re-opened the FIFO to count rows)")
+        pytest.fail(f"{args[0]} to a FIFO did not exit (it re-opened the FIFO to count rows)")
     reader.join(timeout=5)
-    assert proc.returncode == 0, err
+    return proc.returncode, err, got.get("bytes", b"")
+
+
+def test_convert_to_a_fifo_writes_it_and_exits(tmp_path):
+    src = _file(tmp_path / "a.arrow", pa.table({"x": [1, 2, 3]}))
+    code, err, data = _to_fifo(tmp_path, "convert", src)
+    assert code == 0, err
     assert "3 rows" in err
-    table = pa.ipc.open_file(pa.py_buffer(got["bytes"])).read_all()
+    table = pa.ipc.open_file(pa.py_buffer(data)).read_all()
     assert table.column("x").to_pylist() == [1, 2, 3]
 
 
@@ -73,21 +80,9 @@ def test_repair_and_a_statistics_copy_to_a_device_or_fifo_succeed(tmp_path, args
     src = _file(tmp_path / "a.arrow", pa.table({"x": [1, 2, 3]}))
     done = _arrowmm(*args, src, os.devnull)
     assert done.returncode == 0, done.stderr
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    got = {}
-
-    def drain():
-        with open(fifo, "rb") as f:
-            got["bytes"] = f.read()
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    done = _arrowmm(*args, src, str(fifo))
-    reader.join(timeout=30)
-    assert done.returncode == 0, done.stderr
-    assert pa.ipc.open_file(pa.py_buffer(got["bytes"])).read_all().column("x").to_pylist() == \
-        [1, 2, 3]
+    code, err, data = _to_fifo(tmp_path, *args, src)
+    assert code == 0, err
+    assert pa.ipc.open_file(pa.py_buffer(data)).read_all().column("x").to_pylist() == [1, 2, 3]
 
 
 @pytest.mark.parametrize("args", [["head", "--json"], ["cat", "--to", "jsonl"]])
