@@ -202,8 +202,8 @@ take_array = _declare("take_array", _SELECTION, """\
 ``take_array(array, indices) -> Array``: behind ``Array.take`` (the copying kernels).""")
 
 filter_array = _declare("filter_array", _SELECTION, """\
-``filter_array(array, mask) -> Array``: behind ``Array.filter`` (``mask``: numpy bool, one
-per row, nulls already False).""")
+``filter_array(array, mask) -> Array``: behind ``Array.filter`` (``mask``: what the user
+passed: numpy bools, a list, a boolean array, chunked or not; nulls drop their row).""")
 
 # == hashing (the distinct values of a column, by the kernels of ``compute``) ==================
 

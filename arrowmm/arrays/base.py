@@ -194,8 +194,7 @@ class Array:
     def filter(self, mask) -> "Array":
         """The values where ``mask`` (numpy bool, list, or boolean array of the same length) is
         True; a null in the mask drops its value, as pyarrow's default does."""
-        from .selection import as_mask  # (it imports this module)
-        return hooks.filter_array(self, as_mask(mask, len(self)))
+        return hooks.filter_array(self, mask)  # (a boolean array's bits used as they are)
 
     def cast(self, target_type: Union[t.DataType, str], safe: bool = True) -> "Array":
         """The values as ``target_type`` (a type, or its name: ``"int64"``), as pyarrow's

@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import types as _t
-from ..arrays import selection as _slow
 from ..arrays.array import Array, make_array
 from ..arrays.batch import RecordBatch
 from ..arrays.chunked import ChunkedArray
@@ -23,7 +22,7 @@ from ..errors import ArrowInvalid
 from .expression import Expression, field
 from .hashing import dictionary_encode, unique, value_counts
 from .predicate import check_expression, evaluate, selection_mask
-from .selection import filter_array, filter_batch, take_array, take_batch
+from .selection import filter_array, filter_batch, selection_of, take_array, take_batch
 from .sorting import key_columns, sort_indices as _sort_indices, sort_keys, whole
 from .tables import batch_columns, filter_table, schema_types, take_table
 
@@ -42,12 +41,12 @@ def filter(data, mask):  # noqa: A001  (pyarrow.compute.filter's name)
             check_expression(mask, schema_types(data.schema))
             keep = selection_mask(mask, batch_columns(data), data.num_rows)
         else:
-            keep = _slow.as_mask(mask, data.num_rows)
+            keep = selection_of(mask, data.num_rows)
         return filter_batch(data, keep, schema=data.schema)
     if isinstance(data, Array):
         if isinstance(mask, Expression):
             raise ArrowInvalid("filter of an Array takes a boolean mask, not an Expression")
-        return filter_array(data, _slow.as_mask(mask, len(data)))
+        return filter_array(data, selection_of(mask, len(data)))
     if isinstance(data, ChunkedArray):
         if isinstance(mask, Expression):
             raise ArrowInvalid("filter of a ChunkedArray takes a boolean mask, not an "

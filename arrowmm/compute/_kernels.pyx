@@ -580,6 +580,43 @@ def pack_mask(mask):
     return _new_mask(words, n, count)
 
 
+def mask_from_bits(values, int64_t bit_offset, Py_ssize_t n, validity=None,
+                   int64_t validity_offset=0):
+    """A ``Mask`` of ``n`` rows read from bitmap ``values`` from bit ``bit_offset`` (a boolean
+    array's values, used as stored: not unpacked to a byte a row), a row whose bit of
+    ``validity`` (from bit ``validity_offset``; None: every row valid) is clear dropped."""
+    cdef const uint8_t[::1] v = _bytes_of(values)
+    cdef const uint8_t[::1] ok = _bytes_of(validity)
+    cdef bint checked = validity is not None
+    if n < 0 or bit_offset < 0 or validity_offset < 0:
+        raise ArrowInvalid(f"selection: a mask of {n} rows from bit {bit_offset}")
+    if v.shape[0] < (bit_offset + n + 7) // 8 or \
+            (checked and ok.shape[0] < (validity_offset + n + 7) // 8):
+        raise ArrowInvalid(f"selection: a boolean mask of {n} rows needs "
+                           f"{(bit_offset + n + 7) // 8} bytes of values, has {v.shape[0]}")
+    cdef Py_ssize_t full = n // 64, wi, j
+    cdef Py_ssize_t count = 0
+    cdef uint64_t w, tail = 0
+    words = _empty(max((n + 63) // 64, 1), np.uint64)
+    cdef uint64_t[::1] out = words
+    with nogil:
+        for wi in range(full):  # (whole words: their bytes are inside the bitmaps)
+            w = _bits64(&v[0], bit_offset + wi * 64)
+            if checked:
+                w &= _bits64(&ok[0], validity_offset + wi * 64)
+            out[wi] = w
+            count += arrowmm_popcount64(w)
+        for j in range(full * 64, n):  # (the tail, a bit at a time: none read past the end)
+            if (v[(bit_offset + j) >> 3] >> ((bit_offset + j) & 7)) & 1 and (
+                    not checked or (ok[(validity_offset + j) >> 3]
+                                    >> ((validity_offset + j) & 7)) & 1):
+                tail |= (<uint64_t>1) << (j - full * 64)
+        if n % 64 or n == 0:
+            out[full] = tail
+            count += arrowmm_popcount64(tail)
+    return _new_mask(words, n, count)
+
+
 cdef Mask _new_mask(words, Py_ssize_t n, Py_ssize_t count):
     cdef Mask kept = Mask.__new__(Mask)
     words.flags.writeable = False

@@ -19,13 +19,14 @@ from .. import hooks, types as t
 from ..arrays import selection as slow
 from ..arrays.array import (Array, BinaryArray, BooleanArray, DictionaryArray,
                             FixedSizeBinaryArray, FixedSizeListArray, ListArray, MapArray,
-                            NullArray, PrimitiveArray, StructArray, make_array)
+                            NullArray, PrimitiveArray, StructArray, imported_array, make_array)
 from ..arrays.batch import RecordBatch
 from ..arrays.provenance import copied_view
 from ..errors import ArrowInvalid
 from . import _kernels as k
 
-__all__ = ["filter_array", "take_array", "filter_batch", "take_batch", "count_kept"]
+__all__ = ["filter_array", "take_array", "filter_batch", "take_batch", "count_kept",
+           "selection_of"]
 
 _FIXED = (PrimitiveArray, FixedSizeBinaryArray, DictionaryArray)
 
@@ -54,10 +55,28 @@ def _width(array: Array) -> int:
     return array.type.byte_width
 
 
+def selection_of(mask, n: int):
+    """What a user passes as a filter's mask, for ``n`` rows: a ``Mask`` read straight from
+    the bits of a boolean array (arrowmm's, or one exporting ``__arrow_c_array__``: the
+    ``pyarrow.compute.greater(...)`` habit; its nulls drop their row), else
+    ``arrays.selection.as_mask``'s bools (numpy, lists, chunked masks)."""
+    if not isinstance(mask, (Array, np.ndarray, list, tuple)) and \
+            hasattr(mask, "__arrow_c_array__") and not hasattr(mask, "chunks"):
+        mask = imported_array(mask)
+    if type(mask) is BooleanArray and len(mask) == n:
+        bits = mask._nulls_bitmap()  # (its null count checked against the bitmap first)
+        return k.mask_from_bits(mask._buffers[1], mask.offset, n, bits,
+                                mask.offset if bits is not None else 0)
+    return slow.as_mask(mask, n)
+
+
 def _packed(mask, n: int, count: Optional[int] = None) -> k.Mask:
-    """``mask`` (a ``_kernels.Mask``, or bools one per row, nulls already False) packed once
-    for every kernel, checked to be ``n`` rows long and, when ``count`` is given, to keep
-    that many."""
+    """``mask`` (a ``_kernels.Mask``, bools one per row with nulls already False, or anything
+    ``selection_of`` takes) packed once for every kernel, checked to be ``n`` rows long and,
+    when ``count`` is given, to keep that many."""
+    if not isinstance(mask, k.Mask) and not (isinstance(mask, np.ndarray)
+                                             and mask.dtype == np.bool_ and mask.ndim == 1):
+        mask = selection_of(mask, n)  # (which refuses what is no mask: ints, 2-D, ...)
     if not isinstance(mask, k.Mask):
         mask = k.pack_mask(np.ascontiguousarray(mask, dtype=np.bool_))
     if len(mask) != n:
