@@ -45,6 +45,11 @@ def source(path: str):
     return sys.stdin.buffer
 
 
+def display_name(path: str) -> str:
+    """How a message names the command-line PATH (``-``: ``<stdin>``, as the readers do)."""
+    return "<stdin>" if path == "-" else path
+
+
 @contextlib.contextmanager
 def reading(path: str):
     """Errors raised while ``path`` is read name it (the CLI prints one line, 'PATH: why'),
@@ -54,7 +59,7 @@ def reading(path: str):
     except ArrowError as exc:
         if getattr(exc, "_names_its_input", False):  # (an inner input's error, named there)
             raise
-        name = "<stdin>" if path == "-" else path  # (as the readers call it)
+        name = display_name(path)
         text = str(exc)
         if not name or not text.startswith(f"{name}: "):
             exc.args = (f"{name or repr(path)}: {text}",)  # (the same error, its type kept)

@@ -213,7 +213,7 @@ def info(path: str, as_json: bool = False) -> int:
             print(json.dumps({"path": path, "format": kind, "fields": _fields(reader.schema),
                               "batches": batches, "rows": rows}, indent=2))
             return 0
-        print(f"{path}: {files.KIND_NAMES[kind]}")
+        print(f"{files.display_name(path)}: {files.KIND_NAMES[kind]}")
         print(reader.schema)
         if kind != "stream":
             print(f"{batches} record batches, {rows:,} rows")
@@ -236,6 +236,7 @@ def validate(path: str, full: bool = False, as_json: bool = False) -> int:
     count = rows = 0
     kind = None
     level = "full" if full else "structural"
+    name = files.display_name(path)
 
     unfinished = 0
 
@@ -269,7 +270,9 @@ def validate(path: str, full: bool = False, as_json: bool = False) -> int:
         if as_json:
             verdict(" ".join(str(exc).split()))
         before = f" ({count} batch(es) before it were valid)" if count else ""
-        print(f"{path}: INVALID: {' '.join(str(exc).split())}{before}", file=sys.stderr)
+        why = " ".join(str(exc).split())
+        why = why[len(name) + 2:] if why.startswith(f"{name}: ") else why  # (named once)
+        print(f"{name}: INVALID: {why}{before}", file=sys.stderr)
         return EXIT_INVALID
     if unfinished:  # the committed content is valid, the file as a whole is not
         error = (f"an append was interrupted (or is still running): {unfinished:,} byte(s) after "
@@ -277,12 +280,12 @@ def validate(path: str, full: bool = False, as_json: bool = False) -> int:
                  f"readers refuse; 'arrowmm repair {path} {path}' keeps the committed content")
         if as_json:
             verdict(error)
-        print(f"{path}: UNFINISHED: {error}", file=sys.stderr)
+        print(f"{name}: UNFINISHED: {error}", file=sys.stderr)
         return EXIT_INVALID
     if as_json:
         verdict(None)
         return 0
-    print(f"{path}: valid {files.KIND_NAMES[kind]} ({count} batches, {rows:,} rows, "
+    print(f"{name}: valid {files.KIND_NAMES[kind]} ({count} batches, {rows:,} rows, "
           f"{level} validation)")
     return 0
 

@@ -216,7 +216,7 @@ def test_info_reads_standard_input():
     for fmt in ("file", "stream"):
         out = _run("info", "-", stdin=_sample(fmt))
         assert out.returncode == 0, out.stderr
-        assert f"-: Arrow IPC {fmt}".encode() in out.stdout and b"7 rows" in out.stdout, out.stdout
+        assert f"<stdin>: Arrow IPC {fmt}".encode() in out.stdout and b"7 rows" in out.stdout, out.stdout
 
 
 def test_usage_error_exit_code():
@@ -242,7 +242,7 @@ def test_every_command_names_the_input_it_could_not_read(args, tmp_path):
     _one_line_error(_run(*argv), str(bad), "negative metadata length")
     if cmd != "append":
         _one_line_error(_run(*argv[:1], "-", *argv[2:], stdin=bad.read_bytes()),
-                        "-: INVALID" if cmd == "validate" else "<stdin>",
+                        "<stdin>: INVALID" if cmd == "validate" else "<stdin>",
                         "negative metadata length")
     _one_line_error(_run(*[("" if a == str(bad) else a) for a in argv]), "'': No such file")
     assert not (tmp_path / "out.arrow").exists()
