@@ -537,6 +537,42 @@ cdef class SharedMap:
                     best = v
         return best if found else -1
 
+    def claim_free_slot(self, int64_t table, int64_t slots, int64_t stride, int64_t seq_at,
+                        int64_t holds_at, int64_t first, uint64_t below, uint64_t writing):
+        """The first slot from ``first`` on, round the ring of ``slots`` records of ``stride``
+        bytes from ``table``, that nobody holds (its hold mask at ``holds_at`` is zero) and
+        whose batch (its sequence word at ``seq_at``) is below ``below`` or is ``writing``,
+        marked as being rewritten as ``claim_slot`` marks it; -1 if there is none.
+
+        Why: a producer may put a batch into any slot whose batch every consumer has taken
+        and let go (``below``: the slowest consumer's cursor; with ``on_slow="drop"``,
+        ``writing``: any slot nobody holds), not only into slot ``n % slots``: a consumer's
+        thread that keeps one old batch then holds up nothing while other slots are free.
+        A slot marked ``writing`` holds no batch anyone reads (never written, or claimed and
+        then found held)."""
+        cdef int64_t k, s
+        cdef uint64_t seq
+        cdef uint8_t* rec
+        if slots < 1 or stride < 8 or table < 0 or first < 0:
+            raise ArrowInvalid(f"bad slot table: {slots} records of {stride} bytes at {table}, "
+                               f"first {first}")
+        self._at(table + seq_at, 8)
+        self._at(table + holds_at, 8)
+        self._at(table + (slots - 1) * stride + seq_at, 8)
+        self._at(table + (slots - 1) * stride + holds_at, 8)
+        for k in range(slots):
+            s = (first + k) % slots
+            rec = self.ptr + table + s * stride
+            if AMM_LOAD64(rec + holds_at) != 0:
+                continue
+            seq = AMM_LOAD64(rec + seq_at)
+            if seq != writing and seq >= below:
+                continue
+            AMM_STORE64(rec + seq_at, writing)  # (marked, then read: see claim_slot)
+            if AMM_LOAD64(rec + holds_at) == 0:
+                return s
+        return -1
+
     def wake32(self, int64_t offset):
         """Wake every process waiting on the 32-bit word."""
         cdef uint32_t* word = <uint32_t*>self._at(offset, 4)
@@ -799,7 +835,9 @@ cdef class RingCursor:
     records of ``slot_stride`` bytes: sequence at ``seq_at``, length at ``len_at``, hold mask
     at ``holds_at``), the data (``slots`` slots of ``slot_size`` bytes from ``data``), the
     consumer's hold ``bit``, and the producer's waiting and wake words.  ``drop``: the
-    producer may pass over a held slot, so batch ``n`` is looked for in every slot.
+    producer may overwrite a batch this consumer has not taken (it is then counted as
+    dropped).  In either mode the producer passes over a held slot, so batch ``n`` is looked
+    for in every slot when slot ``n % slots`` does not hold it.
 
     Why: a small batch's trip between processes is mostly Python; this is about fifteen
     atomic operations a batch that no longer each cost a Python call.
@@ -896,8 +934,8 @@ cdef class RingCursor:
                 cursor += skip
                 AMM_STORE64(self.cursor, cursor)
             s = <int64_t>(cursor % <uint64_t>self.slots)
-            if self.drop and AMM_LOAD64(self.table + s * self.stride + self.seq_at) != cursor:
-                for k in range(self.slots):  # (passed over a held slot: look it up)
+            if AMM_LOAD64(self.table + s * self.stride + self.seq_at) != cursor:
+                for k in range(self.slots):  # (put elsewhere, its slot held: look it up)
                     if AMM_LOAD64(self.table + k * self.stride + self.seq_at) == cursor:
                         s = k
                         break
@@ -1164,6 +1202,10 @@ cdef class RingWriter:
                     return 0
             if AMM_LOAD64(slot + self.holds_at) != 0:  # (held: left as it is, and the caller
                 return 0                                 # passes over it or waits)
+            if not self.drop:  # (a batch put here out of turn that a consumer has not taken)
+                v = AMM_LOAD64(slot + self.seq_at)
+                if v != self.writing and v >= slowest:
+                    return 0
             AMM_STORE64(slot + self.seq_at, self.writing)  # (marked, then read: claim_slot's)
             if AMM_LOAD64(slot + self.holds_at) != 0:
                 return 0

@@ -407,13 +407,13 @@ class Channel:
 
     def _claim_slot(self, timeout: Optional[float], checked: bool = False):
         """``(n, s)``: the next batch's number and the slot it goes to, marked as being
-        written (consumers pass over it) once nobody holds it and, with ``on_slow="wait"``,
-        every consumer has taken the batch it held.  Under ``self._lock``; ``checked``: the
+        written (consumers pass over it): slot ``n % slots`` when it is ready, else the next
+        one that is (``_free_slot``), waiting for one; with ``on_slow="wait"``, only once
+        every consumer has taken batch ``n - slots``.  Under ``self._lock``; ``checked``: the
         caller ran ``_check`` just before (``send``: once a send)."""
         seg = self._seg
         lay = seg.layout
         n = self._next
-        s = n % lay.slots
         deadline = deadline_of(timeout)
         if not checked:
             self._check()
@@ -421,19 +421,13 @@ class Channel:
             self._wait(lambda: self._slowest() > n - lay.slots, deadline,
                        lambda: f"a consumer has not taken batch {n - lay.slots} "
                                f"({self._behind(n - lay.slots + 1)})")
-        m = seg.map
-        if seg.drop:  # any slot nobody holds will do (a held one is passed over)
-            found = []
-            self._wait(lambda: found.append(self._free_slot(s)) or found[-1] is not None,
-                       deadline, lambda: f"every slot is held: {self._holders(None)}")
-            s = found[-1]
-        else:
-            slot = lay.slot(s)
-            if not m.claim_slot(slot + S_SEQ, slot + S_HOLDS, WRITING):  # (marked, then read)
-                self._wait(lambda: m.load64(slot + S_HOLDS) == 0, deadline,
-                           lambda: f"a consumer still holds batch {n - lay.slots} "
-                                   f"(slot {s}): {self._holders(s)}")
-        return n, s
+        found = [self._free_slot(n % lay.slots)]
+        if found[-1] is None:
+            self._wait(lambda: found.append(self._free_slot(n % lay.slots)) or
+                       found[-1] is not None, deadline,
+                       lambda: f"every slot is held or holds a batch a consumer has not taken: "
+                               f"{self._holders(None)}")
+        return n, found[-1]
 
     def _check(self) -> None:
         """ArrowInvalid, before the segment is touched, if it was cut short or its header
@@ -527,18 +521,16 @@ class Channel:
         return self._parts.take()
 
     def _free_slot(self, first: int) -> Optional[int]:
-        """Drop mode: a slot, trying ``first`` first, that no consumer holds, marked as being
-        rewritten (its batch is gone for whoever had not taken it); None if all are held."""
+        """A slot, trying ``first`` first, that no consumer holds, marked as being rewritten;
+        None if there is none.  With ``on_slow="wait"``, only a slot whose batch every
+        consumer has taken; with ``"drop"``, any (its batch is gone for whoever had not taken
+        it: a consumer that took it just before keeps it)."""
         seg = self._seg
-        m, lay = seg.map, seg.layout
-        for k in range(lay.slots):
-            s = (first + k) % lay.slots
-            slot = lay.slot(s)
-            if m.load64(slot + S_HOLDS):
-                continue
-            if m.claim_slot(slot + S_SEQ, slot + S_HOLDS, WRITING):  # (a consumer that took
-                return s                                              # it just before keeps it)
-        return None
+        lay = seg.layout
+        below = WRITING if seg.drop else min(self._slowest(), WRITING)
+        s = seg.map.claim_free_slot(lay.slot(0), lay.slots, SLOT, S_SEQ, S_HOLDS, first, below,
+                                    WRITING)
+        return None if s < 0 else s
 
     def _slowest(self) -> int:
         """The cursor of the slowest attached consumer (-1 if none is attached)."""

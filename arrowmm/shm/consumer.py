@@ -59,11 +59,9 @@ class Consumer:
     ``sequence`` is the number of the last batch received.  ``close`` (or the end
     of a ``with`` block) leaves the channel.
 
-    One thread iterates a consumer.  Threads that share one must let go of their batch
-    before they call ``recv`` (or ``next``) again: with ``on_slow="wait"`` batch ``n`` goes
-    only into slot ``n % slots``, so a thread that still holds an old batch while it waits
-    for the lock of a ``recv`` already waiting in another thread can hold up the producer,
-    and the three wait on each other (review 19: F2).  A consumer per thread never does.
+    Threads may share a consumer: each ``recv`` hands a batch to one of them.  Each batch a
+    thread still holds (a loop variable) holds its slot; the producer puts the next batch
+    into any other free slot, so it waits only when every slot is held or not yet taken.
 
     ``spin``: seconds ``recv`` busy-waits for a batch before it sleeps.  A sleeping
     consumer costs nothing, but waking it costs tens of microseconds (the producer's wake

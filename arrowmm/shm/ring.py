@@ -9,8 +9,9 @@ the published count ``write_seq``, futex words), a table of consumers (state,
 pid and start time, read cursor, batches dropped), a table of slots (the
 sequence number a slot holds, its length, and a 64-bit *hold mask*: bit ``i``
 set while consumer ``i`` has anything pointing into the slot), the schema
-message, and the slots.  Batch ``n`` goes to slot ``n % slots`` (with ``on_slow="drop"``,
-to the next slot nobody holds if that one is held; consumers then look it up by number).
+message, and the slots.  Batch ``n`` goes to slot ``n % slots``, or, if that one is held
+(or, with ``on_slow="wait"``, holds a batch put there out of turn that a consumer has not
+taken), to the next slot that is free; consumers then look it up by number.
 
 A consumer entry is free, claimed (``CLAIMING | pid`` of the process claiming or
 reclaiming it: the one compare-and-swap that takes the entry names who took it, so an entry
@@ -37,9 +38,10 @@ from .names import check_name
 #: The first 8 bytes of a channel segment (not Arrow's ``ARROW1``: no IPC reader takes it).
 CHANNEL_MAGIC = b"AMMCHAN\x01"
 CHANNEL_DIR = "/dev/shm"
-VERSION = 5  # (2: a claimed entry's state names its claimer; 3: the end is recorded;
+VERSION = 6  # (2: a claimed entry's state names its claimer; 3: the end is recorded;
 #               4: an entry records its process's pid namespace; 5: every process that maps
-#               the segment holds its liveness lock, liveness.hold_lock)
+#               the segment holds its liveness lock, liveness.hold_lock; 6: a wait-mode
+#               producer passes over a held slot too, and consumers look batches up by number)
 MAX_CONSUMERS = 64  # one bit each in a slot's 64-bit hold mask
 WRITING = (1 << 64) - 1  # a slot's sequence while the producer rewrites it
 SLICE = 0.05  # seconds between liveness checks while waiting

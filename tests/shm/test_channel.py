@@ -775,6 +775,87 @@ def test_threads_share_a_producer_and_a_consumer(name):
             assert c.dropped == 0 and ch.sent == 400
 
 
+def test_a_wait_mode_producer_passes_over_a_held_slot(name):
+    """Batch 2's slot (0) holds batch 0, which the consumer keeps: it goes to slot 1, whose
+    batch the consumer took and let go, and the consumer finds it there (review 19: F2)."""
+    with Channel.create(name, SCHEMA, capacity=1 << 16, slots=2) as ch:
+        with Channel.attach(name) as c:
+            ch.send(batch_of(0))
+            held = c.recv(timeout=HANG)
+            ch.send(batch_of(1))
+            assert c.recv(timeout=HANG).column("i").to_pylist() == [10, 11]
+            gc.collect()
+            ch.send(batch_of(2), timeout=HANG)
+            assert c.recv(timeout=HANG).column("i").to_pylist() == [20, 21]
+            assert held.column("s").to_pylist() == ["b0-0", "b0-1"]  # untouched
+            assert c.dropped == 0
+
+
+def test_a_batch_put_out_of_turn_waits_for_every_consumer(name):
+    """Batch 3 goes to slot 1 (slot 0 holds batch 0, which ``keeper`` keeps); batch 4's own
+    slot is then 1, whose batch 3 neither consumer has taken: it goes to slot 2, and both
+    consumers get batches 3 and 4."""
+    with Channel.create(name, SCHEMA, capacity=1 << 16, slots=3) as ch:
+        with Channel.attach(name) as keeper, Channel.attach(name) as other:
+            for i in range(3):
+                ch.send(batch_of(i))
+            held = keeper.recv(timeout=HANG)
+            for c, first in ((keeper, 1), (other, 0)):
+                assert [c.recv(timeout=HANG).column("i").to_pylist()[0] // 10
+                        for _ in range(first, 3)] == list(range(first, 3))
+            gc.collect()
+            ch.send(batch_of(3), timeout=HANG)
+            ch.send(batch_of(4), timeout=HANG)
+            for c in (keeper, other):
+                assert [c.recv(timeout=HANG).column("i").to_pylist()[0] // 10
+                        for _ in range(2)] == [3, 4]
+            assert held.column("s").to_pylist() == ["b0-0", "b0-1"]  # untouched
+            assert keeper.dropped == other.dropped == 0
+
+
+def test_threads_sharing_a_consumer_each_holding_a_batch_do_not_stall_the_producer(name):
+    """Thread A keeps batch 0 (its loop variable) while it works; thread B takes the next
+    ones and waits in ``recv`` under the consumer's lock, which A then waits for: batch 4's
+    own slot (0) is A's, and the producer goes on in the free ones (review 19: F2: it
+    waited for slot 0, and the three waited on each other)."""
+    ch = Channel.create(name, SCHEMA, capacity=1 << 16, slots=4)
+    consumer = Channel.attach(name)
+    got, errors = {"A": [], "B": []}, []
+    a_has_first = threading.Event()
+
+    def run(k):
+        try:
+            for batch in consumer:
+                got[k].append(batch.column("i").to_pylist()[0] // 10)
+                if k == "A" and len(got["A"]) == 1:
+                    a_has_first.set()
+                    time.sleep(0.3)  # (works on batch 0, holding it)
+        except EOFError:
+            pass
+        except Exception as exc:  # noqa: BLE001  (reported below)
+            errors.append(exc)
+
+    a = threading.Thread(target=run, args=("A",), daemon=True)
+    b = threading.Thread(target=run, args=("B",), daemon=True)
+    a.start()
+    try:
+        ch.send(batch_of(0), timeout=HANG)
+        assert a_has_first.wait(HANG)
+        b.start()
+        for i in range(1, 12):
+            ch.send(batch_of(i), timeout=5)
+        ch.close()
+        for t in (a, b):
+            t.join(HANG)  # (each reads to the end)
+    finally:
+        consumer.close()  # (ends the threads' recv, after a failure)
+        for t in (a, b):
+            t.join(HANG)
+        if not ch._closed:
+            ch._end("test")
+    assert not errors and sorted(got["A"] + got["B"]) == list(range(12))
+
+
 def test_garbage_tables_give_errors_or_timeouts_not_crashes(name):
     rng = random.Random(7)
     for trial in range(20):
