@@ -35,8 +35,9 @@ def exact_integers(
     lo: float,
     hi: float,
 ) -> Tuple[Optional[np.ndarray], int]:
-    """(64-bit integers, -1) when every valid float is an integer in ``[lo, hi)``, else
-    (None, the first that is not)."""
+    """(integers, -1) when every valid float is an integer in ``[lo, hi)``, else (None, the
+    first that is not): int32 when ``[lo, hi)`` lies within int32's range, else int64 (uint64
+    when ``hi`` is above int64's)."""
 
 def text_views(
     offsets: npt.NDArray[np.int32] | npt.NDArray[np.int64],

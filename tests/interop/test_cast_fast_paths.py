@@ -4,6 +4,7 @@ half, a decade's edge, the last power of ten it holds, 19 and 20 significant dig
 where a word of the validity bitmap is all valid, all null or mixed."""
 import numpy as np
 import pyarrow as pa
+import pytest
 
 from tests.interop.test_cast_text import same_cast
 
@@ -51,3 +52,36 @@ def test_floats_where_the_shortest_fast_path_hands_over_are_written_as_pyarrow()
         floats = values.astype(np.float32)
     floats = np.concatenate([floats, np.nextafter(floats, np.float32(0)), -floats])
     same_cast(pa.array(floats), pa.string())
+
+
+@pytest.mark.parametrize("source", [pa.float32(), pa.float64()], ids=str)
+@pytest.mark.parametrize("target", [pa.int8(), pa.uint16(), pa.int32(), pa.uint32(),
+                                    pa.int64()], ids=str)
+def test_floats_to_integers_name_the_first_bad_value_in_any_lane_or_block(source, target):
+    """Arrays of whole numbers (an odd length, blocks of 2048 and a half block) with one or two
+    values that do not fit (just past either end of the range, a fraction, NaN, inf) at the
+    edges of blocks and of SSE2 pairs, alone, under a null and beside nulls."""
+    info = np.iinfo(target.to_pandas_dtype())
+    dtype = source.to_pandas_dtype()
+    rng = np.random.default_rng(36)
+    n = 5_001
+    fine = rng.integers(max(info.min, -100), min(info.max, 100), n, endpoint=True)
+    edges = [float(info.min), float(info.max), -0.0]  # (fit, where the type holds them)
+    bads = [float(info.min) - 1, float(info.max) + 1, float(info.max) * 2 + 2, 0.5, -1.5,
+            float("nan"), float("inf"), float("-inf")]
+    same_cast(pa.array(np.concatenate([fine, edges]).astype(dtype)), target)
+    for at in (0, 1, 2, 2047, 2048, 2049, 4095, 4096, n - 2, n - 1):
+        for bad in bads:
+            with np.errstate(over="ignore", invalid="ignore"):
+                values = fine.astype(dtype)
+                values[at] = bad
+                if at + 3 < n:
+                    values[at + 3] = 0.25  # (a second bad value: the first is named)
+            if not np.isnan(values[at]) and values[at] == float(np.array(bad, dtype)) and \
+                    info.min <= values[at] <= info.max and values[at] == int(values[at]):
+                continue  # (a float32 that rounds to a value in range: it fits)
+            same_cast(pa.array(values), target)
+            for hidden in ([at], [at - 1, at + 1]):  # (under a null; beside nulls)
+                mask = np.zeros(n, dtype=bool)
+                mask[[k for k in hidden if 0 <= k < n]] = True
+                same_cast(pa.array(values, mask=mask), target)
