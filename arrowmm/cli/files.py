@@ -82,6 +82,8 @@ def _jsonable(value):
     seconds, decimals and UUIDs as strings, binaries base64-encoded, a float NaN or infinity
     (which JSON lacks) as the string ``"nan"``, ``"inf"`` or ``"-inf"``: never ``null``, which
     is a null."""
+    if isinstance(value, _Unheld):
+        return value.json
     if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
         return value.isoformat()
     if isinstance(value, uuid.UUID):  # (an arrow.uuid column: the canonical 8-4-4-4-12 form)
@@ -99,6 +101,108 @@ def _jsonable(value):
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     return value
+
+
+class _Unheld(str):
+    """A date, time, timestamp or duration that Python's types cannot hold, as text (``json``:
+    what JSON output gives for it: the same text, a duration's seconds as for the others)."""
+
+
+_TEMPORAL = (arrowmm.TimestampType, arrowmm.DateType, arrowmm.TimeType, arrowmm.DurationType)
+_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
+
+
+def _unheld(dtype, stored: int) -> _Unheld:
+    """``stored`` (a value of ``dtype`` as its integer count) as pyarrow prints it (ISO 8601,
+    years past 9999 or before 1 too; a time zone's instants in UTC, marked Z), or where
+    pyarrow prints ``<value out of range>`` (years past +-32767, a time outside the day)
+    the count with its unit."""
+    if isinstance(dtype, arrowmm.DurationType):
+        out = _Unheld(f"{stored} {dtype.unit}")
+        out.json = stored / _PER_SECOND[dtype.unit]
+        return out
+    shown = format_stored(dtype, stored)
+    if shown.startswith("<"):
+        unit = "days" if getattr(dtype, "unit", None) == "day" else dtype.unit
+        since = "midnight" if isinstance(dtype, arrowmm.TimeType) else "1970-01-01"
+        shown = f"{stored} {unit} from {since}"
+    elif isinstance(dtype, arrowmm.TimestampType):
+        shown = shown.replace(" ", "T", 1)  # (as the column's other values: isoformat)
+    out = _Unheld(shown)
+    out.json = shown
+    return out
+
+
+#: what Python's datetime, date and timedelta hold, in seconds (days for a date) from
+#: 1970-01-01; a day's margin each side for the time zones (a value there is tried alone)
+_HELD_SECONDS = (-62_135_596_800, 253_402_300_799)
+_HELD_DAYS = (-719_162, 2_932_896)
+_HELD_DURATION = (-86_399_999_913_600, 86_399_999_999_999)
+_DAY = 86_400
+
+
+def _held_bounds(dtype):
+    """Stored counts of ``dtype`` Python surely holds (inner) and may hold (outer)."""
+    if isinstance(dtype, arrowmm.DateType):
+        per, (lo, hi), margin = (1 if dtype.unit == "day" else _DAY * 1000), _HELD_DAYS, 0
+    elif isinstance(dtype, arrowmm.TimeType):
+        per, (lo, hi), margin = _PER_SECOND[dtype.unit], (0, _DAY - 1), 0
+    else:
+        per = _PER_SECOND[dtype.unit]
+        (lo, hi), margin = (_HELD_DURATION if isinstance(dtype, arrowmm.DurationType)
+                            else _HELD_SECONDS), _DAY
+    return ((lo + margin) * per, (hi - margin) * per + per - 1), \
+        ((lo - margin) * per, (hi + margin) * per + per - 1)
+
+
+def _values(column) -> list:
+    """``column.to_pylist()``, each value Python cannot hold (``to_pylist`` raises for the
+    whole column) as ``_unheld`` text: the others converted together as nulls stand in
+    for those; a value near the edges of Python's range (a time zone may move it past)
+    tried alone."""
+    if isinstance(column, arrowmm.ChunkedArray):
+        return [v for chunk in column.chunks for v in _values(chunk)]
+    try:
+        return column.to_pylist()
+    except ArrowInvalid:
+        if not isinstance(column.type, _TEMPORAL):
+            raise
+        stored = column.to_pylist(temporal="int")  # (damage raises here)
+    (lo, hi), (outer_lo, outer_hi) = _held_bounds(column.type)
+    far = [v is not None and not lo <= v <= hi for v in stored]
+    # (what fails without those is no question of range, a date64 of part of a day say: raised)
+    out = arrowmm.array([None if f else v for v, f in zip(stored, far)], column.type).to_pylist()
+    texts = {}  # (a sentinel, 2**62 say, repeats: laid out once)
+    for i in (i for i, f in enumerate(far) if f):
+        v = stored[i]
+        if outer_lo <= v <= outer_hi:
+            try:
+                out[i] = column.slice(i, 1).to_pylist()[0]
+                continue
+            except ArrowInvalid:
+                pass
+        text = out[i] = texts.get(v) or _unheld(column.type, v)
+        texts[v] = text
+    return out
+
+
+def _rows(data) -> list:
+    """``data.to_pylist()`` (a table or batch) for the commands that print values: a date,
+    time, timestamp or duration Python cannot hold (before year 1, after 9999) is printed
+    as text (``_unheld``) where ``to_pylist`` raised, naming ``temporal='int'``, which a
+    command-line user cannot pass.  Any other error is raised as ``to_pylist`` raised it."""
+    try:
+        return data.to_pylist()
+    except ArrowInvalid as exc:
+        if not any(isinstance(f.type, _TEMPORAL) for f in data.schema):
+            raise
+        failure = exc
+    try:
+        columns = [_values(data.column(k)) for k in range(data.num_columns)]
+    except ArrowInvalid:
+        raise failure from None
+    names = data.schema.names
+    return [dict(zip(names, row)) for row in zip(*columns)]
 
 
 def _json_line(obj) -> str:
@@ -151,7 +255,7 @@ def head(path: str, n: int = 10, columns=None, as_json: bool = False) -> int:
         raise ValueError(f"-n {n}: the number of rows must be >= 0")
     with reading(path), arrowmm.open(source(path), columns=_columns(columns)) as reader:
         names = reader.schema.names
-        rows = reader.head(n).to_pylist()
+        rows = _rows(reader.head(n))
     if as_json:
         for row in rows:
             print(_json_line(row))
@@ -483,7 +587,7 @@ def cat(path: str, to: str, columns=None) -> int:
             writer.writerow(names)
         for i, batch in enumerate(_with_progress(reader, "cat")):
             try:
-                rows = batch.to_pylist()
+                rows = _rows(batch)
             except ArrowInvalid as exc:  # (a lone batch calls itself batch 0: name it as head does)
                 raise_damage_named(exc, [batch], range(batch.num_columns), i)
                 raise
