@@ -163,6 +163,26 @@ cdef extern from *:
         return (bits & 0x1FFFFFFFULL) == 0x10000000ULL;
     }
 
+    /* fast_float's reading of 8 ASCII digits as one little-endian word: whether they are
+       all digits, and their value (a third of the parse's time went on one digit a turn) */
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    #define ARROWMM_SWAR 1
+    static inline int arrowmm_eight_digits(uint64_t v) {
+        return !(((v + 0x4646464646464646ULL) | (v - 0x3030303030303030ULL)) &
+                 0x8080808080808080ULL);
+    }
+    static inline uint64_t arrowmm_eight_value(uint64_t v) {
+        const uint64_t mask = 0x000000FF000000FFULL;
+        const uint64_t mul1 = 0x000F424000000064ULL;  /* 100 + (1000000 << 32) */
+        const uint64_t mul2 = 0x0000271000000001ULL;  /* 1 + (10000 << 32) */
+        v -= 0x3030303030303030ULL;
+        v = (v * 10) + (v >> 8);
+        return (((v & mask) * mul1) + (((v >> 16) & mask) * mul2)) >> 32;
+    }
+    #else
+    #define ARROWMM_SWAR 0
+    #endif
+
     /* A float in fast_float's grammar: 1 and the value in *d (or *f when single), or 0. */
     static int arrowmm_parse_float(const uint8_t *s, int64_t n, int single,
                                    double *d, float *f) {
@@ -197,6 +217,20 @@ cdef extern from *:
         start = i;
         for (; i < n; i++) {
             uint8_t c = s[i];
+    #if ARROWMM_SWAR
+            if (w != 0 && sig <= 11 && n - i >= 8) {   /* 8 digits at once, past any lead */
+                uint64_t chunk;
+                memcpy(&chunk, s + i, 8);
+                if (arrowmm_eight_digits(chunk)) {
+                    w = w * 100000000 + arrowmm_eight_value(chunk);
+                    sig += 8;
+                    digits += 8;
+                    if (seen_point) exp10 -= 8;
+                    i += 7;
+                    continue;
+                }
+            }
+    #endif
             if (c >= '0' && c <= '9') {
                 digits++;
                 if (w == 0 && c == '0') {                 /* a leading zero */

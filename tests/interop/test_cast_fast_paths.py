@@ -85,3 +85,44 @@ def test_floats_to_integers_name_the_first_bad_value_in_any_lane_or_block(source
                 mask = np.zeros(n, dtype=bool)
                 mask[[k for k in hidden if 0 <= k < n]] = True
                 same_cast(pa.array(values, mask=mask), target)
+
+
+def _digit_runs(rng) -> list:
+    """Decimals whose digits the parse may read 8 at a time: 1 to 26 digits either side of the
+    point (19 and 20 significant: where the exact path takes over), after leading zeros, and
+    each with one byte of an 8-byte window swapped for a neighbour of the digits in ASCII
+    ('/', ':'), a point, an exponent, a sign, a space or a byte of UTF-8."""
+    texts = []
+    for whole in range(0, 27):
+        for frac in range(0, 27):
+            if whole + frac == 0:
+                continue
+            digits = "".join(rng.choice(list("0123456789"), whole + frac))
+            digits = "".join(str(rng.integers(1, 10)) + digits[1:])  # (no lead)
+            text = digits[:whole] + ("." + digits[whole:] if frac else "")
+            texts += [text, "-" + text, "0.000" + digits, "000" + text, text + "e-5"]
+    for k in range(0, 12):
+        for bad in "/:.e+ \u00e9":
+            digits = list("1234567890123456789012")
+            digits[3 + k] = bad
+            texts += ["".join(digits), "9." + "".join(digits)]
+    return texts
+
+
+def _parses(text: str) -> bool:
+    try:
+        pa.array([text]).cast(pa.float64())
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+def test_decimals_read_eight_digits_at_a_time_parse_as_pyarrow():
+    """The values pyarrow reads all together (bit for bit), each one it refuses alone."""
+    texts = _digit_runs(np.random.default_rng(37))
+    good = [text for text in texts if _parses(text)]
+    assert len(good) > 3_000
+    for target in (pa.float64(), pa.float32(), pa.float16()):
+        same_cast(pa.array(good), target)
+    for text in sorted(set(texts) - set(good)):
+        same_cast(pa.array([text]), pa.float64())
