@@ -15,6 +15,7 @@ import os
 from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import ArrowInvalid
+from ..interop import array
 from ..ipc.read.indexed import select_entries
 from .files import DataFile
 from .storage import MMAP_DEFAULT, storage_for
@@ -141,6 +142,11 @@ def _cast(column, field):
     any depth, whatever else the cast changes (a large_string beside it, a dictionary
     decoded)."""
     import pyarrow as pa
+    lists = _views_as_lists(column.type)
+    if lists is not None:  # (pyarrow 26's list_view -> list cast loses rows: arrowmm's keeps them)
+        column = pa.array(array(column).cast(lists))  # (the export checked the views)
+        if column.type.equals(field.type):
+            return column
     try:
         if pa.types.is_date32(field.type) and (pa.types.is_date64(column.type) or
                                                pa.types.is_timestamp(column.type)):
@@ -156,6 +162,41 @@ def _cast(column, field):
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise ArrowInvalid(f"column {field.name!r}: its {column.type} values do not all fit "
                            f"the requested {field.type} ({exc})") from None
+
+
+def _views_as_lists(dtype):
+    """``dtype`` with each list view, at any depth, the list of the same offset width (the
+    fields' names, nullability and metadata kept), or None when it holds no list view."""
+    import pyarrow as pa
+    if pa.types.is_list_view(dtype) or pa.types.is_large_list_view(dtype):
+        item = dtype.value_field
+        item = item.with_type(_views_as_lists(item.type) or item.type)
+        return pa.list_(item) if pa.types.is_list_view(dtype) else pa.large_list(item)
+    if pa.types.is_dictionary(dtype):
+        values = _views_as_lists(dtype.value_type)
+        return None if values is None else pa.dictionary(dtype.index_type, values, dtype.ordered)
+    if pa.types.is_map(dtype):
+        key, item = _views_as_lists(dtype.key_type), _views_as_lists(dtype.item_type)
+        if key is None and item is None:
+            return None
+        return pa.map_(dtype.key_field.with_type(key or dtype.key_type),
+                       dtype.item_field.with_type(item or dtype.item_type), dtype.keys_sorted)
+    fields = [dtype.field(i) for i in range(dtype.num_fields)]
+    inner = [_views_as_lists(f.type) for f in fields]
+    if all(t is None for t in inner):
+        return None
+    fields = [f.with_type(t or f.type) for f, t in zip(fields, inner)]
+    if pa.types.is_struct(dtype):
+        return pa.struct(fields)
+    if pa.types.is_large_list(dtype):
+        return pa.large_list(fields[0])
+    if pa.types.is_fixed_size_list(dtype):
+        return pa.list_(fields[0], dtype.list_size)
+    if pa.types.is_list(dtype):
+        return pa.list_(fields[0])
+    if pa.types.is_union(dtype):
+        return pa.union(fields, dtype.mode, dtype.type_codes)
+    return None
 
 
 _UNIT_ORDER = {"s": 0, "ms": 1, "us": 2, "ns": 3}
