@@ -107,10 +107,14 @@ def _list_rows(array, elements) -> np.ndarray:
 
 
 def _list_view_rows(array, elements) -> np.ndarray:
-    values = elements(array.children[0])
-    offs = array.value_offsets().astype(np.int64).tolist()
-    sizes = array.value_sizes().astype(np.int64).tolist()
-    return _rows_with_nulls([values[o:o + n] for o, n in zip(offs, sizes)], array)
+    """One numpy array per view, split from ``flatten()``: it checks every view (a slice would
+    clamp one outside the child) and holds only the non-null views' values, which are what
+    pyarrow converts (a null no view covers must not turn integers into floats)."""
+    values = elements(array.flatten())
+    sizes = array.value_sizes().astype(np.int64)
+    valid = array._valid_mask()
+    ends = np.cumsum(sizes if valid is None else np.where(valid, sizes, 0)).tolist()
+    return _rows_with_nulls([values[s:e] for s, e in zip([0] + ends[:-1], ends)], array)
 
 
 def _fixed_size_list_rows(array, elements) -> np.ndarray:
