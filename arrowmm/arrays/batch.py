@@ -100,6 +100,49 @@ def rows_to_columns(rows, schema: Optional[t.Schema], where: str) -> dict:
     return {n: [row.get(n) for row in rows] for n in names}
 
 
+def _checked_columns(schema: t.Schema, num_rows: int, columns: Sequence[Optional[Array]]
+                     ) -> List[Optional[Array]]:
+    """The storage arrays of ``columns``, one per field of ``schema``, each ``num_rows`` long
+    and of its field's storage type (``None``: not decoded yet, the loader's to decode).
+    ``RecordBatch(...)`` is public: a column that did not match read as other rows
+    or failed far from the cause.  (Readers, slices and kernels hand columns carrying their
+    field's type object: one identity test each, then the names of what differs.)"""
+    fields = schema.fields
+    out = list(columns)
+    if len(out) == len(fields) and num_rows >= 0:
+        try:
+            for f, c in zip(fields, out):
+                if c is not None and (c.length != num_rows or c.type is not f.storage_type):
+                    break
+            else:
+                return out
+        except AttributeError:  # (not an Array: named below)
+            pass
+    if len(out) != len(fields):
+        raise ArrowInvalid(f"RecordBatch: the schema has {len(fields)} fields, got "
+                           f"{len(out)} columns")
+    if num_rows < 0:
+        raise ArrowInvalid(f"RecordBatch: num_rows must be >= 0, got {num_rows}")
+    for k, (f, c) in enumerate(zip(fields, out)):
+        if c is None:
+            continue
+        if not isinstance(c, Array):
+            raise ArrowInvalid(f"RecordBatch: column {f.name!r} is a {type(c).__name__}, not "
+                               f"an arrowmm Array (RecordBatch.from_arrays converts)")
+        if isinstance(c, ExtensionArray):
+            if c.type != f.type:
+                raise ArrowInvalid(f"RecordBatch: field {f.name!r} is {f.type} but its column "
+                                   f"is {c.type}")
+            c = out[k] = c.storage
+        if c.length != num_rows:
+            raise ArrowInvalid(f"RecordBatch: column {f.name!r} has {c.length} rows, the batch "
+                               f"{num_rows}")
+        if c.type != f.storage_type:
+            raise ArrowInvalid(f"RecordBatch: field {f.name!r} is {f.storage_type} but its "
+                               f"column is {c.type}")
+    return out
+
+
 class RecordBatch(PandasConvertible):
     """Equal-length columns under a schema.
 
@@ -122,8 +165,8 @@ class RecordBatch(PandasConvertible):
         self.metadata = metadata
         self._loader = loader
         # the storage arrays (an extension column is wrapped when handed out: ``column``)
-        self._columns: List[Optional[Array]] = [None if c is None else storage_of(c) for c in columns] \
-            if columns is not None else [None] * len(schema)
+        self._columns: List[Optional[Array]] = [None] * len(schema) if columns is None else \
+            _checked_columns(schema, self.num_rows, columns)
         self._wrapped = {}  # column index -> its extension array, made on first hand-out
         self._offset = offset  # row offset into the loader's columns (for slices of lazy batches)
         # column -> (fork generation, lock held while decoding it)
