@@ -97,21 +97,28 @@ def _categorical(chunks: List[Array], dtype: t.DictionaryType,
         raise ArrowNotImplementedError(f"no pandas conversion for {dtype}: Categorical "
                                        f"categories must be hashable, {dtype.value_type} values "
                                        f"are not")
-    dictionaries = [_values(c.dictionary, None, options=options) for c in chunks]
+    # only the valid entries convert: a null entry would make int64 categories float64
+    # (rounded past 2**53); the slots pointing at it get code -1, as null slots do
+    entries = [c.dictionary._valid_mask() for c in chunks]
+    dictionaries = [_values(c.dictionary if valid is None else c.dictionary.filter(valid), None,
+                            options=options) for c, valid in zip(chunks, entries)]
     every = pd.Index(np.concatenate(dictionaries) if dictionaries else [])
     categories = every[every.notna()].unique()
     codes = []
-    for chunk, dictionary in zip(chunks, dictionaries):
-        remap = np.append(categories.get_indexer(pd.Index(dictionary)), -1)
+    for chunk, dictionary, valid_entries in zip(chunks, dictionaries, entries):
+        size = len(chunk.dictionary)
+        remap = np.full(size + 1, -1, dtype=np.int64)  # (the last: null slots' -1 indexes it)
+        where = slice(0, size) if valid_entries is None else np.flatnonzero(valid_entries)
+        remap[where] = categories.get_indexer(pd.Index(dictionary))
         idx = chunk.indices.values().astype(np.int64)
         valid = chunk._valid_mask()
         if valid is not None:
             idx = np.where(valid, idx, -1)
         live = idx[idx >= 0]
-        if live.size and int(live.max()) >= len(dictionary):
+        if live.size and int(live.max()) >= size:
             raise ArrowInvalid(f"dictionary index {int(live.max())} out of range for a dictionary "
-                               f"of {len(dictionary)} values")
-        codes.append(remap[idx])  # -1 (null) indexes the appended -1
+                               f"of {size} values")
+        codes.append(remap[idx])
     all_codes = np.concatenate(codes) if codes else np.zeros(0, np.int64)
     return pd.Categorical.from_codes(all_codes, categories=categories, ordered=dtype.ordered)
 
