@@ -210,7 +210,8 @@ def _values(array: Array, field: Optional[t.Field], deduplicate: bool = True,
     dtype = array.type
     if isinstance(dtype, t.BinaryType) and hasattr(array, "to_objects"):
         return array.to_objects(deduplicate)
-    if field is not None and field.extension_name == "arrow.uuid":
+    if field is not None and field.extension_name == "arrow.uuid" and \
+            dtype == t.FixedSizeBinaryType(16):  # (the name over other storage: the storage)
         return _uuid(array)
     if isinstance(dtype, t.DateType):
         if options.date_as_object:
