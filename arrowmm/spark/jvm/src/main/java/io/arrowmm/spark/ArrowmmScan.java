@@ -71,7 +71,9 @@ final class ArrowmmScan implements Scan, Batch, SupportsReportStatistics {
     for (Filter f : filters) {
       boolean ok = f.references().length > 0;
       for (String a : f.references()) {
-        DataType t = schema.getFieldIndex(a).isDefined() ? schema.apply(a).dataType() : null;
+        String name = StatisticsFilter.topLevelColumn(a);  // a nested field is never judged
+        DataType t = name != null && schema.getFieldIndex(name).isDefined()
+            ? schema.apply(name).dataType() : null;
         ok &= t != null && !(t instanceof StructType) && !(t instanceof ArrayType)
             && !(t instanceof MapType) && !t.equals(DataTypes.NullType);
       }

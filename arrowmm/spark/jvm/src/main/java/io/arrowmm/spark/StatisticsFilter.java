@@ -88,7 +88,7 @@ final class StatisticsFilter {
     if (f instanceof Not) {
       return usable(((Not) f).child(), columns);
     }
-    String a = attribute(f);
+    String a = topLevelColumn(attribute(f));
     ColumnSpec c = a == null ? null : columns.get(a);
     return c != null && prunable(c);
   }
@@ -115,7 +115,7 @@ final class StatisticsFilter {
       // NOT of "every row true" is "no row true"; NOT of NONE may be null (unknown), not ALL
       return verdict(((Not) f).child(), columns, stats, i) == ALL ? NONE : SOME;
     }
-    String a = attribute(f);
+    String a = topLevelColumn(attribute(f));
     ColumnSpec c = a == null ? null : columns.get(a);
     long rows = stats.rows(i);
     JsonNode s = c == null ? null : stats.column(i, c.name);
@@ -155,6 +155,35 @@ final class StatisticsFilter {
       return SOME;
     }
     return out == ALL && nulls > 0 ? SOME : out;
+  }
+
+  /**
+   * The top-level column a pushed filter's attribute names; null for a nested field or a name
+   * that does not parse (never judged).  Spark names a filter's column as a multi-part
+   * identifier, back-quoting each part that is not a plain identifier
+   * ({@code QuotingUtils.quoteIfNeeded}): {@code s.a} is field {@code a} of struct {@code s},
+   * {@code `s.a`} the column named "s.a", {@code `a``b`} the column named "a`b".
+   */
+  static String topLevelColumn(String attribute) {
+    if (attribute == null || attribute.isEmpty()) {
+      return null;
+    }
+    if (attribute.charAt(0) != '`') {
+      return attribute.indexOf('.') < 0 && attribute.indexOf('`') < 0 ? attribute : null;
+    }
+    StringBuilder name = new StringBuilder(attribute.length());
+    for (int i = 1; i < attribute.length(); i++) {
+      char ch = attribute.charAt(i);
+      if (ch != '`') {
+        name.append(ch);
+      } else if (i + 1 < attribute.length() && attribute.charAt(i + 1) == '`') {
+        name.append('`');  // a doubled back-quote is one inside the name
+        i++;
+      } else {
+        return i + 1 == attribute.length() ? name.toString() : null;  // more parts: nested
+      }
+    }
+    return null;  // no closing back-quote
   }
 
   private static String attribute(Filter f) {

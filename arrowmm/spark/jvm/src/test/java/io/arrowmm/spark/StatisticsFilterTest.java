@@ -2,6 +2,7 @@ package io.arrowmm.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.HashMap;
@@ -73,6 +74,38 @@ class StatisticsFilterTest {
     assertEquals(StatisticsFilter.SOME, verdict(new GreaterThan("other", 100L), 0));
     // a value of another type than the column's is not compared (the rows decide)
     assertEquals(StatisticsFilter.SOME, verdict(new GreaterThan("k", "zzz"), 0));
+  }
+
+  @Test
+  void attributesAreSparkMultipartNames() {
+    // Spark back-quotes a top-level name that is not a plain identifier; an unquoted dot
+    // separates a struct column from its nested field
+    assertEquals("k", StatisticsFilter.topLevelColumn("k"));
+    assertEquals("s.a", StatisticsFilter.topLevelColumn("`s.a`"));
+    assertEquals("a`b", StatisticsFilter.topLevelColumn("`a``b`"));
+    assertEquals("", StatisticsFilter.topLevelColumn("``"));
+    assertNull(StatisticsFilter.topLevelColumn("s.a"));
+    assertNull(StatisticsFilter.topLevelColumn("`s`.a"));
+    assertNull(StatisticsFilter.topLevelColumn("`s.a`.b"));
+    assertNull(StatisticsFilter.topLevelColumn("`s"));
+    assertNull(StatisticsFilter.topLevelColumn("a`b"));
+    assertEquals(StatisticsFilter.NONE, verdict(new GreaterThan("`k`", 5L), 0));
+  }
+
+  @Test
+  void aNestedFieldIsNotJudgedByAColumnNamedLikeIt() {
+    // a top-level column named "k.x" (here k's statistics, 0..2 in batch 0) does not describe
+    // field x of a struct k: the filter k.x > 5 names that field
+    Map<String, ColumnSpec> columns = new HashMap<>();
+    for (ColumnSpec c : footer.columns) {
+      columns.put(c.name + ".x", c);
+    }
+    Filter nested = new GreaterThan("k.x", 5L);
+    assertFalse(StatisticsFilter.usable(nested, columns));
+    assertEquals(StatisticsFilter.SOME,
+        StatisticsFilter.verdict(nested, columns, footer.statistics(), 0));
+    assertEquals(StatisticsFilter.NONE,
+        StatisticsFilter.verdict(new GreaterThan("`k.x`", 5L), columns, footer.statistics(), 0));
   }
 
   @Test
