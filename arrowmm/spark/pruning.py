@@ -13,7 +13,9 @@ timestamps truncated to microseconds, date64) are never judged.  ``Not`` skips a
 batch only where its child is ALL (a row whose child is NULL fails both), and is
 never judged ALL.  Date and timestamp literals before 1582-10-17 are not judged:
 Spark hands them over through the hybrid Julian calendar, so 1582-10-05..14
-arrive as 1582-10-15 (and a day's margin covers time zones).
+arrive as 1582-10-15 (and a day's margin covers time zones).  Decimal literals of 28 or more
+significant digits are not judged either: pyspark rebuilds a literal in the worker's decimal
+context (``Decimal(unscaled) * 10 ** -scale``, 28 digits), so it may arrive rounded.
 """
 from __future__ import annotations
 
@@ -32,6 +34,8 @@ _EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 _NS_PER = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 #: literals before this day may have been changed by Spark's Julian round trip (see above)
 _EXACT_FROM = datetime.date(1582, 10, 17)
+#: the precision of the decimal context pyspark's literals are rebuilt in (see above)
+_LITERAL_DIGITS = 28
 
 
 class _Unknown(Exception):
@@ -90,7 +94,11 @@ def _stat(dtype, raw):
             raise _Unknown
         return float(raw)
     if isinstance(dtype, t.DecimalType):
-        return decimal.Decimal(int(raw)).scaleb(-dtype.scale)
+        if not isinstance(raw, int) or isinstance(raw, bool):
+            raise _Unknown
+        # built from its digits, exactly: scaleb rounds to the context's precision (28 digits
+        # by default), and a rounded bound skips batches that hold matches
+        return decimal.Decimal(f"{raw}E{-dtype.scale}")
     if isinstance(dtype, (t.TimestampType, t.DurationType)):
         return int(raw) * _NS_PER[dtype.unit]
     if isinstance(dtype, (t.BinaryType, t.BinaryViewType)) and dtype.utf8:
@@ -108,6 +116,9 @@ def _value(dtype, v):
     """A filter literal in the statistics' domain (``_Unknown`` if it can't be compared)."""
     if v is None:
         raise _Unknown
+    if isinstance(v, decimal.Decimal) and v.is_finite() and \
+            len(v.as_tuple().digits) >= _LITERAL_DIGITS:
+        raise _Unknown  # (perhaps rounded by pyspark: see above)
     if isinstance(dtype, t.BoolType):
         if not isinstance(v, bool):
             raise _Unknown
