@@ -166,7 +166,8 @@ def open(source, *, columns=None, mmap: bool = True,  # noqa: A001  (the CONTRAC
          filesystem=None, storage_options: Optional[dict] = None):
     """Open ``source`` as whichever IPC format its first bytes say it is (``mmap=False``,
     ``columns`` and ``max_decompressed_bytes``: see ``open_file``; ``timeout``: see
-    ``open_stream``, and it bounds the waits for the first bytes too).  A Feather V1 file
+    ``open_stream``, and it bounds the waits for the first bytes too).  An ``io.BytesIO`` is
+    read from its position, as ``open_stream`` reads it.  A Feather V1 file
     opens as ``open_file`` opens it (a ``FeatherV1Reader``), from a path, a buffer or a file
     object (read whole when it cannot be mapped).  A URL, or a path with ``filesystem=``:
     read from there (``storage_options``: see ``open_file``)."""
@@ -257,7 +258,12 @@ def _open(source, mmap: bool, timeout: Optional[float]):
         else:
             source, timeout = _Prepend(head, source), None  # (not a source that waits)
     else:
+        start = source.tell() if isinstance(source, io.BytesIO) else 0
         source = region_of(source)
+        if start:  # (a BytesIO is read from its position, as open_stream reads it)
+            start = min(start, source.size)
+            source = Region(memoryview(source.owner)[start:],
+                            description=f"BytesIO (from byte {start})")
         if source.size >= 6 and source.view(0, 6).to_bytes() == MAGIC:
             return FileReader(source)
         if is_feather_v1(source):

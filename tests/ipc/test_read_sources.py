@@ -1,0 +1,51 @@
+"""Sources that tell the readers something beyond their bytes (a position, a descriptor its
+owner closes, a ``read()`` that returns None or more than asked), read the same way by
+``open``, ``open_file`` and ``open_stream`` (review 24)."""
+import io
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pytest
+
+import arrowmm
+
+
+def _stream(first: int, batches: int = 3) -> bytes:
+    schema = pa.schema([("x", pa.int64())])
+    sink = pa.BufferOutputStream()
+    with ipc.new_stream(sink, schema) as w:
+        for k in range(batches):
+            w.write_batch(pa.record_batch([pa.array([first + k])], schema=schema))
+    return sink.getvalue().to_pybytes()
+
+
+def _file(first: int) -> bytes:
+    sink = pa.BufferOutputStream()
+    table = pa.table({"x": pa.array([first, first + 1], pa.int64())})
+    with ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _xs(reader) -> list:
+    with reader:
+        return [x for b in reader for x in b.column("x").to_pylist()]
+
+
+@pytest.mark.parametrize("second", [_stream, _file], ids=["stream", "file"])
+def test_open_reads_a_bytesio_from_its_position(second):
+    """``open(BytesIO)`` reads from the position, as ``open_stream`` does: it read the value
+    from byte 0, another stream's rows (review 24: F1)."""
+    first = _stream(1)
+    bio = io.BytesIO(first + second(100))
+    bio.seek(len(first))
+    assert _xs(arrowmm.open(bio)) == ([100, 101] if second is _file else [100, 101, 102])
+
+
+def test_open_of_a_bytesio_left_at_its_end_is_empty():
+    bio = io.BytesIO()
+    bio.write(_stream(1))  # (no seek(0): nothing is left to read, as open_stream says)
+    with pytest.raises(arrowmm.ArrowInvalid, match="empty"):
+        arrowmm.open_stream(bio)
+    with pytest.raises(arrowmm.ArrowInvalid, match="empty"):
+        arrowmm.open(bio)
