@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 __version__ = "0.1.0"
 
 from . import limits
-from .errors import (ArrowError, ArrowInvalid, ArrowKeyError, ArrowNotImplementedError,
-                     ArrowTypeError, ProducerDiedError)
+from .errors import (ArrowError, ArrowIndexError, ArrowInvalid, ArrowKeyError,
+                     ArrowNotImplementedError, ArrowTypeError, ProducerDiedError)
 from .limits import set_limits
 from .types import (  # noqa: F401  (the type factories: int64(), list_(...), ...)
     DataType, NullType, BoolType, IntType, FloatType, DecimalType,
@@ -70,7 +70,7 @@ __all__ = [
     "__version__",
     # errors and limits
     "ArrowError", "ArrowInvalid", "ArrowNotImplementedError", "ArrowKeyError", "ArrowTypeError",
-    "ProducerDiedError", "limits",
+    "ArrowIndexError", "ProducerDiedError", "limits",
     "set_limits",
     # types
     "DataType", "NullType", "BoolType", "IntType", "FloatType", "DecimalType",

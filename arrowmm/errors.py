@@ -5,7 +5,7 @@ catch ``ValueError`` or ``NotImplementedError`` keep working.
 """
 
 __all__ = ["ArrowError", "ArrowInvalid", "ArrowNotImplementedError", "ArrowKeyError",
-           "ArrowTypeError", "ProducerDiedError", "HookError"]
+           "ArrowIndexError", "ArrowTypeError", "ProducerDiedError", "HookError"]
 
 
 class ArrowError(Exception):
@@ -22,6 +22,10 @@ class ArrowNotImplementedError(ArrowError, NotImplementedError):
 
 class ArrowKeyError(ArrowError, KeyError):
     """A name that is not registered, or registered already (extension types)."""
+
+
+class ArrowIndexError(ArrowError, IndexError):
+    """A position outside the data (``take`` of an index out of bounds), as pyarrow's."""
 
 
 class ArrowTypeError(ArrowError, TypeError):

@@ -16,22 +16,25 @@ import numpy as np
 
 from .. import hooks, types as t
 from .._core._bitmap import pack_bitmap
-from ..errors import ArrowInvalid
+from ..errors import ArrowIndexError, ArrowInvalid, ArrowNotImplementedError
 from .array import (Array, BooleanArray, FixedSizeBinaryArray, NullArray, PrimitiveArray,
                     imported_array, make_array)
 from .concat import concat_arrays
 from .provenance import copied_view
 
-__all__ = ["take", "filter_mask", "as_indices", "as_mask"]
+__all__ = ["take", "filter_mask", "as_indices", "as_mask", "null_source"]
 
 
 def _new(data):
     return copied_view(data, "taken")
 
 
-def as_indices(indices, length: int) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+def as_indices(indices, length: int, nulls_into_empty: bool = False
+               ) -> Tuple[np.ndarray, Optional[np.ndarray]]:
     """``indices`` (numpy, list, arrowmm or capsule-exporting integer array) as int64 positions
-    checked against ``length``, and a bool mask of null indices (None when there is none)."""
+    checked against ``length``, and a bool mask of null indices (None when there is none).
+    Null indices into no rows pass with ``nulls_into_empty`` (the caller takes them from
+    ``null_source``); ``ArrowIndexError`` otherwise, as for an index out of bounds."""
     nulls = None
     if not isinstance(indices, Array) and hasattr(indices, "__arrow_c_array__"):
         indices = imported_array(indices)
@@ -54,19 +57,33 @@ def as_indices(indices, length: int) -> Tuple[np.ndarray, Optional[np.ndarray]]:
             raise ArrowInvalid(f"take: indices must be a 1-D sequence of integers, got "
                                f"{arr.dtype} with shape {arr.shape}")
         if arr.dtype.kind == "u" and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
-            raise IndexError(f"take: index {int(arr.max())} out of bounds for length {length}")
+            raise ArrowIndexError(f"take: index {int(arr.max())} out of bounds for length "
+                                  f"{length}")
         values = arr.astype(np.int64)
     live = values if nulls is None else values[~nulls]
     if live.size:
         lo, hi = int(live.min()), int(live.max())
         if lo < 0 or hi >= length:
-            raise IndexError(f"take: index {lo if lo < 0 else hi} out of bounds for length {length} "
-                             f"(negative indices are not counted from the end, as in pyarrow)")
+            raise ArrowIndexError(f"take: index {lo if lo < 0 else hi} out of bounds for length "
+                                  f"{length} (negative indices are not counted from the end, as "
+                                  f"in pyarrow)")
     if nulls is not None and not nulls.any():
         nulls = None
-    if nulls is not None and length == 0:
-        raise IndexError("take: null indices into an empty array are not supported")
+    if nulls is not None and length == 0 and not nulls_into_empty:
+        raise ArrowIndexError("take: null indices into no rows are not supported here")
     return values, nulls
+
+
+def null_source(array: Array, nulls: Optional[np.ndarray]) -> Array:
+    """What ``take`` reads ``array``'s rows from: ``array`` itself, or when it is empty and
+    there are null indices (every index then is null), one null of its type for them all to
+    point at (position 0): pyarrow's null rows."""
+    if nulls is None or len(array):
+        return array
+    if isinstance(array.type, t.UnionType):
+        raise ArrowNotImplementedError(f"take: null indices into an empty {array.type} array "
+                                       f"are not supported")
+    return hooks.build_array([None], array.type)
 
 
 def _foreign_chunks(mask) -> Optional[list]:
@@ -132,12 +149,13 @@ def _with_nulls(out: Array, nulls: Optional[np.ndarray]) -> Array:
     if nulls is None or isinstance(out, NullArray):
         return out
     if out.validity is None and out.null_count == 0 and not out._buffers:
-        raise ArrowInvalid(f"take: null indices into a {out.type} array are not supported")
+        raise ArrowNotImplementedError(f"take: null indices into a {out.type} array are not "
+                                       f"supported")
     if isinstance(out.type, t.UnionType):
         return _union_with_nulls(out, nulls)
-    if isinstance(out.type, t.RunEndEncodedType):
-        raise ArrowInvalid(f"take: null indices into a {out.type} array are not supported "
-                           f"(the type has no validity bitmap)")
+    if isinstance(out.type, t.RunEndEncodedType):  # (pyarrow has no take for it at all)
+        raise ArrowNotImplementedError(f"take: null indices into a {out.type} array are not "
+                                       f"supported (the type has no validity bitmap)")
     valid = out.is_valid() & ~nulls
     bitmap, set_count = pack_bitmap(valid)
     # the bitmap is packed from bit 0: rebuild at offset 0 when the array is not there already
@@ -205,7 +223,8 @@ def _dense_union_take(array: Array, values: np.ndarray) -> Array:
 
 def take(array: Array, indices) -> Array:
     """The rows of ``array`` at ``indices``, in that order (a copy); a null index, a null row."""
-    values, nulls = as_indices(indices, len(array))
+    values, nulls = as_indices(indices, len(array), nulls_into_empty=True)
+    array = null_source(array, nulls)
     n = int(values.size)
     if isinstance(array, NullArray):
         return make_array(array.type, n, [], null_count=n)

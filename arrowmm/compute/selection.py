@@ -127,8 +127,9 @@ def filter_array(array: Array, mask, count: Optional[int] = None) -> Array:
 def take_array(array: Array, indices) -> Array:
     """The rows of ``array`` at ``indices`` (integers; a null index gives a null row;
     out-of-range ones raise IndexError, as ``Array.take``)."""
-    values, nulls = slow.as_indices(indices, len(array))
-    return _take(array, np.ascontiguousarray(values, dtype=np.int64), nulls)
+    values, nulls = slow.as_indices(indices, len(array), nulls_into_empty=True)
+    return _take(slow.null_source(array, nulls), np.ascontiguousarray(values, dtype=np.int64),
+                 nulls)
 
 
 def _take(array: Array, values: np.ndarray, nulls: Optional[np.ndarray]) -> Array:
@@ -251,10 +252,10 @@ def filter_batch(batch: RecordBatch, mask: np.ndarray, count: Optional[int] = No
 
 def take_batch(batch: RecordBatch, indices) -> RecordBatch:
     """The rows of ``batch`` at ``indices``."""
-    values, nulls = slow.as_indices(indices, batch.num_rows)
+    values, nulls = slow.as_indices(indices, batch.num_rows, nulls_into_empty=True)
     values = np.ascontiguousarray(values, dtype=np.int64)
     batch.decode_columns()
-    cols = [_take(c, values, nulls) for c in batch.storage_columns]
+    cols = [_take(slow.null_source(c, nulls), values, nulls) for c in batch.storage_columns]
     return RecordBatch(batch.schema, len(values), cols, metadata=batch.metadata)
 
 

@@ -73,10 +73,11 @@ def filter_table(table: Table, mask) -> Table:
 
 def take_table(table: Table, indices) -> Table:
     """``Table.take``: the rows at ``indices``, as one batch."""
-    values, nulls = slow.as_indices(indices, table.num_rows)
+    batches = table.to_batches()
+    # (null indices into no rows: take_array's null rows, given a batch's columns to type them)
+    values, nulls = slow.as_indices(indices, table.num_rows, nulls_into_empty=bool(batches))
     picks = values if nulls is None else \
         [None if z else int(v) for v, z in zip(values.tolist(), nulls.tolist())]
-    batches = table.to_batches()
     if not batches:
         return Table(table.schema, [])  # (no rows: as_indices let only no indices through)
     cols = [take_array(whole([b.storage_column(k) for b in batches]), picks)
