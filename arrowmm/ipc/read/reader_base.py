@@ -753,11 +753,18 @@ class ReaderBase(PandasConvertible):
         out, have = [], 0
         if n:
             for b in self._in_turn():
-                out.append(b if have + b.num_rows <= n else b.slice(0, n - have))
-                have += out[-1].num_rows
+                if have + b.num_rows > n:
+                    self._hand_back(b.slice(n - have))
+                    b = b.slice(0, n - have)
+                out.append(b)
+                have += b.num_rows
                 if have >= n:
                     break
         return Table(self.schema, out)
+
+    def _hand_back(self, rest: RecordBatch) -> None:
+        """The rows of a batch ``head`` cut and did not return: a stream reads them next (a
+        file's ``head`` starts at its first row again, so nothing is kept)."""
 
     def __arrow_c_schema__(self):
         return export_schema(self.schema)

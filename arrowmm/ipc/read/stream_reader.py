@@ -766,24 +766,32 @@ class StreamReader(SequentialBatches, ReaderBase):
 
     def slice(self, offset: int = 0, length: Optional[int] = None) -> Table:
         """The remaining rows ``[offset, offset + length)``, as a Table; reads the batches up
-        to the last row asked for, and slices them zero-copy."""
+        to the last row asked for, and slices them zero-copy.  The rows after the slice are
+        the ones read next."""
         offset = int(offset)
         if offset < 0 or (length is not None and int(length) < 0):
             raise ArrowInvalid(f"slice(offset={offset}, length={length}): both must be >= 0")
         end = None if length is None else offset + int(length)
         kept, start = [], 0
         skipped = None
+        if end == 0:  # (reads nothing: a batch read would be lost)
+            self._check_open()
+            return Table(self.schema, [])
         for b in self._in_turn():
-            if end is not None and start >= end:
-                break
             if start + b.num_rows > offset:
                 if skipped is None:
                     skipped = offset - start
                 kept.append(b)
             start += b.num_rows
             if end is not None and start >= end:
+                if start > end:  # (the rows past the slice are the stream's next ones)
+                    self._hand_back(b.slice(b.num_rows - (start - end)))
                 break
         return Table(self.schema, slice_batches(kept, skipped or 0, length))
+
+    def _hand_back(self, rest: RecordBatch) -> None:
+        with self._held_lock:  # (read before any batch held for an export: it came first)
+            self._held.insert(0, rest)
 
     def close(self):
         """Release the reader; a read waiting on a pipe, socket or device in another thread
