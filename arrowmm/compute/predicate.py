@@ -135,6 +135,24 @@ def _kind_error(name: str, dtype, what: str, value, op: str) -> ArrowInvalid:
                         f"compares with {what}, got {type(value).__name__} {value!r}")
 
 
+def _check_number(dtype, value, name: str, op: str) -> None:
+    """ArrowInvalid unless ``value`` is a number a ``dtype`` column compares with: not a
+    signaling NaN (Python compares and converts it with nothing), nor a NaN or infinite Decimal
+    compared with integers (pyarrow cannot make either a scalar; their float spellings
+    compare).  ``isin`` keeps such a Decimal: it is in no integer row."""
+    if not _is_number(value):
+        raise _kind_error(name, dtype, "a number", value, op)
+    if not isinstance(value, decimal.Decimal) or value.is_finite():
+        return
+    where = f"filter ({name!r} {op} {value!r})"
+    if value.is_snan():
+        raise ArrowInvalid(f"{where}: a signaling NaN compares with nothing")
+    if isinstance(dtype, t.IntType) and op != "in":
+        raise ArrowInvalid(f"{where}: column {name!r} is {dtype}: a Decimal NaN or infinity "
+                           f"does not compare with integers (nor in pyarrow); compare with "
+                           f"float({str(value)!r})")
+
+
 def _checked(array: Array, name: str, where: str) -> Array:
     """``array`` once its full validation passed (``Array._validated``: once per array), else
     ArrowInvalid starting with ``where``: the comparisons and sorts read the stored ints and
@@ -168,8 +186,7 @@ def _compare_values(array: Array, op: str, value, name: str) -> np.ndarray:
             raise _kind_error(name, dtype, "a bool", value, op)
         return k.compare_numeric(array.values().view(np.uint8), _CODES[op], int(value))
     if type(array) is PrimitiveArray and isinstance(dtype, t.IntType):
-        if not _is_number(value):
-            raise _kind_error(name, dtype, "a number", value, op)
+        _check_number(dtype, value, name, op)
         x = array.values()
         if isinstance(value, (float, np.floating)) and math.isinf(value):
             return _int_infinite(x, op, float(value))
@@ -177,8 +194,7 @@ def _compare_values(array: Array, op: str, value, name: str) -> np.ndarray:
             return _const(len(x), op == "!=")
         return _int_compare(x, op, _exact(value))
     if type(array) is PrimitiveArray and isinstance(dtype, t.FloatType):
-        if not _is_number(value):
-            raise _kind_error(name, dtype, "a number", value, op)
+        _check_number(dtype, value, name, op)
         x = array.values()
         if x.dtype.itemsize == 2:
             x = x.astype(np.float32)
@@ -209,8 +225,7 @@ def _decimal_compare(array: PrimitiveArray, op: str, value, name: str) -> np.nda
     value times 10**scale: in C for values that fit an int64 (most money), word by word in
     numpy past it; a loop over Python Decimals took 6.7 s per million values."""
     dtype = array.type
-    if not _is_number(value):
-        raise _kind_error(name, dtype, "a number", value, op)
+    _check_number(dtype, value, name, op)
     raw = array.values()
     n = len(raw)
     exact = _exact(value)
@@ -296,8 +311,7 @@ def _isin_values(array: Array, values, name: str) -> np.ndarray:
     if type(array) is PrimitiveArray and isinstance(dtype, (t.IntType,) + TEMPORAL):
         if isinstance(dtype, t.IntType):
             for v in values:
-                if not _is_number(v):
-                    raise _kind_error(name, dtype, "a number", v, "in")
+                _check_number(dtype, v, name, "in")
             qs = [_exact(v) for v in values]
             x = array.values()
         else:
@@ -311,8 +325,7 @@ def _isin_values(array: Array, values, name: str) -> np.ndarray:
         return np.isin(x, np.array(keep, dtype=x.dtype))
     if type(array) is PrimitiveArray and isinstance(dtype, t.FloatType):
         for v in values:
-            if not _is_number(v):
-                raise _kind_error(name, dtype, "a number", v, "in")
+            _check_number(dtype, v, name, "in")
         x = array.values()
         floats = [float(v) for v in values]
         own = []  # the set in the column's type, as pyarrow casts it: float32 rows holding
@@ -444,8 +457,7 @@ def _check_value(dtype, v, name: str, op: str) -> None:
         if not isinstance(v, (bool, np.bool_)):
             raise _kind_error(name, dtype, "a bool", v, op)
     elif isinstance(dtype, (t.IntType, t.FloatType, t.DecimalType)):
-        if not _is_number(v):
-            raise _kind_error(name, dtype, "a number", v, op)
+        _check_number(dtype, v, name, op)
     elif isinstance(dtype, TEMPORAL):
         stored_units(dtype, v, f"filter ({name!r} {op} {v!r})")
     elif isinstance(dtype, (t.BinaryType, t.BinaryViewType)):
