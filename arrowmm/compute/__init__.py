@@ -103,7 +103,8 @@ def sort_indices(data, sort_keys=(), *, null_placement=None) -> Array:  # noqa: 
     else:
         raise ArrowInvalid(f"sort_indices: expected an arrowmm Array, ChunkedArray, "
                            f"RecordBatch or Table, got {type(data).__name__}")
-    return _uint64(_sort_indices(columns, keys).astype(np.uint64))
+    table = isinstance(data, (Table, RecordBatch))  # (a key type that does not sort: TypeError)
+    return _uint64(_sort_indices(columns, keys, table=table).astype(np.uint64))
 
 
 def _keys(keys, null_placement):

@@ -10,7 +10,8 @@ and dictionary-encoded columns of those by their values (as pyarrow's
 ``RecordBatch.sort_by`` and ``array_sort_indices`` do: a row whose index or whose value is
 null is a null row); a null column keeps its order; a struct sorts by its fields in order,
 each as a key of its own (a null field last in either order, a null struct null in every
-field), as pyarrow's; other types raise ``ArrowNotImplementedError``.
+field), as pyarrow's; other types raise ``ArrowNotImplementedError`` (``ArrowTypeError``
+for a table's or batch's columns, as pyarrow's).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from .. import types as t
 from ..arrays.array import (Array, BinaryArray, BinaryViewArray, BooleanArray, DictionaryArray,
                             FixedSizeBinaryArray, NullArray, PrimitiveArray, StructArray)
 from ..arrays.concat import concat_arrays
-from ..errors import ArrowInvalid, ArrowNotImplementedError
+from ..errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
 from .predicate import _checked, _validity
 
 __all__ = ["sort_keys", "key_columns", "sort_indices"]
@@ -174,16 +175,23 @@ def _ranks(values: np.ndarray) -> np.ndarray:
 
 
 def sort_indices(columns: Sequence[Array], keys: Sequence[Tuple[str, str, str]],
-                 outer=None) -> np.ndarray:
+                 outer=None, *, table: bool = False) -> np.ndarray:
     """The row order (int64 positions) sorting ``columns`` (one whole array per key, in the
     order of ``keys``) as ``keys`` say; ``outer`` (the fields of a struct array: where it is
-    not null) makes a null struct null in every key."""
+    not null) makes a null struct null in every key.  A key type that does not sort raises
+    ``ArrowNotImplementedError``, or with ``table`` (a table's or batch's columns)
+    ``ArrowTypeError``, as pyarrow's array and table sorts do."""
     sort_by: list = []  # numpy.lexsort's keys: the last is the primary one
     n = len(columns[0]) if columns else 0
     for array, (name, order, placement) in zip(columns, keys):
         # (ranks are of stored ints: a value to_pylist refuses would sort as another)
         _checked(array, name, "sort_by")
-        sort_by.append(_key_parts(array, name, order, placement == "at_start", outer))
+        try:
+            sort_by.append(_key_parts(array, name, order, placement == "at_start", outer))
+        except ArrowNotImplementedError as exc:
+            if not table:
+                raise
+            raise ArrowTypeError(str(exc)) from None
     flat = []
     for parts in reversed(sort_by):
         flat.extend(parts)

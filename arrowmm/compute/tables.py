@@ -93,7 +93,7 @@ def sort_table(table: Table, sorting, null_placement=None) -> Table:
     if not batches or table.num_rows == 0:
         return table
     columns = [whole([b.storage_column(k) for b in batches]) for k in ks]
-    return take_table(table, sort_indices(columns, keys))
+    return take_table(table, sort_indices(columns, keys, table=True))
 
 
 def _on_one_batch(table_function: Callable) -> Callable:
