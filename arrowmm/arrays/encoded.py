@@ -138,6 +138,13 @@ class RunEndEncodedArray(Array):
         out = np.repeat(vvalid[first:last + 1], counts)
         return None if out.all() else out
 
+    def decoded(self) -> Array:
+        """Each row's value, one per row (a copy), as ``pyarrow.compute.run_end_decode``."""
+        if self.length == 0:
+            return self.values.slice(0, 0)
+        first, last, counts = self._runs()
+        return self.values.take(np.repeat(np.arange(first, last + 1, dtype=np.int64), counts))
+
     def _runs(self):
         """(first run, last run, rows of each run from first to last) of this slice."""
         ends = self.children[0].values()

@@ -217,6 +217,10 @@ def _values(array: Array, field: Optional[t.Field], deduplicate: bool = True,
         if options.date_as_object:
             return object_array(array.to_pylist())
         return array.to_numpy(zero_copy_only=False).astype("datetime64[ms]")  # (NaT stays)
+    if isinstance(dtype, t.RunEndEncodedType) and not getattr(dtype.value_type, "tz", None):
+        # decoded first, as pyarrow's, so the values' rules and options apply (dates as dates);
+        # zoned timestamps aside: pyarrow gives them naive in UTC, as the path below does
+        return _values(array.decoded(), None, deduplicate, options)
     if isinstance(dtype, t.IntervalType) and dtype.unit == "MONTH_DAY_NANO":
         return _month_day_nano(array)
     if options.timestamp_as_object and isinstance(dtype, t.TimestampType) and \
