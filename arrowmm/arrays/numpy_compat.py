@@ -69,7 +69,10 @@ def _python_items(child, elements) -> list:
 
 
 def _elements(array) -> np.ndarray:
-    """Every value of ``array`` converted (what its parent's rows are built from)."""
+    """Every value of ``array`` converted (what its parent's rows are built from); a
+    fixed-size list's as one array per list, as pyarrow's, not its own 2-D view."""
+    if isinstance(array.type, t.FixedSizeListType):
+        return convert(array, _elements)
     return array.to_numpy(zero_copy_only=False)
 
 

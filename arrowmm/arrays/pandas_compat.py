@@ -190,6 +190,8 @@ def _element_converter(options: ConversionOptions):
         child = storage_of(child)
         dtype = child.type
         if not _option_bound(dtype, options):
+            if isinstance(dtype, t.FixedSizeListType):  # (rows, not its 2-D view)
+                return convert(child, elements)
             return child.to_numpy(zero_copy_only=False)
         if isinstance(dtype, t.DateType):
             if options.date_as_object:
