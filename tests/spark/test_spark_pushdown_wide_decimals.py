@@ -86,11 +86,11 @@ def test_a_decimal_bound_that_is_not_an_integer_is_not_judged():
     assert pruning.verdict(EqualTo(("d",), D(1)), t.decimal128(10, 0), stats, 1) == pruning.SOME
 
 
-@pytest.mark.parametrize("scale", [0, 10])
-def test_wide_decimal_pushdown_gives_parquets_rows(spark, tmp_path, scale):
-    # batch 0 holds ...781 and ...782 (29 digits); batch 1 holds 5
-    dtype = pa.decimal128(38, scale)
-    low, high = _decimal(BIG, scale), _decimal(BIG + 1, scale)
+@pytest.mark.parametrize("dtype", [pa.decimal128(38, 0), pa.decimal128(38, 10),
+                                   pa.decimal256(38, 4)], ids=str)
+def test_wide_decimal_pushdown_gives_parquets_rows(spark, tmp_path, dtype):
+    # batch 0 holds ...781 and ...782 (29 digits); batch 1 holds 5 (decimal256: read by "cast")
+    low, high = _decimal(BIG, dtype.scale), _decimal(BIG + 1, dtype.scale)
     batches = [pa.table({"d": pa.array([low, high], dtype)}),
                pa.table({"d": pa.array([D(5)], dtype)})]
     arrow_path, pq_path = str(tmp_path / "d.arrow"), str(tmp_path / "d.parquet")
@@ -102,5 +102,5 @@ def test_wide_decimal_pushdown_gives_parquets_rows(spark, tmp_path, scale):
                   f"d >= {high}BD", f"d < {high}BD"]:
         want = sorted(r.d for r in spark.read.parquet(pq_path).where(where).collect())
         got = sorted(r.d for r in spark.read.format("arrowmm_python").option("pushdown", "true")
-                     .load(arrow_path).where(where).collect())
+                     .option("cast", "true").load(arrow_path).where(where).collect())
         assert got == want, where
