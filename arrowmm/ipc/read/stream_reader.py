@@ -30,7 +30,8 @@ from ..core.framing import Message, MessageDecoder, message_end, read_message_at
 from .file_mapping import FileChanged, appender_holds, changes_soon, mapping_stale, tail_reader
 from .sniff import HEAD_SIZE, not_arrow
 from .trailer import (LATER, MAX_FOOTER_SCAN, committed_at_open, footer_start_at,
-                      generation_after, marker_wait, resume_after_eos, trailer_after)
+                      generation_after, marker_wait, resume_after_eos, trailer_after,
+                      trailer_problem)
 from ._batch_walk import export_stream_batches
 
 __all__ = ["StreamReader"]
@@ -42,6 +43,10 @@ _DIRECT_BODY_MAX = 1 << 34
 #: Body buffers of at least this size are kept for reuse, at most this many per reader.
 _SMALL_BODY = 1 << 16
 _SPARE_BODIES = 2
+#: What ends the error of a damaged tail after an IPC file's end-of-stream marker.
+_LATER_ROWS = ("the rows of a later append may be what was cut; open_stream(..., recover=True) "
+               "reads the batches up to here, arrowmm.repair rebuilds the file "
+               "(docs/recovery.md)")
 _REOPEN_TRIES = 20  # opens tried while other processes cut unfinished appends under this one
 
 
@@ -367,6 +372,13 @@ class StreamReader(SequentialBatches, ReaderBase):
                 self._index += 1
             else:
                 self._saw_eos = self._pos < region.size  # a marker, not the end of the bytes
+                if self._saw_eos and self._in_file and self._end is None and \
+                        self._committed is None and not self._salvage:
+                    read = tail_reader(region)
+                    try:
+                        raise self._damaged_tail(read, region.size, self._pos)
+                    finally:
+                        read.close()
             return msg
         while not self._pending:
             f = self._file
@@ -425,12 +437,26 @@ class StreamReader(SequentialBatches, ReaderBase):
                 break
             data += chunk
         end = trailer_after(data)
+        if end is None and len(data) <= MAX_FOOTER_SCAN:
+            raise ArrowInvalid(
+                f"{self._description}: the IPC file's messages end in an end-of-stream marker, "
+                f"and the {len(data)} bytes after it are not a footer and trailer (a truncated "
+                f"or damaged copy): {_LATER_ROWS}")
         if end is not None and len(data) > end or len(data) > MAX_FOOTER_SCAN:
             raise ArrowInvalid(
                 f"{self._description}: an IPC file with more after its first footer (an "
                 f"appended file, or files run together) read from a source that cannot seek: "
                 f"only its first generation was read; open the file by path, or give a "
                 f"seekable file object")
+
+    def _damaged_tail(self, read, size: int, at: int) -> ArrowInvalid:
+        """The error at the end-of-stream marker at byte ``at`` of an IPC file whose tail was
+        found damaged when it was opened (no trailer, no append in progress): not a quiet
+        end, as the rows of a later append may be what was cut."""
+        problem = trailer_problem(read, size) or "its tail is not a trailer"
+        return ArrowInvalid(f"{self._description}: the IPC file's messages end at byte {at} (an "
+                            f"end-of-stream marker), and the file's tail is damaged: {problem}; "
+                            f"no append marker records an append in progress: {_LATER_ROWS}")
 
     def _next_generation(self) -> bool:
         """After an end-of-stream marker of an IPC file read through a seekable file object:
@@ -440,11 +466,19 @@ class StreamReader(SequentialBatches, ReaderBase):
         try:
             resume = generation_after(gens.size, f.tell(), gens, unfinished=self._unfinished,
                                       salvage=self._salvage, committed=gens.committed)
-            if resume is None:
-                return False
-            f.seek(resume)
+            damage = None
+            if resume is None and gens.committed is None and not self._salvage:
+                end = f.tell()  # (past the marker: 8 bytes, or 4 before Arrow 0.15)
+                eos = end - 8 if gens(end - 8, 4) == b"\xff\xff\xff\xff" else end - 4
+                damage = self._damaged_tail(gens, gens.size, eos)
+            elif resume is not None:
+                f.seek(resume)
         except (OSError, ValueError) as exc:
             raise ArrowInvalid(f"{self._description}: read failed: {exc}") from exc
+        if damage is not None:
+            raise damage
+        if resume is None:
+            return False
         gens.start_generation(resume)
         self._decoder = MessageDecoder()
         return True
