@@ -112,12 +112,14 @@ def _categorical(chunks: List[Array], dtype: t.DictionaryType,
         remap[where] = categories.get_indexer(pd.Index(dictionary))
         idx = chunk.indices.values().astype(np.int64)
         valid = chunk._valid_mask()
+        live = idx if valid is None else idx[valid]
+        if live.size and (int(live.min()) < 0 or int(live.max()) >= size):
+            # (a negative one too: remap[-2] would read another entry's code)
+            bad = int(live.min()) if int(live.min()) < 0 else int(live.max())
+            raise ArrowInvalid(f"dictionary index {bad} out of range for a dictionary of "
+                               f"{size} values")
         if valid is not None:
             idx = np.where(valid, idx, -1)
-        live = idx[idx >= 0]
-        if live.size and int(live.max()) >= size:
-            raise ArrowInvalid(f"dictionary index {int(live.max())} out of range for a dictionary "
-                               f"of {size} values")
         codes.append(remap[idx])
     all_codes = np.concatenate(codes) if codes else np.zeros(0, np.int64)
     return pd.Categorical.from_codes(all_codes, categories=categories, ordered=dtype.ordered)

@@ -5,6 +5,7 @@ null entry get code -1, as null slots do.  (pyarrow refuses such a dictionary: "
 categories cannot be null"; arrowmm converts it, as it does string dictionaries with nulls.)"""
 import numpy as np
 import pyarrow as pa
+import pytest
 
 import arrowmm
 
@@ -31,3 +32,12 @@ def test_chunks_with_null_entries_in_other_places_unify():
     assert got.cat.categories.dtype == np.int64
     assert got.cat.categories.tolist() == [BIG, 7]
     assert got.cat.codes.tolist() == [0, -1, 0, 1, -1]
+
+
+def test_a_negative_index_is_refused_not_read_as_another_entry():
+    # (the codes' table ends with the null slots' -1: index -2 read entry 1's code, silently)
+    indices = pa.py_buffer(np.array([0, -2, 1], np.int8))
+    damaged = pa.DictionaryArray.from_buffers(pa.dictionary(pa.int8(), pa.int64()), 3,
+                                              [None, indices], pa.array([5, None, 7]))
+    with pytest.raises(arrowmm.ArrowInvalid, match="dictionary index -2 out of range"):
+        arrowmm.array(damaged).to_pandas()
