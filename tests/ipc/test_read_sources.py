@@ -2,7 +2,10 @@
 owner closes, a ``read()`` that returns None or more than asked), read the same way by
 ``open``, ``open_file`` and ``open_stream`` (review 24)."""
 import io
+import os
+import threading
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 import pytest
@@ -49,3 +52,53 @@ def test_open_of_a_bytesio_left_at_its_end_is_empty():
         arrowmm.open_stream(bio)
     with pytest.raises(arrowmm.ArrowInvalid, match="empty"):
         arrowmm.open(bio)
+
+
+def _pipe(data: bytes):
+    """The read end of a pipe, as a file object, fed ``data`` by a thread."""
+    r, w = os.pipe()
+
+    def feed():
+        try:
+            with os.fdopen(w, "wb") as f:
+                f.write(data)
+        except BrokenPipeError:  # (the reader stopped early)
+            pass
+    threading.Thread(target=feed, daemon=True).start()
+    return os.fdopen(r, "rb")
+
+
+def _big_stream(first: int) -> bytes:
+    """10 batches of 160 KB (more than a pipe buffers): batch k holds ``first + k``."""
+    schema = pa.schema([("x", pa.int64())])
+    sink = pa.BufferOutputStream()
+    with ipc.new_stream(sink, schema) as w:
+        for k in range(10):
+            w.write_batch(pa.record_batch([pa.array(np.full(20_000, first + k))], schema=schema))
+    return sink.getvalue().to_pybytes()
+
+
+def test_a_pipe_closed_by_its_owner_is_read_on_not_another_file(tmp_path):
+    """The reader reads a duplicate of the pipe's descriptor: the owner closing the file
+    object and another file taking its number (the lowest free one goes to the next
+    ``open()``) changes nothing.  It read that other file as the rest of the stream
+    (review 24: F4)."""
+    other = tmp_path / "other.bin"
+    schema_bytes = len(_stream(0, batches=0)) - 8  # (the schema message, without the EOS)
+    other.write_bytes(_big_stream(900)[schema_bytes:])  # (another stream's batches)
+    f = _pipe(_big_stream(100))
+    reader = arrowmm.open_stream(f)
+    assert reader.read_next_batch().column("x")[0] == 100
+    fd = f.fileno()
+    f.close()
+    g = os.open(other, os.O_RDONLY)
+    try:
+        if g != fd:
+            os.dup2(g, fd)
+        with reader:
+            assert [b.column("x")[0] for b in reader] == list(range(101, 110))
+    finally:
+        os.close(g)
+        if g != fd:
+            os.close(fd)
+

@@ -309,14 +309,18 @@ class PolledInput:
     Made by ``of`` for an ``io.FileIO`` or socket file, or an ``io.BufferedReader`` /
     ``BufferedRandom`` over one (the bytes it had already buffered are read first: taken out
     of it, without waiting, when this is made).  The file object itself is left open, its
-    position just past the bytes read."""
+    position just past the bytes read.
+
+    It reads a duplicate of the descriptor, closed once shut and no read is in flight: the
+    owner may close the file object, and the next ``open()`` may get its number, but not
+    this one's, so the reader never reads another file's bytes as its stream's."""
 
     def __init__(self, source, fd: int, buffered: bytes, timeout: Optional[float]):
         self.name = source_name(source)
-        self.source = source  # (kept: its descriptor lives as long as the file object)
+        self.source = source
         self.timeout = timeout
         self.bytes_read = 0  # (the prefix included: bytes taken from the source)
-        self._fd = fd
+        self._fd = fd = os.dup(fd)
         self._prefix = memoryview(buffered) if buffered else None
         self._state = threading.Lock()
         self._busy = False
@@ -472,7 +476,8 @@ class PolledInput:
                             f"{awaited:,} bytes")
 
     def _close_wake(self) -> None:
-        fds, self._wake_r, self._wake_w = (self._wake_r, self._wake_w), -1, -1
+        fds = (self._wake_r, self._wake_w, self._fd)
+        self._wake_r = self._wake_w = self._fd = -1
         for fd in fds:
             if fd >= 0:
                 os.close(fd)
