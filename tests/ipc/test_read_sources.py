@@ -102,3 +102,31 @@ def test_a_pipe_closed_by_its_owner_is_read_on_not_another_file(tmp_path):
         if g != fd:
             os.close(fd)
 
+
+
+class _NoneAt:
+    """A file object whose ``read`` (and ``readinto``) returns None once, at call ``at``: a
+    non-blocking file with no bytes ready, not at its end."""
+
+    def __init__(self, data: bytes, at: int):
+        self._f, self._calls, self._at = io.BytesIO(data), 0, at
+
+    def _none_now(self) -> bool:
+        self._calls += 1
+        return self._calls == self._at
+
+    def read(self, n=-1):
+        return None if self._none_now() else self._f.read(n)
+
+    def readinto(self, buf):
+        return None if self._none_now() else self._f.readinto(buf)
+
+
+@pytest.mark.parametrize("at", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize("fmt", ["stream", "file"])
+def test_read_returning_none_is_not_the_end(at, fmt):
+    """None from ``read()`` means no bytes now (Python's io contract): it ended the stream
+    quietly, a 3-batch stream reading as fewer batches (review 24: F5)."""
+    data = _stream(1) if fmt == "stream" else _file(1)
+    with pytest.raises(arrowmm.ArrowInvalid, match=r"returned None"):
+        _xs(arrowmm.open_stream(_NoneAt(data, at)))

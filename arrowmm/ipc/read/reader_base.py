@@ -48,7 +48,7 @@ from ..core.framing import Message, read_message_at
 from .projection import ProjectedLoader, project_schema, resolve_columns
 from .sniff import HEAD_SIZE, describe
 
-__all__ = ["ReaderBase", "BatchWhere", "batch_index", "region_of", "is_file_object", "file_object_region", "file_region", "decompressing", "source_name", "is_pipe_path", "first_bytes", "not_a_file", "read_head", "widen_pipe", "footer_start", "flat_blocks", "EMPTY_BLOCKS", "PIPE_BUFFER", "I32", "PolledInput", "check_timeout"]
+__all__ = ["ReaderBase", "BatchWhere", "batch_index", "region_of", "is_file_object", "file_object_region", "file_region", "decompressing", "source_name", "is_pipe_path", "first_bytes", "not_a_file", "read_head", "widen_pipe", "footer_start", "flat_blocks", "EMPTY_BLOCKS", "PIPE_BUFFER", "I32", "PolledInput", "check_timeout", "no_bytes_now"]
 
 I32 = struct.Struct("<i")
 
@@ -512,6 +512,15 @@ def _take_buffered(source, fd: int) -> bytes:
     return source.read(len(data)) if data else b""
 
 
+def no_bytes_now(name: str, call: str) -> ArrowInvalid:
+    """The error of a read that returned None: a non-blocking file object with no bytes
+    ready (Python's io contract), which is not its end (pyarrow refuses it too)."""
+    return ArrowInvalid(f"{name}: {call} returned None: a non-blocking file object with no "
+                        f"bytes ready, not the end of its data; give a blocking one (a pipe "
+                        f"or socket file set non-blocking is waited for: pass its file object "
+                        f"from open() or socket.makefile())")
+
+
 def read_head(source, n: int) -> bytes:
     """Up to ``n`` bytes from a file object (fewer only at its end)."""
     if isinstance(source, io.TextIOBase):
@@ -528,6 +537,8 @@ def read_head(source, n: int) -> bytes:
         if isinstance(data, str):
             raise ArrowInvalid(f"{source_name(source)}: the file object is in text mode; "
                                f"open it with mode 'rb'")
+        if data is None:
+            raise no_bytes_now(source_name(source), f"read({n - len(out)})")
         if not data:
             break
         out += bytes(data)

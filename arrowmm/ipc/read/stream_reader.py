@@ -25,7 +25,8 @@ from ..core.dictionaries import DictionaryMemo
 from ..core.files import MAGIC
 from ...arrays.decode_ahead import DETACHED, OneAhead, decoded_in_order
 from .reader_base import (ReaderBase, region_of, is_file_object, source_name, is_pipe_path,
-                          read_head, widen_pipe, PolledInput, check_timeout, decompressing)
+                          read_head, widen_pipe, PolledInput, check_timeout, decompressing,
+                          no_bytes_now)
 from ..core.framing import Message, MessageDecoder, message_end, read_message_at
 from .file_mapping import FileChanged, appender_holds, changes_soon, mapping_stale, tail_reader
 from .sniff import HEAD_SIZE, not_arrow
@@ -409,6 +410,8 @@ class StreamReader(SequentialBatches, ReaderBase):
                 raise
             except (OSError, ValueError) as exc:
                 raise ArrowInvalid(f"{self._description}: read failed: {exc}") from exc
+            if data is None:
+                raise no_bytes_now(self._description, f"read({min(need, _READ_CHUNK)})")
             if not data:
                 try:
                     dec.finish()
@@ -433,6 +436,8 @@ class StreamReader(SequentialBatches, ReaderBase):
                 raise
             except (OSError, ValueError) as exc:
                 raise ArrowInvalid(f"{self._description}: read failed: {exc}") from exc
+            if chunk is None:
+                raise no_bytes_now(self._description, f"read({_READ_CHUNK})")
             if not chunk:
                 break
             data += chunk
@@ -539,6 +544,8 @@ class StreamReader(SequentialBatches, ReaderBase):
         try:
             while n < size:
                 got = self._readinto(view[n:])
+                if got is None:
+                    raise no_bytes_now(self._description, f"readinto() of {size - n} bytes")
                 if not got:
                     break
                 n += got
