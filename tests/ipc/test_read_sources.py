@@ -1,6 +1,7 @@
 """Sources that tell the readers something beyond their bytes (a position, a descriptor its
 owner closes, a ``read()`` that returns None or more than asked), read the same way by
 ``open``, ``open_file`` and ``open_stream`` (review 24)."""
+import gzip
 import io
 import os
 import threading
@@ -130,3 +131,37 @@ def test_read_returning_none_is_not_the_end(at, fmt):
     data = _stream(1) if fmt == "stream" else _file(1)
     with pytest.raises(arrowmm.ArrowInvalid, match=r"returned None"):
         _xs(arrowmm.open_stream(_NoneAt(data, at)))
+
+
+def test_an_unnamed_gzip_file_object_is_named_by_its_type():
+    """``GzipFile(fileobj=...)`` has the name "": errors began ": does not end..." (review 24:
+    F9)."""
+    gz = gzip.GzipFile(fileobj=io.BytesIO(gzip.compress(_file(1)[:100])))
+    with pytest.raises(arrowmm.ArrowInvalid, match="^GzipFile: "):
+        arrowmm.open_file(gz)
+
+
+@pytest.mark.parametrize("kind", ["file object", "pipe", "FIFO path"])
+def test_open_of_a_damaged_file_names_its_source(tmp_path, kind):
+    """``open`` named such a file "buffer": a pipe's bytes were opened without a name, and
+    the error of a mapped file was taken for a failed mapping, the file then read whole into
+    memory and opened again (review 24: F9)."""
+    data = _file(1)[:-20]  # (its trailer cut)
+    path = tmp_path / "cut.arrow"
+    path.write_bytes(data)
+    if kind == "file object":
+        source, name = open(path, "rb"), str(path)
+    elif kind == "pipe":
+        source, name = _pipe(data), "BufferedReader"  # (os.fdopen's name is a number)
+    else:
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)
+
+        def feed():
+            with open(fifo, "wb") as f:
+                f.write(data)
+        threading.Thread(target=feed, daemon=True).start()
+        source = name = str(fifo)
+    with pytest.raises(arrowmm.ArrowInvalid, match="does not end with the Arrow file magic") as err:
+        arrowmm.open(source)
+    assert str(err.value).startswith(f"{name}: ")

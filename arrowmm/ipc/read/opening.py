@@ -246,7 +246,7 @@ def _open(source, mmap: bool, timeout: Optional[float]):
         head = read_head(polled or source, 6)     # and no descriptor to poll)
         if head == MAGIC:
             if polled is not None:  # (a pipe or a socket: read whole, for random access)
-                return FileReader(head + polled.read())
+                return FileReader(Region(head + polled.read(), description=polled.name))
             return _map_or_ranged(source, head)
         if head[:4] == FEATHER_MAGIC:  # (Feather V1: read at random, so mapped or read whole)
             region = _whole_region(polled or source, head, mappable=polled is None)
@@ -306,14 +306,17 @@ def _map_or_ranged(source, head: bytes) -> FileReader:
     if start == 0 and not decompressing(source):
         if ranged_access(source):
             return RangedFileReader(RangeSource(source))
+        region = None
         try:
             fd = source.fileno()
             if os.fstat(fd).st_size > 0:
-                return FileReader(Region(_mmap.mmap(fd, 0, access=_mmap.ACCESS_READ),
-                                         description=source_name(source)))
+                region = Region(_mmap.mmap(fd, 0, access=_mmap.ACCESS_READ),
+                                description=source_name(source))
         except (AttributeError, OSError, ValueError):
             pass
-    return FileReader(head + source.read())
+        if region is not None:  # (opened outside the try: its ArrowInvalid is a ValueError)
+            return FileReader(region)
+    return FileReader(Region(head + source.read(), description=source_name(source)))
 
 
 def _unmapped_feather(path) -> Optional[FeatherV1Reader]:

@@ -189,8 +189,12 @@ def footer_start(region: Region) -> Optional[int]:
 
 
 def source_name(source) -> str:
+    """What errors call a file object: its ``name``, else (none, or an empty one, as a
+    ``GzipFile`` over a BytesIO has) its type's."""
     name = getattr(source, "name", None)
-    return str(name) if isinstance(name, (str, bytes, os.PathLike)) else type(source).__name__
+    if isinstance(name, (str, bytes, os.PathLike)) and str(name):
+        return str(name)
+    return type(source).__name__
 
 
 def decompressing(source) -> bool:
