@@ -165,3 +165,23 @@ def test_open_of_a_damaged_file_names_its_source(tmp_path, kind):
     with pytest.raises(arrowmm.ArrowInvalid, match="does not end with the Arrow file magic") as err:
         arrowmm.open(source)
     assert str(err.value).startswith(f"{name}: ")
+
+
+class _MoreThanAsked:
+    """A file object whose ``read(n)`` returns up to 5 bytes more than ``n``."""
+
+    def __init__(self, data: bytes):
+        self._f = io.BytesIO(data)
+
+    def read(self, n=-1):
+        return self._f.read() if n is None or n < 0 else self._f.read(n + 5)
+
+
+@pytest.mark.parametrize("opener", ["open_stream", "open"])
+@pytest.mark.parametrize("fmt", ["stream", "file"])
+def test_a_read_returning_more_than_asked_loses_nothing(opener, fmt):
+    """The bytes past the 8 asked for at the start of an IPC file were dropped, the stream
+    misframed: "stream truncated inside message 0" (review 24: F10)."""
+    data = _stream(1) if fmt == "stream" else _file(1)
+    expected = [1, 2, 3] if fmt == "stream" else [1, 2]
+    assert _xs(getattr(arrowmm, opener)(_MoreThanAsked(data))) == expected

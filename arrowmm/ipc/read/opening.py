@@ -244,7 +244,7 @@ def _open(source, mmap: bool, timeout: Optional[float]):
     if is_file_object(source):
         polled = PolledInput.of(source, timeout)  # (None: its reads never wait, or no timeout
         head = read_head(polled or source, 6)     # and no descriptor to poll)
-        if head == MAGIC:
+        if head[:6] == MAGIC:  # (more than 6 bytes: a read() that returned more than asked)
             if polled is not None:  # (a pipe or a socket: read whole, for random access)
                 return FileReader(Region(head + polled.read(), description=polled.name))
             return _map_or_ranged(source, head)

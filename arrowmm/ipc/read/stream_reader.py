@@ -113,7 +113,7 @@ class _SeekedFile:
                                   f"({offset + len(data)} bytes or fewer) than when it was "
                                   f"opened ({self.size} bytes) while it was being read")
             data += got
-        return data
+        return data[:length]  # (a read that returned more than asked: the next call seeks)
 
     def close(self) -> None:
         pass  # (the file is the reader's)
@@ -240,6 +240,9 @@ class StreamReader(SequentialBatches, ReaderBase):
                 self._in_file = self._region is not None
                 if self._region is not None:
                     self._find_ends(source, description)
+                else:  # (a read(8) that returned more: the stream's next bytes)
+                    self._extra = head[8:]
+                    self._bytes_in -= len(self._extra)  # (counted when handed out)
             elif head[:6] == MAGIC:  # (an IPC file cut inside its 8-byte magic and padding)
                 raise ArrowInvalid(f"{self._description}: {len(head)} bytes is too small for an "
                                    f"Arrow IPC file")
@@ -395,7 +398,7 @@ class StreamReader(SequentialBatches, ReaderBase):
                 self._saw_eos = True
                 return None
             size = dec.body_size
-            if 0 < size <= _DIRECT_BODY_MAX and self._readinto is not None:
+            if 0 < size <= _DIRECT_BODY_MAX and self._readinto is not None and not self._extra:
                 body = self._read_body(size)
                 if body is not None:
                     try:
@@ -403,15 +406,7 @@ class StreamReader(SequentialBatches, ReaderBase):
                     except ArrowInvalid as exc:
                         raise self._named(exc) from None
                     return msg if self._generations is None else self._generations.place(msg)
-            need = dec.next_required_size
-            try:
-                data = f.read(min(need, _READ_CHUNK))
-            except (TimeoutError, ArrowInvalid):
-                raise
-            except (OSError, ValueError) as exc:
-                raise ArrowInvalid(f"{self._description}: read failed: {exc}") from exc
-            if data is None:
-                raise no_bytes_now(self._description, f"read({min(need, _READ_CHUNK)})")
+            data = self._read_some(f, min(dec.next_required_size, _READ_CHUNK))
             if not data:
                 try:
                     dec.finish()
@@ -423,6 +418,27 @@ class StreamReader(SequentialBatches, ReaderBase):
         msg = self._pending.pop(0)
         return msg if self._generations is None else self._generations.place(msg)
 
+    def _read_some(self, f, n: int) -> bytes:
+        """Up to ``n`` bytes from the file object ``f`` (b"" at its end): first those a read
+        returned beyond what it was asked for (``_extra``), kept for the reads after it."""
+        extra = self._extra
+        if extra:
+            self._extra = extra[n:]
+            return extra[:n]
+        try:
+            data = f.read(n)
+        except (TimeoutError, ArrowInvalid):
+            raise
+        except (OSError, ValueError) as exc:
+            raise ArrowInvalid(f"{self._description}: read failed: {exc}") from exc
+        if data is None:
+            raise no_bytes_now(self._description, f"read({n})")
+        if len(data) > n:
+            data, self._extra = data[:n], bytes(data[n:])
+        return data
+
+    _extra = b""  # bytes a read returned beyond those asked for, read next
+
     def _refuse_appended(self) -> None:
         """After the first end-of-stream marker of an IPC file read from a source that cannot
         seek (a pipe): read its footer and trailer to the end of the input, and raise when
@@ -430,14 +446,7 @@ class StreamReader(SequentialBatches, ReaderBase):
         without looking at the file's end first) rather than end quietly without them."""
         f, data = self._file, bytearray()
         while len(data) <= MAX_FOOTER_SCAN:
-            try:
-                chunk = f.read(_READ_CHUNK)
-            except (TimeoutError, ArrowInvalid):
-                raise
-            except (OSError, ValueError) as exc:
-                raise ArrowInvalid(f"{self._description}: read failed: {exc}") from exc
-            if chunk is None:
-                raise no_bytes_now(self._description, f"read({_READ_CHUNK})")
+            chunk = self._read_some(f, _READ_CHUNK)
             if not chunk:
                 break
             data += chunk
@@ -469,15 +478,17 @@ class StreamReader(SequentialBatches, ReaderBase):
         (an appended file: ``arrowmm.ipc.read.trailer``); False after the last one."""
         gens, f = self._generations, self._file
         try:
-            resume = generation_after(gens.size, f.tell(), gens, unfinished=self._unfinished,
+            resume = generation_after(gens.size, f.tell() - len(self._extra), gens,
+                                      unfinished=self._unfinished,
                                       salvage=self._salvage, committed=gens.committed)
             damage = None
             if resume is None and gens.committed is None and not self._salvage:
-                end = f.tell()  # (past the marker: 8 bytes, or 4 before Arrow 0.15)
+                end = f.tell() - len(self._extra)  # (past the marker: 8 bytes, or 4 before 0.15)
                 eos = end - 8 if gens(end - 8, 4) == b"\xff\xff\xff\xff" else end - 4
                 damage = self._damaged_tail(gens, gens.size, eos)
             elif resume is not None:
                 f.seek(resume)
+                self._extra = b""
         except (OSError, ValueError) as exc:
             raise ArrowInvalid(f"{self._description}: read failed: {exc}") from exc
         if damage is not None:
