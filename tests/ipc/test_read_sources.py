@@ -185,3 +185,75 @@ def test_a_read_returning_more_than_asked_loses_nothing(opener, fmt):
     data = _stream(1) if fmt == "stream" else _file(1)
     expected = [1, 2, 3] if fmt == "stream" else [1, 2]
     assert _xs(getattr(arrowmm, opener)(_MoreThanAsked(data))) == expected
+
+
+class _RawNoFileno(io.RawIOBase):
+    """A seekable raw file without ``fileno()`` (as an fsspec file): read by byte ranges."""
+
+    def __init__(self, data: bytes):
+        self._f = io.BytesIO(data)
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def readinto(self, buf):
+        return self._f.readinto(buf)
+
+    def seek(self, *args):
+        return self._f.seek(*args)
+
+    def tell(self):
+        return self._f.tell()
+
+
+def _damaged_batch(data: bytes, k: int) -> tuple:
+    """``data`` (an IPC file) with record batch ``k``'s metadata length made negative, and the
+    byte its message starts at."""
+    at = int(arrowmm.open_file(data)._blocks[k][0])
+    damaged = bytearray(data)
+    damaged[at + 7] = 0xFF  # (the last byte of the length after the continuation marker)
+    return bytes(damaged), at
+
+
+@pytest.mark.parametrize("kind", ["pipe", "ranged", "gzip", "mmap=False", "file object"])
+def test_errors_of_an_ipc_file_read_as_stream_name_the_true_byte(tmp_path, kind):
+    """The decoder of an IPC file's stream counts from byte 8, after the magic: errors named
+    offsets 8 too low from a pipe, a ranged file object, gzip or mmap=False (review 24: F7)."""
+    sink = pa.BufferOutputStream()
+    table = pa.table({"x": pa.array(range(9), pa.int64())})
+    with ipc.new_file(sink, table.schema) as w:
+        for b in table.to_batches(max_chunksize=3):
+            w.write_batch(b)
+    data, at = _damaged_batch(sink.getvalue().to_pybytes(), 1)
+    path = tmp_path / "damaged.arrow"
+    path.write_bytes(data)
+    sources = {"pipe": lambda: _pipe(data), "ranged": lambda: io.BufferedReader(_RawNoFileno(data)),
+               "gzip": lambda: gzip.GzipFile(fileobj=io.BytesIO(gzip.compress(data))),
+               "file object": lambda: open(path, "rb")}
+    with pytest.raises(arrowmm.ArrowInvalid, match=rf"message 2 at byte {at}\b"):
+        _xs(arrowmm.open_stream(data))  # (the mapped reader: the reference)
+    with pytest.raises(arrowmm.ArrowInvalid, match=rf"message 2 at byte {at}\b"):
+        if kind == "mmap=False":
+            _xs(arrowmm.open_stream(path, mmap=False))
+        else:
+            _xs(arrowmm.open_stream(sources[kind]()))
+
+
+def test_errors_in_an_appended_generation_name_its_true_byte_and_index(tmp_path):
+    path = tmp_path / "appended.arrow"
+    schema = arrowmm.schema([("x", arrowmm.int64())])
+    with arrowmm.new_file(path, schema) as w:
+        w.write({"x": [0, 1]})
+    with arrowmm.append_file(path) as w:
+        w.write({"x": [2, 3]})
+        w.write({"x": [4, 5]})
+    data, at = _damaged_batch(path.read_bytes(), 2)  # (in the second generation)
+    path.write_bytes(data)
+    with pytest.raises(arrowmm.ArrowInvalid, match=rf"message 3 at byte {at}\b"):
+        _xs(arrowmm.open_stream(str(path)))
+    with pytest.raises(arrowmm.ArrowInvalid, match=rf"message 3 at byte {at}\b"):
+        _xs(arrowmm.open_stream(open(path, "rb")))
+

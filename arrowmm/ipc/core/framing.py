@@ -123,14 +123,17 @@ class MessageDecoder:
 
     _PREFIX, _LENGTH, _METADATA, _BODY, _EOS = range(5)
 
-    def __init__(self):
+    def __init__(self, start: int = 0, index: int = 0):
+        """``start``: the offset of the first byte fed in the whole input (8 in an IPC file,
+        after its magic); ``index``: that of the first message.  Offsets and indices in
+        messages and errors count from them."""
         self._state = self._PREFIX
         self._need = 4
         self._chunks: List[bytes] = []
         self._have = 0
-        self._index = 0
-        self._consumed = 0  # bytes of finished messages and steps, for error offsets
-        self._msg_offset = 0
+        self._index = index
+        self._consumed = start  # bytes of finished messages and steps, for error offsets
+        self._msg_offset = start
         self._legacy = False
         self._record: Optional[MessageRecord] = None
         self.eos = False

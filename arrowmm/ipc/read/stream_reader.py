@@ -56,17 +56,15 @@ class _SeekedFile:
     mmap=False)``, ``open_stream(open(path, "rb"))``): its size and committed end when the
     reader opened it, and a ``TailRead`` by seek and read, so that the reader goes on past
     each old footer into the appended generations, as the mapped reader does.  Each
-    generation's messages are decoded from 0: ``place`` gives them their index in the stream
-    and their offset in the file."""
+    generation's messages are decoded by a decoder that starts at their offset in the file
+    and their index in the stream (``next_index``, which ``place`` keeps)."""
 
-    __slots__ = ("file", "size", "committed", "description", "_first_index", "_next_index",
-                 "_offset")
+    __slots__ = ("file", "size", "committed", "description", "next_index")
 
     def __init__(self, f, size: int, description: str):
         self.file, self.size, self.description = f, size, description
         self.committed = LATER
-        self._first_index = self._next_index = 0  # (of this generation; of the next message)
-        self._offset = 8  # where this generation's messages start (the first's: after the magic)
+        self.next_index = 0  # of the next message
 
     @classmethod
     def of(cls, f, head: bytes, description: str) -> Optional["_SeekedFile"]:
@@ -129,13 +127,8 @@ class _SeekedFile:
             patience = 0.0
         return changes_soon(lambda: (os.fstat(fd).st_size,), (self.size,), patience)
 
-    def start_generation(self, offset: int) -> None:
-        self._first_index, self._offset = self._next_index, offset
-
     def place(self, msg: Message) -> Message:
-        msg.index += self._first_index
-        msg.offset += self._offset
-        self._next_index = msg.index + 1
+        self.next_index = msg.index + 1
         return msg
 
 
@@ -226,6 +219,8 @@ class StreamReader(SequentialBatches, ReaderBase):
             size = 0 if not head else None
             self._generations = _SeekedFile.of(source, head, self._description)
             self._unseekable_file = self._generations is None and head[:6] == MAGIC
+            if head[:6] == MAGIC or self._generations is not None:  # (an IPC file's messages
+                self._decoder = MessageDecoder(8)  # start at byte 8: errors name true offsets)
         else:
             start = source.tell() if isinstance(source, io.BytesIO) else 0  # read on from there
             region = self._region = region_of(source, description)
@@ -495,8 +490,7 @@ class StreamReader(SequentialBatches, ReaderBase):
             raise damage
         if resume is None:
             return False
-        gens.start_generation(resume)
-        self._decoder = MessageDecoder()
+        self._decoder = MessageDecoder(resume, gens.next_index)
         return True
 
     def _feed(self, data) -> None:
