@@ -12,6 +12,7 @@ import pyarrow.ipc as ipc
 import pytest
 
 import arrowmm
+from arrowmm.ipc.read.unmapped import UnmappedIndexedStreamReader
 
 
 def _stream(first: int, batches: int = 3) -> bytes:
@@ -257,3 +258,28 @@ def test_errors_in_an_appended_generation_name_its_true_byte_and_index(tmp_path)
     with pytest.raises(arrowmm.ArrowInvalid, match=rf"message 3 at byte {at}\b"):
         _xs(arrowmm.open_stream(open(path, "rb")))
 
+
+def _file_without_eos() -> bytes:
+    """An IPC file whose messages run straight into its footer, no end-of-stream marker (other
+    writers leave it out; pyarrow's open_file reads it)."""
+    data = _file(1)
+    footer = len(data) - 10 - int.from_bytes(data[-10:-6], "little")
+    assert data[footer - 8:footer] == b"\xff\xff\xff\xff\x00\x00\x00\x00"
+    return data[:footer - 8] + data[footer:]
+
+
+@pytest.mark.parametrize("kind", ["file object", "ranged", "mmap=False", "index_stream",
+                                  "unmapped index"])
+def test_an_ipc_file_without_end_of_stream_marker_reads_from_seekable_sources(tmp_path, kind):
+    """Its stream ends at the footer, as the mapped reader finds it: the readers of a file
+    object decoded the footer as a message and raised "damaged metadata" (review 24: F6)."""
+    data = _file_without_eos()
+    path = tmp_path / "noeos.arrow"
+    path.write_bytes(data)
+    assert _xs(arrowmm.open_stream(data)) == [1, 2]  # (the mapped reader: the reference)
+    readers = {"file object": lambda: arrowmm.open_stream(open(path, "rb")),
+               "ranged": lambda: arrowmm.open_stream(io.BufferedReader(_RawNoFileno(data))),
+               "mmap=False": lambda: arrowmm.open_stream(path, mmap=False),
+               "index_stream": lambda: arrowmm.index_stream(str(path)),
+               "unmapped index": lambda: UnmappedIndexedStreamReader(str(path))}
+    assert _xs(readers[kind]()) == [1, 2]

@@ -20,6 +20,7 @@ from ...format import MessageHeader
 from ..core.files import MAGIC
 from .file_mapping import mapped_file_identity
 from .file_reader import BatchWhere, ReaderBase, batch_index, region_of
+from .reader_base import footer_start
 from .source import FileSource
 
 __all__ = ["IndexedStreamReader", "index_stream", "select_entries"]
@@ -49,6 +50,9 @@ class IndexedStreamReader(ReaderBase):
         whole = region if region is not None else self._source
         self._description = whole.description
         start = 8 if whole.size >= 8 and whole.view(0, 6).to_bytes() == MAGIC else 0
+        # (an IPC file's messages end at its footer: one written without an end-of-stream
+        # marker has nothing else to stop the scan there)
+        self._footer_at = footer_start(whole) if start else None
         first, end = self._message_at(start, 0, body=False)
         if first is None or first.record.header_type != MessageHeader.Schema:
             found = "end of stream" if first is None else f"a {first.kind} message"
@@ -79,6 +83,8 @@ class IndexedStreamReader(ReaderBase):
         entries = []
         index = 1
         while True:
+            if self._footer_at is not None and pos >= self._footer_at:
+                return entries
             msg, end = self._message_at(pos, index, body=False)
             if msg is None:
                 return entries

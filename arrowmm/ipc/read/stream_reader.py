@@ -59,11 +59,12 @@ class _SeekedFile:
     generation's messages are decoded by a decoder that starts at their offset in the file
     and their index in the stream (``next_index``, which ``place`` keeps)."""
 
-    __slots__ = ("file", "size", "committed", "description", "next_index")
+    __slots__ = ("file", "size", "committed", "footer_at", "description", "next_index")
 
     def __init__(self, f, size: int, description: str):
         self.file, self.size, self.description = f, size, description
         self.committed = LATER
+        self.footer_at = None  # where the last footer starts (None: the tail is no trailer)
         self.next_index = 0  # of the next message
 
     @classmethod
@@ -82,6 +83,7 @@ class _SeekedFile:
                     if head[:6] != MAGIC and found(0, 6) != MAGIC:
                         return None
                     found.committed = committed_at_open(found.size, found)
+                    found.footer_at = footer_start_at(found.size, found)
                     if found.committed is not None or attempt == _REOPEN_TRIES - 1 or \
                             not found._size_changes(marker_wait(found.size, found)):
                         return found
@@ -384,6 +386,10 @@ class StreamReader(SequentialBatches, ReaderBase):
             if f is None:
                 self._check_open()
             dec = self._decoder
+            gens = self._generations
+            if gens is not None and dec.bytes_consumed == gens.footer_at and \
+                    dec.next_required_size == 4 and not self._extra:
+                return None  # the footer of an IPC file written without an end-of-stream marker
             if dec.eos:
                 if self._generations is not None and self._next_generation():
                     continue
