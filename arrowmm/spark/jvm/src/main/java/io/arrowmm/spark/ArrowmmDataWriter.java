@@ -2,7 +2,6 @@ package io.arrowmm.spark;
 
 import java.io.IOException;
 import java.math.BigInteger;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -72,6 +71,7 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
   private final String writtenName;
   private final boolean direct;
   private final String finalName;
+  private final int partition;
   private final int batchRows;
   private final long batchBytes;
   private final BufferAllocator allocator;
@@ -105,6 +105,7 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
       this.writtenName = ".arrowmm-" + job + "-part-" + partition + "-" + attempt + "-"
           + UUID.randomUUID().toString().substring(0, 8) + ".arrow";
     }
+    this.partition = partition;
     this.batchRows = batchRows;
     this.allocator = new RootAllocator();
     List<Field> fields = new ArrayList<>();
@@ -182,8 +183,16 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
 
   @Override
   public void write(InternalRow row) throws IOException {
-    for (int i = 0; i < columns.length; i++) {
-      varBytes += columns[i].set(row, i, n);
+    try {
+      for (int i = 0; i < columns.length; i++) {
+        varBytes += columns[i].set(row, i, n);
+      }
+    } catch (Utf8.Invalid e) {
+      throw new ArrowmmException("column '" + e.column + "': the string of row " + (rows + n)
+          + " of task partition " + partition + " is not valid UTF-8: " + e.why
+          + "; a Spark string is bytes (cast(binary as string) does not check them): write "
+          + "the column as binary, or mend or drop such values first (make_valid_utf8, "
+          + "is_valid_utf8)");
     }
     n++;
     if (n >= batchRows || varBytes >= batchBytes) {
@@ -268,7 +277,7 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
       this.vector = vector;
       this.precision = type instanceof DecimalType ? ((DecimalType) type).precision() : 0;
       this.scale = type instanceof DecimalType ? ((DecimalType) type).scale() : 0;
-      this.nested = NestedWriter.isNested(type) ? NestedWriter.of(vector, type) : null;
+      this.nested = NestedWriter.isNested(type) ? NestedWriter.of(vector, type, name) : null;
       reset();
     }
 
@@ -344,6 +353,7 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
       } else if (vector instanceof VarCharVector) {
         UTF8String s = r.getUTF8String(i);
         byte[] b = s.getBytes();
+        Utf8.check(b, name);
         ((VarCharVector) vector).setSafe(at, b, 0, b.length);
         trackBytes(b);
         return b.length;
@@ -433,9 +443,9 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
           }
           l = java.util.Arrays.copyOf(slo, end);
         }
-        s.put("min", utf8 ? new String(l, StandardCharsets.UTF_8) : hex(l));
+        putBound(s, "min", l, utf8);
         if (shi.length <= MAX_BOUND_BYTES) {
-          s.put("max", utf8 ? new String(shi, StandardCharsets.UTF_8) : hex(shi));
+          putBound(s, "max", shi, utf8);
         }
       } else if (blo != null) {
         s.put("min", blo);
@@ -443,6 +453,15 @@ final class ArrowmmDataWriter implements DataWriter<InternalRow> {
       } else if (any) {
         s.put("min", lo);
         s.put("max", hi);
+      }
+    }
+
+    /** A string bound as text only when it decodes exactly (a U+FFFD in the place of bytes
+     * that are not UTF-8 would sort elsewhere than the value), a binary one as hex. */
+    private static void putBound(ObjectNode s, String key, byte[] bound, boolean utf8) {
+      String text = utf8 ? Utf8.decodeExactly(bound) : hex(bound);
+      if (text != null) {
+        s.put(key, text);
       }
     }
 

@@ -97,14 +97,16 @@ abstract class NestedWriter {
     return null;
   }
 
-  /** The writer of vector {@code v}, made from {@link #field} for type {@code t}. */
-  static NestedWriter of(FieldVector v, DataType t) {
+  /** The writer of vector {@code v}, made from {@link #field} for type {@code t} of the column
+   * or nested field {@code path} (named as {@link #field} names it). */
+  static NestedWriter of(FieldVector v, DataType t, String path) {
     if (t instanceof StructType) {
       StructField[] fs = ((StructType) t).fields();
       NestedWriter[] children = new NestedWriter[fs.length];
       StructVector sv = (StructVector) v;
       for (int j = 0; j < fs.length; j++) {
-        children[j] = of((FieldVector) sv.getChildByOrdinal(j), fs[j].dataType());
+        children[j] = of((FieldVector) sv.getChildByOrdinal(j), fs[j].dataType(),
+            path + "." + fs[j].name());
       }
       return new Struct(sv, children);
     } else if (t instanceof MapType) {
@@ -112,13 +114,14 @@ abstract class NestedWriter {
       StructVector entries = (StructVector) mv.getDataVector();
       MapType m = (MapType) t;
       return new MapWriter(mv, entries,
-          of((FieldVector) entries.getChildByOrdinal(0), m.keyType()),
-          of((FieldVector) entries.getChildByOrdinal(1), m.valueType()));
+          of((FieldVector) entries.getChildByOrdinal(0), m.keyType(), path + ".key"),
+          of((FieldVector) entries.getChildByOrdinal(1), m.valueType(), path + ".value"));
     } else if (t instanceof ArrayType) {
       ListVector lv = (ListVector) v;
-      return new ListWriter(lv, of(lv.getDataVector(), ((ArrayType) t).elementType()));
+      return new ListWriter(lv, of(lv.getDataVector(), ((ArrayType) t).elementType(),
+          path + "[]"));
     }
-    return new Leaf(v, t);
+    return new Leaf(v, t, path);
   }
 
   /** Set value {@code ordinal} of {@code g} at position {@code at}; returns its bytes of string
@@ -237,9 +240,12 @@ abstract class NestedWriter {
     private final FieldVector vector;
     private final int precision;
     private final int scale;
+    /** The nested field's path, to name a string that is not UTF-8. */
+    private final String path;
 
-    Leaf(FieldVector vector, DataType t) {
+    Leaf(FieldVector vector, DataType t, String path) {
       this.vector = vector;
+      this.path = path;
       this.precision = t instanceof DecimalType ? ((DecimalType) t).precision() : 0;
       this.scale = t instanceof DecimalType ? ((DecimalType) t).scale() : 0;
     }
@@ -264,6 +270,7 @@ abstract class NestedWriter {
       } else if (vector instanceof VarCharVector) {
         UTF8String s = g.getUTF8String(i);
         byte[] b = s.getBytes();
+        Utf8.check(b, path);
         ((VarCharVector) vector).setSafe(at, b, 0, b.length);
         return b.length;
       } else if (vector instanceof VarBinaryVector) {
