@@ -3,7 +3,6 @@ list_view -> list cast lost rows (``[[1, 2], [3, 4]]`` read as ``[[1, 2], []]``)
 task (a list_view<int64>'s offsets one short), nested views too; arrowmm's own cast makes
 the lists.  Checked at the function a task runs, then in a Spark session."""
 import pyarrow as pa
-import pytest
 
 import arrowmm
 import arrowmm.spark
