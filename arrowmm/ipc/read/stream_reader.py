@@ -48,6 +48,8 @@ _SPARE_BODIES = 2
 _LATER_ROWS = ("the rows of a later append may be what was cut; open_stream(..., recover=True) "
                "reads the batches up to here, arrowmm.repair rebuilds the file "
                "(docs/recovery.md)")
+#: The most bytes of one message kept to tell an IPC file's footer from a damaged message.
+_FOOTER_PROBE = 1 << 16
 _REOPEN_TRIES = 20  # opens tried while other processes cut unfinished appends under this one
 
 
@@ -406,18 +408,49 @@ class StreamReader(SequentialBatches, ReaderBase):
                         msg = dec.feed_body(body)
                     except ArrowInvalid as exc:
                         raise self._named(exc) from None
+                    self._since = b""
                     return msg if self._generations is None else self._generations.place(msg)
             data = self._read_some(f, min(dec.next_required_size, _READ_CHUNK))
             if not data:
                 try:
                     dec.finish()
                 except ArrowInvalid as exc:
+                    if self._footer_follows():
+                        return None
                     raise self._named(exc) from None
                 return None
             self._bytes_in += len(data)
-            self._feed(data)
+            if self._unseekable_file and self._since is not None:
+                self._since = self._since + data if len(self._since) < _FOOTER_PROBE else None
+            try:
+                self._feed(data)
+            except ArrowInvalid:
+                if self._footer_follows():
+                    return None
+                raise
+        self._since = b""  # (a message boundary)
         msg = self._pending.pop(0)
         return msg if self._generations is None else self._generations.place(msg)
+
+    #: The bytes of the current message an IPC file read from a source that cannot seek keeps
+    #: (at most ``_FOOTER_PROBE``; None past that), for ``_footer_follows``.
+    _since: Optional[bytes] = b""
+
+    def _footer_follows(self) -> bool:
+        """Whether the message the decoder just refused, read from a source that cannot seek,
+        is an IPC file's footer and trailer to the end of the input: a file written without
+        an end-of-stream marker, whose messages end there (as the mapped reader finds by its
+        footer).  Reads the rest of the input to tell."""
+        if not self._unseekable_file or not self._since:
+            return False
+        tail = bytearray(self._since)
+        self._unseekable_file = False  # (checked once)
+        while len(tail) <= MAX_FOOTER_SCAN:
+            chunk = self._read_some(self._file, _READ_CHUNK)
+            if not chunk:
+                break
+            tail += chunk
+        return trailer_after(tail) == len(tail)
 
     def _read_some(self, f, n: int) -> bytes:
         """Up to ``n`` bytes from the file object ``f`` (b"" at its end): first those a read
