@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.helpers import (assert_array_matches, assert_pylist_matches,
+from tests.support.helpers import (assert_array_matches, assert_numpy_matches, assert_pylist_matches,
                                    assert_same_as_pyarrow, int_pylist, pa_read, write_ipc)
 
 import arrowmm
@@ -344,3 +344,10 @@ def test_same_batches_through_decoder_chunkings(tmp_path, seed):
     batch = pa.record_batch([arr, d], names=["l", "d"])
     path = write_ipc(tmp_path / "x.arrows", [batch, batch.slice(1)], fmt="stream")
     assert_same_as_pyarrow(path, deep_all=True, seed=seed)
+
+
+def test_a_dictionary_of_timestamps_at_year_0_converts_as_pyarrows():
+    """The case the random search found: pyarrow's to_pylist cannot hold year 0, its to_numpy
+    gives datetime64; the helper expected arrowmm to refuse what pyarrow converts."""
+    pa_arr = pa.array([-62167219200, 0, None], pa.timestamp("s")).dictionary_encode()
+    assert_numpy_matches(arrowmm.array(pa_arr), pa_arr, where="dictionary<timestamp[s]>")
