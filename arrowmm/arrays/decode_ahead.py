@@ -134,7 +134,7 @@ class ReadAhead:
     to do."""
 
     __slots__ = ("_batches", "_count", "_pending", "_lock", "_walk", "_failed", "_width",
-                 "_partial", "_rest", "_next", "_make", "__weakref__")
+                 "_partial", "_rest", "_next", "_make", "_closed", "__weakref__")
 
     def __init__(self, count=None, make=None):
         self._batches = weakref.WeakValueDictionary()  # batch index -> RecordBatch
@@ -144,7 +144,9 @@ class ReadAhead:
         self._make = weakref.WeakMethod(make) if make is not None else None
         self._next = None  # (the _Rest of the batch read ahead of a walk in batch order)
         self._pending = 0
-        self._lock = threading.Lock()
+        # (guards _pending and _closed; notified as a decode in flight ends, for close)
+        self._lock = threading.Condition()
+        self._closed = False  # (its reader closed: nothing more is started)
         # (batch index, column) whose read-ahead decode raised: never tried again here (the
         # same bytes fail the same way; the caller's own decode raises the error by name)
         self._failed = set()
@@ -249,7 +251,7 @@ class ReadAhead:
         if nxt is not None and nxt.index == j or self._count is None or j >= self._count:
             return
         with self._lock:
-            if self._pending >= MAX_PENDING:
+            if self._closed or self._pending >= MAX_PENDING:
                 return
             self._pending += 1
         try:
@@ -265,6 +267,7 @@ class ReadAhead:
         if not claimed:
             with self._lock:
                 self._pending -= 1
+                self._lock.notify_all()
             return
         rest = _Rest(j, weakref.ref(batch), claimed)
         if held is not None:
@@ -282,6 +285,7 @@ class ReadAhead:
             self._finish(rest)
             with self._lock:
                 self._pending -= 1
+                self._lock.notify_all()
 
     def whole(self, index: int, batch) -> None:
         """Batch ``index`` (``batch``) taken whole by a consumer of every batch in order (the C
@@ -322,6 +326,25 @@ class ReadAhead:
         rest = self._next
         if rest is not None:
             rest.held = None
+
+    def close(self) -> None:
+        """Its reader is closing: nothing more is read ahead, the decode of a batch's columns
+        claimed and not begun is given back (their locks let go: a caller decodes them), and
+        this waits for the decodes under way.  Why: once ``close`` returns, the reader's user
+        may cut or rewrite the file; a read-ahead still reading the mapping then dies of
+        SIGBUS, with the process (a CI run did, a test rewriting a file it had read)."""
+        with self._lock:
+            self._closed = True
+        self.let_go()
+        for rest in (self._rest, self._next):
+            if rest is not None and rest.begun.acquire(False):
+                claimed, rest.claimed = rest.claimed, ()
+                for _, lock in claimed:
+                    lock.release()
+        if threading.current_thread().name.startswith("arrowmm-decode-ahead"):
+            return  # (closed by a read-ahead thread itself: it would wait for its own job)
+        with self._lock:
+            self._lock.wait_for(lambda: self._pending == 0)
 
     def _next_undecoded(self):
         """``(index, batch, column)`` of the first of the walk's next ``AHEAD`` columns after
@@ -366,7 +389,7 @@ class ReadAhead:
 
     def _start(self, index: int, batch, k: int) -> None:
         with self._lock:
-            if self._pending >= MAX_PENDING:
+            if self._closed or self._pending >= MAX_PENDING:
                 return
             self._pending += 1
         try:
@@ -374,6 +397,7 @@ class ReadAhead:
         except RuntimeError:  # (interpreter shutting down: no new threads)
             with self._lock:
                 self._pending -= 1
+                self._lock.notify_all()
 
     def _start_rest(self, index: int, batch, k: int) -> None:
         """Columns ``k`` to the last of batch ``index``, those no thread has decoded or is
@@ -381,7 +405,7 @@ class ReadAhead:
         never decompresses it again) and decoded together on the thread, their buffers spread
         over the codec pool (``_finish``)."""
         with self._lock:
-            if self._pending >= MAX_PENDING:
+            if self._closed or self._pending >= MAX_PENDING:
                 return
             self._pending += 1
         failed = self._failed
@@ -390,6 +414,7 @@ class ReadAhead:
         if not claimed:
             with self._lock:
                 self._pending -= 1
+                self._lock.notify_all()
             return
         rest = self._rest = _Rest(index, weakref.ref(batch), claimed)
         try:
@@ -398,6 +423,7 @@ class ReadAhead:
             self._finish(rest)
             with self._lock:
                 self._pending -= 1
+                self._lock.notify_all()
 
     def _finish(self, rest: "_Rest") -> bool:
         """Decode ``rest`` here, unless a thread has begun it (then False): the read-ahead
@@ -421,6 +447,7 @@ class ReadAhead:
         finally:
             with self._lock:
                 self._pending -= 1
+                self._lock.notify_all()
 
     def _run(self, index: int, ref, k: int) -> None:
         """Decode column ``k`` of batch ``index``, then the walk's next ones while they are
@@ -434,6 +461,8 @@ class ReadAhead:
                 if batch._columns[k] is None and not self._decode(index, batch, k):
                     return
                 del batch
+                if self._closed:
+                    return
                 nxt = self._next_undecoded()
                 if nxt is None:
                     return
@@ -442,6 +471,7 @@ class ReadAhead:
         finally:
             with self._lock:
                 self._pending -= 1
+                self._lock.notify_all()
 
 
 class _Rest:

@@ -5,6 +5,8 @@ thread first (review 21: F2; a read-ahead tried today did that, 10x slower for a
 few columns, and was reverted)."""
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 
@@ -153,3 +155,31 @@ def test_single_columns_of_batches_out_of_order_decode_those_columns_only(
         assert r.stats.columns_loaded == 3
         assert r.stats.buffers_decompressed == 3 * per_column
         assert r._ahead._next is None  # (no batch read ahead)
+
+
+_CUT_AFTER_CLOSE = """
+import os, sys
+import arrowmm
+path = sys.argv[1]
+for round in range(int(sys.argv[2])):
+    os.system(f"cp {path}.orig {path}")
+    reader = arrowmm.open_file(path)
+    batches = [reader.get_batch(0)]
+    batches[0].column(0), batches[0].column(1)  # (a walk in batch order: the rest read ahead)
+    reader.close()
+    os.truncate(path, 0)  # (the user rewrites the file it closed; its batches live on)
+print("alive", flush=True)
+"""
+
+
+def test_a_file_cut_once_its_reader_closed_kills_no_read_ahead(tmp_path):
+    """``close`` stops the read-ahead and waits for the decodes under way: the file may then
+    be cut or rewritten.  A read-ahead still decoding the rest of a batch from the mapping
+    died of SIGBUS, with the process (a CI run did, in a test that rewrote a file it had
+    read), although the caller closed the reader and touched none of its batches again."""
+    table = pa.Table.from_batches([_batch(400_000, s) for s in range(3)])
+    path = tmp_path / "cut.arrow"
+    write_ipc(str(path) + ".orig", table, options=pa.ipc.IpcWriteOptions(compression="zstd"))
+    out = subprocess.run([sys.executable, "-c", _CUT_AFTER_CLOSE, str(path), "20"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout == "alive\n", (out.returncode, out.stderr[-2000:])

@@ -742,7 +742,7 @@ class ReaderBase(PandasConvertible):
         self._region = None
         self._plans = {}  # (their export programs remember the last dictionary exported)
         if self._ahead is not None:
-            self._ahead.let_go()  # (a batch read ahead and never asked for)
+            self._ahead.close()  # (a batch read ahead and never asked for; decodes under way)
 
     def __enter__(self):
         return self
