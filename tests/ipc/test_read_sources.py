@@ -13,6 +13,7 @@ import pytest
 
 import arrowmm
 from arrowmm.ipc.read.unmapped import UnmappedIndexedStreamReader
+from tests.support.helpers import fed_pipe
 
 
 def _stream(first: int, batches: int = 3) -> bytes:
@@ -56,20 +57,6 @@ def test_open_of_a_bytesio_left_at_its_end_is_empty():
         arrowmm.open(bio)
 
 
-def _pipe(data: bytes):
-    """The read end of a pipe, as a file object, fed ``data`` by a thread."""
-    r, w = os.pipe()
-
-    def feed():
-        try:
-            with os.fdopen(w, "wb") as f:
-                f.write(data)
-        except BrokenPipeError:  # (the reader stopped early)
-            pass
-    threading.Thread(target=feed, daemon=True).start()
-    return os.fdopen(r, "rb")
-
-
 def _big_stream(first: int) -> bytes:
     """10 batches of 160 KB (more than a pipe buffers): batch k holds ``first + k``."""
     schema = pa.schema([("x", pa.int64())])
@@ -88,7 +75,7 @@ def test_a_pipe_closed_by_its_owner_is_read_on_not_another_file(tmp_path):
     other = tmp_path / "other.bin"
     schema_bytes = len(_stream(0, batches=0)) - 8  # (the schema message, without the EOS)
     other.write_bytes(_big_stream(900)[schema_bytes:])  # (another stream's batches)
-    f = _pipe(_big_stream(100))
+    f = fed_pipe(_big_stream(100))
     reader = arrowmm.open_stream(f)
     assert reader.read_next_batch().column("x")[0] == 100
     fd = f.fileno()
@@ -153,7 +140,7 @@ def test_open_of_a_damaged_file_names_its_source(tmp_path, kind):
     if kind == "file object":
         source, name = open(path, "rb"), str(path)
     elif kind == "pipe":
-        source, name = _pipe(data), "BufferedReader"  # (os.fdopen's name is a number)
+        source, name = fed_pipe(data), "BufferedReader"  # (os.fdopen's name is a number)
     else:
         fifo = tmp_path / "fifo"
         os.mkfifo(fifo)
@@ -231,7 +218,7 @@ def test_errors_of_an_ipc_file_read_as_stream_name_the_true_byte(tmp_path, kind)
     data, at = _damaged_batch(sink.getvalue().to_pybytes(), 1)
     path = tmp_path / "damaged.arrow"
     path.write_bytes(data)
-    sources = {"pipe": lambda: _pipe(data), "ranged": lambda: io.BufferedReader(_RawNoFileno(data)),
+    sources = {"pipe": lambda: fed_pipe(data), "ranged": lambda: io.BufferedReader(_RawNoFileno(data)),
                "gzip": lambda: gzip.GzipFile(fileobj=io.BytesIO(gzip.compress(data))),
                "file object": lambda: open(path, "rb")}
     with pytest.raises(arrowmm.ArrowInvalid, match=rf"message 2 at byte {at}\b"):
@@ -283,12 +270,12 @@ def test_an_ipc_file_without_end_of_stream_marker_reads_from_every_source(tmp_pa
                "mmap=False": lambda: arrowmm.open_stream(path, mmap=False),
                "index_stream": lambda: arrowmm.index_stream(str(path)),
                "unmapped index": lambda: UnmappedIndexedStreamReader(str(path)),
-               "pipe": lambda: arrowmm.open_stream(_pipe(data)),
+               "pipe": lambda: arrowmm.open_stream(fed_pipe(data)),
                "gzip": lambda: arrowmm.open_stream(
                    gzip.GzipFile(fileobj=io.BytesIO(gzip.compress(data))))}
     assert _xs(readers[kind]()) == [1, 2]
     if kind == "pipe":  # (its footer is found by reading to the end: anything else is damage)
         for damaged in (data[:-3], data + b"more"):
             with pytest.raises(arrowmm.ArrowInvalid):
-                _xs(arrowmm.open_stream(_pipe(damaged)))
+                _xs(arrowmm.open_stream(fed_pipe(damaged)))
 

@@ -3,14 +3,13 @@ raises at its end-of-stream marker, from every source, as ``open_file`` does: a 
 copy of an appended file read as a shorter stream, and bytes after a trailer were read by
 some sources and refused by others (review 24: F3, F8).  ``recover=True`` ends quietly."""
 import io
-import os
 import re
-import threading
 
 import numpy as np
 import pytest
 
 import arrowmm
+from tests.support.helpers import fed_pipe
 
 SCHEMA = arrowmm.schema([("t", arrowmm.int64())])
 EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"
@@ -26,22 +25,9 @@ def _appended(path) -> bytes:
     return path.read_bytes()
 
 
-def _pipe(data: bytes):
-    r, w = os.pipe()
-
-    def feed():
-        try:
-            with os.fdopen(w, "wb") as f:
-                f.write(data)
-        except BrokenPipeError:  # (the reader stopped early)
-            pass
-    threading.Thread(target=feed, daemon=True).start()
-    return os.fdopen(r, "rb")
-
-
 SOURCES = {"path": lambda p: str(p), "bytes": lambda p: p.read_bytes(),
            "BytesIO": lambda p: io.BytesIO(p.read_bytes()), "file object": lambda p: open(p, "rb"),
-           "mmap=False": None, "pipe": lambda p: _pipe(p.read_bytes())}
+           "mmap=False": None, "pipe": lambda p: fed_pipe(p.read_bytes())}
 
 
 def _stream(path, source, **options):

@@ -161,20 +161,25 @@ class ShortReads(io.RawIOBase):
         return out
 
 
-def _pipe_reader(data: bytes):
-    """A read end of an ``os.pipe()`` fed ``data`` by a thread (closed after)."""
+def _pipe_reader(data: bytes, buffering: int = 0):
+    """A read end of an ``os.pipe()`` fed ``data`` by a thread (closed after), and the thread."""
     rfd, wfd = os.pipe()
 
     def feed():
-        with os.fdopen(wfd, "wb") as w:
-            try:
+        try:
+            with os.fdopen(wfd, "wb") as w:
                 w.write(data)
-            except BrokenPipeError:  # the reader stopped early (an error); nothing to do
-                pass
+        except BrokenPipeError:  # the reader stopped early (an error); nothing to do
+            pass
 
     thread = threading.Thread(target=feed, daemon=True)
     thread.start()
-    return os.fdopen(rfd, "rb", buffering=0), thread
+    return os.fdopen(rfd, "rb", buffering=buffering), thread
+
+
+def fed_pipe(data: bytes):
+    """The read end of an ``os.pipe()`` as a buffered file object, fed ``data`` by a thread."""
+    return _pipe_reader(data, buffering=-1)[0]
 
 
 def random_chunks(data: bytes, seed: int):
