@@ -83,7 +83,7 @@ def _forked() -> None:
     global _executor_lock
     _executor_lock = threading.Lock()
     for ahead in list(_read_aheads):
-        ahead._lock = threading.Lock()
+        ahead._lock = threading.Condition()  # (what __init__ makes: close waits on it)
         ahead._pending = 0
         ahead._rest = None
         ahead._next = None

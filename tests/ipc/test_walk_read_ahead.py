@@ -5,6 +5,7 @@ thread first (review 21: F2; a read-ahead tried today did that, 10x slower for a
 few columns, and was reverted)."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -183,3 +184,29 @@ def test_a_file_cut_once_its_reader_closed_kills_no_read_ahead(tmp_path):
     out = subprocess.run([sys.executable, "-c", _CUT_AFTER_CLOSE, str(path), "20"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout == "alive\n", (out.returncode, out.stderr[-2000:])
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_walks_and_closes_a_reader_opened_before_the_fork(tmp_path):
+    """The after-fork hook remakes the read-ahead's lock as the condition ``close`` waits on
+    (review 25: it made a plain lock, and a forked worker's column read or ``close`` raised
+    AttributeError)."""
+    table = pa.Table.from_batches([_batch(20_000, s) for s in range(3)])
+    path = str(tmp_path / "fork.arrow")
+    write_ipc(path, table, options=pa.ipc.IpcWriteOptions(compression="zstd"))
+    reader = arrowmm.open_file(path)
+    reader.get_batch(0).column(0)  # (the reader's read-ahead exists before the fork)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            b0, b1 = reader.get_batch(0), reader.get_batch(1)
+            b1.decode_columns()
+            ok = all(pa.array(b0.column(k)).equals(table.column(k).chunk(0)) for k in range(5))
+            reader.close()
+            code = 0 if ok else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    reader.close()
+    assert os.waitstatus_to_exitcode(status) == 0
