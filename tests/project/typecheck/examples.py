@@ -230,6 +230,10 @@ def check_errors_and_limits() -> None:
         print(e)
     except arrowmm.ArrowError:
         raise
+    try:
+        arrowmm.array([1, 2]).take([5])
+    except arrowmm.ArrowIndexError as e:  # (also an IndexError, as pyarrow's)
+        print(e)
     as_text = arrowmm.array([1, 2]).cast("string")
     as_float: arrowmm.DataType = arrowmm.type_for_alias("double")
     print(as_text.cast(as_float, safe=False))
