@@ -11,8 +11,6 @@ from __future__ import annotations
 from typing import List, Optional, Sequence
 
 from .. import hooks, types as t
-from .._core._bitmap import count_set_bits
-from .base import Array
 from .batch import RecordBatch, cast_columns, cast_target, drop_positions, rows_to_columns
 from .chunked import ChunkedArray, aligned_pieces
 from .column_input import as_chunked, as_field, chunk_bounds, column_index, split_like
@@ -290,51 +288,7 @@ class Table(PandasConvertible):
         """The rows where ``mask`` is true: a boolean array (numpy, list, arrowmm, pyarrow or
         a ChunkedArray) as long as the table, or an expression (``arrowmm.field("x") > 3``);
         a null drops its row, as pyarrow's default.  The batches stay as they are cut."""
-        pieces = self._mask_pieces(mask)
-        if pieces is None:
-            return hooks.filter_table(self, mask)
-        out = []
-        for b, piece in zip(self._batches, pieces):
-            values = piece.buffers()[1]  # (a piece whose bits are all clear skips its batch)
-            if values is not None and values.size * 8 >= piece.offset + len(piece) and \
-                    not count_set_bits(values, piece.offset, len(piece)):
-                continue
-            b.decode_columns()  # (together: a compressed batch's on the codec pool)
-            cols = [hooks.filter_array(c, piece) for c in b.storage_columns]
-            if len(cols[0]) == b.num_rows:
-                out.append(b)
-            elif len(cols[0]):
-                out.append(RecordBatch(b.schema, len(cols[0]), cols, metadata=b.metadata))
-        return Table(self.schema, out)
-
-    def _mask_pieces(self, mask) -> Optional[List[Array]]:
-        """A boolean array or chunked array ``mask`` as long as the table, cut into one
-        boolean array per batch: slices keep the bits and their offset, so each batch's
-        filter reads them as stored (a piece across two chunks of the mask is their bits
-        joined).  None for any other mask (numpy, lists, expressions: ``hooks.filter_table``
-        takes it, and refuses a mask of another length or type), or a table without columns."""
-        if not isinstance(mask, (Array, ChunkedArray)):
-            if hasattr(mask, "__arrow_c_array__") or hasattr(mask, "__arrow_c_stream__") and \
-                    hasattr(mask, "num_chunks"):  # (pyarrow's arrays and chunked arrays)
-                mask = as_chunked(mask, None, "filter: the mask")
-            else:
-                return None
-        if type(mask.type) is not t.BoolType or len(mask) != self._num_rows or \
-                not self.num_columns:
-            return None
-        if isinstance(mask, ChunkedArray) and mask.num_chunks == 1:
-            mask = mask.chunk(0)
-        pieces, at = [], 0
-        for b in self._batches:
-            if isinstance(mask, Array):
-                pieces.append(mask.slice(at, b.num_rows))
-            else:
-                chunks = [c for c in mask.slice(at, b.num_rows).chunks if len(c)]
-                pieces.append(chunks[0] if len(chunks) == 1 else
-                              ChunkedArray(chunks, mask.type).combine_chunks() if chunks else
-                              empty_array(mask.type))
-            at += b.num_rows
-        return pieces
+        return hooks.filter_table(self, mask)
 
     def take(self, indices) -> "Table":
         """The rows at ``indices`` (integers, in that order; a null index gives a null row;

@@ -2,17 +2,22 @@
 (set in the hooks ``arrowmm.arrays.table`` calls through, since it cannot import them)."""
 from __future__ import annotations
 
-from typing import Callable, List
+from typing import Callable, List, Optional
 
-from .. import hooks
+import numpy as np
+
+from .. import hooks, types as t
 from ..arrays import selection as slow
 from ..arrays.array import Array
 from ..arrays.batch import RecordBatch
+from ..arrays.chunked import ChunkedArray
+from ..arrays.column_input import as_chunked
+from ..arrays.empty import empty_array
 from ..arrays.table import Table
 from ..errors import ArrowInvalid
 from .expression import Expression
 from .predicate import check_expression, selection_mask
-from .selection import count_kept, filter_batch, take_array
+from .selection import count_kept, filter_batch, selection_of, take_array
 from .sorting import key_columns, sort_indices, sort_keys, whole
 
 __all__ = ["filter_table", "take_table", "sort_table", "batch_columns", "schema_types"]
@@ -60,7 +65,15 @@ def filter_table(table: Table, mask) -> Table:
             if count:
                 out.append(filter_batch(b, keep, count))
         return Table(table.schema, out)
-    keep = slow.as_mask(mask, table.num_rows)  # (a chunked mask too)
+    pieces = mask_pieces(table, mask)
+    if pieces is not None:  # (each batch's piece packed once, from its bits, for every column)
+        for b, piece in zip(batches, pieces):
+            kept = selection_of(piece, b.num_rows)
+            count = kept.count if not isinstance(kept, np.ndarray) else count_kept(kept)
+            if count:
+                out.append(filter_batch(b, kept, count))
+        return Table(table.schema, out)
+    keep = slow.as_mask(mask, table.num_rows)  # (numpy, lists)
     at = 0
     for b in batches:
         part = keep[at:at + b.num_rows]
@@ -69,6 +82,37 @@ def filter_table(table: Table, mask) -> Table:
         if count:
             out.append(filter_batch(b, part, count))
     return Table(table.schema, out)
+
+
+def mask_pieces(table: Table, mask) -> Optional[List[Array]]:
+    """A boolean array or chunked array ``mask`` as long as ``table``, cut into one boolean
+    array per batch: slices keep the bits and their offset, so each batch's filter reads them
+    as stored (a piece across two chunks of the mask is their bits joined), where unpacking
+    the whole mask to a byte a row cost more than the filter.  None for any other mask (numpy,
+    lists: ``as_mask`` takes them, and refuses a mask of another length or type), or a table
+    without columns."""
+    if not isinstance(mask, (Array, ChunkedArray)):
+        if hasattr(mask, "__arrow_c_array__") or hasattr(mask, "__arrow_c_stream__") and \
+                hasattr(mask, "num_chunks"):  # (pyarrow's arrays and chunked arrays)
+            mask = as_chunked(mask, None, "filter: the mask")
+        else:
+            return None
+    if type(mask.type) is not t.BoolType or len(mask) != table.num_rows or \
+            not table.num_columns:
+        return None
+    if isinstance(mask, ChunkedArray) and mask.num_chunks == 1:
+        mask = mask.chunk(0)
+    pieces, at = [], 0
+    for b in table.to_batches():
+        if isinstance(mask, Array):
+            pieces.append(mask.slice(at, b.num_rows))
+        else:
+            chunks = [c for c in mask.slice(at, b.num_rows).chunks if len(c)]
+            pieces.append(chunks[0] if len(chunks) == 1 else
+                          ChunkedArray(chunks, mask.type).combine_chunks() if chunks else
+                          empty_array(mask.type))
+        at += b.num_rows
+    return pieces
 
 
 def take_table(table: Table, indices) -> Table:

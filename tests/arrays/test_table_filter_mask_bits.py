@@ -1,5 +1,6 @@
-"""``Table.filter`` by a boolean array (arrowmm's or pyarrow's, chunked or not) cuts the mask's
-bits per batch and reads them as stored (it unpacked the whole mask to a byte a row first):
+"""``Table.filter`` (and ``RecordBatch.filter``) by a boolean array (arrowmm's or pyarrow's,
+chunked or not) cuts the mask's bits per batch and reads them as stored, packed once a batch
+(it unpacked the whole mask to a byte a row first):
 the rows, nulls and batches pyarrow's ``Table.filter`` gives, at every batch boundary and bit
 offset, and the same errors."""
 from __future__ import annotations
@@ -96,6 +97,41 @@ def test_the_mask_bits_are_not_unpacked(monkeypatch):
     by_chunks = ours.filter(pa.chunked_array([mask.slice(0, 76), mask.slice(76)]))
     monkeypatch.undo()  # (to_pydict of the boolean column unpacks it)
     assert by_array.to_pydict() == expected and by_chunks.to_pydict() == expected
+
+
+def test_a_batch_filter_reads_the_mask_bits_too(monkeypatch):
+    # (RecordBatch.filter went through the table filter's unpacked route)
+    theirs, ours = _tables([129])
+    mask = _mask(129, nulls=True, offset=3)
+    expected = theirs.to_batches()[0].filter(mask).to_pydict()
+    batch = ours.to_batches()[0]
+
+    def unpacked(self):
+        raise AssertionError("the mask was unpacked to a byte a row")
+
+    monkeypatch.setattr(BooleanArray, "values", unpacked)
+    got = batch.filter(mask)
+    monkeypatch.undo()
+    assert got.to_pydict() == expected
+
+
+def test_each_batch_packs_its_piece_of_the_mask_once(monkeypatch):
+    # (every column packed the batch's piece of the mask again: twice here, per batch)
+    from arrowmm.compute import selection
+    theirs, ours = _tables()
+    mask = _mask(theirs.num_rows, nulls=False, offset=0)
+    packed = []
+    real = selection.k.mask_from_bits
+
+    def counted(*args, **kwargs):
+        packed.append(args[2])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(selection.k, "mask_from_bits", counted)
+    got = ours.filter(mask)
+    monkeypatch.undo()
+    assert got.to_pydict() == theirs.filter(mask).to_pydict()
+    assert sorted(packed) == sorted(LENGTHS)
 
 
 def test_masks_of_another_length_or_type_are_refused_as_before():
