@@ -9,6 +9,8 @@ files as one table); ``spark``; ``cli``.
 """
 from typing import TYPE_CHECKING
 
+from . import _startup  # noqa: F401  (first: the command's Ctrl-C during the imports exits 130)
+
 __version__ = "0.1.0"
 
 from . import limits

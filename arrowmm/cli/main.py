@@ -31,6 +31,7 @@ from .. import shm
 from . import files
 from .progress import bar
 from .. import __version__
+from .._startup import command_started
 from ..errors import ArrowError, ArrowInvalid
 from ..ipc.core.files import named
 from ..ipc.core.statistics import statistics_mismatch
@@ -548,6 +549,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.command == "shm" and args.shm_command == "rm" and not args.names and not args.stale:
         parser.error("shm rm: give NAME(s) or --stale")
+    command_started()  # (Ctrl-C from here is KeyboardInterrupt: 130, output unwound)
     try:
         with _unwinding_on_termination():
             return _run(args)

@@ -205,3 +205,49 @@ def test_demo_refuses_a_count_below_one(tmp_path, option):
     assert done.returncode == 2
     assert f"argument {option[0]}: {option[1]}: must be > 0" in done.stderr, done.stderr
     assert not (tmp_path / "demo").exists()
+
+
+_INTERRUPT_WHILE_IMPORTING = '''\
+import os, signal, sys
+
+
+class _Interrupt:  # (Ctrl-C as the package imports its first module: arrowmm.limits)
+    def find_spec(self, name, path=None, target=None):
+        if name == "arrowmm.limits":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+
+sys.meta_path.insert(0, _Interrupt())
+'''
+
+
+@pytest.mark.parametrize("form", ["python -m arrowmm", "arrowmm script"])
+def test_ctrl_c_while_the_command_imports_exits_130_without_a_traceback(tmp_path, form):
+    # (review 20: F10; the imports run before main's own KeyboardInterrupt handler, and
+    # Python printed a traceback through importlib)
+    env = dict(os.environ)
+    if form == "python -m arrowmm":
+        (tmp_path / "sitecustomize.py").write_text(_INTERRUPT_WHILE_IMPORTING)
+        env["PYTHONPATH"] = os.pathsep.join([str(tmp_path)] + [
+            p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+        argv = [sys.executable, "-m", "arrowmm", "info", "missing.arrow"]
+    else:  # (a console script is a file named arrowmm importing arrowmm.cli)
+        script = tmp_path / "arrowmm"
+        script.write_text(_INTERRUPT_WHILE_IMPORTING +
+                          "from arrowmm.cli import main\nsys.exit(main())\n")
+        argv = [sys.executable, str(script), "info", "missing.arrow"]
+    got = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env,
+                         cwd=tmp_path)
+    assert "Traceback" not in got.stderr, got.stderr[-600:]
+    assert got.returncode == 130, got.stderr[-600:]
+
+
+def test_a_program_importing_arrowmm_keeps_pythons_ctrl_c():
+    # (only the command's own process exits 130 quietly: a program's Ctrl-C while it imports
+    # arrowmm is its KeyboardInterrupt, as before)
+    got = subprocess.run([sys.executable, "-c",
+                          "import signal, arrowmm; "
+                          "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"],
+                         capture_output=True, text=True, timeout=120)
+    assert got.stdout.strip() == "True", got.stderr[-600:]

@@ -19,7 +19,8 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.absp
 
 # Lowest first.  A module may import its own layer and the layers below it.  ``hooks`` (the
 # named upward calls, filled from above at import) sits on the ground with ``errors`` and
-# ``limits``.  ``_core`` (the Cython kernels and the C ABI) imports only ``errors`` and
+# ``limits``, as ``_startup`` (the command's Ctrl-C while the package imports: standard library
+# only).  ``_core`` (the Cython kernels and the C ABI) imports only ``errors`` and
 # ``limits``, so it sits below ``types``: the types' ``__arrow_c_schema__`` reach the C
 # interface through ``hooks.export_c_schema``, which ``interop._cdata`` fills.  ``ipc`` is
 # ranked by role inside: the core both sides share (framing, sinks, compression, byte order,
@@ -27,7 +28,7 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.absp
 # append, footer statistics and repair read the file they rewrite), then tensors; its own top
 # level (the package's face and the message-level API, which both reads and writes) sits above.
 LAYERS = [
-    ("errors",), ("hooks", "limits"), ("_core",), ("types",),
+    ("errors",), ("hooks", "limits", "_startup"), ("_core",), ("types",),
     ("format",), ("arrays",), ("compute",), ("interop",),
     ("ipc.core",), ("ipc.read",), ("ipc.write",), ("ipc.tensor",), ("ipc",),
     ("shm", "dataset"), ("spark",), ("cli",), ("__init__", "__main__"),
