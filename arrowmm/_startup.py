@@ -22,7 +22,8 @@ def _leave(signum, frame):
 
 
 def _is_the_command() -> bool:
-    if sys.argv and os.path.basename(sys.argv[0]) == "arrowmm":  # (the console script)
+    argv = getattr(sys, "argv", None) or [""]  # (an embedded interpreter may have none)
+    if os.path.basename(argv[0]) == "arrowmm":  # (the console script)
         return True
     argv = getattr(sys, "orig_argv", [])  # (python -m arrowmm: argv[0] is "-m" while it imports)
     return any(a == "-m" and b == "arrowmm" for a, b in zip(argv, argv[1:]))
