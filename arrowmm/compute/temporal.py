@@ -47,7 +47,10 @@ def _datetime_ns(value: datetime.datetime) -> int:
     """A datetime (naive: as if UTC) in nanoseconds since the epoch; a pandas Timestamp's
     nanoseconds too."""
     aware = value.tzinfo is not None and value.utcoffset() is not None
-    delta = value - (_EPOCH_UTC if aware else _EPOCH.replace(tzinfo=value.tzinfo))
+    # datetime's own subtraction: a pandas Timestamp's gives a Timedelta already holding the
+    # nanoseconds, which would count them twice with ``nanosecond`` below
+    delta = datetime.datetime.__sub__(value, _EPOCH_UTC if aware else
+                                      _EPOCH.replace(tzinfo=value.tzinfo))
     return _timedelta_ns(delta) + int(getattr(value, "nanosecond", 0) or 0)
 
 
