@@ -32,7 +32,7 @@ _NO_VALIDITY = (t.NullType, t.UnionType, t.RunEndEncodedType)
 
 __all__ = ["Array", "imported_array", "exported_schema", "exported_array", "imported_batch",
            "typed_view", "MAX_UNBACKED_ROWS", "unbacked_rows", "need_bytes", "pylist_where_used",
-           "extension_values", "covered_mask"]
+           "extension_values", "covered_mask", "same_values"]
 
 
 def imported_array(obj) -> "Array":
@@ -172,17 +172,12 @@ class Array:
             if not hasattr(other, "__arrow_c_array__"):
                 raise TypeError(f"equals: expected an array, got {type(other).__name__}")
             other = imported_array(other)
-        if self.type != other.type or len(self) != len(other):
-            return False
-        same = self._same_values(other)
-        if same is not None:
-            return same
-        return self.to_pylist(temporal="int") == other.to_pylist(temporal="int")
+        return same_values(self, other)
 
     def _same_values(self, other: "Array") -> Optional[bool]:
-        """Whether ``other``, of the same type and length, holds the same values, answered from
-        the buffers (the flat arrays answer; 100x faster than Python objects); None sends
-        ``equals`` to the values as Python objects."""
+        """Whether ``other``, a flat array of the same type and length, holds the same values,
+        answered from the buffers (100x faster than Python objects); None sends ``same_values``
+        to the values as Python objects (nested layouts are compared child by child there)."""
         return None
 
     # -- selection (copies, in ``selection``) ---------------------------------------------------
@@ -530,3 +525,172 @@ def covered_mask(starts: np.ndarray, ends: np.ndarray, size: int) -> np.ndarray:
     np.add.at(marks, starts, 1)
     np.add.at(marks, ends, -1)
     return np.cumsum(marks[:size]) > 0
+
+
+def same_values(a: Array, b: Array, exact: bool = False) -> bool:
+    """Whether ``a`` and ``b`` have one type and length and hold the same values, nulls in the
+    same slots: ``Array.equals``, and the writers' "did this dictionary change?".
+
+    Compared layout by layout, never through Python values that lose the type (a union's type
+    code, ``True == 1``, a date as its int): a union by its type codes, then each child's values
+    at the slots selecting it; a struct child by child, by index (names may repeat); lists by
+    their lengths, then their values.  ``exact`` compares floats by their bits, what a reader
+    decodes (NaN equals NaN, -0.0 differs from 0.0); otherwise as numbers, as pyarrow's
+    ``equals`` (NaN differs from NaN).  Both arrays are checked first (``_validated``), so
+    damage raises instead of comparing."""
+    if a.type != b.type or len(a) != len(b):
+        return False
+    return _same(a._validated(), b._validated(), exact)
+
+
+def _same(a: Array, b: Array, exact: bool) -> bool:
+    if a is b and (exact or not _holds_floats(a.type)):
+        return True  # (NaN differs from itself in equals: such arrays are compared)
+    dtype = a.type
+    if isinstance(dtype, t.ExtensionType):
+        return _same(a.storage, b.storage, exact)
+    for kind, same in _SAME_NESTED:
+        if isinstance(dtype, kind):
+            return same(a, b, exact)
+    if exact and isinstance(dtype, t.FloatType):
+        return _same_float_bits(a, b)
+    answer = a._same_values(b)
+    if answer is not None:
+        return answer
+    return a.to_pylist(temporal="int") == b.to_pylist(temporal="int")  # (a flat type: exact)
+
+
+def _holds_floats(dtype: t.DataType) -> bool:
+    if isinstance(dtype, t.ExtensionType):
+        dtype = dtype.storage_type
+    if isinstance(dtype, t.DictionaryType):
+        dtype = dtype.value_type
+    return isinstance(dtype, t.FloatType) or any(_holds_floats(f.type) for f in dtype.children)
+
+
+def _valid_slots(a: Array, b: Array):
+    """``(agree, valid)``: whether ``a`` and ``b`` are null in the same slots (their own
+    validity), and the slots where both hold values (None: every slot)."""
+    mine, theirs = a._valid_mask(), b._valid_mask()
+    if mine is None and theirs is None:
+        return True, None
+    if mine is None or theirs is None:
+        return bool((theirs if mine is None else mine).all()), None
+    return bool(np.array_equal(mine, theirs)), mine
+
+
+def _same_float_bits(a: Array, b: Array) -> bool:
+    agree, valid = _valid_slots(a, b)
+    if not agree:
+        return False
+    x, y = a.values(), b.values()
+    bits = np.dtype(f"u{x.dtype.itemsize}")
+    same = (x.view(bits) == y.view(bits)) | (np.isnan(x) & np.isnan(y))
+    return bool(same.all() if valid is None else same[valid].all())
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The positions ``[start, start + length)`` of each range, end to end (int64)."""
+    starts = starts.astype(np.int64)
+    lengths = lengths.astype(np.int64)
+    total = int(lengths.sum())
+    if not total:
+        return np.empty(0, dtype=np.int64)
+    ends = np.cumsum(lengths)
+    return np.repeat(starts - (ends - lengths), lengths) + np.arange(total, dtype=np.int64)
+
+
+def _same_child_ranges(a, b, starts_a, starts_b, lengths, exact) -> bool:
+    """Whether ``a``'s child values in its ranges equal ``b``'s in its (of equal lengths)."""
+    return _same(a.children[0].take(_ranges(starts_a, lengths)),
+                 b.children[0].take(_ranges(starts_b, lengths)), exact)
+
+
+def _same_lists(a: Array, b: Array, exact: bool) -> bool:
+    agree, valid = _valid_slots(a, b)
+    if not agree:
+        return False
+    offs_a, offs_b = a.value_offsets(), b.value_offsets()
+    lengths_a, lengths_b = np.diff(offs_a), np.diff(offs_b)
+    if valid is not None:  # (a null slot's list is no value, whatever length it has)
+        lengths_a, lengths_b = lengths_a[valid], lengths_b[valid]
+    if not np.array_equal(lengths_a, lengths_b):
+        return False
+    if valid is None:
+        return _same(a.children[0].slice(int(offs_a[0]), int(offs_a[-1] - offs_a[0])),
+                     b.children[0].slice(int(offs_b[0]), int(offs_b[-1] - offs_b[0])), exact)
+    return _same_child_ranges(a, b, offs_a[:-1][valid], offs_b[:-1][valid], lengths_a, exact)
+
+
+def _same_list_views(a: Array, b: Array, exact: bool) -> bool:
+    agree, valid = _valid_slots(a, b)
+    if not agree:
+        return False
+    keep = slice(None) if valid is None else valid
+    sizes = a.value_sizes()[keep]
+    if not np.array_equal(sizes, b.value_sizes()[keep]):
+        return False
+    return _same_child_ranges(a, b, a.value_offsets()[keep], b.value_offsets()[keep], sizes, exact)
+
+
+def _same_fixed_size_lists(a: Array, b: Array, exact: bool) -> bool:
+    agree, valid = _valid_slots(a, b)
+    if not agree:
+        return False
+    size = a.type.list_size
+    rows = np.arange(a.length, dtype=np.int64) if valid is None else np.flatnonzero(valid)
+    lengths = np.full(len(rows), size, dtype=np.int64)
+    return _same_child_ranges(a, b, (rows + a.offset) * size, (rows + b.offset) * size, lengths,
+                              exact)
+
+
+def _same_structs(a: Array, b: Array, exact: bool) -> bool:
+    agree, valid = _valid_slots(a, b)
+    if not agree:
+        return False
+    rows = None if valid is None else np.flatnonzero(valid)  # (a null row's children: no value)
+    for mine, theirs in zip(a.children, b.children):
+        if rows is None:
+            mine, theirs = mine.slice(a.offset, a.length), theirs.slice(b.offset, b.length)
+        else:
+            mine, theirs = mine.take(rows + a.offset), theirs.take(rows + b.offset)
+        if not _same(mine, theirs, exact):
+            return False
+    return True
+
+
+def _same_unions(a: Array, b: Array, exact: bool) -> bool:
+    codes = a.type_codes()
+    if not np.array_equal(codes, b.type_codes()):
+        return False
+    dense = a.type.mode == "dense"
+    for code, mine, theirs in zip(a.type.type_codes, a.children, b.children):
+        rows = np.flatnonzero(codes == code)
+        if not rows.size:
+            continue
+        if dense:
+            at_a, at_b = a.value_offsets()[rows], b.value_offsets()[rows]
+        else:
+            at_a, at_b = rows + a.offset, rows + b.offset
+        if not _same(mine.take(at_a.astype(np.int64)), theirs.take(at_b.astype(np.int64)), exact):
+            return False
+    return True
+
+
+def _same_dictionaries(a: Array, b: Array, exact: bool) -> bool:
+    # as pyarrow's equals: the same indices into equal dictionaries (the same values through
+    # other dictionaries are not equal)
+    return (a.dictionary is b.dictionary
+            or len(a.dictionary) == len(b.dictionary) and _same(a.dictionary, b.dictionary, exact)) \
+        and _same(a.indices, b.indices, exact)
+
+
+def _same_run_ends(a: Array, b: Array, exact: bool) -> bool:
+    return _same(a.decoded(), b.decoded(), exact)  # (runs may be cut differently)
+
+
+#: the nested layouts, compared through their children (MapType lays out as a list)
+_SAME_NESTED = ((t.StructType, _same_structs), (t.UnionType, _same_unions),
+                (t.ListType, _same_lists), (t.MapType, _same_lists),
+                (t.ListViewType, _same_list_views), (t.FixedSizeListType, _same_fixed_size_lists),
+                (t.DictionaryType, _same_dictionaries), (t.RunEndEncodedType, _same_run_ends))

@@ -25,14 +25,6 @@ class DictionaryArray(Array):
         return PrimitiveArray(self.type.index_type, self.length, self._buffers, (),
                               self._null_count, self.offset)
 
-    def _same_values(self, other):
-        # as pyarrow's equals: the same indices into equal dictionaries (the same values through
-        # other dictionaries are not equal); both checked first, indices against dictionaries
-        self._validated()
-        other._validated()
-        return (self.dictionary is other.dictionary or self.dictionary.equals(other.dictionary)) \
-            and self.indices.equals(other.indices)
-
     def _check_structure(self, path):
         super()._check_structure(path)
         need_bytes(path, "dictionary indices", self._buffers[1].size,

@@ -1,8 +1,10 @@
 """``Array.equals`` of flat arrays compares buffers (it went through Python objects: 90x
-pyarrow's time on 1M floats); the answer is pyarrow's for every pair, whatever a null slot
-holds, and damage raises as ``to_pylist`` does."""
+pyarrow's time on 1M floats), nested ones child by child (through Python objects a union's
+type codes were lost and repeated struct names refused); the answer is pyarrow's for every
+pair, whatever a null slot holds, and damage raises as ``to_pylist`` does."""
 from __future__ import annotations
 
+import datetime
 import decimal
 
 import numpy as np
@@ -16,6 +18,15 @@ from arrowmm.arrays.array import make_array
 
 def _ours(arr: pa.Array):
     return arrowmm.array(arr)
+
+
+def _sparse_union(type_ids, children) -> pa.Array:
+    return pa.UnionArray.from_sparse(pa.array(type_ids, pa.int8()), children)
+
+
+def _dense_union(type_ids, offsets, children) -> pa.Array:
+    return pa.UnionArray.from_dense(pa.array(type_ids, pa.int8()), pa.array(offsets, pa.int32()),
+                                    children)
 
 
 def _with_garbage_under_nulls(arr: pa.Array, fill) -> pa.Array:
@@ -68,6 +79,48 @@ PAIRS = {
     "dictionary, a null index against a null value": (
         pa.DictionaryArray.from_arrays(pa.array([0, None], pa.int32()), pa.array(["a", None])),
         pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int32()), pa.array(["a", None]))),
+    # nested: a union's type codes, then each child at its slots; a struct child by child, by
+    # index (review 28: F1, F2: Python values said True == 1 and refused repeated names)
+    "union, True and 1 in other children": (
+        _sparse_union([0], [pa.array([True]), pa.array([0], pa.int8())]),
+        _sparse_union([1], [pa.array([False]), pa.array([1], pa.int8())])),
+    "union, a date and its day number in other children": (
+        _sparse_union([0], [pa.array([datetime.date(1970, 1, 6)]), pa.array([0], pa.int32())]),
+        _sparse_union([1], [pa.array([None], pa.date32()), pa.array([5], pa.int32())])),
+    "union dictionary, True and 1 in other children": (
+        pa.DictionaryArray.from_arrays(pa.array([0], pa.int8()), _sparse_union(
+            [0], [pa.array([True]), pa.array([0], pa.int8())])),
+        pa.DictionaryArray.from_arrays(pa.array([0], pa.int8()), _sparse_union(
+            [1], [pa.array([False]), pa.array([1], pa.int8())]))),
+    "sparse union, unselected child slots differ": (
+        _sparse_union([0, 1], [pa.array([True, None]), pa.array([0, 5], pa.int8())]),
+        _sparse_union([0, 1], [pa.array([True, False]), pa.array([9, 5], pa.int8())])),
+    "dense union, equal values at other offsets": (
+        _dense_union([0, 1, 0], [0, 0, 1], [pa.array([1.5, 2.5]), pa.array(["a"])]),
+        _dense_union([0, 1, 0], [1, 0, 2], [pa.array([0.0, 1.5, 2.5]), pa.array(["a"])])),
+    "structs with repeated names differ": (
+        pa.StructArray.from_arrays([pa.array([1], pa.int8()), pa.array([2], pa.int8())], ["a", "a"]),
+        pa.StructArray.from_arrays([pa.array([3], pa.int8()), pa.array([2], pa.int8())], ["a", "a"])),
+    "structs with repeated names, null rows holding other values": (
+        pa.StructArray.from_arrays([pa.array([1, 2]), pa.array([3, 4])], ["a", "a"],
+                                   mask=pa.array([False, True])),
+        pa.StructArray.from_arrays([pa.array([1, 9]), pa.array([3, 9])], ["a", "a"],
+                                   mask=pa.array([False, True]))),
+    "lists, a null list holding values": (
+        pa.ListArray.from_arrays(pa.array([0, 2, 4, 5], pa.int32()), pa.array([1, 2, 8, 8, 3]),
+                                 mask=pa.array([False, True, False])),
+        pa.array([[1, 2], None, [3]])),
+    "lists differ": (pa.array([[1, 2], None, [3]]), pa.array([[1, 2], None, [4]])),
+    "list views differ": (pa.array([[1, 2], [], [3]], pa.list_view(pa.int64())),
+                          pa.array([[1, 2], [], [4]], pa.list_view(pa.int64()))),
+    "fixed-size lists, sliced": (pa.array([[0, 0], [1, 2], None, [3, 4]], pa.list_(pa.int64(), 2)).slice(1),
+                                 pa.array([[1, 2], None, [3, 4]], pa.list_(pa.int64(), 2))),
+    "maps differ": (pa.array([[("k", 1)], [("j", 2)]], pa.map_(pa.string(), pa.int64())),
+                    pa.array([[("k", 1)], [("j", 3)]], pa.map_(pa.string(), pa.int64()))),
+    "NaN in a list differs": (pa.array([[float("nan")]]), pa.array([[float("nan")]])),
+    "run-end encoded, runs cut differently": (
+        pa.RunEndEncodedArray.from_arrays(pa.array([2, 3], pa.int32()), pa.array(["a", "b"])),
+        pa.RunEndEncodedArray.from_arrays(pa.array([1, 2, 3], pa.int32()), pa.array(["a", "a", "b"]))),
 }
 
 

@@ -9,6 +9,7 @@ test_writer_hypothesis.py.
 """
 from __future__ import annotations
 
+import datetime
 import io
 import math
 
@@ -509,6 +510,62 @@ def test_negative_zero_dictionary_is_a_change():
     assert [d for _, d, _ in dictionary_messages(data)] == [False, False]
     _, got, _ = pa_read_bytes(data, "stream")
     assert math.copysign(1, got[1].column(0).to_pylist()[0]) == -1
+
+
+def _union_dictionary_batch(type_id, children):
+    """A dictionary of one sparse union value, of child ``type_id``."""
+    values = pa.UnionArray.from_sparse(pa.array([type_id], pa.int8()), children)
+    return pa.record_batch([pa.DictionaryArray.from_arrays(pa.array([0], pa.int8()), values)],
+                           names=["u"])
+
+
+#: two dictionaries of one union value each, in other children, whose Python values are equal
+#: (True == 1; a date32 as an int is its day number)
+UNION_VALUES_IN_OTHER_CHILDREN = {
+    "bool True, int8 1": ([pa.array([True]), pa.array([0], pa.int8())],
+                          [pa.array([False]), pa.array([1], pa.int8())]),
+    "date32 day 5, int32 5": (
+        [pa.array([datetime.date(1970, 1, 6)], pa.date32()), pa.array([0], pa.int32())],
+        [pa.array([None], pa.date32()), pa.array([5], pa.int32())]),
+}
+
+
+@pytest.mark.parametrize("case", UNION_VALUES_IN_OTHER_CHILDREN)
+def test_union_dictionary_whose_value_moved_to_another_child_is_a_change(case):
+    """A union's type codes are part of its values (review 28: F1): the stream re-sends the
+    dictionary and reads back the second value, the file refuses it and writes nothing."""
+    first, second = UNION_VALUES_IN_OTHER_CHILDREN[case]
+    pa_batches = [_union_dictionary_batch(0, first), _union_dictionary_batch(1, second)]
+    mm = _mm_each(pa_batches)
+    data = write_mm(mm, mm[0].schema, "stream")
+    assert [d for _, d, _ in dictionary_messages(data)] == [False, False]
+    _, got, _ = pa_read_bytes(data, "stream")
+    assert got[1].column(0).dictionary.type_codes.to_pylist() == [1]
+    assert [type(v) for v in got[1].column(0).to_pylist()] == [int]
+    assert got[1].column(0).to_pylist() == pa_batches[1].column(0).to_pylist()
+    sink = io.BytesIO()
+    with arrowmm.new_file(sink, mm[0].schema) as w:
+        w.write(mm[0])
+        size = len(sink.getvalue())
+        with pytest.raises(arrowmm.ArrowInvalid, match="dictionary 0"):
+            w.write(mm[1])
+        assert len(sink.getvalue()) == size
+
+
+def test_changed_dictionary_of_structs_with_repeated_field_names_is_replaced():
+    """Structs compare child by child, by index: repeated names are no obstacle (review 28:
+    F2, to_pylist refused them: "cannot convert ... to dicts")."""
+    def batch(first):
+        values = pa.StructArray.from_arrays([pa.array([first], pa.int8()), pa.array([2], pa.int8())],
+                                            names=["a", "a"])
+        return pa.record_batch([pa.DictionaryArray.from_arrays(pa.array([0], pa.int8()), values)],
+                               names=["s"])
+    pa_batches = [batch(1), batch(1), batch(3)]
+    mm = _mm_each(pa_batches)
+    data = write_mm(mm, mm[0].schema, "stream")
+    assert [d for _, d, _ in dictionary_messages(data)] == [False, False]
+    _, got, _ = pa_read_bytes(data, "stream")
+    assert [b.column(0).dictionary.field(0).to_pylist() for b in got] == [[1], [1], [3]]
 
 
 # -- refusals --------------------------------------------------------------------------------

@@ -33,7 +33,6 @@ differing field.
 """
 from __future__ import annotations
 
-import math
 import operator
 import os
 import struct
@@ -45,6 +44,7 @@ from typing import Dict, NamedTuple, Optional
 
 from ... import types as t
 from ...arrays.array import Array
+from ...arrays.base import same_values
 from ...arrays.batch import RecordBatch
 from ..core.files import MAGIC, Sink, footer_block_bytes, open_sink
 from ..core.object_store import local_file_url, local_filesystem, remote_target, resolve
@@ -237,22 +237,10 @@ def _check_schema_metadata(schema: t.Schema) -> None:
         walk(f, f.name)
 
 
-def _canonical(v):
-    """A value of ``to_pylist`` comparable bit for bit (NaN equals NaN, -0.0 differs from 0.0)."""
-    if isinstance(v, float):
-        return ("nan",) if math.isnan(v) else ("float", struct.pack("<d", v))
-    if isinstance(v, (list, tuple)):
-        return (type(v).__name__, [_canonical(x) for x in v])
-    if isinstance(v, dict):
-        return ("dict", [(k, _canonical(x)) for k, x in v.items()])
-    return v
-
-
 def _same_values(a: Array, b: Array) -> bool:
-    """Whether two arrays of one type hold the same values (what a reader would decode)."""
-    if len(a) != len(b) or a.type != b.type:
-        return False
-    return _canonical(a.to_pylist(temporal="int")) == _canonical(b.to_pylist(temporal="int"))
+    """Whether two arrays hold the same values as a reader would decode them (type-exact, floats
+    by their bits: NaN equals NaN, -0.0 differs from 0.0)."""
+    return same_values(a, b, exact=True)
 
 
 class _WriterBase:
