@@ -97,8 +97,59 @@ def cast_problem(got: t.DataType, want: t.DataType) -> Optional[str]:
         return None
     if a is not None and a == b:
         return None
+    if str(got) == str(want):  # (the text would name one type twice: say what differs)
+        difference = _type_difference(got, want, "the target's")
+        return f"{difference}, which cast=True does not change"
     return (f"{got} to {want} is not a safe cast (cast=True casts integers, floats, string and "
             f"binary widths and views, and to and from dictionaries)")
+
+
+def _child_pairs(got: t.DataType, want: t.DataType) -> list:
+    """The child fields of two types of one class, paired, each with what it is to its parent
+    (a map's key and value, not its entries struct; none when the counts differ)."""
+    if isinstance(got, t.MapType):
+        return [("map key field", got.key_field, want.key_field),
+                ("map value field", got.item_field, want.item_field)]
+    kind = {t.StructType: "struct field", t.UnionType: "union field",
+            t.RunEndEncodedType: "run-end encoded field"}.get(type(got), "list item field")
+    if len(got.children) != len(want.children):
+        return []
+    return [(kind, a, b) for a, b in zip(got.children, want.children)]
+
+
+def _first_difference(got: t.DataType, want: t.DataType, whose: str, path: tuple):
+    """``(path, how)`` for the first nested field whose nullability, type parameters or
+    extension differ (depth first, as ``==`` compares), or None."""
+    if type(got) is not type(want) or str(got) != str(want):
+        return path, f"is {got}, {whose} is {want}"
+    if isinstance(got, t.ExtensionType):
+        if got.storage_type != want.storage_type:
+            return _first_difference(got.storage_type, want.storage_type, whose,
+                                     path + ("extension storage",))
+        return path, (f"has extension parameters {bytes(got.__arrow_ext_serialize__())!r}, "
+                      f"{whose} {bytes(want.__arrow_ext_serialize__())!r}")
+    if isinstance(got, t.DictionaryType):
+        return _first_difference(got.value_type, want.value_type, whose,
+                                 path + ("dictionary values",))
+    for kind, a, b in _child_pairs(got, want):
+        where = path + (f"{kind} {a.name!r}",)
+        if a.nullable != b.nullable:
+            return where, (f"is nullable, {whose} is not" if a.nullable else
+                           f"is not nullable, {whose} is")
+        if a.type != b.type:
+            return _first_difference(a.type, b.type, whose, where)
+    return None
+
+
+def _type_difference(got: t.DataType, want: t.DataType, whose: str) -> str:
+    """What differs between two unequal types whose text is the same (a map's or run-end
+    encoded type's values print no nullability, an extension type neither its storage nor
+    its parameters): the nested field, by its path, and how."""
+    found = _first_difference(got, want, whose, ())
+    if found is None:
+        return f"{got} differs from {whose} {want} in a way its text does not show"
+    path, how = found
+    return f"its {' > '.join(path)} {how}" if path else f"it {how}"
 
 
 def _valid(array: Array) -> Optional[np.ndarray]:
@@ -362,6 +413,11 @@ def schema_difference(got: t.Schema, want: t.Schema, whose: str = "the file's") 
     for a, b in zip(got, want):
         if a.type != b.type:
             why = cast_problem(a.type, b.type)
+            if str(a.type) == str(b.type):  # (the text would name one type twice)
+                fix = ("write with cast=True to cast it" if why is None
+                       else "cast=True does not change that; convert the column before writing")
+                return (f"column {a.name!r} is {a.type} as {whose} is, but "
+                        f"{_type_difference(a.type, b.type, whose)}: {fix}")
             fix = ("write with cast=True to cast it" if why is None
                    else f"cast=True cannot ({why}); convert the column before writing")
             return f"column {a.name!r} is {a.type}, {whose} is {b.type}: {fix}"
