@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core._offsets import check_dictionary_indices, check_run_ends
+from .. import types as t
 from ..errors import ArrowInvalid
 from .base import Array, extension_values, need_bytes
 from .numpy_compat import convert
@@ -56,6 +57,17 @@ class DictionaryArray(Array):
             out &= valid
         return None if out.all() else out
 
+    def _values_pylist(self, values: Array, temporal) -> list:
+        """``values`` (of the dictionary) to Python as the value type gives them: an extension
+        type's values through its conversion (a dictionary imported from pyarrow holds the
+        storage: its values were the storage's, bytes for UUIDs, 1 for True), as the run-end
+        encoded array's below."""
+        out = values._pylist(temporal)
+        value_type = self.type.value_type
+        if isinstance(value_type, t.ExtensionType) and values.type != value_type:
+            out = extension_values(out, t.Field("values", value_type))
+        return out
+
     def dictionary_decode(self) -> list:
         """The values the indices point at, as a Python list (pyarrow's method returns an
         array; this is ``to_pylist()``)."""
@@ -83,13 +95,13 @@ class DictionaryArray(Array):
             bad = int(live.min()) if int(live.min()) < 0 else int(live.max())
             raise ArrowInvalid(f"dictionary index {bad} out of range for a dictionary of {n} values")
         try:
-            values = self.dictionary._pylist(temporal)
+            values = self._values_pylist(self.dictionary, temporal)
         except ArrowInvalid:
             # a dictionary value Python cannot hold (timestamp[ns] with nanoseconds, ...): like
             # pyarrow, convert only the values the indices use, so unused ones don't raise;
             # damage raises wherever it lies
             self.dictionary.validate(True, "dictionary")
-            values = {i: self.dictionary.slice(i, 1)._pylist(temporal)[0]
+            values = {i: self._values_pylist(self.dictionary.slice(i, 1), temporal)[0]
                       for i in np.unique(live).tolist()}
         if valid is None:
             return [values[i] for i in idx.tolist()]

@@ -466,6 +466,25 @@ def test_extension_values_at_any_depth_are_pyarrows(tmp_path, name):
     assert pa.ipc.open_file(path).read_all().column("c").to_pylist() == theirs.to_pylist()
 
 
+@pytest.mark.parametrize("name", ["uuid", "bool8"])
+def test_dictionary_of_extension_values_gives_pyarrows_values(name):
+    """A dictionary imported from pyarrow holds the extension's storage: its values go through
+    the extension's conversion, as a run-end encoded array's do (review 28: F3, they were the
+    storage's: bytes, and 1 / 0 for True / False); to_numpy stays pyarrow's (the storage's)."""
+    pu = pa.ExtensionArray.from_storage(pa.uuid(), pa.array([U[0].bytes, U[2].bytes], pa.binary(16)))
+    pb8 = pa.ExtensionArray.from_storage(pa.bool8(), pa.array([1, 0], pa.int8()))
+    theirs = pa.DictionaryArray.from_arrays(pa.array([1, 0, None, 1], pa.int8()),
+                                            {"uuid": pu, "bool8": pb8}[name])
+    typed = lambda values: [(type(v), v) for v in values]  # noqa: E731  (True == 1 in Python)
+    for ours in (arrowmm.array(theirs), arrowmm.table({"d": theirs}).column("d").chunk(0)):
+        assert str(ours.type) == str(theirs.type)
+        assert typed(ours.to_pylist()) == typed(theirs.to_pylist())
+        assert typed(ours[i] for i in range(len(ours))) == typed(theirs.to_pylist())
+        assert typed(ours.slice(1).to_pylist()) == typed(theirs.slice(1).to_pylist())
+        np.testing.assert_array_equal(ours.to_numpy(zero_copy_only=False),
+                                      theirs.to_numpy(zero_copy_only=False))
+
+
 def _child_types(dtype):
     """A nested type's children as its accessors give them (``value_type``, ``key_type``,
     ``item_type``, ``run_end_type``, ``field(i).type``): the names pyarrow and arrowmm share."""
