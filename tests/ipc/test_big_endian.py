@@ -242,3 +242,37 @@ def test_arrowmm_big_endian_output_matches_the_hand_made_buffers():
     assert len(a) == len(b)
     for i, (x, y) in enumerate(zip(a, b)):
         assert x == y or (not y and not x.strip(b"\x00")), i  # empty validity may be written either way
+
+
+def test_a_copy_of_a_big_endian_file_is_written_native_unless_asked(tmp_path):
+    """A reader's schema keeps the file's order, but its values are native: a writer given it
+    writes native order, as pyarrow's (review 27: F2: it wrote big-endian again, swapping every
+    buffer back, and pyarrow cannot read big-endian views); ``endianness="big"`` still writes
+    big-endian, and appending keeps the file's order."""
+    source, copy, one_call = (str(tmp_path / name) for name in ("be.arrow", "copy.arrow", "w.arrow"))
+    x = np.arange(3, dtype=np.int64)
+    with arrowmm.new_file(source, arrowmm.schema([("x", arrowmm.int64())]), endianness="big") as w:
+        w.write({"x": x})
+    with arrowmm.open_file(source) as reader:
+        assert reader.schema.endianness == "big"
+        views = arrowmm.array(["a", "b", "c"], type=arrowmm.string_view())
+        schema = reader.schema.append(arrowmm.field("s", arrowmm.string_view()))
+        with arrowmm.new_file(copy, schema) as w:
+            w.write(arrowmm.record_batch({"x": reader.get_batch(0).column("x"), "s": views}))
+        arrowmm.write_file(one_call, reader.read_all())
+        with arrowmm.new_stream(str(tmp_path / "be.arrows"), reader.schema, endianness="big") as w:
+            w.write(reader.get_batch(0))
+    for path in (copy, one_call):
+        with arrowmm.open_file(path) as r:
+            assert r.schema.endianness == "little"
+            assert r.read_all().column("x").to_pylist() == [0, 1, 2]
+            assert r.stats.buffers_swapped == 0
+        assert pa.ipc.open_file(path).read_all().column("x").to_pylist() == [0, 1, 2]
+    assert pa.ipc.open_file(copy).read_all().column("s").to_pylist() == ["a", "b", "c"]
+    assert arrowmm.open_stream(str(tmp_path / "be.arrows")).schema.endianness == "big"
+    with arrowmm.append_file(source) as w:
+        w.write({"x": x + 3})
+    with arrowmm.open_file(source) as r:
+        assert r.schema.endianness == "big"
+        assert r.read_all().column("x").to_pylist() == [0, 1, 2, 3, 4, 5]
+    assert pa.ipc.open_file(source).read_all().column("x").to_pylist() == [0, 1, 2, 3, 4, 5]

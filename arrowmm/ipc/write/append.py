@@ -206,7 +206,8 @@ class AppendWriter(FileWriter):
                              compression_level=compression_level, alignment=alignment,
                              emit_dictionary_deltas=emit_dictionary_deltas,
                              statistics=statistics, fsync=fsync, cast=cast,
-                             metadata_version=_version_name(footer.version))
+                             metadata_version=_version_name(footer.version),
+                             endianness=reader.schema.endianness)  # (the file's order)
         except BaseException:
             if self._marker_at is None:
                 self._release()

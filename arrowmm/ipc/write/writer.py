@@ -257,9 +257,14 @@ class _WriterBase:
                  cast=False, filesystem=None, storage_options=None):
         if not isinstance(schema, t.Schema):
             schema = _coerce_schema(schema)
-        if endianness is not None:
-            if endianness not in ("little", "big"):
-                raise ArrowInvalid(f"endianness must be 'little' or 'big', got {endianness!r}")
+        if endianness is None:
+            # native, as pyarrow's writers: a reader's schema of a big-endian file describes
+            # values it already swapped to native order (writing them big-endian again swapped
+            # every buffer back, and pyarrow cannot read big-endian views)
+            endianness = NATIVE
+        elif endianness not in ("little", "big"):
+            raise ArrowInvalid(f"endianness must be 'little' or 'big', got {endianness!r}")
+        if schema.endianness != endianness:
             schema = t.Schema(schema.fields, schema.metadata, endianness)
         # (statistics describe the file they were computed for: a footer's metadata copied
         # from another file, new_file(..., metadata=reader.metadata), must not bring its
@@ -837,7 +842,8 @@ def new_file(sink, schema, *, compression=None, metadata=None, max_chunksize=Non
 
     Options: ``alignment`` (64, or 8/16/32), ``legacy_format`` (pre-0.15
     framing), ``fsync`` (fsync before the rename on close), ``endianness`` ("big" writes
-    a big-endian file), ``compression_level`` (an int in the codec's range: lz4 0..16, where
+    a big-endian file; None, the default, writes native order whatever the schema says, as
+    pyarrow), ``compression_level`` (an int in the codec's range: lz4 0..16, where
     3 and up is LZ4 HC, default 0; zstd -131072..22, default 1, as Arrow C++),
     ``metadata_version`` ("V5", or "V4" for readers older than Arrow 1.0: unions then carry
     an empty validity buffer), ``statistics`` (record per-batch min/max/null counts in the
