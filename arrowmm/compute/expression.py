@@ -34,7 +34,8 @@ def _is_pyarrow(value) -> bool:
 
 def _scalar(value, where: str):
     """``value`` checked to be a plain scalar (or None, a null) a filter may compare with.
-    numpy's NaT is a null, as in pyarrow; a pyarrow scalar is its ``as_py()``."""
+    numpy's NaT is a null, as in pyarrow, and so is pandas' NaT; a pyarrow scalar is its
+    ``as_py()``."""
     if _is_pyarrow(value) and hasattr(value, "as_py"):
         value = value.as_py()
     if value is None or isinstance(value, _SCALARS):
@@ -42,6 +43,8 @@ def _scalar(value, where: str):
             raise ArrowInvalid(f"{where}: cannot compare with a numpy {value.dtype} scalar")
         if isinstance(value, (np.datetime64, np.timedelta64)) and np.isnat(value):
             return None
+        if isinstance(value, datetime.date) and value != value:
+            return None  # pandas' NaT (a datetime equal to nothing): a null as numpy's
         return value
     if isinstance(value, Expression):
         raise ArrowNotImplementedError(f"{where}: comparing two expressions is not supported; "

@@ -88,6 +88,23 @@ def test_nat_is_a_null_filter_value(nat):
     assert _same_rows(_timestamps(), lambda f: ~f("x").isin([nat])) == [0, 1]
 
 
+@pytest.mark.parametrize("column", [pa.timestamp("ns"), pa.duration("us")])
+def test_pandas_nat_is_a_null_filter_value_as_numpys(tmp_path, column):
+    # (pyarrow raises ValueError for it; it raised "cannot convert float NaN to integer")
+    nat = pytest.importorskip("pandas").NaT
+    table = pa.table({"x": pa.array([1, None, 3], column), "i": pa.array([0, 1, 2])})
+    mt = _read_back(table)
+    for make, rows in ((lambda f: f("x") > nat, []), (lambda f: f("x") != nat, []),
+                       (lambda f: f("x") == nat, []), (lambda f: f("x").isin([nat]), [1]),
+                       (lambda f: ~f("x").isin([nat]), [0, 2])):
+        assert _rows(mt.filter(make(arrowmm.field))) == rows
+        assert _rows(arrowmm.compute.filter(mt, make(arrowmm.field))) == rows
+    arrowmm.write_file(str(tmp_path / "t.arrow"), table)
+    ds = arrowmm.dataset(str(tmp_path / "t.arrow"))
+    assert ds.count_rows(filter=[("x", "<", nat)]) == 0
+    assert ds.to_table(filter=[("x", "in", [nat])]).column("i").to_pylist() == [1]
+
+
 def test_nat_is_null_against_the_smallest_timestamp():
     table = pa.table({"x": pa.array([-2**63, 0], pa.timestamp("us")), "i": pa.array([0, 1])})
     assert _same_rows(table, lambda f: f("x") <= np.datetime64("NaT", "us")) == []
