@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import operator
+import struct
 from decimal import Decimal, InvalidOperation
 from itertools import chain, repeat
 from typing import Optional
@@ -645,8 +646,8 @@ def _unions(values, dtype, fp):
 
 
 def _hashable(v):
-    if isinstance(v, float) and math.isnan(v):
-        return ("nan",)
+    if isinstance(v, float):  # by its bits, as pyarrow: 0.0 and -0.0, NaN payloads differ
+        return ("float", struct.pack("<d", v))
     if isinstance(v, list):
         return ("list", tuple(_hashable(x) for x in v))
     if isinstance(v, dict):

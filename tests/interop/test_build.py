@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import struct
 import zoneinfo
 from decimal import Decimal as D
 
@@ -449,6 +450,45 @@ def test_run_end_encoding_runs():
     assert arr.run_ends.to_pylist() == [2, 4, 5, 6]
     assert arr.values.to_pylist() == [1, None, 2, 1]
     assert arr.to_pylist() == [1, 1, None, None, 2, 1]
+
+
+# 0.0 and -0.0, and NaNs of three bit patterns: pyarrow encodes each bit pattern apart
+_NAN_PAYLOAD = struct.unpack("<d", struct.pack("<Q", 0x7FF8000000000001))[0]
+_FLOATS_BY_BITS = [0.0, -0.0, 1.5, -0.0, 0.0, math.nan, -math.nan, _NAN_PAYLOAD, math.nan]
+
+
+def _bits(values):
+    return [None if v is None else struct.pack("<d", v) for v in values]
+
+
+@pytest.mark.parametrize("source", ["list", "numpy", "record_batch", "list_of"])
+def test_dictionary_of_floats_goes_by_their_bits(source):
+    dtype = t.dictionary(t.int8(), t.float64())
+    if source == "list":
+        arr = array(_FLOATS_BY_BITS, dtype)
+    elif source == "numpy":
+        arr = array(np.array(_FLOATS_BY_BITS), dtype)
+    elif source == "record_batch":
+        arr = record_batch({"d": _FLOATS_BY_BITS}, schema=t.schema([("d", dtype)])).column(0)
+    else:
+        arr = array([_FLOATS_BY_BITS], t.list_(dtype)).values
+    expected = pa.array(_FLOATS_BY_BITS, pa.dictionary(pa.int8(), pa.float64()))
+    assert arr.indices.to_pylist() == expected.indices.to_pylist()
+    assert _bits(arr.to_pylist()) == _bits(_FLOATS_BY_BITS)
+
+
+def test_dictionary_of_structs_of_floats_keeps_the_sign_of_zero():
+    dtype = t.dictionary(t.int8(), t.struct([("a", t.float64())]))
+    arr = array([{"a": 0.0}, {"a": -0.0}], dtype)
+    assert arr.indices.to_pylist() == [0, 1]
+    assert _bits([v["a"] for v in arr.to_pylist()]) == _bits([0.0, -0.0])
+
+
+def test_run_end_encoding_of_floats_goes_by_their_bits():
+    arr = array(_FLOATS_BY_BITS, t.run_end_encoded(t.int32(), t.float64()))
+    expected = pa.array(_FLOATS_BY_BITS, pa.run_end_encoded(pa.int32(), pa.float64()))
+    assert arr.run_ends.to_pylist() == expected.run_ends.to_pylist()
+    assert _bits(arr.to_pylist()) == _bits(_FLOATS_BY_BITS)
 
 
 def test_binary_view_layout():
