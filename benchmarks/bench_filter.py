@@ -40,6 +40,12 @@ column: a 1% mask and 10,000 sorted random indices; then ``dictionary_encode``, 
 and ``value_counts`` of a string and an int64 column (1,000 distinct, 10% nulls).
 target <= 1.5
 
+With ``--tables`` (rows T1-T3, alone): ``Table.filter`` of a table of 10 batches of 100,000
+rows (a string column ``s`` and a float64 column ``x``), 1% kept, against pyarrow's on the
+same table: by a pyarrow boolean array (``pc.less(x, 0.01)``), by the expression
+``field("x") < 0.01``, and ``RecordBatch.filter`` of one batch by its piece of the mask
+(issue 34).  target <= 1.0
+
 The exit status is 0 whatever the ratios (machines are noisy) unless ``--strict``.
 """
 from __future__ import annotations
@@ -177,6 +183,40 @@ def bench_arrays(rows: int, repeats: int, warmup: int) -> list:
     return results
 
 
+TABLES_TARGET = 1.0
+
+
+def bench_tables(batches: int, rows: int, repeats: int, warmup: int) -> list:
+    """Rows T1-T3: a table's filter, arrowmm against pyarrow (the same batches)."""
+    rng = np.random.default_rng(34)
+    n = batches * rows
+    s = pa.array(np.char.add("k", np.char.zfill(rng.integers(0, 10**6, n).astype("U6"), 6))
+                 .astype(object), pa.string())
+    x = pa.array(rng.random(n))
+    theirs = pa.Table.from_batches([pa.record_batch({"s": s.slice(i * rows, rows),
+                                                     "x": x.slice(i * rows, rows)})
+                                    for i in range(batches)])
+    mine = arrowmm.table(theirs)
+    mask = pc.less(x, 0.01)
+    batch, batch_mask = mine.to_batches()[0], mask.slice(0, rows)
+    pa_batch = theirs.to_batches()[0]
+    results = []
+    for row, (what, f_amm, f_pa) in enumerate((
+            ("Table.filter, a pyarrow boolean mask", lambda: mine.filter(mask),
+             lambda: theirs.filter(mask)),
+            ('Table.filter, field("x") < 0.01', lambda: mine.filter(arrowmm.field("x") < 0.01),
+             lambda: theirs.filter(pc.field("x") < 0.01)),
+            ("RecordBatch.filter of one batch, a pyarrow boolean mask",
+             lambda: batch.filter(batch_mask), lambda: pa_batch.filter(batch_mask))), 1):
+        assert pa.table(f_amm()).equals(pa.table(f_pa())), f"{what}: rows differ"
+        t_amm, t_pa = compare(f_amm, f_pa, repeats, warmup)
+        results.append(Result(f"T{row}. {what}, 1% kept", t_amm, t_pa, TABLES_TARGET,
+                              f"{batches} batches of {rows:,} rows (string, float64); "
+                              f"load {os.getloadavg()[0]:.1f}"))
+        print_result(results[-1])
+    return results
+
+
 def main(argv=None) -> int:
     parser = base_parser(__doc__)
     parser.add_argument("--big", action="store_true", help="30M rows as well (about 2 GB)")
@@ -185,8 +225,21 @@ def main(argv=None) -> int:
                         help="only the rows of the plain or the ZSTD files (default: both)")
     parser.add_argument("--arrays", action="store_true",
                         help="only rows A1-A12: one column's filter, take and distinct values")
+    parser.add_argument("--tables", action="store_true",
+                        help="only rows T1-T3: Table.filter of 10 batches of 100,000 rows")
     args = parser.parse_args(argv)
     cfg = settings(args, BIG if args.big else FULL, QUICK)
+    if args.tables:
+        env = "\n".join(machine_lines(args.quick) + [
+            "- load average at start: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())])
+        print(env + "\n", flush=True)
+        rows = 2_000 if args.quick else 100_000
+        # (a table filter takes under a millisecond: many repeats for a steady median)
+        cfg.update(repeats=args.repeats or (3 if args.quick else 101),
+                   warmup=1 if args.quick else 5)
+        results = bench_tables(10, rows, cfg["repeats"], cfg["warmup"])
+        return report(results, "arrowmm table filter benchmarks", env, cfg, args.out,
+                      args.strict)
     if args.arrays:
         env = "\n".join(machine_lines(args.quick) + [
             "- load average at start: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())])

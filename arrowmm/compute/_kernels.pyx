@@ -23,6 +23,8 @@ ZSTD filter's time, and the same again when it was unmapped.
 from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
                           uint64_t)
 from libc.string cimport memcmp, memcpy, memset
+from cpython.buffer cimport (PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release,
+                             PyObject_GetBuffer)
 
 from arrowmm._core._offsets cimport index_t as int_t, offset_t
 
@@ -389,6 +391,37 @@ cdef _bytes_of(obj):
     return arr.reshape(-1).view(np.uint8)
 
 
+cdef uint8_t _NO_BYTES = 0
+
+
+cdef int _acquire(obj, Py_buffer* view) except -1:
+    """``obj``'s bytes (a buffer-protocol object; None: none) held in ``view`` until
+    ``PyBuffer_Release(view)``: the kernels' inputs without the numpy views and typed
+    memoryviews that ``_bytes_of`` makes (measured: 1-2 us a call, more than a kernel's loop
+    over a 1%-selective 100,000-row mask).  A non-contiguous array is copied first."""
+    if obj is None:
+        memset(view, 0, sizeof(Py_buffer))  # (no owner: PyBuffer_Release does nothing)
+        view.buf = &_NO_BYTES
+        view.len = 0
+        return 0
+    try:
+        PyObject_GetBuffer(obj, view, PyBUF_SIMPLE)
+    except BufferError:
+        PyObject_GetBuffer(_bytes_of(obj), view, PyBUF_SIMPLE)
+    return 0
+
+
+cdef void* _address(arr) except NULL:
+    """The first byte of ``arr``, an array made here (its memory stays put while it is
+    referenced, so the buffer is not held); writable."""
+    cdef Py_buffer view
+    cdef void* at
+    PyObject_GetBuffer(arr, &view, PyBUF_SIMPLE | PyBUF_WRITABLE)
+    at = view.buf
+    PyBuffer_Release(&view)
+    return at if at != NULL else <void*>&_NO_BYTES
+
+
 cdef _bad_offsets(offsets, int64_t row, int64_t size):
     raise ArrowInvalid(f"offsets of row {row}: [{offsets[row]}, {offsets[row + 1]}) is not "
                        f"within the {size}-byte data buffer (or decreases)")
@@ -501,8 +534,54 @@ cdef extern from *:
         return count;
     #endif
     }
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    #define ARROWMM_BIG_ENDIAN 1
+    #else
+    #define ARROWMM_BIG_ENDIAN 0
+    #endif
+    /* Eight bytes at p as a little-endian number (any alignment): bits 0-63 of a bitmap. */
+    static inline uint64_t arrowmm_load_le64(const uint8_t *p) {
+        uint64_t w; memcpy(&w, p, 8);
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        w = __builtin_bswap64(w);
+    #endif
+        return w;
+    }
+    /* The bits set in n words.  A baseline x86-64 build has no popcnt instruction (the
+       portable count is a dozen operations a word, the most of a mask's making): a copy of
+       the loop compiled for it runs where the CPU has it. */
+    static int64_t arrowmm_count_words_portable(const uint64_t *w, int64_t n) {
+        int64_t count = 0, i;
+        for (i = 0; i < n; i++)
+            count += arrowmm_popcount64(w[i]);
+        return count;
+    }
+    #if !defined(__POPCNT__) && (defined(__x86_64__) || defined(__i386__)) && \
+        (defined(__GNUC__) || defined(__clang__))
+    __attribute__((target("popcnt")))
+    static int64_t arrowmm_count_words_popcnt(const uint64_t *w, int64_t n) {
+        int64_t count = 0, i;
+        for (i = 0; i < n; i++)
+            count += __builtin_popcountll(w[i]);
+        return count;
+    }
+    static int64_t arrowmm_count_words(const uint64_t *w, int64_t n) {
+        static int has_popcnt = -1;
+        if (has_popcnt < 0) {
+            __builtin_cpu_init();
+            has_popcnt = __builtin_cpu_supports("popcnt") ? 1 : 0;
+        }
+        return has_popcnt ? arrowmm_count_words_popcnt(w, n)
+                          : arrowmm_count_words_portable(w, n);
+    }
+    #else
+    #define arrowmm_count_words arrowmm_count_words_portable
+    #endif
     """
     int arrowmm_ctz64(uint64_t x) noexcept nogil
+    uint64_t arrowmm_load_le64(const uint8_t *p) noexcept nogil
+    bint ARROWMM_BIG_ENDIAN
+    int64_t arrowmm_count_words(const uint64_t *w, int64_t n) noexcept nogil
     uint64_t arrowmm_kept8(const uint8_t *p) noexcept nogil
     uint64_t arrowmm_pack64(const uint8_t *p) noexcept nogil
     int arrowmm_popcount64(uint64_t x) noexcept nogil
@@ -527,7 +606,9 @@ cdef class Mask:
     @property
     def words(self):
         """The bits, as read-only uint64 words."""
-        return self._words
+        words = self._words.view()
+        words.flags.writeable = False
+        return words
 
     def indices(self):
         """The positions of the kept rows, ascending (int64)."""
@@ -568,7 +649,7 @@ def pack_mask(mask):
     cdef uint64_t tail = 0
     # (one word at least: an empty mask still has an address)
     words = _empty(max((n + 63) // 64, 1), np.uint64)
-    cdef uint64_t[::1] w = words
+    cdef uint64_t* w = <uint64_t*>_address(words)
     with nogil:
         if full:
             count = arrowmm_pack_words(&m[0], full, &w[0])
@@ -585,44 +666,63 @@ def mask_from_bits(values, int64_t bit_offset, Py_ssize_t n, validity=None,
     """A ``Mask`` of ``n`` rows read from bitmap ``values`` from bit ``bit_offset`` (a boolean
     array's values, used as stored: not unpacked to a byte a row), a row whose bit of
     ``validity`` (from bit ``validity_offset``; None: every row valid) is clear dropped."""
-    cdef const uint8_t[::1] v = _bytes_of(values)
-    cdef const uint8_t[::1] ok = _bytes_of(validity)
+    cdef Py_buffer vb, okb
     cdef bint checked = validity is not None
-    if n < 0 or bit_offset < 0 or validity_offset < 0:
-        raise ArrowInvalid(f"selection: a mask of {n} rows from bit {bit_offset}")
-    if v.shape[0] < (bit_offset + n + 7) // 8 or \
-            (checked and ok.shape[0] < (validity_offset + n + 7) // 8):
-        raise ArrowInvalid(f"selection: a boolean mask of {n} rows needs "
-                           f"{(bit_offset + n + 7) // 8} bytes of values, has {v.shape[0]}")
     cdef Py_ssize_t full = n // 64, wi, j
     cdef Py_ssize_t count = 0
-    cdef uint64_t w, tail = 0
-    words = _empty(max((n + 63) // 64, 1), np.uint64)
-    cdef uint64_t[::1] out = words
-    with nogil:
-        for wi in range(full):  # (whole words: their bytes are inside the bitmaps)
-            w = _bits64(&v[0], bit_offset + wi * 64)
-            if checked:
-                w &= _bits64(&ok[0], validity_offset + wi * 64)
-            out[wi] = w
-            count += arrowmm_popcount64(w)
-        for j in range(full * 64, n):  # (the tail, a bit at a time: none read past the end)
-            if (v[(bit_offset + j) >> 3] >> ((bit_offset + j) & 7)) & 1 and (
-                    not checked or (ok[(validity_offset + j) >> 3]
-                                    >> ((validity_offset + j) & 7)) & 1):
-                tail |= (<uint64_t>1) << (j - full * 64)
-        if n % 64 or n == 0:
-            out[full] = tail
-            count += arrowmm_popcount64(tail)
+    cdef uint64_t tail = 0
+    cdef uint64_t* out
+    cdef const uint8_t* v
+    cdef const uint8_t* ok
+    if n < 0 or bit_offset < 0 or validity_offset < 0:
+        raise ArrowInvalid(f"selection: a mask of {n} rows from bit {bit_offset}")
+    _acquire(values, &vb)
+    try:
+        _acquire(validity, &okb)
+        try:
+            if vb.len < (bit_offset + n + 7) // 8 or \
+                    (checked and okb.len < (validity_offset + n + 7) // 8):
+                raise ArrowInvalid(f"selection: a boolean mask of {n} rows needs "
+                                   f"{(bit_offset + n + 7) // 8} bytes of values, has {vb.len}")
+            # (sized once the bitmaps are known to hold the n rows)
+            words = _empty(max((n + 63) // 64, 1), np.uint64)
+            out = <uint64_t*>_address(words)
+            v = <const uint8_t*>vb.buf
+            ok = <const uint8_t*>okb.buf
+            with nogil:
+                if bit_offset % 8 == 0:  # (a batch's piece of a mask: its whole words copied)
+                    memcpy(out, v + bit_offset // 8, full * 8)
+                    if ARROWMM_BIG_ENDIAN:
+                        for wi in range(full):
+                            out[wi] = arrowmm_load_le64(<const uint8_t*>(out + wi))
+                else:
+                    for wi in range(full):  # (whole words: their bytes are inside the bitmaps)
+                        out[wi] = _bits64(v, bit_offset + wi * 64)
+                if checked:
+                    for wi in range(full):
+                        out[wi] &= _bits64(ok, validity_offset + wi * 64)
+                count = arrowmm_count_words(out, full)
+                for j in range(full * 64, n):  # (the tail, a bit at a time: none read past it)
+                    if (v[(bit_offset + j) >> 3] >> ((bit_offset + j) & 7)) & 1 and (
+                            not checked or (ok[(validity_offset + j) >> 3]
+                                            >> ((validity_offset + j) & 7)) & 1):
+                        tail |= (<uint64_t>1) << (j - full * 64)
+                if n % 64 or n == 0:
+                    out[full] = tail
+                    count += arrowmm_popcount64(tail)
+        finally:
+            PyBuffer_Release(&okb)
+    finally:
+        PyBuffer_Release(&vb)
     return _new_mask(words, n, count)
 
 
 cdef Mask _new_mask(words, Py_ssize_t n, Py_ssize_t count):
+    """A ``Mask`` over ``words`` (made here, held by the mask alone: ``Mask.words`` gives
+    read-only views of them)."""
     cdef Mask kept = Mask.__new__(Mask)
-    words.flags.writeable = False
-    cdef const uint64_t[::1] w = words
     kept._words = words
-    kept._ptr = &w[0]
+    kept._ptr = <const uint64_t*>_address(words)
     kept.length = n
     kept.count = count
     return kept
@@ -754,34 +854,38 @@ def filter_fixed(src, Py_ssize_t start, Py_ssize_t width, mask, Py_ssize_t count
     """The ``width``-byte values ``start`` (a value index) on of ``src`` where ``mask`` (a
     ``Mask``, or bool one per row) keeps the row, ``count`` of them, packed into new memory
     (uint8)."""
-    cdef const uint8_t[::1] s = _bytes_of(src)
     cdef Mask kept = _kept(mask, count)
     cdef Py_ssize_t n = kept.length, done = 0
-    if width <= 0 or start < 0 or (s.shape[0] // width) - start < n:
-        raise ArrowInvalid(f"selection: a {s.shape[0]}-byte buffer holds no {n} values of "
-                           f"{width} bytes from value {start}")
-    spare = _empty((count + 1) * width, np.uint8)  # (the branch-free loops' spare)
-    cdef uint8_t[::1] o = spare
-    if count:
-        with nogil:
-            if _sparse(count, n):
-                done = _filter_fixed_sparse(&s[0] + start * width, width, kept._ptr, n, count,
-                                            &o[0])
-            else:
-                done = _filter_fixed(&s[0] + start * width, width, kept._ptr, n, count, &o[0])
-        if done != count:
-            _changed()
+    cdef Py_buffer sb
+    cdef const uint8_t* values
+    cdef uint8_t* o
+    _acquire(src, &sb)
+    try:
+        if width <= 0 or start < 0 or (sb.len // width) - start < n:
+            raise ArrowInvalid(f"selection: a {sb.len}-byte buffer holds no {n} values of "
+                               f"{width} bytes from value {start}")
+        spare = _empty((count + 1) * width, np.uint8)  # (the branch-free loops' spare)
+        o = <uint8_t*>_address(spare)
+        values = <const uint8_t*>sb.buf + start * width
+        if count:
+            with nogil:
+                if _sparse(count, n):
+                    done = _filter_fixed_sparse(values, width, kept._ptr, n, count, o)
+                else:
+                    done = _filter_fixed(values, width, kept._ptr, n, count, o)
+    finally:
+        PyBuffer_Release(&sb)
+    if done != count:
+        _changed()
     return spare[:count * width]
 
 
 cdef inline uint64_t _bits64(const uint8_t* p, int64_t pos) noexcept nogil:
     """Bits ``pos`` to ``pos + 63`` of a bitmap, from bit 0 (the caller knows they are in
     it: only the bytes holding them are read)."""
-    cdef int64_t first = pos >> 3, last = (pos + 63) >> 3, b
+    cdef int64_t first = pos >> 3, last = (pos + 63) >> 3
     cdef int shift = pos & 7
-    cdef uint64_t lo = 0, hi = 0
-    for b in range(8):
-        lo |= (<uint64_t>p[first + b]) << (8 * b)
+    cdef uint64_t lo = arrowmm_load_le64(p + first), hi = 0
     if last > first + 7:
         hi = p[last]
     return (lo >> shift) | ((hi << (64 - shift)) if shift else 0)
@@ -800,42 +904,47 @@ cdef inline void _put_bits64(uint8_t* out, int64_t at, uint64_t v) noexcept nogi
 def filter_bits(src, int64_t bit_offset, mask, Py_ssize_t count):
     """Bits ``bit_offset`` on of bitmap ``src`` where ``mask`` (a ``Mask``, or bool one per
     row) keeps the row, ``count`` of them, packed from bit 0: (bitmap, number of bits set)."""
-    cdef const uint8_t[::1] s = _bytes_of(src)
     cdef Mask kept = _kept(mask, count)
     cdef Py_ssize_t n = kept.length, wi, nwords = (n + 63) // 64, j
     cdef int64_t k = 0, ones = 0, bit
     cdef uint64_t w, v
+    cdef Py_buffer sb
     cdef const uint8_t* sp
-    if bit_offset < 0 or (s.shape[0] * 8) - bit_offset < n:
-        raise ArrowInvalid(f"selection: a {s.shape[0]}-byte bitmap holds no {n} bits from "
-                           f"bit {bit_offset}")
-    out = np.zeros((count + 7) // 8, dtype=np.uint8)
-    cdef uint8_t[::1] o = out
-    if count == 0:
-        return out, 0
-    sp = &s[0]
-    with nogil:
-        for wi in range(nwords):
-            w = _word(kept._ptr, wi, n)
-            if w == ~(<uint64_t>0) and k + 64 <= count:  # (64 rows kept: their bits at once)
-                v = _bits64(sp, bit_offset + wi * 64)
-                _put_bits64(&o[0], k, v)
-                ones += arrowmm_popcount64(v)
-                k += 64
-                continue
-            while w:
-                if k == count:
+    cdef uint8_t* o
+    _acquire(src, &sb)
+    try:
+        if bit_offset < 0 or (sb.len * 8) - bit_offset < n:
+            raise ArrowInvalid(f"selection: a {sb.len}-byte bitmap holds no {n} bits from "
+                               f"bit {bit_offset}")
+        out = np.zeros((count + 7) // 8, dtype=np.uint8)
+        if count == 0:
+            return out, 0
+        o = <uint8_t*>_address(out)
+        sp = <const uint8_t*>sb.buf
+        with nogil:
+            for wi in range(nwords):
+                w = _word(kept._ptr, wi, n)
+                if w == ~(<uint64_t>0) and k + 64 <= count:  # (64 rows kept: their bits at once)
+                    v = _bits64(sp, bit_offset + wi * 64)
+                    _put_bits64(o, k, v)
+                    ones += arrowmm_popcount64(v)
+                    k += 64
+                    continue
+                while w:
+                    if k == count:
+                        k += 1
+                        break
+                    j = wi * 64 + arrowmm_ctz64(w)
+                    w &= w - 1
+                    bit = bit_offset + j
+                    if (sp[bit >> 3] >> (bit & 7)) & 1:
+                        o[k >> 3] |= <uint8_t>(1 << (k & 7))
+                        ones += 1
                     k += 1
+                if k > count:
                     break
-                j = wi * 64 + arrowmm_ctz64(w)
-                w &= w - 1
-                bit = bit_offset + j
-                if (sp[bit >> 3] >> (bit & 7)) & 1:
-                    o[k >> 3] |= <uint8_t>(1 << (k & 7))
-                    ones += 1
-                k += 1
-            if k > count:
-                break
+    finally:
+        PyBuffer_Release(&sb)
     if k != count:
         _changed()
     return out, ones
@@ -948,39 +1057,57 @@ cdef int64_t _filter_dense(const offset_t* offs, Py_ssize_t n, const uint64_t* w
     return -1
 
 
-def filter_binary(const offset_t[::1] offsets, data, mask, Py_ssize_t count):
-    """The binary/string values (``offsets``: the ``n + 1`` offsets of the rows) where
-    ``mask`` (a ``Mask``, or bool one per row) keeps the row: (new offsets from 0, of the
-    same width; new data)."""
-    cdef const uint8_t[::1] d = _bytes_of(data)
+def filter_binary(offsets, data, mask, Py_ssize_t count):
+    """The binary/string values (``offsets``: the ``n + 1`` offsets of the rows, int32 or
+    int64) where ``mask`` (a ``Mask``, or bool one per row) keeps the row: (new offsets from
+    0, of the same width; new data)."""
+    # (chosen here by the offsets' width: a def function's fused-type dispatch cost as much as
+    # a 1%-selective filter's loop over 100,000 rows)
+    if not isinstance(offsets, np.ndarray):
+        offsets = np.asarray(offsets)
+    if offsets.dtype.itemsize == 4:
+        return _filter_binary[int32_t](offsets, data, mask, count)
+    if offsets.dtype.itemsize == 8:
+        return _filter_binary[int64_t](offsets, data, mask, count)
+    raise ArrowInvalid(f"selection: offsets are int32 or int64, not {offsets.dtype}")
+
+
+cdef tuple _filter_binary(const offset_t[::1] offsets, data, mask, Py_ssize_t count):
     cdef Mask kept = _kept(mask, count)
     cdef Py_ssize_t n = kept.length
-    cdef int64_t total = 0, bad = -1, size = d.shape[0], first, last
-    cdef uint8_t zero = 0
+    cdef int64_t total = 0, bad = -1, size, first, last
+    cdef Py_buffer db
+    cdef const uint8_t* dp
+    cdef offset_t* no
+    cdef uint8_t* o
+    cdef bint sparse = _sparse(count, n)
+    offset_dtype = np.int32 if offset_t is int32_t else np.int64
     if offsets.shape[0] != n + 1:
         raise ArrowInvalid(f"selection: {offsets.shape[0]} offsets for {n} rows")
     if n == 0 or count == 0:
-        return np.zeros(count + 1, dtype=np.asarray(offsets).dtype), np.empty(0, np.uint8)
+        return np.zeros(count + 1, dtype=offset_dtype), np.empty(0, np.uint8)
     # (one spare offset and 16 spare bytes: the dense loop writes a row's place before it
     # knows whether the row is kept)
-    new_offsets = _empty(count + 2, np.asarray(offsets).dtype)
-    cdef offset_t[::1] no = new_offsets
+    new_offsets = _empty(count + 2, offset_dtype)
+    no = <offset_t*>_address(new_offsets)
     no[0] = 0
-    cdef uint8_t[::1] o
-    cdef const uint8_t* dp = &d[0] if size else &zero
-    first, last = offsets[0], offsets[n]
-    if first < 0 or last < first or last > size:
-        _bad_offsets(offsets, 0 if first < 0 or first > size else n - 1, size)
-    # (the kept values fit the bytes of all the values: the output is sized so, and only the
-    # pages written are ever touched)
-    out = _empty(last - first + 16, np.uint8)
-    o = out
-    cdef bint sparse = _sparse(count, n)
-    with nogil:
-        if sparse:
-            bad = _filter_sparse(&offsets[0], n, kept._ptr, dp, &o[0], count, &no[0], &total)
-        else:
-            bad = _filter_dense(&offsets[0], n, kept._ptr, dp, &o[0], count, &no[0], &total)
+    _acquire(data, &db)
+    try:
+        dp, size = <const uint8_t*>db.buf, db.len
+        first, last = offsets[0], offsets[n]
+        if first < 0 or last < first or last > size:
+            _bad_offsets(offsets, 0 if first < 0 or first > size else n - 1, size)
+        # (the kept values fit the bytes of all the values: the output is sized so, and only
+        # the pages written are ever touched)
+        out = _empty(last - first + 16, np.uint8)
+        o = <uint8_t*>_address(out)
+        with nogil:
+            if sparse:
+                bad = _filter_sparse(&offsets[0], n, kept._ptr, dp, o, count, no, &total)
+            else:
+                bad = _filter_dense(&offsets[0], n, kept._ptr, dp, o, count, no, &total)
+    finally:
+        PyBuffer_Release(&db)
     if bad == -2:
         _changed()
     if bad >= 0:

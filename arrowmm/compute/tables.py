@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Callable, List, Optional
 
-import numpy as np
-
 from .. import hooks, types as t
 from ..arrays import selection as slow
 from ..arrays.array import Array
@@ -15,9 +13,10 @@ from ..arrays.column_input import as_chunked
 from ..arrays.empty import empty_array
 from ..arrays.table import Table
 from ..errors import ArrowInvalid
+from . import _kernels as k
 from .expression import Expression
 from .predicate import check_expression, selection_mask
-from .selection import count_kept, filter_batch, selection_of, take_array
+from .selection import count_kept, filter_batch, packed_mask, selection_of, take_array
 from .sorting import key_columns, sort_indices, sort_keys, whole
 
 __all__ = ["filter_table", "take_table", "sort_table", "batch_columns", "schema_types"]
@@ -59,19 +58,16 @@ def filter_table(table: Table, mask) -> Table:
     out: List[RecordBatch] = []
     if isinstance(mask, Expression):
         check_expression(mask, schema_types(table.schema))
-        for b in batches:
-            keep = selection_mask(mask, batch_columns(b), b.num_rows)
-            count = count_kept(keep)
-            if count:
-                out.append(filter_batch(b, keep, count))
+        for b in batches:  # (each batch's rows packed once, counted as they are)
+            kept = packed_mask(selection_mask(mask, batch_columns(b), b.num_rows), b.num_rows)
+            if kept.count:
+                out.append(filter_batch(b, kept, kept.count))
         return Table(table.schema, out)
-    pieces = mask_pieces(table, mask)
-    if pieces is not None:  # (each batch's piece packed once, from its bits, for every column)
-        for b, piece in zip(batches, pieces):
-            kept = selection_of(piece, b.num_rows)
-            count = kept.count if not isinstance(kept, np.ndarray) else count_kept(kept)
-            if count:
-                out.append(filter_batch(b, kept, count))
+    masks = batch_masks(table, mask)
+    if masks is not None:  # (each batch's piece packed once, from its bits, for every column)
+        for b, kept in zip(batches, masks):
+            if kept.count:
+                out.append(filter_batch(b, kept, kept.count))
         return Table(table.schema, out)
     keep = slow.as_mask(mask, table.num_rows)  # (numpy, lists)
     at = 0
@@ -84,13 +80,14 @@ def filter_table(table: Table, mask) -> Table:
     return Table(table.schema, out)
 
 
-def mask_pieces(table: Table, mask) -> Optional[List[Array]]:
-    """A boolean array or chunked array ``mask`` as long as ``table``, cut into one boolean
-    array per batch: slices keep the bits and their offset, so each batch's filter reads them
-    as stored (a piece across two chunks of the mask is their bits joined), where unpacking
-    the whole mask to a byte a row cost more than the filter.  None for any other mask (numpy,
-    lists: ``as_mask`` takes them, and refuses a mask of another length or type), or a table
-    without columns."""
+def batch_masks(table: Table, mask) -> Optional[List[k.Mask]]:
+    """A boolean array or chunked array ``mask`` (arrowmm's or pyarrow's) as long as
+    ``table``, as one ``Mask`` per batch read from the bits of its piece of the mask (a piece
+    across two chunks is their bits joined), where unpacking the whole mask to a byte a row
+    cost more than the filter.  A mask of one array is read where it lies, its null count
+    checked once (a sliced array per batch cost about what reading its bits costs).  None for
+    any other mask (numpy, lists: ``as_mask`` takes them, and refuses a mask of another
+    length or type), or a table without columns."""
     if not isinstance(mask, (Array, ChunkedArray)):
         if hasattr(mask, "__arrow_c_array__") or hasattr(mask, "__arrow_c_stream__") and \
                 hasattr(mask, "num_chunks"):  # (pyarrow's arrays and chunked arrays)
@@ -102,17 +99,22 @@ def mask_pieces(table: Table, mask) -> Optional[List[Array]]:
         return None
     if isinstance(mask, ChunkedArray) and mask.num_chunks == 1:
         mask = mask.chunk(0)
-    pieces, at = [], 0
+    masks, at = [], 0
+    if isinstance(mask, Array):
+        values, nulls, start = mask._buffers[1], mask._nulls_bitmap(), mask.offset
+        for b in table.to_batches():
+            masks.append(k.mask_from_bits(values, start + at, b.num_rows, nulls,
+                                          start + at if nulls is not None else 0))
+            at += b.num_rows
+        return masks
     for b in table.to_batches():
-        if isinstance(mask, Array):
-            pieces.append(mask.slice(at, b.num_rows))
-        else:
-            chunks = [c for c in mask.slice(at, b.num_rows).chunks if len(c)]
-            pieces.append(chunks[0] if len(chunks) == 1 else
-                          ChunkedArray(chunks, mask.type).combine_chunks() if chunks else
-                          empty_array(mask.type))
+        chunks = [c for c in mask.slice(at, b.num_rows).chunks if len(c)]
+        piece = chunks[0] if len(chunks) == 1 else \
+            ChunkedArray(chunks, mask.type).combine_chunks() if chunks else \
+            empty_array(mask.type)
+        masks.append(selection_of(piece, b.num_rows))
         at += b.num_rows
-    return pieces
+    return masks
 
 
 def take_table(table: Table, indices) -> Table:

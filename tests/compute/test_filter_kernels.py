@@ -157,6 +157,14 @@ def test_offsets_past_the_data_are_an_error_in_the_sparse_loop():
         _kernels.filter_binary(offsets, data, mask, 2)
 
 
+@pytest.mark.parametrize("dtype", ["int16", "int8"])
+def test_offsets_neither_32_nor_64_bits_wide_are_an_error_naming_their_type(dtype):
+    # (filter_binary picks its loop by the offsets' width itself: anything else is refused)
+    offsets = np.arange(5, dtype=dtype)
+    with pytest.raises(arrowmm.ArrowInvalid, match=f"offsets are int32 or int64, not {dtype}"):
+        _kernels.filter_binary(offsets, np.zeros(4, np.uint8), np.ones(4, dtype=bool), 4)
+
+
 def test_a_mask_of_the_wrong_count_is_an_error():
     mask = np.zeros(100, dtype=bool)
     mask[[1, 2]] = True
