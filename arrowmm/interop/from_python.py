@@ -420,9 +420,16 @@ _BLOCK = 1 << 16
 def binary_views(lengths, data, dtype, mask):
     """16-byte views: length + inline bytes (<= 12), else length, prefix, buffer index, offset.
 
-    Long values (> 12 bytes) go, in order, into data buffers of at most 2 GiB each.
+    Long values (> 12 bytes) go, in order, into data buffers of at most 2 GiB each; a view's
+    length and offset are int32, so a longer value is refused (as pyarrow refuses it) rather
+    than written with its length wrapped.
     """
     n = len(lengths)
+    over = np.flatnonzero(lengths > _MAX_DATA_BUFFER)
+    if over.size:
+        i = int(over[0])
+        raise ArrowInvalid(f"{dtype} at index {i}: a value of {int(lengths[i]):,} bytes; a view "
+                           f"holds at most {_MAX_DATA_BUFFER:,}")
     starts = np.zeros(n, dtype=np.int64)
     np.cumsum(lengths[:-1], out=starts[1:])
     buf = np.frombuffer(data, dtype=np.uint8)
