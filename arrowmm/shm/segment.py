@@ -288,11 +288,12 @@ def _write_file(fd: int, data, compression, keep: bool) -> None:
     schema, batches = _source(data)
     creator = json.dumps({**this_process(), "keep": bool(keep)}, separators=(",", ":"))
     with os.fdopen(fd, "wb", buffering=0, closefd=False) as sink:
-        # deltas kept (arrowmm readers take them): any batches the caller has can be shared
+        # any batches the caller has can be shared: dictionaries that differ between batches
+        # are unified (a file holds one per id; concatenated categoricals, a stream's
+        # replacements), growth kept as deltas (arrowmm readers take them)
         with new_file(sink, schema, compression=compression, emit_dictionary_deltas=True,
-                      metadata={CREATOR_KEY: creator}) as writer:
-            for batch in batches:
-                writer.write(batch)
+                      unify_dictionaries=True, metadata={CREATOR_KEY: creator}) as writer:
+            writer.write_table(batches)
 
 
 def _share_dev_shm(name: str, data, compression, keep: bool) -> tuple:
@@ -367,7 +368,10 @@ def share(data, *, name: Optional[str] = None, compression: Optional[str] = None
     anything with ``__arrow_c_stream__`` / ``__arrow_c_array__`` (a pyarrow
     Table or RecordBatch, a polars DataFrame, ...).  Batches are written one at
     a time by the streaming writer, so the segment is sized from what is
-    written and the data is never gathered in Python memory.  ``name``:
+    written and the data is never gathered in Python memory; with dictionary
+    columns the batches are held first, to give each column one dictionary
+    (a file holds one per id; batches whose dictionaries differ are unified, as
+    ``write_file`` does).  ``name``:
     default ``arrowmm-<random>``; an existing name raises ``ArrowInvalid``.
     ``compression``: ``None``, ``"lz4"`` or ``"zstd"`` (readers then
     decompress, a copy in each process).  ``keep``: leave the segment behind

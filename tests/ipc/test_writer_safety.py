@@ -156,6 +156,45 @@ def test_unify_dictionaries_lets_a_table_with_different_dictionaries_be_written(
     assert got[0].column("d").dictionary.to_pylist() == ["x", "y", "z", "w"]  # first seen first
 
 
+def _chunks_with_other_dictionaries():
+    """A table whose chunks carry different dictionaries, as concatenated categoricals or
+    Parquet files read one per chunk give."""
+    return pa.Table.from_batches([pa.record_batch({"d": _dict([0, 1, None], ["a", "b"])}),
+                                  pa.record_batch({"d": _dict([1, 0], ["c", "a"])})])
+
+
+def test_write_file_unifies_dictionaries_by_default(tmp_path):
+    """The one-call file writer holds the whole table: it unifies, as pyarrow's
+    ``write_feather`` (review 27: F4: it refused, advising an option of ``write_table``)."""
+    table, path = _chunks_with_other_dictionaries(), str(tmp_path / "d.arrow")
+    arrowmm.write_file(path, table)
+    assert pa.ipc.open_file(path).read_all().column("d").to_pylist() == ["a", "b", None, "a", "c"]
+    assert dictionary_messages(Path(path).read_bytes()) == [(0, False, 3)]
+    with pytest.raises(arrowmm.ArrowInvalid,
+                       match=r"write_file\(\.\.\., unify_dictionaries=True\), its default"):
+        arrowmm.write_file(str(tmp_path / "refused.arrow"), table, unify_dictionaries=False)
+
+
+def test_a_dictionary_a_file_cannot_hold_is_refused_naming_the_options_of_the_call(tmp_path):
+    table = _chunks_with_other_dictionaries()
+    with pytest.raises(arrowmm.ArrowInvalid, match=r"new_file\(\.\.\., unify_dictionaries=True\) "
+                                                   r"merges the dictionaries of the batches given "
+                                                   r"to write_table"):
+        with arrowmm.new_file(io.BytesIO(), table.schema) as w:
+            for batch in table.to_batches():
+                w.write(batch)
+    with pytest.raises(arrowmm.ArrowInvalid, match=r"new_file\(\.\.\., emit_dictionary_deltas=True\)"):
+        with arrowmm.new_file(io.BytesIO(), table.schema) as w:
+            for batch in _grown():
+                w.write(batch)
+    path = str(tmp_path / "a.arrow")
+    arrowmm.write_file(path, table.slice(0, 3))
+    with arrowmm.append_file(path) as w:
+        with pytest.raises(arrowmm.ArrowInvalid, match="write a new file") as refused:
+            w.write(pa.record_batch({"d": _dict([0], ["z"])}))
+        assert "unify" not in str(refused.value)
+
+
 def test_unified_dictionary_that_outgrows_its_index_type_is_refused():
     table = pa.Table.from_batches([pa.record_batch({"d": _dict([0], [f"v{i}"], pa.int8())})
                                    for i in range(130)])

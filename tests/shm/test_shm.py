@@ -208,6 +208,24 @@ def test_share_streams_batches_without_gathering(name):
         assert seen == [0, 1, 2, 3, 4]
 
 
+def test_share_unifies_dictionaries_that_differ_between_batches(name):
+    """Batches whose dictionaries differ (concatenated categoricals, a stream's replacements)
+    are shared with one dictionary per column (review 28: F4: share refused them, advising
+    options it does not take)."""
+    def batch(values, indices):
+        return pa.record_batch({"d": pa.DictionaryArray.from_arrays(pa.array(indices, pa.int8()),
+                                                                    pa.array(values))})
+    batches = [batch(["a", "b"], [0, 1]), batch(["x"], [0, 0]), batch(["b", "y"], [1, 0])]
+    inputs = {"pyarrow table": pa.Table.from_batches(batches),
+              "arrowmm batch list": [arrowmm.record_batch(b) for b in batches],
+              "pyarrow reader": pa.RecordBatchReader.from_batches(batches[0].schema, batches)}
+    for i, (what, data) in enumerate(inputs.items()):
+        with shm.share(data, name=f"{name}-{i}") as shared:
+            got = pa.ipc.open_file(pa.memory_map(shared.path)).read_all().column("d")
+            assert got.to_pylist() == ["a", "b", "x", "x", "y", "b"], what
+            assert got.chunk(0).dictionary.to_pylist() == ["a", "b", "x", "y"], what
+
+
 # -- errors and cleanup -------------------------------------------------------------------
 def test_open_missing_and_not_arrow(name):
     with pytest.raises(arrowmm.ArrowInvalid, match=f"no shared-memory segment named '{name}'"):

@@ -164,6 +164,8 @@ class AppendWriter(FileWriter):
     the file held before.
     """
 
+    _caller = "append_file"  # (the function whose options an error names)
+
     def __init__(self, path, *, compression=None, compression_level=None, alignment=64,
                  emit_dictionary_deltas=False, statistics=None, fsync=True,
                  lock_timeout: Optional[float] = None, cast=False):

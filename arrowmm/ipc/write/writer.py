@@ -20,8 +20,8 @@ Dictionaries are written per dictionary id: fields that share an id share one
 dictionary, which they must carry equal.  As in pyarrow, a dictionary that
 changes between batches is re-sent whole in a stream (``emit_dictionary_deltas=True``
 sends growth as a delta instead) and refused in a file unless it only grew and
-deltas are on; ``unify_dictionaries=True`` makes ``write_table`` merge the
-dictionaries of all its batches into one first.
+deltas are on; ``unify_dictionaries=True`` (``write_file``'s default) makes
+``write_table`` merge the dictionaries of all its batches into one first.
 
 ``new_file`` / ``new_stream`` take data in place of a schema (a pandas or polars DataFrame,
 an arrowmm or pyarrow Table, a dict of columns, any Arrow producer) and write it first;
@@ -241,6 +241,21 @@ def _same_values(a: Array, b: Array) -> bool:
     """Whether two arrays hold the same values as a reader would decode them (type-exact, floats
     by their bits: NaN equals NaN, -0.0 differs from 0.0)."""
     return same_values(a, b, exact=True)
+
+
+def _one_dictionary_per_id(batches: list, schema: t.Schema) -> bool:
+    """Whether the top-level fields of each dictionary id carry equal dictionaries in all
+    ``batches`` (compared from the buffers): then there is nothing to unify, and the unifier,
+    which compares dictionaries as Python values (~2 s a 1M-string dictionary), is not called."""
+    first = {}  # id -> the first dictionary seen
+    for batch in batches:
+        for f, column in zip(schema.fields, batch.storage_columns):
+            if not isinstance(f.storage_type, t.DictionaryType):
+                continue
+            values = first.setdefault(f.dictionary_id, column.dictionary)
+            if column.dictionary is not values and not _same_values(column.dictionary, values):
+                return False
+    return True
 
 
 class _WriterBase:
@@ -515,9 +530,11 @@ class _WriterBase:
         else:
             source = data_source(table)
             batches = table if source is None else source.batches
-        coerce = not self._unify
-        if self._unify:  # (coerced first, all of them)
-            batches = unify_batch_dictionaries(list(map(self._coerce, batches)), self.schema)
+        coerce = not (self._unify and self._dictionaries)
+        if not coerce:  # (coerced first, all of them: held, so only when there is a dictionary)
+            batches = list(map(self._coerce, batches))
+            if not _one_dictionary_per_id(batches, self.schema):
+                batches = unify_batch_dictionaries(batches, self.schema)
         write = self.write  # (a batch as ``write`` takes it, coerced if need be: mostly in C)
         for batch in batches:
             if coerce and not limit:
@@ -595,16 +612,33 @@ class _WriterBase:
                     + ("grew" if grown else "changed and is not an extension of the written one"
                        + (" (or holds a dictionary that changed)" if nested else "")))
             if self._file_format:
-                raise ArrowInvalid(
-                    f"{what}: the IPC file format holds one dictionary per id; write with "
-                    f"emit_dictionary_deltas=True to send a dictionary that only grew as a "
-                    f"delta, or write the table with unify_dictionaries=True (write_table) to "
-                    f"merge dictionaries that differ, or write a stream")
+                unifiable = not nested and any(f.dictionary_id == dict_id for f in self.schema.fields)
+                raise ArrowInvalid(f"{what}: the IPC file format holds one dictionary per id; "
+                                   + self._file_dictionary_advice(grown, unifiable))
             raise ArrowInvalid(f"{what}: replacement is disabled (allow_dictionary_replacement="
                                f"False)" + ("; emit_dictionary_deltas=True would send the growth "
                                             "as a delta" if grown else ""))
         steps.append((dict_id, values, False))
         state[dict_id] = values
+
+    def _file_dictionary_advice(self, grown: bool, unifiable: bool) -> str:
+        """What to do about a dictionary a file cannot hold, in the options of the function
+        the caller used (``_caller``)."""
+        call = self._caller
+        if grown:
+            return (f"{call}(..., emit_dictionary_deltas=True) writes a dictionary that only "
+                    f"grew as a delta, or write a stream")
+        if call == "append_file":
+            return ("appended batches use the file's dictionaries (emit_dictionary_deltas=True: "
+                    "or ones extending them); write a new file to change them")
+        if not unifiable:
+            return ("dictionaries below the top level or holding dictionaries are not unified: "
+                    "write a stream")
+        if call == "write_file":
+            return ("write_file(..., unify_dictionaries=True), its default, merges dictionaries "
+                    "that differ, or write a stream")
+        return (f"{call}(..., unify_dictionaries=True) merges the dictionaries of the batches "
+                f"given to write_table, or write a stream")
 
     def _write_dictionary(self, dict_id: int, values: Array, is_delta: bool) -> None:
         old = self._written_dicts.get(dict_id)
@@ -805,11 +839,14 @@ class StreamWriter(_WriterBase):
     """Writes the IPC stream format: schema, dictionaries and batches, then end-of-stream;
     to a path, through a temporary file renamed into place on close."""
 
+    _caller = "new_stream"
+
 
 class FileWriter(_WriterBase):
     """Writes the IPC file format; to a path, crash-safely through a temporary file."""
 
     _file_format = True
+    _caller = "new_file"  # (the function whose options an error names)
 
     def _prefix(self) -> list:
         return [MAGIC + b"\x00\x00" + self._encoder.schema(self.schema, 8).parts[0]]
@@ -888,7 +925,7 @@ def new_stream(sink, schema, *, compression=None, metadata=None, max_chunksize=N
                    metadata=metadata, **options)
 
 
-def _writer(cls, sink, schema_or_data, max_chunksize, **options):
+def _writer(cls, sink, schema_or_data, max_chunksize, caller=None, **options):
     source = data_source(schema_or_data)
     if source is None:
         if max_chunksize is not None:
@@ -896,6 +933,8 @@ def _writer(cls, sink, schema_or_data, max_chunksize, **options):
                                "for batches written later, pass it to write_table")
         return cls(sink, schema_or_data, **options)
     writer = cls(sink, source.schema, **options)
+    if caller is not None:
+        writer._caller = caller
     try:
         writer.write_table(source.batches, DEFAULT_MAX_CHUNKSIZE if max_chunksize is None
                            else max_chunksize)
@@ -905,18 +944,19 @@ def _writer(cls, sink, schema_or_data, max_chunksize, **options):
     return writer
 
 
-def _write(new, sink, data, max_chunksize, options) -> None:
+def _write(cls, sink, data, max_chunksize, options) -> None:
+    name = "write_file" if cls is FileWriter else "write_stream"
     if data_source(data) is None:
-        raise ArrowInvalid(f"{new.__name__.replace('new', 'write')}() writes data (a DataFrame, "
-                           f"a Table, a dict of columns, an Arrow producer), got "
-                           f"{type(data).__name__}; {new.__name__}(sink, schema) makes a writer "
-                           f"for batches to come")
-    with new(sink, data, max_chunksize=max_chunksize, **options):
+        raise ArrowInvalid(f"{name}() writes data (a DataFrame, a Table, a dict of columns, an "
+                           f"Arrow producer), got {type(data).__name__}; "
+                           f"{name.replace('write', 'new')}(sink, schema) makes a writer for "
+                           f"batches to come")
+    with _writer(cls, sink, data, max_chunksize, caller=name, **options):
         pass
 
 
 def write_file(sink, data, *, compression=None, metadata=None, max_chunksize=None,
-               statistics=None, **options) -> None:
+               statistics=None, unify_dictionaries=True, **options) -> None:
     """Write ``data`` as an IPC file at ``sink`` (a path, written crash-safely, or a binary
     file-like object) in one call: ``with new_file(sink, data, ...): pass``.
 
@@ -941,8 +981,14 @@ def write_file(sink, data, *, compression=None, metadata=None, max_chunksize=Non
     readers refuse the metadata they need; ``new_file`` leaves them off) records per-batch
     min, max and null counts (``arrowmm.ipc.core.statistics``), which ``arrowmm.dataset`` filters
     and the Spark connector use to skip batches.  They cost one pass over the values: on the
-    same DataFrame +20-60 ms plain (0.26-0.30 s in all), +70-150 ms zstd.  Other options
-    (``compression_level``, ``cast``, ``fsync``, ...) are ``new_file``'s.
+    same DataFrame +20-60 ms plain (0.26-0.30 s in all), +70-150 ms zstd.
+
+    ``unify_dictionaries``: True (the default here, as pyarrow's ``write_feather``; ``new_file``
+    leaves it off) gives each dictionary-encoded column one dictionary holding the values of
+    all its chunks, so a table whose chunks carry different dictionaries (concatenated
+    categoricals, Parquet files read one per chunk) can be written: a file holds one
+    dictionary per id.  Other options (``compression_level``, ``cast``, ``fsync``, ...) are
+    ``new_file``'s.
 
     Examples
     --------
@@ -955,8 +1001,8 @@ def write_file(sink, data, *, compression=None, metadata=None, max_chunksize=Non
     (3, [0, 1, 2, 3, 4])
     >>> tmp.cleanup()
     """
-    _write(new_file, sink, data, max_chunksize,
-           dict(compression=compression, metadata=metadata,
+    _write(FileWriter, sink, data, max_chunksize,
+           dict(compression=compression, metadata=metadata, unify_dictionaries=unify_dictionaries,
                 statistics=_statistics_default(statistics, options), **options))
 
 
@@ -967,7 +1013,7 @@ def write_stream(sink, data, *, compression=None, metadata=None, max_chunksize=N
     ``data``, ``max_chunksize`` and ``statistics`` (here in each batch's message metadata)
     as ``write_file``; other options are ``new_stream``'s.
     """
-    _write(new_stream, sink, data, max_chunksize,
+    _write(StreamWriter, sink, data, max_chunksize,
            dict(compression=compression, metadata=metadata,
                 statistics=_statistics_default(statistics, options), **options))
 
