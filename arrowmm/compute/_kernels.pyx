@@ -406,8 +406,9 @@ cdef int _acquire(obj, Py_buffer* view) except -1:
         return 0
     try:
         PyObject_GetBuffer(obj, view, PyBUF_SIMPLE)
-    except BufferError:
-        PyObject_GetBuffer(_bytes_of(obj), view, PyBUF_SIMPLE)
+    except (BufferError, ValueError):  # (numpy: ValueError "ndarray is not C-contiguous")
+        # (the copy is held by ``view`` until it is released)
+        PyObject_GetBuffer(np.ascontiguousarray(obj), view, PyBUF_SIMPLE)
     return 0
 
 

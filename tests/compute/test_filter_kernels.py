@@ -251,3 +251,15 @@ def test_string_comparisons_read_no_byte_past_the_data():
                 got = _kernels.compare_binary(view, offsets, op, np.frombuffer(scalar, np.uint8))
                 want = oracle(arr, pa.scalar(scalar, pa.binary())).to_numpy(zero_copy_only=False)
                 assert got.tolist() == want.tolist(), (scalar, op)
+
+
+def test_strided_inputs_are_read_as_their_values():
+    """A non-contiguous numpy array given to a selection kernel is copied first (it raised
+    ValueError: the kernels take their inputs as one block of bytes)."""
+    keep = np.array([True, False] * 10)
+    kept = _kernels.pack_mask(keep)
+    values = np.arange(40, dtype=np.int64)[::2]
+    got = np.frombuffer(_kernels.filter_fixed(values, 0, 8, kept, kept.count), np.int64)
+    assert got.tolist() == values[keep].tolist()
+    mask = _kernels.mask_from_bits(np.repeat(np.packbits(keep, bitorder="little"), 2)[::2], 0, 20)
+    assert mask.count == 10 and np.array_equal(mask.indices(), np.flatnonzero(keep))
