@@ -60,6 +60,10 @@ def slot_plan(schema: t.Schema, num_rows: int, data_sizes: Optional[Dict[str, in
             if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
                 raise ArrowInvalid(f"{where}: data size of {name!r} must be an int >= 0, got "
                                    f"{nbytes!r}")
+            if dtype.offset_dtype.itemsize == 4 and nbytes > 2**31 - 1:  # (no offset reaches
+                raise ArrowInvalid(  # the end of such data)
+                    f"{where}: data size of {name!r} is {nbytes:,} bytes; {dtype}'s 32-bit "
+                    f"offsets reach {2**31 - 1:,} (large_{dtype} reaches past)")
             plan.append((name, "binary",
                          [bits, (num_rows + 1) * dtype.offset_dtype.itemsize, nbytes]))
         else:

@@ -292,3 +292,13 @@ def test_arrays_of_a_reserved_batch_turn_read_only_at_commit_and_abort():
             kept[0] = 9.0
         del got
         c.close()
+
+
+def test_reserve_refuses_more_data_than_32_bit_offsets_reach():
+    # (review 26: it handed out a data array past 2 GiB whose end no int32 offset reaches)
+    with Channel.create(_name(), SCHEMA, capacity=1 << 16, slots=2) as ch:
+        with pytest.raises(ArrowInvalid, match=r"data size of 's' is 2,147,483,648 bytes; "
+                                               r"string's 32-bit offsets reach 2,147,483,647"):
+            ch.reserve(1, {"s": 2**31, "big": 0})
+        with pytest.raises(ArrowInvalid, match="slot holds"):  # (64-bit offsets reach it)
+            ch.reserve(1, {"s": 0, "big": 2**31})
