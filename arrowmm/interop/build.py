@@ -93,6 +93,8 @@ def array(obj, type: t.DataType = None, *, mask=None,  # noqa: A002  (pyarrow.ar
         values = [None if k else v for v, k in zip(values, m.tolist())]
     if type is None:
         type = infer_type(values, from_pandas)  # noqa: A001
+        if isinstance(type, t.ExtensionType):  # (uuid.UUID values: built as given type=)
+            return array(values, type, from_pandas=from_pandas)
         if type == t.string() and any(issubclass(k, (bytes, bytearray, memoryview))
                                       for k in set(map(_type_of, values))):
             type = t.binary()  # noqa: A001  (pyarrow's top-level str/bytes mix gives binary)

@@ -2,8 +2,8 @@
 
 pyarrow counts the kinds of value it meets and then picks one type by a fixed
 priority (list, struct, decimal, float, int, date, time, timestamp, duration,
-bool, binary, string, interval).  It stops looking at a sequence at the first
-bool, float, datetime, timedelta, date, time, bytes or str; ints, None,
+bool, binary, string, interval, uuid).  It stops looking at a sequence at the first
+bool, float, datetime, timedelta, date, time, bytes, str or UUID; ints, None,
 Decimals, lists, dicts and numpy scalars never stop it.  Values that do not fit
 the chosen type fail later, in conversion.  This module reproduces that, so
 ``arrowmm.array(x).type`` reads as ``pa.array(x).type`` does.
@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import sys
+import uuid as _uuid
 from itertools import chain
 from decimal import Decimal
 
 import numpy as np
 
 from .. import types as t
+from ..arrays.extension import uuid as _uuid_type
 from ..errors import ArrowError, ArrowInvalid, ArrowNotImplementedError
 
 __all__ = ["infer_type", "numpy_dtype_to_arrow", "tz_name", "decimal_digits",
@@ -224,7 +226,7 @@ class _Inferrer:
         self.from_pandas = from_pandas
         self.total = self.none = self.bool = self.int = self.date = self.time = 0
         self.timestamp = self.duration = self.float = self.binary = self.unicode = 0
-        self.decimal = self.list = self.struct = self.interval = self.numpy = 0
+        self.decimal = self.list = self.struct = self.interval = self.numpy = self.uuid = 0
         self.tz = None
         self.np_dtype = None
         self.precision = self.scale = None
@@ -335,10 +337,12 @@ class _Inferrer:
             self._visit_decimal(v)
         elif is_month_day_nano(v):
             self.interval += 1
+        elif isinstance(v, _uuid.UUID):  # (arrow.uuid, as pyarrow infers it)
+            self.uuid += 1
+            keep = False
         else:
-            what = "a UUID" if type(v).__name__ == "UUID" else type(v).__name__
-            raise ArrowInvalid(f"cannot infer an Arrow type for {v!r}: {what} values are not "
-                               f"recognised (pass type=)")
+            raise ArrowInvalid(f"cannot infer an Arrow type for {v!r}: {type(v).__name__} "
+                               f"values are not recognised (pass type=)")
         if self.total % _VALIDATE_EVERY == 0:
             self.validate()
         return keep
@@ -439,7 +443,8 @@ class _Inferrer:
                             (self.timestamp, lambda: t.timestamp("us", self.tz)),
                             (self.duration, lambda: t.duration("us")), (self.bool, t.bool_),
                             (self.binary, t.binary), (self.unicode, t.string),
-                            (self.interval, t.month_day_nano_interval)):
+                            (self.interval, t.month_day_nano_interval),
+                            (self.uuid, _uuid_type)):
             if count:
                 return make()
         return t.null()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import struct
+import uuid
 import zoneinfo
 from decimal import Decimal as D
 
@@ -133,6 +134,8 @@ INFER_CASES = {
                                                                    dt.datetime(9999, 12, 31, 23, 59)],
     "deep": [[[[1, None]], None], [[None]]],
     "struct_lists": [{"a": [1, 2.5]}, {"a": None}, {"b": {"c": "x"}}],
+    "uuids": [uuid.UUID(int=5), None, uuid.UUID(int=2 ** 128 - 1)],  # (arrow.uuid: review 27 F5)
+    "none_then_uuid": [None, uuid.UUID(int=7)],
     # pyarrow rejects all of these; so must arrowmm (with ArrowInvalid / ArrowNotImplementedError)
     "bool_then_int": [True, 1], "int_then_bool": [1, True], "str_then_int": ["a", 1],
     "int_then_str": [1, "a"], "float_then_str": [1.5, "a"], "decimal_then_float": [D("1.5"), 1.5],
@@ -168,6 +171,13 @@ def test_inference_mask_and_iterables():
     assert array(range(4)).to_pylist() == [0, 1, 2, 3]
     assert array(x * 0.5 for x in range(3)).to_pylist() == [0.0, 0.5, 1.0]
     assert array((1, None)).to_pylist() == [1, None]
+
+
+def test_uuid_values_are_written_as_arrow_uuid(tmp_path):
+    path = str(tmp_path / "u.arrow")
+    arrowmm.write_file(path, {"u": [uuid.UUID(int=5), None]})
+    column = pa.ipc.open_file(path).read_all().column("u")
+    assert column.type == pa.uuid() and column.to_pylist() == [uuid.UUID(int=5), None]
 
 
 def test_mixed_type_error_names_index_and_types():
