@@ -10,8 +10,8 @@ import pyarrow as pa
 import pytest
 
 from tests.support.helpers import (assert_batch_matches, assert_same_as_pyarrow,
-                                   assert_values_equal, pa_read, read_all_paths, roundtrip,
-                                   write_ipc)
+                                   assert_values_equal, ipc_bytes, pa_read, read_all_paths,
+                                   roundtrip, write_ipc)
 
 import arrowmm
 from arrowmm.ipc.core.framing import read_message_at
@@ -495,6 +495,58 @@ def test_dictionary_replacements_in_stream(tmp_path):
         for reading in readings:
             # each batch keeps the dictionary it was read with, even after later replacements
             assert [b.column(0).to_pylist() for b in reading.batches] == [w[::-1] for w in words]
+
+
+def _nested_dictionary_messages(words, indices, **options) -> list:
+    """pyarrow's messages for two batches of a dictionary<list<dictionary<string>>> column (the
+    second's outer dictionary one list per word of ``words``, its indices ``indices``):
+    [schema, inner 1, outer 1, batch 1, inner 2, outer 2, batch 2, end of stream]."""
+    def batch(words, indices):
+        inner = pa.DictionaryArray.from_arrays(pa.array(range(len(words)), pa.int32()), pa.array(words))
+        values = pa.ListArray.from_arrays(pa.array(range(len(words) + 1), pa.int32()), inner)
+        return pa.record_batch([pa.DictionaryArray.from_arrays(pa.array(indices, pa.int16()),
+                                                               values)], names=["o"])
+
+    data = ipc_bytes([batch(["a", "b"], [0, 1, 1]), batch(words, indices)], fmt="stream", **options)
+    reader = pa.ipc.MessageReader.open_stream(pa.BufferReader(data))
+    return [m.serialize().to_pybytes() for m in reader] + [b"\xff\xff\xff\xff\x00\x00\x00\x00"]
+
+
+# Orders of those messages other producers may send (each valid, read alike by pyarrow): the
+# second batch, read with the dictionaries in force when it is read
+_REPLACED = (["z", "y"], [1, 0, 0])
+NESTED_ORDERS = {
+    "inner replaced, outer not sent again": (_REPLACED, {}, (0, 1, 2, 3, 4, 6, 7),
+                                             [["y"], ["z"], ["z"]]),
+    "outer sent again, then inner replaced": (_REPLACED, {}, (0, 1, 2, 3, 5, 4, 6, 7),
+                                              [["y"], ["z"], ["z"]]),
+    "outer before its inner": (_REPLACED, {}, (0, 2, 1, 3, 5, 4, 6, 7), [["y"], ["z"], ["z"]]),
+    "outer delta before the inner delta": ((["a", "b", "c"], [2, 1, 0]),
+                                           {"emit_dictionary_deltas": True},
+                                           (0, 1, 2, 3, 5, 4, 6, 7), [["c"], ["b"], ["a"]]),
+}
+
+
+@pytest.mark.parametrize("case", list(NESTED_ORDERS))
+def test_nested_dictionaries_are_bound_when_a_record_batch_is_read(tmp_path, case):
+    """As Arrow C++: a dictionary's dictionaries are those in force at the record batch, not at
+    the outer dictionary batch (a batch read the inner values of an earlier one, or failed)."""
+    (words, indices), options, order, second = NESTED_ORDERS[case]
+    messages = _nested_dictionary_messages(words, indices, **options)
+    path = tmp_path / "nested.arrows"
+    path.write_bytes(b"".join(messages[i] for i in order))
+    # each batch taken as pyarrow reads it (C++ binds the inner dictionary into the outer one
+    # in place: a batch kept while a later one is read changes under its holder)
+    expected = [b.column(0).to_pylist() for b in pa.ipc.open_stream(str(path))]
+    assert expected[-1] == second
+    for reading in read_all_paths(path):
+        for b in reading.batches:
+            b.validate(full=True)
+        assert [b.column(0).to_pylist() for b in reading.batches] == expected, reading.label
+    with arrowmm.index_stream(str(path)) as r:
+        assert [r.get_batch(i).column(0).to_pylist() for i in (1, 0)] == expected[::-1]
+    with arrowmm.open_stream(str(path)) as r:
+        assert pa.table(r).column(0).to_pylist() == expected[0] + expected[1]
 
 
 def test_file_dictionary_replacement_is_refused_by_pyarrow(tmp_path):

@@ -19,10 +19,12 @@ from ..._core._bitmap import pack_bitmap
 from ...arrays.array import Array, make_array
 from ...arrays.batch import RecordBatch
 from ...arrays.concat import concat_arrays
+from ...arrays.empty import empty_array
 from ...arrays.provenance import copied_view
 from ...errors import ArrowInvalid, ArrowNotImplementedError
 
-__all__ = ["dictionary_value_fields", "DictionaryMemo", "unify_batch_dictionaries"]
+__all__ = ["dictionary_value_fields", "nested_dictionary_ids", "DictionaryMemo",
+           "unify_batch_dictionaries"]
 
 
 def dictionary_value_fields(schema: t.Schema) -> Dict[int, t.Field]:
@@ -44,6 +46,25 @@ def dictionary_value_fields(schema: t.Schema) -> Dict[int, t.Field]:
 
     for f in schema.fields:
         walk(f)
+    return out
+
+
+def nested_dictionary_ids(fields: Dict[int, t.Field]) -> Dict[int, tuple]:
+    """id -> the ids of the dictionaries its values hold (not those their values hold), for the
+    ids of ``dictionary_value_fields`` whose values hold any."""
+    def held(dtype, out):
+        for child in dtype.children:
+            if isinstance(child.storage_type, t.DictionaryType):
+                out.append(child.dictionary_id)
+            else:
+                held(child.storage_type, out)
+        return out
+
+    out = {}
+    for dict_id, f in fields.items():
+        ids = tuple(dict.fromkeys(held(f.storage_type, [])))
+        if ids:
+            out[dict_id] = ids
     return out
 
 
@@ -73,7 +94,8 @@ class _Generation:
         """The values this generation's message added (the whole dictionary, once merged)."""
         return self._state[1]
 
-    def array(self) -> Array:
+    def array(self, generations=None) -> Array:
+        """The dictionary (``generations``: as ``_NestedGeneration.array``, not needed here)."""
         previous, values = self._state
         if previous is None:
             return values
@@ -90,6 +112,54 @@ class _Generation:
             return merged
 
 
+class _NestedGeneration:
+    """A generation of an id whose values hold other dictionaries: its message's loader,
+    decoded (and appended to the previous generation's values, a delta) against the
+    dictionaries of each lookup, again only when those differ from the last decode's.
+
+    Why: Arrow C++ binds the dictionaries a dictionary holds when a record batch is read, from
+    the dictionaries in force then; a stream may replace an inner dictionary without sending
+    the outer one again, or send the outer one before its inner one.
+    """
+
+    __slots__ = ("_loader", "_decoded", "_nested", "_previous", "_bound", "_lock")
+
+    def __init__(self, loader, decoded: Optional[dict], nested: tuple, previous=None):
+        self._loader = loader  # (a BatchLoader of the dictionary batch message)
+        self._decoded = decoded  # (its buffers decompressed once: BatchLoader.prefetch)
+        self._nested = nested
+        self._previous = previous
+        self._bound = None  # (the nested dictionaries, the values decoded against them)
+        self._lock = threading.Lock()
+
+    def part(self, generations: dict) -> Array:
+        """The values this generation's message added, its nested dictionaries from
+        ``generations`` (id -> generation: those of one moment)."""
+        decoded = self._decoded  # (a walk pops what it takes: each gets its own copy)
+        loader = self._loader.with_dictionaries(
+            lambda i: _merged(generations.get(i), i, generations))
+        return loader.column(0, None if decoded is None else dict(decoded))
+
+    def array(self, generations: dict) -> Array:
+        held = tuple(_merged(generations.get(i), i, generations) for i in self._nested)
+        bound = self._bound
+        if bound is not None and _same_arrays(bound[0], held):
+            return bound[1]
+        with self._lock:  # (one decode per binding: every caller gets the same array)
+            bound = self._bound
+            if bound is not None and _same_arrays(bound[0], held):
+                return bound[1]
+            values = self.part(generations)
+            if self._previous is not None:
+                values = concat_arrays([self._previous.array(generations), values])
+            self._bound = (held, values)
+            return values
+
+
+def _same_arrays(a: tuple, b: tuple) -> bool:
+    return all(x is y for x, y in zip(a, b))
+
+
 class DictionaryMemo:
     """Current dictionary values by id; ``snapshot`` freezes them for one record batch.
 
@@ -102,8 +172,9 @@ class DictionaryMemo:
 
     def __init__(self, schema: t.Schema, file_mode: bool):
         self.fields = dictionary_value_fields(schema)
+        self.nesting = nested_dictionary_ids(self.fields)
         self.file_mode = file_mode
-        self._current: Dict[int, _Generation] = {}
+        self._current: Dict[int, "_Generation | _NestedGeneration"] = {}
         self._counts: Dict[int, int] = {}  # dictionary batches seen per id (arrowmm.limits)
         self._lock = threading.Lock()
 
@@ -115,6 +186,22 @@ class DictionaryMemo:
                                f"(ids: {sorted(self.fields)})") from None
 
     def apply(self, dict_id: int, values: Array, is_delta: bool, where: str) -> None:
+        """Dictionary batch ``values`` for ``dict_id`` (whole values: nested ones bound)."""
+        self._store(dict_id, lambda previous: _Generation(values, previous), is_delta, where)
+
+    def apply_loader(self, dict_id: int, loader, is_delta: bool, where: str) -> None:
+        """A dictionary batch of an id whose values hold dictionaries (``nesting``), as the
+        ``BatchLoader`` of its message: lookups bind those when they read it.  Its buffers are
+        checked now, against empty dictionaries of the types it holds (those in force now may
+        not be the ones a record batch binds, or not defined yet)."""
+        nested = self.nesting[dict_id]
+        decoded = loader.prefetch((0,))
+        loader.with_dictionaries(lambda i: empty_array(self.fields[i].type)).column(
+            0, None if decoded is None else dict(decoded))
+        self._store(dict_id, lambda previous: _NestedGeneration(loader, decoded, nested, previous),
+                    is_delta, where)
+
+    def _store(self, dict_id: int, generation_after, is_delta: bool, where: str) -> None:
         with self._lock:
             current = self._current.get(dict_id)
             count = self._counts.get(dict_id, 0) + 1
@@ -125,25 +212,27 @@ class DictionaryMemo:
                 if current is None:
                     raise ArrowInvalid(f"{where}: delta for dictionary {dict_id}, which was never "
                                        f"sent")
-                generation = _Generation(values, current)
+                generation = generation_after(current)
             else:
                 if current is not None and self.file_mode:
                     raise ArrowInvalid(f"{where}: a second non-delta dictionary batch for id "
                                        f"{dict_id}; the file format does not allow replacing a "
                                        f"dictionary")
-                generation = _Generation(values)
+                generation = generation_after(None)
             self._counts[dict_id] = count
             self._current[dict_id] = generation
 
     def get(self, dict_id: int) -> Array:
-        """Dictionary ``dict_id`` as it stands now (deltas merged)."""
-        return _merged(self._current.get(dict_id), dict_id)
+        """Dictionary ``dict_id`` as it stands now (deltas merged, nested ones bound now)."""
+        return _merged(self._current.get(dict_id), dict_id, self._current)
 
     def latest_part(self, dict_id: int) -> Array:
         """The values the last message for ``dict_id`` brought (a delta's new part only)."""
         generation = self._current.get(dict_id)
         if generation is None:
             raise ArrowInvalid(f"dictionary {dict_id} is used before any dictionary batch defines it")
+        if isinstance(generation, _NestedGeneration):
+            return generation.part(self._current)
         return generation.last
 
     def defined(self) -> List[int]:
@@ -156,7 +245,8 @@ class DictionaryMemo:
         with self._lock:
             current = list(self._current.values())
         for generation in current:
-            generation.array()
+            if isinstance(generation, _Generation):  # (nested ones bind at their first lookup)
+                generation.array()
 
     def snapshot(self):
         """A lookup bound to the dictionaries as they are now (later messages don't leak in)."""
@@ -164,14 +254,15 @@ class DictionaryMemo:
             frozen = dict(self._current)
 
         def lookup(dict_id: int) -> Array:
-            return _merged(frozen.get(dict_id), dict_id)
+            return _merged(frozen.get(dict_id), dict_id, frozen)
         return lookup
 
 
-def _merged(generation: "Optional[_Generation]", dict_id: int) -> Array:
+def _merged(generation, dict_id: int, generations: dict) -> Array:
+    """``generation``'s dictionary, nested ones bound from ``generations`` (id -> generation)."""
     if generation is None:
         raise ArrowInvalid(f"dictionary {dict_id} is used before any dictionary batch defines it")
-    return generation.array()
+    return generation.array(generations)
 
 
 # -- unifying the dictionaries of many batches (the writers' ``unify_dictionaries``) ----------

@@ -245,6 +245,16 @@ class BatchLoader:
             charged.update(new)
         return True
 
+    def with_dictionaries(self, dictionaries: Callable[[int], Array]) -> "BatchLoader":
+        """This loader taking its nested dictionaries from ``dictionaries``: a dictionary batch
+        decoded again for a record batch with other dictionaries in force (``DictionaryMemo``).
+        The message is not checked again; its decompressed buffers count once."""
+        other = BatchLoader.__new__(BatchLoader)
+        for name in BatchLoader.__slots__:
+            setattr(other, name, getattr(self, name))
+        other.dictionaries = dictionaries
+        return other
+
     @property
     def num_rows(self) -> int:
         return self.header.length

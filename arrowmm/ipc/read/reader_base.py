@@ -673,7 +673,10 @@ class ReaderBase(PandasConvertible):
                                f"(allow_copies=False)")
         loader = BatchLoader(plan, data, msg.body, memo.get, where, self.stats, self.allow_copies,
                              self._charger(msg, data.compression is not None))
-        memo.apply(header.id, loader.column(0), header.is_delta, where)
+        if header.id in memo.nesting:  # (its dictionaries bound by each record batch, as C++)
+            memo.apply_loader(header.id, loader, header.is_delta, where)
+        else:
+            memo.apply(header.id, loader.column(0), header.is_delta, where)
 
     def _record_batch(self, msg: Message, lookup, where: str, index: Optional[int] = None
                       ) -> RecordBatch:
