@@ -560,16 +560,41 @@ def _with_progress(reader, desc):
 
 
 def _write_ipc(reader, sink, fmt: str, compression=None, batch_rows=None,
-               statistics: bool = False) -> int:
+               statistics: bool = False, deltas: bool = False, unify: bool = False) -> int:
     """Write every batch of ``reader`` to ``sink``; the rows written (counted here: a FIFO or
-    /dev/null cannot be read back to count them)."""
+    /dev/null cannot be read back to count them).  ``unify``: the batches are held, then
+    written with one dictionary per id (``write_table``)."""
     new = arrowmm.new_file if fmt == "file" else arrowmm.new_stream
     rows = 0
-    with new(sink, reader.schema, compression=compression, statistics=statistics) as writer:
-        for batch in _rebatched(_with_progress(reader, "writing"), batch_rows):
+    with new(sink, reader.schema, compression=compression, statistics=statistics,
+             emit_dictionary_deltas=deltas, unify_dictionaries=unify) as writer:
+        batches = _rebatched(_with_progress(reader, "writing"), batch_rows)
+        if unify:
+            batches = list(batches)
+            writer.write_table(batches)
+            return sum(batch.num_rows for batch in batches)
+        for batch in batches:
             writer.write(batch)
             rows += batch.num_rows
     return rows
+
+
+def _convert_dictionary_advice(exc: ArrowInvalid, fmt: str) -> ArrowInvalid:
+    """The file writer's refusal of a dictionary that changes between batches, with what to do
+    in ``convert``'s options (the writer's advice names Python keyword arguments)."""
+    what, sep, advice = str(exc).partition(": the IPC file format holds one dictionary per id; ")
+    if fmt != "file" or not sep:
+        return exc
+    stream = "--format stream keeps them as they are"
+    if "not unified" in advice:  # (below the top level, or holding dictionaries)
+        todo = f"such dictionaries are not merged: {stream}"
+    else:
+        todo = (f"--unify-dictionaries merges the batches' dictionaries into one (every batch "
+                f"held until the end), or {stream}")
+        if what.endswith(" grew"):
+            todo = (f"--deltas writes a dictionary that only grew as deltas (pyarrow reads "
+                    f"them, polars not), {todo}")
+    return ArrowInvalid(f"{what}: an IPC file holds one dictionary per id; {todo}")
 
 
 def cat(path: str, to: str, columns=None) -> int:
@@ -606,7 +631,7 @@ def _output_format(dst: str, fmt) -> str:
 
 
 def convert(src: str, dst: str, compression=None, columns=None, fmt=None, batch_rows=None,
-            statistics: bool = False) -> int:
+            statistics: bool = False, deltas: bool = False, unify: bool = False) -> int:
     """Re-write ``src`` as an IPC file or stream with another compression, columns or batching.
 
     ``statistics``: record per-batch statistics (``arrowmm.ipc.core.statistics``).  Asked for
@@ -614,12 +639,17 @@ def convert(src: str, dst: str, compression=None, columns=None, fmt=None, batch_
     message is copied byte for byte under a footer with the statistics added
     (``add_statistics``); with other changes, or from a stream or a Feather V1 file, the
     writer records them as it writes.  ``dst`` may be ``src``: replaced atomically.
+
+    ``deltas`` / ``unify``: a dictionary that changes between batches (a stream may replace it
+    or send deltas; a file holds one per id) is written as deltas where it only grew / merged
+    with the others into one dictionary (the batches held until the end).
     """
     if batch_rows is not None and batch_rows <= 0:
         raise ValueError(f"--batch-rows {batch_rows}: must be > 0")
     codec = None if compression in (None, "none") else compression
     fmt = _output_format(dst, fmt)
-    if statistics and _keeps_messages(src, dst, compression, columns, fmt, batch_rows):
+    if statistics and not (deltas or unify) and \
+            _keeps_messages(src, dst, compression, columns, fmt, batch_rows):
         with reading(src):
             with arrowmm.open_file(src) as counted:  # (its footer only: the bar's total)
                 n, batches = counted.num_rows, counted.num_record_batches
@@ -631,15 +661,23 @@ def convert(src: str, dst: str, compression=None, columns=None, fmt=None, batch_
               file=sys.stderr)
         return 0
     with reading(src), arrowmm.open(source(src), columns=_columns(columns)) as reader:
-        if dst == "-":
-            sys.stdout.flush()
-            try:
-                _write_ipc(reader, sys.stdout.buffer, fmt, codec, batch_rows, statistics)
-                sys.stdout.buffer.flush()
-            except OSError as exc:  # (a full disk behind '>': say it was the standard output)
-                raise named(exc, "<stdout>")
-            return 0
-        n = _write_ipc(reader, derived_path(dst, src), fmt, codec, batch_rows, statistics)
+        try:
+            if dst == "-":
+                sys.stdout.flush()
+                try:
+                    _write_ipc(reader, sys.stdout.buffer, fmt, codec, batch_rows, statistics,
+                               deltas, unify)
+                    sys.stdout.buffer.flush()
+                except OSError as exc:  # (a full disk behind '>': say it was the standard output)
+                    raise named(exc, "<stdout>")
+                return 0
+            n = _write_ipc(reader, derived_path(dst, src), fmt, codec, batch_rows, statistics,
+                           deltas, unify)
+        except ArrowInvalid as exc:
+            advised = _convert_dictionary_advice(exc, fmt)
+            if advised is exc:
+                raise
+            raise advised from exc
     print(f"wrote {dst}: Arrow IPC {fmt}, {n:,} rows"
           f"{f', {codec}-compressed' if codec else ''}"
           f"{', with statistics' if statistics else ''}", file=sys.stderr)
@@ -765,6 +803,14 @@ def add_parsers(sub) -> None:
                    help="record per-batch min/max/null counts, which dataset filters use to "
                         "skip batches; alone, from an IPC file to an IPC file, every batch is "
                         "copied byte for byte and only the footer is new")
+    p.add_argument("--deltas", action="store_true",
+                   help="write a dictionary that grew between batches as a delta, as a stream "
+                        "may send it (pyarrow reads it, polars not); a file holds one "
+                        "dictionary per id")
+    p.add_argument("--unify-dictionaries", action="store_true",
+                   help="give each dictionary column one dictionary merging those of all its "
+                        "batches (for a file of a stream that replaces them; every batch is "
+                        "held until the end)")
 
 
     p = _parser(sub, "append", "add the record batches of IPC files or streams to an IPC "
@@ -796,4 +842,4 @@ def run(args) -> int:
         return append(args.dst, args.sources, args.compression, args.deltas, args.lock_timeout,
                       args.json)
     return convert(args.src, args.dst, args.compression, args.columns, args.format,
-                   args.batch_rows, args.statistics)
+                   args.batch_rows, args.statistics, args.deltas, args.unify_dictionaries)

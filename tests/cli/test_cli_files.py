@@ -282,6 +282,36 @@ def test_cat_into_a_closed_pipe_ends_quietly(tmp_path, to):
     assert err == b"" and len(first) == 64
 
 
+# a stream's dictionary that grows (sent as deltas) or is replaced between batches
+_CHANGING = {"grew": ([["a", "b"], ["a", "b", "c"]], {"emit_dictionary_deltas": True}),
+             "replaced": ([["a", "b"], ["x"]], {})}
+
+
+@pytest.mark.parametrize("change", list(_CHANGING))
+def test_convert_of_a_stream_whose_dictionary_changes_to_a_file(tmp_path, change):
+    """A file holds one dictionary per id: convert says which of its options writes one
+    (the writer's advice named Python keyword arguments), and they do."""
+    words, options = _CHANGING[change]
+    batches = [pa.record_batch([pa.DictionaryArray.from_arrays(pa.array([len(w) - 1, 0], pa.int8()),
+                                                               pa.array(w))], names=["d"])
+               for w in words]
+    src = tmp_path / "in.arrows"
+    with pa.ipc.new_stream(src, batches[0].schema, options=pa.ipc.IpcWriteOptions(**options)) as w:
+        for b in batches:
+            w.write_batch(b)
+    expected = pa.Table.from_batches(batches).column("d").to_pylist()
+    dst = tmp_path / "out.arrow"
+    refused = _run("convert", str(src), str(dst))
+    _one_line_error(refused, "field 'd'", "--unify-dictionaries", "--format stream")
+    assert ("--deltas" in refused.err) == (change == "grew")
+    assert "unify_dictionaries=" not in refused.err and "emit_dictionary_deltas=" not in refused.err
+    assert not dst.exists()
+    for flag in ("--unify-dictionaries", "--deltas") if change == "grew" else ("--unify-dictionaries",):
+        out = _run("convert", str(src), str(dst), flag)
+        assert out.returncode == 0, out.err
+        assert pa.ipc.open_file(dst).read_all().column("d").to_pylist() == expected, flag
+
+
 def test_convert_in_place(tmp_path):
     """OUT may be IN: the new file replaces the old one whole (written beside it, then renamed)."""
     path = _write(tmp_path / "same.arrow", "file")
