@@ -151,3 +151,24 @@ def test_numpy_and_list_masks_still_filter():
     keep = RNG.random(theirs.num_rows) < 0.3
     _same(ours.filter(keep), theirs.filter(pa.array(keep)), ours)
     _same(ours.filter(keep.tolist()), theirs.filter(pa.array(keep)), ours)
+
+
+def test_a_batch_filter_makes_no_table_and_no_chunked_mask(monkeypatch):
+    # (RecordBatch.filter went through a table of one batch and a chunked array around a
+    # pyarrow mask, which cost more than the kernels of a batch of 10^5 rows)
+    from arrowmm.compute import tables
+    theirs, ours = _tables([129])
+    mask = _mask(129, nulls=True, offset=3)
+    batch, expected = ours.to_batches()[0], theirs.to_batches()[0].filter(mask).to_pydict()
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a batch's filter went through a table's route")
+
+    monkeypatch.setattr(tables, "as_chunked", refused)
+    monkeypatch.setattr(tables, "Table", refused)
+    got = [batch.filter(mask), batch.filter(arrowmm.array(mask)),
+           batch.filter(arrowmm.field("b") == True)]  # noqa: E712
+    monkeypatch.undo()
+    assert got[0].to_pydict() == got[1].to_pydict() == expected
+    assert got[2].to_pydict() == theirs.to_batches()[0].filter(
+        pa.compute.equal(theirs.column("b").chunk(0), True)).to_pydict()
