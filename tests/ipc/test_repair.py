@@ -300,6 +300,25 @@ def test_replacement_dictionary_stops_the_salvage_before_it(tmp_path):
     assert got.column("k").to_pylist() == ["a", "b"]
 
 
+def test_a_stream_sending_an_outer_dictionary_before_its_inner_one_repairs_whole(tmp_path):
+    """A dictionary holding a dictionary its stream defines later is checked without it (it
+    stopped the salvage: "dictionary 1 is used before any dictionary batch defines it")."""
+    inner = pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int32()), pa.array(["a", "b"]))
+    outer = pa.DictionaryArray.from_arrays(
+        pa.array([0, 1, 1], pa.int16()), pa.ListArray.from_arrays(pa.array([0, 1, 2], pa.int32()), inner))
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, pa.schema([("o", outer.type)])) as w:
+        w.write_batch(pa.record_batch([outer], names=["o"]))
+    messages = [m.serialize().to_pybytes()
+                for m in pa.ipc.MessageReader.open_stream(pa.BufferReader(sink.getvalue()))]
+    # schema, outer, inner, batch, end of stream
+    data = b"".join(messages[i] for i in (0, 2, 1, 3)) + b"\xff\xff\xff\xff\x00\x00\x00\x00"
+    report = arrowmm.repair(data, tmp_path / "out.arrow")
+    assert (report.batches, report.rows, report.reason) == (1, 3, None)
+    got = pa.ipc.open_file(tmp_path / "out.arrow").read_all()
+    assert got.column("o").to_pylist() == [["a"], ["b"], ["b"]]
+
+
 # -- (8) validation ------------------------------------------------------------------------------
 
 def test_validate_drops_a_batch_with_corrupt_offsets(tmp_path):

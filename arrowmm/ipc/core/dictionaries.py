@@ -6,6 +6,7 @@ apply deltas, and refuse a second non-delta batch for one id.
 """
 from __future__ import annotations
 
+import functools
 import math
 import struct
 import threading
@@ -132,13 +133,12 @@ class _NestedGeneration:
         self._bound = None  # (the nested dictionaries, the values decoded against them)
         self._lock = threading.Lock()
 
-    def part(self, generations: dict) -> Array:
+    def part(self, dictionaries) -> Array:
         """The values this generation's message added, its nested dictionaries from
-        ``generations`` (id -> generation: those of one moment)."""
+        ``dictionaries`` (id -> values)."""
         decoded = self._decoded  # (a walk pops what it takes: each gets its own copy)
-        loader = self._loader.with_dictionaries(
-            lambda i: _merged(generations.get(i), i, generations))
-        return loader.column(0, None if decoded is None else dict(decoded))
+        return self._loader.with_dictionaries(dictionaries).column(
+            0, None if decoded is None else dict(decoded))
 
     def array(self, generations: dict) -> Array:
         held = tuple(_merged(generations.get(i), i, generations) for i in self._nested)
@@ -149,7 +149,7 @@ class _NestedGeneration:
             bound = self._bound
             if bound is not None and _same_arrays(bound[0], held):
                 return bound[1]
-            values = self.part(generations)
+            values = self.part(lambda i: _merged(generations.get(i), i, generations))
             if self._previous is not None:
                 values = concat_arrays([self._previous.array(generations), values])
             self._bound = (held, values)
@@ -194,12 +194,10 @@ class DictionaryMemo:
         ``BatchLoader`` of its message: lookups bind those when they read it.  Its buffers are
         checked now, against empty dictionaries of the types it holds (those in force now may
         not be the ones a record batch binds, or not defined yet)."""
-        nested = self.nesting[dict_id]
-        decoded = loader.prefetch((0,))
-        loader.with_dictionaries(lambda i: empty_array(self.fields[i].type)).column(
-            0, None if decoded is None else dict(decoded))
-        self._store(dict_id, lambda previous: _NestedGeneration(loader, decoded, nested, previous),
-                    is_delta, where)
+        generation_after = functools.partial(_NestedGeneration, loader, loader.prefetch((0,)),
+                                             self.nesting[dict_id])
+        generation_after(None).part(lambda i: empty_array(self.fields[i].type))
+        self._store(dict_id, generation_after, is_delta, where)
 
     def _store(self, dict_id: int, generation_after, is_delta: bool, where: str) -> None:
         with self._lock:
@@ -231,9 +229,15 @@ class DictionaryMemo:
         generation = self._current.get(dict_id)
         if generation is None:
             raise ArrowInvalid(f"dictionary {dict_id} is used before any dictionary batch defines it")
-        if isinstance(generation, _NestedGeneration):
-            return generation.part(self._current)
+        if isinstance(generation, _NestedGeneration):  # (what is not defined yet: empty)
+            return generation.part(lambda i: self.get(i) if self._defined_through(i)
+                                   else empty_array(self.fields[i].type))
         return generation.last
+
+    def _defined_through(self, dict_id: int) -> bool:
+        """Whether ``dict_id`` and every dictionary its values hold (theirs too) are defined."""
+        return dict_id in self._current and all(self._defined_through(i)
+                                                for i in self.nesting.get(dict_id, ()))
 
     def defined(self) -> List[int]:
         """The ids a dictionary batch has defined so far."""
