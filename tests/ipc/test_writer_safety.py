@@ -175,6 +175,27 @@ def test_write_file_unifies_dictionaries_by_default(tmp_path):
         arrowmm.write_file(str(tmp_path / "refused.arrow"), table, unify_dictionaries=False)
 
 
+def _union_dictionary(type_codes, dates, ints):
+    union = pa.UnionArray.from_sparse(pa.array(type_codes, pa.int8()),
+                                      [pa.array(dates, pa.date32()), pa.array(ints, pa.int32())])
+    return pa.DictionaryArray.from_arrays(pa.array(range(len(type_codes)), pa.int8()), union)
+
+
+def test_union_dictionaries_that_differ_are_refused_not_merged_by_python_value(tmp_path):
+    # (unified as Python values, the int32 5 of one chunk took the date32 day 5 of another:
+    # the file read [date(1970, 1, 6), ...] where the table held 5; pyarrow's unifier refuses)
+    days = _union_dictionary([0, 0], [5, 6], [0, 0])
+    ints = _union_dictionary([1, 1], [0, 0], [5, 7])
+    path = str(tmp_path / "u.arrow")
+    with pytest.raises(arrowmm.ArrowNotImplementedError, match=r"field\(s\) 'd': dictionaries of "
+                                                              r"sparse_union.* that differ"):
+        arrowmm.write_file(path, pa.table({"d": pa.chunked_array([days, ints])}))
+    assert not os.path.exists(path)
+    arrowmm.write_file(path, pa.table({"d": pa.chunked_array([days, days])}))  # (equal: kept)
+    assert pa.ipc.open_file(path).read_all().column("d").to_pylist() == \
+        pa.chunked_array([days, days]).to_pylist()
+
+
 def test_a_dictionary_a_file_cannot_hold_is_refused_naming_the_options_of_the_call(tmp_path):
     table = _chunks_with_other_dictionaries()
     with pytest.raises(arrowmm.ArrowInvalid, match=r"new_file\(\.\.\., unify_dictionaries=True\) "

@@ -569,8 +569,9 @@ class _WriterBase:
 
         A dictionary that only grew gets a delta if deltas are on; one that changed is re-sent
         whole (a replacement, streams only), and so is one that holds a dictionary which was
-        replaced, or that holds dictionaries and grew (readers resolve nested dictionaries
-        when they load the outer one; pyarrow refuses deltas of it).
+        replaced, or that holds dictionaries and grew (pyarrow refuses deltas of it; re-sent
+        after its inner ones, it reads right in readers that bind nested dictionaries when
+        the outer one loads, as older ones did, and in those that bind them per batch).
         """
         got = claimed.get(dict_id)
         if got is not None:
