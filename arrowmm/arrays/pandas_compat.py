@@ -100,8 +100,9 @@ def _categorical(chunks: List[Array], dtype: t.DictionaryType,
     # only the valid entries convert: a null entry would make int64 categories float64
     # (rounded past 2**53); the slots pointing at it get code -1, as null slots do
     entries = [c.dictionary._valid_mask() for c in chunks]
-    dictionaries = [_values(c.dictionary if valid is None else c.dictionary.filter(valid), None,
-                            options=options) for c, valid in zip(chunks, entries)]
+    values_field = t.Field("values", dtype.value_type)  # (an arrow.uuid dictionary: UUIDs)
+    dictionaries = [_values(c.dictionary if valid is None else c.dictionary.filter(valid),
+                            values_field, options=options) for c, valid in zip(chunks, entries)]
     every = pd.Index(np.concatenate(dictionaries) if dictionaries else [])
     categories = every[every.notna()].unique()
     codes = []

@@ -485,6 +485,21 @@ def test_dictionary_of_extension_values_gives_pyarrows_values(name):
                                       theirs.to_numpy(zero_copy_only=False))
 
 
+@pytest.mark.parametrize("name", ["uuid", "bool8"])
+def test_to_pandas_of_a_dictionary_of_extension_values_gives_pyarrows_categories(name):
+    # (review 29: F3, a uuid dictionary's categories were its 16-byte storage, not UUIDs, so
+    # the column compared equal to no UUID; bool8's are its int8 storage in pyarrow too)
+    pu = pa.ExtensionArray.from_storage(pa.uuid(), pa.array([U[0].bytes, U[2].bytes], pa.binary(16)))
+    pb8 = pa.ExtensionArray.from_storage(pa.bool8(), pa.array([1, 0], pa.int8()))
+    theirs = pa.DictionaryArray.from_arrays(pa.array([1, 0, None, 1], pa.int8()),
+                                            {"uuid": pu, "bool8": pb8}[name])
+    want = theirs.to_pandas()
+    for got in (arrowmm.array(theirs).to_pandas(), arrowmm.table({"d": theirs}).to_pandas()["d"]):
+        assert [(type(v), v) for v in got.cat.categories] == \
+            [(type(v), v) for v in want.cat.categories]
+        assert got.cat.codes.tolist() == want.cat.codes.tolist()
+
+
 def _child_types(dtype):
     """A nested type's children as its accessors give them (``value_type``, ``key_type``,
     ``item_type``, ``run_end_type``, ``field(i).type``): the names pyarrow and arrowmm share."""
