@@ -679,10 +679,12 @@ def _same_unions(a: Array, b: Array, exact: bool) -> bool:
 
 def _same_dictionaries(a: Array, b: Array, exact: bool) -> bool:
     # as pyarrow's equals: the same indices into equal dictionaries (the same values through
-    # other dictionaries are not equal)
-    return (a.dictionary is b.dictionary
-            or len(a.dictionary) == len(b.dictionary) and _same(a.dictionary, b.dictionary, exact)) \
-        and _same(a.indices, b.indices, exact)
+    # other dictionaries are not equal); no rows are equal whatever the dictionaries, and one
+    # dictionary holding a NaN is compared with itself unless ``exact`` (NaN is not NaN there)
+    if not len(a):
+        return True
+    return len(a.dictionary) == len(b.dictionary) and \
+        _same(a.dictionary, b.dictionary, exact) and _same(a.indices, b.indices, exact)
 
 
 def _same_run_ends(a: Array, b: Array, exact: bool) -> bool:

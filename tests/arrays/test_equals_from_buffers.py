@@ -157,3 +157,15 @@ def test_a_damaged_array_raises_instead_of_comparing():
         bad.to_pylist()
     with pytest.raises(ArrowInvalid):
         bad.equals(bad)
+
+
+def test_dictionary_arrays_over_a_nan_dictionary_follow_pyarrow():
+    # (review 29: F1, no rows compared unequal over a dictionary holding NaN, and two slices of
+    # one array shared their dictionary, which was then never compared: NaN equalled NaN)
+    theirs = pa.array([0.0, float("nan"), 1.0]).dictionary_encode()
+    ours = arrowmm.array(theirs)
+    for (i, m), (j, k) in [((0, 0), (1, 0)), ((0, 3), (0, 3)), ((0, 1), (0, 1)), ((2, 1), (2, 1))]:
+        assert ours.slice(i, m).equals(ours.slice(j, k)) == \
+            theirs.slice(i, m).equals(theirs.slice(j, k)), (i, m, j, k)
+    words = arrowmm.array(pa.array(["a", "b"]).dictionary_encode())
+    assert words.slice(1).equals(words.slice(1))  # (no float: one dictionary is itself)
