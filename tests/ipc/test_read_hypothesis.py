@@ -351,3 +351,17 @@ def test_a_dictionary_of_timestamps_at_year_0_converts_as_pyarrows():
     gives datetime64; the helper expected arrowmm to refuse what pyarrow converts."""
     pa_arr = pa.array([-62167219200, 0, None], pa.timestamp("s")).dictionary_encode()
     assert_numpy_matches(arrowmm.array(pa_arr), pa_arr, where="dictionary<timestamp[s]>")
+
+
+def test_a_dictionary_of_maps_holding_year_0_refuses_to_numpy_as_to_pylist():
+    """Another case the random search found (CI, 28 Nov): a dictionary of map<int8,
+    timestamp[s]> whose used entry holds year 0, which neither library converts (pyarrow: no
+    cast of such a dictionary, and no Python datetime for year 0); the helper compared
+    arrowmm's to_numpy with its to_pylist, and both raise ArrowInvalid."""
+    m = pa.MapArray.from_arrays(pa.array([0, 1], pa.int32()), pa.array([0], pa.int8()),
+                                pa.array([-62135596801], pa.timestamp("s")))
+    pa_arr = pa.DictionaryArray.from_arrays(pa.array([0, 0], pa.int8()), m)
+    ours = arrowmm.array(pa_arr)
+    with pytest.raises(arrowmm.ArrowInvalid, match="outside the range of Python's datetime"):
+        ours.to_pylist()
+    assert_numpy_matches(ours, pa_arr, where="dictionary<map<int8, timestamp[s]>>")
