@@ -489,10 +489,15 @@ def _as_items(v, dtype, i):
     _fail(v, dtype, "expected a list, tuple, set or 1-D numpy array", i)
 
 
-def _child(values, dtype, fp, locate):
-    """Convert child values; map a child error's index back to (row, position) via ``locate``."""
+def _child(values, field: t.Field, fp, locate):
+    """Convert the child values of ``field`` into its storage (an extension's values, such as
+    UUIDs, unwrapped first, as at the top level); map a child error's index back to (row,
+    position) via ``locate``."""
+    ext = field.extension_type
+    if ext is not None and type(ext).unwrap_value is not t.ExtensionType.unwrap_value:
+        values = [v if is_null(v, fp) else ext.unwrap_value(v) for v in values]
     try:
-        return convert(values, dtype, fp)
+        return convert(values, field.storage_type, fp)
     except ConversionError as exc:
         exc.path[:1] = locate(exc.path[0])
         raise
@@ -527,7 +532,7 @@ def _lists(values, dtype, fp):
     size_arr = np.array(sizes, dtype=np.int64)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(size_arr, out=offsets[1:])
-    child = _child(flat, dtype.value_field.storage_type, fp, _locator(offsets[:-1]))
+    child = _child(flat, dtype.value_field, fp, _locator(offsets[:-1]))
     validity, nulls = validity_from_mask(mask)
     if fixed is not None:
         return make_array(dtype, n, [validity], [child], null_count=nulls)
@@ -565,7 +570,7 @@ def _structs(values, dtype, fp):
         rows = [none_row if isnull[i] else _struct_row(v, dtype, names, i)
                 for i, v in enumerate(values)]
         columns = [[r[j] for r in rows] for j in range(len(names))]
-    children = [_child(col, f.storage_type, fp, lambda k, f=f: [k, "." + f.name])
+    children = [_child(col, f, fp, lambda k, f=f: [k, "." + f.name])
                 for col, f in zip(columns, dtype.fields)]
     validity, nulls = validity_from_mask(mask)
     return make_array(dtype, len(values), [validity], children, null_count=nulls)
@@ -605,8 +610,8 @@ def _maps(values, dtype, fp):
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.array(sizes, dtype=np.int64), out=offsets[1:])
     locate = _locator(offsets[:-1])
-    key_arr = _child(keys, dtype.key_field.storage_type, fp, lambda k: locate(k) + [".key"])
-    item_arr = _child(items, dtype.item_field.storage_type, fp, lambda k: locate(k) + [".value"])
+    key_arr = _child(keys, dtype.key_field, fp, lambda k: locate(k) + [".key"])
+    item_arr = _child(items, dtype.item_field, fp, lambda k: locate(k) + [".value"])
     entries = make_array(dtype.entries.type, len(keys), [None], [key_arr, item_arr], null_count=0)
     validity, nulls = validity_from_mask(mask)
     return make_array(dtype, n, [validity, as_view(offsets.astype(np.int32))], [entries],
