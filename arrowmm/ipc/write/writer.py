@@ -243,21 +243,6 @@ def _same_values(a: Array, b: Array) -> bool:
     return same_values(a, b, exact=True)
 
 
-def _one_dictionary_per_id(batches: list, schema: t.Schema) -> bool:
-    """Whether the top-level fields of each dictionary id carry equal dictionaries in all
-    ``batches`` (compared from the buffers): then there is nothing to unify, and the unifier,
-    which compares dictionaries as Python values (~2 s a 1M-string dictionary), is not called."""
-    first = {}  # id -> the first dictionary seen
-    for batch in batches:
-        for f, column in zip(schema.fields, batch.storage_columns):
-            if not isinstance(f.storage_type, t.DictionaryType):
-                continue
-            values = first.setdefault(f.dictionary_id, column.dictionary)
-            if column.dictionary is not values and not _same_values(column.dictionary, values):
-                return False
-    return True
-
-
 class _WriterBase:
     """Shared by file and stream writers: schema check, dictionaries, batches, failure."""
 
@@ -532,9 +517,8 @@ class _WriterBase:
             batches = table if source is None else source.batches
         coerce = not (self._unify and self._dictionaries)
         if not coerce:  # (coerced first, all of them: held, so only when there is a dictionary)
-            batches = list(map(self._coerce, batches))
-            if not _one_dictionary_per_id(batches, self.schema):
-                batches = unify_batch_dictionaries(batches, self.schema)
+            # (ids whose dictionaries are already equal, compared from the buffers, are left)
+            batches = unify_batch_dictionaries(list(map(self._coerce, batches)), self.schema)
         write = self.write  # (a batch as ``write`` takes it, coerced if need be: mostly in C)
         for batch in batches:
             if coerce and not limit:
